@@ -1,0 +1,13 @@
+//! Wire formats of the serverlab protocols, without I/O.
+//!
+//! Each protocol module splits a byte stream into frames (`Framed`), parses
+//! a frame into a typed request, and encodes replies. "Incomplete" (wait for
+//! more bytes) is always distinct from "invalid" (answer with the protocol's
+//! error reply).
+
+pub mod board;
+pub mod echo;
+pub mod line;
+pub mod number;
+
+pub use line::{Framed, Terminator};

@@ -1,0 +1,49 @@
+//! The plain, single-threaded topic table that the locked stores wrap.
+
+use std::collections::HashMap;
+
+#[derive(Default)]
+pub(crate) struct Table {
+    index: HashMap<Box<[u8]>, usize>,
+    topics: Vec<Topic>,
+}
+
+struct Topic {
+    name: Box<[u8]>,
+    messages: Vec<Box<[u8]>>,
+}
+
+impl Table {
+    pub(crate) fn post(&mut self, topic: &[u8], message: &[u8]) -> u64 {
+        let i = match self.index.get(topic) {
+            Some(&i) => i,
+            None => {
+                self.topics.push(Topic { name: topic.into(), messages: Vec::new() });
+                self.index.insert(topic.into(), self.topics.len() - 1);
+                self.topics.len() - 1
+            }
+        };
+        let messages = &mut self.topics[i].messages;
+        messages.push(message.into());
+        (messages.len() - 1) as u64
+    }
+
+    fn messages(&self, topic: &[u8]) -> &[Box<[u8]>] {
+        self.index.get(topic).map_or(&[], |&i| &self.topics[i].messages)
+    }
+
+    pub(crate) fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
+        let found = usize::try_from(id).ok().and_then(|i| self.messages(topic).get(i));
+        found.map(|m| out.extend_from_slice(m)).is_some()
+    }
+
+    pub(crate) fn count(&self, topic: &[u8]) -> u64 {
+        self.messages(topic).len() as u64
+    }
+
+    pub(crate) fn list(&self, out: &mut Vec<u8>) {
+        for (i, t) in self.topics.iter().enumerate() {
+            super::push_entry(out, i == 0, &t.name);
+        }
+    }
+}
