@@ -10,11 +10,19 @@ use crate::Terminator;
 /// A parsed board request, borrowing its topic and message from the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request<'a> {
-    Post { topic: &'a [u8], message: &'a [u8] },
+    Post {
+        topic: &'a [u8],
+        message: &'a [u8],
+    },
     /// `id` is `None` when the digits overflow u64: a valid request that
     /// finds nothing.
-    Read { topic: &'a [u8], id: Option<u64> },
-    Count { topic: &'a [u8] },
+    Read {
+        topic: &'a [u8],
+        id: Option<u64>,
+    },
+    Count {
+        topic: &'a [u8],
+    },
     List,
     Exit,
     Invalid,
@@ -32,7 +40,14 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [Kind::Post, Kind::Read, Kind::Count, Kind::List, Kind::Exit, Kind::Invalid];
+    pub const ALL: [Kind; 6] = [
+        Kind::Post,
+        Kind::Read,
+        Kind::Count,
+        Kind::List,
+        Kind::Exit,
+        Kind::Invalid,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -48,7 +63,9 @@ impl Kind {
 
 /// A topic: 0+ bytes, none of `@ # NUL CR LF`.
 pub fn valid_topic(topic: &[u8]) -> bool {
-    !topic.iter().any(|b| matches!(b, b'@' | b'#' | 0 | b'\r' | b'\n'))
+    !topic
+        .iter()
+        .any(|b| matches!(b, b'@' | b'#' | 0 | b'\r' | b'\n'))
 }
 
 /// A message: 1+ bytes, none of `NUL CR LF` (`@` and `#` are allowed).
@@ -180,18 +197,73 @@ mod tests {
         let cases: &[(&[u8], Request)] = &[
             (
                 b"POST@Solar system#The dark side of the @moon is #dark.",
-                Post { topic: b"Solar system", message: b"The dark side of the @moon is #dark." },
+                Post {
+                    topic: b"Solar system",
+                    message: b"The dark side of the @moon is #dark.",
+                },
             ),
-            (b"POST@#x", Post { topic: b"", message: b"x" }),
-            (b"POST@night_sky#cloudy!", Post { topic: b"night_sky", message: b"cloudy!" }),
+            (
+                b"POST@#x",
+                Post {
+                    topic: b"",
+                    message: b"x",
+                },
+            ),
+            (
+                b"POST@night_sky#cloudy!",
+                Post {
+                    topic: b"night_sky",
+                    message: b"cloudy!",
+                },
+            ),
             (b"LIST", List),
-            (b"COUNT@Solar system", Count { topic: b"Solar system" }),
-            (b"COUNT@solar_system", Count { topic: b"solar_system" }),
-            (b"READ@#0", Read { topic: b"", id: Some(0) }),
-            (b"READ@Solar system#1", Read { topic: b"Solar system", id: Some(1) }),
-            (b"READ@night_sky#2", Read { topic: b"night_sky", id: Some(2) }),
-            (b"READ@t#0007", Read { topic: b"t", id: Some(7) }),
-            (b"READ@t#99999999999999999999", Read { topic: b"t", id: None }),
+            (
+                b"COUNT@Solar system",
+                Count {
+                    topic: b"Solar system",
+                },
+            ),
+            (
+                b"COUNT@solar_system",
+                Count {
+                    topic: b"solar_system",
+                },
+            ),
+            (
+                b"READ@#0",
+                Read {
+                    topic: b"",
+                    id: Some(0),
+                },
+            ),
+            (
+                b"READ@Solar system#1",
+                Read {
+                    topic: b"Solar system",
+                    id: Some(1),
+                },
+            ),
+            (
+                b"READ@night_sky#2",
+                Read {
+                    topic: b"night_sky",
+                    id: Some(2),
+                },
+            ),
+            (
+                b"READ@t#0007",
+                Read {
+                    topic: b"t",
+                    id: Some(7),
+                },
+            ),
+            (
+                b"READ@t#99999999999999999999",
+                Read {
+                    topic: b"t",
+                    id: None,
+                },
+            ),
             (b"READ@a#1#2", Invalid),
             (b"POST@a@b#c", Invalid),
             (b"POST@a#", Invalid),
@@ -209,17 +281,34 @@ mod tests {
             (b"COUNT@", Count { topic: b"" }),
             (b"POST@a#b\rc", Invalid),
             (b"POST@a\r#b", Invalid),
-            (b"POST@t#m#@#", Post { topic: b"t", message: b"m#@#" }),
+            (
+                b"POST@t#m#@#",
+                Post {
+                    topic: b"t",
+                    message: b"m#@#",
+                },
+            ),
         ];
         for (frame, want) in cases {
-            assert_eq!(Request::parse(frame), *want, "frame {:?}", String::from_utf8_lossy(frame));
+            assert_eq!(
+                Request::parse(frame),
+                *want,
+                "frame {:?}",
+                String::from_utf8_lossy(frame)
+            );
         }
     }
 
     #[test]
     fn non_utf8_bytes_kept() {
         let frame = b"POST@\xff\xfe#\x80\x81";
-        assert_eq!(Request::parse(frame), Post { topic: b"\xff\xfe", message: b"\x80\x81" });
+        assert_eq!(
+            Request::parse(frame),
+            Post {
+                topic: b"\xff\xfe",
+                message: b"\x80\x81"
+            }
+        );
     }
 
     #[test]
@@ -229,7 +318,10 @@ mod tests {
             push_list_entry(&mut out, i == 0, t);
         }
         assert_eq!(out, b"@Solar system#@#@night_sky");
-        assert_eq!(parse_list(&out).unwrap(), vec![&b"Solar system"[..], b"", b"night_sky"]);
+        assert_eq!(
+            parse_list(&out).unwrap(),
+            vec![&b"Solar system"[..], b"", b"night_sky"]
+        );
         assert_eq!(parse_list(b"").unwrap().len(), 0);
         assert!(parse_list(b"x").is_none());
     }

@@ -45,7 +45,11 @@ pub fn frame(buf: &[u8], max: usize) -> Framed {
             term: Terminator::Nul,
         },
         Some(i) => {
-            let len = if i > 0 && buf[i - 1] == b'\r' { i - 1 } else { i };
+            let len = if i > 0 && buf[i - 1] == b'\r' {
+                i - 1
+            } else {
+                i
+            };
             Framed::Frame {
                 len,
                 used: i + 1,
@@ -65,31 +69,68 @@ mod tests {
     fn nul_and_lf_and_crlf() {
         assert_eq!(
             frame(b"LIST\0rest", 100),
-            Framed::Frame { len: 4, used: 5, term: Terminator::Nul }
+            Framed::Frame {
+                len: 4,
+                used: 5,
+                term: Terminator::Nul
+            }
         );
         assert_eq!(
             frame(b"LIST\nrest", 100),
-            Framed::Frame { len: 4, used: 5, term: Terminator::Lf }
+            Framed::Frame {
+                len: 4,
+                used: 5,
+                term: Terminator::Lf
+            }
         );
         assert_eq!(
             frame(b"LIST\r\nrest", 100),
-            Framed::Frame { len: 4, used: 6, term: Terminator::Lf }
+            Framed::Frame {
+                len: 4,
+                used: 6,
+                term: Terminator::Lf
+            }
         );
         // A CR before NUL is payload, not framing.
         assert_eq!(
             frame(b"LIST\r\0", 100),
-            Framed::Frame { len: 5, used: 6, term: Terminator::Nul }
+            Framed::Frame {
+                len: 5,
+                used: 6,
+                term: Terminator::Nul
+            }
         );
-        assert_eq!(frame(b"\n", 100), Framed::Frame { len: 0, used: 1, term: Terminator::Lf });
+        assert_eq!(
+            frame(b"\n", 100),
+            Framed::Frame {
+                len: 0,
+                used: 1,
+                term: Terminator::Lf
+            }
+        );
     }
 
     #[test]
     fn limits() {
         assert_eq!(frame(b"abcd", 4), Framed::Incomplete);
-        assert_eq!(frame(b"abcd\0", 4), Framed::Frame { len: 4, used: 5, term: Terminator::Nul });
+        assert_eq!(
+            frame(b"abcd\0", 4),
+            Framed::Frame {
+                len: 4,
+                used: 5,
+                term: Terminator::Nul
+            }
+        );
         assert_eq!(frame(b"abcde", 4), Framed::Oversize);
         assert_eq!(frame(b"abcde\0", 4), Framed::Oversize);
         // CRLF: the CR counts toward the limit while we cannot yet tell.
-        assert_eq!(frame(b"abc\r\n", 4), Framed::Frame { len: 3, used: 5, term: Terminator::Lf });
+        assert_eq!(
+            frame(b"abc\r\n", 4),
+            Framed::Frame {
+                len: 3,
+                used: 5,
+                term: Terminator::Lf
+            }
+        );
     }
 }

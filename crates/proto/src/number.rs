@@ -10,7 +10,10 @@ pub fn parse_u64(text: &[u8]) -> Result<Option<u64>, ()> {
     }
     let mut value: u64 = 0;
     for &d in text {
-        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(d - b'0'))) {
+        value = match value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+        {
             Some(v) => v,
             None => return Ok(None),
         };

@@ -22,7 +22,12 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
-    pub const ALL: [StoreKind; 4] = [StoreKind::Mutex, StoreKind::RwLock, StoreKind::Sharded, StoreKind::LockFree];
+    pub const ALL: [StoreKind; 4] = [
+        StoreKind::Mutex,
+        StoreKind::RwLock,
+        StoreKind::Sharded,
+        StoreKind::LockFree,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -55,6 +60,8 @@ impl FromStr for StoreKind {
         StoreKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown store '{s}' (expected one of: mutex, rwlock, sharded, lockfree)"))
+            .ok_or_else(|| {
+                format!("unknown store '{s}' (expected one of: mutex, rwlock, sharded, lockfree)")
+            })
     }
 }

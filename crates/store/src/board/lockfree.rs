@@ -56,7 +56,9 @@ impl Default for LockFreeBoard {
     fn default() -> Self {
         LockFreeBoard {
             hasher: RandomState::default(),
-            buckets: (0..BUCKETS).map(|_| AtomicPtr::new(ptr::null_mut())).collect(),
+            buckets: (0..BUCKETS)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
             created: Log::new(),
         }
     }
@@ -68,7 +70,13 @@ impl LockFreeBoard {
     }
 
     /// Walk a chain from `node` up to (not including) `stop`.
-    fn find_in(&self, mut node: *mut Topic, stop: *mut Topic, hash: u64, name: &[u8]) -> Option<&Topic> {
+    fn find_in(
+        &self,
+        mut node: *mut Topic,
+        stop: *mut Topic,
+        hash: u64,
+        name: &[u8],
+    ) -> Option<&Topic> {
         while node != stop {
             // SAFETY: chain nodes are published by an AcqRel CAS after
             // being fully built, and live as long as the store (`&self`).
@@ -83,7 +91,12 @@ impl LockFreeBoard {
 
     fn find(&self, name: &[u8]) -> Option<&Topic> {
         let hash = self.hasher.hash_one(name);
-        self.find_in(self.bucket(hash).load(Ordering::Acquire), ptr::null_mut(), hash, name)
+        self.find_in(
+            self.bucket(hash).load(Ordering::Acquire),
+            ptr::null_mut(),
+            hash,
+            name,
+        )
     }
 
     /// The topic, created if need be; returns once it is listed.
@@ -137,7 +150,9 @@ fn wait_listed(t: &Topic) -> &Topic {
 
 impl BoardStore for LockFreeBoard {
     fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
-        self.find_or_create(topic).messages.append(Box::new(message.into()))
+        self.find_or_create(topic)
+            .messages
+            .append(Box::new(message.into()))
     }
 
     fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {

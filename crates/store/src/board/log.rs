@@ -98,9 +98,13 @@ impl<T> Log<T> {
             if p > k {
                 return;
             }
-            let filled = self.slot(p).is_some_and(|s| !s.load(Ordering::Acquire).is_null());
+            let filled = self
+                .slot(p)
+                .is_some_and(|s| !s.load(Ordering::Acquire).is_null());
             if filled {
-                let _ = self.published.compare_exchange(p, p + 1, Ordering::AcqRel, Ordering::Acquire);
+                let _ =
+                    self.published
+                        .compare_exchange(p, p + 1, Ordering::AcqRel, Ordering::Acquire);
             } else {
                 spin.wait();
             }
@@ -122,11 +126,16 @@ impl<T> Log<T> {
             return slot;
         }
         let (s, _) = locate(i);
-        let fresh: Box<[AtomicPtr<T>]> = (0..segment_len(s)).map(|_| AtomicPtr::new(ptr::null_mut())).collect();
+        let fresh: Box<[AtomicPtr<T>]> = (0..segment_len(s))
+            .map(|_| AtomicPtr::new(ptr::null_mut()))
+            .collect();
         let fresh = Box::into_raw(fresh) as *mut AtomicPtr<T>;
-        if let Err(_winner) =
-            self.segments[s].compare_exchange(ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire)
-        {
+        if let Err(_winner) = self.segments[s].compare_exchange(
+            ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             // Another appender installed it first: free ours.
             // SAFETY: `fresh` came from Box::into_raw above and was never shared.
             drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(fresh, segment_len(s))) });
@@ -193,7 +202,9 @@ mod tests {
             .map(|t| {
                 let log = log.clone();
                 std::thread::spawn(move || {
-                    (0..5000u64).map(|i| (log.append(Box::new((t, i))), (t, i))).collect::<Vec<_>>()
+                    (0..5000u64)
+                        .map(|i| (log.append(Box::new((t, i))), (t, i)))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();

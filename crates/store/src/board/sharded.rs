@@ -14,9 +14,12 @@ use std::hash::BuildHasher;
 
 const SHARDS: usize = 64;
 
+/// One stripe: topic name → its messages.
+type Shard = RwLock<HashMap<Box<[u8]>, Vec<Box<[u8]>>>>;
+
 pub struct ShardedBoard {
     hasher: RandomState,
-    shards: Box<[RwLock<HashMap<Box<[u8]>, Vec<Box<[u8]>>>>]>,
+    shards: Box<[Shard]>,
     created: Mutex<Vec<Box<[u8]>>>,
 }
 
@@ -31,7 +34,7 @@ impl Default for ShardedBoard {
 }
 
 impl ShardedBoard {
-    fn shard(&self, topic: &[u8]) -> &RwLock<HashMap<Box<[u8]>, Vec<Box<[u8]>>>> {
+    fn shard(&self, topic: &[u8]) -> &Shard {
         &self.shards[self.hasher.hash_one(topic) as usize % SHARDS]
     }
 }
@@ -50,12 +53,18 @@ impl BoardStore for ShardedBoard {
 
     fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
         let shard = self.shard(topic).read();
-        let found = shard.get(topic).zip(usize::try_from(id).ok()).and_then(|(m, i)| m.get(i));
+        let found = shard
+            .get(topic)
+            .zip(usize::try_from(id).ok())
+            .and_then(|(m, i)| m.get(i));
         found.map(|m| out.extend_from_slice(m)).is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {
-        self.shard(topic).read().get(topic).map_or(0, |m| m.len() as u64)
+        self.shard(topic)
+            .read()
+            .get(topic)
+            .map_or(0, |m| m.len() as u64)
     }
 
     fn list(&self, out: &mut Vec<u8>) {

@@ -18,7 +18,10 @@ impl Table {
         let i = match self.index.get(topic) {
             Some(&i) => i,
             None => {
-                self.topics.push(Topic { name: topic.into(), messages: Vec::new() });
+                self.topics.push(Topic {
+                    name: topic.into(),
+                    messages: Vec::new(),
+                });
                 self.index.insert(topic.into(), self.topics.len() - 1);
                 self.topics.len() - 1
             }
@@ -29,11 +32,15 @@ impl Table {
     }
 
     fn messages(&self, topic: &[u8]) -> &[Box<[u8]>] {
-        self.index.get(topic).map_or(&[], |&i| &self.topics[i].messages)
+        self.index
+            .get(topic)
+            .map_or(&[], |&i| &self.topics[i].messages)
     }
 
     pub(crate) fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
-        let found = usize::try_from(id).ok().and_then(|i| self.messages(topic).get(i));
+        let found = usize::try_from(id)
+            .ok()
+            .and_then(|i| self.messages(topic).get(i));
         found.map(|m| out.extend_from_slice(m)).is_some()
     }
 

@@ -25,7 +25,10 @@ fn list(s: &dyn BoardStore) -> Vec<u8> {
 fn protocol_walkthrough() {
     each(|s| {
         assert_eq!(list(s), b"");
-        assert_eq!(s.post(b"Solar system", b"The dark side of the @moon is #dark."), 0);
+        assert_eq!(
+            s.post(b"Solar system", b"The dark side of the @moon is #dark."),
+            0
+        );
         assert_eq!(s.post(b"", b"x"), 0);
         assert_eq!(s.post(b"night_sky", b"cloudy!"), 0);
         assert_eq!(s.post(b"Solar system", b"Mercury, Venus, Earth"), 1);
@@ -33,7 +36,10 @@ fn protocol_walkthrough() {
         assert_eq!(s.count(b"Solar system"), 2);
         assert_eq!(s.count(b"solar_system"), 0);
         assert_eq!(read(s, b"", 0).as_deref(), Some(&b"x"[..]));
-        assert_eq!(read(s, b"Solar system", 1).as_deref(), Some(&b"Mercury, Venus, Earth"[..]));
+        assert_eq!(
+            read(s, b"Solar system", 1).as_deref(),
+            Some(&b"Mercury, Venus, Earth"[..])
+        );
         assert_eq!(read(s, b"night_sky", 2), None);
         assert_eq!(read(s, b"nope", 0), None);
         assert_eq!(read(s, b"Solar system", u64::MAX), None);
@@ -76,7 +82,10 @@ fn concurrent_invariants() {
                             assert!(n >= last[ti], "{kind}: COUNT went backwards");
                             last[ti] = n;
                             if n > 0 {
-                                assert!(read(&*store, topics[ti], n - 1).is_some(), "{kind}: counted but unreadable");
+                                assert!(
+                                    read(&*store, topics[ti], n - 1).is_some(),
+                                    "{kind}: counted but unreadable"
+                                );
                             }
                         }
                     })
@@ -92,7 +101,10 @@ fn concurrent_invariants() {
                             let t = topics[(i as usize + p) % 3];
                             let msg = format!("{p}-{i}").into_bytes();
                             let id = store.post(t, &msg);
-                            assert!(store.count(t) > id, "{kind}: COUNT not past an acknowledged id");
+                            assert!(
+                                store.count(t) > id,
+                                "{kind}: COUNT not past an acknowledged id"
+                            );
                             assert_eq!(read(&**store, t, id).as_deref(), Some(&msg[..]));
                             mine.push((t, id, msg));
                         }
@@ -101,12 +113,18 @@ fn concurrent_invariants() {
                 })
                 .collect();
             readers.into_iter().for_each(|r| r.join().unwrap());
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect::<Vec<_>>()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
         });
         for t in topics {
             let mut ids: Vec<u64> = acked.iter().filter(|a| a.0 == t).map(|a| a.1).collect();
             ids.sort_unstable();
-            assert!(ids.iter().copied().eq(0..ids.len() as u64), "{kind}: ids not dense");
+            assert!(
+                ids.iter().copied().eq(0..ids.len() as u64),
+                "{kind}: ids not dense"
+            );
         }
         for (t, id, msg) in &acked {
             assert_eq!(read(&*store, t, *id).as_deref(), Some(&msg[..]), "{kind}");

@@ -1,0 +1,76 @@
+//! Flag value parsers shared by the subcommands: each names what it
+//! expected, so clap's error names the flag and exits 2.
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use serverlab_server::StrategyKind;
+use serverlab_store::StoreKind;
+use std::time::Duration;
+
+pub fn strategy() -> impl TypedValueParser<Value = StrategyKind> {
+    PossibleValuesParser::new(
+        StrategyKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.describe())),
+    )
+    .map(|s| s.parse::<StrategyKind>().expect("a listed strategy"))
+}
+
+pub fn store(kinds: &'static [StoreKind]) -> impl TypedValueParser<Value = StoreKind> {
+    PossibleValuesParser::new(
+        kinds
+            .iter()
+            .map(|k| PossibleValue::new(k.name()).help(k.describe())),
+    )
+    .map(|s| s.parse::<StoreKind>().expect("a listed store"))
+}
+
+/// The strategies and stores, a line each, for `serve --help`.
+pub fn serve_after_help() -> String {
+    let mut s = String::from("Strategies (--strategy):\n");
+    for k in StrategyKind::ALL {
+        s += &format!("  {:<22} {}\n", k.name(), k.describe());
+    }
+    s += "\nStores (--store):\n";
+    for k in StoreKind::ALL {
+        s += &format!("  {:<22} {}\n", k.name(), k.describe());
+    }
+    s
+}
+
+/// A duration: `10s`, `500ms`, `2m`, or plain seconds (`1.5`).
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (examples: 10s, 500ms, 2m)"))?;
+    if !value.is_finite() || value <= 0.0 || value * scale > 86_400.0 * 365.0 {
+        return Err(format!("'{text}' must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(duration("0").is_err());
+        assert!(duration("-1s").is_err());
+        assert!(duration("soon").is_err());
+    }
+}

@@ -1,0 +1,226 @@
+//! `serverlab load <protocol>`: flags (and the reference client's
+//! positional form), a run from the load library, and its output.
+
+use crate::{args, progress};
+use anyhow::Context;
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Subcommand, ValueEnum};
+use serverlab_load::board::{BoardLoad, ReaderMix};
+use serverlab_load::output;
+use serverlab_load::report::LoadReport;
+use serverlab_load::Progress;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct LoadCmd {
+    #[command(subcommand)]
+    protocol: LoadProtocol,
+}
+
+#[derive(Subcommand)]
+enum LoadProtocol {
+    /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
+    /// the reference client's form).
+    Board(BoardLoadArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Totals, rates, latency percentiles, errors, client CPU
+    Text,
+    /// The CAPS reference client's output, byte for byte (board only)
+    Caps,
+    /// Everything, as JSON (schema serverlab-load/1)
+    Json,
+}
+
+/// Output flags every load takes.
+#[derive(Args)]
+pub struct OutputArgs {
+    /// How to print the result
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Also write the full result as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct BoardLoadArgs {
+    /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per thread)
+    #[arg(value_name = "POSITIONAL", num_args = 0..=5)]
+    positional: Vec<String>,
+    /// Server address
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
+    addr: SocketAddr,
+    /// Poster connections (one thread each)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
+    posters: u16,
+    /// Reader connections (one thread each)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
+    readers: u16,
+    /// How long to run (10s, 500ms, 2m)
+    #[arg(long, default_value = "10s", value_parser = args::duration)]
+    duration: Duration,
+    /// Requests per second per connection; 0: as fast as replies come
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    throttle: f64,
+    /// Requests in flight per connection (1: lock-step)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pipeline: u16,
+    /// Topics the posters spread over
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    topics: u32,
+    /// Bytes per posted message
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=(1 << 24)))]
+    message_size: u32,
+    /// Seed for topic, id and operation choices
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// What readers send, by weight
+    #[arg(long, default_value = "read=100", value_name = "MIX")]
+    reader_mix: ReaderMix,
+    /// Check every reply against what the server must answer; mismatches fail the run
+    #[arg(long)]
+    verify: bool,
+    /// Send EXIT on a new connection at the end, as the reference client does
+    #[arg(long)]
+    send_exit: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a non-negative number")),
+    }
+}
+
+pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
+    match cmd.protocol {
+        LoadProtocol::Board(a) => board(a),
+    }
+}
+
+/// Usage error in clap's style (exit 2), naming what is wrong.
+fn usage_error(kind: ErrorKind, msg: String) -> ! {
+    let mut cmd = crate::Cli::command();
+    let sub = cmd
+        .find_subcommand_mut("load")
+        .and_then(|l| l.find_subcommand_mut("board"))
+        .cloned();
+    sub.unwrap_or(cmd).error(kind, msg).exit()
+}
+
+fn board(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = BoardLoad::new(a.addr);
+    cfg.posters = a.posters.into();
+    cfg.readers = a.readers.into();
+    cfg.duration_s = a.duration.as_secs_f64();
+    cfg.throttle = a.throttle;
+    cfg.pipeline = a.pipeline.into();
+    cfg.topics = a.topics as usize;
+    cfg.message_size = a.message_size as usize;
+    cfg.seed = a.seed;
+    cfg.reader_mix = a.reader_mix;
+    cfg.verify = a.verify;
+    cfg.send_exit = a.send_exit;
+    let mut format = a.output.format.unwrap_or(Format::Text);
+    if !a.positional.is_empty() {
+        reference_form(&a.positional, &mut cfg);
+        format = a.output.format.unwrap_or(Format::Caps);
+    }
+    if cfg.posters + cfg.readers == 0 {
+        usage_error(
+            ErrorKind::ValueValidation,
+            "--posters and --readers are both 0: nothing to run".into(),
+        );
+    }
+    let progress = Progress::default();
+    let report = progress::show(a.duration, &progress, || {
+        serverlab_load::board::run(&cfg, &progress)
+    })?;
+    emit(&report, format, a.output.json.as_ref())
+}
+
+/// `IP POSTERS READERS SECONDS THROTTLE`, as the reference client takes them.
+fn reference_form(p: &[String], cfg: &mut BoardLoad) {
+    if p.len() != 5 {
+        usage_error(
+            ErrorKind::WrongNumberOfValues,
+            format!(
+                "the reference form takes 5 values, IP POSTERS READERS SECONDS THROTTLE; got {}",
+                p.len()
+            ),
+        );
+    }
+    let bad = |what: &str, v: &str| -> ! {
+        usage_error(
+            ErrorKind::InvalidValue,
+            format!("invalid {what} '{v}' in the reference form"),
+        )
+    };
+    let ip: IpAddr = p[0].parse().unwrap_or_else(|_| bad("IP", &p[0]));
+    cfg.addr = SocketAddr::new(ip, 12345);
+    cfg.posters = p[1]
+        .parse()
+        .ok()
+        .filter(|&n: &usize| n <= 4096)
+        .unwrap_or_else(|| bad("POSTERS", &p[1]));
+    cfg.readers = p[2]
+        .parse()
+        .ok()
+        .filter(|&n: &usize| n <= 4096)
+        .unwrap_or_else(|| bad("READERS", &p[2]));
+    cfg.duration_s = p[3]
+        .parse()
+        .ok()
+        .filter(|&s: &u32| s > 0)
+        .unwrap_or_else(|| bad("SECONDS", &p[3])) as f64;
+    cfg.throttle = match p[4].as_str() {
+        "0" => 0.0,
+        "1" => 1000.0,
+        v => bad("THROTTLE (0 or 1)", v),
+    };
+    cfg.send_exit = true;
+    let _ = Ipv4Addr::LOCALHOST;
+}
+
+/// Print the report in `format`, write JSON if asked, and pick the exit code.
+pub fn emit(
+    report: &LoadReport,
+    format: Format,
+    json: Option<&PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let text = match format {
+        Format::Text => output::text::render(report),
+        Format::Caps => output::caps::render(report),
+        Format::Json => output::json(report),
+    };
+    print!("{text}");
+    if let Some(path) = json {
+        std::fs::write(path, output::json(report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if report.failed() {
+        if format != Format::Text {
+            for e in &report.results.errors {
+                eprintln!("serverlab: {e}");
+            }
+            for e in &report.results.verification.examples {
+                eprintln!("serverlab: mismatch: {e}");
+            }
+        }
+        eprintln!(
+            "serverlab: the run failed ({} errors, {} verification mismatches)",
+            report.results.errors.len(),
+            report.results.verification.mismatches
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,50 @@
+//! `serverlab`: the command line. The only layer that knows about the
+//! terminal, exit codes and flags; everything else is in the libraries.
+
+mod args;
+mod demo;
+mod load;
+mod progress;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "serverlab",
+    version,
+    about = "A laboratory for concurrent servers: serve a protocol under any concurrency strategy, \
+             drive it with a checking load generator, and compare the numbers honestly."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve a protocol under a chosen concurrency strategy and store.
+    Serve(serve::ServeCmd),
+    /// Drive load against any server speaking a protocol, and check replies.
+    Load(load::LoadCmd),
+    /// A short end-to-end run: a board server, 5 posters and 5 readers for 5 s.
+    Demo(demo::DemoArgs),
+}
+
+/// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(cmd) => serve::run(cmd),
+        Command::Load(cmd) => load::run(cmd),
+        Command::Demo(args) => demo::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("serverlab: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

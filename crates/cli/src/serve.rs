@@ -1,0 +1,175 @@
+//! `serverlab serve <protocol>`: flags, then a server from the libraries.
+
+use crate::args;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serverlab_server::{stop_on_signals, CpuSet, Server, ServerConfig, Shutdown, StrategyKind};
+use serverlab_service::board::{BoardService, ExitPolicy};
+use serverlab_service::echo::EchoService;
+use serverlab_service::Service;
+use serverlab_store::StoreKind;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The strategy a server runs when none is named.
+pub const DEFAULT_STRATEGY: &str = "async";
+
+#[derive(Args)]
+#[command(after_help = args::serve_after_help())]
+pub struct ServeCmd {
+    #[command(subcommand)]
+    protocol: ServeProtocol,
+}
+
+#[derive(Subcommand)]
+enum ServeProtocol {
+    /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
+    Board(BoardArgs),
+    /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
+    Echo(EchoArgs),
+}
+
+/// Flags every server takes.
+#[derive(Args, Clone)]
+pub struct ServerArgs {
+    /// Address to listen on [default: 127.0.0.1 and the protocol's port]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub addr: Option<SocketAddr>,
+    /// Concurrency strategy
+    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::strategy())]
+    pub strategy: StrategyKind,
+    /// Workers, event loops or runtime threads [default: the number of CPUs allowed]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub threads: Option<u16>,
+    /// Pin every server thread to these CPUs, like taskset (examples: 0, 0-1, 1,3)
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<CpuSet>,
+    /// Connections open at once; more are accepted and closed at once (and counted)
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Also write the final statistics, as JSON, to this file
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+}
+
+fn parse_cpus(s: &str) -> Result<CpuSet, String> {
+    s.parse()
+}
+
+#[derive(Args)]
+struct BoardArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// How topics and messages are locked
+    #[arg(long, default_value = "rwlock", value_parser = args::store(&StoreKind::ALL))]
+    store: StoreKind,
+    /// Longest request in bytes; a longer one closes its connection
+    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_request: u64,
+    /// Who may stop the server with EXIT: loopback peers, any peer, or nobody
+    #[arg(long, default_value = "loopback", value_parser = ["loopback", "any", "never"])]
+    exit_policy: String,
+}
+
+#[derive(Args)]
+struct EchoArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Longest request in bytes; a longer one closes its connection
+    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_request: u64,
+}
+
+pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    match cmd.protocol {
+        ServeProtocol::Board(a) => {
+            let policy: ExitPolicy = a.exit_policy.parse().map_err(anyhow::Error::msg)?;
+            let store = serverlab_store::board::new(a.store);
+            let svc = BoardService::new(store, a.max_request as usize, policy);
+            let what = format!("store {}, exit policy {policy}", a.store);
+            serve("board", 12345, Arc::new(svc), &a.server, &what)
+        }
+        ServeProtocol::Echo(a) => serve(
+            "echo",
+            12345,
+            Arc::new(EchoService::new(a.max_request as usize)),
+            &a.server,
+            "",
+        ),
+    }
+}
+
+/// The config a set of server flags describes.
+pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
+    let addr = args
+        .addr
+        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)));
+    let mut cfg = ServerConfig::new(addr, args.strategy);
+    cfg.threads = args.threads.map(usize::from);
+    cfg.cpus = args.cpus.clone();
+    cfg.max_connections = args.max_connections;
+    cfg
+}
+
+/// Bind, announce, serve until stopped, print the final statistics.
+fn serve<S: Service>(
+    name: &str,
+    port: u16,
+    svc: Arc<S>,
+    args: &ServerArgs,
+    what: &str,
+) -> anyhow::Result<ExitCode> {
+    let cfg = config(args, port);
+    let shutdown = Shutdown::new();
+    let server = Server::bind(svc, &cfg, shutdown.clone())
+        .with_context(|| format!("cannot listen on {}", cfg.addr))?;
+    stop_on_signals(&shutdown).context("cannot install signal handlers")?;
+    let pinned = cfg
+        .cpus
+        .as_ref()
+        .map(|c| format!(", cpus {c}"))
+        .unwrap_or_default();
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!(", {what}")
+    };
+    println!(
+        "serverlab serve {name}: listening on {} (strategy {}, {} threads{pinned}{what})",
+        server.local_addr(),
+        cfg.strategy,
+        server.threads()
+    );
+    let stats = server.run().context("server failed")?;
+    println!("serverlab serve {name}: stopped. Final statistics:");
+    print!("{}", render_stats(&stats, 1));
+    if let Some(path) = &args.stats_json {
+        let text = serde_json::to_string_pretty(&stats)? + "\n";
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Statistics as indented `name: value` lines; small objects on one line.
+pub fn render_stats(v: &serde_json::Value, depth: usize) -> String {
+    let pad = "  ".repeat(depth);
+    let mut out = String::new();
+    let Some(map) = v.as_object() else { return out };
+    for (k, v) in map {
+        match v {
+            serde_json::Value::Object(inner) if inner.values().all(|x| !x.is_object()) => {
+                let parts: Vec<String> =
+                    inner.iter().map(|(ik, iv)| format!("{ik} {iv}")).collect();
+                out += &format!("{pad}{k}: {}\n", parts.join(", "));
+            }
+            serde_json::Value::Object(_) => {
+                out += &format!("{pad}{k}:\n");
+                out += &render_stats(v, depth + 1);
+            }
+            other => out += &format!("{pad}{k}: {other}\n"),
+        }
+    }
+    out
+}

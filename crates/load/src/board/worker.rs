@@ -1,0 +1,448 @@
+//! One load connection: a poster or a reader, in a closed loop.
+
+use super::mirror::{AckError, Mirror};
+use super::workload::{message_code, topic_name, write_message, ReaderOp};
+use super::{BoardLoad, COUNT, LIST, OPS, POST, READ};
+use crate::conn::FramedConn;
+use crate::env::thread_cpu_time;
+use crate::record::Recorder;
+use crate::Progress;
+use parking_lot::Mutex;
+use serverlab_proto::board::{parse_list, Request};
+use serverlab_proto::number::parse_u64;
+use serverlab_proto::Terminator;
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Poster,
+    Reader,
+}
+
+impl Role {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Role::Poster => "poster",
+            Role::Reader => "reader",
+        }
+    }
+}
+
+/// Verification tallies shared by all workers.
+pub(crate) struct Checks {
+    pub(crate) enabled: bool,
+    checked: AtomicU64,
+    mismatches: AtomicU64,
+    examples: Mutex<Vec<String>>,
+}
+
+const EXAMPLES: usize = 10;
+
+impl Checks {
+    pub(crate) fn new(enabled: bool) -> Self {
+        Checks {
+            enabled,
+            checked: AtomicU64::new(0),
+            mismatches: AtomicU64::new(0),
+            examples: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn checked(&self, n: u64) {
+        self.checked.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn mismatch(&self, what: String) {
+        self.mismatches.fetch_add(1, Ordering::Relaxed);
+        let mut ex = self.examples.lock();
+        if ex.len() < EXAMPLES {
+            ex.push(what);
+        }
+    }
+
+    pub(crate) fn totals(&self) -> (u64, u64, Vec<String>) {
+        (
+            self.checked.load(Ordering::Relaxed),
+            self.mismatches.load(Ordering::Relaxed),
+            self.examples.lock().clone(),
+        )
+    }
+}
+
+pub(crate) struct WorkerResult {
+    pub(crate) role: Role,
+    pub(crate) index: usize,
+    pub(crate) rec: Recorder,
+    pub(crate) runtime: Duration,
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
+    pub(crate) error: Option<String>,
+    /// CPU time this worker's thread used: (user, system) seconds.
+    pub(crate) cpu: (f64, f64),
+}
+
+/// What a reply must satisfy, decided when its request was sent.
+enum Expect {
+    Post {
+        topic: usize,
+        code: u64,
+    },
+    Read {
+        topic: usize,
+        id: u64,
+        code: Option<u64>,
+    },
+    Count {
+        topic: usize,
+        floor: u64,
+    },
+    List {
+        acked: Vec<usize>,
+    },
+}
+
+struct InFlight {
+    op: usize,
+    sent: Instant,
+    expect: Expect,
+}
+
+struct State<'a> {
+    cfg: &'a BoardLoad,
+    mirror: &'a Mirror,
+    checks: &'a Checks,
+    role: Role,
+    index: usize,
+    rng: fastrand::Rng,
+    topics: Vec<Vec<u8>>,
+    seq: u64,
+    rec: Recorder,
+    hits: u64,
+    misses: u64,
+    last_count: Vec<u64>,
+    inflight: VecDeque<InFlight>,
+    scratch: Vec<u8>,
+    unreported: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    cfg: &BoardLoad,
+    mirror: &Mirror,
+    checks: &Checks,
+    progress: &Progress,
+    role: Role,
+    index: usize,
+    mut conn: FramedConn,
+    start: Instant,
+) -> WorkerResult {
+    let cpu0 = thread_cpu_time();
+    let salt = if role == Role::Poster {
+        0x5EED_0001
+    } else {
+        0x5EED_1001
+    };
+    let mut st = State {
+        cfg,
+        mirror,
+        checks,
+        role,
+        index,
+        rng: fastrand::Rng::with_seed(
+            cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ),
+        topics: (0..cfg.topics).map(topic_name).collect(),
+        seq: 0,
+        rec: Recorder::new(OPS.len(), start, Some(cfg.duration())),
+        hits: 0,
+        misses: 0,
+        last_count: vec![0; cfg.topics],
+        inflight: VecDeque::with_capacity(cfg.pipeline),
+        scratch: Vec::new(),
+        unreported: 0,
+    };
+    let mut runtime = cfg.duration();
+    let error = drive(&mut st, &mut conn, start, &mut runtime, progress)
+        .err()
+        .map(|e| {
+            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                "the server closed the connection mid-run".to_string()
+            } else {
+                e.to_string()
+            };
+            format!("{} {}: {what}", role.name(), index)
+        });
+    progress.add(st.unreported);
+    let cpu1 = thread_cpu_time();
+    let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    WorkerResult {
+        role,
+        index,
+        rec: st.rec,
+        runtime,
+        hits: st.hits,
+        misses: st.misses,
+        error,
+        cpu,
+    }
+}
+
+fn drive(
+    st: &mut State,
+    conn: &mut FramedConn,
+    start: Instant,
+    runtime: &mut Duration,
+    progress: &Progress,
+) -> std::io::Result<()> {
+    let deadline = start + st.cfg.duration();
+    let interval = (st.cfg.throttle > 0.0).then(|| Duration::from_secs_f64(1.0 / st.cfg.throttle));
+    let mut issued = 0u32;
+    let mut stopping = false;
+    let mut wire = Vec::new();
+    loop {
+        if !stopping {
+            let now = Instant::now();
+            if now >= deadline {
+                stopping = true;
+                *runtime = now - start;
+            } else {
+                wire.clear();
+                let first_new = st.inflight.len();
+                while st.inflight.len() < st.cfg.pipeline {
+                    if let Some(iv) = interval {
+                        let due = start + iv * issued;
+                        let now = Instant::now();
+                        if due > now {
+                            if !st.inflight.is_empty() || !wire.is_empty() {
+                                break;
+                            }
+                            std::thread::sleep(
+                                (due - now).min(deadline.saturating_duration_since(now)),
+                            );
+                            if Instant::now() >= deadline {
+                                break;
+                            }
+                        }
+                    }
+                    st.issue(&mut wire, start);
+                    issued = issued.saturating_add(1);
+                }
+                if !wire.is_empty() {
+                    let sent = Instant::now();
+                    st.inflight
+                        .range_mut(first_new..)
+                        .for_each(|f| f.sent = sent);
+                    conn.send(&wire)?;
+                }
+            }
+        }
+        if st.inflight.is_empty() {
+            if stopping {
+                return Ok(());
+            }
+            continue;
+        }
+        let reply = conn.recv()?;
+        st.handle(reply);
+        while let Some(reply) = conn.recv_buffered() {
+            st.handle(reply);
+        }
+        if st.unreported >= 256 {
+            progress.add(st.unreported);
+            st.unreported = 0;
+        }
+    }
+}
+
+impl State<'_> {
+    /// Build the next request into `wire` and remember what its reply must
+    /// be. Its send time is set when `wire` is written.
+    fn issue(&mut self, wire: &mut Vec<u8>, placeholder: Instant) {
+        let topic = self.rng.usize(0..self.cfg.topics);
+        let (op, expect) = match self.role {
+            Role::Poster => {
+                let code = message_code(self.index, self.seq);
+                self.seq += 1;
+                self.scratch.clear();
+                write_message(&mut self.scratch, code, self.cfg.message_size);
+                Request::Post {
+                    topic: &self.topics[topic],
+                    message: &self.scratch,
+                }
+                .encode(wire, Terminator::Nul);
+                (POST, Expect::Post { topic, code })
+            }
+            Role::Reader => match self.cfg.reader_mix.pick(&mut self.rng) {
+                ReaderOp::Read => {
+                    let (id, code) = match self.mirror.pick(topic, &mut self.rng) {
+                        Some((id, code)) => (id, Some(code)),
+                        None => (self.mirror.base(topic), None),
+                    };
+                    Request::Read {
+                        topic: &self.topics[topic],
+                        id: Some(id),
+                    }
+                    .encode(wire, Terminator::Nul);
+                    (READ, Expect::Read { topic, id, code })
+                }
+                ReaderOp::Count => {
+                    let floor = self.mirror.high(topic);
+                    Request::Count {
+                        topic: &self.topics[topic],
+                    }
+                    .encode(wire, Terminator::Nul);
+                    (COUNT, Expect::Count { topic, floor })
+                }
+                ReaderOp::List => {
+                    let acked = if self.checks.enabled {
+                        (0..self.cfg.topics)
+                            .filter(|&t| self.mirror.has_acks(t))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    Request::List.encode(wire, Terminator::Nul);
+                    (LIST, Expect::List { acked })
+                }
+            },
+        };
+        self.inflight.push_back(InFlight {
+            op,
+            sent: placeholder,
+            expect,
+        });
+    }
+
+    fn handle(&mut self, reply: &[u8]) {
+        let done = Instant::now();
+        let Some(f) = self.inflight.pop_front() else {
+            self.checks.mismatch(format!(
+                "{} {}: a reply nobody asked for",
+                self.role.name(),
+                self.index
+            ));
+            return;
+        };
+        if self.rec.record(f.op, f.sent, done) {
+            self.unreported += 1;
+        }
+        match f.expect {
+            Expect::Post { topic, code } => self.post_reply(topic, code, reply),
+            Expect::Read { topic, id, code } => self.read_reply(topic, id, code, reply),
+            Expect::Count { topic, floor } => self.count_reply(topic, floor, reply),
+            Expect::List { acked } => self.list_reply(&acked, reply),
+        }
+    }
+
+    fn who(&self) -> String {
+        format!("{} {}", self.role.name(), self.index)
+    }
+
+    fn post_reply(&mut self, topic: usize, code: u64, reply: &[u8]) {
+        let id = parse_u64(reply).ok().flatten();
+        if !self.checks.enabled {
+            if let Some(id) = id {
+                let _ = self.mirror.ack(topic, id, code);
+            }
+            return;
+        }
+        self.checks.checked(1);
+        match id.map(|id| (id, self.mirror.ack(topic, id, code))) {
+            Some((_, Ok(()))) => {}
+            Some((_, Err(AckError::Repeat { id }))) => {
+                self.checks.mismatch(format!("{}: POST to t{topic} got id {id}, already handed out", self.who()))
+            }
+            Some((_, Err(AckError::BelowBase { id, base }))) => self.checks.mismatch(format!(
+                "{}: POST to t{topic} got id {id}, below the {base} messages it held before the run",
+                self.who()
+            )),
+            None => self.checks.mismatch(format!("{}: POST to t{topic} answered {:?}, not an id", self.who(), lossy(reply))),
+        }
+    }
+
+    fn read_reply(&mut self, topic: usize, id: u64, code: Option<u64>, reply: &[u8]) {
+        if reply.is_empty() {
+            self.misses += 1;
+        } else {
+            self.hits += 1;
+        }
+        let (true, Some(code)) = (self.checks.enabled, code) else {
+            return;
+        };
+        self.checks.checked(1);
+        self.scratch.clear();
+        write_message(&mut self.scratch, code, self.cfg.message_size);
+        if reply != self.scratch.as_slice() {
+            self.checks.mismatch(format!(
+                "{}: READ@t{topic}#{id} returned {:?}, but that id was acknowledged for {:?}",
+                self.who(),
+                lossy(reply),
+                lossy(&self.scratch)
+            ));
+        }
+    }
+
+    fn count_reply(&mut self, topic: usize, floor: u64, reply: &[u8]) {
+        if !self.checks.enabled {
+            return;
+        }
+        self.checks.checked(1);
+        let Some(n) = parse_u64(reply).ok().flatten() else {
+            return self.checks.mismatch(format!(
+                "{}: COUNT@t{topic} answered {:?}",
+                self.who(),
+                lossy(reply)
+            ));
+        };
+        if n < floor {
+            self.checks.mismatch(format!(
+                "{}: COUNT@t{topic} = {n}, but id {} was acknowledged before it was asked",
+                self.who(),
+                floor - 1
+            ));
+        }
+        if n < self.last_count[topic] {
+            self.checks.mismatch(format!(
+                "{}: COUNT@t{topic} went backwards, {} then {n}",
+                self.who(),
+                self.last_count[topic]
+            ));
+        }
+        self.last_count[topic] = self.last_count[topic].max(n);
+    }
+
+    fn list_reply(&mut self, acked: &[usize], reply: &[u8]) {
+        if !self.checks.enabled {
+            return;
+        }
+        self.checks.checked(1);
+        let Some(listed) = parse_list(reply) else {
+            return self.checks.mismatch(format!(
+                "{}: LIST answered {:?}",
+                self.who(),
+                lossy(reply)
+            ));
+        };
+        let listed: HashSet<&[u8]> = listed.into_iter().collect();
+        if let Some(&t) = acked
+            .iter()
+            .find(|&&t| !listed.contains(self.topics[t].as_slice()))
+        {
+            self.checks.mismatch(format!(
+                "{}: LIST lacks t{t}, which had an acknowledged POST",
+                self.who()
+            ));
+        }
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
+    if bytes.len() > 80 {
+        format!("{text}…")
+    } else {
+        text
+    }
+}

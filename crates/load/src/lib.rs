@@ -1,0 +1,45 @@
+//! Load generation: workloads that drive a server, recorders that measure
+//! it, verification that checks every reply, and sinks that print results.
+//!
+//! The drivers are closed-loop: each connection keeps `pipeline` requests
+//! in flight and sends the next when a reply arrives (optionally paced by a
+//! per-connection throttle). Every worker records into its own
+//! [`record::Recorder`]; they merge once at the end.
+
+pub mod board;
+pub mod conn;
+pub mod env;
+pub mod output;
+pub mod record;
+pub mod report;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Requests completed so far, for a live progress display.
+#[derive(Default)]
+pub struct Progress {
+    done: AtomicU64,
+}
+
+impl Progress {
+    pub fn add(&self, n: u64) {
+        // Relaxed: a display counter, ordered with nothing.
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a run could not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

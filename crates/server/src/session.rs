@@ -1,0 +1,258 @@
+//! One connection's buffers and protocol state, without I/O.
+//!
+//! Every strategy drives a connection the same way: [`Session::next`] frames
+//! the next buffered request, the strategy performs any [`Delay`] its own
+//! way (inline, on a worker thread, or as a timer), then
+//! [`Session::execute`] applies it and appends the reply. Replies
+//! accumulate in one output buffer and go out when the input runs dry, so
+//! pipelined requests are answered in order and in as few writes as
+//! possible.
+
+use serverlab_service::{After, Delay, Frame, Service};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// Initial input buffer; it grows up to the service's input limit.
+const INITIAL_INPUT: usize = 4096;
+/// Largest single read.
+const READ_CHUNK: usize = 64 * 1024;
+/// Unwritten output beyond which a strategy should flush before working on.
+pub const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+
+/// What the connection needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A request is framed: perform the delay (if any), then `execute`.
+    Ready(Option<Delay>),
+    /// Flush the output, then read more input.
+    NeedInput,
+    /// Flush the output, then close.
+    Close,
+}
+
+pub struct Session<S: Service> {
+    conn: Option<S::Conn>,
+    input: Vec<u8>,
+    start: usize,
+    end: usize,
+    pending: Option<usize>,
+    output: Vec<u8>,
+    written: usize,
+    closing: bool,
+    eof: bool,
+    waiting_since: Option<Instant>,
+}
+
+impl<S: Service> Session<S> {
+    pub fn new(svc: &S, peer: SocketAddr) -> Self {
+        Session {
+            conn: Some(svc.open(peer)),
+            input: Vec::new(),
+            start: 0,
+            end: 0,
+            pending: None,
+            output: Vec::new(),
+            written: 0,
+            closing: false,
+            eof: false,
+            waiting_since: None,
+        }
+    }
+
+    fn conn(&mut self) -> &mut S::Conn {
+        self.conn.as_mut().expect("session used after finish")
+    }
+
+    /// Frame the next buffered request.
+    pub fn next(&mut self, svc: &S) -> Step {
+        if self.closing {
+            return Step::Close;
+        }
+        debug_assert!(self.pending.is_none(), "execute the framed request first");
+        let (start, end) = (self.start, self.end);
+        let conn = self.conn.as_mut().expect("session used after finish");
+        match svc.frame(conn, &self.input[start..end], &mut self.output) {
+            Frame::Ready(n) => {
+                let delay = svc.delay(conn, &self.input[start..start + n]);
+                self.pending = Some(n);
+                self.waiting_since = None;
+                Step::Ready(delay)
+            }
+            Frame::Incomplete if end - start >= svc.input_limit() => {
+                svc.overflow(conn, &mut self.output);
+                self.close_after_flush()
+            }
+            Frame::Incomplete if self.eof => self.close_after_flush(),
+            Frame::Incomplete => {
+                if end > start && self.waiting_since.is_none() && svc.request_timeout().is_some() {
+                    self.waiting_since = Some(Instant::now());
+                }
+                Step::NeedInput
+            }
+            Frame::Close => self.close_after_flush(),
+        }
+    }
+
+    fn close_after_flush(&mut self) -> Step {
+        self.closing = true;
+        Step::Close
+    }
+
+    /// Apply the request `next` framed and append its reply.
+    pub fn execute(&mut self, svc: &S) -> After {
+        let n = self.pending.take().expect("no framed request");
+        let (start, conn) = (
+            self.start,
+            self.conn.as_mut().expect("session used after finish"),
+        );
+        let after = svc.apply(conn, &self.input[start..start + n], &mut self.output);
+        self.start += n;
+        if after != After::Continue {
+            self.closing = true;
+        }
+        after
+    }
+
+    /// A partial request timed out: let the service reply, then close.
+    pub fn time_out(&mut self, svc: &S) {
+        let mut out = std::mem::take(&mut self.output);
+        svc.timed_out(self.conn(), &mut out);
+        self.output = out;
+        self.closing = true;
+    }
+
+    /// When the partial request buffered now must be complete, if the
+    /// service limits it (kv's header timeout).
+    pub fn deadline(&self, svc: &S) -> Option<Instant> {
+        Some(self.waiting_since? + svc.request_timeout()?)
+    }
+
+    /// Space to read into: never lets unconsumed input exceed the limit.
+    /// Empty only when the limit is reached (then `next` reports overflow).
+    /// The buffer starts small and grows with the data it must hold.
+    pub fn read_buf(&mut self, svc: &S) -> &mut [u8] {
+        let unconsumed = self.end - self.start;
+        let room = svc.input_limit().saturating_sub(unconsumed);
+        let want = room.min(unconsumed.max(INITIAL_INPUT)).min(READ_CHUNK);
+        if self.input.len() - self.end < want {
+            self.input.copy_within(self.start..self.end, 0);
+            self.start = 0;
+            self.end = unconsumed;
+            if self.input.len() - self.end < want {
+                self.input.resize(self.end + want, 0);
+            }
+        }
+        let free = (self.input.len() - self.end).min(room);
+        &mut self.input[self.end..self.end + free]
+    }
+
+    /// `n` bytes were read into `read_buf`.
+    pub fn filled(&mut self, n: usize) {
+        self.end += n;
+    }
+
+    /// The peer closed its side: no more input will come.
+    pub fn set_eof(&mut self) {
+        self.eof = true;
+    }
+
+    pub fn eof(&self) -> bool {
+        self.eof
+    }
+
+    /// Replies not yet written.
+    pub fn unwritten(&self) -> &[u8] {
+        &self.output[self.written..]
+    }
+
+    /// `n` bytes of `unwritten` went out.
+    pub fn wrote(&mut self, n: usize) {
+        self.written += n;
+        if self.written == self.output.len() {
+            self.output.clear();
+            self.written = 0;
+        }
+    }
+
+    /// Whether to flush before doing more work.
+    pub fn over_high_water(&self) -> bool {
+        self.output.len() - self.written >= OUTPUT_HIGH_WATER
+    }
+
+    /// Hand the protocol state back to the service.
+    pub fn finish(&mut self, svc: &S) {
+        if let Some(conn) = self.conn.take() {
+            svc.close(conn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_service::echo::EchoService;
+
+    fn feed(s: &mut Session<EchoService>, svc: &EchoService, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let buf = s.read_buf(svc);
+            let n = buf.len().min(bytes.len());
+            assert!(n > 0, "no room");
+            buf[..n].copy_from_slice(&bytes[..n]);
+            s.filled(n);
+            bytes = &bytes[n..];
+        }
+    }
+
+    fn drain(s: &mut Session<EchoService>, svc: &EchoService) -> Step {
+        loop {
+            match s.next(svc) {
+                Step::Ready(_) => {
+                    s.execute(svc);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    #[test]
+    fn split_and_pipelined_frames() {
+        let svc = EchoService::new(100);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        feed(&mut s, &svc, b"ab");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        feed(&mut s, &svc, b"c\0xy\nz");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        assert_eq!(s.unwritten(), b"cba\0yx\n");
+        let n = s.unwritten().len();
+        s.wrote(n);
+        s.set_eof();
+        assert_eq!(drain(&mut s, &svc), Step::Close);
+    }
+
+    #[test]
+    fn never_buffers_past_the_limit() {
+        let svc = EchoService::new(10);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        feed(&mut s, &svc, b"0123456789");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        assert_eq!(s.read_buf(&svc).len(), 1);
+        feed(&mut s, &svc, b"x");
+        assert!(s.read_buf(&svc).is_empty());
+        assert_eq!(drain(&mut s, &svc), Step::Close);
+    }
+
+    #[test]
+    fn large_input_grows_and_compacts() {
+        let svc = EchoService::new(200_000);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        let mut big = vec![b'a'; 150_000];
+        big.push(0);
+        for _ in 0..3 {
+            feed(&mut s, &svc, &big);
+            assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+            assert_eq!(s.unwritten().len(), big.len());
+            let n = s.unwritten().len();
+            s.wrote(n);
+        }
+    }
+}

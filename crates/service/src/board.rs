@@ -1,0 +1,233 @@
+//! The message-board service: CAPS requests applied to a [`BoardStore`].
+
+use crate::stats::Counters;
+use crate::{line, After, Frame, Service};
+use serde_json::json;
+use serverlab_proto::board::{self, Kind, Request};
+use serverlab_proto::Terminator;
+use serverlab_store::board::BoardStore;
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Who may stop the server with `EXIT` (`--exit-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitPolicy {
+    /// Peers on a loopback address only (the default).
+    Loopback,
+    /// Any peer: the reference server's behaviour.
+    Any,
+    /// Nobody: `EXIT` is an invalid request.
+    Never,
+}
+
+impl ExitPolicy {
+    pub const ALL: [ExitPolicy; 3] = [ExitPolicy::Loopback, ExitPolicy::Any, ExitPolicy::Never];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ExitPolicy::Loopback => "loopback",
+            ExitPolicy::Any => "any",
+            ExitPolicy::Never => "never",
+        }
+    }
+
+    fn allows(self, peer: SocketAddr) -> bool {
+        match self {
+            ExitPolicy::Loopback => peer.ip().is_loopback(),
+            ExitPolicy::Any => true,
+            ExitPolicy::Never => false,
+        }
+    }
+}
+
+impl fmt::Display for ExitPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ExitPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ExitPolicy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown exit policy '{s}' (expected loopback, any or never)"))
+    }
+}
+
+// Counter slots: one per request kind, then these.
+const READ_MISSES: usize = Kind::ALL.len();
+const EXIT_REFUSED: usize = READ_MISSES + 1;
+const OVERSIZE: usize = READ_MISSES + 2;
+const SLOTS: usize = READ_MISSES + 3;
+
+pub struct BoardService {
+    store: Arc<dyn BoardStore>,
+    max_request: usize,
+    exit_policy: ExitPolicy,
+    stats: Counters<SLOTS>,
+}
+
+/// Per connection: whether this peer may stop the server.
+pub struct BoardConn {
+    exit_allowed: bool,
+}
+
+impl BoardService {
+    pub fn new(store: Arc<dyn BoardStore>, max_request: usize, exit_policy: ExitPolicy) -> Self {
+        BoardService {
+            store,
+            max_request,
+            exit_policy,
+            stats: Counters::default(),
+        }
+    }
+
+    fn count(&self, kind: Kind) {
+        let slot = Kind::ALL
+            .iter()
+            .position(|&k| k == kind)
+            .expect("every kind has a slot");
+        self.stats.add(slot, 1);
+    }
+
+    fn read(&self, topic: &[u8], id: Option<u64>, out: &mut Vec<u8>, term: Terminator) {
+        let hit = id.is_some_and(|id| self.store.read(topic, id, out));
+        if !hit {
+            self.stats.add(READ_MISSES, 1);
+        }
+        out.push(term.byte());
+    }
+}
+
+impl Service for BoardService {
+    type Conn = BoardConn;
+
+    fn open(&self, peer: SocketAddr) -> BoardConn {
+        BoardConn {
+            exit_allowed: self.exit_policy.allows(peer),
+        }
+    }
+
+    fn input_limit(&self) -> usize {
+        self.max_request + 1
+    }
+
+    fn frame(&self, _conn: &mut BoardConn, input: &[u8], _out: &mut Vec<u8>) -> Frame {
+        line::frame(input, self.max_request, || self.stats.add(OVERSIZE, 1))
+    }
+
+    fn apply(&self, conn: &mut BoardConn, request: &[u8], out: &mut Vec<u8>) -> After {
+        let (payload, term) = line::split(request);
+        let mut req = Request::parse(payload);
+        if req == Request::Exit && !conn.exit_allowed {
+            self.stats.add(EXIT_REFUSED, 1);
+            req = Request::Invalid;
+        }
+        self.count(req.kind());
+        match req {
+            Request::Post { topic, message } => {
+                board::reply_number(out, self.store.post(topic, message), term)
+            }
+            Request::Read { topic, id } => self.read(topic, id, out, term),
+            Request::Count { topic } => board::reply_number(out, self.store.count(topic), term),
+            Request::List => {
+                self.store.list(out);
+                out.push(term.byte());
+            }
+            Request::Exit => {
+                board::reply_bytes(out, board::TERMINATING, term);
+                return After::Shutdown;
+            }
+            Request::Invalid => out.push(term.byte()),
+        }
+        After::Continue
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let mut requests = serde_json::Map::new();
+        for (i, kind) in Kind::ALL.iter().enumerate() {
+            requests.insert(kind.name().to_string(), self.stats.get(i).into());
+        }
+        json!({
+            "requests": requests,
+            "read_misses": self.stats.get(READ_MISSES),
+            "exit_refused": self.stats.get(EXIT_REFUSED),
+            "limits": { "oversize_frames": self.stats.get(OVERSIZE) },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(svc: &BoardService, peer: &str, wire: &[u8]) -> (Vec<u8>, Vec<After>) {
+        let mut conn = svc.open(peer.parse().unwrap());
+        let (mut out, mut afters, mut at) = (Vec::new(), Vec::new(), 0);
+        while let Frame::Ready(n) = svc.frame(&mut conn, &wire[at..], &mut out) {
+            afters.push(svc.apply(&mut conn, &wire[at..at + n], &mut out));
+            at += n;
+        }
+        (out, afters)
+    }
+
+    fn board(policy: ExitPolicy) -> BoardService {
+        BoardService::new(
+            serverlab_store::board::new(serverlab_store::StoreKind::Mutex),
+            100,
+            policy,
+        )
+    }
+
+    #[test]
+    fn replies_use_the_request_terminator() {
+        let svc = board(ExitPolicy::Loopback);
+        let (out, _) = run(
+            &svc,
+            "127.0.0.1:1",
+            b"POST@t#m\0POST@t#n\nREAD@t#1\r\nCOUNT@t\0LIST\nnope\0",
+        );
+        assert_eq!(out, b"0\x001\nn\n2\x00@t\n\x00");
+    }
+
+    #[test]
+    fn exit_policy() {
+        let cases = [
+            (ExitPolicy::Loopback, "127.0.0.1:1", true),
+            (ExitPolicy::Loopback, "[::1]:1", true),
+            (ExitPolicy::Loopback, "10.0.0.1:1", false),
+            (ExitPolicy::Any, "10.0.0.1:1", true),
+            (ExitPolicy::Never, "127.0.0.1:1", false),
+        ];
+        for (policy, peer, stops) in cases {
+            let svc = board(policy);
+            let (out, afters) = run(&svc, peer, b"EXIT\0");
+            if stops {
+                assert_eq!(
+                    (out, afters),
+                    (b"TERMINATING\0".to_vec(), vec![After::Shutdown])
+                );
+            } else {
+                assert_eq!((out, afters), (b"\0".to_vec(), vec![After::Continue]));
+            }
+        }
+    }
+
+    #[test]
+    fn oversize_closes() {
+        let svc = board(ExitPolicy::Never);
+        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        assert_eq!(
+            svc.frame(&mut conn, &[b'a'; 101], &mut Vec::new()),
+            Frame::Close
+        );
+        assert_eq!(
+            svc.frame(&mut conn, &[b'a'; 100], &mut Vec::new()),
+            Frame::Incomplete
+        );
+    }
+}
