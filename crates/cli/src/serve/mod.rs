@@ -4,14 +4,14 @@ use crate::args;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, CpuSet, Server, ServerConfig, Shutdown, StrategyKind};
-use serverlab_service::board::{BoardService, ExitPolicy};
-use serverlab_service::echo::EchoService;
 use serverlab_service::Service;
-use serverlab_store::StoreKind;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+
+mod board;
+mod echo;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -26,9 +26,9 @@ pub struct ServeCmd {
 #[derive(Subcommand)]
 enum ServeProtocol {
     /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
-    Board(BoardArgs),
+    Board(board::BoardArgs),
     /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
-    Echo(EchoArgs),
+    Echo(echo::EchoArgs),
 }
 
 /// Flags every server takes.
@@ -58,46 +58,10 @@ fn parse_cpus(s: &str) -> Result<CpuSet, String> {
     s.parse()
 }
 
-#[derive(Args)]
-struct BoardArgs {
-    #[command(flatten)]
-    server: ServerArgs,
-    /// How topics and messages are locked
-    #[arg(long, default_value = "rwlock", value_parser = args::store(&StoreKind::ALL))]
-    store: StoreKind,
-    /// Longest request in bytes; a longer one closes its connection
-    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
-    max_request: u64,
-    /// Who may stop the server with EXIT: loopback peers, any peer, or nobody
-    #[arg(long, default_value = "loopback", value_parser = ["loopback", "any", "never"])]
-    exit_policy: String,
-}
-
-#[derive(Args)]
-struct EchoArgs {
-    #[command(flatten)]
-    server: ServerArgs,
-    /// Longest request in bytes; a longer one closes its connection
-    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
-    max_request: u64,
-}
-
 pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
-        ServeProtocol::Board(a) => {
-            let policy: ExitPolicy = a.exit_policy.parse().map_err(anyhow::Error::msg)?;
-            let store = serverlab_store::board::new(a.store);
-            let svc = BoardService::new(store, a.max_request as usize, policy);
-            let what = format!("store {}, exit policy {policy}", a.store);
-            serve("board", 12345, Arc::new(svc), &a.server, &what)
-        }
-        ServeProtocol::Echo(a) => serve(
-            "echo",
-            12345,
-            Arc::new(EchoService::new(a.max_request as usize)),
-            &a.server,
-            "",
-        ),
+        ServeProtocol::Board(a) => board::run(a),
+        ServeProtocol::Echo(a) => echo::run(a),
     }
 }
 
@@ -114,7 +78,7 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
 }
 
 /// Bind, announce, serve until stopped, print the final statistics.
-fn serve<S: Service>(
+pub(crate) fn serve<S: Service>(
     name: &str,
     port: u16,
     svc: Arc<S>,

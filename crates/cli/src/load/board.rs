@@ -1,55 +1,17 @@
-//! `serverlab load <protocol>`: flags (and the reference client's
-//! positional form), a run from the load library, and its output.
+//! `serverlab load board`, including the reference client's positional form.
 
+use super::{emit, usage_error, Format, OutputArgs};
 use crate::{args, progress};
-use anyhow::Context;
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, Subcommand, ValueEnum};
+use clap::Args;
 use serverlab_load::board::{BoardLoad, ReaderMix};
-use serverlab_load::output;
-use serverlab_load::report::LoadReport;
 use serverlab_load::Progress;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Args)]
-pub struct LoadCmd {
-    #[command(subcommand)]
-    protocol: LoadProtocol,
-}
-
-#[derive(Subcommand)]
-enum LoadProtocol {
-    /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
-    /// the reference client's form).
-    Board(BoardLoadArgs),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Totals, rates, latency percentiles, errors, client CPU
-    Text,
-    /// The CAPS reference client's output, byte for byte (board only)
-    Caps,
-    /// Everything, as JSON (schema serverlab-load/1)
-    Json,
-}
-
-/// Output flags every load takes.
-#[derive(Args)]
-pub struct OutputArgs {
-    /// How to print the result
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
-    /// Also write the full result as JSON to this file
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-}
-
-#[derive(Args)]
-struct BoardLoadArgs {
+pub struct BoardLoadArgs {
     /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per thread)
     #[arg(value_name = "POSITIONAL", num_args = 0..=5)]
     positional: Vec<String>,
@@ -100,23 +62,7 @@ fn non_negative(s: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        LoadProtocol::Board(a) => board(a),
-    }
-}
-
-/// Usage error in clap's style (exit 2), naming what is wrong.
-fn usage_error(kind: ErrorKind, msg: String) -> ! {
-    let mut cmd = crate::Cli::command();
-    let sub = cmd
-        .find_subcommand_mut("load")
-        .and_then(|l| l.find_subcommand_mut("board"))
-        .cloned();
-    sub.unwrap_or(cmd).error(kind, msg).exit()
-}
-
-fn board(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = BoardLoad::new(a.addr);
     cfg.posters = a.posters.into();
     cfg.readers = a.readers.into();
@@ -187,40 +133,4 @@ fn reference_form(p: &[String], cfg: &mut BoardLoad) {
         v => bad("THROTTLE (0 or 1)", v),
     };
     cfg.send_exit = true;
-    let _ = Ipv4Addr::LOCALHOST;
-}
-
-/// Print the report in `format`, write JSON if asked, and pick the exit code.
-pub fn emit(
-    report: &LoadReport,
-    format: Format,
-    json: Option<&PathBuf>,
-) -> anyhow::Result<ExitCode> {
-    let text = match format {
-        Format::Text => output::text::render(report),
-        Format::Caps => output::caps::render(report),
-        Format::Json => output::json(report),
-    };
-    print!("{text}");
-    if let Some(path) = json {
-        std::fs::write(path, output::json(report))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if report.failed() {
-        if format != Format::Text {
-            for e in &report.results.errors {
-                eprintln!("serverlab: {e}");
-            }
-            for e in &report.results.verification.examples {
-                eprintln!("serverlab: mismatch: {e}");
-            }
-        }
-        eprintln!(
-            "serverlab: the run failed ({} errors, {} verification mismatches)",
-            report.results.errors.len(),
-            report.results.verification.mismatches
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,32 @@
+//! `serverlab serve board`.
+
+use super::{serve, ServerArgs};
+use crate::args;
+use clap::Args;
+use serverlab_service::board::{BoardService, ExitPolicy};
+use serverlab_store::StoreKind;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Args)]
+pub struct BoardArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// How topics and messages are locked
+    #[arg(long, default_value = "rwlock", value_parser = args::store(&StoreKind::ALL))]
+    store: StoreKind,
+    /// Longest request in bytes; a longer one closes its connection
+    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_request: u64,
+    /// Who may stop the server with EXIT: loopback peers, any peer, or nobody
+    #[arg(long, default_value = "loopback", value_parser = ["loopback", "any", "never"])]
+    exit_policy: String,
+}
+
+pub fn run(a: BoardArgs) -> anyhow::Result<ExitCode> {
+    let policy: ExitPolicy = a.exit_policy.parse().map_err(anyhow::Error::msg)?;
+    let store = serverlab_store::board::new(a.store);
+    let svc = BoardService::new(store, a.max_request as usize, policy);
+    let what = format!("store {}, exit policy {policy}", a.store);
+    serve("board", 12345, Arc::new(svc), &a.server, &what)
+}

@@ -1,0 +1,57 @@
+//! The echo protocol (the transport ceiling) against every strategy.
+
+use crate::support::*;
+
+fn echo_suite(strategy: &str) {
+    let server = ServerProc::start("echo", &["--strategy", strategy, "--max-request", "1000"]);
+    let addr = server.addr;
+    let mut c = Client::connect(addr);
+    assert_eq!(c.req(b"hello"), b"olleh", "{strategy}");
+    assert_eq!(c.req(b""), b"", "{strategy}");
+    assert_eq!(c.req(b"\xff\x00"[..1].as_ref()), b"\xff", "{strategy}");
+    // LF and CRLF: the CR is framing, the reply ends in LF.
+    c.send(b"abc\r\nxy\n");
+    assert_eq!(c.read_exact_bytes(7), b"cba\nyx\n", "{strategy}");
+    // Split and pipelined.
+    for &b in b"split\0" {
+        c.send(&[b]);
+    }
+    assert_eq!(c.recv(), b"tilps");
+    let mut wire = Vec::new();
+    for i in 0..500 {
+        wire.extend_from_slice(format!("{i:04}\0").as_bytes());
+    }
+    c.send(&wire);
+    for i in 0..500 {
+        let want: String = format!("{i:04}").chars().rev().collect();
+        assert_eq!(c.recv(), want.as_bytes(), "{strategy}");
+    }
+    // Oversize closes only that connection.
+    let mut bad = Client::connect(addr);
+    let _ = std::io::Write::write_all(&mut bad.stream, &[b'q'; 5000]);
+    assert!(bad.closed_by_server(), "{strategy}");
+    assert_eq!(c.req(b"ok"), b"ko", "{strategy}");
+    // 64 connections in lock-step.
+    let mut conns: Vec<Client> = (0..64).map(|_| Client::connect(addr)).collect();
+    for round in 0..5 {
+        for (i, c) in conns.iter_mut().enumerate() {
+            c.send(format!("{i}-{round}\0").as_bytes());
+        }
+        for (i, c) in conns.iter_mut().enumerate() {
+            let want: String = format!("{i}-{round}").chars().rev().collect();
+            assert_eq!(c.recv(), want.as_bytes());
+        }
+    }
+    let (status, out) = server.stop();
+    assert!(status.success(), "{strategy}: {status:?}");
+    assert!(out.contains("oversize_frames 1"), "{strategy}: {out}");
+}
+
+#[test]
+fn echo_every_strategy() {
+    std::thread::scope(|s| {
+        for strategy in STRATEGIES {
+            s.spawn(move || echo_suite(strategy));
+        }
+    });
+}

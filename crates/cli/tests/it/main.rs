@@ -1,0 +1,8 @@
+//! Black-box tests: the real `serverlab` binary on 127.0.0.1, port 0.
+
+mod board;
+mod cli;
+mod echo;
+mod load_board;
+mod strategies;
+mod support;

@@ -1,0 +1,216 @@
+//! Starting the real binary and talking to it over real sockets.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_serverlab");
+
+/// Every strategy and board store, as `--strategy` / `--store` spell them.
+pub const STRATEGIES: [&str; 6] = [
+    "thread-per-connection",
+    "thread-per-request",
+    "pool-locked",
+    "pool-lockfree",
+    "async",
+    "shared-nothing",
+];
+pub const BOARD_STORES: [&str; 4] = ["mutex", "rwlock", "sharded", "lockfree"];
+
+/// A `serverlab serve` child process.
+pub struct ServerProc {
+    child: Child,
+    pub addr: SocketAddr,
+    stdout: Arc<Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerProc {
+    /// Start `serverlab serve <protocol> --addr 127.0.0.1:0 <args>` and wait
+    /// until it listens.
+    pub fn start(protocol: &str, args: &[&str]) -> ServerProc {
+        let mut all = vec!["serve", protocol];
+        if !args.contains(&"--addr") {
+            all.extend(["--addr", "127.0.0.1:0"]);
+        }
+        all.extend(args);
+        Self::spawn(&all)
+    }
+
+    /// Start the binary with exactly these arguments (a `serve` command).
+    pub fn spawn(args: &[&str]) -> ServerProc {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start serverlab");
+        let out = child.stdout.take().expect("piped stdout");
+        let stdout = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = stdout.clone();
+        let reader = std::thread::spawn(move || {
+            let mut lines = BufReader::new(out);
+            let mut line = String::new();
+            let mut sent = false;
+            while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                if !sent {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        let addr: SocketAddr =
+                            rest.split_whitespace().next().unwrap().parse().unwrap();
+                        tx.send(addr).unwrap();
+                        sent = true;
+                    }
+                }
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("server {args:?} did not start listening")
+            });
+        ServerProc {
+            child,
+            addr,
+            stdout,
+            reader: Some(reader),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig)
+            .expect("signal server");
+    }
+
+    /// Wait up to `timeout` for the process to exit by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                if let Some(r) = self.reader.take() {
+                    let _ = r.join();
+                }
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything the server printed so far.
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, then wait for a graceful exit.
+    pub fn stop(mut self) -> (ExitStatus, String) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let status = self
+            .wait_exit(Duration::from_secs(20))
+            .expect("server exits after SIGTERM");
+        (status, self.stdout())
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw client speaking terminator-framed requests.
+pub struct Client {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    pub fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Client {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send");
+    }
+
+    /// The next reply up to (not including) a NUL or LF.
+    pub fn recv(&mut self) -> Vec<u8> {
+        self.try_recv().expect("a reply")
+    }
+
+    /// The next reply, or None if the server closed the connection first.
+    pub fn try_recv(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == 0 || b == b'\n') {
+                let reply = self.buf[..i].to_vec();
+                self.buf.drain(..=i);
+                return Some(reply);
+            }
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+                Err(e) => panic!("read failed: {e}"),
+            }
+        }
+    }
+
+    /// Send `request` NUL-terminated and return its reply.
+    pub fn req(&mut self, request: &[u8]) -> Vec<u8> {
+        let mut wire = request.to_vec();
+        wire.push(0);
+        self.send(&wire);
+        self.recv()
+    }
+
+    /// Raw bytes until the server closes (for checking exact terminators).
+    pub fn read_exact_bytes(&mut self, n: usize) -> Vec<u8> {
+        while self.buf.len() < n {
+            let mut chunk = [0u8; 65536];
+            let got = self.stream.read(&mut chunk).expect("read");
+            assert!(got > 0, "closed after {} of {n} bytes", self.buf.len());
+            self.buf.extend_from_slice(&chunk[..got]);
+        }
+        self.buf.drain(..n).collect()
+    }
+
+    /// True when the server has closed this connection (EOF or reset).
+    pub fn closed_by_server(&mut self) -> bool {
+        self.try_recv().is_none()
+    }
+}
+
+/// Run the binary to completion.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run serverlab")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
