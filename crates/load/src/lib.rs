@@ -8,6 +8,7 @@
 
 pub mod board;
 pub mod conn;
+pub mod driver;
 pub mod env;
 pub mod output;
 pub mod record;

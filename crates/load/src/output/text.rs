@@ -57,9 +57,10 @@ pub fn render(report: &LoadReport) -> String {
     let c = &r.client_cpu;
     let _ = writeln!(
         out,
-        "  client CPU: {:.2} s user + {:.2} s system = {:.0}% of {} core(s)",
+        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s)",
         c.user_s,
         c.system_s,
+        c.idle_poll_s,
         c.utilization * 100.0,
         c.cores
     );
