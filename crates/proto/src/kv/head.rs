@@ -158,14 +158,20 @@ fn incomplete(input: &[u8], lead: usize, limits: &Limits) -> HeadScan {
             }
         }
         None => HeadScan::Incomplete,
-        Some(eol) if eol + 1 > limits.max_line() => {
-            reject(Status::UriTooLong, "the request line is too long")
+        Some(eol) if eol + 1 > limits.max_line() || target_len(&line[..eol]) > limits.max_uri => {
+            reject(Status::UriTooLong, "the request target is too long")
         }
         Some(eol) if line.len() - (eol + 1) > limits.max_headers + 2 => {
             reject(Status::HeadersTooLarge, "the header section is too large")
         }
         Some(_) => HeadScan::Incomplete,
     }
+}
+
+/// Length of the target in a request line (`METHOD SP target SP version`),
+/// whether or not the head around it is complete yet.
+fn target_len(line: &[u8]) -> usize {
+    line.split(|&b| b == b' ').nth(1).map_or(0, <[u8]>::len)
 }
 
 /// Parse a complete head and apply the limits and rules that need it whole.
@@ -507,6 +513,10 @@ mod tests {
         assert_eq!(st(uri20.as_bytes()), Some(Status::Ok));
         let uri21 = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(20));
         assert_eq!(st(uri21.as_bytes()), Some(Status::UriTooLong));
+        // Known as soon as the request line is complete.
+        let line21 = format!("GET /{} HTTP/1.1\r\n", "a".repeat(20));
+        assert_eq!(st(line21.as_bytes()), Some(Status::UriTooLong));
+        assert_eq!(st(&line21.as_bytes()[..line21.len() - 2]), None);
         // Rejected before the line ends, once it cannot fit.
         let endless = format!("GET /{}", "a".repeat(100));
         assert_eq!(st(endless.as_bytes()), Some(Status::UriTooLong));
