@@ -3,6 +3,7 @@
 mod board;
 mod cli;
 mod echo;
+mod kv;
 mod load_board;
 mod strategies;
 mod support;
