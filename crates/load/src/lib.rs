@@ -9,6 +9,7 @@
 pub mod board;
 pub mod conn;
 pub mod env;
+pub mod kv;
 pub mod output;
 pub mod record;
 pub mod report;

@@ -5,5 +5,6 @@ mod cli;
 mod echo;
 mod kv;
 mod load_board;
+mod load_kv;
 mod strategies;
 mod support;
