@@ -4,6 +4,7 @@ mod board;
 mod cli;
 mod echo;
 mod kv;
+mod kv_interop;
 mod load_board;
 mod load_kv;
 mod strategies;
