@@ -10,6 +10,7 @@ pub mod board;
 pub mod conn;
 pub mod driver;
 pub mod env;
+pub mod kv;
 pub mod output;
 pub mod record;
 pub mod report;

@@ -7,6 +7,7 @@
 
 pub mod board;
 pub mod echo;
+pub mod kv;
 pub mod line;
 pub mod number;
 

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod board;
+mod kv;
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -22,6 +23,9 @@ enum LoadProtocol {
     /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
     /// the reference client's form).
     Board(board::BoardLoadArgs),
+    /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
+    /// connection doing R requests.
+    Kv(kv::KvLoadArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -48,15 +52,21 @@ pub struct OutputArgs {
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         LoadProtocol::Board(a) => board::run(a),
+        LoadProtocol::Kv(a) => kv::run(a),
     }
 }
 
 /// Usage error in clap's style (exit 2), naming what is wrong.
 pub(crate) fn usage_error(kind: ErrorKind, msg: String) -> ! {
+    usage_error_in("board", kind, msg)
+}
+
+/// Usage error of `load <protocol>` in clap's style (exit 2).
+pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! {
     let mut cmd = crate::Cli::command();
     let sub = cmd
         .find_subcommand_mut("load")
-        .and_then(|l| l.find_subcommand_mut("board"))
+        .and_then(|l| l.find_subcommand_mut(protocol))
         .cloned();
     sub.unwrap_or(cmd).error(kind, msg).exit()
 }

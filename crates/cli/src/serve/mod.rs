@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 mod board;
 mod echo;
+mod kv;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -29,6 +30,8 @@ enum ServeProtocol {
     Board(board::BoardArgs),
     /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
     Echo(echo::EchoArgs),
+    /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
+    Kv(kv::KvArgs),
 }
 
 /// Flags every server takes.
@@ -62,6 +65,7 @@ pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         ServeProtocol::Board(a) => board::run(a),
         ServeProtocol::Echo(a) => echo::run(a),
+        ServeProtocol::Kv(a) => kv::run(a),
     }
 }
 

@@ -3,6 +3,9 @@
 mod board;
 mod cli;
 mod echo;
+mod kv;
+mod kv_interop;
 mod load_board;
+mod load_kv;
 mod strategies;
 mod support;

@@ -76,6 +76,9 @@ pub fn render(report: &LoadReport) -> String {
 }
 
 fn extra_lines(report: &LoadReport, out: &mut String) {
+    if report.protocol == "kv" {
+        crate::kv::output::extra_lines(report, out);
+    }
     if report.protocol == "board" {
         let reads = &report.results.extra["reads"];
         let (hits, misses) = (
