@@ -6,3 +6,4 @@ mod echo;
 mod load_board;
 mod strategies;
 mod support;
+mod sweep;
