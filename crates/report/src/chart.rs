@@ -4,7 +4,7 @@
 
 use crate::font;
 use crate::ticks::{nice_range_ticks, nice_ticks, Ticked};
-use crate::units::num;
+use crate::units::tick;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -166,14 +166,14 @@ fn draw_panel<DB: DrawingBackend>(
     };
     let x_fmt = move |v: &f64| match &categories {
         Some(c) => c.get(v.round() as usize).cloned().unwrap_or_default(),
-        None => num(*v),
+        None => tick(*v),
     };
     chart
         .configure_mesh()
         .x_desc(fig.x_title.as_str())
         .y_desc(panel.y_title.as_str())
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v| num(*v))
+        .y_label_formatter(&|v| tick(*v))
         .axis_desc_style((font::FAMILY, 17))
         .label_style((font::FAMILY, 14))
         .light_line_style(WHITE.mix(0.0))

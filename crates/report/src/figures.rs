@@ -177,7 +177,8 @@ fn client_figures(
 }
 
 /// Latency percentiles against the throughput achieved: all four for one
-/// series, the median (solid) and p99 (dashed) for several.
+/// series, the median (solid) and p99 (dashed) for several, each series
+/// joined along its client axis when there is just one.
 fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Figure {
     let grouped = groups(m, stats, clients);
     let shown: &[&str] = if grouped.len() <= 1 {
@@ -191,6 +192,9 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
         .map(|s| s.ci.map(|c| c.1).unwrap_or(s.max).max(s.mean))
         .fold(0.0, f64::max);
     let unit = TimeUnit::for_max(max_us);
+    // One client axis orders a series' points; with several (posters ×
+    // readers) neighbours in throughput are unrelated runs: markers only.
+    let joined = clients.len() <= 1;
     let mut all = Vec::new();
     for (g, (name, members)) in grouped.iter().enumerate() {
         for (k, pct) in shown.iter().enumerate() {
@@ -206,7 +210,7 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
             } else {
                 (format!("{name} {pct}"), g, k > 0)
             };
-            let mut s = series(&label, color, pts, true);
+            let mut s = series(&label, color, pts, joined);
             s.dashed = dashed;
             all.push(s);
         }

@@ -228,6 +228,12 @@ fn problems(stats: &[PointStats]) -> Vec<String> {
                 reps.join(", ")
             ));
         }
+        for rep in &s.empty {
+            out.push(format!(
+                "{slug} rep {rep}: no request completed in the measured window \
+                 (a stalled server, or a machine too busy to measure on)"
+            ));
+        }
         if s.bottlenecked > 0 {
             out.push(format!(
                 "{slug}: in {} repetitions the client used over 90% of its CPUs and may have set the pace",

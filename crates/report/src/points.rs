@@ -20,6 +20,8 @@ pub struct PointStats<'a> {
     pub service: Vec<(String, Summary)>,
     /// Repetitions where the client may have been the bottleneck.
     pub bottlenecked: usize,
+    /// Repetitions in which no request completed inside the measured window.
+    pub empty: Vec<u32>,
 }
 
 impl<'a> PointStats<'a> {
@@ -60,6 +62,12 @@ impl<'a> PointStats<'a> {
             ops: named(&|r| &r.ops),
             service: named(&|r| &r.service_us),
             bottlenecked: m.iter().filter(|r| r.client_bottleneck).count(),
+            empty: runs
+                .runs
+                .iter()
+                .filter(|r| r.metrics.requests == 0.0)
+                .map(|r| r.repetition)
+                .collect(),
         }
     }
 

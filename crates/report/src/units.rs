@@ -59,6 +59,17 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A tick label: the shortest plain decimal (0.5, 2, 12.5, 150000).
+pub fn tick(v: f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +81,15 @@ mod tests {
         assert_eq!(TimeUnit::for_max(2_500_000.0), TimeUnit::Seconds);
         assert_eq!(TimeUnit::Millis.per_us() * 2500.0, 2.5);
         assert_eq!(TimeUnit::Seconds.symbol(), "s");
+    }
+
+    #[test]
+    fn ticks() {
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(150000.0), "150000");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(0.6000000000000001), "0.6");
+        assert_eq!(tick(0.0002), "0.0002");
     }
 
     #[test]
