@@ -1,7 +1,7 @@
 //! `serverlab sweep EXPERIMENT.toml [--out DIR] [--force]`: parse and
 //! check the experiment, then run it with a progress display.
 
-use crate::sweep_progress::Display;
+use crate::sweep_progress::{estimate, Display};
 use anyhow::Context;
 use clap::{Args, Parser};
 use serverlab_sweep::{Experiment, Options, Plan, SweepError};
@@ -22,6 +22,9 @@ pub struct SweepArgs {
     /// stopped sweep resumes where it was)
     #[arg(long)]
     force: bool,
+    /// Check the experiment and print every point's command lines, without running
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// A bad experiment file: say what is wrong, exit 2.
@@ -48,6 +51,10 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
     };
     if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
         return Ok(bad_input(e));
+    }
+    if a.dry_run {
+        print_plan(&plan);
+        return Ok(ExitCode::SUCCESS);
     }
     let out = a
         .out
@@ -83,5 +90,36 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
             display.abandon();
             Err(e.into())
         }
+    }
+}
+
+/// The plan, a point per line pair: what `sweep` would run.
+fn print_plan(plan: &Plan) {
+    let e = &plan.experiment;
+    let runs = plan.runs();
+    println!(
+        "serverlab sweep {}: {} points × {} repetitions = {runs} runs{}",
+        e.name,
+        plan.points.len(),
+        e.repetitions,
+        estimate(plan, runs)
+            .map(|t| format!(", {t}"))
+            .unwrap_or_default()
+    );
+    if let Some(c) = &e.client_cpus {
+        println!("load pinned to CPUs {c}");
+    }
+    for p in &plan.points {
+        println!("{}:", p.slug);
+        println!(
+            "  serverlab serve {} {}",
+            p.server_protocol,
+            p.server_flags.join(" ")
+        );
+        println!(
+            "  serverlab load {} {}",
+            p.load_protocol,
+            p.load_flags.join(" ")
+        );
     }
 }

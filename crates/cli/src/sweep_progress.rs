@@ -48,6 +48,20 @@ impl Display {
     }
 }
 
+/// How long `runs` runs should take, when the load says its duration:
+/// the duration plus starting and stopping a server, per run.
+pub fn estimate(plan: &Plan, runs: usize) -> Option<String> {
+    let per_run = plan.points.first().and_then(|p| plan.load_seconds(p))? + 0.3;
+    let total = per_run * runs as f64;
+    Some(if runs == 0 {
+        "nothing to wait for".into()
+    } else if total < 90.0 {
+        format!("about {total:.0} s")
+    } else {
+        format!("about {:.0} min", total / 60.0)
+    })
+}
+
 /// `posters=1,readers=2 rep 3`.
 fn label(run: &RunRef<'_>) -> String {
     let params: Vec<String> = run
@@ -69,20 +83,8 @@ fn label(run: &RunRef<'_>) -> String {
 
 impl Observer for Display {
     fn planned(&mut self, plan: &Plan, todo: usize, done: usize) {
-        // A run costs its load's duration plus starting and stopping a server.
-        let estimate = plan
-            .points
-            .first()
-            .and_then(|p| plan.load_seconds(p))
-            .map(|s| (s + 0.3) * todo as f64)
-            .filter(|_| todo > 0)
-            .map(|total| {
-                if total < 90.0 {
-                    format!(", about {total:.0} s")
-                } else {
-                    format!(", about {:.0} min", total / 60.0)
-                }
-            })
+        let estimate = estimate(plan, todo)
+            .map(|e| format!(", {e}"))
             .unwrap_or_default();
         println!(
             "serverlab sweep {}: {} points × {} repetitions; {todo} runs to do, {done} already there{estimate}",
