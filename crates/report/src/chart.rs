@@ -233,12 +233,13 @@ fn draw_legend<DB: DrawingBackend>(
         let y = 40 + 22 * i as i32;
         let style = color(*c).stroke_width(2);
         if *dashed {
-            area.draw(&PathElement::new(vec![(4, y), (13, y)], style))?;
-            area.draw(&PathElement::new(vec![(19, y), (28, y)], style))?;
+            for x in [2, 12, 22] {
+                area.draw(&PathElement::new(vec![(x, y), (x + 6, y)], style))?;
+            }
         } else {
             area.draw(&PathElement::new(vec![(4, y), (28, y)], style))?;
+            area.draw(&Circle::new((16, y), 4, color(*c).filled()))?;
         }
-        area.draw(&Circle::new((16, y), 4, color(*c).filled()))?;
         area.draw(&Text::new(name.to_string(), (36, y - 8), text.clone()))?;
     }
     if seen.len() > shown {

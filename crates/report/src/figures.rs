@@ -1,6 +1,6 @@
 //! Which plots a sweep's data supports, and their series: throughput,
-//! per-thread rates and totals against the client's connections; latency
-//! percentiles against load; throughput against every other axis (cores,
+//! per-thread rates, totals and latency against the client's connections;
+//! latency percentiles against the throughput achieved; throughput against every other axis (cores,
 //! threads, delay range, bucket count…); service time where the server
 //! reports it.
 
@@ -21,6 +21,7 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     let mut out = Vec::new();
     if let Some(&last) = clients.last() {
         out.extend(client_figures(m, stats, &clients, last));
+        out.push(latency_vs_clients(m, stats, &clients, last));
     }
     out.push(latency_vs_load(m, stats, &clients));
     for (i, axis) in m.axes.iter().enumerate() {
@@ -174,6 +175,54 @@ fn client_figures(
             ],
         ),
     ]
+}
+
+/// The median (solid) and p99 (dashed) latency against the client's
+/// concurrency, one colour per combination of the other axes: in a closed
+/// loop, latency is what more clients cost once throughput stops growing.
+fn latency_vs_clients(
+    m: &Manifest,
+    stats: &[PointStats],
+    clients: &[usize],
+    last: usize,
+) -> Figure {
+    let shown = ["p50", "p99"];
+    let max_us = stats
+        .iter()
+        .flat_map(|s| shown.iter().filter_map(|n| s.latency(n)))
+        .map(|s| s.ci.map(|c| c.1).unwrap_or(s.max).max(s.mean))
+        .fold(0.0, f64::max);
+    let unit = TimeUnit::for_max(max_us);
+    let mut all = Vec::new();
+    for (g, (name, members)) in groups(m, stats, &[last]).iter().enumerate() {
+        for (k, pct) in shown.iter().enumerate() {
+            let pts = members
+                .iter()
+                .filter_map(|&p| {
+                    let s = &stats[p];
+                    Some(pt(s.clients?, s.latency(pct)?, unit.per_us()))
+                })
+                .collect();
+            let label = if name.is_empty() {
+                pct.to_string()
+            } else {
+                format!("{name} {pct}")
+            };
+            let mut s = series(&label, g, pts, true);
+            s.dashed = k > 0;
+            all.push(s);
+        }
+    }
+    Figure {
+        id: "latency-vs-clients".into(),
+        title: "Latency (p50 solid, p99 dashed) vs client connections".into(),
+        x_title: clients_title(m, clients),
+        x: XScale::Numeric,
+        panels: vec![Panel {
+            y_title: format!("latency ({})", unit.symbol()),
+            series: all,
+        }],
+    }
 }
 
 /// Latency percentiles against the throughput achieved: all four for one

@@ -138,7 +138,7 @@ fn plots_parse_and_carry_their_axis_titles() {
     let tmp = copy("a");
     let w = report(tmp.path(), None);
     let plots = tmp.path().join("plots");
-    let expect: [(&str, &[&str]); 5] = [
+    let expect: [(&str, &[&str]); 6] = [
         (
             "throughput-vs-clients",
             &[
@@ -156,6 +156,16 @@ fn plots_parse_and_carry_their_axis_titles() {
         (
             "total-and-per-thread",
             &["total requests per run", "requests per thread per run"],
+        ),
+        // p99 reaches 1000 µs at 3 clients: the axis is in ms.
+        (
+            "latency-vs-clients",
+            &[
+                "latency (ms)",
+                "client connections (posters + readers)",
+                "p50",
+                "p99",
+            ],
         ),
         // p99.9 reaches 2.5 ms (CI to 3.7 ms): the axis is in ms, not µs or s.
         (
