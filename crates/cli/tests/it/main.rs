@@ -9,3 +9,4 @@ mod load_board;
 mod load_kv;
 mod strategies;
 mod support;
+mod sweep;
