@@ -237,7 +237,7 @@ fn build_report(
                 mismatches,
                 examples,
             },
-            client_cpu: ClientCpu::measure(cpu, wall, crate::env::allowed_cpus().len()),
+            client_cpu: ClientCpu::measure(cpu, 0.0, wall, crate::env::allowed_cpus().len()),
             extra,
         },
     }

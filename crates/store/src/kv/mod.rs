@@ -78,5 +78,5 @@ fn put_in(map: &mut Map, key: &[u8], value: Arc<Value>) -> (Put, Option<Arc<Valu
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests;
