@@ -42,6 +42,9 @@ enum Command {
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        die_quietly_on_closed_stdout();
+    }
     let result = match cli.command {
         Command::Serve(cmd) => serve::run(cmd),
         Command::Load(cmd) => load::run(cmd),
@@ -55,5 +58,17 @@ fn main() -> ExitCode {
             eprintln!("serverlab: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// `serverlab load … | head` should end quietly, like any Unix tool, not
+/// panic in `println!`. Rust ignores SIGPIPE; restore the default for the
+/// commands that print results. (Servers keep ignoring it; socket writes
+/// use MSG_NOSIGNAL either way.)
+fn die_quietly_on_closed_stdout() {
+    // SAFETY: resetting a signal disposition to its default before any
+    // thread is started has no memory-safety implications.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

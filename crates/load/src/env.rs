@@ -31,9 +31,11 @@ impl Environment {
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
             kernel,
-            cores_online: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            // Every CPU online, not only those this process may use.
+            cores_online: nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN)
+                .ok()
+                .flatten()
+                .map_or(1, |n| n.max(1) as usize),
             client_cpus: allowed_cpus(),
             started_unix_s: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

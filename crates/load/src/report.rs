@@ -106,6 +106,7 @@ pub struct ClientCpu {
     /// Of that CPU time, seconds spent polling for replies that had not
     /// arrived yet (the client spins briefly rather than sleep; see
     /// docs/load.md). Not work.
+    #[serde(default)]
     pub idle_poll_s: f64,
     /// CPUs the client could use.
     pub cores: usize,

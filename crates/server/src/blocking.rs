@@ -5,7 +5,8 @@
 //! Graceful stop: the acceptor stops, then every open connection's read
 //! side is shut down, so its thread's blocked `read` returns what was
 //! already received and then end-of-file; the thread answers it all,
-//! closes, and is joined.
+//! closes, and is joined. A client that does not read its replies is cut
+//! off after the drain limit.
 
 use crate::io::{accept_all, flush_blocking, to_std};
 use crate::session::{Session, Step};
@@ -67,6 +68,16 @@ pub(crate) fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Re
     drop(listener);
     for stream in open.lock().values() {
         let _ = stream.shutdown(HalfClose::Read);
+    }
+    // A client that will not read its replies must not hold the stop up:
+    // after the drain limit its socket is shut both ways, which fails the
+    // thread's blocked write.
+    let deadline = Instant::now() + crate::DRAIN_LIMIT;
+    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for stream in open.lock().values() {
+        let _ = stream.shutdown(HalfClose::Both);
     }
     for t in threads {
         let _ = t.join();

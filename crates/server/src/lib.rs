@@ -25,6 +25,10 @@ use stats::ConnStats;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// How long a graceful stop waits for clients that do not read their
+/// replies before dropping their connections.
+pub(crate) const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How to run a server: everything but the protocol.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {

@@ -14,6 +14,8 @@ use std::time::Instant;
 
 /// Initial input buffer; it grows up to the service's input limit.
 const INITIAL_INPUT: usize = 4096;
+/// An empty input buffer larger than this is released.
+const SHRINK_ABOVE: usize = 256 * 1024;
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
 /// Unwritten output beyond which a strategy should flush before working on.
@@ -136,6 +138,13 @@ impl<S: Service> Session<S> {
     /// The buffer starts small and grows with the data it must hold.
     pub fn read_buf(&mut self, svc: &S) -> &mut [u8] {
         let unconsumed = self.end - self.start;
+        if unconsumed == 0 && self.input.len() > SHRINK_ABOVE {
+            // A large request has been answered: give its buffer back, so
+            // an idle connection costs a small buffer, not its largest.
+            self.input = Vec::new();
+            self.start = 0;
+            self.end = 0;
+        }
         let room = svc.input_limit().saturating_sub(unconsumed);
         let want = room.min(unconsumed.max(INITIAL_INPUT)).min(READ_CHUNK);
         if self.input.len() - self.end < want {
@@ -261,6 +270,21 @@ mod tests {
         assert_eq!(s.next(&svc), Step::NeedInput);
         let second = s.deadline(&svc).expect("idle keep-alive has a deadline");
         assert!(second >= first);
+    }
+
+    #[test]
+    fn buffer_shrinks_after_a_large_request() {
+        let svc = EchoService::new(2 << 20);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        let mut big = vec![b'a'; 1 << 20];
+        big.push(0);
+        feed(&mut s, &svc, &big);
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        assert!(s.input.len() > 1 << 20);
+        let n = s.unwritten().len();
+        s.wrote(n);
+        assert!(s.read_buf(&svc).len() <= INITIAL_INPUT);
+        assert!(s.input.len() <= INITIAL_INPUT);
     }
 
     #[test]

@@ -67,7 +67,8 @@ pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! 
     let sub = cmd
         .find_subcommand_mut("load")
         .and_then(|l| l.find_subcommand_mut(protocol))
-        .cloned();
+        .cloned()
+        .map(|c| c.bin_name(format!("serverlab load {protocol}")));
     sub.unwrap_or(cmd).error(kind, msg).exit()
 }
 

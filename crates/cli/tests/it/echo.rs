@@ -55,3 +55,31 @@ fn echo_every_strategy() {
         }
     });
 }
+
+/// A client that sends and never reads cannot hold up a graceful stop.
+#[test]
+fn stop_is_not_held_up_by_a_client_that_never_reads() {
+    std::thread::scope(|s| {
+        for strategy in STRATEGIES {
+            s.spawn(move || {
+                let mut server = ServerProc::start("echo", &["--strategy", strategy]);
+                let mut c = Client::connect(server.addr);
+                c.stream
+                    .set_write_timeout(Some(std::time::Duration::from_millis(500)))
+                    .unwrap();
+                let chunk = vec![b'x'; 1000]
+                    .into_iter()
+                    .chain([b'\n'])
+                    .collect::<Vec<u8>>();
+                // Fill both directions' socket buffers.
+                while std::io::Write::write_all(&mut c.stream, &chunk).is_ok() {}
+                server.signal(nix::sys::signal::Signal::SIGTERM);
+                let status = server.wait_exit(std::time::Duration::from_secs(20));
+                assert!(
+                    status.is_some_and(|s| s.success()),
+                    "{strategy}: {status:?}"
+                );
+            });
+        }
+    });
+}

@@ -39,8 +39,6 @@ const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 /// Requests a pool worker answers on one connection before requeueing it.
 const POOL_BUDGET: usize = 16;
-/// How long a graceful stop waits for clients that do not read replies.
-const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 /// How often request deadlines are checked, for services that have them.
 const TIMEOUT_TICK: Duration = Duration::from_millis(100);
 
@@ -178,7 +176,7 @@ pub(crate) fn run<S: Service>(
             }
         }
         if let Some(t0) = stopping {
-            if conns.is_empty() || t0.elapsed() > DRAIN_LIMIT {
+            if conns.is_empty() || t0.elapsed() > crate::DRAIN_LIMIT {
                 break;
             }
         }

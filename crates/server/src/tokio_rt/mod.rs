@@ -104,7 +104,15 @@ async fn accept_loop<S: Service>(
         }
     }
     drop(listener);
-    while tasks.join_next().await.is_some() {}
+    // Connections drain; one whose client will not take its replies is
+    // dropped after the drain limit.
+    let drained = tokio::time::timeout(crate::DRAIN_LIMIT, async {
+        while tasks.join_next().await.is_some() {}
+    });
+    if drained.await.is_err() {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
     Ok(())
 }
 
