@@ -8,12 +8,11 @@ pub mod workload;
 
 pub use workload::ReaderMix;
 
+use crate::checks::Checks;
 use crate::conn::FramedConn;
 use crate::env::Environment;
 use crate::record::Recorder;
-use crate::report::{
-    op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, Verification, SCHEMA,
-};
+use crate::report::{op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, SCHEMA};
 use crate::{LoadError, Progress};
 use mirror::Mirror;
 use serde::Serialize;
@@ -22,7 +21,7 @@ use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use worker::{Checks, Role, WorkerResult};
+use worker::{Role, WorkerResult};
 
 /// Operation names, in recorder order.
 pub const OPS: [&str; 4] = ["POST", "READ", "COUNT", "LIST"];
@@ -261,18 +260,5 @@ fn build_report(
             client_cpu,
             extra,
         },
-    }
-}
-
-/// The checks a run made: shared by workers, folded into the report.
-impl Checks {
-    fn into_verification(self) -> Verification {
-        let (checked, mismatches, examples) = self.totals();
-        Verification {
-            enabled: self.enabled,
-            checked,
-            mismatches,
-            examples,
-        }
     }
 }
