@@ -7,6 +7,7 @@
 //! [`record::Recorder`]; they merge once at the end.
 
 pub mod board;
+pub mod bucket;
 pub mod checks;
 pub mod conn;
 pub mod env;

@@ -75,6 +75,11 @@ pub fn render(report: &LoadReport) -> String {
 }
 
 fn extra_lines(report: &LoadReport, out: &mut String) {
+    if report.protocol == "bucket" {
+        for line in crate::bucket::text_lines(report) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if report.protocol == "board" {
         let reads = &report.results.extra["reads"];
         let (hits, misses) = (
