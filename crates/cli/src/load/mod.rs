@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod board;
+mod bucket;
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -22,6 +23,9 @@ enum LoadProtocol {
     /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
     /// the reference client's form).
     Board(board::BoardLoadArgs),
+    /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
+    /// theoretical bound and (with --verify) a check of every bucket.
+    Bucket(bucket::BucketLoadArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -48,6 +52,7 @@ pub struct OutputArgs {
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         LoadProtocol::Board(a) => board::run(a),
+        LoadProtocol::Bucket(a) => bucket::run(a),
     }
 }
 
