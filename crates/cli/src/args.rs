@@ -74,9 +74,56 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(value * scale))
 }
 
+/// A size parser accepting `min..=max` bytes, written as a plain number or
+/// with a binary suffix: `1048576`, `1MiB`, `64KiB`, `16K`, `1G`.
+pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    move |text: &str| {
+        let t = text.trim();
+        let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (num, suffix) = t.split_at(digits);
+        let scale: u64 = match suffix.trim() {
+            "" | "B" => 1,
+            "K" | "KiB" => 1 << 10,
+            "M" | "MiB" => 1 << 20,
+            "G" | "GiB" => 1 << 30,
+            _ => {
+                return Err(format!(
+                    "'{text}' is not a size (examples: 1000, 64KiB, 1MiB)"
+                ))
+            }
+        };
+        let value = num
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(scale))
+            .ok_or_else(|| format!("'{text}' is not a size (examples: 1000, 64KiB, 1MiB)"))?;
+        if value < min || value > max {
+            return Err(format!("'{text}' must be from {min} to {max} bytes"));
+        }
+        Ok(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes() {
+        let p = size(1, 1 << 30);
+        assert_eq!(p("1MiB"), Ok(1 << 20));
+        assert_eq!(p("64KiB"), Ok(64 << 10));
+        assert_eq!(p("16K"), Ok(16 << 10));
+        assert_eq!(p("1000"), Ok(1000));
+        assert_eq!(p("7B"), Ok(7));
+        assert_eq!(p("1G"), Ok(1 << 30));
+        assert!(p("2G").is_err());
+        assert!(p("0").is_err());
+        assert!(p("1.5M").is_err());
+        assert!(p("MiB").is_err());
+        assert!(p("-1").is_err());
+        assert!(p("99999999999999999999").is_err());
+    }
 
     #[test]
     fn durations() {

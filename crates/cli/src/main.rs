@@ -5,7 +5,10 @@ mod args;
 mod demo;
 mod load;
 mod progress;
+mod report;
 mod serve;
+mod sweep;
+mod sweep_progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +31,10 @@ enum Command {
     Serve(serve::ServeCmd),
     /// Drive load against any server speaking a protocol, and check replies.
     Load(load::LoadCmd),
+    /// Run an experiment grid: every point × repetition on a fresh server, results on disk.
+    Sweep(sweep::SweepArgs),
+    /// Statistics and plots of a sweep's results (report.md, report.html, plots/).
+    Report(report::ReportArgs),
     /// A short end-to-end run: a board server, 5 posters and 5 readers for 5 s.
     Demo(demo::DemoArgs),
 }
@@ -38,6 +45,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(cmd) => serve::run(cmd),
         Command::Load(cmd) => load::run(cmd),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Report(args) => report::run(args),
         Command::Demo(args) => demo::run(args),
     };
     match result {

@@ -103,9 +103,14 @@ pub struct Verification {
 pub struct ClientCpu {
     pub user_s: f64,
     pub system_s: f64,
+    /// Of that CPU time, seconds spent polling for replies that had not
+    /// arrived yet (the client spins briefly rather than sleep; see
+    /// docs/load.md). Not work.
+    pub idle_poll_s: f64,
     /// CPUs the client could use.
     pub cores: usize,
-    /// CPU time over (wall time × cores): 1.0 means every allowed core busy.
+    /// Working CPU time (excluding idle polling) over (wall time × cores):
+    /// 1.0 means every allowed core was busy working.
     pub utilization: f64,
     /// The client was busy enough that it, not the server, may have set the
     /// pace.
@@ -116,17 +121,20 @@ pub struct ClientCpu {
 pub const CLIENT_BOTTLENECK: f64 = 0.9;
 
 impl ClientCpu {
-    /// From the CPU time the load's threads used, over `wall_s`.
-    pub fn measure(used: (f64, f64), wall_s: f64, cores: usize) -> Self {
+    /// From the CPU time the load's threads used (and how much of it was
+    /// idle polling), over `wall_s`.
+    pub fn measure(used: (f64, f64), idle_poll_s: f64, wall_s: f64, cores: usize) -> Self {
         let (user_s, system_s) = used;
+        let work = (user_s + system_s - idle_poll_s).max(0.0);
         let utilization = if wall_s > 0.0 {
-            (user_s + system_s) / (wall_s * cores.max(1) as f64)
+            work / (wall_s * cores.max(1) as f64)
         } else {
             0.0
         };
         ClientCpu {
             user_s,
             system_s,
+            idle_poll_s,
             cores,
             utilization,
             bottleneck: utilization >= CLIENT_BOTTLENECK,

@@ -8,6 +8,7 @@
 pub mod board;
 pub mod bucket;
 pub mod echo;
+pub mod kv;
 pub mod line;
 pub mod number;
 

@@ -84,7 +84,11 @@ impl<S: Service> Session<S> {
             }
             Frame::Incomplete if self.eof => self.close_after_flush(),
             Frame::Incomplete => {
-                if end > start && self.waiting_since.is_none() && svc.request_timeout().is_some() {
+                // The clock runs from when the server is ready for a
+                // request (accepted, or the last one framed), whether or
+                // not any of it has arrived: an idle connection times out
+                // like a slow one.
+                if self.waiting_since.is_none() && svc.request_timeout().is_some() {
                     self.waiting_since = Some(Instant::now());
                 }
                 Step::NeedInput
@@ -113,7 +117,7 @@ impl<S: Service> Session<S> {
         after
     }
 
-    /// A partial request timed out: let the service reply, then close.
+    /// The awaited request timed out: let the service reply, then close.
     pub fn time_out(&mut self, svc: &S) {
         let mut out = std::mem::take(&mut self.output);
         svc.timed_out(self.conn(), &mut out);
@@ -121,8 +125,8 @@ impl<S: Service> Session<S> {
         self.closing = true;
     }
 
-    /// When the partial request buffered now must be complete, if the
-    /// service limits it (kv's header timeout).
+    /// When the request being waited for must be complete, if the service
+    /// limits it (kv's header timeout).
     pub fn deadline(&self, svc: &S) -> Option<Instant> {
         Some(self.waiting_since? + svc.request_timeout()?)
     }
@@ -192,7 +196,7 @@ mod tests {
     use super::*;
     use serverlab_service::echo::EchoService;
 
-    fn feed(s: &mut Session<EchoService>, svc: &EchoService, mut bytes: &[u8]) {
+    fn feed<S: Service>(s: &mut Session<S>, svc: &S, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let buf = s.read_buf(svc);
             let n = buf.len().min(bytes.len());
@@ -239,6 +243,24 @@ mod tests {
         feed(&mut s, &svc, b"x");
         assert!(s.read_buf(&svc).is_empty());
         assert_eq!(drain(&mut s, &svc), Step::Close);
+    }
+
+    #[test]
+    fn the_request_clock_runs_while_idle() {
+        use serverlab_service::kv::{KvConfig, KvService};
+        let store = serverlab_store::kv::new(serverlab_store::StoreKind::Mutex);
+        let svc = KvService::new(store, KvConfig::default());
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        assert_eq!(s.deadline(&svc), None);
+        assert_eq!(s.next(&svc), Step::NeedInput);
+        let first = s.deadline(&svc).expect("nothing sent yet, and a deadline");
+        feed(&mut s, &svc, b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(s.next(&svc), Step::Ready(None));
+        assert_eq!(s.deadline(&svc), None, "a framed request stops the clock");
+        s.execute(&svc);
+        assert_eq!(s.next(&svc), Step::NeedInput);
+        let second = s.deadline(&svc).expect("idle keep-alive has a deadline");
+        assert!(second >= first);
     }
 
     #[test]

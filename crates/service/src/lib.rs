@@ -12,6 +12,7 @@ pub mod board;
 pub mod bucket;
 mod delay;
 pub mod echo;
+pub mod kv;
 mod line;
 pub mod stats;
 
@@ -56,7 +57,9 @@ pub trait Service: Send + Sync + 'static {
     fn input_limit(&self) -> usize;
 
     /// Find the next request at the front of `input`. May append an error
-    /// reply to `out` when returning [`Frame::Close`].
+    /// reply to `out` when returning [`Frame::Close`], or an interim reply
+    /// (kv's `100 Continue`) when returning [`Frame::Incomplete`]: every
+    /// strategy flushes the output before it waits for more input.
     fn frame(&self, conn: &mut Self::Conn, input: &[u8], out: &mut Vec<u8>) -> Frame;
 
     /// Work the framed request asks for before its reply (bucket delays).
@@ -72,14 +75,16 @@ pub trait Service: Send + Sync + 'static {
     /// any reply; the connection then closes.
     fn overflow(&self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) {}
 
-    /// How long a connection may hold part of a request before
+    /// How long a connection may take to deliver a whole request, counted
+    /// from when the server is ready for it (accepted, or the previous
+    /// request framed) whether or not any of it has arrived, before
     /// [`Service::timed_out`] (kv's header timeout). `None`: forever.
     fn request_timeout(&self) -> Option<Duration> {
         None
     }
 
-    /// A partial request outlived `request_timeout`: append any reply; the
-    /// connection then closes.
+    /// No complete request within `request_timeout`: append any reply;
+    /// the connection then closes.
     fn timed_out(&self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) {}
 
     /// The connection is gone.

@@ -8,7 +8,8 @@
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-const STRIPES: usize = 32;
+/// Stripes per counter set; threads beyond this share stripes.
+pub(crate) const STRIPES: usize = 32;
 
 pub struct Counters<const N: usize> {
     stripes: Box<[CachePadded<[AtomicU64; N]>]>,
@@ -24,7 +25,8 @@ impl<const N: usize> Default for Counters<N> {
     }
 }
 
-fn stripe() -> usize {
+/// The calling thread's stripe: threads are dealt stripes round-robin.
+pub(crate) fn stripe() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;

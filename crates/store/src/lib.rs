@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod bucket;
+pub mod kv;
 mod sync;
 
 use std::fmt;

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 mod board;
 mod bucket;
+mod kv;
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -26,6 +27,9 @@ enum LoadProtocol {
     /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
     /// theoretical bound and (with --verify) a check of every bucket.
     Bucket(bucket::BucketLoadArgs),
+    /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
+    /// connection doing R requests.
+    Kv(kv::KvLoadArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,15 +57,21 @@ pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         LoadProtocol::Board(a) => board::run(a),
         LoadProtocol::Bucket(a) => bucket::run(a),
+        LoadProtocol::Kv(a) => kv::run(a),
     }
 }
 
 /// Usage error in clap's style (exit 2), naming what is wrong.
 pub(crate) fn usage_error(kind: ErrorKind, msg: String) -> ! {
+    usage_error_in("board", kind, msg)
+}
+
+/// Usage error of `load <protocol>` in clap's style (exit 2).
+pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! {
     let mut cmd = crate::Cli::command();
     let sub = cmd
         .find_subcommand_mut("load")
-        .and_then(|l| l.find_subcommand_mut("board"))
+        .and_then(|l| l.find_subcommand_mut(protocol))
         .cloned();
     sub.unwrap_or(cmd).error(kind, msg).exit()
 }

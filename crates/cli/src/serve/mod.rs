@@ -13,6 +13,7 @@ use std::sync::Arc;
 mod board;
 mod bucket;
 mod echo;
+mod kv;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -32,6 +33,8 @@ enum ServeProtocol {
     Bucket(bucket::BucketArgs),
     /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
     Echo(echo::EchoArgs),
+    /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
+    Kv(kv::KvArgs),
 }
 
 /// Flags every server takes.
@@ -66,6 +69,7 @@ pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
         ServeProtocol::Board(a) => board::run(a),
         ServeProtocol::Bucket(a) => bucket::run(a),
         ServeProtocol::Echo(a) => echo::run(a),
+        ServeProtocol::Kv(a) => kv::run(a),
     }
 }
 

@@ -2,18 +2,20 @@
 //! LIST), one persistent connection each, as the CAPS reference client
 //! does, with optional pipelining, pacing and full reply verification.
 
+mod client;
 mod mirror;
-mod worker;
 pub mod workload;
 
 pub use workload::ReaderMix;
 
 use crate::checks::Checks;
 use crate::conn::FramedConn;
+use crate::driver::{self, Conn};
 use crate::env::Environment;
 use crate::record::Recorder;
 use crate::report::{op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, SCHEMA};
 use crate::{LoadError, Progress};
+use client::{BoardClient, Role};
 use mirror::Mirror;
 use serde::Serialize;
 use serverlab_proto::board::Request;
@@ -21,7 +23,6 @@ use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use worker::{Role, WorkerResult};
 
 /// Operation names, in recorder order.
 pub const OPS: [&str; 4] = ["POST", "READ", "COUNT", "LIST"];
@@ -109,7 +110,19 @@ pub fn send_exit(addr: SocketAddr) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Run the load and gather its report.
+/// What one connection did, once the run is over.
+struct ConnResult {
+    role: Role,
+    index: usize,
+    rec: Recorder,
+    runtime: Duration,
+    hits: u64,
+    misses: u64,
+    error: Option<String>,
+}
+
+/// Run the load and gather its report. Connections are spread over one
+/// event loop per CPU the client may use.
 pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError> {
     let environment = Environment::capture();
     let bases = counts(cfg.addr, cfg.topics)?;
@@ -119,32 +132,72 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
         .map(|i| (Role::Poster, i))
         .chain((0..cfg.readers).map(|i| (Role::Reader, i)))
         .collect();
-    let conns = roles
-        .iter()
-        .map(|_| connect(cfg.addr))
-        .collect::<Result<Vec<_>, _>>()?;
+    let loops = crate::env::allowed_cpus()
+        .len()
+        .clamp(1, roles.len().max(1));
 
     let start = Instant::now();
-    let results: Vec<WorkerResult> = std::thread::scope(|s| {
-        let handles: Vec<_> = roles
-            .iter()
-            .zip(conns)
-            .map(|(&(role, index), conn)| {
-                let (mirror, checks) = (&mirror, &checks);
+    let mut groups: Vec<Vec<Conn<BoardClient>>> = (0..loops).map(|_| Vec::new()).collect();
+    for (k, &(role, index)) in roles.iter().enumerate() {
+        let client = BoardClient::new(cfg, &mirror, &checks, role, index, start);
+        let conn = Conn::connect(cfg.addr, CONNECT_TIMEOUT, client).map_err(|source| {
+            LoadError::Connect {
+                addr: cfg.addr,
+                source,
+            }
+        })?;
+        groups[k % loops].push(conn);
+    }
+    // Connecting took time: the window starts now, for every connection.
+    let start = Instant::now();
+    for c in groups.iter_mut().flatten() {
+        c.client.restart(start);
+    }
+    let deadline = start + cfg.duration();
+    let (results, cpu) = std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|mut group| {
                 s.spawn(move || {
-                    worker::run(cfg, mirror, checks, progress, role, index, conn, start)
+                    let cpu0 = crate::env::thread_cpu_time();
+                    let outcome = driver::run(&mut group, deadline, progress);
+                    let cpu1 = crate::env::thread_cpu_time();
+                    let spun = outcome.as_ref().map_or(0.0, |d| d.as_secs_f64());
+                    let results: Vec<ConnResult> = group
+                        .into_iter()
+                        .map(|c| {
+                            let error = c
+                                .error
+                                .clone()
+                                .or_else(|| outcome.as_ref().err().map(|e| e.to_string()));
+                            ConnResult {
+                                role: c.client.role,
+                                index: c.client.index,
+                                runtime: c.stopped_at.map_or(cfg.duration(), |t| t - start),
+                                hits: c.client.hits,
+                                misses: c.client.misses,
+                                error: error.map(|e| {
+                                    format!("{} {}: {e}", c.client.role.name(), c.client.index)
+                                }),
+                                rec: c.client.rec,
+                            }
+                        })
+                        .collect();
+                    (results, (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1, spun))
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("load worker panicked"))
-            .collect()
+        let mut all = Vec::new();
+        let mut cpu = (0.0, 0.0, 0.0);
+        for h in handles {
+            let (r, c) = h.join().expect("load driver panicked");
+            all.extend(r);
+            cpu = (cpu.0 + c.0, cpu.1 + c.1, cpu.2 + c.2);
+        }
+        all.sort_by_key(|r| (r.role != Role::Poster, r.index));
+        (all, cpu)
     });
     let wall = start.elapsed().as_secs_f64();
-    let cpu = results
-        .iter()
-        .fold((0.0, 0.0), |a, r| (a.0 + r.cpu.0, a.1 + r.cpu.1));
 
     let mut errors: Vec<String> = results.iter().filter_map(|r| r.error.clone()).collect();
     if cfg.verify && errors.is_empty() {
@@ -155,6 +208,12 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
             errors.push(format!("EXIT: {e}"));
         }
     }
+    let client_cpu = ClientCpu::measure(
+        (cpu.0, cpu.1),
+        cpu.2,
+        wall,
+        crate::env::allowed_cpus().len(),
+    );
     Ok(build_report(
         cfg,
         environment,
@@ -162,7 +221,7 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
         &mirror,
         checks,
         errors,
-        ClientCpu::measure(cpu, wall, crate::env::allowed_cpus().len()),
+        client_cpu,
     ))
 }
 
@@ -202,7 +261,7 @@ fn final_checks(
 fn build_report(
     cfg: &BoardLoad,
     environment: Environment,
-    results: Vec<WorkerResult>,
+    results: Vec<ConnResult>,
     mirror: &Mirror,
     checks: Checks,
     errors: Vec<String>,

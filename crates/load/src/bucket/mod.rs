@@ -238,7 +238,7 @@ pub fn run(cfg: &BucketLoad, progress: &Progress) -> Result<LoadReport, LoadErro
             .unwrap_or_default()
             .as_secs_f64(),
     };
-    let client_cpu = ClientCpu::measure(cpu, wall, crate::env::allowed_cpus().len());
+    let client_cpu = ClientCpu::measure(cpu, 0.0, wall, crate::env::allowed_cpus().len());
     Ok(build_report(
         cfg,
         environment,

@@ -57,9 +57,10 @@ pub fn render(report: &LoadReport) -> String {
     let c = &r.client_cpu;
     let _ = writeln!(
         out,
-        "  client CPU: {:.2} s user + {:.2} s system = {:.0}% of {} core(s)",
+        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s)",
         c.user_s,
         c.system_s,
+        c.idle_poll_s,
         c.utilization * 100.0,
         c.cores
     );
@@ -75,6 +76,9 @@ pub fn render(report: &LoadReport) -> String {
 }
 
 fn extra_lines(report: &LoadReport, out: &mut String) {
+    if report.protocol == "kv" {
+        crate::kv::output::extra_lines(report, out);
+    }
     if report.protocol == "bucket" {
         for line in crate::bucket::text_lines(report) {
             let _ = writeln!(out, "  {line}");

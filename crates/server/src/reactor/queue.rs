@@ -65,7 +65,7 @@ impl<T> LockedQueue<T> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -6,14 +6,18 @@
 //! the worker runs it again instead of parking it: with edge-triggered
 //! polling an event that found nobody waiting would be lost for good.
 //!
-//! Orderings: every transition is an `AcqRel` read-modify-write, so the
-//! event loop's and the workers' views of a connection are ordered with the
-//! transitions themselves (the connection's buffers are additionally behind
-//! their own mutex).
+//! Orderings: every transition is an `AcqRel` read-modify-write — even a
+//! notify that finds the connection already scheduled rewrites the same
+//! state. A plain load there would let the scheduled run start without
+//! synchronising with the notifier, and so possibly miss what the event
+//! announced (the loom model below found exactly that). With a
+//! read-modify-write, whichever of the two comes second in the state's
+//! modification order sees the other. The connection's buffers are
+//! additionally behind their own mutex.
 
-#[cfg(loom)]
+#[cfg(serverlab_loom)]
 use loom::sync::atomic::{AtomicU8, Ordering};
-#[cfg(not(loom))]
+#[cfg(not(serverlab_loom))]
 use std::sync::atomic::{AtomicU8, Ordering};
 
 const IDLE: u8 = 0;
@@ -29,25 +33,29 @@ impl Readiness {
         Readiness(AtomicU8::new(IDLE))
     }
 
-    #[cfg(all(test, loom))]
+    #[cfg(all(test, serverlab_loom))]
     fn scheduled() -> Self {
         Readiness(AtomicU8::new(SCHEDULED))
     }
 
     /// Something happened on the connection. True: the caller must queue it.
+    /// Always a compare-and-swap (even when the state stays the same): a
+    /// plain load may return a stale state, and an event judged "already
+    /// scheduled" on a stale value would be lost.
     pub(crate) fn notify(&self) -> bool {
         let mut s = self.0.load(Ordering::Acquire);
         loop {
             let next = match s {
                 IDLE => SCHEDULED,
                 RUNNING => NOTIFIED,
+                SCHEDULED | NOTIFIED => s,
                 _ => return false,
             };
             match self
                 .0
                 .compare_exchange_weak(s, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return next == SCHEDULED,
+                Ok(_) => return s == IDLE,
                 Err(now) => s = now,
             }
         }
@@ -63,7 +71,7 @@ impl Readiness {
     /// budget ran out). True: the worker must queue it again.
     pub(crate) fn finish(&self, more: bool) -> bool {
         if more {
-            self.0.store(SCHEDULED, Ordering::Release);
+            self.0.swap(SCHEDULED, Ordering::AcqRel);
             return true;
         }
         match self
@@ -72,7 +80,7 @@ impl Readiness {
         {
             Ok(_) => false,
             Err(_notified) => {
-                self.0.store(SCHEDULED, Ordering::Release);
+                self.0.swap(SCHEDULED, Ordering::AcqRel);
                 true
             }
         }
@@ -84,7 +92,7 @@ impl Readiness {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests {
     use super::*;
 
@@ -107,7 +115,7 @@ mod tests {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, serverlab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::atomic::AtomicUsize;

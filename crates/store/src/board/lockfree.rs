@@ -25,13 +25,13 @@ use std::hash::BuildHasher;
 
 /// Seeded per store against collision attacks; fixed under loom, whose
 /// model must be deterministic.
-#[cfg(not(loom))]
+#[cfg(not(serverlab_loom))]
 type RandomState = std::collections::hash_map::RandomState;
-#[cfg(loom)]
+#[cfg(serverlab_loom)]
 type RandomState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 use std::ptr;
 
-const BUCKETS: usize = if cfg!(loom) { 2 } else { 1 << 14 };
+const BUCKETS: usize = if cfg!(serverlab_loom) { 2 } else { 1 << 14 };
 
 struct Topic {
     name: Box<[u8]>,
@@ -186,7 +186,7 @@ impl Drop for LockFreeBoard {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, serverlab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

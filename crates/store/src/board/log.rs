@@ -30,7 +30,7 @@ use crate::sync::{AtomicPtr, AtomicU64, Ordering, Spin};
 use std::ptr;
 
 /// Slots in the first segment.
-const BASE: u64 = if cfg!(loom) { 2 } else { 32 };
+const BASE: u64 = if cfg!(serverlab_loom) { 2 } else { 32 };
 /// Enough segments for more than 2^40 elements.
 const SEGMENTS: usize = 40;
 
@@ -166,7 +166,7 @@ impl<T> Drop for Log<T> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests {
     use super::*;
 
@@ -221,7 +221,7 @@ mod tests {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, serverlab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

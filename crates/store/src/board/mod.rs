@@ -56,5 +56,5 @@ pub(crate) fn push_entry(out: &mut Vec<u8>, first: bool, topic: &[u8]) {
     out.extend_from_slice(topic);
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests;

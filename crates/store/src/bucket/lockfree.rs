@@ -38,7 +38,7 @@ impl BucketStore for LockFreeBuckets {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, serverlab_loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

@@ -48,5 +48,5 @@ pub fn new(kind: StoreKind, buckets: usize) -> Option<Arc<dyn BucketStore>> {
     })
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(serverlab_loom)))]
 mod tests;

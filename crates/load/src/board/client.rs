@@ -1,13 +1,12 @@
-//! One load connection: a poster or a reader, in a closed loop.
+//! One board connection's client: a poster or a reader. What it sends,
+//! and what each reply must be.
 
 use super::mirror::{AckError, Mirror};
 use super::workload::{message_code, topic_name, write_message, ReaderOp};
 use super::{BoardLoad, COUNT, LIST, OPS, POST, READ};
 use crate::checks::Checks;
-use crate::conn::FramedConn;
-use crate::env::thread_cpu_time;
+use crate::driver::Client;
 use crate::record::Recorder;
-use crate::Progress;
 use serverlab_proto::board::{parse_list, Request};
 use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;
@@ -27,18 +26,6 @@ impl Role {
             Role::Reader => "reader",
         }
     }
-}
-
-pub(crate) struct WorkerResult {
-    pub(crate) role: Role,
-    pub(crate) index: usize,
-    pub(crate) rec: Recorder,
-    pub(crate) runtime: Duration,
-    pub(crate) hits: u64,
-    pub(crate) misses: u64,
-    pub(crate) error: Option<String>,
-    /// CPU time this worker's thread used: (user, system) seconds.
-    pub(crate) cpu: (f64, f64),
 }
 
 /// What a reply must satisfy, decided when its request was sent.
@@ -67,157 +54,111 @@ struct InFlight {
     expect: Expect,
 }
 
-struct State<'a> {
+pub(crate) struct BoardClient<'a> {
     cfg: &'a BoardLoad,
     mirror: &'a Mirror,
     checks: &'a Checks,
-    role: Role,
-    index: usize,
+    pub(crate) role: Role,
+    pub(crate) index: usize,
     rng: fastrand::Rng,
     topics: Vec<Vec<u8>>,
     seq: u64,
-    rec: Recorder,
-    hits: u64,
-    misses: u64,
+    pub(crate) rec: Recorder,
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
     last_count: Vec<u64>,
     inflight: VecDeque<InFlight>,
     scratch: Vec<u8>,
-    unreported: u64,
+    start: Instant,
+    /// Pacing: one request per `interval`, counted from `start`.
+    interval: Option<Duration>,
+    issued: u32,
+    due: Option<Instant>,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
-    cfg: &BoardLoad,
-    mirror: &Mirror,
-    checks: &Checks,
-    progress: &Progress,
-    role: Role,
-    index: usize,
-    mut conn: FramedConn,
-    start: Instant,
-) -> WorkerResult {
-    let cpu0 = thread_cpu_time();
-    let salt = if role == Role::Poster {
-        0x5EED_0001
-    } else {
-        0x5EED_1001
-    };
-    let mut st = State {
-        cfg,
-        mirror,
-        checks,
-        role,
-        index,
-        rng: fastrand::Rng::with_seed(
-            cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        ),
-        topics: (0..cfg.topics).map(topic_name).collect(),
-        seq: 0,
-        rec: Recorder::new(OPS.len(), start, Some(cfg.duration())),
-        hits: 0,
-        misses: 0,
-        last_count: vec![0; cfg.topics],
-        inflight: VecDeque::with_capacity(cfg.pipeline),
-        scratch: Vec::new(),
-        unreported: 0,
-    };
-    let mut runtime = cfg.duration();
-    let error = drive(&mut st, &mut conn, start, &mut runtime, progress)
-        .err()
-        .map(|e| {
-            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                "the server closed the connection mid-run".to_string()
-            } else {
-                e.to_string()
-            };
-            format!("{} {}: {what}", role.name(), index)
-        });
-    progress.add(st.unreported);
-    let cpu1 = thread_cpu_time();
-    let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
-    WorkerResult {
-        role,
-        index,
-        rec: st.rec,
-        runtime,
-        hits: st.hits,
-        misses: st.misses,
-        error,
-        cpu,
-    }
-}
-
-fn drive(
-    st: &mut State,
-    conn: &mut FramedConn,
-    start: Instant,
-    runtime: &mut Duration,
-    progress: &Progress,
-) -> std::io::Result<()> {
-    let deadline = start + st.cfg.duration();
-    let interval = (st.cfg.throttle > 0.0).then(|| Duration::from_secs_f64(1.0 / st.cfg.throttle));
-    let mut issued = 0u32;
-    let mut stopping = false;
-    let mut wire = Vec::new();
-    loop {
-        if !stopping {
-            let now = Instant::now();
-            if now >= deadline {
-                stopping = true;
-                *runtime = now - start;
-            } else {
-                wire.clear();
-                let first_new = st.inflight.len();
-                while st.inflight.len() < st.cfg.pipeline {
-                    if let Some(iv) = interval {
-                        let due = start + iv * issued;
-                        let now = Instant::now();
-                        if due > now {
-                            if !st.inflight.is_empty() || !wire.is_empty() {
-                                break;
-                            }
-                            std::thread::sleep(
-                                (due - now).min(deadline.saturating_duration_since(now)),
-                            );
-                            if Instant::now() >= deadline {
-                                break;
-                            }
-                        }
-                    }
-                    st.issue(&mut wire, start);
-                    issued = issued.saturating_add(1);
-                }
-                if !wire.is_empty() {
-                    let sent = Instant::now();
-                    st.inflight
-                        .range_mut(first_new..)
-                        .for_each(|f| f.sent = sent);
-                    conn.send(&wire)?;
-                }
-            }
-        }
-        if st.inflight.is_empty() {
-            if stopping {
-                return Ok(());
-            }
-            continue;
-        }
-        let reply = conn.recv()?;
-        st.handle(reply);
-        while let Some(reply) = conn.recv_buffered() {
-            st.handle(reply);
-        }
-        if st.unreported >= 256 {
-            progress.add(st.unreported);
-            st.unreported = 0;
+impl<'a> BoardClient<'a> {
+    pub(crate) fn new(
+        cfg: &'a BoardLoad,
+        mirror: &'a Mirror,
+        checks: &'a Checks,
+        role: Role,
+        index: usize,
+        start: Instant,
+    ) -> Self {
+        let salt = if role == Role::Poster {
+            0x5EED_0001u64
+        } else {
+            0x5EED_1001
+        };
+        BoardClient {
+            cfg,
+            mirror,
+            checks,
+            role,
+            index,
+            rng: fastrand::Rng::with_seed(
+                cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            topics: (0..cfg.topics).map(topic_name).collect(),
+            seq: 0,
+            rec: Recorder::new(OPS.len(), start, Some(cfg.duration())),
+            hits: 0,
+            misses: 0,
+            last_count: vec![0; cfg.topics],
+            inflight: VecDeque::with_capacity(cfg.pipeline),
+            scratch: Vec::new(),
+            start,
+            interval: (cfg.throttle > 0.0).then(|| Duration::from_secs_f64(1.0 / cfg.throttle)),
+            issued: 0,
+            due: None,
         }
     }
 }
 
-impl State<'_> {
+impl BoardClient<'_> {
+    /// Count the window from `start` (set once every connection is open).
+    pub(crate) fn restart(&mut self, start: Instant) {
+        self.start = start;
+        self.rec = Recorder::new(OPS.len(), start, Some(self.cfg.duration()));
+    }
+}
+
+impl Client for BoardClient<'_> {
+    fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize {
+        let mut n = 0;
+        self.due = None;
+        while self.inflight.len() < self.cfg.pipeline {
+            if let Some(iv) = self.interval {
+                let due = self.start + iv * self.issued;
+                if due > now {
+                    self.due = Some(due);
+                    break;
+                }
+            }
+            self.issue(wire, now);
+            self.issued = self.issued.saturating_add(1);
+            n += 1;
+        }
+        n
+    }
+
+    fn handle(&mut self, reply: &[u8], now: Instant) {
+        self.reply(reply, now);
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.due
+    }
+}
+
+impl BoardClient<'_> {
     /// Build the next request into `wire` and remember what its reply must
-    /// be. Its send time is set when `wire` is written.
-    fn issue(&mut self, wire: &mut Vec<u8>, placeholder: Instant) {
+    /// be; it goes out at `sent`.
+    fn issue(&mut self, wire: &mut Vec<u8>, sent: Instant) {
         let topic = self.rng.usize(0..self.cfg.topics);
         let (op, expect) = match self.role {
             Role::Poster => {
@@ -266,15 +207,10 @@ impl State<'_> {
                 }
             },
         };
-        self.inflight.push_back(InFlight {
-            op,
-            sent: placeholder,
-            expect,
-        });
+        self.inflight.push_back(InFlight { op, sent, expect });
     }
 
-    fn handle(&mut self, reply: &[u8]) {
-        let done = Instant::now();
+    fn reply(&mut self, reply: &[u8], done: Instant) {
         let Some(f) = self.inflight.pop_front() else {
             self.checks.mismatch(format!(
                 "{} {}: a reply nobody asked for",
@@ -283,9 +219,7 @@ impl State<'_> {
             ));
             return;
         };
-        if self.rec.record(f.op, f.sent, done) {
-            self.unreported += 1;
-        }
+        self.rec.record(f.op, f.sent, done);
         match f.expect {
             Expect::Post { topic, code } => self.post_reply(topic, code, reply),
             Expect::Read { topic, id, code } => self.read_reply(topic, id, code, reply),

@@ -1,0 +1,91 @@
+//! `serverlab load kv`: httperf-style sessions against a kv server.
+
+use super::{emit, usage_error_in, Format, OutputArgs};
+use crate::{args, progress};
+use clap::error::ErrorKind;
+use clap::Args;
+use serverlab_load::kv::{KeyDist, KvLoad, Mix};
+use serverlab_load::Progress;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct KvLoadArgs {
+    /// Server address
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Sessions to run, each a new keep-alive connection
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    sessions: u32,
+    /// Requests per session, sent one after another on its connection
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    requests_per_session: u32,
+    /// Sessions in flight at once (one client thread each)
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    concurrency: u16,
+    /// Methods by weight, from get, head, put, post, delete
+    #[arg(long, default_value = "get=80,put=15,delete=5", value_name = "MIX")]
+    mix: Mix,
+    /// Distinct keys (key0, key1, …)
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    keys: u32,
+    /// How keys are drawn: uniform, or zipf:S (key0 hottest)
+    #[arg(long, default_value = "uniform", value_name = "DIST")]
+    key_dist: KeyDist,
+    /// Bytes per written value (examples: 128, 4KiB)
+    #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::size(0, 1 << 30))]
+    value_size: u64,
+    /// Write every key once before the run (not measured)
+    #[arg(long)]
+    preload: bool,
+    /// Seed for methods, keys and values (a session's requests depend only on it and the session number)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every response: statuses, self-checking values, ETag = MD5 of the body; mismatches fail the run
+    #[arg(long)]
+    verify: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(a: KvLoadArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = KvLoad::new(a.addr);
+    cfg.sessions = a.sessions as usize;
+    cfg.requests_per_session = a.requests_per_session as usize;
+    cfg.concurrency = a.concurrency.into();
+    cfg.mix = a.mix;
+    cfg.keys = a.keys as usize;
+    cfg.key_dist = a.key_dist;
+    cfg.value_size = a.value_size as usize;
+    cfg.preload = a.preload;
+    cfg.seed = a.seed;
+    cfg.verify = a.verify;
+    let format = a.output.format.unwrap_or(Format::Text);
+    if format == Format::Caps {
+        usage_error_in(
+            "kv",
+            ErrorKind::InvalidValue,
+            "--format caps is the board reference client's output; kv has text and json".into(),
+        );
+    }
+    if cfg.verify && cfg.value_size < cfg.min_verified_value_size() {
+        usage_error_in(
+            "kv",
+            ErrorKind::ValueValidation,
+            format!(
+                "--value-size {} is too small for --verify: values carry their key and a checksum, \
+                 so with --keys {} they need at least {} bytes",
+                cfg.value_size,
+                cfg.keys,
+                cfg.min_verified_value_size()
+            ),
+        );
+    }
+    let progress = Progress::default();
+    // No fixed duration: the bar shows requests, against a nominal minute.
+    let report = progress::show(Duration::from_secs(60), &progress, || {
+        serverlab_load::kv::run(&cfg, &progress)
+    })?;
+    emit(&report, format, a.output.json.as_ref())
+}

@@ -1,0 +1,346 @@
+//! `serverlab sweep` and `serverlab report` end to end: a tiny sweep
+//! against real board and echo servers, resume, failures, bad experiment
+//! files, and an interrupted sweep.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The first and last CPU this process may use (the same on one core).
+fn cpus() -> (usize, usize) {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    let allowed: Vec<usize> = (0..nix::sched::CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect();
+    (allowed[0], *allowed.last().unwrap())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn sweep(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = run(&[&["sweep"], args].concat());
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Two points (a board and an echo server) × 2 repetitions, short runs.
+fn tiny(server_cpu: usize, client_cpu: usize, duration: &str) -> String {
+    format!(
+        r#"
+name = "tiny"
+protocol = "board"
+repetitions = 2
+client_cpus = "{client_cpu}"
+[server]
+protocol = ["board", "echo"]
+strategy = "pool-locked"
+threads = 1
+cpus = "{server_cpu}"
+[load]
+posters = 1
+readers = 1
+duration = "{duration}"
+"#
+    )
+}
+
+#[test]
+fn tiny_sweep_writes_results_resumes_and_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "tiny.toml",
+        &tiny(server_cpu, client_cpu, "200ms"),
+    );
+    let out = tmp.path().join("out");
+    let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("4 runs to do, 0 already there"), "{stdout}");
+    assert_eq!(stdout.matches("/4] protocol=").count(), 4, "{stdout}");
+    assert!(out.join("sweep.json").exists() && out.join("experiment.toml").exists());
+    let mut records = Vec::new();
+    for protocol in ["board", "echo"] {
+        for rep in [1, 2] {
+            let dir = out.join(format!("runs/protocol={protocol}/rep-{rep}"));
+            for file in [
+                "run.json",
+                "load.json",
+                "server.json",
+                "server.log",
+                "load.log",
+            ] {
+                assert!(dir.join(file).exists(), "{}/{file}", dir.display());
+            }
+            let run = json(&dir.join("run.json"));
+            assert_eq!(run["status"], "ok", "{run}");
+            assert_eq!(run["params"]["protocol"], protocol);
+            assert_eq!(run["server"]["argv"][2], protocol);
+            assert_eq!(run["server"]["exit_code"], 0);
+            let load = json(&dir.join("load.json"));
+            assert!(load["results"]["requests"].as_u64().unwrap() > 0);
+            // The load really ran pinned to the client CPU.
+            assert_eq!(
+                load["environment"]["client_cpus"],
+                serde_json::json!([client_cpu])
+            );
+            assert!(
+                json(&dir.join("server.json"))["connections"]["accepted"]
+                    .as_u64()
+                    .unwrap()
+                    >= 2
+            );
+            records.push((
+                dir.join("run.json"),
+                std::fs::read(dir.join("run.json")).unwrap(),
+            ));
+        }
+    }
+
+    // Resume: nothing left to do, nothing rewritten.
+    let (code, stdout, _) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("0 runs to do, 4 already there"), "{stdout}");
+    for (path, bytes) in &records {
+        assert_eq!(
+            &std::fs::read(path).unwrap(),
+            bytes,
+            "{} rewritten",
+            path.display()
+        );
+    }
+
+    // A run lost (as after Ctrl-C): only it runs again.
+    std::fs::remove_dir_all(out.join("runs/protocol=echo/rep-2")).unwrap();
+    let (code, stdout, _) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("1 runs to do, 3 already there"), "{stdout}");
+    assert!(stdout.contains("[1/1] protocol=echo rep 2"), "{stdout}");
+    assert_eq!(std::fs::read(&records[0].0).unwrap(), records[0].1);
+
+    // The report, from disk.
+    let rep = run(&["report", out_s]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
+    let stdout = text(&rep.stdout);
+    assert!(stdout.contains("| protocol | n | mean req/s |"), "{stdout}");
+    assert!(
+        stdout.contains("| board | 2 |") && stdout.contains("| echo | 2 |"),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let svgs: Vec<_> = std::fs::read_dir(out.join("plots"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        .collect();
+    assert!(svgs.len() >= 2, "{svgs:?}");
+    assert_eq!(html.matches("<svg").count(), svgs.len());
+    for svg in &svgs {
+        assert!(svg.path().with_extension("png").exists());
+    }
+    assert!(out.join("report.md").exists());
+
+    // The experiment changed under the results: refuse, unless --force.
+    let exp2 = write(
+        tmp.path(),
+        "tiny.toml",
+        &tiny(server_cpu, client_cpu, "150ms"),
+    );
+    let exp2 = exp2.to_str().unwrap();
+    let (code, _, stderr) = sweep(&[exp2, "--out", out_s]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--force") && stderr.contains("150ms"),
+        "{stderr}"
+    );
+    let kept = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
+    assert!(
+        kept.contains("200ms"),
+        "the refused experiment replaced the recorded one"
+    );
+    let (code, stdout, stderr) = sweep(&[exp2, "--out", out_s, "--force"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("4 runs to do, 0 already there"), "{stdout}");
+}
+
+#[test]
+fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Echo answers POST with the request reversed: verification fails.
+    let exp = write(
+        tmp.path(),
+        "verify.toml",
+        "protocol = \"board\"\nrepetitions = 1\n[server]\nprotocol = [\"echo\", \"board\"]\n\
+         [load]\nposters = 1\nreaders = 1\nduration = \"150ms\"\nverify = true\n",
+    );
+    let out = tmp.path().join("out");
+    let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("[1/2] protocol=echo rep 1: FAILED"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[2/2] protocol=board rep 1:"), "{stdout}");
+    assert!(
+        stdout.contains("2 runs done, 0 already there, 1 failed"),
+        "{stdout}"
+    );
+    let failed = json(&out.join("runs/protocol=echo/rep-1/run.json"));
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["load"]["exit_code"], 1);
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("the load failed"),
+        "{failed}"
+    );
+    let ok = json(&out.join("runs/protocol=board/rep-1/run.json"));
+    assert_eq!(ok["status"], "ok");
+
+    // A re-run tries the failed run again, and only it.
+    let (code, stdout, _) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(1));
+    assert!(stdout.contains("1 runs to do, 1 already there"), "{stdout}");
+
+    // The report lists it.
+    let rep = run(&["report", out_s]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("protocol=echo rep 1: failed"), "{md}");
+}
+
+#[test]
+fn bad_experiment_files_exit_2_naming_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("protocol = \"board\"\nrepeats = 2\n", "repeats"),
+        ("protocol = \"board\"\n[load]\nbogus = 1\n", "--bogus"),
+        (
+            "protocol = \"board\"\n[server]\nstrategy = [\"async\", \"fastest\"]\n",
+            "fastest",
+        ),
+        ("protocol = \"board\"\n[load]\nposters = \"many\"\n", "many"),
+        ("protocol = \"carrier-pigeon\"\n", "carrier-pigeon"),
+        (
+            "protocol = \"board\"\n[load]\naddr = \"10.0.0.1:1\"\n",
+            "load.addr",
+        ),
+        (
+            "protocol = \"board\"\n[server]\nthreads = [1, 2\n",
+            "tiny.toml",
+        ),
+    ];
+    for (toml, names) in cases {
+        let exp = write(tmp.path(), "tiny.toml", toml);
+        let out = tmp.path().join("never");
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{toml}: {stderr}");
+        assert!(
+            stderr.contains(names),
+            "{toml}: stderr does not name {names}: {stderr}"
+        );
+        assert!(!out.exists(), "{toml}: ran anyway");
+    }
+    let (code, _, stderr) = sweep(&["/nonexistent/x.toml"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("/nonexistent/x.toml"), "{stderr}");
+    let rep = run(&["report", tmp.path().to_str().unwrap()]);
+    assert_eq!(rep.status.code(), Some(2));
+    assert!(
+        text(&rep.stderr).contains("not a sweep"),
+        "{}",
+        text(&rep.stderr)
+    );
+}
+
+#[test]
+fn an_interrupted_sweep_stops_promptly_and_keeps_no_partial_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "long.toml",
+        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = 1\nreaders = 1\nduration = \"30s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let child = Command::new(BIN)
+        .args([
+            "sweep",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let load_log = out.join("runs/all/rep-1/load.log");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !load_log.exists() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "did not stop promptly"
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("resume"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(
+        !out.join("runs/all/rep-1").exists(),
+        "a partial run was kept"
+    );
+}
+
+/// The experiments in experiments/ pass the binary's own flag checks (those
+/// whose protocol this build serves) and fit in 10 minutes here.
+#[test]
+fn the_shipped_experiments_check_out() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let out = run(&[
+        "sweep",
+        dir.join("caps.toml").to_str().unwrap(),
+        "--dry-run",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("caps: 25 points × 4 repetitions = 100 runs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("posters=5,readers=5:"), "{stdout}");
+    for (name, protocol) in [("erss", "bucket"), ("kvstore", "kv")] {
+        let out = run(&[
+            "sweep",
+            dir.join(format!("{name}.toml")).to_str().unwrap(),
+            "--dry-run",
+        ]);
+        let stderr = text(&out.stderr);
+        // Until this build serves the protocol, the check stops at its name.
+        let not_yet = stderr.contains(&format!("unrecognized subcommand '{protocol}'"));
+        assert!(
+            out.status.code() == Some(0) || (out.status.code() == Some(2) && not_yet),
+            "{name}: {stderr}"
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! What the kv load sends: the mix of methods, which keys (uniform or
+//! Zipf), and values that carry their own checksum so any reply can be
+//! checked on its own.
+
+use serde::Serialize;
+use serverlab_proto::kv::Method;
+use std::fmt;
+use std::str::FromStr;
+
+/// Methods by weight (`get=80,put=15,delete=5`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Mix {
+    pub get: u32,
+    pub head: u32,
+    pub put: u32,
+    pub post: u32,
+    pub delete: u32,
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            get: 80,
+            head: 0,
+            put: 15,
+            post: 0,
+            delete: 5,
+        }
+    }
+}
+
+impl Mix {
+    fn weights(&self) -> [(Method, u32); 5] {
+        [
+            (Method::Get, self.get),
+            (Method::Head, self.head),
+            (Method::Put, self.put),
+            (Method::Post, self.post),
+            (Method::Delete, self.delete),
+        ]
+    }
+
+    pub fn pick(&self, rng: &mut fastrand::Rng) -> Method {
+        let total: u32 = self.weights().iter().map(|w| w.1).sum();
+        let mut r = rng.u32(0..total);
+        for (m, w) in self.weights() {
+            if r < w {
+                return m;
+            }
+            r -= w;
+        }
+        unreachable!("r < total")
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut mix = Mix {
+            get: 0,
+            head: 0,
+            put: 0,
+            post: 0,
+            delete: 0,
+        };
+        for part in s.split(',') {
+            let (name, weight) = part.split_once('=').ok_or_else(|| {
+                format!("'{part}' is not method=weight (example: get=80,put=15,delete=5)")
+            })?;
+            let weight: u32 = weight
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{weight}' is not a whole-number weight"))?;
+            let slot = match name.trim() {
+                "get" => &mut mix.get,
+                "head" => &mut mix.head,
+                "put" => &mut mix.put,
+                "post" => &mut mix.post,
+                "delete" => &mut mix.delete,
+                other => {
+                    return Err(format!(
+                        "unknown method '{other}' (expected get, head, put, post, delete)"
+                    ))
+                }
+            };
+            *slot = weight;
+        }
+        let total: u64 = mix.weights().iter().map(|w| u64::from(w.1)).sum();
+        if total == 0 {
+            return Err("the weights add up to 0".into());
+        }
+        if total > u64::from(u32::MAX) {
+            return Err("the weights are too large".into());
+        }
+        Ok(mix)
+    }
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .weights()
+            .iter()
+            .filter(|w| w.1 > 0)
+            .map(|(m, w)| format!("{}={w}", m.name().to_ascii_lowercase()))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// How keys are drawn (`uniform` or `zipf:S`; serialized the same way).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyDist {
+    Uniform,
+    /// Key of rank i (from 1) drawn with weight 1/i^S: key0 is the hottest.
+    Zipf(f64),
+}
+
+impl FromStr for KeyDist {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "uniform" {
+            return Ok(KeyDist::Uniform);
+        }
+        let exponent = s
+            .strip_prefix("zipf:")
+            .ok_or_else(|| format!("'{s}' is not uniform or zipf:S (example: zipf:0.99)"))?;
+        match exponent.parse::<f64>() {
+            Ok(e) if e.is_finite() && e > 0.0 && e <= 10.0 => Ok(KeyDist::Zipf(e)),
+            _ => Err(format!("'{exponent}' is not a Zipf exponent in (0, 10]")),
+        }
+    }
+}
+
+impl Serialize for KeyDist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl fmt::Display for KeyDist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyDist::Uniform => f.write_str("uniform"),
+            KeyDist::Zipf(e) => write!(f, "zipf:{e}"),
+        }
+    }
+}
+
+/// Draws key indices in `0..keys` from a distribution.
+pub struct KeyPicker {
+    keys: usize,
+    /// Zipf only: cumulative weights, normalised to end at 1.
+    cdf: Option<Vec<f64>>,
+}
+
+impl KeyPicker {
+    pub fn new(keys: usize, dist: KeyDist) -> Self {
+        let cdf = match dist {
+            KeyDist::Uniform => None,
+            KeyDist::Zipf(s) => {
+                let mut acc = 0.0;
+                let mut cdf: Vec<f64> = (1..=keys)
+                    .map(|rank| {
+                        acc += (rank as f64).powf(-s);
+                        acc
+                    })
+                    .collect();
+                cdf.iter_mut().for_each(|c| *c /= acc);
+                Some(cdf)
+            }
+        };
+        KeyPicker { keys, cdf }
+    }
+
+    pub fn pick(&self, rng: &mut fastrand::Rng) -> usize {
+        match &self.cdf {
+            None => rng.usize(0..self.keys),
+            Some(cdf) => {
+                let u = rng.f64();
+                cdf.partition_point(|&c| c < u).min(self.keys - 1)
+            }
+        }
+    }
+}
+
+/// The name of key `i`.
+pub fn key_name(i: usize) -> Vec<u8> {
+    format!("key{i}").into_bytes()
+}
+
+/// Bytes of framing a self-checking value adds to its key.
+const CHECK_OVERHEAD: usize = 1 + 16 + 1 + 16;
+
+/// The smallest value size that can carry its key and checksum.
+pub fn min_checked_size(key_len: usize) -> usize {
+    key_len + CHECK_OVERHEAD
+}
+
+/// Write a value of exactly `size` bytes for `key`: `key:nonce:filler`
+/// then the FNV-1a checksum of everything before it, all in hex and
+/// letters. Below [`min_checked_size`] it is filler only (not checkable).
+pub fn write_value(out: &mut Vec<u8>, key: &[u8], nonce: u64, size: usize) {
+    out.clear();
+    let checked = size >= min_checked_size(key.len());
+    if checked {
+        out.extend_from_slice(key);
+        out.extend_from_slice(format!(":{nonce:016x}:").as_bytes());
+    }
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut x = nonce.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let fill_to = if checked { size - 16 } else { size };
+    while out.len() < fill_to {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push(ALPHABET[(x % ALPHABET.len() as u64) as usize]);
+    }
+    if checked {
+        let sum = fnv1a(out);
+        out.extend_from_slice(format!("{sum:016x}").as_bytes());
+    }
+}
+
+/// Check a value read back for `key`: its prefix names the key and its
+/// checksum matches. `Err` describes what is wrong.
+pub fn check_value(key: &[u8], value: &[u8]) -> Result<(), String> {
+    if value.len() < min_checked_size(key.len()) {
+        return Err(format!(
+            "{} bytes: too short to be a value this load wrote",
+            value.len()
+        ));
+    }
+    let (payload, sum) = value.split_at(value.len() - 16);
+    if !payload.starts_with(key) || payload.get(key.len()) != Some(&b':') {
+        return Err("it does not start with its key: another key's value".into());
+    }
+    let want = format!("{:016x}", fnv1a(payload));
+    if sum != want.as_bytes() {
+        return Err("its checksum does not match: the value was corrupted".into());
+    }
+    Ok(())
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_parses_and_picks_by_weight() {
+        assert_eq!("get=80,put=15,delete=5".parse::<Mix>(), Ok(Mix::default()));
+        assert_eq!(Mix::default().to_string(), "get=80,put=15,delete=5");
+        let only_head: Mix = "head=1".parse().unwrap();
+        let mut rng = fastrand::Rng::with_seed(1);
+        assert!((0..100).all(|_| only_head.pick(&mut rng) == Method::Head));
+        let mix: Mix = "get=3,post=1".parse().unwrap();
+        let posts = (0..10_000)
+            .filter(|_| mix.pick(&mut rng) == Method::Post)
+            .count();
+        assert!((2000..3000).contains(&posts), "{posts}");
+        for bad in ["get=0", "patch=1", "get", "get=-1", "get=4294967295,put=1"] {
+            assert!(bad.parse::<Mix>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn key_distributions() {
+        assert_eq!("uniform".parse(), Ok(KeyDist::Uniform));
+        assert_eq!("zipf:0.99".parse(), Ok(KeyDist::Zipf(0.99)));
+        for bad in ["zipf", "zipf:0", "zipf:-1", "zipf:nan", "normal"] {
+            assert!(bad.parse::<KeyDist>().is_err(), "{bad}");
+        }
+        let mut rng = fastrand::Rng::with_seed(7);
+        let zipf = KeyPicker::new(100, KeyDist::Zipf(1.2));
+        let mut counts = [0usize; 100];
+        for _ in 0..20_000 {
+            counts[zipf.pick(&mut rng)] += 1;
+        }
+        assert!(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[99]);
+        let uniform = KeyPicker::new(3, KeyDist::Uniform);
+        assert!((0..100).all(|_| uniform.pick(&mut rng) < 3));
+        let one = KeyPicker::new(1, KeyDist::Zipf(1.0));
+        assert!((0..100).all(|_| one.pick(&mut rng) == 0));
+    }
+
+    #[test]
+    fn values_check_themselves() {
+        let mut v = Vec::new();
+        for size in [min_checked_size(4), 100, 4096] {
+            write_value(&mut v, b"key7", 42, size);
+            assert_eq!(v.len(), size);
+            assert_eq!(check_value(b"key7", &v), Ok(()));
+            assert!(check_value(b"key8", &v).is_err());
+            let mut bad = v.clone();
+            bad[size / 2] ^= 1;
+            assert!(check_value(b"key7", &bad).is_err());
+            assert!(check_value(b"key7", &v[..size - 1]).is_err());
+        }
+        write_value(&mut v, b"key7", 1, 5);
+        assert_eq!(v.len(), 5);
+        let mut w = Vec::new();
+        write_value(&mut w, b"key7", 2, 100);
+        write_value(&mut v, b"key7", 1, 100);
+        assert_ne!(v, w, "nonces make distinct values");
+    }
+}

@@ -1,0 +1,552 @@
+//! Finding a request head in a byte stream and parsing it (with
+//! `httparse`) into a typed [`Head`], or into the status that rejects it.
+//!
+//! Check, then parse: the head's end (an empty line) is searched for
+//! incrementally, resuming where the last call stopped, and httparse runs
+//! once on a complete head. Limits are enforced while the head is still
+//! arriving, so a connection never buffers more than
+//! [`Limits::max_head`] bytes of head.
+
+use super::{IfNoneMatch, Method, Status, Target, Version};
+use crate::number::parse_u64;
+
+/// Room in a request line beyond the URI: method, spaces, version, CRLF.
+const LINE_SLACK: usize = 64;
+/// Most header fields in one request; more is answered 431.
+pub const MAX_HEADER_COUNT: usize = 100;
+
+/// The size limits a server enforces (`--max-uri`, `--max-headers`,
+/// `--max-value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest request target, in bytes as sent: 414 beyond.
+    pub max_uri: usize,
+    /// Largest header section (after the request line): 431 beyond.
+    pub max_headers: usize,
+    /// Largest body: 413 beyond.
+    pub max_value: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_uri: 2048,
+            max_headers: 16 * 1024,
+            max_value: 1 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// Longest request line, CRLF included.
+    pub fn max_line(&self) -> usize {
+        self.max_uri + LINE_SLACK
+    }
+
+    /// Most bytes a head may take before it is rejected, including the
+    /// empty lines a client may send before it.
+    pub fn max_head(&self) -> usize {
+        LINE_SLACK + self.max_line() + self.max_headers + 4
+    }
+
+    /// Most bytes one whole request may take.
+    pub fn max_request(&self) -> usize {
+        self.max_head() + self.max_value
+    }
+}
+
+/// A parsed request head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub method: Method,
+    pub target: Target,
+    pub version: Version,
+    /// Whether the connection stays open after the response: HTTP/1.1
+    /// unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
+    pub keep_alive: bool,
+    /// Body bytes that follow the head (0 without `Content-Length`).
+    pub content_length: usize,
+    pub if_none_match: Option<IfNoneMatch>,
+    /// An HTTP/1.1 client waits for `100 Continue` before its body.
+    pub expect_continue: bool,
+}
+
+/// A request the server will not read to its end: answer `status`, then
+/// close the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reject {
+    pub status: Status,
+    /// A short explanation, sent as the response body.
+    pub why: &'static str,
+    /// The request was a HEAD: the response has no body.
+    pub head_only: bool,
+}
+
+/// The outcome of looking for a head at the front of a connection's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadScan {
+    /// No complete head yet, and no limit passed: wait for more bytes.
+    Incomplete,
+    /// A head of `len` bytes; its body (if any) follows.
+    Complete {
+        head: Head,
+        len: usize,
+    },
+    Reject(Reject),
+}
+
+fn reject(status: Status, why: &'static str) -> HeadScan {
+    HeadScan::Reject(Reject {
+        status,
+        why,
+        head_only: false,
+    })
+}
+
+/// Look for a request head at the front of `input`. `scanned` carries the
+/// search's progress between calls on the same head: start it at 0, and
+/// reset it to 0 for the next request.
+pub fn scan(input: &[u8], scanned: &mut usize, limits: &Limits) -> HeadScan {
+    // RFC 9112 §2.2: ignore empty lines before the request line.
+    let lead = input
+        .iter()
+        .take_while(|&&b| b == b'\r' || b == b'\n')
+        .count();
+    if lead > LINE_SLACK {
+        return reject(
+            Status::BadRequest,
+            "too many empty lines before the request",
+        );
+    }
+    match find_end(input, lead, scanned) {
+        Some(end) => parse(&input[..end], lead, limits),
+        None => incomplete(input, lead, limits),
+    }
+}
+
+/// The end of the head (just past its empty line), searching from
+/// `*scanned`, which is advanced past what can be ruled out.
+fn find_end(input: &[u8], lead: usize, scanned: &mut usize) -> Option<usize> {
+    let mut at = (*scanned).max(lead);
+    while let Some(i) = memchr::memchr(b'\n', &input[at..]).map(|i| at + i) {
+        match (input.get(i + 1), input.get(i + 2)) {
+            (Some(b'\n'), _) => return Some(i + 2),
+            (Some(b'\r'), Some(b'\n')) => return Some(i + 3),
+            (None, _) | (Some(b'\r'), None) => {
+                // Cannot tell yet: look at this LF again next time.
+                *scanned = i;
+                return None;
+            }
+            _ => at = i + 1,
+        }
+    }
+    *scanned = input.len();
+    None
+}
+
+/// No head yet: reject it if it has already passed a limit.
+fn incomplete(input: &[u8], lead: usize, limits: &Limits) -> HeadScan {
+    let line = &input[lead..];
+    match memchr::memchr(b'\n', line) {
+        None if line.len() > limits.max_line() => {
+            // A long line that began like a request line is a long URI.
+            let looks_like_request = line[..line.len().min(LINE_SLACK)].contains(&b' ');
+            if looks_like_request {
+                reject(Status::UriTooLong, "the request line is too long")
+            } else {
+                reject(Status::BadRequest, "malformed request line")
+            }
+        }
+        None => HeadScan::Incomplete,
+        Some(eol) if eol + 1 > limits.max_line() || target_len(&line[..eol]) > limits.max_uri => {
+            reject(Status::UriTooLong, "the request target is too long")
+        }
+        Some(eol) if line.len() - (eol + 1) > limits.max_headers + 2 => {
+            reject(Status::HeadersTooLarge, "the header section is too large")
+        }
+        Some(_) => HeadScan::Incomplete,
+    }
+}
+
+/// Length of the target in a request line (`METHOD SP target SP version`),
+/// whether or not the head around it is complete yet.
+fn target_len(line: &[u8]) -> usize {
+    line.split(|&b| b == b' ').nth(1).map_or(0, <[u8]>::len)
+}
+
+/// Parse a complete head and apply the limits and rules that need it whole.
+fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADER_COUNT];
+    let mut req = httparse::Request::new(&mut fields);
+    let len = match req.parse(head) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return reject(Status::BadRequest, "malformed request head")
+        }
+        Err(httparse::Error::TooManyHeaders) => {
+            return reject(Status::HeadersTooLarge, "too many header fields")
+        }
+        Err(httparse::Error::Version) => {
+            return reject(Status::BadRequest, "not an HTTP/1.0 or HTTP/1.1 request")
+        }
+        Err(_) => return reject(Status::BadRequest, "malformed request head"),
+    };
+    let (Some(method), Some(uri), Some(minor)) = (req.method, req.path, req.version) else {
+        return reject(Status::BadRequest, "malformed request head");
+    };
+    let method = Method::parse(method);
+    let fail = |status, why| {
+        HeadScan::Reject(Reject {
+            status,
+            why,
+            head_only: method == Method::Head,
+        })
+    };
+    if uri.len() > limits.max_uri {
+        return fail(Status::UriTooLong, "the request target is too long");
+    }
+    let line_end = lead + memchr::memchr(b'\n', &head[lead..]).map_or(0, |i| i + 1);
+    if len - line_end > limits.max_headers + 2 {
+        return fail(Status::HeadersTooLarge, "the header section is too large");
+    }
+    let version = if minor == 0 {
+        Version::Http10
+    } else {
+        Version::Http11
+    };
+    let f = match Fields::read(req.headers) {
+        Ok(f) => f,
+        Err(why) => return fail(Status::BadRequest, why),
+    };
+    if f.hosts > 1 || (version == Version::Http11 && f.hosts == 0) {
+        return fail(
+            Status::BadRequest,
+            "an HTTP/1.1 request needs exactly one Host",
+        );
+    }
+    if f.transfer_encoding {
+        return fail(
+            Status::LengthRequired,
+            "Transfer-Encoding (chunked) is not supported: send Content-Length",
+        );
+    }
+    let content_length = match f.content_length {
+        Some(Some(n)) if n <= limits.max_value as u64 => n as usize,
+        Some(_) => {
+            return fail(
+                Status::ContentTooLarge,
+                "the body is larger than --max-value",
+            )
+        }
+        None if method.writes() => {
+            return fail(Status::LengthRequired, "a PUT or POST needs Content-Length")
+        }
+        None => 0,
+    };
+    if f.expect_other && version == Version::Http11 {
+        return fail(
+            Status::ExpectationFailed,
+            "only the 100-continue expectation is supported",
+        );
+    }
+    let target = match Target::parse(uri) {
+        Ok(t) => t,
+        // The target of a method we do not serve does not matter: 405.
+        Err(_) if method == Method::Other => Target::NoKey,
+        Err(_) => return fail(Status::BadRequest, "malformed request target"),
+    };
+    let keep_alive = !f.close && (version == Version::Http11 || f.keep_alive);
+    HeadScan::Complete {
+        head: Head {
+            method,
+            target,
+            version,
+            keep_alive,
+            content_length,
+            if_none_match: f.if_none_match,
+            expect_continue: f.expect_continue && version == Version::Http11,
+        },
+        len,
+    }
+}
+
+/// What the header fields say, before the rules that combine them.
+#[derive(Default)]
+struct Fields {
+    hosts: usize,
+    /// `Some(None)`: a length too large for u64.
+    content_length: Option<Option<u64>>,
+    transfer_encoding: bool,
+    close: bool,
+    keep_alive: bool,
+    if_none_match: Option<IfNoneMatch>,
+    expect_continue: bool,
+    expect_other: bool,
+}
+
+impl Fields {
+    fn read(headers: &[httparse::Header]) -> Result<Fields, &'static str> {
+        let mut f = Fields::default();
+        for h in headers {
+            let value = h.value.trim_ascii();
+            let name = h.name;
+            if name.eq_ignore_ascii_case("host") {
+                f.hosts += 1;
+            } else if name.eq_ignore_ascii_case("content-length") {
+                let n = parse_u64(value).map_err(|()| "Content-Length is not a number")?;
+                if f.content_length.is_some_and(|old| old != n) {
+                    return Err("conflicting Content-Length fields");
+                }
+                f.content_length = Some(n);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                f.transfer_encoding = true;
+            } else if name.eq_ignore_ascii_case("connection") {
+                for option in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+                    f.close |= option.eq_ignore_ascii_case(b"close");
+                    f.keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+                }
+            } else if name.eq_ignore_ascii_case("if-none-match") {
+                let this = IfNoneMatch::parse(value);
+                f.if_none_match = Some(match f.if_none_match.take() {
+                    Some(before) => before.merge(this),
+                    None => this,
+                });
+            } else if name.eq_ignore_ascii_case("expect") {
+                if value.eq_ignore_ascii_case(b"100-continue") {
+                    f.expect_continue = true;
+                } else {
+                    f.expect_other = true;
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_all(input: &[u8]) -> HeadScan {
+        scan(input, &mut 0, &Limits::default())
+    }
+
+    fn complete(input: &[u8]) -> (Head, usize) {
+        match scan_all(input) {
+            HeadScan::Complete { head, len } => (head, len),
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(input)),
+        }
+    }
+
+    fn status(input: &[u8]) -> Status {
+        match scan_all(input) {
+            HeadScan::Reject(r) => r.status,
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(input)),
+        }
+    }
+
+    #[test]
+    fn a_simple_get() {
+        let wire = b"GET /apple HTTP/1.1\r\nHost: x\r\n\r\nNEXT";
+        let (head, len) = complete(wire);
+        assert_eq!(len, wire.len() - 4);
+        assert_eq!(
+            head,
+            Head {
+                method: Method::Get,
+                target: Target::Key(b"apple".to_vec()),
+                version: Version::Http11,
+                keep_alive: true,
+                content_length: 0,
+                if_none_match: None,
+                expect_continue: false,
+            }
+        );
+    }
+
+    #[test]
+    fn connection_semantics() {
+        let ka = |wire: &[u8]| complete(wire).0.keep_alive;
+        assert!(ka(b"GET /k HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(!ka(
+            b"GET /k HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        ));
+        assert!(!ka(
+            b"GET /k HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, Close\r\n\r\n"
+        ));
+        assert!(!ka(b"GET /k HTTP/1.0\r\n\r\n"));
+        assert!(ka(b"GET /k HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"));
+        assert!(!ka(
+            b"GET /k HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n"
+        ));
+    }
+
+    #[test]
+    fn bodies_and_lengths() {
+        let (head, len) = complete(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+        assert_eq!(
+            (head.method, head.content_length, len),
+            (Method::Put, 5, 47)
+        );
+        let (head, _) = complete(b"POST /k HTTP/1.1\r\nHost: x\r\ncontent-length:0\r\n\r\n");
+        assert_eq!(head.content_length, 0);
+        let (head, _) = complete(
+            b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n",
+        );
+        assert_eq!(head.content_length, 3);
+        assert_eq!(
+            status(b"PUT /k HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Status::LengthRequired
+        );
+        assert_eq!(
+            status(b"PUT /k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            Status::LengthRequired
+        );
+        assert_eq!(
+            status(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"),
+            Status::BadRequest
+        );
+        assert_eq!(
+            status(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"),
+            Status::BadRequest
+        );
+        assert_eq!(
+            status(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n"),
+            Status::ContentTooLarge
+        );
+        assert_eq!(
+            status(
+                b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n"
+            ),
+            Status::ContentTooLarge
+        );
+        let (head, _) = complete(b"GET /k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab");
+        assert_eq!(head.content_length, 2, "a GET body is framed, then ignored");
+    }
+
+    #[test]
+    fn malformed_heads() {
+        for wire in [
+            &b"GET /k HTTP/1.1\r\n\r\n"[..],
+            b"GET /k HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            b"GET /k HTTP/2.0\r\nHost: x\r\n\r\n",
+            b"GET /k\r\n\r\n",
+            b"GET  /k HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /k HTTP/1.1\r\nHost x\r\n\r\n",
+            b"GET /k HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n",
+            b"GET /a%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET * HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"\x00\x01\x02\r\n\r\n",
+        ] {
+            assert_eq!(
+                status(wire),
+                Status::BadRequest,
+                "{:?}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_methods_are_framed_for_405() {
+        let (head, _) = complete(b"PATCH /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz");
+        assert_eq!((head.method, head.content_length), (Method::Other, 1));
+        let (head, _) = complete(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(head.method, Method::Other);
+    }
+
+    #[test]
+    fn expectations() {
+        let (head, _) = complete(
+            b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-Continue\r\n\r\n",
+        );
+        assert!(head.expect_continue);
+        let (head, _) =
+            complete(b"PUT /k HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+        assert!(!head.expect_continue, "HTTP/1.0 ignores it");
+        assert_eq!(
+            status(b"GET /k HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"),
+            Status::ExpectationFailed
+        );
+    }
+
+    #[test]
+    fn lf_only_and_leading_empty_lines() {
+        let (head, len) = complete(b"\r\n\nGET /k HTTP/1.1\nHost: x\n\nrest");
+        assert_eq!((head.target, len), (Target::Key(b"k".to_vec()), 28));
+        assert_eq!(scan_all(b"\r\n\r\n"), HeadScan::Incomplete);
+        assert_eq!(status(&[b'\n'; 100]), Status::BadRequest);
+    }
+
+    #[test]
+    fn incremental_scan_agrees_with_whole_scan() {
+        let wire = b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab";
+        let limits = Limits::default();
+        let mut scanned = 0;
+        for end in 0..wire.len() {
+            let got = scan(&wire[..end], &mut scanned, &limits);
+            if end < wire.len() - 2 {
+                assert_eq!(got, HeadScan::Incomplete, "at {end}");
+                assert!(scanned <= end);
+            } else {
+                assert!(
+                    matches!(got, HeadScan::Complete { len: 47, .. }),
+                    "at {end}: {got:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn size_limits() {
+        let limits = Limits {
+            max_uri: 20,
+            max_headers: 40,
+            max_value: 10,
+        };
+        let st = |wire: &[u8]| match scan(wire, &mut 0, &limits) {
+            HeadScan::Reject(r) => Some(r.status),
+            HeadScan::Incomplete => None,
+            HeadScan::Complete { .. } => Some(Status::Ok),
+        };
+        let uri20 = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(19));
+        assert_eq!(st(uri20.as_bytes()), Some(Status::Ok));
+        let uri21 = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(20));
+        assert_eq!(st(uri21.as_bytes()), Some(Status::UriTooLong));
+        // Known as soon as the request line is complete.
+        let line21 = format!("GET /{} HTTP/1.1\r\n", "a".repeat(20));
+        assert_eq!(st(line21.as_bytes()), Some(Status::UriTooLong));
+        assert_eq!(st(&line21.as_bytes()[..line21.len() - 2]), None);
+        // Rejected before the line ends, once it cannot fit.
+        let endless = format!("GET /{}", "a".repeat(100));
+        assert_eq!(st(endless.as_bytes()), Some(Status::UriTooLong));
+        assert_eq!(st(&[b'x'; 100]), Some(Status::BadRequest));
+        let fields = format!(
+            "GET /k HTTP/1.1\r\nHost: x\r\nA: {}\r\n\r\n",
+            "v".repeat(40)
+        );
+        assert_eq!(st(fields.as_bytes()), Some(Status::HeadersTooLarge));
+        let endless = format!("GET /k HTTP/1.1\r\nHost: x\r\nA: {}", "v".repeat(60));
+        assert_eq!(st(endless.as_bytes()), Some(Status::HeadersTooLarge));
+        let many: String = (0..=MAX_HEADER_COUNT)
+            .map(|i| format!("h{i}:1\r\n"))
+            .collect();
+        let many = format!("GET /k HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+        assert_eq!(
+            scan(many.as_bytes(), &mut 0, &Limits::default()),
+            reject(Status::HeadersTooLarge, "too many header fields")
+        );
+        assert_eq!(
+            st(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n"),
+            Some(Status::ContentTooLarge)
+        );
+    }
+
+    #[test]
+    fn head_requests_are_marked_in_rejections() {
+        match scan_all(b"HEAD /a%zz HTTP/1.1\r\nHost: x\r\n\r\n") {
+            HeadScan::Reject(r) => assert!(r.head_only),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The report of hand-made sweeps (fixtures/README.md works out every
+//! expected number): statistics, tables, plots (SVG parsed, PNG present),
+//! the HTML page, and the comparison of two sweeps.
+
+use serverlab_report::data::Sweep;
+use serverlab_report::points::PointStats;
+use serverlab_report::{generate, Written};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A copy of a fixture in a temporary directory (a report writes into it).
+fn copy(name: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), tmp.path());
+    tmp
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn close(got: f64, want: f64, tol: f64) {
+    assert!((got - want).abs() <= tol, "got {got}, want {want} ± {tol}");
+}
+
+#[test]
+fn statistics_match_the_hand_computed_values() {
+    let sweep = Sweep::read(&fixture("a")).unwrap();
+    let stats: Vec<PointStats> = sweep.points.iter().map(PointStats::of).collect();
+
+    let one = &stats[0];
+    let t = one.throughput.unwrap();
+    assert_eq!(
+        (t.n, t.mean, t.median, t.min, t.max),
+        (3, 1200.0, 1200.0, 1000.0, 1400.0)
+    );
+    close(t.sd.unwrap(), 200.0, 1e-9);
+    let (lo, hi) = t.ci.unwrap();
+    close(lo, 1200.0 - 496.8276, 1e-3);
+    close(hi, 1200.0 + 496.8276, 1e-3);
+    assert_eq!(one.clients, Some(2.0));
+    close(one.per_thread_rps.unwrap().mean, 600.0, 1e-9);
+    close(one.requests_per_thread.unwrap().mean, 6000.0, 1e-9);
+    close(one.latency("p99").unwrap().mean, 500.0, 1e-9);
+    let tail = one.latency("p99.9").unwrap();
+    close(tail.mean, 2500.0, 1e-9);
+    close(
+        tail.ci_half().unwrap(),
+        4.302652729911275 * 500.0 / 3f64.sqrt(),
+        1e-6,
+    );
+    assert!(one.service.is_empty());
+
+    let two = &stats[1];
+    assert_eq!(two.runs.failed.len(), 1);
+    assert_eq!(two.runs.failed[0].repetition, 3);
+    let t = two.throughput.unwrap();
+    assert_eq!((t.n, t.mean), (2, 2300.0));
+    close(t.sd.unwrap(), 424.26407, 1e-4);
+    close(t.ci_half().unwrap(), 12.706204736174698 * 300.0, 1e-6);
+    assert_eq!(two.clients, Some(3.0));
+    for (name, want) in [
+        ("p50", 100.0),
+        ("p90", 200.0),
+        ("p99", 1000.0),
+        ("p99.9", 1000.0),
+    ] {
+        assert_eq!(two.latency(name).unwrap().mean, want, "{name}");
+    }
+    close(two.runs.runs[0].metrics.latency_us.mean, 227.0, 1e-9);
+    close(two.service("p99").unwrap().mean, 90.0, 1e-9);
+    close(two.service("median").unwrap().mean, 20.0, 1e-9);
+    assert_eq!(two.bottlenecked, 1);
+}
+
+fn report(dir: &Path, other: Option<&Path>) -> Written {
+    generate(dir, other).unwrap()
+}
+
+#[test]
+fn markdown_tables_hold_the_statistics() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), None);
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(
+        md.contains("| 1 | 3 | 1200 | 1200 | 1000 | 1400 | 200 | 703 – 1697 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 2 | 2 | 2300 | 2300 | 2000 | 2600 | 424 | -1512 – 6112 |"),
+        "{md}"
+    );
+    // Each latency column in its own unit: p50 in µs; p99 (up to 1000 µs) and p99.9 in ms.
+    assert!(
+        md.contains("| posters | p50 (µs) | p90 (µs) | p99 (ms) | p99.9 (ms) |"),
+        "{md}"
+    );
+    assert!(md.contains("2.50 ± 1.24"), "{md}");
+    assert!(md.contains("Server service time"), "{md}");
+    assert!(
+        md.contains("posters=2 rep 3: failed: the load failed"),
+        "{md}"
+    );
+    assert!(md.contains("may have set the pace"), "{md}");
+    assert_eq!(w.failed_runs, 1);
+    assert_eq!(w.throughput_table.lines().count(), 4);
+}
+
+/// Every `<text>` in an SVG document.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text)
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn plots_parse_and_carry_their_axis_titles() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), None);
+    let plots = tmp.path().join("plots");
+    let expect: [(&str, &[&str]); 6] = [
+        (
+            "throughput-vs-clients",
+            &[
+                "throughput (requests/s)",
+                "client connections (posters + readers)",
+            ],
+        ),
+        (
+            "per-thread-rate-vs-clients",
+            &[
+                "requests per thread per second",
+                "client connections (posters + readers)",
+            ],
+        ),
+        (
+            "total-and-per-thread",
+            &["total requests per run", "requests per thread per run"],
+        ),
+        // p99 reaches 1000 µs at 3 clients: the axis is in ms.
+        (
+            "latency-vs-clients",
+            &[
+                "latency (ms)",
+                "client connections (posters + readers)",
+                "p50",
+                "p99",
+            ],
+        ),
+        // p99.9 reaches 2.5 ms (CI to 3.7 ms): the axis is in ms, not µs or s.
+        (
+            "latency-vs-load",
+            &["latency (ms)", "throughput (requests/s)", "p50", "p99.9"],
+        ),
+        ("service-time-vs-clients", &["service time (µs)"]),
+    ];
+    assert_eq!(w.plots.len(), expect.len(), "{:?}", w.plots);
+    for (id, titles) in expect {
+        let texts = svg_texts(&plots.join(format!("{id}.svg")));
+        for t in titles {
+            assert!(
+                texts.iter().any(|x| x == t),
+                "{id}.svg lacks '{t}': {texts:?}"
+            );
+        }
+        let png = std::fs::read(plots.join(format!("{id}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png");
+        assert!(png.len() > 10_000, "{id}.png is suspiciously small");
+    }
+}
+
+#[test]
+fn html_is_self_contained_with_every_plot_inline() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), None);
+    let html = std::fs::read_to_string(&w.html).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg").count(), w.plots.len());
+    assert!(!html.contains("<?xml"), "an XML prolog inside HTML");
+    assert!(
+        !html.contains("<img"),
+        "plots must be inline, not linked images"
+    );
+    for title in [
+        "Throughput vs client connections",
+        "Latency percentiles vs load",
+    ] {
+        assert!(html.contains(&format!("<figcaption>{title}")), "{title}");
+    }
+    assert!(html.contains("<td>703 – 1697</td>"));
+}
+
+#[test]
+fn comparison_with_another_sweep() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), Some(&fixture("b")));
+    let table = w.comparison_table.expect("a comparison");
+    let row = |point: &str, metric: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.contains(&format!("| {point} | {metric}")))
+            .unwrap_or_else(|| panic!("no row {point} {metric}: {table}"))
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let r = row("posters=1", "throughput");
+    assert_eq!(r[5], "-500");
+    assert_eq!(r[7], "-29.4%");
+    assert_eq!(r[9], "yes", "{r:?}");
+    let r = row("posters=2", "throughput");
+    assert_eq!(r[5], "0");
+    assert_eq!(r[9], "no", "{r:?}");
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(md.contains("Compared with"));
+}
+
+#[test]
+fn not_a_sweep_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = generate(tmp.path(), None).err().expect("an error");
+    assert!(
+        err.to_string().contains("is not a sweep's results"),
+        "{err}"
+    );
+}

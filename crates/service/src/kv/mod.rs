@@ -1,0 +1,346 @@
+//! The kv service: HTTP/1.1 requests applied to a [`KvStore`].
+//!
+//! `frame` finds a request head (see [`serverlab_proto::kv::scan`]),
+//! remembers it parsed, and waits for the body its `Content-Length`
+//! names; `apply` takes the parsed head and the body and answers. A
+//! request the server stops reading (malformed, over a limit, chunked) is
+//! answered from `frame` with `Connection: close`, and the connection
+//! closes. The MD5 of every written value (its ETag) is computed here,
+//! before the store is touched, so no lock is held during it.
+
+mod stats;
+
+use crate::{After, Frame, Service};
+use serverlab_proto::kv::{
+    digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, Response,
+    Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
+};
+use serverlab_store::kv::{KvStore, Put, Value};
+use stats::KvStats;
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The kv server's settings (`--max-uri`, `--max-headers`, `--max-value`,
+/// `--header-timeout`).
+#[derive(Debug, Clone, Copy)]
+pub struct KvConfig {
+    pub limits: Limits,
+    /// How long a connection may take to deliver a whole request, counted
+    /// from when the server is ready for it (accepted, or the previous
+    /// request taken): 408 and close beyond.
+    pub header_timeout: Duration,
+}
+
+impl Default for KvConfig {
+    fn default() -> Self {
+        KvConfig {
+            limits: Limits::default(),
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+pub struct KvService {
+    store: Arc<dyn KvStore>,
+    cfg: KvConfig,
+    stats: KvStats,
+}
+
+/// Per connection: the request being received.
+#[derive(Default)]
+pub struct KvConn {
+    /// Head-search progress (see [`scan`]).
+    scanned: usize,
+    /// The head, once complete, while its body arrives.
+    pending: Option<Pending>,
+}
+
+struct Pending {
+    head: Head,
+    head_len: usize,
+    /// `100 Continue` already sent.
+    continued: bool,
+}
+
+const VALUE_TYPE: &str = "application/octet-stream";
+const TEXT_TYPE: &str = "text/plain; charset=utf-8";
+const JSON_TYPE: &str = "application/json";
+
+impl KvService {
+    pub fn new(store: Arc<dyn KvStore>, cfg: KvConfig) -> Self {
+        KvService {
+            store,
+            cfg,
+            stats: KvStats::default(),
+        }
+    }
+
+    /// Answer a request the server stopped reading, and close.
+    fn reject(&self, r: Reject, out: &mut Vec<u8>) {
+        self.stats.status(r.status);
+        let date = now_date();
+        let body = [r.why.as_bytes(), b"\n"].concat();
+        let mut res = Response::new(r.status, &date, &body);
+        res.content_type = Some(TEXT_TYPE);
+        res.connection = Connection::Close;
+        res.send_body = !r.head_only;
+        res.encode(out);
+    }
+
+    /// The framed head and its length: normally remembered by `frame`.
+    fn take_head(&self, conn: &mut KvConn, request: &[u8]) -> Option<(Head, usize)> {
+        if let Some(p) = conn.pending.take() {
+            return Some((p.head, p.head_len));
+        }
+        // Only reached if a strategy applied bytes `frame` did not report.
+        match scan(request, &mut 0, &self.cfg.limits) {
+            HeadScan::Complete { head, len } => Some((head, len)),
+            _ => None,
+        }
+    }
+
+    /// Append the response to one applied request; returns its status.
+    fn answer(&self, head: &Head, body: &[u8], out: &mut Vec<u8>) -> Status {
+        let date = now_date();
+        let connection = match (head.keep_alive, head.version) {
+            (false, _) => Connection::Close,
+            (true, Version::Http10) => Connection::KeepAlive,
+            (true, Version::Http11) => Connection::Persistent,
+        };
+        let send_body = head.method != Method::Head;
+        let text = |status: Status, msg: &'static str| {
+            let mut r = Response::new(status, &date, msg.as_bytes());
+            r.content_type = Some(TEXT_TYPE);
+            r
+        };
+        let reserved = matches!(head.target, Target::Health | Target::Stats);
+        let finish = |mut r: Response, out: &mut Vec<u8>| {
+            r.connection = connection;
+            r.send_body &= send_body;
+            r.encode(out);
+            r.status
+        };
+        if head.method == Method::Other {
+            let mut r = text(Status::MethodNotAllowed, "method not allowed\n");
+            r.allow = Some(if reserved { ALLOW_RESERVED } else { ALLOW_KEY });
+            return finish(r, out);
+        }
+        let readonly = matches!(head.method, Method::Get | Method::Head);
+        match &head.target {
+            Target::Health if readonly => finish(text(Status::Ok, "ok"), out),
+            Target::Stats if readonly => {
+                let mut json = serde_json::to_vec_pretty(&self.stats.snapshot(self.store.len()))
+                    .expect("statistics serialize");
+                json.push(b'\n');
+                let mut r = Response::new(Status::Ok, &date, &json);
+                r.content_type = Some(JSON_TYPE);
+                finish(r, out)
+            }
+            Target::Health | Target::Stats => {
+                let mut r = text(Status::MethodNotAllowed, "method not allowed\n");
+                r.allow = Some(ALLOW_RESERVED);
+                finish(r, out)
+            }
+            Target::Reserved => finish(text(Status::NotFound, "not found\n"), out),
+            Target::NoKey => finish(
+                text(
+                    Status::BadRequest,
+                    "no key: the path is /<key>, 1 to 1024 bytes\n",
+                ),
+                out,
+            ),
+            Target::KeyTooLong => finish(
+                text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
+                out,
+            ),
+            Target::Key(key) => match head.method {
+                Method::Get | Method::Head => self.get(head, key, &date, out, finish),
+                Method::Put | Method::Post => {
+                    let d = digest(body);
+                    let value = Arc::new(Value {
+                        bytes: body.into(),
+                        digest: d,
+                    });
+                    let status = match self.store.put(key, value) {
+                        Put::Created => Status::Created,
+                        Put::Replaced => Status::Ok,
+                    };
+                    let mut r = Response::new(status, &date, b"");
+                    r.etag = Some(&d);
+                    finish(r, out)
+                }
+                Method::Delete => {
+                    if self.store.delete(key) {
+                        finish(Response::new(Status::Ok, &date, b""), out)
+                    } else {
+                        self.stats.miss();
+                        finish(text(Status::NotFound, "not found\n"), out)
+                    }
+                }
+                Method::Other => unreachable!("answered above"),
+            },
+        }
+    }
+
+    fn get(
+        &self,
+        head: &Head,
+        key: &[u8],
+        date: &[u8; DATE_LEN],
+        out: &mut Vec<u8>,
+        finish: impl Fn(Response, &mut Vec<u8>) -> Status,
+    ) -> Status {
+        let Some(v) = self.store.get(key) else {
+            self.stats.miss();
+            let mut r = Response::new(Status::NotFound, date, b"not found\n");
+            r.content_type = Some(TEXT_TYPE);
+            return finish(r, out);
+        };
+        let unchanged = head
+            .if_none_match
+            .as_ref()
+            .is_some_and(|c| c.matches(&v.digest));
+        let status = if unchanged {
+            Status::NotModified
+        } else {
+            Status::Ok
+        };
+        let mut r = Response::new(status, date, &v.bytes);
+        r.etag = Some(&v.digest);
+        r.content_type = Some(VALUE_TYPE);
+        r.send_body = !unchanged;
+        finish(r, out)
+    }
+}
+
+impl Service for KvService {
+    type Conn = KvConn;
+
+    fn open(&self, _peer: SocketAddr) -> KvConn {
+        self.stats.opened();
+        KvConn::default()
+    }
+
+    fn input_limit(&self) -> usize {
+        self.cfg.limits.max_request()
+    }
+
+    fn frame(&self, conn: &mut KvConn, input: &[u8], out: &mut Vec<u8>) -> Frame {
+        if conn.pending.is_none() {
+            match scan(input, &mut conn.scanned, &self.cfg.limits) {
+                HeadScan::Incomplete => return Frame::Incomplete,
+                HeadScan::Reject(r) => {
+                    self.reject(r, out);
+                    return Frame::Close;
+                }
+                HeadScan::Complete { head, len } => {
+                    conn.scanned = 0;
+                    conn.pending = Some(Pending {
+                        head,
+                        head_len: len,
+                        continued: false,
+                    });
+                }
+            }
+        }
+        let p = conn.pending.as_mut().expect("set above");
+        let total = p.head_len + p.head.content_length;
+        if input.len() >= total {
+            return Frame::Ready(total);
+        }
+        if p.head.expect_continue && !p.continued {
+            // Flushed before the strategy waits for the body.
+            out.extend_from_slice(CONTINUE);
+            p.continued = true;
+        }
+        Frame::Incomplete
+    }
+
+    fn apply(&self, conn: &mut KvConn, request: &[u8], out: &mut Vec<u8>) -> After {
+        let start = Instant::now();
+        let Some((head, head_len)) = self.take_head(conn, request) else {
+            self.reject(
+                Reject {
+                    status: Status::BadRequest,
+                    why: "malformed request",
+                    head_only: false,
+                },
+                out,
+            );
+            return After::Close;
+        };
+        let body = request.get(head_len..).unwrap_or_default();
+        let status = self.answer(&head, body, out);
+        let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+        self.stats.request(head.method, status, ns);
+        if head.keep_alive {
+            After::Continue
+        } else {
+            After::Close
+        }
+    }
+
+    /// Not reached with the input limit above (a head or body that would
+    /// pass it is rejected first); answered as a malformed request.
+    fn overflow(&self, _conn: &mut KvConn, out: &mut Vec<u8>) {
+        self.reject(
+            Reject {
+                status: Status::BadRequest,
+                why: "request too large",
+                head_only: false,
+            },
+            out,
+        );
+    }
+
+    fn request_timeout(&self) -> Option<Duration> {
+        Some(self.cfg.header_timeout)
+    }
+
+    fn timed_out(&self, conn: &mut KvConn, out: &mut Vec<u8>) {
+        let head_only = conn
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.head.method == Method::Head);
+        self.reject(
+            Reject {
+                status: Status::RequestTimeout,
+                why: "no complete request within --header-timeout",
+                head_only,
+            },
+            out,
+        );
+    }
+
+    fn close(&self, _conn: KvConn) {
+        self.stats.closed();
+    }
+
+    fn report(&self) -> serde_json::Value {
+        self.stats.report(self.store.len())
+    }
+}
+
+/// The current `Date`, formatted at most once a second per thread.
+fn now_date() -> [u8; DATE_LEN] {
+    thread_local! {
+        static CACHE: Cell<(u64, [u8; DATE_LEN])> = const { Cell::new((u64::MAX, [0; DATE_LEN])) };
+    }
+    let secs = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    CACHE.with(|c| {
+        let (at, text) = c.get();
+        if at == secs {
+            return text;
+        }
+        let text = imf_fixdate(secs);
+        c.set((secs, text));
+        text
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,347 @@
+//! The kv service without sockets: bytes in, responses out.
+
+use super::*;
+use serverlab_proto::kv::{etag, Limits};
+use serverlab_store::StoreKind;
+
+fn service(limits: Limits) -> KvService {
+    KvService::new(
+        serverlab_store::kv::new(StoreKind::Mutex),
+        KvConfig {
+            limits,
+            header_timeout: Duration::from_secs(10),
+        },
+    )
+}
+
+/// Feed `wire` as one read; returns the output with every Date value
+/// replaced by `D`, and what the last request asked of the connection.
+fn run(svc: &KvService, conn: &mut KvConn, wire: &[u8]) -> (String, Option<After>, bool) {
+    let (mut out, mut at, mut after) = (Vec::new(), 0, None);
+    loop {
+        match svc.frame(conn, &wire[at..], &mut out) {
+            Frame::Ready(n) => {
+                let a = svc.apply(conn, &wire[at..at + n], &mut out);
+                at += n;
+                after = Some(a);
+                if a != After::Continue {
+                    break;
+                }
+            }
+            Frame::Incomplete => break,
+            Frame::Close => return (undate(&out), after, true),
+        }
+    }
+    (undate(&out), after, false)
+}
+
+fn undate(out: &[u8]) -> String {
+    let text = String::from_utf8_lossy(out).into_owned();
+    let mut result = String::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("Date: ") {
+        result.push_str(&rest[..i + 6]);
+        result.push('D');
+        rest = &rest[i + 6 + DATE_LEN..];
+    }
+    result.push_str(rest);
+    result
+}
+
+fn one(svc: &KvService, wire: &str) -> String {
+    run(svc, &mut svc.open(peer()), wire.as_bytes()).0
+}
+
+fn peer() -> SocketAddr {
+    "127.0.0.1:1".parse().unwrap()
+}
+
+fn tag(value: &[u8]) -> String {
+    String::from_utf8(etag(&digest(value)).to_vec()).unwrap()
+}
+
+#[test]
+fn section_3_walkthrough() {
+    let svc = service(Limits::default());
+    let t = tag(b"red");
+    assert_eq!(
+        one(
+            &svc,
+            "PUT /apple HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nred"
+        ),
+        format!("HTTP/1.1 201 Created\r\nDate: D\r\nContent-Length: 0\r\nETag: {t}\r\n\r\n")
+    );
+    assert_eq!(
+        one(
+            &svc,
+            "POST /apple HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nred"
+        ),
+        format!("HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 0\r\nETag: {t}\r\n\r\n")
+    );
+    let value = format!(
+        "Date: D\r\nContent-Length: 3\r\nETag: {t}\r\nContent-Type: application/octet-stream\r\n\r\n"
+    );
+    assert_eq!(
+        one(&svc, "GET /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        format!("HTTP/1.1 200 OK\r\n{value}red")
+    );
+    assert_eq!(
+        one(&svc, "HEAD /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        format!("HTTP/1.1 200 OK\r\n{value}")
+    );
+    assert_eq!(
+        one(
+            &svc,
+            &format!("GET /apple HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"zz\", {t}\r\n\r\n")
+        ),
+        format!("HTTP/1.1 304 Not Modified\r\n{value}")
+    );
+    let other = tag(b"blue");
+    assert!(one(
+        &svc,
+        &format!("GET /apple HTTP/1.1\r\nHost: x\r\nIf-None-Match: {other}\r\n\r\n")
+    )
+    .starts_with("HTTP/1.1 200 OK\r\n"));
+    assert_eq!(
+        one(&svc, "DELETE /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 0\r\n\r\n"
+    );
+    let not_found = "HTTP/1.1 404 Not Found\r\nDate: D\r\nContent-Length: 10\r\n\
+                     Content-Type: text/plain; charset=utf-8\r\n\r\n";
+    assert_eq!(
+        one(&svc, "DELETE /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        format!("{not_found}not found\n")
+    );
+    assert_eq!(
+        one(&svc, "GET /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        format!("{not_found}not found\n")
+    );
+    assert_eq!(
+        one(&svc, "HEAD /apple HTTP/1.1\r\nHost: x\r\n\r\n"),
+        not_found
+    );
+    assert_eq!(
+        one(
+            &svc,
+            "GET /apple HTTP/1.1\r\nHost: x\r\nIf-None-Match: *\r\n\r\n"
+        ),
+        format!("{not_found}not found\n")
+    );
+    assert_eq!(
+        one(&svc, "GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n"),
+        "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 2\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\nok"
+    );
+}
+
+#[test]
+fn reserved_paths_and_methods() {
+    let svc = service(Limits::default());
+    let r = one(
+        &svc,
+        "PATCH /k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nzz",
+    );
+    assert!(r.starts_with("HTTP/1.1 405 "), "{r}");
+    assert!(
+        r.contains("\r\nAllow: GET, HEAD, PUT, POST, DELETE\r\n"),
+        "{r}"
+    );
+    let r = one(
+        &svc,
+        "PUT /_/stats HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+    );
+    assert!(r.starts_with("HTTP/1.1 405 "), "{r}");
+    assert!(r.contains("\r\nAllow: GET, HEAD\r\n"), "{r}");
+    let r = one(&svc, "OPTIONS /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(r.contains("\r\nAllow: GET, HEAD\r\n"), "{r}");
+    let r = one(
+        &svc,
+        "PUT /_/mine HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nv",
+    );
+    assert!(r.starts_with("HTTP/1.1 404 "), "{r}");
+    let r = one(&svc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(r.starts_with("HTTP/1.1 400 "), "{r}");
+    let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "k".repeat(1025));
+    let (r, after, closed) = run(&svc, &mut svc.open(peer()), long.as_bytes());
+    assert!(r.starts_with("HTTP/1.1 414 "), "{r}");
+    assert_eq!(
+        (after, closed),
+        (Some(After::Continue), false),
+        "framed whole: stays open"
+    );
+}
+
+#[test]
+fn stats_json_counts_what_happened() {
+    let svc = service(Limits::default());
+    let mut conn = svc.open(peer());
+    run(
+        &svc,
+        &mut conn,
+        b"PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n1\
+          GET /a HTTP/1.1\r\nHost: x\r\n\r\n\
+          GET /b HTTP/1.1\r\nHost: x\r\n\r\n\
+          DELETE /b HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    let (r, _, _) = run(&svc, &mut conn, b"GET /_/stats HTTP/1.1\r\nHost: x\r\n\r\n");
+    let body = &r[r.find("\r\n\r\n").unwrap() + 4..];
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["requests"]["total"], 4, "{v}");
+    assert_eq!(v["requests"]["GET"], 2);
+    assert_eq!(v["requests"]["PUT"], 1);
+    assert_eq!(v["requests"]["DELETE"], 1);
+    assert_eq!(v["statuses"]["201"], 1);
+    assert_eq!(v["statuses"]["200"], 1);
+    assert_eq!(v["statuses"]["404"], 2);
+    assert_eq!(v["misses"], 2);
+    assert_eq!(v["keys"], 1);
+    assert_eq!(v["connections"]["open"], 1);
+    assert_eq!(v["service_time_us"]["count"], 4);
+    for k in ["min", "mean", "median", "p99", "max"] {
+        assert!(v["service_time_us"][k].is_number(), "{k}");
+    }
+    svc.close(conn);
+    assert_eq!(svc.report()["requests"]["total"], 5);
+}
+
+#[test]
+fn pipelined_requests_answer_in_order() {
+    let svc = service(Limits::default());
+    let mut wire = String::new();
+    for i in 0..20 {
+        wire += &format!(
+            "PUT /k{i} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv{}",
+            i % 10
+        );
+        wire += &format!("GET /k{i} HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    let (r, after, closed) = run(&svc, &mut svc.open(peer()), wire.as_bytes());
+    assert_eq!((after, closed), (Some(After::Continue), false));
+    let bodies: Vec<&str> = r
+        .split("HTTP/1.1 ")
+        .skip(1)
+        .map(|resp| &resp[resp.find("\r\n\r\n").unwrap() + 4..])
+        .collect();
+    assert_eq!(bodies.len(), 40);
+    for i in 0..20 {
+        assert_eq!(bodies[2 * i], "");
+        assert_eq!(bodies[2 * i + 1], format!("v{}", i % 10));
+    }
+}
+
+#[test]
+fn connection_close_and_http_1_0() {
+    let svc = service(Limits::default());
+    let (r, after, _) = run(
+        &svc,
+        &mut svc.open(peer()),
+        b"GET /_/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /_/health HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    assert_eq!(after, Some(After::Close));
+    assert_eq!(r.matches("HTTP/1.1 200").count(), 1, "nothing after close");
+    assert!(r.contains("\r\nConnection: close\r\n"), "{r}");
+    let (r, after, _) = run(
+        &svc,
+        &mut svc.open(peer()),
+        b"GET /_/health HTTP/1.0\r\n\r\n",
+    );
+    assert_eq!(after, Some(After::Close));
+    assert!(r.contains("\r\nConnection: close\r\n"), "{r}");
+    let (r, after, _) = run(
+        &svc,
+        &mut svc.open(peer()),
+        b"GET /_/health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    );
+    assert_eq!(after, Some(After::Continue));
+    assert!(r.contains("\r\nConnection: keep-alive\r\n"), "{r}");
+}
+
+#[test]
+fn rejected_requests_answer_and_close() {
+    let limits = Limits {
+        max_uri: 32,
+        max_headers: 64,
+        max_value: 8,
+    };
+    let svc = service(limits);
+    let cases: &[(&str, &str)] = &[
+        ("GARBAGE\r\n\r\n", "400"),
+        ("GET /k HTTP/1.1\r\n\r\n", "400"),
+        ("PUT /k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "411"),
+        ("PUT /k HTTP/1.1\r\nHost: x\r\n\r\n", "411"),
+        ("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n", "413"),
+        ("GET /0123456789012345678901234567890123 HTTP/1.1\r\n", "414"),
+        ("GET /k HTTP/1.1\r\nHost: x\r\nA: 01234567890123456789012345678901234567890123456789012345678901234567\r\n", "431"),
+        ("GET /k HTTP/1.1\r\nHost: x\r\nExpect: nothing\r\n\r\n", "417"),
+    ];
+    for (wire, status) in cases {
+        let (r, after, closed) = run(&svc, &mut svc.open(peer()), wire.as_bytes());
+        assert!(
+            r.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{wire:?}: {r}"
+        );
+        assert!(r.contains("\r\nConnection: close\r\n"), "{wire:?}: {r}");
+        assert_eq!((after, closed), (None, true), "{wire:?}");
+    }
+    let v = svc.report();
+    assert_eq!(v["statuses"]["400"], 2);
+    assert_eq!(v["statuses"]["431"], 1);
+    assert_eq!(
+        v["requests"]["total"], 0,
+        "rejections are not applied requests"
+    );
+}
+
+#[test]
+fn expect_100_continue_once_then_the_answer() {
+    let svc = service(Limits::default());
+    let mut conn = svc.open(peer());
+    let head = b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n";
+    let mut out = Vec::new();
+    assert_eq!(svc.frame(&mut conn, head, &mut out), Frame::Incomplete);
+    assert_eq!(out, CONTINUE);
+    let mut wire = head.to_vec();
+    wire.extend_from_slice(b"ab");
+    assert_eq!(svc.frame(&mut conn, &wire, &mut out), Frame::Incomplete);
+    assert_eq!(out, CONTINUE, "sent once");
+    wire.extend_from_slice(b"cd");
+    assert_eq!(
+        svc.frame(&mut conn, &wire, &mut out),
+        Frame::Ready(wire.len())
+    );
+    svc.apply(&mut conn, &wire, &mut out);
+    assert!(undate(&out).contains("HTTP/1.1 201 Created\r\n"));
+}
+
+#[test]
+fn timeout_answers_408() {
+    let svc = service(Limits::default());
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    svc.timed_out(&mut conn, &mut out);
+    let r = undate(&out);
+    assert!(r.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{r}");
+    assert!(r.contains("\r\nConnection: close\r\n"), "{r}");
+    assert_eq!(svc.request_timeout(), Some(Duration::from_secs(10)));
+    assert_eq!(svc.report()["statuses"]["408"], 1);
+}
+
+#[test]
+fn input_limit_holds_the_largest_request() {
+    let limits = Limits {
+        max_uri: 32,
+        max_headers: 64,
+        max_value: 100,
+    };
+    let svc = service(limits);
+    let mut wire = format!(
+        "PUT /{} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+        "k".repeat(31)
+    )
+    .into_bytes();
+    wire.extend_from_slice(&[b'v'; 100]);
+    assert!(wire.len() <= svc.input_limit());
+    let (r, _, closed) = run(&svc, &mut svc.open(peer()), &wire);
+    assert!(r.starts_with("HTTP/1.1 201 "), "{r}");
+    assert!(!closed);
+}

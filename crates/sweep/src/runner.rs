@@ -1,0 +1,287 @@
+//! Running a plan: every point × repetition in its own directory, a fresh
+//! server per run, skipping runs already done (resume), recording failures
+//! and going on.
+
+use crate::child::{self, LoadEnd, LoadFiles, Server};
+use crate::error::SweepError;
+use crate::layout::{self, Manifest};
+use crate::plan::{Plan, Point};
+use crate::record::{Invocation, RunRecord, Status, RUN_SCHEMA};
+use serverlab_load::report::LoadReport;
+use serverlab_server::CpuSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a server may take to listen, and to stop after SIGTERM.
+const SERVER_START: Duration = Duration::from_secs(30);
+const SERVER_STOP: Duration = Duration::from_secs(30);
+
+pub struct Options {
+    /// The `serverlab` binary to start servers and loads with.
+    pub exe: PathBuf,
+    pub out: PathBuf,
+    /// Redo runs that are already there.
+    pub force: bool,
+    /// Set (by a signal handler) to stop after the current run.
+    pub interrupted: Arc<AtomicBool>,
+}
+
+/// One run of the schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct RunRef<'a> {
+    pub point: &'a Point,
+    pub repetition: u32,
+    /// 1-based position among the runs this invocation does.
+    pub ordinal: usize,
+    pub todo: usize,
+}
+
+/// What a progress display is told.
+pub trait Observer {
+    /// Before the first run: `todo` runs to do, `done` already on disk.
+    fn planned(&mut self, plan: &Plan, todo: usize, done: usize);
+    fn started(&mut self, run: RunRef<'_>);
+    /// `throughput` is the load's requests per second, when it reported one.
+    fn finished(&mut self, run: RunRef<'_>, record: &RunRecord, throughput: Option<f64>);
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub ran: usize,
+    pub skipped: usize,
+    pub failed: usize,
+}
+
+/// Run every run of `plan` not already done under `opts.out`.
+///
+/// Repetitions are the outer loop: every point runs once before any runs
+/// twice, so slow drift of the machine (other work, heat) spreads over all
+/// points instead of biasing the ones that ran last.
+pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summary, SweepError> {
+    let client_cpus = plan
+        .experiment
+        .client_cpus
+        .as_deref()
+        .map(|c| c.parse::<CpuSet>())
+        .transpose()
+        .map_err(|message| crate::error::SpecError {
+            file: plan.experiment.name.clone(),
+            message: format!("client_cpus: {message}"),
+        })?;
+    let mut schedule = Vec::new();
+    let mut skipped = 0;
+    for repetition in 1..=plan.experiment.repetitions {
+        for point in &plan.points {
+            let dir = layout::run_dir(&opts.out, point, repetition);
+            match RunRecord::read(&dir.join(layout::RUN_RECORD)) {
+                Some(r) if !opts.force && r.done_as(point, &plan.experiment.client_cpus) => {
+                    skipped += 1
+                }
+                Some(r) if !opts.force => {
+                    if let Some(detail) = r.differs_from(point, &plan.experiment.client_cpus) {
+                        return Err(SweepError::Stale { dir, detail });
+                    }
+                    // Same configuration, failed before: try it again.
+                    schedule.push((point, repetition));
+                }
+                _ => schedule.push((point, repetition)),
+            }
+        }
+    }
+    // Only now, when nothing stale stands in the way, record the experiment.
+    prepare(plan, &opts.out)?;
+    obs.planned(plan, schedule.len(), skipped);
+    let mut summary = Summary {
+        skipped,
+        ..Summary::default()
+    };
+    let todo = schedule.len();
+    for (i, (point, repetition)) in schedule.into_iter().enumerate() {
+        if opts.interrupted.load(Ordering::Relaxed) {
+            return Err(SweepError::Interrupted);
+        }
+        let run = RunRef {
+            point,
+            repetition,
+            ordinal: i + 1,
+            todo,
+        };
+        obs.started(run);
+        let dir = layout::run_dir(&opts.out, point, repetition);
+        let Some(record) = run_one(plan, point, repetition, &dir, opts, client_cpus.as_ref())?
+        else {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(SweepError::Interrupted);
+        };
+        layout::write_atomic(
+            &dir.join(layout::RUN_RECORD),
+            &(serde_json::to_string_pretty(&record).expect("a record serializes") + "\n"),
+        )?;
+        let throughput = read_load(&dir).map(|r| r.results.throughput_rps);
+        summary.ran += 1;
+        if record.status == Status::Failed {
+            summary.failed += 1;
+        }
+        obs.finished(run, &record, throughput);
+    }
+    Ok(summary)
+}
+
+/// Create `out`, and write the experiment file and the manifest into it.
+fn prepare(plan: &Plan, out: &Path) -> Result<(), SweepError> {
+    std::fs::create_dir_all(out.join(layout::RUNS))
+        .map_err(|e| SweepError::io("cannot create", out, e))?;
+    layout::write_atomic(&out.join(layout::EXPERIMENT), &plan.experiment.source)?;
+    let manifest = serde_json::to_string_pretty(&Manifest::of(plan)).expect("serializes") + "\n";
+    layout::write_atomic(&out.join(layout::MANIFEST), &manifest)
+}
+
+fn read_load(dir: &Path) -> Option<LoadReport> {
+    let text = std::fs::read_to_string(dir.join(layout::LOAD_JSON)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// One run in `dir` (emptied first). None: interrupted, nothing to keep.
+fn run_one(
+    plan: &Plan,
+    point: &Point,
+    repetition: u32,
+    dir: &Path,
+    opts: &Options,
+    client_cpus: Option<&CpuSet>,
+) -> Result<Option<RunRecord>, SweepError> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
+    let exe = opts.exe.to_string_lossy().into_owned();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let mut server_args: Vec<String> = vec![
+        "serve".into(),
+        point.server_protocol.clone(),
+        "--addr".into(),
+        "127.0.0.1:0".into(),
+        "--stats-json".into(),
+        path(layout::SERVER_JSON),
+    ];
+    server_args.extend(point.server_flags.iter().cloned());
+    let mut record = RunRecord {
+        schema: RUN_SCHEMA.into(),
+        experiment: plan.experiment.name.clone(),
+        point: point.index,
+        slug: point.slug.clone(),
+        repetition,
+        params: point.params.clone(),
+        server: Invocation {
+            protocol: point.server_protocol.clone(),
+            flags: point.server_flags.clone(),
+            argv: std::iter::once(exe.clone())
+                .chain(server_args.iter().cloned())
+                .collect(),
+            exit_code: None,
+        },
+        load: Invocation {
+            protocol: point.load_protocol.clone(),
+            flags: point.load_flags.clone(),
+            argv: vec![],
+            exit_code: None,
+        },
+        client_cpus: plan.experiment.client_cpus.clone(),
+        server_addr: None,
+        status: Status::Failed,
+        error: None,
+        started_unix_s: unix_now(),
+        wall_s: 0.0,
+    };
+    let started = Instant::now();
+    let finish = |mut record: RunRecord, error: Option<String>| {
+        record.status = if error.is_none() {
+            Status::Ok
+        } else {
+            Status::Failed
+        };
+        record.error = error;
+        record.wall_s = started.elapsed().as_secs_f64();
+        Some(record)
+    };
+
+    let log = dir.join(layout::SERVER_LOG);
+    let server = match Server::start(&opts.exe, &server_args, &log, SERVER_START) {
+        Ok(s) => s,
+        Err(e) => return Ok(finish(record, Some(e))),
+    };
+    record.server_addr = Some(server.addr.to_string());
+    let mut load_args: Vec<String> = vec![
+        "load".into(),
+        point.load_protocol.clone(),
+        "--addr".into(),
+        server.addr.to_string(),
+        "--json".into(),
+        path(layout::LOAD_JSON),
+    ];
+    load_args.extend(point.load_flags.iter().cloned());
+    record.load.argv = std::iter::once(exe)
+        .chain(load_args.iter().cloned())
+        .collect();
+    let files = LoadFiles {
+        stdout: dir.join(layout::LOAD_LOG),
+        stderr: dir.join(layout::LOAD_ERR),
+    };
+    let end = child::run_load(
+        &opts.exe,
+        &load_args,
+        &files,
+        client_cpus,
+        plan.experiment.timeout,
+        &opts.interrupted,
+    );
+    let stopped = server.stop(SERVER_STOP);
+    if opts.interrupted.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let mut error = match end {
+        Err(e) => Some(e),
+        Ok(LoadEnd::Interrupted) => return Ok(None),
+        Ok(LoadEnd::TimedOut(t)) => Some(format!("the load ran over the timeout ({t:?})")),
+        Ok(LoadEnd::Exited(status)) => {
+            record.load.exit_code = status.code();
+            if status.success() {
+                read_load(dir)
+                    .is_none()
+                    .then(|| format!("the load wrote no readable {}", layout::LOAD_JSON))
+            } else {
+                Some(format!(
+                    "the load failed ({}): {}",
+                    child::describe(Some(status)),
+                    child::tail(&files.stderr, 3)
+                ))
+            }
+        }
+    };
+    match stopped {
+        Ok(status) => {
+            record.server.exit_code = status.code();
+            if !status.success() && error.is_none() {
+                error = Some(format!(
+                    "the server ended badly ({}): {}",
+                    child::describe(Some(status)),
+                    child::tail(&log, 3)
+                ));
+            } else if error.is_none() && !dir.join(layout::SERVER_JSON).exists() {
+                error = Some("the server wrote no final statistics".into());
+            }
+        }
+        Err(e) => error = error.or(Some(e)),
+    }
+    if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&files.stderr);
+    }
+    Ok(finish(record, error))
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

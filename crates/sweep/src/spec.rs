@@ -1,0 +1,388 @@
+//! The experiment file: a server part and a load part, each a table of
+//! flags where any value may be a list, plus matrix variables that several
+//! flags share, repetitions and pinning.
+//!
+//! ```toml
+//! name = "caps"
+//! protocol = "board"
+//! repetitions = 3
+//! client_cpus = "1"
+//! [server]
+//! strategy = "pool-locked"
+//! cpus = "0"
+//! [load]
+//! posters = [1, 2, 3]
+//! readers = [1, 2, 3]
+//! duration = "2s"
+//! ```
+
+use crate::duration;
+use crate::error::SpecError;
+use crate::value::Scalar;
+use serde::Deserialize;
+use serverlab_server::CpuSet;
+use std::time::Duration;
+
+/// Flags the runner sets itself; an experiment may not.
+pub const RESERVED_SERVER: [&str; 2] = ["addr", "stats-json"];
+pub const RESERVED_LOAD: [&str; 2] = ["addr", "json"];
+
+const DEFAULT_REPETITIONS: u32 = 3;
+const MAX_REPETITIONS: u32 = 1000;
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A parsed, checked experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    pub repetitions: u32,
+    /// CPUs the load is pinned to, as written (`1`, `2-3`).
+    pub client_cpus: Option<String>,
+    /// Longest a load may run before it is stopped and the run failed.
+    pub timeout: Duration,
+    /// Variables flags refer to as `"{name}"`, each with its values.
+    pub matrix: Vec<(String, Vec<Scalar>)>,
+    pub server: Part,
+    pub load: Part,
+    /// The file as written, kept with the results.
+    pub source: String,
+}
+
+/// One side of a run: the protocol(s) and the flags with their values.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// One protocol, or several (server only): then it is an axis.
+    pub protocols: Vec<String>,
+    /// Flag name (dashed, no `--`) and its values; more than one = an axis.
+    pub flags: Vec<(String, Vec<Scalar>)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    description: Option<String>,
+    protocol: Option<String>,
+    repetitions: Option<i64>,
+    client_cpus: Option<toml::Value>,
+    timeout: Option<String>,
+    #[serde(default)]
+    matrix: toml::Table,
+    #[serde(default)]
+    server: toml::Table,
+    #[serde(default)]
+    load: toml::Table,
+}
+
+impl Experiment {
+    /// Parse `text`, read from `file` (named in errors; its stem is the
+    /// default name).
+    pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
+        let err = |message: String| SpecError {
+            file: file.to_string(),
+            message,
+        };
+        let raw: Raw = toml::from_str(text).map_err(|e| err(e.to_string().trim().to_string()))?;
+        let default_name = std::path::Path::new(file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "experiment".into());
+        let repetitions = match raw.repetitions {
+            None => DEFAULT_REPETITIONS,
+            Some(n) if (1..=MAX_REPETITIONS as i64).contains(&n) => n as u32,
+            Some(n) => {
+                return Err(err(format!(
+                    "repetitions = {n}: must be 1 to {MAX_REPETITIONS}"
+                )))
+            }
+        };
+        let timeout = match &raw.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => duration::parse(t).map_err(|e| err(format!("timeout: {e}")))?,
+        };
+        let client_cpus = match &raw.client_cpus {
+            None => None,
+            Some(v) => {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    _ => {
+                        return Err(err(
+                            "client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into(),
+                        ))
+                    }
+                };
+                text.parse::<CpuSet>()
+                    .map_err(|e| err(format!("client_cpus: {e}")))?;
+                Some(text)
+            }
+        };
+        let matrix = matrix(&raw.matrix).map_err(err)?;
+        let server = part("server", &raw.server, raw.protocol.as_deref(), true).map_err(err)?;
+        let load = part("load", &raw.load, raw.protocol.as_deref(), false).map_err(err)?;
+        let exp = Experiment {
+            name: raw.name.unwrap_or(default_name),
+            description: raw.description.unwrap_or_default(),
+            repetitions,
+            client_cpus,
+            timeout,
+            matrix,
+            server,
+            load,
+            source: text.to_string(),
+        };
+        exp.check_templates().map_err(err)?;
+        Ok(exp)
+    }
+
+    /// Every `{name}` in a flag value names a matrix variable, and every
+    /// matrix variable is used.
+    fn check_templates(&self) -> Result<(), String> {
+        let mut used = vec![false; self.matrix.len()];
+        for (side, part) in [("server", &self.server), ("load", &self.load)] {
+            for (flag, values) in &part.flags {
+                for v in values {
+                    let Scalar::Str(s) = v else { continue };
+                    for name in template_names(s) {
+                        match self.matrix.iter().position(|(n, _)| *n == name) {
+                            Some(i) => used[i] = true,
+                            None => {
+                                return Err(format!(
+                                    "{side}.{flag} = \"{s}\": no matrix variable `{name}` \
+                                     (define it under [matrix])"
+                                ))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(i) = used.iter().position(|u| !u) {
+            return Err(format!(
+                "matrix.{}: no flag uses it (write \"{{{}}}\" as a flag's value)",
+                self.matrix[i].0, self.matrix[i].0
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `[matrix]`: each variable a value or a list of values.
+fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
+    let mut out = Vec::new();
+    for (name, v) in table {
+        if !is_identifier(name) {
+            return Err(format!(
+                "matrix.{name}: a variable name is letters, digits and _"
+            ));
+        }
+        out.push((name.clone(), values(&format!("matrix.{name}"), v)?));
+    }
+    Ok(out)
+}
+
+/// `[server]` or `[load]`.
+fn part(
+    side: &str,
+    table: &toml::Table,
+    default_protocol: Option<&str>,
+    protocol_may_vary: bool,
+) -> Result<Part, String> {
+    let mut protocols = default_protocol.map(|p| vec![p.to_string()]);
+    let mut flags: Vec<(String, Vec<Scalar>)> = Vec::new();
+    let reserved: &[&str] = if side == "server" {
+        &RESERVED_SERVER
+    } else {
+        &RESERVED_LOAD
+    };
+    for (key, v) in table {
+        let what = format!("{side}.{key}");
+        if key == "protocol" {
+            let list = values(&what, v)?;
+            if list.len() > 1 && !protocol_may_vary {
+                return Err(format!("{what}: the load speaks one protocol"));
+            }
+            let names: Result<Vec<String>, String> = list
+                .into_iter()
+                .map(|p| match p {
+                    Scalar::Str(s) if is_flag_name(&s) => Ok(s),
+                    other => Err(format!("{what}: '{other}' is not a protocol name")),
+                })
+                .collect();
+            protocols = Some(names?);
+            continue;
+        }
+        let flag = key.replace('_', "-");
+        if !is_flag_name(&flag) {
+            return Err(format!(
+                "{what}: a flag name is lower-case letters, digits and dashes, without the leading --"
+            ));
+        }
+        if reserved.contains(&flag.as_str()) {
+            return Err(format!("{what}: the sweep sets --{flag} itself"));
+        }
+        if flags.iter().any(|(f, _)| *f == flag) {
+            return Err(format!("{what}: --{flag} is given twice"));
+        }
+        flags.push((flag, values(&what, v)?));
+    }
+    let protocols = protocols.ok_or_else(|| {
+        format!("no protocol for the {side}: set protocol = \"board\" at the top (or in [{side}])")
+    })?;
+    Ok(Part { protocols, flags })
+}
+
+/// A scalar, or a non-empty list of scalars without duplicates.
+fn values(what: &str, v: &toml::Value) -> Result<Vec<Scalar>, String> {
+    let list = match v {
+        toml::Value::Array(items) => items.as_slice(),
+        other => std::slice::from_ref(other),
+    };
+    if list.is_empty() {
+        return Err(format!("{what}: an empty list gives no runs"));
+    }
+    let mut out: Vec<Scalar> = Vec::with_capacity(list.len());
+    for item in list {
+        let s = Scalar::from_toml(item).ok_or_else(|| {
+            format!("{what}: values are strings, numbers or booleans, or a list of them")
+        })?;
+        if out.contains(&s) {
+            return Err(format!("{what}: {s} is listed twice"));
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// The `{name}` references in a flag value.
+pub fn template_names(s: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = s;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if is_identifier(&after[..close]) => {
+                names.push(after[..close].to_string());
+                rest = &after[close + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    names
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn is_flag_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Experiment, String> {
+        Experiment::parse("x.toml", text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_full_experiment() {
+        let e = parse(
+            r#"
+            name = "grid"
+            protocol = "board"
+            repetitions = 2
+            timeout = "30s"
+            [matrix]
+            n = [32, 64]
+            [server]
+            strategy = ["async", "pool-locked"]
+            max_connections = "{n}"
+            [load]
+            posters = [1, 2]
+            verify = true
+            "#,
+        )
+        .unwrap();
+        assert_eq!(e.name, "grid");
+        assert_eq!(e.repetitions, 2);
+        assert_eq!(e.timeout, Duration::from_secs(30));
+        assert_eq!(e.server.protocols, ["board"]);
+        assert_eq!(e.server.flags[1].0, "max-connections");
+        assert_eq!(e.load.flags[1], ("verify".into(), vec![Scalar::Bool(true)]));
+        assert_eq!(e.matrix[0].1, vec![Scalar::Int(32), Scalar::Int(64)]);
+    }
+
+    #[test]
+    fn defaults() {
+        let e = parse("protocol = \"echo\"\n[load]\nprotocol = \"board\"").unwrap();
+        assert_eq!(e.name, "x");
+        assert_eq!(e.repetitions, DEFAULT_REPETITIONS);
+        assert_eq!(e.load.protocols, ["board"]);
+        assert_eq!(e.server.protocols, ["echo"]);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            ("protocol = \"board\"\nrepeats = 3", "repeats"),
+            ("[server]\nstrategy = \"async\"", "no protocol"),
+            ("protocol = \"board\"\nrepetitions = 0", "repetitions"),
+            (
+                "protocol = \"board\"\n[load]\naddr = \"1.2.3.4:5\"",
+                "load.addr",
+            ),
+            (
+                "protocol = \"board\"\n[server]\nstats_json = \"x\"",
+                "server.stats_json",
+            ),
+            ("protocol = \"board\"\n[load]\nposters = []", "load.posters"),
+            (
+                "protocol = \"board\"\n[load]\nposters = [1, 1]",
+                "listed twice",
+            ),
+            (
+                "protocol = \"board\"\n[load]\nposters = { a = 1 }",
+                "load.posters",
+            ),
+            ("protocol = \"board\"\n[load]\nPosters = 1", "load.Posters"),
+            (
+                "protocol = \"board\"\n[load]\nprotocol = [\"a\", \"b\"]",
+                "one protocol",
+            ),
+            (
+                "protocol = \"board\"\n[load]\nbuckets = \"{n}\"",
+                "matrix variable `n`",
+            ),
+            ("protocol = \"board\"\n[matrix]\nn = [1, 2]", "matrix.n"),
+            ("protocol = \"board\"\ntimeout = \"soon\"", "timeout"),
+            (
+                "protocol = \"board\"\nclient_cpus = \"9999\"",
+                "client_cpus",
+            ),
+            (
+                "protocol = \"board\"\n[load]\nposters = 1\nposters = 2",
+                "posters",
+            ),
+        ];
+        for (text, names) in cases {
+            let e = parse(text).expect_err(text);
+            assert!(e.contains(names), "{text}: {e} does not name {names}");
+            assert!(e.starts_with("x.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn templates() {
+        assert_eq!(template_names("{a}-{b_2}"), ["a", "b_2"]);
+        assert!(template_names("{} {1x} plain").is_empty());
+    }
+}

@@ -1,0 +1,104 @@
+//! Checking every command line of a plan before anything runs, with the
+//! command-line parser the binary itself uses (passed in by the CLI, which
+//! is the only layer that knows the flags).
+
+use crate::error::SpecError;
+use crate::plan::Plan;
+use std::collections::HashSet;
+
+/// The command lines the runner will use, with placeholder addresses and
+/// files, checked by `check` (which returns the parser's complaint).
+pub fn validate(
+    plan: &Plan,
+    file: &str,
+    check: &dyn Fn(&[String]) -> Result<(), String>,
+) -> Result<(), SpecError> {
+    let mut seen = HashSet::new();
+    for point in &plan.points {
+        let server = argv(
+            &[
+                "serve",
+                &point.server_protocol,
+                "--addr",
+                "127.0.0.1:0",
+                "--stats-json",
+                "/dev/null",
+            ],
+            &point.server_flags,
+        );
+        let load = argv(
+            &[
+                "load",
+                &point.load_protocol,
+                "--addr",
+                "127.0.0.1:1",
+                "--json",
+                "/dev/null",
+            ],
+            &point.load_flags,
+        );
+        for (side, args) in [("server", server), ("load", load)] {
+            if !seen.insert(args.clone()) {
+                continue;
+            }
+            if let Err(complaint) = check(&args) {
+                return Err(SpecError {
+                    file: file.to_string(),
+                    message: format!(
+                        "[{side}] of point {}: `serverlab {}` is rejected: {}",
+                        point.slug,
+                        args[1..].join(" "),
+                        first_line(&complaint)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn argv(head: &[&str], flags: &[String]) -> Vec<String> {
+    std::iter::once("serverlab")
+        .chain(head.iter().copied())
+        .map(String::from)
+        .chain(flags.iter().cloned())
+        .collect()
+}
+
+/// A parser's message without its usage block.
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text);
+    line.trim().trim_start_matches("error: ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Experiment;
+
+    #[test]
+    fn names_the_point_and_the_complaint() {
+        let e = Experiment::parse(
+            "t.toml",
+            "protocol = \"board\"\n[load]\nposters = [1, 2]\nbogus = 3",
+        )
+        .unwrap();
+        let plan = Plan::new(e);
+        let seen = std::cell::RefCell::new(Vec::new());
+        let check = |args: &[String]| -> Result<(), String> {
+            seen.borrow_mut().push(args.to_vec());
+            if args.contains(&"--bogus".to_string()) {
+                Err("error: unexpected argument '--bogus' found\n\nUsage: …".into())
+            } else {
+                Ok(())
+            }
+        };
+        let err = validate(&plan, "t.toml", &check).unwrap_err().to_string();
+        assert!(err.contains("posters=1"), "{err}");
+        assert!(err.contains("unexpected argument '--bogus'"), "{err}");
+        assert!(!err.contains("Usage"), "{err}");
+        let seen = seen.borrow();
+        assert_eq!(seen[0][..3], ["serverlab", "serve", "board"]);
+        assert!(seen[1].ends_with(&["--posters".into(), "1".into(), "--bogus".into(), "3".into()]));
+    }
+}

@@ -1,0 +1,56 @@
+//! The experiment files shipped in experiments/ parse into the grids they
+//! promise, and those with a fixed load duration fit in 10 minutes.
+
+use serverlab_sweep::{Experiment, Plan};
+use std::path::Path;
+
+fn plan(name: &str) -> Plan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(format!("{name}.toml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    Plan::new(Experiment::parse(&path.display().to_string(), &text).unwrap())
+}
+
+fn keys(p: &Plan) -> Vec<&str> {
+    p.axes.iter().map(|a| a.key.as_str()).collect()
+}
+
+/// Runs × (load duration + about 0.3 s to start and stop a server).
+fn minutes(p: &Plan) -> f64 {
+    let per_run = p.load_seconds(&p.points[0]).expect("a --duration") + 0.3;
+    p.runs() as f64 * per_run / 60.0
+}
+
+#[test]
+fn caps_is_posters_by_readers() {
+    let p = plan("caps");
+    assert_eq!(keys(&p), ["posters", "readers"]);
+    assert_eq!(p.points.len(), 25);
+    assert!(minutes(&p) < 10.0, "{} min", minutes(&p));
+    assert!(p.points[24].load_flags.contains(&"--verify".to_string()));
+}
+
+#[test]
+fn erss_is_strategy_cores_delay_buckets_in_ms() {
+    let p = plan("erss");
+    assert_eq!(keys(&p), ["buckets", "strategy", "cpus", "delay"]);
+    assert_eq!(p.points.len(), 16);
+    assert!(minutes(&p) < 10.0, "{} min", minutes(&p));
+    let last = &p.points[15];
+    for flags in [&last.server_flags, &last.load_flags] {
+        let text = flags.join(" ");
+        assert!(text.contains("--buckets 2048"), "{text}");
+        assert!(text.contains("--delay-unit ms"), "{text}");
+    }
+}
+
+#[test]
+fn kvstore_is_queue_threads_store() {
+    let p = plan("kvstore");
+    assert_eq!(keys(&p), ["strategy", "threads", "store"]);
+    assert_eq!(p.points.len(), 16);
+    // No --duration: a fixed amount of work, 20 000 requests a run.
+    assert!(p.load_seconds(&p.points[0]).is_none());
+    assert_eq!(p.runs(), 48);
+}
