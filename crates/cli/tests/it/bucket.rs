@@ -8,8 +8,6 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-pub const BUCKET_STORES: [&str; 3] = ["mutex", "sharded", "lockfree"];
-
 /// Send one line on a new connection and return the reply, as the
 /// assignment's client does.
 fn one_shot(addr: SocketAddr, line: &str) -> String {

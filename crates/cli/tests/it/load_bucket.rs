@@ -1,7 +1,6 @@
 //! `serverlab load bucket` against real servers: `--verify` against every
 //! strategy × store, the outputs, and failures that must exit 1.
 
-use crate::bucket::BUCKET_STORES;
 use crate::support::*;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -98,11 +97,6 @@ verify_matrix! {
     verify_shared_nothing_mutex: "shared-nothing", "mutex", true;
     verify_shared_nothing_sharded: "shared-nothing", "sharded", false;
     verify_shared_nothing_lockfree: "shared-nothing", "lockfree", true;
-}
-
-#[test]
-fn every_store_is_in_the_matrix() {
-    assert_eq!(BUCKET_STORES, ["mutex", "sharded", "lockfree"]);
 }
 
 /// Text output: requests, errors, time, throughput, percentiles, and the
