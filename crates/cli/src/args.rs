@@ -2,6 +2,7 @@
 //! expected, so clap's error names the flag and exits 2.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use serverlab_proto::bucket::{DelayMode, DelayUnit};
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
 use std::time::Duration;
@@ -20,6 +21,20 @@ pub fn store(kinds: &'static [StoreKind]) -> impl TypedValueParser<Value = Store
             .map(|k| PossibleValue::new(k.name()).help(k.describe())),
     )
     .map(|s| s.parse::<StoreKind>().expect("a listed store"))
+}
+
+/// `--delay-unit`: s, ms or us.
+pub fn delay_unit() -> impl TypedValueParser<Value = DelayUnit> {
+    PossibleValuesParser::new(DelayUnit::ALL.map(|u| PossibleValue::new(u.name())))
+        .map(|s| s.parse::<DelayUnit>().expect("a listed unit"))
+}
+
+/// `--delay-mode`: spin, sleep or work.
+pub fn delay_mode() -> impl TypedValueParser<Value = DelayMode> {
+    PossibleValuesParser::new(
+        DelayMode::ALL.map(|m| PossibleValue::new(m.name()).help(m.describe())),
+    )
+    .map(|s| s.parse::<DelayMode>().expect("a listed mode"))
 }
 
 /// The strategies and stores, a line each, for `serve --help`.

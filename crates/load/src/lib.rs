@@ -7,6 +7,8 @@
 //! [`record::Recorder`]; they merge once at the end.
 
 pub mod board;
+pub mod bucket;
+pub mod checks;
 pub mod conn;
 pub mod driver;
 pub mod env;

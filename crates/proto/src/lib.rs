@@ -6,6 +6,7 @@
 //! error reply).
 
 pub mod board;
+pub mod bucket;
 pub mod echo;
 pub mod kv;
 pub mod line;

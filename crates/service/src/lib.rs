@@ -9,6 +9,7 @@
 //! protocol.
 
 pub mod board;
+pub mod bucket;
 mod delay;
 pub mod echo;
 pub mod kv;

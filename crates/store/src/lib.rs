@@ -3,6 +3,7 @@
 //! schemes differ only in how concurrent callers wait for each other.
 
 pub mod board;
+pub mod bucket;
 pub mod kv;
 mod sync;
 

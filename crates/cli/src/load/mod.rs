@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod board;
+mod bucket;
 mod kv;
 
 #[derive(Args)]
@@ -23,6 +24,9 @@ enum LoadProtocol {
     /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
     /// the reference client's form).
     Board(board::BoardLoadArgs),
+    /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
+    /// theoretical bound and (with --verify) a check of every bucket.
+    Bucket(bucket::BucketLoadArgs),
     /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
     /// connection doing R requests.
     Kv(kv::KvLoadArgs),
@@ -52,6 +56,7 @@ pub struct OutputArgs {
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         LoadProtocol::Board(a) => board::run(a),
+        LoadProtocol::Bucket(a) => bucket::run(a),
         LoadProtocol::Kv(a) => kv::run(a),
     }
 }

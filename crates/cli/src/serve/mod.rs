@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod board;
+mod bucket;
 mod echo;
 mod kv;
 
@@ -28,6 +29,8 @@ pub struct ServeCmd {
 enum ServeProtocol {
     /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
     Board(board::BoardArgs),
+    /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
+    Bucket(bucket::BucketArgs),
     /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
     Echo(echo::EchoArgs),
     /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
@@ -64,6 +67,7 @@ fn parse_cpus(s: &str) -> Result<CpuSet, String> {
 pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         ServeProtocol::Board(a) => board::run(a),
+        ServeProtocol::Bucket(a) => bucket::run(a),
         ServeProtocol::Echo(a) => echo::run(a),
         ServeProtocol::Kv(a) => kv::run(a),
     }

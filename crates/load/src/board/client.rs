@@ -4,14 +4,13 @@
 use super::mirror::{AckError, Mirror};
 use super::workload::{message_code, topic_name, write_message, ReaderOp};
 use super::{BoardLoad, COUNT, LIST, OPS, POST, READ};
+use crate::checks::Checks;
 use crate::driver::Client;
 use crate::record::Recorder;
-use parking_lot::Mutex;
 use serverlab_proto::board::{parse_list, Request};
 use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,47 +25,6 @@ impl Role {
             Role::Poster => "poster",
             Role::Reader => "reader",
         }
-    }
-}
-
-/// Verification tallies shared by all workers.
-pub(crate) struct Checks {
-    pub(crate) enabled: bool,
-    checked: AtomicU64,
-    mismatches: AtomicU64,
-    examples: Mutex<Vec<String>>,
-}
-
-const EXAMPLES: usize = 10;
-
-impl Checks {
-    pub(crate) fn new(enabled: bool) -> Self {
-        Checks {
-            enabled,
-            checked: AtomicU64::new(0),
-            mismatches: AtomicU64::new(0),
-            examples: Mutex::default(),
-        }
-    }
-
-    pub(crate) fn checked(&self, n: u64) {
-        self.checked.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub(crate) fn mismatch(&self, what: String) {
-        self.mismatches.fetch_add(1, Ordering::Relaxed);
-        let mut ex = self.examples.lock();
-        if ex.len() < EXAMPLES {
-            ex.push(what);
-        }
-    }
-
-    pub(crate) fn totals(&self) -> (u64, u64, Vec<String>) {
-        (
-            self.checked.load(Ordering::Relaxed),
-            self.mismatches.load(Ordering::Relaxed),
-            self.examples.lock().clone(),
-        )
     }
 }
 

@@ -8,15 +8,14 @@ pub mod workload;
 
 pub use workload::ReaderMix;
 
+use crate::checks::Checks;
 use crate::conn::FramedConn;
 use crate::driver::{self, Conn};
 use crate::env::Environment;
 use crate::record::Recorder;
-use crate::report::{
-    op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, Verification, SCHEMA,
-};
+use crate::report::{op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, SCHEMA};
 use crate::{LoadError, Progress};
-use client::{BoardClient, Checks, Role};
+use client::{BoardClient, Role};
 use mirror::Mirror;
 use serde::Serialize;
 use serverlab_proto::board::Request;
@@ -320,18 +319,5 @@ fn build_report(
             client_cpu,
             extra,
         },
-    }
-}
-
-/// The checks a run made: shared by workers, folded into the report.
-impl Checks {
-    fn into_verification(self) -> Verification {
-        let (checked, mismatches, examples) = self.totals();
-        Verification {
-            enabled: self.enabled,
-            checked,
-            mismatches,
-            examples,
-        }
     }
 }

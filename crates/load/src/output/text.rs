@@ -79,6 +79,11 @@ fn extra_lines(report: &LoadReport, out: &mut String) {
     if report.protocol == "kv" {
         crate::kv::output::extra_lines(report, out);
     }
+    if report.protocol == "bucket" {
+        for line in crate::bucket::text_lines(report) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if report.protocol == "board" {
         let reads = &report.results.extra["reads"];
         let (hits, misses) = (

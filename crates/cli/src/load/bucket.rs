@@ -1,0 +1,99 @@
+//! `serverlab load bucket`.
+
+use super::{emit, Format};
+use crate::{args, progress};
+use clap::{Args, ValueEnum};
+use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
+use serverlab_load::Progress;
+use serverlab_proto::bucket::{DelayMode, DelayUnit};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct BucketLoadArgs {
+    /// Server address
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
+    addr: SocketAddr,
+    /// Concurrent client connections (one thread each)
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    connections: u16,
+    /// Stop after this many requests in all [default: run for --duration]
+    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    requests: Option<u64>,
+    /// How long to run (10s, 500ms, 2m) [default: 10s]
+    #[arg(long, value_parser = args::duration)]
+    duration: Option<Duration>,
+    /// Delays, drawn uniformly from LO-HI units (or one number for a fixed delay)
+    #[arg(long, value_name = "LO-HI", default_value = "1-3")]
+    delay: DelayRange,
+    /// The unit delays count in: must match the server's --delay-unit
+    #[arg(long, default_value = "s", value_parser = args::delay_unit())]
+    delay_unit: DelayUnit,
+    /// The server's --delay-mode (for the theoretical bound only)
+    #[arg(long, default_value = "spin", value_parser = args::delay_mode())]
+    delay_mode: DelayMode,
+    /// Buckets are drawn uniformly from 0 to N-1; at most the server's N
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]
+    buckets: u64,
+    /// Send all of a connection's requests on one TCP connection
+    /// (default: a new connection per request, like the assignment's client)
+    #[arg(long)]
+    keep_alive: bool,
+    /// Seed for delay and bucket choices
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every reply and every bucket's final value (read with 0,b before
+    /// and after the run); nothing else may write to the buckets meanwhile
+    #[arg(long)]
+    verify: bool,
+    /// Requests the server runs at once (a pool's --threads), for the bound
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    server_concurrency: Option<u64>,
+    /// Cores the server runs on (the size of its --cpus), for the bound in work mode
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    server_cores: Option<u64>,
+    /// How to print the result
+    #[arg(long, value_enum, default_value = "text")]
+    format: BucketFormat,
+    /// Also write the full result as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// The formats a bucket load prints (no CAPS form: that is the board's).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BucketFormat {
+    /// Totals, rates, latency percentiles, the bound, errors, client CPU
+    Text,
+    /// Everything, as JSON (schema serverlab-load/1)
+    Json,
+}
+
+pub fn run(a: BucketLoadArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = BucketLoad::new(a.addr);
+    cfg.connections = a.connections.into();
+    cfg.stop = match (a.requests, a.duration) {
+        (Some(n), _) => Stop::Requests(n),
+        (None, d) => Stop::DurationS(d.unwrap_or(Duration::from_secs(10)).as_secs_f64()),
+    };
+    cfg.delay = a.delay;
+    cfg.delay_unit = a.delay_unit;
+    cfg.delay_mode = a.delay_mode;
+    cfg.buckets = a.buckets;
+    cfg.keep_alive = a.keep_alive;
+    cfg.seed = a.seed;
+    cfg.verify = a.verify;
+    cfg.server_concurrency = a.server_concurrency;
+    cfg.server_cores = a.server_cores;
+    let progress = Progress::default();
+    let report = progress::show(cfg.planned(), &progress, || {
+        serverlab_load::bucket::run(&cfg, &progress)
+    })?;
+    let format = match a.format {
+        BucketFormat::Text => Format::Text,
+        BucketFormat::Json => Format::Json,
+    };
+    emit(&report, format, a.json.as_ref())
+}

@@ -1,0 +1,438 @@
+//! The bucket protocol over real sockets, against every strategy × store:
+//! PROTOCOLS.md section 2's examples and bad inputs, keep-alive order, no
+//! lost update under 40 concurrent clients, concurrent delays, and no
+//! client stalling another.
+
+use crate::support::*;
+use std::net::SocketAddr;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// Send one line on a new connection and return the reply, as the
+/// assignment's client does.
+fn one_shot(addr: SocketAddr, line: &str) -> String {
+    let mut c = Client::connect(addr);
+    c.send(line.as_bytes());
+    text(&c.recv())
+}
+
+/// Send `wire`, expect exactly `want` back, then the server closing.
+fn rejected(addr: SocketAddr, wire: &[u8], want: &str, ctx: &str) {
+    let mut c = Client::connect(addr);
+    c.send(wire);
+    assert_eq!(text(&c.recv()), want, "{ctx}: reply to {:?}", text(wire));
+    assert!(
+        c.closed_by_server(),
+        "{ctx}: connection left open after {want:?}"
+    );
+}
+
+/// Every conformance check against one fresh server with 16 buckets.
+fn conformance(strategy: &str, store: &str) {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            strategy,
+            "--store",
+            store,
+            "--buckets",
+            "16",
+            "--delay-unit",
+            "ms",
+            "--threads",
+            "4",
+        ],
+    );
+    let addr = server.addr;
+    let ctx = format!("{strategy}/{store}");
+    section_2_examples(addr, &ctx);
+    bad_input(addr, &ctx);
+    keep_alive_in_order(addr, &ctx);
+    split_and_pipelined(addr, &ctx);
+    forty_clients_lose_no_update(addr, &ctx);
+    let (status, out) = server.stop();
+    assert!(status.success(), "{ctx}: exit {status:?}");
+    assert!(out.contains("Final statistics"), "{ctx}: {out}");
+    assert!(
+        out.contains("malformed 6"),
+        "{ctx}: rejects not counted: {out}"
+    );
+}
+
+macro_rules! matrix {
+    ($($name:ident: $strategy:literal, $store:literal;)*) => {
+        $(#[test] fn $name() { conformance($strategy, $store); })*
+    };
+}
+
+matrix! {
+    tpc_mutex: "thread-per-connection", "mutex";
+    tpc_sharded: "thread-per-connection", "sharded";
+    tpc_lockfree: "thread-per-connection", "lockfree";
+    tpr_mutex: "thread-per-request", "mutex";
+    tpr_sharded: "thread-per-request", "sharded";
+    tpr_lockfree: "thread-per-request", "lockfree";
+    locked_mutex: "pool-locked", "mutex";
+    locked_sharded: "pool-locked", "sharded";
+    locked_lockfree: "pool-locked", "lockfree";
+    lockfree_pool_mutex: "pool-lockfree", "mutex";
+    lockfree_pool_sharded: "pool-lockfree", "sharded";
+    lockfree_pool_lockfree: "pool-lockfree", "lockfree";
+    async_mutex: "async", "mutex";
+    async_sharded: "async", "sharded";
+    async_lockfree: "async", "lockfree";
+    shared_nothing_mutex: "shared-nothing", "mutex";
+    shared_nothing_sharded: "shared-nothing", "sharded";
+    shared_nothing_lockfree: "shared-nothing", "lockfree";
+}
+
+/// Section 2's example, `0,b` reads, a CR before the LF, and the
+/// assignment's one-request-per-connection client.
+fn section_2_examples(addr: SocketAddr, ctx: &str) {
+    assert_eq!(one_shot(addr, "0,10\n"), "0", "{ctx}: fresh bucket");
+    assert_eq!(one_shot(addr, "5,10\n"), "5", "{ctx}: the example 5,10");
+    assert_eq!(one_shot(addr, "3,10\r\n"), "8", "{ctx}: CRLF");
+    assert_eq!(one_shot(addr, "0,10\n"), "8", "{ctx}: 0,b reads");
+    assert_eq!(one_shot(addr, "007,15\n"), "7", "{ctx}: leading zeros");
+    assert_eq!(one_shot(addr, "60,0\n"), "60", "{ctx}: the max delay");
+    assert_eq!(one_shot(addr, "0,15\n"), "7", "{ctx}");
+}
+
+/// Each bad input of section 2 gets `ERR <reason>` and a closed connection.
+fn bad_input(addr: SocketAddr, ctx: &str) {
+    let malformed = "ERR expected <delay>,<bucket>";
+    for wire in [&b"abc\n"[..], b"-1,2\n", b"1, 2\n", b"1,2,3\n", b"\n"] {
+        rejected(addr, wire, malformed, ctx);
+    }
+    rejected(
+        addr,
+        b"18446744073709551616,1\n",
+        "ERR number too large for 64 bits",
+        ctx,
+    );
+    rejected(addr, b"1,16\n", "ERR bucket 16 out of range 0-15", ctx);
+    rejected(addr, b"61,1\n", "ERR delay 61 over the maximum 60", ctx);
+    let mut long = vec![b'1'; 65];
+    rejected(addr, &long, "ERR line over 64 bytes", ctx);
+    long.push(b'\n');
+    rejected(addr, &long, "ERR line over 64 bytes", ctx);
+    // Lines before the bad one are answered first; none after it.
+    let mut c = Client::connect(addr);
+    c.send(b"1,3\nnope\n1,3\n");
+    assert_eq!(text(&c.recv()), "1", "{ctx}");
+    assert_eq!(text(&c.recv()), "ERR expected <delay>,<bucket>", "{ctx}");
+    assert!(c.closed_by_server(), "{ctx}: open after ERR");
+    assert_eq!(
+        one_shot(addr, "0,3\n"),
+        "1",
+        "{ctx}: the line after ERR ran"
+    );
+}
+
+/// Several lines on one connection are answered in order.
+fn keep_alive_in_order(addr: SocketAddr, ctx: &str) {
+    let mut c = Client::connect(addr);
+    for (line, want) in [
+        ("2,4\n", "2"),
+        ("1,4\n", "3"),
+        ("0,4\n", "3"),
+        ("4,5\n", "4"),
+    ] {
+        c.send(line.as_bytes());
+        assert_eq!(text(&c.recv()), want, "{ctx}: lock-step {line:?}");
+    }
+    // Pipelined, with delays that would reorder replies if they ran apart.
+    c.send(b"9,6\n1,6\n0,6\n5,7\n0,7\n");
+    let replies: Vec<String> = (0..5).map(|_| text(&c.recv())).collect();
+    assert_eq!(replies, ["9", "10", "10", "5", "5"], "{ctx}: pipelined");
+}
+
+/// Requests split over many writes, and many in one write.
+fn split_and_pipelined(addr: SocketAddr, ctx: &str) {
+    let mut c = Client::connect(addr);
+    for byte in b"1,8\r\n" {
+        c.send(&[*byte]);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(text(&c.recv()), "1", "{ctx}: split");
+    let wire: String = (0..200).map(|_| "0,8\n").collect();
+    c.send(wire.as_bytes());
+    for _ in 0..200 {
+        assert_eq!(text(&c.recv()), "1", "{ctx}: pipelined reads");
+    }
+}
+
+/// 40 concurrent clients add to random buckets: every bucket ends at
+/// exactly what was added to it (read back with `0,b`), and each client's
+/// replies never decrease per bucket.
+fn forty_clients_lose_no_update(addr: SocketAddr, ctx: &str) {
+    const BUCKETS: [u64; 4] = [11, 12, 13, 14];
+    let before: Vec<u64> = BUCKETS
+        .iter()
+        .map(|b| one_shot(addr, &format!("0,{b}\n")).parse().unwrap())
+        .collect();
+    let barrier = Arc::new(Barrier::new(40));
+    let clients: Vec<_> = (0..40u64)
+        .map(|i| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let mut rng = fastrand_lite(i);
+                let mut added = [0u64; 4];
+                barrier.wait();
+                let mut c = Client::connect(addr);
+                for _ in 0..25 {
+                    let k = (rng() % 4) as usize;
+                    // 0 or 1 ms: short, so many requests overlap in the store.
+                    let d = rng() % 2;
+                    let reply = if i % 2 == 0 {
+                        c.send(format!("{d},{}\n", BUCKETS[k]).as_bytes());
+                        text(&c.recv())
+                    } else {
+                        one_shot(addr, &format!("{d},{}\n", BUCKETS[k]))
+                    };
+                    let v: u64 = reply.parse().unwrap_or_else(|_| panic!("reply {reply:?}"));
+                    assert!(v >= d);
+                    added[k] += d;
+                }
+                added
+            })
+        })
+        .collect();
+    let mut added = [0u64; 4];
+    for c in clients {
+        for (sum, a) in added.iter_mut().zip(c.join().expect("client")) {
+            *sum += a;
+        }
+    }
+    assert!(added.iter().sum::<u64>() > 0, "{ctx}: nothing was added");
+    for (k, b) in BUCKETS.iter().enumerate() {
+        let now: u64 = one_shot(addr, &format!("0,{b}\n")).parse().unwrap();
+        assert_eq!(now, before[k] + added[k], "{ctx}: bucket {b} lost updates");
+    }
+}
+
+/// A tiny deterministic generator, so the test needs no extra crate.
+fn fastrand_lite(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+/// 8 clients each send one 300 ms spin (or sleep) request at once. Every
+/// reply takes at least 300 ms (the delay happened), and all 8 finish in
+/// well under 8 × 300 ms, i.e. they ran concurrently. Pools get 8 workers
+/// (`--threads 8`): with fewer, serialising is what a pool must do.
+fn eight_concurrent_delays(strategy: &str, mode: &str) {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            strategy,
+            "--threads",
+            "8",
+            "--delay-unit",
+            "ms",
+            "--delay-mode",
+            mode,
+            "--max-delay",
+            "1000",
+        ],
+    );
+    let addr = server.addr;
+    let barrier = Arc::new(Barrier::new(8));
+    let start = Instant::now();
+    let clients: Vec<_> = (0..8)
+        .map(|i| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(addr);
+                barrier.wait();
+                let t0 = Instant::now();
+                c.send(format!("300,{i}\n").as_bytes());
+                assert_eq!(text(&c.recv()), "300");
+                t0.elapsed()
+            })
+        })
+        .collect();
+    for c in clients {
+        let took = c.join().expect("client");
+        assert!(
+            took >= Duration::from_millis(300),
+            "{strategy}/{mode}: a 300 ms request answered in {took:?}"
+        );
+    }
+    let all = start.elapsed();
+    assert!(
+        all < Duration::from_millis(4 * 300),
+        "{strategy}/{mode}: 8 concurrent 300 ms delays took {all:?}: they did not overlap"
+    );
+    assert!(server.stop().0.success());
+}
+
+macro_rules! concurrent_delays {
+    ($($name:ident: $strategy:literal, $mode:literal;)*) => {
+        $(#[test] fn $name() { eight_concurrent_delays($strategy, $mode); })*
+    };
+}
+
+concurrent_delays! {
+    spin_overlaps_tpc: "thread-per-connection", "spin";
+    spin_overlaps_tpr: "thread-per-request", "spin";
+    spin_overlaps_pool_locked: "pool-locked", "spin";
+    spin_overlaps_pool_lockfree: "pool-lockfree", "spin";
+    spin_overlaps_async: "async", "spin";
+    spin_overlaps_shared_nothing: "shared-nothing", "spin";
+    sleep_overlaps_async: "async", "sleep";
+    sleep_overlaps_shared_nothing: "shared-nothing", "sleep";
+    sleep_overlaps_pool_locked: "pool-locked", "sleep";
+}
+
+/// While one client's long delay runs (and another has sent half a line),
+/// a third client is answered at once: its reply arrives before the long
+/// one's. Event-loop strategies get one thread, so a delay run on the
+/// loop itself would block it; pools get two workers, one left free.
+fn nothing_stalls_others(strategy: &str, mode: &str, threads: &str) {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            strategy,
+            "--threads",
+            threads,
+            "--delay-unit",
+            "ms",
+            "--delay-mode",
+            mode,
+            "--max-delay",
+            "5000",
+        ],
+    );
+    let addr = server.addr;
+    let mut partial = Client::connect(addr);
+    partial.send(b"7,");
+    let mut long = Client::connect(addr);
+    long.send(b"1000,1\n");
+    std::thread::sleep(Duration::from_millis(100));
+    let mut quick = Client::connect(addr);
+    quick.send(b"2,2\n");
+    assert_eq!(text(&quick.recv()), "2", "{strategy}/{mode}");
+    // The long request is still running: nothing has arrived for it yet.
+    long.stream.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let pending = std::io::Read::read(&mut long.stream, &mut byte);
+    assert!(
+        matches!(&pending, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "{strategy}/{mode}: the quick request waited for the long one ({pending:?})"
+    );
+    long.stream.set_nonblocking(false).unwrap();
+    assert_eq!(text(&long.recv()), "1000", "{strategy}/{mode}");
+    partial.send(b"3\n");
+    assert_eq!(text(&partial.recv()), "7", "{strategy}/{mode}");
+    assert!(server.stop().0.success());
+}
+
+macro_rules! no_stall {
+    ($($name:ident: $strategy:literal, $mode:literal, $threads:literal;)*) => {
+        $(#[test] fn $name() { nothing_stalls_others($strategy, $mode, $threads); })*
+    };
+}
+
+no_stall! {
+    no_stall_tpc_spin: "thread-per-connection", "spin", "1";
+    no_stall_tpr_spin: "thread-per-request", "spin", "1";
+    no_stall_pool_locked_spin: "pool-locked", "spin", "2";
+    no_stall_pool_lockfree_spin: "pool-lockfree", "spin", "2";
+    no_stall_async_spin: "async", "spin", "1";
+    no_stall_async_work: "async", "work", "1";
+    no_stall_async_sleep: "async", "sleep", "1";
+    no_stall_shared_nothing_spin: "shared-nothing", "spin", "1";
+    no_stall_shared_nothing_work: "shared-nothing", "work", "1";
+}
+
+/// `--delay-mode work` calibrates at start, prints it, and serves.
+#[test]
+fn work_mode_prints_its_calibration() {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--delay-mode",
+            "work",
+            "--delay-unit",
+            "us",
+            "--buckets",
+            "2",
+        ],
+    );
+    assert_eq!(one_shot(server.addr, "50,1\n"), "50");
+    assert_eq!(one_shot(server.addr, "0,1\n"), "50");
+    let (status, out) = server.stop();
+    assert!(status.success());
+    assert!(
+        out.contains("work calibration:") && out.contains("1 us ="),
+        "{out}"
+    );
+}
+
+/// N as the single positional argument, as the assignment's server takes it.
+#[test]
+fn buckets_as_the_positional_argument() {
+    let server = ServerProc::start("bucket", &["3", "--delay-unit", "us"]);
+    assert_eq!(one_shot(server.addr, "1,2\n"), "1");
+    let mut c = Client::connect(server.addr);
+    c.send(b"1,3\n");
+    assert_eq!(text(&c.recv()), "ERR bucket 3 out of range 0-2");
+    assert!(server.stop().1.contains("3 buckets"));
+}
+
+/// `--close-after-reply`: the assignment server's behaviour.
+#[test]
+fn close_after_reply_closes_each_connection() {
+    let server = ServerProc::start("bucket", &["--close-after-reply", "--delay-unit", "us"]);
+    let mut c = Client::connect(server.addr);
+    c.send(b"1,1\n1,1\n");
+    assert_eq!(text(&c.recv()), "1");
+    assert!(c.closed_by_server());
+    assert_eq!(one_shot(server.addr, "0,1\n"), "1");
+}
+
+/// SIGTERM while a delay runs: the request is answered, then the
+/// connection closes and the server exits 0, under every strategy.
+#[test]
+fn sigterm_answers_delays_in_progress() {
+    for strategy in STRATEGIES {
+        let mut server = ServerProc::start(
+            "bucket",
+            &[
+                "--strategy",
+                strategy,
+                "--delay-unit",
+                "ms",
+                "--max-delay",
+                "1000",
+            ],
+        );
+        let mut c = Client::connect(server.addr);
+        c.send(b"0,0\n");
+        assert_eq!(text(&c.recv()), "0", "{strategy}");
+        c.send(b"200,0\n");
+        // Give the line time to arrive; the delay is then still running.
+        std::thread::sleep(Duration::from_millis(50));
+        server.signal(nix::sys::signal::Signal::SIGTERM);
+        assert_eq!(text(&c.recv()), "200", "{strategy}");
+        assert!(c.closed_by_server(), "{strategy}: open after draining");
+        let status = server
+            .wait_exit(Duration::from_secs(20))
+            .expect("exits after SIGTERM");
+        assert!(status.success(), "{strategy}: {status:?}");
+        assert!(
+            server.stdout().contains("add 1, read 1"),
+            "{strategy}: {}",
+            server.stdout()
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! `serverlab load bucket` against real servers: `--verify` against every
+//! strategy × store, the outputs, and failures that must exit 1.
+
+use crate::support::*;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+
+fn load(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["load", "bucket"];
+    all.extend(args);
+    run(&all)
+}
+
+/// A short verified run (microsecond delays, some of them 0 so reads mix
+/// in) against a fresh server; one-request-per-connection or keep-alive.
+fn verified(strategy: &str, store: &str, keep_alive: bool) {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            strategy,
+            "--store",
+            store,
+            "--buckets",
+            "8",
+            "--delay-unit",
+            "us",
+        ],
+    );
+    let addr = server.addr.to_string();
+    let mut args = vec![
+        "--addr",
+        &addr,
+        "--connections",
+        "6",
+        "--requests",
+        "300",
+        "--delay",
+        "0-50",
+        "--delay-unit",
+        "us",
+        "--buckets",
+        "8",
+        "--verify",
+    ];
+    if keep_alive {
+        args.push("--keep-alive");
+    }
+    let out = load(&args);
+    let ctx = format!("{strategy}/{store}/keep-alive {keep_alive}");
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{ctx}: {stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains(" 0 mismatches"), "{ctx}: {stdout}");
+    assert!(
+        stdout.contains("bucket load: 300 requests"),
+        "{ctx}: {stdout}"
+    );
+    let (status, stats) = server.stop();
+    assert!(status.success(), "{ctx}");
+    // 300 requests, plus 8 reads before and 8 after the run.
+    let served = stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("requests: add "))
+        .and_then(|rest| {
+            let (adds, reads) = rest.split_once(", read ")?;
+            Some(adds.parse::<u64>().ok()? + reads.parse::<u64>().ok()?)
+        });
+    assert_eq!(served, Some(316), "{ctx}: {stats}");
+}
+
+macro_rules! verify_matrix {
+    ($($name:ident: $strategy:literal, $store:literal, $keep_alive:literal;)*) => {
+        $(#[test] fn $name() { verified($strategy, $store, $keep_alive); })*
+    };
+}
+
+verify_matrix! {
+    verify_tpc_mutex: "thread-per-connection", "mutex", false;
+    verify_tpc_sharded: "thread-per-connection", "sharded", true;
+    verify_tpc_lockfree: "thread-per-connection", "lockfree", false;
+    verify_tpr_mutex: "thread-per-request", "mutex", true;
+    verify_tpr_sharded: "thread-per-request", "sharded", false;
+    verify_tpr_lockfree: "thread-per-request", "lockfree", true;
+    verify_pool_locked_mutex: "pool-locked", "mutex", false;
+    verify_pool_locked_sharded: "pool-locked", "sharded", true;
+    verify_pool_locked_lockfree: "pool-locked", "lockfree", false;
+    verify_pool_lockfree_mutex: "pool-lockfree", "mutex", true;
+    verify_pool_lockfree_sharded: "pool-lockfree", "sharded", false;
+    verify_pool_lockfree_lockfree: "pool-lockfree", "lockfree", true;
+    verify_async_mutex: "async", "mutex", false;
+    verify_async_sharded: "async", "sharded", true;
+    verify_async_lockfree: "async", "lockfree", false;
+    verify_shared_nothing_mutex: "shared-nothing", "mutex", true;
+    verify_shared_nothing_sharded: "shared-nothing", "sharded", false;
+    verify_shared_nothing_lockfree: "shared-nothing", "lockfree", true;
+}
+
+/// Text output: requests, errors, time, throughput, percentiles, and the
+/// bound with its share; the note when the server's concurrency is unknown.
+#[test]
+fn text_output_reports_the_bound() {
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            "pool-locked",
+            "--threads",
+            "2",
+            "--delay-unit",
+            "ms",
+        ],
+    );
+    let addr = server.addr.to_string();
+    let base = [
+        "--addr",
+        &addr,
+        "--connections",
+        "4",
+        "--duration",
+        "1s",
+        "--delay",
+        "1-3",
+        "--delay-unit",
+        "ms",
+    ];
+    let out = load(&base);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    for needle in [
+        "bucket load:",
+        " in 1.00 s = ",
+        "req/s (closed-loop, one request per connection)",
+        "add ",
+        "p50 µs",
+        "p90 µs",
+        "p99 µs",
+        "max µs",
+        "bound (spin): 4 client connections = 4 at once / ",
+        "ms mean delay = ",
+        "reached ",
+        "note: the server's concurrency is unknown",
+        "errors: none",
+        "TCP connections opened:",
+    ] {
+        assert!(stdout.contains(needle), "lacks {needle:?}:\n{stdout}");
+    }
+    let mut with = base.to_vec();
+    with.extend(["--server-concurrency", "2", "--keep-alive"]);
+    let stdout = text(&load(&with).stdout);
+    assert!(
+        stdout
+            .contains("bound (spin): min(4 client connections, 2 server concurrency) = 2 at once"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("note:"), "{stdout}");
+    assert!(stdout.contains("(closed-loop, keep-alive)"), "{stdout}");
+}
+
+/// JSON: the schema, protocol "bucket", the configuration, and the bound.
+#[test]
+fn json_output_has_config_and_bound() {
+    let server = ServerProc::start("bucket", &["--delay-unit", "us", "--delay-mode", "work"]);
+    let file = std::env::temp_dir().join(format!("serverlab-bucket-{}.json", std::process::id()));
+    let out = load(&[
+        "--addr",
+        &server.addr.to_string(),
+        "--requests",
+        "50",
+        "--delay",
+        "20",
+        "--delay-unit",
+        "us",
+        "--delay-mode",
+        "work",
+        "--server-cores",
+        "1",
+        "--format",
+        "json",
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(v, saved);
+    assert_eq!(v["schema"], "serverlab-load/1");
+    assert_eq!(v["protocol"], "bucket");
+    assert_eq!(v["config"]["stop"]["requests"], 50);
+    assert_eq!(v["config"]["delay"]["lo"], 20);
+    assert_eq!(v["config"]["delay_unit"], "us");
+    assert_eq!(v["results"]["requests"], 50);
+    let extra = &v["results"]["extra"];
+    assert_eq!(extra["mean_delay_units"], 20.0);
+    assert_eq!(extra["connections_opened"], 50);
+    let bound = &extra["bound"];
+    assert_eq!(bound["delay_mode"], "work");
+    assert_eq!(bound["concurrency"], 1);
+    assert!((bound["rate_rps"].as_f64().unwrap() - 50_000.0).abs() < 1e-6);
+    assert!(bound["share"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["results"]["operations"][0]["name"], "add");
+}
+
+/// A bucket server that loses updates (every add answers as if the bucket
+/// were empty, and nothing is kept): --verify fails the run.
+#[test]
+fn verify_catches_lost_updates() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(s) = stream else { return };
+            std::thread::spawn(move || {
+                let mut w = s.try_clone().unwrap();
+                for line in BufReader::new(s).lines() {
+                    let Ok(line) = line else { return };
+                    let delay = line.split(',').next().unwrap_or("0").to_string();
+                    if w.write_all(format!("{delay}\n").as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let out = load(&[
+        "--addr",
+        &addr,
+        "--requests",
+        "40",
+        "--buckets",
+        "2",
+        "--delay",
+        "1-5",
+        "--verify",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("lost, doubled or misreported"), "{stdout}");
+    assert!(!stdout.contains(" 0 mismatches"), "{stdout}");
+}
+
+/// `ERR` replies are errors: more buckets asked for than the server has.
+#[test]
+fn err_replies_fail_the_run() {
+    let server = ServerProc::start("bucket", &["4", "--delay-unit", "us"]);
+    let out = load(&[
+        "--addr",
+        &server.addr.to_string(),
+        "--requests",
+        "50",
+        "--buckets",
+        "64",
+        "--delay-unit",
+        "us",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("the server answered ERR bucket"),
+        "{stdout}"
+    );
+    // With --verify, the check before the run says what is wrong.
+    let out = load(&[
+        "--addr",
+        &server.addr.to_string(),
+        "--requests",
+        "5",
+        "--buckets",
+        "64",
+        "--verify",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("does it have 64 buckets?"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Against a server that closes after each reply (the assignment's), the
+/// default one-request-per-connection load verifies; keep-alive cannot.
+#[test]
+fn one_request_per_connection_matches_the_assignment_server() {
+    let server = ServerProc::start("bucket", &["--close-after-reply", "--delay-unit", "us"]);
+    let addr = server.addr.to_string();
+    let base = [
+        "--addr",
+        &addr,
+        "--requests",
+        "100",
+        "--delay",
+        "1-9",
+        "--delay-unit",
+        "us",
+        "--verify",
+    ];
+    let out = load(&base);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let mut keep = base.to_vec();
+    keep.push("--keep-alive");
+    let out = load(&keep);
+    assert_eq!(out.status.code(), Some(1));
+    // The reads before the run already find the connection closed.
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains("closed the connection"), "{all}");
+    keep.retain(|&a| a != "--verify");
+    let out = load(&keep);
+    assert_eq!(out.status.code(), Some(1));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        all.contains("closed the connection before answering"),
+        "{all}"
+    );
+}
+
+#[test]
+fn unreachable_server_exits_1() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = load(&["--addr", &format!("127.0.0.1:{port}"), "--requests", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("cannot connect"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+fn usage_error(args: &[&str], names: &str) {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(names),
+        "{args:?}: stderr does not name {names}: {err}"
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    usage_error(&["serve", "bucket", "--buckets", "0"], "--buckets");
+    usage_error(&["serve", "bucket", "0"], "[N]");
+    usage_error(&["serve", "bucket", "4", "--buckets", "5"], "--buckets");
+    usage_error(&["serve", "bucket", "--store", "rwlock"], "--store");
+    usage_error(&["serve", "bucket", "--delay-unit", "h"], "--delay-unit");
+    usage_error(&["serve", "bucket", "--delay-mode", "nap"], "--delay-mode");
+    usage_error(&["serve", "bucket", "--max-delay", "soon"], "--max-delay");
+    usage_error(&["serve", "bucket", "--max-line", "0"], "--max-line");
+    usage_error(&["load", "bucket", "--delay", "3-1"], "--delay");
+    usage_error(&["load", "bucket", "--delay", "x"], "--delay");
+    usage_error(&["load", "bucket", "--connections", "0"], "--connections");
+    usage_error(&["load", "bucket", "--requests", "0"], "--requests");
+    usage_error(
+        &["load", "bucket", "--requests", "5", "--duration", "1s"],
+        "--duration",
+    );
+    usage_error(&["load", "bucket", "--format", "caps"], "--format");
+    usage_error(&["load", "bucket", "--buckets", "0"], "--buckets");
+    usage_error(
+        &["load", "bucket", "--server-concurrency", "0"],
+        "--server-concurrency",
+    );
+}

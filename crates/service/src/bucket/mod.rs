@@ -1,0 +1,228 @@
+//! The bucket service: `<delay>,<bucket>` lines applied to a
+//! [`BucketStore`].
+//!
+//! [`Service::delay`] parses and checks a framed line, keeps the outcome
+//! in the connection, and returns the delay the strategy must perform;
+//! [`Service::apply`] then adds and replies (or replies `ERR` and closes).
+//! A line is therefore parsed once, and the delay happens between parsing
+//! and the add, as the protocol orders them.
+
+mod calibrate;
+mod timing;
+
+pub use calibrate::{calibrate, Calibration};
+pub use timing::Timing;
+
+use crate::stats::Counters;
+use crate::{After, Delay, Frame, Service};
+use serde_json::json;
+use serverlab_proto::bucket::{self, Line, ParseError, Request};
+use serverlab_store::bucket::BucketStore;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Everything a bucket server is configured with, but its store.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BucketConfig {
+    /// Longest request line, without CR/LF (`--max-line`).
+    pub max_line: usize,
+    /// Largest delay accepted, in units (`--max-delay`).
+    pub max_delay: u64,
+    pub timing: Timing,
+    /// Close each connection after its first reply, as the assignment's
+    /// server does (`--close-after-reply`); otherwise keep-alive.
+    pub close_after_reply: bool,
+}
+
+/// Why a request got `ERR`. Its `Display` is the reason on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    LineTooLong { max: usize },
+    Parse(ParseError),
+    NoBucket { bucket: u64, buckets: usize },
+    DelayOverMax { delay: u64, max: u64 },
+}
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Reject::LineTooLong { max } => write!(f, "line over {max} bytes"),
+            Reject::Parse(e) => write!(f, "{e}"),
+            Reject::NoBucket { bucket, buckets } => {
+                write!(f, "bucket {bucket} out of range 0-{}", buckets - 1)
+            }
+            Reject::DelayOverMax { delay, max } => {
+                write!(f, "delay {delay} over the maximum {max}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Reject {}
+
+// Counter slots.
+const ADDS: usize = 0;
+const READS: usize = 1;
+const DELAY_UNITS: usize = 2;
+const LINE_TOO_LONG: usize = 3;
+const MALFORMED: usize = 4;
+const TOO_LARGE: usize = 5;
+const NO_BUCKET: usize = 6;
+const DELAY_OVER_MAX: usize = 7;
+const SLOTS: usize = 8;
+
+impl Reject {
+    fn slot(&self) -> usize {
+        match self {
+            Reject::LineTooLong { .. } => LINE_TOO_LONG,
+            Reject::Parse(ParseError::Malformed) => MALFORMED,
+            Reject::Parse(ParseError::TooLarge) => TOO_LARGE,
+            Reject::NoBucket { .. } => NO_BUCKET,
+            Reject::DelayOverMax { .. } => DELAY_OVER_MAX,
+        }
+    }
+}
+
+/// Input a connection may buffer: several pipelined lines per read, and
+/// always room for one over-long line to be seen as such.
+const INPUT_BUFFER: usize = 16 * 1024;
+
+pub struct BucketService {
+    store: Arc<dyn BucketStore>,
+    buckets: usize,
+    cfg: BucketConfig,
+    stats: Counters<SLOTS>,
+}
+
+/// Per connection: the outcome of checking the line just framed, kept
+/// from `delay` to `apply`.
+#[derive(Default)]
+pub struct BucketConn {
+    checked: Option<Result<Request, Reject>>,
+}
+
+impl BucketService {
+    pub fn new(store: Arc<dyn BucketStore>, cfg: BucketConfig) -> Self {
+        BucketService {
+            buckets: store.len(),
+            store,
+            cfg,
+            stats: Counters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &BucketConfig {
+        &self.cfg
+    }
+
+    /// Parse a framed line (with its LF) and check it against the limits.
+    fn check(&self, framed: &[u8]) -> Result<Request, Reject> {
+        let line = framed.strip_suffix(b"\n").unwrap_or(framed);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let req = Request::parse(line).map_err(Reject::Parse)?;
+        if req.bucket >= self.buckets as u64 {
+            return Err(Reject::NoBucket {
+                bucket: req.bucket,
+                buckets: self.buckets,
+            });
+        }
+        if req.delay > self.cfg.max_delay {
+            return Err(Reject::DelayOverMax {
+                delay: req.delay,
+                max: self.cfg.max_delay,
+            });
+        }
+        Ok(req)
+    }
+
+    fn reject(&self, why: Reject, out: &mut Vec<u8>) {
+        self.stats.add(why.slot(), 1);
+        bucket::reply_err(out, why);
+    }
+}
+
+impl Service for BucketService {
+    type Conn = BucketConn;
+
+    fn open(&self, _peer: SocketAddr) -> BucketConn {
+        BucketConn::default()
+    }
+
+    fn input_limit(&self) -> usize {
+        INPUT_BUFFER.max(self.cfg.max_line + 2)
+    }
+
+    fn frame(&self, _conn: &mut BucketConn, input: &[u8], out: &mut Vec<u8>) -> Frame {
+        match bucket::frame(input, self.cfg.max_line) {
+            Line::Incomplete => Frame::Incomplete,
+            Line::Ready { used, .. } => Frame::Ready(used),
+            Line::TooLong => {
+                let max = self.cfg.max_line;
+                self.reject(Reject::LineTooLong { max }, out);
+                Frame::Close
+            }
+        }
+    }
+
+    fn delay(&self, conn: &mut BucketConn, request: &[u8]) -> Option<Delay> {
+        let checked = self.check(request);
+        let delay = checked
+            .as_ref()
+            .ok()
+            .and_then(|r| self.cfg.timing.delay(r.delay));
+        conn.checked = Some(checked);
+        delay
+    }
+
+    fn apply(&self, conn: &mut BucketConn, request: &[u8], out: &mut Vec<u8>) -> After {
+        let checked = conn.checked.take().unwrap_or_else(|| self.check(request));
+        match checked {
+            Ok(req) => {
+                // `check` ensured bucket < buckets, which is a usize.
+                let value = self.store.add(req.bucket as usize, req.delay);
+                if req.delay == 0 {
+                    self.stats.add(READS, 1);
+                } else {
+                    self.stats.add(ADDS, 1);
+                    self.stats.add(DELAY_UNITS, req.delay);
+                }
+                bucket::reply_value(out, value);
+                if self.cfg.close_after_reply {
+                    After::Close
+                } else {
+                    After::Continue
+                }
+            }
+            Err(why) => {
+                self.reject(why, out);
+                After::Close
+            }
+        }
+    }
+
+    /// Unreachable while `frame` reports long lines itself (the buffer
+    /// always holds more than one line's limit); kept for safety.
+    fn overflow(&self, _conn: &mut BucketConn, out: &mut Vec<u8>) {
+        let max = self.cfg.max_line;
+        self.reject(Reject::LineTooLong { max }, out);
+    }
+
+    fn report(&self) -> serde_json::Value {
+        let s = |i| self.stats.get(i);
+        json!({
+            "requests": { "add": s(ADDS), "read": s(READS) },
+            "delay_units": s(DELAY_UNITS),
+            "rejected": {
+                "line_too_long": s(LINE_TOO_LONG),
+                "malformed": s(MALFORMED),
+                "number_too_large": s(TOO_LARGE),
+                "bucket_out_of_range": s(NO_BUCKET),
+                "delay_over_max": s(DELAY_OVER_MAX),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
