@@ -135,7 +135,13 @@ fn drive<S: Service>(
                     stream.set_read_timeout(None)?;
                 }
             }
-            Step::Close => return flush_blocking(stream, sess),
+            Step::Close => {
+                flush_blocking(stream, sess)?;
+                if sess.should_linger() {
+                    crate::io::linger_blocking(stream);
+                }
+                return Ok(());
+            }
         }
     }
 }

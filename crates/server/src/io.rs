@@ -103,3 +103,52 @@ pub(crate) fn flush_nonblocking<S: Service>(
     }
     Ok(Flushed::All)
 }
+
+/// Most a closing connection reads and discards while lingering.
+pub(crate) const LINGER_BYTES: usize = 1 << 20;
+/// Longest a blocking or async strategy lingers before closing.
+pub(crate) const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Close "lingering", as HTTP servers do: the server is closing although
+/// the peer may still be sending (an error reply to a request it did not
+/// read whole). Closing a socket with unread input makes the kernel send a
+/// reset, which can destroy the error reply before the peer reads it. So:
+/// half-close (the peer sees our replies, then end of stream), and read
+/// and discard what the peer still sends, for at most [`LINGER_TIME`] or
+/// [`LINGER_BYTES`], before the real close.
+pub(crate) fn linger_blocking(stream: &mut std::net::TcpStream) {
+    use std::io::Read;
+    if stream.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let deadline = std::time::Instant::now() + LINGER_TIME;
+    let mut scratch = [0u8; 16 * 1024];
+    let mut discarded = 0;
+    while discarded < LINGER_BYTES {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut scratch) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => discarded += n,
+        }
+    }
+}
+
+/// The non-blocking form for event loops that cannot wait: half-close,
+/// then discard whatever input has already arrived.
+pub(crate) fn linger_nonblocking(stream: &mut mio::net::TcpStream) {
+    use std::io::Read;
+    if stream.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let mut scratch = [0u8; 16 * 1024];
+    let mut discarded = 0;
+    while discarded < LINGER_BYTES {
+        match stream.read(&mut scratch) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => discarded += n,
+        }
+    }
+}

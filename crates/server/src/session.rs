@@ -169,6 +169,12 @@ impl<S: Service> Session<S> {
         self.eof = true;
     }
 
+    /// The server is closing while the peer may still be sending: close
+    /// lingering, or the peer may lose the last replies to a reset.
+    pub fn should_linger(&self) -> bool {
+        self.closing && !self.eof
+    }
+
     pub fn eof(&self) -> bool {
         self.eof
     }

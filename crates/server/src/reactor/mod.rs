@@ -268,7 +268,12 @@ fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcom
             }
             Step::Close => {
                 return Ok(match flush_nonblocking(&mut io.stream, &mut io.sess)? {
-                    Flushed::All => Outcome::Closed,
+                    Flushed::All => {
+                        if io.sess.should_linger() {
+                            crate::io::linger_nonblocking(&mut io.stream);
+                        }
+                        Outcome::Closed
+                    }
                     Flushed::WouldBlock => Outcome::Idle,
                 });
             }

@@ -185,10 +185,30 @@ async fn drive<S: Service>(
             Step::Close => {
                 flush(stream, sess).await?;
                 let _ = stream.shutdown().await;
+                if sess.should_linger() {
+                    linger(stream).await;
+                }
                 return Ok(());
             }
         }
     }
+}
+
+/// After the write half is shut: discard what the peer still sends, for
+/// a bounded time and amount, so closing does not reset the connection
+/// under the replies (see `io::linger_blocking`).
+async fn linger(stream: &mut TcpStream) {
+    let mut scratch = [0u8; 16 * 1024];
+    let drain = async {
+        let mut discarded = 0;
+        while discarded < crate::io::LINGER_BYTES {
+            match stream.read(&mut scratch).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => discarded += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(crate::io::LINGER_TIME, drain).await;
 }
 
 async fn flush<S: Service>(stream: &mut TcpStream, sess: &mut Session<S>) -> io::Result<()> {
