@@ -9,6 +9,7 @@
 
 mod lockfree;
 mod log;
+mod messages;
 mod mutex;
 mod rwlock;
 mod sharded;

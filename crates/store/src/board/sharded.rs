@@ -6,6 +6,7 @@
 //! topic is appended to the creation list while its shard is still
 //! write-locked, so no POST to it can be answered before LIST shows it.
 
+use super::messages::Messages;
 use super::BoardStore;
 use parking_lot::{Mutex, RwLock};
 use std::collections::hash_map::RandomState;
@@ -15,7 +16,7 @@ use std::hash::BuildHasher;
 const SHARDS: usize = 64;
 
 /// One stripe: topic name → its messages.
-type Shard = RwLock<HashMap<Box<[u8]>, Vec<Box<[u8]>>>>;
+type Shard = RwLock<HashMap<Box<[u8]>, Messages>>;
 
 pub struct ShardedBoard {
     hasher: RandomState,
@@ -43,28 +44,23 @@ impl BoardStore for ShardedBoard {
     fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
         let mut shard = self.shard(topic).write();
         if let Some(messages) = shard.get_mut(topic) {
-            messages.push(message.into());
-            return (messages.len() - 1) as u64;
+            return messages.push(message);
         }
-        shard.insert(topic.into(), vec![message.into()]);
+        let mut messages = Messages::default();
+        messages.push(message);
+        shard.insert(topic.into(), messages);
         self.created.lock().push(topic.into());
         0
     }
 
     fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
         let shard = self.shard(topic).read();
-        let found = shard
-            .get(topic)
-            .zip(usize::try_from(id).ok())
-            .and_then(|(m, i)| m.get(i));
+        let found = shard.get(topic).and_then(|m| m.get(id));
         found.map(|m| out.extend_from_slice(m)).is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {
-        self.shard(topic)
-            .read()
-            .get(topic)
-            .map_or(0, |m| m.len() as u64)
+        self.shard(topic).read().get(topic).map_or(0, Messages::len)
     }
 
     fn list(&self, out: &mut Vec<u8>) {

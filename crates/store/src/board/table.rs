@@ -1,5 +1,6 @@
 //! The plain, single-threaded topic table that the locked stores wrap.
 
+use super::messages::Messages;
 use std::collections::HashMap;
 
 #[derive(Default)]
@@ -10,7 +11,7 @@ pub(crate) struct Table {
 
 struct Topic {
     name: Box<[u8]>,
-    messages: Vec<Box<[u8]>>,
+    messages: Messages,
 }
 
 impl Table {
@@ -20,32 +21,26 @@ impl Table {
             None => {
                 self.topics.push(Topic {
                     name: topic.into(),
-                    messages: Vec::new(),
+                    messages: Messages::default(),
                 });
                 self.index.insert(topic.into(), self.topics.len() - 1);
                 self.topics.len() - 1
             }
         };
-        let messages = &mut self.topics[i].messages;
-        messages.push(message.into());
-        (messages.len() - 1) as u64
+        self.topics[i].messages.push(message)
     }
 
-    fn messages(&self, topic: &[u8]) -> &[Box<[u8]>] {
-        self.index
-            .get(topic)
-            .map_or(&[], |&i| &self.topics[i].messages)
+    fn messages(&self, topic: &[u8]) -> Option<&Messages> {
+        self.index.get(topic).map(|&i| &self.topics[i].messages)
     }
 
     pub(crate) fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
-        let found = usize::try_from(id)
-            .ok()
-            .and_then(|i| self.messages(topic).get(i));
+        let found = self.messages(topic).and_then(|m| m.get(id));
         found.map(|m| out.extend_from_slice(m)).is_some()
     }
 
     pub(crate) fn count(&self, topic: &[u8]) -> u64 {
-        self.messages(topic).len() as u64
+        self.messages(topic).map_or(0, Messages::len)
     }
 
     pub(crate) fn list(&self, out: &mut Vec<u8>) {
