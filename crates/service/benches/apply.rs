@@ -37,9 +37,8 @@ fn benches(c: &mut Criterion) {
     let mut out = Vec::with_capacity(1 << 16);
 
     let echo = EchoService::new(65535);
-    let mut conn = echo.open(peer);
     g.bench_function("echo", |b| {
-        b.iter(|| drive(&echo, &mut conn, black_box(&posts), &mut out))
+        b.iter(|| drive(&echo, &mut (), black_box(&posts), &mut out))
     });
 
     for kind in StoreKind::ALL {
