@@ -107,7 +107,7 @@ fn print_plan(plan: &Plan) {
             .unwrap_or_default()
     );
     if let Some(c) = &e.client_cpus {
-        println!("load pinned to CPUs {c}");
+        println!("load pinned to CPUs {}", c.written);
     }
     for p in &plan.points {
         println!("{}:", p.slug);

@@ -18,6 +18,6 @@ pub use layout::Manifest;
 pub use plan::{Axis, Plan, Point, Source};
 pub use record::{RunRecord, Status};
 pub use runner::{run, Observer, Options, RunRef, Summary};
-pub use spec::Experiment;
+pub use spec::{Cpus, Experiment};
 pub use validate::validate;
 pub use value::Scalar;

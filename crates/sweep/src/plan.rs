@@ -47,6 +47,34 @@ pub struct Point {
     pub load_flags: Vec<String>,
 }
 
+/// The address a server is told to listen on: any free port, announced.
+pub const SERVER_ADDR: &str = "127.0.0.1:0";
+
+impl Point {
+    /// The server's command line after the binary: `serve <protocol>`, the
+    /// address and statistics file the sweep sets, then the experiment's
+    /// flags. The runner runs exactly this; `validate` checks exactly this.
+    pub fn serve_args(&self, stats_json: &str) -> Vec<String> {
+        let head = ["serve", &self.server_protocol, "--addr", SERVER_ADDR];
+        args(&head, &["--stats-json", stats_json], &self.server_flags)
+    }
+
+    /// The load's command line after the binary: `load <protocol> --addr
+    /// ADDR --json FILE`, then the experiment's flags.
+    pub fn load_args(&self, addr: &str, json: &str) -> Vec<String> {
+        let head = ["load", &self.load_protocol, "--addr", addr];
+        args(&head, &["--json", json], &self.load_flags)
+    }
+}
+
+fn args(head: &[&str], file: &[&str], flags: &[String]) -> Vec<String> {
+    head.iter()
+        .chain(file)
+        .map(|s| s.to_string())
+        .chain(flags.iter().cloned())
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub experiment: Experiment,
@@ -286,6 +314,38 @@ mod tests {
         assert_eq!(last.load_flags, ["--posters", "3", "--duration", "2s"]);
         assert_eq!(p.load_seconds(last), Some(2.0));
         assert_eq!(p.points[1].params["posters"], serde_json::json!(2));
+    }
+
+    #[test]
+    fn command_lines_put_the_sweeps_own_flags_first() {
+        let p = plan("protocol = \"board\"\n[server]\nthreads = 2\n[load]\nposters = 3");
+        let point = &p.points[0];
+        assert_eq!(
+            point.serve_args("s.json"),
+            [
+                "serve",
+                "board",
+                "--addr",
+                "127.0.0.1:0",
+                "--stats-json",
+                "s.json",
+                "--threads",
+                "2"
+            ]
+        );
+        assert_eq!(
+            point.load_args("127.0.0.1:9", "l.json"),
+            [
+                "load",
+                "board",
+                "--addr",
+                "127.0.0.1:9",
+                "--json",
+                "l.json",
+                "--posters",
+                "3"
+            ]
+        );
     }
 
     #[test]

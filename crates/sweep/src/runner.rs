@@ -7,8 +7,8 @@ use crate::error::SweepError;
 use crate::layout::{self, Manifest};
 use crate::plan::{Plan, Point};
 use crate::record::{Invocation, RunRecord, Status, RUN_SCHEMA};
+use crate::spec::Cpus;
 use serverlab_load::report::LoadReport;
-use serverlab_server::CpuSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -60,27 +60,16 @@ pub struct Summary {
 /// twice, so slow drift of the machine (other work, heat) spreads over all
 /// points instead of biasing the ones that ran last.
 pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summary, SweepError> {
-    let client_cpus = plan
-        .experiment
-        .client_cpus
-        .as_deref()
-        .map(|c| c.parse::<CpuSet>())
-        .transpose()
-        .map_err(|message| crate::error::SpecError {
-            file: plan.experiment.name.clone(),
-            message: format!("client_cpus: {message}"),
-        })?;
+    let client_cpus = Cpus::written(&plan.experiment.client_cpus);
     let mut schedule = Vec::new();
     let mut skipped = 0;
     for repetition in 1..=plan.experiment.repetitions {
         for point in &plan.points {
             let dir = layout::run_dir(&opts.out, point, repetition);
             match RunRecord::read(&dir.join(layout::RUN_RECORD)) {
-                Some(r) if !opts.force && r.done_as(point, &plan.experiment.client_cpus) => {
-                    skipped += 1
-                }
+                Some(r) if !opts.force && r.done_as(point, &client_cpus) => skipped += 1,
                 Some(r) if !opts.force => {
-                    if let Some(detail) = r.differs_from(point, &plan.experiment.client_cpus) {
+                    if let Some(detail) = r.differs_from(point, &client_cpus) {
                         return Err(SweepError::Stale { dir, detail });
                     }
                     // Same configuration, failed before: try it again.
@@ -110,8 +99,7 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
         };
         obs.started(run);
         let dir = layout::run_dir(&opts.out, point, repetition);
-        let Some(record) = run_one(plan, point, repetition, &dir, opts, client_cpus.as_ref())?
-        else {
+        let Some(record) = run_one(plan, point, repetition, &dir, opts)? else {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(SweepError::Interrupted);
         };
@@ -150,21 +138,12 @@ fn run_one(
     repetition: u32,
     dir: &Path,
     opts: &Options,
-    client_cpus: Option<&CpuSet>,
 ) -> Result<Option<RunRecord>, SweepError> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
     let exe = opts.exe.to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let mut server_args: Vec<String> = vec![
-        "serve".into(),
-        point.server_protocol.clone(),
-        "--addr".into(),
-        "127.0.0.1:0".into(),
-        "--stats-json".into(),
-        path(layout::SERVER_JSON),
-    ];
-    server_args.extend(point.server_flags.iter().cloned());
+    let server_args = point.serve_args(&path(layout::SERVER_JSON));
     let mut record = RunRecord {
         schema: RUN_SCHEMA.into(),
         experiment: plan.experiment.name.clone(),
@@ -186,7 +165,7 @@ fn run_one(
             argv: vec![],
             exit_code: None,
         },
-        client_cpus: plan.experiment.client_cpus.clone(),
+        client_cpus: Cpus::written(&plan.experiment.client_cpus),
         server_addr: None,
         status: Status::Failed,
         error: None,
@@ -208,18 +187,10 @@ fn run_one(
     let log = dir.join(layout::SERVER_LOG);
     let server = match Server::start(&opts.exe, &server_args, &log, SERVER_START) {
         Ok(s) => s,
-        Err(e) => return Ok(finish(record, Some(e))),
+        Err(e) => return Ok(finish(record, Some(e.to_string()))),
     };
     record.server_addr = Some(server.addr.to_string());
-    let mut load_args: Vec<String> = vec![
-        "load".into(),
-        point.load_protocol.clone(),
-        "--addr".into(),
-        server.addr.to_string(),
-        "--json".into(),
-        path(layout::LOAD_JSON),
-    ];
-    load_args.extend(point.load_flags.iter().cloned());
+    let load_args = point.load_args(&server.addr.to_string(), &path(layout::LOAD_JSON));
     record.load.argv = std::iter::once(exe)
         .chain(load_args.iter().cloned())
         .collect();
@@ -231,7 +202,7 @@ fn run_one(
         &opts.exe,
         &load_args,
         &files,
-        client_cpus,
+        plan.experiment.client_cpus.as_ref().map(|c| &c.set),
         plan.experiment.timeout,
         &opts.interrupted,
     );
@@ -240,7 +211,7 @@ fn run_one(
         return Ok(None);
     }
     let mut error = match end {
-        Err(e) => Some(e),
+        Err(e) => Some(e.to_string()),
         Ok(LoadEnd::Interrupted) => return Ok(None),
         Ok(LoadEnd::TimedOut(t)) => Some(format!("the load ran over the timeout ({t:?})")),
         Ok(LoadEnd::Exited(status)) => {
@@ -271,7 +242,7 @@ fn run_one(
                 error = Some("the server wrote no final statistics".into());
             }
         }
-        Err(e) => error = error.or(Some(e)),
+        Err(e) => error = error.or(Some(e.to_string())),
     }
     if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
         let _ = std::fs::remove_file(&files.stderr);
