@@ -1,6 +1,7 @@
 //! A sweep as it is on disk: the manifest, and for every point its
-//! successful runs (load result, server statistics), failed runs and runs
-//! not made yet. Nothing here runs anything.
+//! successful runs (load result, server statistics), failed runs, stale
+//! runs (made with other flags than the manifest's point: left out) and
+//! runs not made yet. Nothing here runs anything.
 
 use crate::error::ReportError;
 use crate::metrics::RunMetrics;
@@ -19,6 +20,9 @@ pub struct PointRuns {
     pub point: Point,
     pub runs: Vec<Run>,
     pub failed: Vec<Failure>,
+    /// Runs whose record differs from the point (an older configuration
+    /// left in the directory): never counted. `error` says what differs.
+    pub stale: Vec<Failure>,
     /// Repetitions with no result yet (an unfinished sweep).
     pub missing: Vec<u32>,
 }
@@ -51,7 +55,7 @@ impl Sweep {
         let points = manifest
             .points
             .iter()
-            .map(|p| read_point(dir, p, manifest.repetitions))
+            .map(|p| read_point(dir, p, &manifest))
             .collect();
         Ok(Sweep {
             dir: dir.to_path_buf(),
@@ -65,19 +69,24 @@ impl Sweep {
     }
 }
 
-fn read_point(dir: &Path, point: &Point, repetitions: u32) -> PointRuns {
+fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
     let mut out = PointRuns {
         point: point.clone(),
         runs: vec![],
         failed: vec![],
+        stale: vec![],
         missing: vec![],
     };
-    for repetition in 1..=repetitions {
+    for repetition in 1..=manifest.repetitions {
         let rdir = layout::run_dir(dir, point, repetition);
         let Some(record) = RunRecord::read(&rdir.join(layout::RUN_RECORD)) else {
             out.missing.push(repetition);
             continue;
         };
+        if let Some(error) = record.differs_from(point, &manifest.client_cpus) {
+            out.stale.push(Failure { repetition, error });
+            continue;
+        }
         if record.status == Status::Failed {
             let error = record.error.clone().unwrap_or_else(|| "failed".into());
             out.failed.push(Failure { repetition, error });

@@ -27,6 +27,8 @@ pub struct Written {
     pub comparison_table: Option<String>,
     pub failed_runs: usize,
     pub missing_runs: usize,
+    /// Runs made with other flags than their point's: listed, left out.
+    pub stale_runs: usize,
 }
 
 /// Write the report of the sweep in `dir` (compared with `other`, if given).
@@ -64,6 +66,7 @@ pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError
         comparison_table: comparison.map(|c| markdown::table(&c.table())),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
+        stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
     })
 }
 
@@ -162,7 +165,9 @@ fn document(
     }
     let problems = problems(stats);
     if !problems.is_empty() {
-        b.push(Block::Heading("Failed, missing and suspect runs".into()));
+        b.push(Block::Heading(
+            "Failed, stale, missing and suspect runs".into(),
+        ));
         b.push(Block::List(problems));
     }
     Document {
@@ -178,8 +183,14 @@ fn setup(sweep: &Sweep) -> Vec<String> {
     let runs: usize = sweep.points.iter().map(|p| p.runs.len()).sum();
     let failed: usize = sweep.points.iter().map(|p| p.failed.len()).sum();
     let missing: usize = sweep.points.iter().map(|p| p.missing.len()).sum();
+    let stale: usize = sweep.points.iter().map(|p| p.stale.len()).sum();
+    let stale = if stale > 0 {
+        format!(", {stale} stale (made with other flags; left out)")
+    } else {
+        String::new()
+    };
     items.push(format!(
-        "{} points × {} repetitions: {runs} successful runs, {failed} failed, {missing} not run",
+        "{} points × {} repetitions: {runs} successful runs, {failed} failed, {missing} not run{stale}",
         m.points.len(),
         m.repetitions
     ));
@@ -220,6 +231,12 @@ fn problems(stats: &[PointStats]) -> Vec<String> {
         let slug = &s.runs.point.slug;
         for f in &s.runs.failed {
             out.push(format!("{slug} rep {}: failed: {}", f.repetition, f.error));
+        }
+        for f in &s.runs.stale {
+            out.push(format!(
+                "{slug} rep {}: stale (made with other flags, left out): {}",
+                f.repetition, f.error
+            ));
         }
         if !s.runs.missing.is_empty() {
             let reps: Vec<String> = s.runs.missing.iter().map(|r| r.to_string()).collect();

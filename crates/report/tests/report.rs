@@ -235,6 +235,32 @@ fn comparison_with_another_sweep() {
     assert!(md.contains("Compared with"));
 }
 
+/// A run whose record says it ran with other flags than its point (an old
+/// configuration left in the directory) is listed as stale and left out.
+#[test]
+fn a_run_made_with_other_flags_is_stale_and_left_out() {
+    let tmp = copy("a");
+    let record = tmp.path().join("runs/posters=1/rep-3/run.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+    run["load"]["flags"][5] = "30s".into();
+    std::fs::write(&record, run.to_string()).unwrap();
+
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let one = &sweep.points[0];
+    assert_eq!(one.runs.len(), 2);
+    assert_eq!(one.stale.len(), 1);
+    assert!(one.stale[0].error.contains("30s"), "{}", one.stale[0].error);
+    let stats = PointStats::of(one);
+    assert_eq!(stats.throughput.unwrap().mean, 1100.0);
+
+    let w = report(tmp.path(), None);
+    assert_eq!(w.stale_runs, 1);
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(md.contains("posters=1 rep 3: stale"), "{md}");
+    assert!(md.contains("1 stale"), "{md}");
+}
+
 #[test]
 fn not_a_sweep_is_named() {
     let tmp = tempfile::tempdir().unwrap();

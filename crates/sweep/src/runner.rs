@@ -79,6 +79,15 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
             }
         }
     }
+    if opts.force {
+        // Everything is redone. Clear the old runs before the manifest
+        // names the new configuration, so that a sweep interrupted now
+        // leaves no run made with other flags under it.
+        for (point, repetition) in &schedule {
+            let dir = layout::run_dir(&opts.out, point, *repetition);
+            remove_run(&dir)?;
+        }
+    }
     // Only now, when nothing stale stands in the way, record the experiment.
     prepare(plan, &opts.out)?;
     obs.planned(plan, schedule.len(), skipped);
@@ -126,6 +135,16 @@ fn prepare(plan: &Plan, out: &Path) -> Result<(), SweepError> {
     layout::write_atomic(&out.join(layout::MANIFEST), &manifest)
 }
 
+/// Remove one run's directory, if there is one.
+fn remove_run(dir: &Path) -> Result<(), SweepError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(SweepError::io("cannot remove", dir, e))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn read_load(dir: &Path) -> Option<LoadReport> {
     let text = std::fs::read_to_string(dir.join(layout::LOAD_JSON)).ok()?;
     serde_json::from_str(&text).ok()
@@ -139,7 +158,7 @@ fn run_one(
     dir: &Path,
     opts: &Options,
 ) -> Result<Option<RunRecord>, SweepError> {
-    let _ = std::fs::remove_dir_all(dir);
+    remove_run(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
     let exe = opts.exe.to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
@@ -255,4 +274,90 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Experiment;
+
+    struct Quiet;
+    impl Observer for Quiet {
+        fn planned(&mut self, _: &Plan, _: usize, _: usize) {}
+        fn started(&mut self, _: RunRef<'_>) {}
+        fn finished(&mut self, _: RunRef<'_>, _: &RunRecord, _: Option<f64>) {}
+    }
+
+    fn plan(duration: &str) -> Plan {
+        let text = format!(
+            "protocol = \"board\"\nrepetitions = 2\n[load]\nposters = [1, 2]\nduration = \"{duration}\""
+        );
+        Plan::new(Experiment::parse("t.toml", &text).unwrap())
+    }
+
+    /// A finished, successful run of `point` as `plan` would make it.
+    fn fake_run(out: &Path, point: &Point, repetition: u32) -> PathBuf {
+        let dir = layout::run_dir(out, point, repetition);
+        std::fs::create_dir_all(&dir).unwrap();
+        let invocation = |protocol: &str, flags: &[String]| Invocation {
+            protocol: protocol.into(),
+            flags: flags.to_vec(),
+            argv: vec![],
+            exit_code: Some(0),
+        };
+        let record = RunRecord {
+            schema: RUN_SCHEMA.into(),
+            experiment: "t".into(),
+            point: point.index,
+            slug: point.slug.clone(),
+            repetition,
+            params: point.params.clone(),
+            server: invocation(&point.server_protocol, &point.server_flags),
+            load: invocation(&point.load_protocol, &point.load_flags),
+            client_cpus: None,
+            server_addr: None,
+            status: Status::Ok,
+            error: None,
+            started_unix_s: 0,
+            wall_s: 1.0,
+        };
+        let text = serde_json::to_string(&record).unwrap();
+        std::fs::write(dir.join(layout::RUN_RECORD), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn force_clears_old_runs_before_the_manifest_names_the_new_flags() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let old = plan("1s");
+        let mut dirs = Vec::new();
+        for point in &old.points {
+            for rep in 1..=2 {
+                dirs.push(fake_run(&out, point, rep));
+            }
+        }
+        let new = plan("2s");
+        let opts = |force: bool| Options {
+            exe: PathBuf::from("/nonexistent/serverlab"),
+            out: out.clone(),
+            force,
+            // Stop before the first run, as a Ctrl-C right after starting.
+            interrupted: Arc::new(AtomicBool::new(true)),
+        };
+        let refused = run(&new, &opts(false), &mut Quiet);
+        assert!(matches!(refused, Err(SweepError::Stale { .. })));
+        assert!(
+            dirs.iter().all(|d| d.exists()),
+            "a refused sweep removed runs"
+        );
+
+        let stopped = run(&new, &opts(true), &mut Quiet);
+        assert!(matches!(stopped, Err(SweepError::Interrupted)));
+        let manifest = Manifest::read(&out).unwrap();
+        assert!(manifest.points[0].load_flags.contains(&"2s".to_string()));
+        for d in &dirs {
+            assert!(!d.exists(), "{} (old flags) is still there", d.display());
+        }
+    }
 }
