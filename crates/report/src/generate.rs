@@ -248,7 +248,8 @@ fn problems(stats: &[PointStats]) -> Vec<String> {
         for rep in &s.empty {
             out.push(format!(
                 "{slug} rep {rep}: no request completed in the measured window \
-                 (a stalled server, or a machine too busy to measure on)"
+                 (a stalled server, or a machine too busy to measure on); its throughput \
+                 of 0 counts, it has no latency"
             ));
         }
         if s.bottlenecked > 0 {

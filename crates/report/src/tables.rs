@@ -168,12 +168,12 @@ pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
     })
 }
 
-/// Requests per second of each operation, when there is more than one.
+/// Requests per second of each operation, when more than one happened.
 pub fn operations(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
     let mut names: Vec<String> = Vec::new();
     for s in stats {
-        for (n, _) in &s.ops {
-            if !names.contains(n) {
+        for (n, v) in &s.ops {
+            if v.max > 0.0 && !names.contains(n) {
                 names.push(n.clone());
             }
         }

@@ -53,6 +53,7 @@ fn statistics_match_the_hand_computed_values() {
     close(lo, 1200.0 - 496.8276, 1e-3);
     close(hi, 1200.0 + 496.8276, 1e-3);
     assert_eq!(one.clients, Some(2.0));
+    // Over the measured 10 s, not the threads' runtimes (10.4 s in rep 1).
     close(one.per_thread_rps.unwrap().mean, 600.0, 1e-9);
     close(one.requests_per_thread.unwrap().mean, 6000.0, 1e-9);
     close(one.latency("p99").unwrap().mean, 500.0, 1e-9);
@@ -81,7 +82,6 @@ fn statistics_match_the_hand_computed_values() {
     ] {
         assert_eq!(two.latency(name).unwrap().mean, want, "{name}");
     }
-    close(two.runs.runs[0].metrics.latency_us.mean, 227.0, 1e-9);
     close(two.service("p99").unwrap().mean, 90.0, 1e-9);
     close(two.service("median").unwrap().mean, 20.0, 1e-9);
     assert_eq!(two.bottlenecked, 1);
@@ -233,6 +233,37 @@ fn comparison_with_another_sweep() {
     assert_eq!(r[9], "no", "{r:?}");
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(md.contains("Compared with"));
+}
+
+/// A run in which no request completed has no latency: it is left out of
+/// the latency statistics (not averaged in as 0 µs), but its throughput of
+/// 0 counts.
+#[test]
+fn a_run_with_no_completed_request_has_no_latency() {
+    let tmp = copy("a");
+    let path = tmp.path().join("runs/posters=1/rep-3/load.json");
+    let mut load: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let r = &mut load["results"];
+    r["requests"] = 0.into();
+    r["throughput_rps"] = 0.0.into();
+    for op in r["operations"].as_array_mut().unwrap() {
+        op["count"] = 0.into();
+        op["rate_rps"] = 0.0.into();
+        op["histogram_us"] = serde_json::json!([]);
+        for v in op["latency_us"].as_object_mut().unwrap().values_mut() {
+            *v = 0.into();
+        }
+    }
+    std::fs::write(&path, load.to_string()).unwrap();
+
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let one = PointStats::of(&sweep.points[0]);
+    let p99 = one.latency("p99").unwrap();
+    assert_eq!((p99.n, p99.mean), (2, 450.0));
+    let t = one.throughput.unwrap();
+    assert_eq!((t.n, t.mean), (3, (1000.0 + 1200.0) / 3.0));
+    assert_eq!(one.empty, [3]);
 }
 
 /// A run whose record says it ran with other flags than its point (an old
