@@ -6,8 +6,8 @@ use crate::doc::Table;
 use crate::error::ReportError;
 use crate::points::PointStats;
 use crate::stats::Summary;
-use crate::tables::mean_ci;
-use crate::units::{num, TimeUnit};
+use crate::tables::{latency_unit, mean_ci};
+use crate::units::num;
 use crate::welch::{self, Difference};
 use serverlab_sweep::Manifest;
 
@@ -70,12 +70,7 @@ pub fn compare(
             )));
         }
     }
-    let lat_max = this
-        .iter()
-        .chain(other)
-        .filter_map(|s| s.latency("p99").map(|l| l.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(lat_max);
+    let unit = latency_unit(this.iter().chain(other), "p99");
     let mut rows = Vec::new();
     let mut unpaired = 0;
     for a in this {

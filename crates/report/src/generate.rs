@@ -7,6 +7,7 @@ use crate::compare::{self, Comparison};
 use crate::data::Sweep;
 use crate::doc::{Block, Document, FigureRef};
 use crate::error::ReportError;
+use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
 use crate::{figures, html, markdown, tables};
 use std::path::{Path, PathBuf};
@@ -116,9 +117,11 @@ fn document(
     b.push(Block::List(setup(sweep)));
     b.push(Block::Heading("How to read this".into()));
     b.push(Block::Para(
-        "Each point ran on a fresh server, repeated; every number is the mean over the \
-         successful repetitions. `±` gives the half-width of the 95% confidence interval of \
-         that mean, from Student's t with n − 1 degrees of freedom: if the experiment were \
+        "Each point ran on a fresh server, repeated. Throughput and each latency percentile \
+         get a full summary over the successful repetitions (n, mean, median, min, max, sample \
+         standard deviation, 95% confidence interval of the mean); the other tables give the \
+         mean ± the half-width of that interval. The interval comes from Student's t with \
+         n − 1 degrees of freedom: if the experiment were \
          repeated many times, 95% of intervals built this way would contain the true mean. \
          Two points whose intervals do not overlap differ beyond the noise; intervals that \
          overlap may or may not. Closed-loop load: each client connection waits for a reply \
@@ -131,6 +134,14 @@ fn document(
         "Latency, all operations (mean ± 95% CI)".into(),
     ));
     b.push(Block::Table(tables::latency(m, stats)));
+    for (name, _) in PERCENTILES {
+        let (unit, table) = tables::latency_summary(m, stats, name);
+        b.push(Block::Heading(format!(
+            "Latency {name} ({}), all operations, in full",
+            unit.symbol()
+        )));
+        b.push(Block::Table(table));
+    }
     if let Some(t) = tables::per_thread(m, stats) {
         b.push(Block::Heading("Per client thread (mean ± 95% CI)".into()));
         b.push(Block::Table(t));

@@ -110,6 +110,24 @@ fn markdown_tables_hold_the_statistics() {
         "{md}"
     );
     assert!(md.contains("2.50 ± 1.24"), "{md}");
+    // Every latency percentile also in full: p99.9 of posters=1 is
+    // 2, 2.5, 3 ms (sd 0.5, CI 2.5 ± 1.242).
+    assert!(
+        md.contains("## Latency p99.9 (ms), all operations, in full"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| posters | n | mean ms | median | min | max | sd | 95% CI of mean |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | 3 | 2.50 | 2.50 | 2 | 3 | 0.500 | 1.26 – 3.74 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Latency p50 (µs), all operations, in full"),
+        "{md}"
+    );
     assert!(md.contains("Server service time"), "{md}");
     assert!(
         md.contains("posters=2 rep 3: failed: the load failed"),
