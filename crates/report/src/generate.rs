@@ -84,9 +84,9 @@ fn write(path: &Path, text: &str) -> Result<(), ReportError> {
 
 /// Both files of one figure.
 fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
-    let plot_err = |message: String| ReportError::Plot {
+    let plot_err = |source| ReportError::Plot {
         plot: fig.id.clone(),
-        message,
+        source,
     };
     let svg = fig.svg().map_err(plot_err)?;
     let svg_path = dir.join(format!("{}.svg", fig.id));
@@ -95,6 +95,7 @@ fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
         .map_err(plot_err)?;
     Ok(FigureRef {
         title: fig.title.clone(),
+        note: fig.note(),
         svg_path: format!("{PLOTS}/{}.svg", fig.id),
         png_path: format!("{PLOTS}/{}.png", fig.id),
         svg,

@@ -167,13 +167,16 @@ fn plots_parse_and_carry_their_axis_titles() {
         (
             "per-thread-rate-vs-clients",
             &[
-                "requests per thread per second",
+                "requests per client thread per second",
                 "client connections (posters + readers)",
             ],
         ),
         (
             "total-and-per-thread",
-            &["total requests per run", "requests per thread per run"],
+            &[
+                "total requests per run",
+                "requests per client thread per run",
+            ],
         ),
         // p99 reaches 1000 µs at 3 clients: the axis is in ms.
         (
@@ -201,9 +204,66 @@ fn plots_parse_and_carry_their_axis_titles() {
                 "{id}.svg lacks '{t}': {texts:?}"
             );
         }
+        // Titles and axis titles agree (no "threads" title over a
+        // "connections" axis).
+        if titles.contains(&"client connections (posters + readers)") {
+            assert!(
+                texts.iter().any(
+                    |t| t.ends_with("vs client connections") || t.starts_with("Total requests")
+                ),
+                "{id}: {texts:?}"
+            );
+        }
         let png = std::fs::read(plots.join(format!("{id}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png");
         assert!(png.len() > 10_000, "{id}.png is suspiciously small");
+    }
+}
+
+/// Percentiles are told apart by their markers, not only by colour or
+/// dashes (which marker-only plots do not have); a CI below 0 is cut at
+/// the axis, and the caption says so.
+#[test]
+fn percentiles_have_their_own_markers_and_cut_bars_are_captioned() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), None);
+    let svg = std::fs::read_to_string(tmp.path().join("plots/latency-vs-load.svg")).unwrap();
+    // p50 circles; p90 and p99.9 triangles and diamonds (polygons); p99 squares.
+    assert!(svg.contains("<circle"), "no circle markers");
+    assert!(
+        svg.matches("<polygon").count() >= 4,
+        "no triangle or diamond markers"
+    );
+    assert!(svg.contains("<rect"), "no square markers");
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    // posters=2's throughput CI is −1512 – 6112: cut at 0.
+    assert!(md.contains("are cut at it and end in an arrow"), "{md}");
+    let html = std::fs::read_to_string(&w.html).unwrap();
+    assert!(html.contains("end in an arrow.</figcaption>"));
+}
+
+/// Latency vs load joins each series in client order, so a throughput that
+/// drops back as clients are added shows as a line turning back.
+#[test]
+fn latency_vs_load_follows_the_client_axis() {
+    let tmp = copy("a");
+    for rep in 1..=2 {
+        let path = tmp
+            .path()
+            .join(format!("runs/posters=2/rep-{rep}/load.json"));
+        let mut load: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        load["results"]["throughput_rps"] = 500.0.into();
+        std::fs::write(&path, load.to_string()).unwrap();
+    }
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let stats: Vec<PointStats> = sweep.points.iter().map(PointStats::of).collect();
+    let figs = serverlab_report::figures::figures(&sweep.manifest, &stats);
+    let fig = figs.iter().find(|f| f.id == "latency-vs-load").unwrap();
+    for s in &fig.panels[0].series {
+        let xs: Vec<f64> = s.points.iter().map(|p| p.x).collect();
+        assert_eq!(xs, [1200.0, 500.0], "{}", s.name);
+        assert!(s.lines);
     }
 }
 
