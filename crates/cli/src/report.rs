@@ -29,6 +29,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     print!("{}", written.throughput_table);
     if let Some(t) = &written.comparison_table {
         println!();
+        for note in &written.comparison_notes {
+            println!("{note}");
+        }
         print!("{t}");
     }
     println!();

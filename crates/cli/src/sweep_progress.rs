@@ -2,7 +2,7 @@
 //! terminal, a plain line per run otherwise.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serverlab_sweep::{Observer, Plan, RunRecord, RunRef, Status, Summary};
+use serverlab_sweep::{params_text, Observer, Plan, RunRecord, RunRef, Status, Summary};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -64,19 +64,10 @@ pub fn estimate(plan: &Plan, runs: usize) -> Option<String> {
 
 /// `posters=1,readers=2 rep 3`.
 fn label(run: &RunRef<'_>) -> String {
-    let params: Vec<String> = run
-        .point
-        .params
-        .iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect();
-    let params = if params.is_empty() {
+    let params = if run.point.params.is_empty() {
         "the point".to_string()
     } else {
-        params.join(" ")
+        params_text(&run.point.params, " ")
     };
     format!("{params} rep {}", run.repetition)
 }

@@ -26,6 +26,9 @@ pub struct Written {
     pub throughput_table: String,
     /// The comparison table, as Markdown, when one was asked for.
     pub comparison_table: Option<String>,
+    /// What to know before reading it: differing settings, unmatched
+    /// points, significance by chance.
+    pub comparison_notes: Vec<String>,
     pub failed_runs: usize,
     pub missing_runs: usize,
     /// Runs made with other flags than their point's: listed, left out.
@@ -64,7 +67,8 @@ pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError
         html: html_path,
         plots,
         throughput_table: markdown::table(&tables::throughput(&sweep.manifest, &stats)),
-        comparison_table: comparison.map(|c| markdown::table(&c.table())),
+        comparison_table: comparison.as_ref().map(|c| markdown::table(&c.table())),
+        comparison_notes: comparison.map(|c| c.notes()).unwrap_or_default(),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
         stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
@@ -163,13 +167,8 @@ fn document(
              Both sweeps should have run on the same machine, close in time."
                 .into(),
         ));
+        b.push(Block::List(c.notes()));
         b.push(Block::Table(c.table()));
-        if c.unpaired > 0 {
-            b.push(Block::Para(format!(
-                "{} points of this sweep have no partner in the other.",
-                c.unpaired
-            )));
-        }
     }
     if !figures.is_empty() {
         b.push(Block::Heading("Plots".into()));

@@ -311,6 +311,56 @@ fn comparison_with_another_sweep() {
     assert_eq!(r[9], "no", "{r:?}");
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(md.contains("Compared with"));
+    assert!(md.contains("same settings"), "{md}");
+    assert!(
+        md.contains("1 of 4 differences are significant") && md.contains("about 0.2 significant"),
+        "{md}"
+    );
+}
+
+/// The comparison names the fixed flags that differ and counts the points
+/// that found no partner.
+#[test]
+fn comparison_names_differing_flags_and_unmatched_points() {
+    let tmp = copy("a");
+    let other = copy("b");
+    let path = other.path().join("sweep.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let points = m["points"].as_array_mut().unwrap();
+    points.truncate(1);
+    points[0]["server_flags"][1] = "async".into();
+    m["client_cpus"] = serde_json::Value::Null;
+    std::fs::write(&path, m.to_string()).unwrap();
+    // Its runs say what ran: make them agree with the edited manifest.
+    for rep in 1..=3 {
+        let run = other
+            .path()
+            .join(format!("runs/posters=1/rep-{rep}/run.json"));
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+        r["server"]["flags"][1] = "async".into();
+        r["client_cpus"] = serde_json::Value::Null;
+        std::fs::write(&run, r.to_string()).unwrap();
+    }
+    let w = report(tmp.path(), Some(other.path()));
+    let notes = w.comparison_notes.join("\n");
+    assert!(
+        notes.contains("server --strategy: pool-locked here, async there"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("client_cpus: 1 here, not pinned there"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("1 of this sweep and 0 of the other"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("--posters"),
+        "an axis listed as a difference: {notes}"
+    );
 }
 
 /// A run in which no request completed has no latency: it is left out of

@@ -15,7 +15,7 @@ pub mod value;
 
 pub use error::{SpecError, SweepError};
 pub use layout::Manifest;
-pub use plan::{Axis, Plan, Point, Source};
+pub use plan::{params_text, Axis, Plan, Point, Source};
 pub use record::{RunRecord, Status};
 pub use runner::{run, Observer, Options, RunRef, Summary};
 pub use spec::{Cpus, Experiment};

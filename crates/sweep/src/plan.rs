@@ -47,6 +47,21 @@ pub struct Point {
     pub load_flags: Vec<String>,
 }
 
+/// `key=value` for each parameter, joined by `sep`; strings unquoted.
+pub fn params_text<'a>(
+    params: impl IntoIterator<Item = (&'a String, &'a serde_json::Value)>,
+    sep: &str,
+) -> String {
+    params
+        .into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
 /// The address a server is told to listen on: any free port, announced.
 pub const SERVER_ADDR: &str = "127.0.0.1:0";
 
@@ -314,6 +329,10 @@ mod tests {
         assert_eq!(last.load_flags, ["--posters", "3", "--duration", "2s"]);
         assert_eq!(p.load_seconds(last), Some(2.0));
         assert_eq!(p.points[1].params["posters"], serde_json::json!(2));
+        assert_eq!(
+            params_text(&last.params, " "),
+            "strategy=pool-locked posters=3"
+        );
     }
 
     #[test]
