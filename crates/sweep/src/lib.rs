@@ -6,6 +6,7 @@ pub mod child;
 pub mod duration;
 pub mod error;
 pub mod layout;
+pub mod pinning;
 pub mod plan;
 pub mod record;
 pub mod runner;

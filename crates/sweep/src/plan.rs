@@ -62,6 +62,9 @@ pub fn params_text<'a>(
         .join(sep)
 }
 
+/// About how long starting and stopping a server adds to a run.
+pub const RUN_OVERHEAD_S: f64 = 0.3;
+
 /// The address a server is told to listen on: any free port, announced.
 pub const SERVER_ADDR: &str = "127.0.0.1:0";
 
@@ -115,6 +118,18 @@ impl Plan {
 
     pub fn runs(&self) -> usize {
         self.points.len() * self.experiment.repetitions as usize
+    }
+
+    /// Seconds one run of `point` should take, start to stop, when its
+    /// load says how long it lasts (`--duration`).
+    pub fn run_seconds(&self, point: &Point) -> Option<f64> {
+        self.load_seconds(point).map(|s| s + RUN_OVERHEAD_S)
+    }
+
+    /// Seconds the runs of `points` (one entry per run) should take; None
+    /// if any has no fixed duration.
+    pub fn estimate_seconds<'a>(&self, points: impl IntoIterator<Item = &'a Point>) -> Option<f64> {
+        points.into_iter().map(|p| self.run_seconds(p)).sum()
     }
 
     /// Seconds one run's load lasts, if its flags say (`--duration`).
@@ -328,6 +343,7 @@ mod tests {
         );
         assert_eq!(last.load_flags, ["--posters", "3", "--duration", "2s"]);
         assert_eq!(p.load_seconds(last), Some(2.0));
+        assert_eq!(p.run_seconds(last), Some(2.0 + RUN_OVERHEAD_S));
         assert_eq!(p.points[1].params["posters"], serde_json::json!(2));
         assert_eq!(
             params_text(&last.params, " "),
@@ -365,6 +381,16 @@ mod tests {
                 "3"
             ]
         );
+    }
+
+    #[test]
+    fn the_estimate_follows_each_points_duration() {
+        let p = plan("protocol = \"board\"\n[load]\nduration = [\"1s\", \"10s\"]");
+        let runs = [&p.points[0], &p.points[1], &p.points[1]];
+        let want = 21.0 + 3.0 * RUN_OVERHEAD_S;
+        assert!((p.estimate_seconds(runs).unwrap() - want).abs() < 1e-9);
+        let q = plan("protocol = \"kv\"\n[load]\nsessions = [1, 2]");
+        assert_eq!(q.estimate_seconds(&q.points), None);
     }
 
     #[test]

@@ -40,8 +40,9 @@ pub struct RunRef<'a> {
 
 /// What a progress display is told.
 pub trait Observer {
-    /// Before the first run: `todo` runs to do, `done` already on disk.
-    fn planned(&mut self, plan: &Plan, todo: usize, done: usize);
+    /// Before the first run: the point of each run to do, in order, and
+    /// how many are already on disk.
+    fn planned(&mut self, plan: &Plan, todo: &[&Point], done: usize);
     fn started(&mut self, run: RunRef<'_>);
     /// `throughput` is the load's requests per second, when it reported one.
     fn finished(&mut self, run: RunRef<'_>, record: &RunRecord, throughput: Option<f64>);
@@ -90,7 +91,8 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
     }
     // Only now, when nothing stale stands in the way, record the experiment.
     prepare(plan, &opts.out)?;
-    obs.planned(plan, schedule.len(), skipped);
+    let todo: Vec<&Point> = schedule.iter().map(|(p, _)| *p).collect();
+    obs.planned(plan, &todo, skipped);
     let mut summary = Summary {
         skipped,
         ..Summary::default()
@@ -283,7 +285,7 @@ mod tests {
 
     struct Quiet;
     impl Observer for Quiet {
-        fn planned(&mut self, _: &Plan, _: usize, _: usize) {}
+        fn planned(&mut self, _: &Plan, _: &[&Point], _: usize) {}
         fn started(&mut self, _: RunRef<'_>) {}
         fn finished(&mut self, _: RunRef<'_>, _: &RunRecord, _: Option<f64>) {}
     }
