@@ -29,9 +29,7 @@ pub struct PointRuns {
 
 pub struct Run {
     pub repetition: u32,
-    pub record: RunRecord,
     pub load: LoadReport,
-    pub server: Option<serde_json::Value>,
     pub metrics: RunMetrics,
 }
 
@@ -98,20 +96,41 @@ fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
                 let metrics = RunMetrics::of(&load, server.as_ref());
                 out.runs.push(Run {
                     repetition,
-                    record,
                     load,
-                    server,
                     metrics,
                 });
             }
-            Err(error) => out.failed.push(Failure { repetition, error }),
+            Err(e) => out.failed.push(Failure {
+                repetition,
+                error: e.to_string(),
+            }),
         }
     }
     out
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
+/// A run's result file could not be used; the run counts as failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot parse {}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ReadError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
 }
