@@ -30,6 +30,9 @@ pub struct RunMetrics {
     pub requests: f64,
     /// Connections the client kept busy (closed loop: its concurrency).
     pub clients: Option<f64>,
+    /// The client threads the per-thread figures divide by: the load's
+    /// threads, or its connections when it reports no threads.
+    pub threads: Option<f64>,
     /// Requests per client thread per second of the measured window: the
     /// throughput over the threads, so it agrees with the throughput table.
     pub per_thread_rps: Option<f64>,
@@ -53,8 +56,10 @@ impl RunMetrics {
         let clients = clients(load);
         // The reference client divides by each thread's runtime, which runs
         // past the window its count covers; the window's own length is right.
-        let threads = (!r.threads.is_empty()).then_some(r.threads.len() as f64);
-        let requests_per_thread = threads.or(clients).map(|n| r.requests as f64 / n);
+        let threads = (!r.threads.is_empty())
+            .then_some(r.threads.len() as f64)
+            .or(clients);
+        let requests_per_thread = threads.map(|n| r.requests as f64 / n);
         let per_thread_rps = requests_per_thread
             .filter(|_| r.duration_s > 0.0)
             .map(|n| n / r.duration_s);
@@ -63,6 +68,7 @@ impl RunMetrics {
             throughput_rps: r.throughput_rps,
             requests: r.requests as f64,
             clients,
+            threads,
             per_thread_rps,
             requests_per_thread,
             latency_us: latency(&active),
@@ -198,6 +204,19 @@ mod tests {
         assert_eq!(quantile(&b, 0.99), 30.0);
         assert_eq!(quantile(&b, 0.999), 40.0);
         assert_eq!(quantile(&[], 0.5), 0.0);
+    }
+
+    /// kv's load keeps 16 requests in flight from 2 worker threads: the
+    /// per-thread numbers divide by the 2 threads, and say so.
+    #[test]
+    fn per_thread_numbers_divide_by_threads_not_connections() {
+        let text = include_str!("../tests/fixtures/a/runs/posters=1/rep-1/load.json");
+        let mut load: LoadReport = serde_json::from_str(text).unwrap();
+        load.config = json!({"concurrency": 16});
+        let m = RunMetrics::of(&load, None);
+        assert_eq!((m.clients, m.threads), (Some(16.0), Some(2.0)));
+        assert_eq!(m.requests_per_thread, Some(5000.0));
+        assert_eq!(m.per_thread_rps, Some(500.0));
     }
 
     #[test]

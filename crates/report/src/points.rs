@@ -11,6 +11,8 @@ pub struct PointStats<'a> {
     pub requests: Option<Summary>,
     /// The client's concurrency (the same in every repetition).
     pub clients: Option<f64>,
+    /// The client threads per-thread numbers divide by.
+    pub threads: Option<f64>,
     pub per_thread_rps: Option<Summary>,
     pub requests_per_thread: Option<Summary>,
     /// (percentile name, summary in µs), as in [`PERCENTILES`].
@@ -60,6 +62,7 @@ impl<'a> PointStats<'a> {
             throughput: over(&|r| Some(r.throughput_rps)),
             requests: over(&|r| Some(r.requests)),
             clients: over(&|r| r.clients).map(|s| s.mean),
+            threads: over(&|r| r.threads).map(|s| s.mean),
             per_thread_rps: over(&|r| r.per_thread_rps),
             requests_per_thread: over(&|r| r.requests_per_thread),
             latency,

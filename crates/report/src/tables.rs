@@ -161,7 +161,7 @@ pub fn latency(m: &Manifest, stats: &[PointStats]) -> Table {
 /// As the CAPS reference client reports: client threads, total requests,
 /// requests per thread, requests per thread per second (means over runs).
 pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
-    if stats.iter().all(|s| s.clients.is_none()) {
+    if stats.iter().all(|s| s.threads.is_none()) {
         return None;
     }
     let rest: Vec<String> = [
@@ -179,7 +179,7 @@ pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
             let mut row = cells(m, s);
             let opt =
                 |x: Option<&Summary>| x.map(|v| mean_ci(v, 1.0)).unwrap_or_else(|| "–".into());
-            row.push(s.clients.map(num).unwrap_or_else(|| "–".into()));
+            row.push(s.threads.map(num).unwrap_or_else(|| "–".into()));
             row.push(opt(s.requests.as_ref()));
             row.push(opt(s.requests_per_thread.as_ref()));
             row.push(opt(s.per_thread_rps.as_ref()));
