@@ -195,7 +195,8 @@ impl Figure {
                     name: &s.name,
                     color: s.color,
                     dashed: s.dashed,
-                    lines: s.lines,
+                    // A line sample only where a line is drawn.
+                    lines: s.lines && s.points.len() > 1,
                     marker: s.marker,
                 });
             }
@@ -375,23 +376,33 @@ where
                 chart.draw_series(LineSeries::new(pts.clone(), style))?;
             }
         }
+        // Markers alone (no line to stay on) move with their error bars.
+        let shift = |p: &(f64, f64)| if s.lines { 0 } else { dodge(k, p.0) };
         let fill = c.filled();
         let at = |p: (f64, f64)| EmptyElement::at(p);
         match s.marker {
             Marker::Circle => {
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, fill)))?;
+                let shape = |p| at(p) + Circle::new((shift(&p), 0), 4, fill);
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
             }
             Marker::Triangle => {
-                chart.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 6, fill)))?;
+                let shape = |p| at(p) + TriangleMarker::new((shift(&p), 0), 6, fill);
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
             }
             Marker::Square => {
-                let square = |p| at(p) + Rectangle::new([(-4, -4), (4, 4)], fill);
-                chart.draw_series(pts.iter().map(|&p| square(p)))?;
+                let shape = |p| {
+                    let d = shift(&p);
+                    at(p) + Rectangle::new([(d - 4, -4), (d + 4, 4)], fill)
+                };
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
             }
             Marker::Diamond => {
-                let diamond =
-                    |p| at(p) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], fill);
-                chart.draw_series(pts.iter().map(|&p| diamond(p)))?;
+                let shape = |p| {
+                    let d = shift(&p);
+                    let corners = vec![(d, -6), (d + 6, 0), (d, 6), (d - 6, 0)];
+                    at(p) + Polygon::new(corners, fill)
+                };
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
             }
         }
         for p in &s.points {
