@@ -29,6 +29,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     print!("{}", written.throughput_table);
     if let Some(t) = &written.comparison_table {
         println!();
+        for note in &written.comparison_notes {
+            println!("{note}");
+        }
         print!("{t}");
     }
     println!();
@@ -39,10 +42,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         written.plots.len(),
         a.dir.join(serverlab_report::generate::PLOTS).display()
     );
-    if written.failed_runs + written.missing_runs > 0 {
+    if written.failed_runs + written.missing_runs + written.stale_runs > 0 {
         println!(
-            "serverlab report: {} failed and {} missing runs are listed in the report",
-            written.failed_runs, written.missing_runs
+            "serverlab report: {} failed, {} stale and {} missing runs are listed in the report",
+            written.failed_runs, written.stale_runs, written.missing_runs
         );
     }
     Ok(ExitCode::SUCCESS)

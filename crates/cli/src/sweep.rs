@@ -52,6 +52,9 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
         return Ok(bad_input(e));
     }
+    for warning in serverlab_sweep::pinning::warnings(&plan) {
+        eprintln!("serverlab: warning: {warning}");
+    }
     if a.dry_run {
         print_plan(&plan);
         return Ok(ExitCode::SUCCESS);
@@ -86,6 +89,11 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(130))
         }
         Err(SweepError::Spec(e)) => Ok(bad_input(e)),
+        Err(e @ SweepError::Stale { .. }) => {
+            // The output directory does not fit the command: bad usage.
+            display.abandon();
+            Ok(bad_input(e))
+        }
         Err(e) => {
             display.abandon();
             Err(e.into())
@@ -102,12 +110,12 @@ fn print_plan(plan: &Plan) {
         e.name,
         plan.points.len(),
         e.repetitions,
-        estimate(plan, runs)
+        estimate(plan, (0..e.repetitions).flat_map(|_| &plan.points))
             .map(|t| format!(", {t}"))
             .unwrap_or_default()
     );
     if let Some(c) = &e.client_cpus {
-        println!("load pinned to CPUs {c}");
+        println!("load pinned to CPUs {}", c.written);
     }
     for p in &plan.points {
         println!("{}:", p.slug);

@@ -2,13 +2,15 @@
 //! terminal, a plain line per run otherwise.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serverlab_sweep::{Observer, Plan, RunRecord, RunRef, Status, Summary};
+use serverlab_sweep::{params_text, Observer, Plan, Point, RunRecord, RunRef, Status, Summary};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub struct Display {
     out: PathBuf,
     bar: Option<ProgressBar>,
+    /// Each run's expected milliseconds, when the bar counts those.
+    work: Option<Vec<u64>>,
 }
 
 impl Display {
@@ -16,6 +18,7 @@ impl Display {
         Display {
             out: out.to_path_buf(),
             bar: None,
+            work: None,
         }
     }
 
@@ -48,14 +51,16 @@ impl Display {
     }
 }
 
-/// How long `runs` runs should take, when the load says its duration:
-/// the duration plus starting and stopping a server, per run.
-pub fn estimate(plan: &Plan, runs: usize) -> Option<String> {
-    let per_run = plan.points.first().and_then(|p| plan.load_seconds(p))? + 0.3;
-    let total = per_run * runs as f64;
-    Some(if runs == 0 {
-        "nothing to wait for".into()
-    } else if total < 90.0 {
+/// How long the runs of `points` (one entry per run) should take, when
+/// every load says its duration: each run's duration plus starting and
+/// stopping a server.
+pub fn estimate<'a>(plan: &Plan, points: impl IntoIterator<Item = &'a Point>) -> Option<String> {
+    let mut points = points.into_iter().peekable();
+    if points.peek().is_none() {
+        return Some("nothing to wait for".into());
+    }
+    let total = plan.estimate_seconds(points)?;
+    Some(if total < 90.0 {
         format!("about {total:.0} s")
     } else {
         format!("about {:.0} min", total / 60.0)
@@ -64,50 +69,51 @@ pub fn estimate(plan: &Plan, runs: usize) -> Option<String> {
 
 /// `posters=1,readers=2 rep 3`.
 fn label(run: &RunRef<'_>) -> String {
-    let params: Vec<String> = run
-        .point
-        .params
-        .iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect();
-    let params = if params.is_empty() {
+    let params = if run.point.params.is_empty() {
         "the point".to_string()
     } else {
-        params.join(" ")
+        params_text(&run.point.params, " ")
     };
     format!("{params} rep {}", run.repetition)
 }
 
 impl Observer for Display {
-    fn planned(&mut self, plan: &Plan, todo: usize, done: usize) {
-        let estimate = estimate(plan, todo)
+    fn planned(&mut self, plan: &Plan, todo: &[&Point], done: usize) {
+        let estimate = estimate(plan, todo.iter().copied())
             .map(|e| format!(", {e}"))
             .unwrap_or_default();
         println!(
-            "serverlab sweep {}: {} points × {} repetitions; {todo} runs to do, {done} already there{estimate}",
+            "serverlab sweep {}: {} points × {} repetitions; {} runs to do, {done} already there{estimate}",
             plan.experiment.name,
             plan.points.len(),
-            plan.experiment.repetitions
+            plan.experiment.repetitions,
+            todo.len()
         );
-        if std::io::stderr().is_terminal() && todo > 0 {
-            let bar = ProgressBar::new(todo as u64);
+        if std::io::stderr().is_terminal() && !todo.is_empty() {
+            // Measured in expected milliseconds when every run's length is
+            // known (so runs of 1 s and 10 s weigh what they take), else in runs.
+            let work: Option<Vec<u64>> = todo
+                .iter()
+                .map(|p| plan.run_seconds(p).map(|s| (s * 1000.0) as u64))
+                .collect();
+            let len = match &work {
+                Some(ms) => ms.iter().sum(),
+                None => todo.len() as u64,
+            };
+            let bar = ProgressBar::new(len);
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} runs, ETA {eta} {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] ETA {eta} {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
             );
+            self.work = work;
             self.bar = Some(bar);
         }
     }
 
     fn started(&mut self, run: RunRef<'_>) {
         if let Some(bar) = &self.bar {
-            bar.set_message(label(&run));
+            bar.set_message(format!("{}/{} {}", run.ordinal, run.todo, label(&run)));
         }
     }
 
@@ -128,7 +134,11 @@ impl Observer for Display {
             )),
         }
         if let Some(bar) = &self.bar {
-            bar.inc(1);
+            let step = match &self.work {
+                Some(ms) => ms.get(run.ordinal - 1).copied().unwrap_or(0),
+                None => 1,
+            };
+            bar.inc(step);
         }
     }
 }

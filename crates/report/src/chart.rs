@@ -1,12 +1,13 @@
 //! Drawing a figure (panels of series over one x axis, with confidence
-//! interval error bars and a legend beside the plot) as SVG text and as a
+//! interval error bars and a legend below the plot) as SVG text and as a
 //! PNG file, with plotters and the embedded font.
 
 use crate::font;
-use crate::ticks::{nice_range_ticks, nice_ticks, Ticked};
+use crate::ticks::{log_ticks, nice_ticks, x_ticks, Ticked};
 use crate::units::tick;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::FontDesc;
 use std::path::Path;
 
 /// What to draw: backend-independent.
@@ -21,10 +22,14 @@ pub struct Figure {
     pub panels: Vec<Panel>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum XScale {
-    /// Values on a linear axis from 0.
-    Numeric,
+    /// Numbers on a linear axis; `integer`: whole numbers only (counts of
+    /// clients or threads), ticked at whole numbers.
+    Linear { integer: bool },
+    /// Positive numbers that double (threads 1, 2, 4, 8) on a log₂ axis,
+    /// ticked at the values.
+    Log2,
     /// Named positions 0, 1, 2… with these labels.
     Categories(Vec<String>),
 }
@@ -35,13 +40,36 @@ pub struct Panel {
     pub series: Vec<Series>,
 }
 
+/// The shape of a series' points: what tells percentiles apart where
+/// there are no lines to dash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+}
+
+impl Marker {
+    /// The marker of the `i`-th of several statistics drawn alike.
+    pub fn nth(i: usize) -> Marker {
+        [
+            Marker::Circle,
+            Marker::Triangle,
+            Marker::Square,
+            Marker::Diamond,
+        ][i % 4]
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Series {
     pub name: String,
     pub points: Vec<Pt>,
-    /// Join the points (an ordered x); otherwise markers only.
+    /// Join the points, in the order given; otherwise markers only.
     pub lines: bool,
     pub dashed: bool,
+    pub marker: Marker,
     /// Index into the palette.
     pub color: usize,
 }
@@ -54,10 +82,32 @@ pub struct Pt {
     pub ci: Option<(f64, f64)>,
 }
 
+/// A plot could not be drawn (the backend's complaint).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DrawError(String);
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        DrawError(e.to_string())
+    }
+}
+
 const WIDTH: u32 = 960;
 const PANEL_HEIGHT: u32 = 520;
-const LEGEND_WIDTH: u32 = 250;
+const TITLE_HEIGHT: u32 = 60;
 const MAX_LEGEND: usize = 24;
+const LEGEND_ROW: u32 = 22;
+/// Line sample and gap before a legend entry's text.
+const LEGEND_SAMPLE: u32 = 40;
+const LEGEND_GAP: u32 = 24;
+const LEGEND_MARGIN: u32 = 20;
+const LEGEND_FONT: u32 = 14;
+/// Pixels between error bars of different series at the same x.
+const DODGE: f64 = 5.0;
+
+/// How many colours series get before they repeat.
+pub const PALETTE_SIZE: usize = PALETTE.len();
 
 /// Tableau 10: distinguishable, and readable in grey.
 const PALETTE: [RGBColor; 10] = [
@@ -77,92 +127,227 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// One legend entry: a series' name and how it is drawn.
+struct Entry<'a> {
+    name: &'a str,
+    color: usize,
+    dashed: bool,
+    lines: bool,
+    marker: Marker,
+}
+
+/// Where the legend's entries go: as many columns, as wide as the longest
+/// name, as fit across the figure; filled top to bottom.
+struct LegendLayout {
+    column_width: u32,
+    rows: usize,
+    height: u32,
+}
+
+impl LegendLayout {
+    /// Where entry `i`'s sample starts, and its middle height: down the
+    /// columns, so related entries (a group's p50 and p99) stay together.
+    fn place(&self, i: usize) -> (i32, i32) {
+        let (row, col) = (i % self.rows, i / self.rows);
+        (
+            (LEGEND_MARGIN + col as u32 * self.column_width) as i32,
+            (LEGEND_MARGIN / 2 + LEGEND_ROW / 2 + row as u32 * LEGEND_ROW) as i32,
+        )
+    }
+}
+
 impl Figure {
+    /// Every series' points, over all panels.
+    fn points(&self) -> impl Iterator<Item = &Pt> {
+        self.panels
+            .iter()
+            .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter()))
+    }
+
+    /// Whether some error bar runs past its panel's y axis (below 0), so
+    /// it is cut at the axis and ends in an arrow instead of a cap.
+    pub fn truncates_bars(&self) -> bool {
+        self.panels.iter().any(|p| {
+            let y = y_axis(p);
+            p.series
+                .iter()
+                .flat_map(|s| s.points.iter())
+                .filter_map(|pt| pt.ci)
+                .any(|(lo, hi)| lo < y.lo || hi > y.hi)
+        })
+    }
+
+    /// What a caption should add to the title.
+    pub fn note(&self) -> Option<String> {
+        self.truncates_bars().then(|| {
+            "Error bars that run past the axis (a 95% CI reaching below 0) are cut at it \
+             and end in an arrow."
+                .to_string()
+        })
+    }
+
+    /// Distinct series names in order, each with its first style.
+    fn entries(&self) -> Vec<Entry<'_>> {
+        let mut seen: Vec<Entry> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| p.series.iter()) {
+            if !seen.iter().any(|e| e.name == s.name) {
+                seen.push(Entry {
+                    name: &s.name,
+                    color: s.color,
+                    dashed: s.dashed,
+                    // A line sample only where a line is drawn.
+                    lines: s.lines && s.points.len() > 1,
+                    marker: s.marker,
+                });
+            }
+        }
+        seen
+    }
+
+    fn legend_layout(&self) -> LegendLayout {
+        let entries = self.entries();
+        let mut labels: Vec<String> = entries
+            .iter()
+            .take(MAX_LEGEND)
+            .map(|e| e.name.to_string())
+            .collect();
+        if entries.len() > MAX_LEGEND {
+            labels.push(more(entries.len() - MAX_LEGEND));
+        }
+        let widest = labels.iter().map(|l| text_width(l)).max().unwrap_or(0);
+        let column_width = LEGEND_SAMPLE + widest + LEGEND_GAP;
+        let usable = WIDTH - 2 * LEGEND_MARGIN;
+        let columns = ((usable / column_width.max(1)) as usize).clamp(1, labels.len().max(1));
+        let rows = labels.len().div_ceil(columns);
+        LegendLayout {
+            column_width,
+            rows: rows.max(1),
+            height: if rows == 0 {
+                0
+            } else {
+                rows as u32 * LEGEND_ROW + 2 * LEGEND_MARGIN
+            },
+        }
+    }
+
     fn size(&self) -> (u32, u32) {
-        (WIDTH, 60 + PANEL_HEIGHT * self.panels.len().max(1) as u32)
+        let panels = self.panels.len().max(1) as u32;
+        (
+            WIDTH,
+            TITLE_HEIGHT + PANEL_HEIGHT * panels + self.legend_layout().height,
+        )
+    }
+
+    /// The x axis every panel shares.
+    fn x_axis(&self) -> Ticked {
+        let xs: Vec<f64> = self.points().map(|p| p.x).collect();
+        match &self.x {
+            XScale::Categories(c) => Ticked {
+                lo: -0.5,
+                hi: c.len().max(1) as f64 - 0.5,
+                ticks: (0..c.len()).map(|i| i as f64).collect(),
+                log: false,
+            },
+            XScale::Linear { integer } => x_ticks(&xs, *integer),
+            XScale::Log2 => log_ticks(&xs),
+        }
     }
 
     /// The figure as an SVG document.
-    pub fn svg(&self) -> Result<String, String> {
+    pub fn svg(&self) -> Result<String, DrawError> {
         font::register();
         let mut out = String::new();
         {
             let root = SVGBackend::with_string(&mut out, self.size()).into_drawing_area();
             draw(&root, self)?;
-            root.present().map_err(|e| e.to_string())?;
+            root.present()?;
         }
         Ok(out)
     }
 
     /// The figure as a PNG file at `path`.
-    pub fn png(&self, path: &Path) -> Result<(), String> {
+    pub fn png(&self, path: &Path) -> Result<(), DrawError> {
         font::register();
         let root = BitMapBackend::new(path, self.size()).into_drawing_area();
         draw(&root, self)?;
-        root.present().map_err(|e| e.to_string())
+        root.present()?;
+        Ok(())
     }
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
+fn more(n: usize) -> String {
+    format!("… and {n} more")
+}
+
+fn legend_font() -> FontDesc<'static> {
+    (font::FAMILY, LEGEND_FONT).into_font()
+}
+
+/// The width of `text` in the legend's font.
+fn text_width(text: &str) -> u32 {
+    font::register();
+    legend_font()
+        .box_size(text)
+        .map(|(w, _)| w)
+        .unwrap_or(8 * text.chars().count() as u32)
+}
+
+/// A panel's y axis: from 0 to a round number above every mean and CI.
+fn y_axis(panel: &Panel) -> Ticked {
+    let y_max = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.ci.map(|c| c.1).unwrap_or(p.y).max(p.y))
+        .fold(0.0, f64::max);
+    let ticks = nice_ticks(y_max);
+    Ticked {
+        lo: 0.0,
+        hi: *ticks.last().unwrap_or(&1.0),
+        ticks,
+        log: false,
+    }
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
     let titled = root
         .margin(12, 0, 0, 0)
-        .titled(&fig.title, (font::FAMILY, 24).into_font().color(&BLACK))
-        .map_err(e)?;
-    let (w, _) = titled.dim_in_pixel();
-    let (plots, legend) = titled.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+        .titled(&fig.title, (font::FAMILY, 24).into_font().color(&BLACK))?;
+    let layout = fig.legend_layout();
+    let (_, h) = titled.dim_in_pixel();
+    let (plots, legend) = titled.split_vertically(h.saturating_sub(layout.height));
     let areas = plots.split_evenly((fig.panels.len().max(1), 1));
+    let x_axis = fig.x_axis();
     for (panel, area) in fig.panels.iter().zip(areas.iter()) {
-        draw_panel(area, fig, panel)?;
+        draw_panel(area, fig, &x_axis, panel)?;
     }
-    draw_legend(&legend, fig).map_err(e)
+    draw_legend(&legend, fig, &layout)
 }
 
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     fig: &Figure,
+    x_axis: &Ticked,
     panel: &Panel,
-) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let all: Vec<&Pt> = panel.series.iter().flat_map(|s| s.points.iter()).collect();
-    let x_axis = match &fig.x {
-        XScale::Categories(c) => Ticked {
-            lo: -0.5,
-            hi: c.len().max(1) as f64 - 0.5,
-            ticks: (0..c.len()).map(|i| i as f64).collect(),
-        },
-        XScale::Numeric => {
-            let max = all.iter().map(|p| p.x).fold(0.0, f64::max);
-            let min = all.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
-            let ticks = nice_range_ticks(min, max);
-            Ticked {
-                lo: ticks[0],
-                hi: *ticks.last().unwrap_or(&1.0),
-                ticks,
-            }
-        }
-    };
-    let y_max = all
-        .iter()
-        .map(|p| p.ci.map(|c| c.1).unwrap_or(p.y).max(p.y))
-        .fold(0.0, f64::max);
-    let y_ticks = nice_ticks(y_max);
-    let y_axis = Ticked {
-        lo: 0.0,
-        hi: *y_ticks.last().unwrap_or(&1.0),
-        ticks: y_ticks,
-    };
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let y_axis = y_axis(panel);
+    let (y_lo, y_hi) = (y_axis.lo, y_axis.hi);
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .margin_right(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_axis, y_axis)
-        .map_err(e)?;
+        .build_cartesian_2d(x_axis.clone(), y_axis)?;
     let categories = match &fig.x {
         XScale::Categories(c) => Some(c.clone()),
-        XScale::Numeric => None,
+        _ => None,
     };
     let x_fmt = move |v: &f64| match &categories {
         Some(c) => c.get(v.round() as usize).cloned().unwrap_or_default(),
@@ -178,74 +363,234 @@ fn draw_panel<DB: DrawingBackend>(
         .label_style((font::FAMILY, 14))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.12))
-        .draw()
-        .map_err(e)?;
-    for s in &panel.series {
+        .draw()?;
+    let dodge = dodges(panel);
+    for (k, s) in panel.series.iter().enumerate() {
         let c = color(s.color);
         let style = c.stroke_width(2);
         let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
         if s.lines && pts.len() > 1 {
             if s.dashed {
-                chart
-                    .draw_series(DashedLineSeries::new(pts.clone(), 9, 6, style))
-                    .map_err(e)?;
+                chart.draw_series(DashedLineSeries::new(pts.clone(), 9, 6, style))?;
             } else {
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), style))
-                    .map_err(e)?;
+                chart.draw_series(LineSeries::new(pts.clone(), style))?;
             }
         }
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
-            .map_err(e)?;
+        // Markers alone (no line to stay on) move with their error bars.
+        let shift = |p: &(f64, f64)| if s.lines { 0 } else { dodge(k, p.0) };
+        let fill = c.filled();
+        let at = |p: (f64, f64)| EmptyElement::at(p);
+        match s.marker {
+            Marker::Circle => {
+                let shape = |p| at(p) + Circle::new((shift(&p), 0), 4, fill);
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
+            }
+            Marker::Triangle => {
+                let shape = |p| at(p) + TriangleMarker::new((shift(&p), 0), 6, fill);
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
+            }
+            Marker::Square => {
+                let shape = |p| {
+                    let d = shift(&p);
+                    at(p) + Rectangle::new([(d - 4, -4), (d + 4, 4)], fill)
+                };
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
+            }
+            Marker::Diamond => {
+                let shape = |p| {
+                    let d = shift(&p);
+                    let corners = vec![(d, -6), (d + 6, 0), (d, 6), (d - 6, 0)];
+                    at(p) + Polygon::new(corners, fill)
+                };
+                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
+            }
+        }
         for p in &s.points {
-            let Some((lo, hi)) = p.ci else { continue };
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(p.x, lo), (p.x, hi)],
-                    c.stroke_width(1),
-                )))
-                .map_err(e)?;
-            for y in [lo, hi] {
-                let cap = EmptyElement::at((p.x, y))
-                    + PathElement::new(vec![(-5, 0), (5, 0)], c.stroke_width(1));
-                chart.draw_series(std::iter::once(cap)).map_err(e)?;
+            // No interval (n = 1), or one of zero width: the marker says it all.
+            let Some((lo, hi)) = p.ci.filter(|(lo, hi)| hi > lo) else {
+                continue;
+            };
+            let dx = dodge(k, p.x);
+            let (top, bottom) = (hi.min(y_hi), lo.max(y_lo));
+            if top < bottom {
+                continue;
+            }
+            let span = chart.backend_coord(&(p.x, top)).1 - chart.backend_coord(&(p.x, bottom)).1;
+            let thin = c.stroke_width(1);
+            let bar =
+                EmptyElement::at((p.x, bottom)) + PathElement::new(vec![(dx, 0), (dx, span)], thin);
+            chart.draw_series(std::iter::once(bar))?;
+            // A cap where the interval ends; an arrow where the axis cuts it.
+            for (y, inside, dir) in [(bottom, lo >= y_lo, 1), (top, hi <= y_hi, -1)] {
+                let end: Vec<(i32, i32)> = if inside {
+                    vec![(dx - 5, 0), (dx + 5, 0)]
+                } else {
+                    vec![(dx - 4, -6 * dir), (dx, 0), (dx + 4, -6 * dir)]
+                };
+                let end = EmptyElement::at((p.x, y)) + PathElement::new(end, thin);
+                chart.draw_series(std::iter::once(end))?;
             }
         }
     }
     Ok(())
 }
 
-/// Series names beside the plot, each with its colour and line style.
+/// Pixel offsets that keep error bars of different series at the same x
+/// apart where they would overlap: `f(series index, x)`.
+fn dodges(panel: &Panel) -> impl Fn(usize, f64) -> i32 + '_ {
+    move |k: usize, x: f64| {
+        let at_x: Vec<(usize, (f64, f64))> = panel
+            .series
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let ci = s.points.iter().find(|p| p.x == x)?.ci?;
+                Some((i, ci))
+            })
+            .collect();
+        let overlap = at_x.iter().enumerate().any(|(a, (_, (lo, hi)))| {
+            at_x[a + 1..]
+                .iter()
+                .any(|(_, (lo2, hi2))| lo <= hi2 && lo2 <= hi)
+        });
+        let n = at_x.len();
+        if !overlap || n < 2 {
+            return 0;
+        }
+        let i = at_x.iter().position(|(i, _)| *i == k).unwrap_or(0) as f64;
+        let step = DODGE.min(30.0 / (n - 1) as f64);
+        ((i - (n - 1) as f64 / 2.0) * step).round() as i32
+    }
+}
+
+/// Series names below the plot, in columns, each with its colour, line
+/// style and marker.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     fig: &Figure,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut seen: Vec<(&str, usize, bool)> = Vec::new();
-    for s in fig.panels.iter().flat_map(|p| p.series.iter()) {
-        if !seen.iter().any(|(n, _, _)| *n == s.name) {
-            seen.push((&s.name, s.color, s.dashed));
-        }
-    }
-    let text = (font::FAMILY, 14).into_font().color(&BLACK);
-    let shown = seen.len().min(MAX_LEGEND);
-    for (i, (name, c, dashed)) in seen.iter().take(shown).enumerate() {
-        let y = 40 + 22 * i as i32;
-        let style = color(*c).stroke_width(2);
-        if *dashed {
-            for x in [2, 12, 22] {
-                area.draw(&PathElement::new(vec![(x, y), (x + 6, y)], style))?;
+    layout: &LegendLayout,
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let entries = fig.entries();
+    let text = legend_font().color(&BLACK);
+    let shown = entries.len().min(MAX_LEGEND);
+    let place = |i: usize| layout.place(i);
+    for (i, e) in entries.iter().take(shown).enumerate() {
+        let (x, y) = place(i);
+        let c = color(e.color);
+        let style = c.stroke_width(2);
+        if e.lines && e.dashed {
+            for dx in [2, 13, 24] {
+                area.draw(&PathElement::new(vec![(x + dx, y), (x + dx + 7, y)], style))?;
             }
-        } else {
-            area.draw(&PathElement::new(vec![(4, y), (28, y)], style))?;
-            area.draw(&Circle::new((16, y), 4, color(*c).filled()))?;
+        } else if e.lines {
+            area.draw(&PathElement::new(vec![(x + 2, y), (x + 31, y)], style))?;
         }
-        area.draw(&Text::new(name.to_string(), (36, y - 8), text.clone()))?;
+        let centre = (x + 16, y);
+        let fill = c.filled();
+        match e.marker {
+            Marker::Circle => area.draw(&Circle::new(centre, 4, fill))?,
+            Marker::Triangle => area.draw(&TriangleMarker::new(centre, 6, fill))?,
+            Marker::Square => area.draw(&Rectangle::new(
+                [(centre.0 - 4, y - 4), (centre.0 + 4, y + 4)],
+                fill,
+            ))?,
+            Marker::Diamond => area.draw(&Polygon::new(
+                vec![
+                    (centre.0, y - 6),
+                    (centre.0 + 6, y),
+                    (centre.0, y + 6),
+                    (centre.0 - 6, y),
+                ],
+                fill,
+            ))?,
+        }
+        let at = (x + LEGEND_SAMPLE as i32, y - 8);
+        area.draw(&Text::new(e.name.to_string(), at, text.clone()))?;
     }
-    if seen.len() > shown {
-        let y = 40 + 22 * shown as i32;
-        let more = format!("… and {} more", seen.len() - shown);
-        area.draw(&Text::new(more, (36, y - 8), text))?;
+    if entries.len() > shown {
+        let (x, y) = place(shown);
+        let at = (x + LEGEND_SAMPLE as i32, y - 8);
+        area.draw(&Text::new(more(entries.len() - shown), at, text))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(names: &[String], ci: (f64, f64)) -> Figure {
+        let series = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Series {
+                name: name.clone(),
+                points: vec![Pt {
+                    x: 1.0,
+                    y: 10.0,
+                    ci: Some(ci),
+                }],
+                lines: true,
+                dashed: false,
+                marker: Marker::Circle,
+                color: i,
+            })
+            .collect();
+        Figure {
+            id: "t".into(),
+            title: "t".into(),
+            x_title: "x".into(),
+            x: XScale::Linear { integer: true },
+            panels: vec![Panel {
+                y_title: "y".into(),
+                series,
+            }],
+        }
+    }
+
+    /// erss series names run to about 50 characters: every one is drawn
+    /// whole, inside the figure, and below the plot, not beside it.
+    #[test]
+    fn long_legend_names_fit_whole() {
+        let names: Vec<String> = (0..8)
+            .map(|i| format!("buckets=2048, strategy=thread-per-request, cpus={i} (0-1)"))
+            .collect();
+        let fig = figure(&names, (5.0, 15.0));
+        let layout = fig.legend_layout();
+        assert!(layout.height >= 4 * LEGEND_ROW, "{}", layout.height);
+        for (i, name) in names.iter().enumerate() {
+            let (x, _) = layout.place(i);
+            let right = x as u32 + LEGEND_SAMPLE + text_width(name);
+            assert!(right <= WIDTH, "{name} ends at {right}");
+        }
+        let (_, h) = fig.size();
+        assert_eq!(h, TITLE_HEIGHT + PANEL_HEIGHT + layout.height);
+    }
+
+    #[test]
+    fn bars_below_the_axis_are_said_to_be_cut() {
+        let names = vec!["a".to_string()];
+        assert!(figure(&names, (5.0, 15.0)).note().is_none());
+        let fig = figure(&names, (-5.0, 25.0));
+        assert!(fig.truncates_bars());
+        assert!(fig.note().unwrap().contains("cut"));
+        let svg = fig.svg().unwrap();
+        roxmltree::Document::parse(&svg).unwrap();
+    }
+
+    #[test]
+    fn overlapping_bars_at_one_x_are_dodged_apart() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let fig = figure(&names, (5.0, 15.0));
+        let dodge = dodges(&fig.panels[0]);
+        assert!(dodge(0, 1.0) < 0 && dodge(1, 1.0) > 0);
+        assert_eq!(dodge(0, 2.0), 0);
+        let mut apart = fig.clone();
+        apart.panels[0].series[1].points[0].ci = Some((20.0, 30.0));
+        let dodge = dodges(&apart.panels[0]);
+        assert_eq!((dodge(0, 1.0), dodge(1, 1.0)), (0, 0));
+    }
 }

@@ -1,15 +1,17 @@
 //! Two sweeps side by side: points paired by the axis values they share,
 //! and per pair the difference in throughput and p99 latency with its
-//! Welch 95% confidence interval and whether it is significant.
+//! Welch 95% confidence interval and whether it is significant; what else
+//! differs between the sweeps' settings, and how many points found no
+//! partner.
 
 use crate::doc::Table;
 use crate::error::ReportError;
 use crate::points::PointStats;
 use crate::stats::Summary;
-use crate::tables::mean_ci;
-use crate::units::{num, TimeUnit};
+use crate::tables::{latency_unit, mean_ci};
+use crate::units::num;
 use crate::welch::{self, Difference};
-use serverlab_sweep::Manifest;
+use serverlab_sweep::{params_text, Manifest, Source};
 
 pub struct Row {
     /// The shared axis values, `key=value, …`.
@@ -26,21 +28,92 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Points of this sweep with no partner in the other.
     pub unpaired: usize,
+    /// Points of the other sweep with no partner in this one.
+    pub unpaired_other: usize,
+    /// Settings that are not axes and differ between the two sweeps
+    /// (`server --threads: 2 here, 4 there`): what the comparison measures.
+    pub differences: Vec<String>,
 }
 
 /// The key a point is paired by: its values on the `shared` axes.
 fn key(stat: &PointStats, shared: &[String]) -> String {
-    shared
-        .iter()
-        .map(|k| {
-            let v = stat.runs.point.params.get(k).cloned().unwrap_or_default();
-            match v {
-                serde_json::Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
+    let params = &stat.runs.point.params;
+    params_text(shared.iter().filter_map(|k| params.get_key_value(k)), ", ")
+}
+
+/// `--flag value` pairs (a bare flag has the value "on").
+fn flag_pairs(flags: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut it = flags.iter().peekable();
+    while let Some(f) = it.next() {
+        let Some(name) = f.strip_prefix("--") else {
+            continue;
+        };
+        let value = match it.peek() {
+            Some(v) if !v.starts_with("--") => it.next().cloned().unwrap_or_default(),
+            _ => "on".into(),
+        };
+        out.push((name.to_string(), value));
+    }
+    out
+}
+
+/// The fixed settings of a sweep (from its first point), without those
+/// that are an axis of either sweep: `(side flag, value)`.
+fn fixed(m: &Manifest, axes: &[&str]) -> Vec<(String, String)> {
+    let Some(p) = m.points.first() else {
+        return vec![];
+    };
+    let mut out = vec![
+        ("load protocol".to_string(), p.load_protocol.clone()),
+        (
+            "client_cpus".to_string(),
+            m.client_cpus.clone().unwrap_or_else(|| "not pinned".into()),
+        ),
+        ("repetitions".to_string(), m.repetitions.to_string()),
+    ];
+    if !axes.contains(&"protocol") {
+        out.push(("server protocol".into(), p.server_protocol.clone()));
+    }
+    for (side, flags) in [("server", &p.server_flags), ("load", &p.load_flags)] {
+        for (name, value) in flag_pairs(flags) {
+            if !axes.contains(&name.as_str()) {
+                out.push((format!("{side} --{name}"), value));
             }
+        }
+    }
+    out
+}
+
+/// Every fixed setting that differs, or is set in only one sweep.
+fn differences(this_m: &Manifest, other_m: &Manifest) -> Vec<String> {
+    let axis_names: Vec<&str> = this_m
+        .axes
+        .iter()
+        .chain(&other_m.axes)
+        .map(|a| match &a.source {
+            Source::ServerFlag(f) | Source::LoadFlag(f) => f.as_str(),
+            Source::ServerProtocol => "protocol",
+            Source::Matrix => a.key.as_str(),
         })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    let (a, b) = (fixed(this_m, &axis_names), fixed(other_m, &axis_names));
+    let get = |list: &[(String, String)], k: &str| {
+        list.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "not set".into())
+    };
+    let mut names: Vec<&String> = a.iter().chain(&b).map(|(n, _)| n).collect();
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(*n));
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let (x, y) = (get(&a, n), get(&b, n));
+            (x != y).then(|| format!("{n}: {x} here, {y} there"))
+        })
+        .collect()
 }
 
 pub fn compare(
@@ -70,12 +143,14 @@ pub fn compare(
             )));
         }
     }
-    let lat_max = this
+    let unit = latency_unit(this.iter().chain(other), "p99");
+    let unpaired_other = other
         .iter()
-        .chain(other)
-        .filter_map(|s| s.latency("p99").map(|l| l.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(lat_max);
+        .filter(|b| {
+            let k = key(b, &shared);
+            !this.iter().any(|a| key(a, &shared) == k)
+        })
+        .count();
     let mut rows = Vec::new();
     let mut unpaired = 0;
     for a in this {
@@ -111,10 +186,66 @@ pub fn compare(
             });
         }
     }
-    Ok(Comparison { rows, unpaired })
+    Ok(Comparison {
+        rows,
+        unpaired,
+        unpaired_other,
+        differences: differences(this_m, other_m),
+    })
 }
 
 impl Comparison {
+    /// Rows whose difference is significant at the 5% level.
+    pub fn significant(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.diff.is_some_and(|d| d.significant))
+            .count()
+    }
+
+    /// Rows with a test (n ≥ 2 on both sides).
+    pub fn tested(&self) -> usize {
+        self.rows.iter().filter(|r| r.diff.is_some()).count()
+    }
+
+    /// What a reader must know before trusting the table: the settings
+    /// that differ, the points left unpaired, and how many rows would be
+    /// "significant" by chance alone.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.differences.is_empty() {
+            out.push(
+                "Besides the paired axes, both sweeps ran with the same settings: any \
+                 difference is the machine's, or chance."
+                    .to_string(),
+            );
+        } else {
+            out.push(format!(
+                "Settings that differ between the sweeps (what this compares): {}.",
+                self.differences.join("; ")
+            ));
+        }
+        if self.unpaired + self.unpaired_other > 0 {
+            out.push(format!(
+                "Unmatched points, left out: {} of this sweep and {} of the other have no \
+                 partner with the same axis values.",
+                self.unpaired, self.unpaired_other
+            ));
+        }
+        let tested = self.tested();
+        if tested > 1 {
+            out.push(format!(
+                "{} of {tested} differences are significant at the 5% level. Each test alone \
+                 has a 5% chance of a false alarm, so even two identical sweeps would show \
+                 about {:.1} significant rows here: look for a consistent pattern, or repeat \
+                 the comparison, before trusting a single one.",
+                self.significant(),
+                tested as f64 * 0.05
+            ));
+        }
+        out
+    }
+
     pub fn table(&self) -> Table {
         let headers = [
             "point",

@@ -1,6 +1,7 @@
 //! A sweep as it is on disk: the manifest, and for every point its
-//! successful runs (load result, server statistics), failed runs and runs
-//! not made yet. Nothing here runs anything.
+//! successful runs (load result, server statistics), failed runs, stale
+//! runs (made with other flags than the manifest's point: left out) and
+//! runs not made yet. Nothing here runs anything.
 
 use crate::error::ReportError;
 use crate::metrics::RunMetrics;
@@ -19,15 +20,16 @@ pub struct PointRuns {
     pub point: Point,
     pub runs: Vec<Run>,
     pub failed: Vec<Failure>,
+    /// Runs whose record differs from the point (an older configuration
+    /// left in the directory): never counted. `error` says what differs.
+    pub stale: Vec<Failure>,
     /// Repetitions with no result yet (an unfinished sweep).
     pub missing: Vec<u32>,
 }
 
 pub struct Run {
     pub repetition: u32,
-    pub record: RunRecord,
     pub load: LoadReport,
-    pub server: Option<serde_json::Value>,
     pub metrics: RunMetrics,
 }
 
@@ -51,7 +53,7 @@ impl Sweep {
         let points = manifest
             .points
             .iter()
-            .map(|p| read_point(dir, p, manifest.repetitions))
+            .map(|p| read_point(dir, p, &manifest))
             .collect();
         Ok(Sweep {
             dir: dir.to_path_buf(),
@@ -65,19 +67,24 @@ impl Sweep {
     }
 }
 
-fn read_point(dir: &Path, point: &Point, repetitions: u32) -> PointRuns {
+fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
     let mut out = PointRuns {
         point: point.clone(),
         runs: vec![],
         failed: vec![],
+        stale: vec![],
         missing: vec![],
     };
-    for repetition in 1..=repetitions {
+    for repetition in 1..=manifest.repetitions {
         let rdir = layout::run_dir(dir, point, repetition);
         let Some(record) = RunRecord::read(&rdir.join(layout::RUN_RECORD)) else {
             out.missing.push(repetition);
             continue;
         };
+        if let Some(error) = record.differs_from(point, &manifest.client_cpus) {
+            out.stale.push(Failure { repetition, error });
+            continue;
+        }
         if record.status == Status::Failed {
             let error = record.error.clone().unwrap_or_else(|| "failed".into());
             out.failed.push(Failure { repetition, error });
@@ -89,20 +96,41 @@ fn read_point(dir: &Path, point: &Point, repetitions: u32) -> PointRuns {
                 let metrics = RunMetrics::of(&load, server.as_ref());
                 out.runs.push(Run {
                     repetition,
-                    record,
                     load,
-                    server,
                     metrics,
                 });
             }
-            Err(error) => out.failed.push(Failure { repetition, error }),
+            Err(e) => out.failed.push(Failure {
+                repetition,
+                error: e.to_string(),
+            }),
         }
     }
     out
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("cannot parse {}: {e}", path.display()))
+/// A run's result file could not be used; the run counts as failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot parse {}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ReadError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -26,6 +26,8 @@ pub struct Table {
 #[derive(Debug, Clone)]
 pub struct FigureRef {
     pub title: String,
+    /// Said under the title: how to read something unusual in the plot.
+    pub note: Option<String>,
     /// Relative to the report: `plots/<id>.svg`.
     pub svg_path: String,
     pub png_path: String,

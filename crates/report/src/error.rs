@@ -15,6 +15,9 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot draw {plot}: {message}")]
-    Plot { plot: String, message: String },
+    #[error("cannot draw {plot}: {source}")]
+    Plot {
+        plot: String,
+        source: crate::chart::DrawError,
+    },
 }

@@ -1,13 +1,14 @@
 //! Which plots a sweep's data supports, and their series: throughput,
 //! per-thread rates, totals and latency against the client's connections;
-//! latency percentiles against the throughput achieved; throughput against every other axis (cores,
-//! threads, delay range, bucket count…); service time where the server
-//! reports it.
+//! latency percentiles against the throughput achieved; throughput against
+//! every other axis (cores, threads, delay range, bucket count…); service
+//! time where the server reports it.
 
 use crate::axes::{self, Role};
-use crate::chart::{Figure, Panel, Pt, Series, XScale};
+use crate::chart::{Figure, Marker, Panel, Pt, Series, XScale, PALETTE_SIZE};
 use crate::points::PointStats;
 use crate::stats::Summary;
+use crate::ticks::is_geometric;
 use crate::units::TimeUnit;
 use serverlab_sweep::{Axis, Manifest, Scalar};
 
@@ -86,8 +87,11 @@ fn pt(x: f64, s: &Summary, k: f64) -> Pt {
     }
 }
 
-fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool) -> Series {
-    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+/// A series of `points`, sorted by x when `by_x` (else in the order given).
+fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool, by_x: bool) -> Series {
+    if by_x {
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
     Series {
         name: if name.is_empty() {
             "mean, bars: 95% CI".into()
@@ -97,8 +101,49 @@ fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool) -> Series 
         points,
         lines,
         dashed: false,
+        // Past the palette's colours, a new shape tells series apart.
+        marker: Marker::nth(color / PALETTE_SIZE),
         color,
     }
+}
+
+/// Several statistics (percentiles) of each group as series, each
+/// statistic with its own marker. One group: a colour per statistic.
+/// Several: a colour per group, the first statistic solid and the others
+/// dashed. `point(p, stat)` gives point `p`'s value.
+fn stat_series(
+    grouped: &[(String, Vec<usize>)],
+    names: &[&str],
+    lines: bool,
+    by_x: bool,
+    point: &dyn Fn(usize, &str) -> Option<Pt>,
+) -> Vec<Series> {
+    let one = grouped.len() <= 1;
+    let mut all = Vec::new();
+    for (g, (group, members)) in grouped.iter().enumerate() {
+        for (k, stat) in names.iter().enumerate() {
+            let pts = members.iter().filter_map(|&p| point(p, stat)).collect();
+            let label = if group.is_empty() {
+                stat.to_string()
+            } else {
+                format!("{group} {stat}")
+            };
+            let mut s = series(&label, if one { k } else { g }, pts, lines, by_x);
+            s.dashed = !one && k > 0;
+            s.marker = Marker::nth(k);
+            all.push(s);
+        }
+    }
+    all
+}
+
+/// How the statistics' styles read, for a title: "p50 solid, p99 dashed"
+/// when several groups share colours.
+fn styles(groups: usize, names: &[&str]) -> String {
+    if groups <= 1 || names.len() < 2 {
+        return names.join(", ");
+    }
+    format!("{} solid, {} dashed", names[0], names[1..].join(", "))
 }
 
 fn id(text: &str) -> String {
@@ -113,6 +158,54 @@ fn id(text: &str) -> String {
         .collect()
 }
 
+/// An x axis for the values `xs`: log₂ when they double, else linear
+/// (whole numbers when they are).
+fn numeric_scale(xs: &[f64]) -> XScale {
+    if is_geometric(xs) {
+        XScale::Log2
+    } else {
+        XScale::Linear {
+            integer: xs.iter().all(|x| x.fract() == 0.0),
+        }
+    }
+}
+
+/// `title`, saying so when the scale is logarithmic.
+fn scale_title(title: String, scale: &XScale) -> String {
+    match scale {
+        XScale::Log2 => format!("{title}, log scale"),
+        _ => title,
+    }
+}
+
+/// Axis `i` as an x axis: numbers on a numeric scale (log₂ if they
+/// double), anything else (strategies, CPU lists, delay ranges) as named
+/// positions.
+fn axis_scale(m: &Manifest, i: usize) -> XScale {
+    let axis = &m.axes[i];
+    let numbers: Option<Vec<f64>> = axis.values.iter().map(Scalar::as_f64).collect();
+    match numbers {
+        Some(xs) if !axes::is_nominal(axis) && axes::role(axis) != Role::Cores => {
+            numeric_scale(&xs)
+        }
+        _ => XScale::Categories(axis.values.iter().map(|v| axes::label(axis, v)).collect()),
+    }
+}
+
+/// Where a point sits on axis `i` drawn with `scale`: its value, or its
+/// value's position among the axis's values.
+fn x_on(m: &Manifest, stat: &PointStats, i: usize, scale: &XScale) -> Option<f64> {
+    let v = value(m, stat, i)?;
+    match scale {
+        XScale::Categories(_) => m.axes[i]
+            .values
+            .iter()
+            .position(|x| x == v)
+            .map(|p| p as f64),
+        _ => v.as_f64(),
+    }
+}
+
 fn clients_title(m: &Manifest, clients: &[usize]) -> String {
     let names: Vec<&str> = clients.iter().map(|&i| m.axes[i].key.as_str()).collect();
     if names.contains(&"posters") || names.contains(&"readers") {
@@ -120,6 +213,12 @@ fn clients_title(m: &Manifest, clients: &[usize]) -> String {
     } else {
         format!("client connections ({})", names.join(", "))
     }
+}
+
+/// The x axis of the client's connections, over the points that have them.
+fn clients_scale(stats: &[PointStats]) -> XScale {
+    let xs: Vec<f64> = stats.iter().filter_map(|s| s.clients).collect();
+    numeric_scale(&xs)
 }
 
 /// Throughput, per-thread rate, and totals against the client's concurrency,
@@ -130,7 +229,8 @@ fn client_figures(
     clients: &[usize],
     last: usize,
 ) -> Vec<Figure> {
-    let x_title = clients_title(m, clients);
+    let x = clients_scale(stats);
+    let x_title = scale_title(clients_title(m, clients), &x);
     let grouped = groups(m, stats, &[last]);
     let panel = |y_title: &str, get: &dyn Fn(&PointStats) -> Option<Summary>| Panel {
         y_title: y_title.into(),
@@ -142,7 +242,7 @@ fn client_figures(
                     .iter()
                     .filter_map(|&p| Some(pt(stats[p].clients?, &get(&stats[p])?, 1.0)))
                     .collect();
-                series(name, c, pts, true)
+                series(name, c, pts, true, true)
             })
             .collect(),
     };
@@ -150,7 +250,7 @@ fn client_figures(
         id: id.into(),
         title: title.into(),
         x_title: x_title.clone(),
-        x: XScale::Numeric,
+        x: x.clone(),
         panels,
     };
     vec![
@@ -161,117 +261,95 @@ fn client_figures(
         ),
         figure(
             "per-thread-rate-vs-clients",
-            "Requests per client thread per second vs client threads",
-            vec![panel("requests per thread per second", &|s| {
+            "Requests per client thread per second vs client connections",
+            vec![panel("requests per client thread per second", &|s| {
                 s.per_thread_rps
             })],
         ),
         figure(
             "total-and-per-thread",
-            "Total requests and requests per thread, per run",
+            "Total requests and requests per client thread, per run",
             vec![
                 panel("total requests per run", &|s| s.requests),
-                panel("requests per thread per run", &|s| s.requests_per_thread),
+                panel("requests per client thread per run", &|s| {
+                    s.requests_per_thread
+                }),
             ],
         ),
     ]
 }
 
-/// The median (solid) and p99 (dashed) latency against the client's
-/// concurrency, one colour per combination of the other axes: in a closed
-/// loop, latency is what more clients cost once throughput stops growing.
+/// The latency percentiles shown where several series share a plot.
+const TWO_PERCENTILES: [&str; 2] = ["p50", "p99"];
+
+/// The median and p99 latency against the client's concurrency, one
+/// colour per combination of the other axes: in a closed loop, latency is
+/// what more clients cost once throughput stops growing.
 fn latency_vs_clients(
     m: &Manifest,
     stats: &[PointStats],
     clients: &[usize],
     last: usize,
 ) -> Figure {
-    let shown = ["p50", "p99"];
-    let max_us = stats
-        .iter()
-        .flat_map(|s| shown.iter().filter_map(|n| s.latency(n)))
-        .map(|s| s.ci.map(|c| c.1).unwrap_or(s.max).max(s.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(max_us);
-    let mut all = Vec::new();
-    for (g, (name, members)) in groups(m, stats, &[last]).iter().enumerate() {
-        for (k, pct) in shown.iter().enumerate() {
-            let pts = members
-                .iter()
-                .filter_map(|&p| {
-                    let s = &stats[p];
-                    Some(pt(s.clients?, s.latency(pct)?, unit.per_us()))
-                })
-                .collect();
-            let label = if name.is_empty() {
-                pct.to_string()
-            } else {
-                format!("{name} {pct}")
-            };
-            let mut s = series(&label, g, pts, true);
-            s.dashed = k > 0;
-            all.push(s);
-        }
-    }
+    let shown = TWO_PERCENTILES;
+    let unit = latency_unit(stats, &shown);
+    let grouped = groups(m, stats, &[last]);
+    let point = |p: usize, pct: &str| {
+        let s = &stats[p];
+        Some(pt(s.clients?, s.latency(pct)?, unit.per_us()))
+    };
+    let x = clients_scale(stats);
     Figure {
         id: "latency-vs-clients".into(),
-        title: "Latency (p50 solid, p99 dashed) vs client connections".into(),
-        x_title: clients_title(m, clients),
-        x: XScale::Numeric,
+        title: format!(
+            "Latency ({}) vs client connections",
+            styles(grouped.len(), &shown)
+        ),
+        x_title: scale_title(clients_title(m, clients), &x),
+        x,
         panels: vec![Panel {
             y_title: format!("latency ({})", unit.symbol()),
-            series: all,
+            series: stat_series(&grouped, &shown, true, true, &point),
         }],
     }
 }
 
+/// The unit for the latency percentiles `names` over every point.
+fn latency_unit(stats: &[PointStats], names: &[&str]) -> TimeUnit {
+    TimeUnit::for_means(
+        stats
+            .iter()
+            .flat_map(|s| names.iter().filter_map(|n| s.latency(n))),
+    )
+}
+
 /// Latency percentiles against the throughput achieved: all four for one
-/// series, the median (solid) and p99 (dashed) for several, each series
-/// joined along its client axis when there is just one.
+/// series, the median and p99 for several. With one client axis each
+/// series is joined in the order of that axis (not of throughput), so a
+/// throughput that falls back as clients are added shows as a line turning
+/// back; with several (posters × readers) neighbours are unrelated runs:
+/// markers only.
 fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Figure {
     let grouped = groups(m, stats, clients);
     let shown: &[&str] = if grouped.len() <= 1 {
         &["p50", "p90", "p99", "p99.9"]
     } else {
-        &["p50", "p99"]
+        &TWO_PERCENTILES
     };
-    let max_us = stats
-        .iter()
-        .flat_map(|s| shown.iter().filter_map(|n| s.latency(n)))
-        .map(|s| s.ci.map(|c| c.1).unwrap_or(s.max).max(s.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(max_us);
-    // One client axis orders a series' points; with several (posters ×
-    // readers) neighbours in throughput are unrelated runs: markers only.
+    let unit = latency_unit(stats, shown);
+    let point = |p: usize, pct: &str| {
+        let s = &stats[p];
+        Some(pt(s.throughput?.mean, s.latency(pct)?, unit.per_us()))
+    };
     let joined = clients.len() <= 1;
-    let mut all = Vec::new();
-    for (g, (name, members)) in grouped.iter().enumerate() {
-        for (k, pct) in shown.iter().enumerate() {
-            let pts = members
-                .iter()
-                .filter_map(|&p| {
-                    let s = &stats[p];
-                    Some(pt(s.throughput?.mean, s.latency(pct)?, unit.per_us()))
-                })
-                .collect();
-            let (label, color, dashed) = if grouped.len() <= 1 {
-                (pct.to_string(), k, false)
-            } else {
-                (format!("{name} {pct}"), g, k > 0)
-            };
-            let mut s = series(&label, color, pts, joined);
-            s.dashed = dashed;
-            all.push(s);
-        }
-    }
     Figure {
         id: "latency-vs-load".into(),
         title: "Latency percentiles vs load".into(),
         x_title: THROUGHPUT.into(),
-        x: XScale::Numeric,
+        x: XScale::Linear { integer: false },
         panels: vec![Panel {
             y_title: format!("latency ({})", unit.symbol()),
-            series: all,
+            series: stat_series(&grouped, shown, joined, false, &point),
         }],
     }
 }
@@ -282,22 +360,16 @@ fn throughput_vs_axis(m: &Manifest, stats: &[PointStats], i: usize) -> Figure {
     let axis = &m.axes[i];
     let title = axes::title(axis, &m.points);
     let lines = !axes::is_nominal(axis);
-    let grouped = groups(m, stats, &[i]);
-    let series_list = grouped
+    let x = axis_scale(m, i);
+    let series_list = groups(m, stats, &[i])
         .iter()
         .enumerate()
         .map(|(c, (name, members))| {
             let pts = members
                 .iter()
-                .filter_map(|&p| {
-                    let x = axis
-                        .values
-                        .iter()
-                        .position(|v| Some(v) == value(m, &stats[p], i))?;
-                    Some(pt(x as f64, &stats[p].throughput?, 1.0))
-                })
+                .filter_map(|&p| Some(pt(x_on(m, &stats[p], i, &x)?, &stats[p].throughput?, 1.0)))
                 .collect();
-            series(name, c, pts, lines)
+            series(name, c, pts, lines, true)
         })
         .collect();
     Figure {
@@ -306,8 +378,8 @@ fn throughput_vs_axis(m: &Manifest, stats: &[PointStats], i: usize) -> Figure {
             "Throughput vs {}",
             title.split(" (").next().unwrap_or(&title)
         ),
-        x_title: title,
-        x: XScale::Categories(axis.values.iter().map(|v| axes::label(axis, v)).collect()),
+        x_title: scale_title(title, &x),
+        x,
         panels: vec![Panel {
             y_title: THROUGHPUT.into(),
             series: series_list,
@@ -315,77 +387,101 @@ fn throughput_vs_axis(m: &Manifest, stats: &[PointStats], i: usize) -> Figure {
     }
 }
 
-/// The server's service time (median solid, p99 dashed) against its
-/// threads (or the first other axis, or the client's connections).
+/// The server's service time (median and p99) against its threads (or
+/// the first other axis, or the client's connections).
 fn service_time(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Option<Figure> {
     let pick = (0..m.axes.len())
         .find(|&i| axes::role(&m.axes[i]) == Role::ServerThreads)
         .or_else(|| (0..m.axes.len()).find(|i| !clients.contains(i)));
     let names = ["median", "p99"];
-    let max_us = stats
-        .iter()
-        .flat_map(|s| names.iter().filter_map(|n| s.service(n)))
-        .map(|s| s.ci.map(|c| c.1).unwrap_or(s.max).max(s.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(max_us);
-    let (exclude, x_title, x, id_key): (Vec<usize>, String, XScale, String) = match pick {
+    let unit = TimeUnit::for_means(
+        stats
+            .iter()
+            .flat_map(|s| names.iter().filter_map(|n| s.service(n))),
+    );
+    let (exclude, x, x_title, id_key) = match pick {
         Some(i) => {
-            let axis = &m.axes[i];
-            let labels = axis.values.iter().map(|v| axes::label(axis, v)).collect();
-            (
-                vec![i],
-                axes::title(axis, &m.points),
-                XScale::Categories(labels),
-                id(&axis.key),
-            )
+            let x = axis_scale(m, i);
+            let title = scale_title(axes::title(&m.axes[i], &m.points), &x);
+            (vec![i], x, title, id(&m.axes[i].key))
         }
-        None if !clients.is_empty() => (
-            clients.to_vec(),
-            clients_title(m, clients),
-            XScale::Numeric,
-            "clients".into(),
-        ),
+        None if !clients.is_empty() => {
+            let x = clients_scale(stats);
+            let title = scale_title(clients_title(m, clients), &x);
+            (clients.to_vec(), x, title, "clients".to_string())
+        }
         None => return None,
     };
-    let x_of = |s: &PointStats| -> Option<f64> {
-        match pick {
-            Some(i) => {
-                let v = value(m, s, i);
-                m.axes[i]
-                    .values
-                    .iter()
-                    .position(|x| Some(x) == v)
-                    .map(|p| p as f64)
-            }
-            None => s.clients,
-        }
+    let x_of = |s: &PointStats| match pick {
+        Some(i) => x_on(m, s, i, &x),
+        None => s.clients,
+    };
+    let point = |p: usize, stat: &str| {
+        let s = &stats[p];
+        Some(pt(x_of(s)?, s.service(stat)?, unit.per_us()))
     };
     let lines = pick.map(|i| !axes::is_nominal(&m.axes[i])).unwrap_or(true);
-    let mut all = Vec::new();
-    for (g, (name, members)) in groups(m, stats, &exclude).iter().enumerate() {
-        for (k, stat) in names.iter().enumerate() {
-            let pts: Vec<Pt> = members
-                .iter()
-                .filter_map(|&p| Some(pt(x_of(&stats[p])?, stats[p].service(stat)?, unit.per_us())))
-                .collect();
-            let label = if name.is_empty() {
-                stat.to_string()
-            } else {
-                format!("{name} {stat}")
-            };
-            let mut s = series(&label, g, pts, lines);
-            s.dashed = k > 0;
-            all.push(s);
-        }
-    }
+    let grouped = groups(m, stats, &exclude);
+    let series = stat_series(&grouped, &names, lines, true, &point);
     Some(Figure {
         id: format!("service-time-vs-{id_key}"),
-        title: "Server service time per request".into(),
+        title: format!(
+            "Server service time per request ({})",
+            styles(grouped.len(), &names)
+        ),
         x_title,
         x,
         panels: vec![Panel {
             y_title: format!("service time ({})", unit.symbol()),
-            series: all,
+            series,
         }],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_sweep::{Axis, Source};
+
+    fn manifest(axes: Vec<Axis>) -> Manifest {
+        Manifest {
+            schema: serverlab_sweep::layout::MANIFEST_SCHEMA.into(),
+            name: "t".into(),
+            description: String::new(),
+            repetitions: 1,
+            client_cpus: None,
+            timeout_s: 1.0,
+            serverlab_version: "0".into(),
+            axes,
+            points: vec![],
+        }
+    }
+
+    fn axis(flag: &str, values: Vec<Scalar>) -> Axis {
+        Axis {
+            key: flag.into(),
+            source: Source::ServerFlag(flag.into()),
+            values,
+        }
+    }
+
+    #[test]
+    fn numeric_axes_are_numeric_and_doubling_ones_logarithmic() {
+        let ints = |v: &[i64]| v.iter().map(|&i| Scalar::Int(i)).collect();
+        let strs = |v: &[&str]| v.iter().map(|s| Scalar::Str(s.to_string())).collect();
+        let m = manifest(vec![
+            axis("threads", ints(&[1, 2, 4, 8])),
+            axis("max-connections", ints(&[10, 20, 30])),
+            axis("strategy", strs(&["async", "pool-locked"])),
+            axis("cpus", strs(&["0", "0-1"])),
+        ]);
+        assert_eq!(axis_scale(&m, 0), XScale::Log2);
+        assert_eq!(axis_scale(&m, 1), XScale::Linear { integer: true });
+        assert!(matches!(axis_scale(&m, 2), XScale::Categories(_)));
+        assert!(matches!(axis_scale(&m, 3), XScale::Categories(_)));
+        assert_eq!(
+            scale_title("server threads (--threads)".into(), &XScale::Log2),
+            "server threads (--threads), log scale"
+        );
+    }
 }

@@ -7,6 +7,7 @@ use crate::compare::{self, Comparison};
 use crate::data::Sweep;
 use crate::doc::{Block, Document, FigureRef};
 use crate::error::ReportError;
+use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
 use crate::{figures, html, markdown, tables};
 use std::path::{Path, PathBuf};
@@ -25,8 +26,13 @@ pub struct Written {
     pub throughput_table: String,
     /// The comparison table, as Markdown, when one was asked for.
     pub comparison_table: Option<String>,
+    /// What to know before reading it: differing settings, unmatched
+    /// points, significance by chance.
+    pub comparison_notes: Vec<String>,
     pub failed_runs: usize,
     pub missing_runs: usize,
+    /// Runs made with other flags than their point's: listed, left out.
+    pub stale_runs: usize,
 }
 
 /// Write the report of the sweep in `dir` (compared with `other`, if given).
@@ -61,9 +67,11 @@ pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError
         html: html_path,
         plots,
         throughput_table: markdown::table(&tables::throughput(&sweep.manifest, &stats)),
-        comparison_table: comparison.map(|c| markdown::table(&c.table())),
+        comparison_table: comparison.as_ref().map(|c| markdown::table(&c.table())),
+        comparison_notes: comparison.map(|c| c.notes()).unwrap_or_default(),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
+        stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
     })
 }
 
@@ -80,9 +88,9 @@ fn write(path: &Path, text: &str) -> Result<(), ReportError> {
 
 /// Both files of one figure.
 fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
-    let plot_err = |message: String| ReportError::Plot {
+    let plot_err = |source| ReportError::Plot {
         plot: fig.id.clone(),
-        message,
+        source,
     };
     let svg = fig.svg().map_err(plot_err)?;
     let svg_path = dir.join(format!("{}.svg", fig.id));
@@ -91,6 +99,7 @@ fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
         .map_err(plot_err)?;
     Ok(FigureRef {
         title: fig.title.clone(),
+        note: fig.note(),
         svg_path: format!("{PLOTS}/{}.svg", fig.id),
         png_path: format!("{PLOTS}/{}.png", fig.id),
         svg,
@@ -113,9 +122,11 @@ fn document(
     b.push(Block::List(setup(sweep)));
     b.push(Block::Heading("How to read this".into()));
     b.push(Block::Para(
-        "Each point ran on a fresh server, repeated; every number is the mean over the \
-         successful repetitions. `±` gives the half-width of the 95% confidence interval of \
-         that mean, from Student's t with n − 1 degrees of freedom: if the experiment were \
+        "Each point ran on a fresh server, repeated. Throughput and each latency percentile \
+         get a full summary over the successful repetitions (n, mean, median, min, max, sample \
+         standard deviation, 95% confidence interval of the mean); the other tables give the \
+         mean ± the half-width of that interval. The interval comes from Student's t with \
+         n − 1 degrees of freedom: if the experiment were \
          repeated many times, 95% of intervals built this way would contain the true mean. \
          Two points whose intervals do not overlap differ beyond the noise; intervals that \
          overlap may or may not. Closed-loop load: each client connection waits for a reply \
@@ -128,6 +139,14 @@ fn document(
         "Latency, all operations (mean ± 95% CI)".into(),
     ));
     b.push(Block::Table(tables::latency(m, stats)));
+    for (name, _) in PERCENTILES {
+        let (unit, table) = tables::latency_summary(m, stats, name);
+        b.push(Block::Heading(format!(
+            "Latency {name} ({}), all operations, in full",
+            unit.symbol()
+        )));
+        b.push(Block::Table(table));
+    }
     if let Some(t) = tables::per_thread(m, stats) {
         b.push(Block::Heading("Per client thread (mean ± 95% CI)".into()));
         b.push(Block::Table(t));
@@ -148,13 +167,8 @@ fn document(
              Both sweeps should have run on the same machine, close in time."
                 .into(),
         ));
+        b.push(Block::List(c.notes()));
         b.push(Block::Table(c.table()));
-        if c.unpaired > 0 {
-            b.push(Block::Para(format!(
-                "{} points of this sweep have no partner in the other.",
-                c.unpaired
-            )));
-        }
     }
     if !figures.is_empty() {
         b.push(Block::Heading("Plots".into()));
@@ -162,7 +176,9 @@ fn document(
     }
     let problems = problems(stats);
     if !problems.is_empty() {
-        b.push(Block::Heading("Failed, missing and suspect runs".into()));
+        b.push(Block::Heading(
+            "Failed, stale, missing and suspect runs".into(),
+        ));
         b.push(Block::List(problems));
     }
     Document {
@@ -178,8 +194,14 @@ fn setup(sweep: &Sweep) -> Vec<String> {
     let runs: usize = sweep.points.iter().map(|p| p.runs.len()).sum();
     let failed: usize = sweep.points.iter().map(|p| p.failed.len()).sum();
     let missing: usize = sweep.points.iter().map(|p| p.missing.len()).sum();
+    let stale: usize = sweep.points.iter().map(|p| p.stale.len()).sum();
+    let stale = if stale > 0 {
+        format!(", {stale} stale (made with other flags; left out)")
+    } else {
+        String::new()
+    };
     items.push(format!(
-        "{} points × {} repetitions: {runs} successful runs, {failed} failed, {missing} not run",
+        "{} points × {} repetitions: {runs} successful runs, {failed} failed, {missing} not run{stale}",
         m.points.len(),
         m.repetitions
     ));
@@ -221,6 +243,12 @@ fn problems(stats: &[PointStats]) -> Vec<String> {
         for f in &s.runs.failed {
             out.push(format!("{slug} rep {}: failed: {}", f.repetition, f.error));
         }
+        for f in &s.runs.stale {
+            out.push(format!(
+                "{slug} rep {}: stale (made with other flags, left out): {}",
+                f.repetition, f.error
+            ));
+        }
         if !s.runs.missing.is_empty() {
             let reps: Vec<String> = s.runs.missing.iter().map(|r| r.to_string()).collect();
             out.push(format!(
@@ -231,7 +259,8 @@ fn problems(stats: &[PointStats]) -> Vec<String> {
         for rep in &s.empty {
             out.push(format!(
                 "{slug} rep {rep}: no request completed in the measured window \
-                 (a stalled server, or a machine too busy to measure on)"
+                 (a stalled server, or a machine too busy to measure on); its throughput \
+                 of 0 counts, it has no latency"
             ));
         }
         if s.bottlenecked > 0 {

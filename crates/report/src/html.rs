@@ -29,8 +29,13 @@ pub fn render(doc: &Document) -> String {
             }
             Block::Table(t) => out += &table(t),
             Block::Figure(f) => {
+                let note = f
+                    .note
+                    .as_deref()
+                    .map(|n| format!(" {}", inline(n)))
+                    .unwrap_or_default();
                 out += &format!(
-                    "<figure id=\"{}\">\n{}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>\n",
+                    "<figure id=\"{}\">\n{}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>).{note}</figcaption>\n</figure>\n",
                     escape(&f.svg_path),
                     strip_prolog(&f.svg),
                     escape(&f.title),

@@ -21,6 +21,9 @@ pub fn render(doc: &Document) -> String {
                     "![{}]({})\n\n[{} as PNG]({})\n",
                     f.title, f.svg_path, f.title, f.png_path
                 );
+                if let Some(note) = &f.note {
+                    out += &format!("\n{note}\n");
+                }
             }
         }
     }

@@ -4,14 +4,13 @@
 
 use serverlab_load::report::{LoadReport, OpSummary};
 
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Latency percentiles of one run, in µs.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Latency {
-    pub mean: f64,
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
     pub p99_9: f64,
-    pub max: f64,
 }
 
 /// Reads one percentile out of a [`Latency`].
@@ -29,16 +28,21 @@ pub const PERCENTILES: [(&str, Pick); 4] = [
 pub struct RunMetrics {
     pub throughput_rps: f64,
     pub requests: f64,
-    pub duration_s: f64,
     /// Connections the client kept busy (closed loop: its concurrency).
     pub clients: Option<f64>,
-    /// Requests per client thread per second, averaged over threads.
+    /// The client threads the per-thread figures divide by: the load's
+    /// threads, or its connections when it reports no threads.
+    pub threads: Option<f64>,
+    /// Requests per client thread per second of the measured window: the
+    /// throughput over the threads, so it agrees with the throughput table.
     pub per_thread_rps: Option<f64>,
-    /// Requests per client thread over the run.
+    /// Requests per client thread in the measured window.
     pub requests_per_thread: Option<f64>,
-    /// Latency over all operations, in µs.
-    pub latency_us: Latency,
-    /// Requests per second of each operation that happened.
+    /// Latency over all operations; None when no request completed (there
+    /// is no latency to average, and 0 µs would be a lie).
+    pub latency_us: Option<Latency>,
+    /// Requests per second of each operation the load has (0 if none
+    /// completed: a rate, unlike a latency, is measured as 0).
     pub ops: Vec<(String, f64)>,
     /// The server's own service time statistics, in µs (name, value).
     pub service_us: Vec<(String, f64)>,
@@ -50,24 +54,26 @@ impl RunMetrics {
     pub fn of(load: &LoadReport, server: Option<&serde_json::Value>) -> RunMetrics {
         let r = &load.results;
         let clients = clients(load);
-        let threads = (!r.threads.is_empty()).then_some(r.threads.len() as f64);
-        let per_thread_rps = if r.threads.iter().all(|t| t.runtime_s > 0.0) && threads.is_some() {
-            let rates = r.threads.iter().map(|t| t.total as f64 / t.runtime_s);
-            Some(rates.sum::<f64>() / r.threads.len() as f64)
-        } else {
-            clients.map(|c| r.throughput_rps / c)
-        };
-        let per = threads.or(clients);
+        // The reference client divides by each thread's runtime, which runs
+        // past the window its count covers; the window's own length is right.
+        let threads = (!r.threads.is_empty())
+            .then_some(r.threads.len() as f64)
+            .or(clients);
+        let requests_per_thread = threads.map(|n| r.requests as f64 / n);
+        let per_thread_rps = requests_per_thread
+            .filter(|_| r.duration_s > 0.0)
+            .map(|n| n / r.duration_s);
         let active: Vec<&OpSummary> = r.operations.iter().filter(|o| o.count > 0).collect();
         RunMetrics {
             throughput_rps: r.throughput_rps,
             requests: r.requests as f64,
-            duration_s: r.duration_s,
             clients,
+            threads,
             per_thread_rps,
-            requests_per_thread: per.map(|n| r.requests as f64 / n),
+            requests_per_thread,
             latency_us: latency(&active),
-            ops: active
+            ops: r
+                .operations
                 .iter()
                 .map(|o| (o.name.clone(), o.rate_rps))
                 .collect(),
@@ -91,20 +97,18 @@ fn clients(load: &LoadReport) -> Option<f64> {
 }
 
 /// One operation: its own percentiles. Several: percentiles of their
-/// merged histograms, the mean weighted by count.
-fn latency(ops: &[&OpSummary]) -> Latency {
+/// merged histograms. None: nothing completed.
+fn latency(ops: &[&OpSummary]) -> Option<Latency> {
     match ops {
-        [] => Latency::default(),
+        [] => None,
         [one] => {
             let l = &one.latency_us;
-            Latency {
-                mean: l.mean,
+            Some(Latency {
                 p50: l.p50,
                 p90: l.p90,
                 p99: l.p99,
                 p99_9: l.p99_9,
-                max: l.max,
-            }
+            })
         }
         many => {
             let mut buckets: Vec<(f64, u64)> = many
@@ -112,20 +116,12 @@ fn latency(ops: &[&OpSummary]) -> Latency {
                 .flat_map(|o| o.histogram_us.iter().copied())
                 .collect();
             buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let count: u64 = many.iter().map(|o| o.count).sum();
-            let mean = many
-                .iter()
-                .map(|o| o.latency_us.mean * o.count as f64)
-                .sum::<f64>()
-                / count.max(1) as f64;
-            Latency {
-                mean,
+            Some(Latency {
                 p50: quantile(&buckets, 0.5),
                 p90: quantile(&buckets, 0.9),
                 p99: quantile(&buckets, 0.99),
                 p99_9: quantile(&buckets, 0.999),
-                max: many.iter().map(|o| o.latency_us.max).fold(0.0, f64::max),
-            }
+            })
         }
     }
 }
@@ -170,6 +166,10 @@ pub fn service_time(stats: &serde_json::Value) -> Vec<(String, f64)> {
             } else {
                 1.0
             };
+            // A count of 0: no request was served, and its zeros are no times.
+            if inner.get("count").and_then(|c| c.as_u64()) == Some(0) {
+                return vec![];
+            }
             let found: Vec<(String, f64)> = SERVICE_STATS
                 .iter()
                 .filter_map(|name| {
@@ -206,6 +206,19 @@ mod tests {
         assert_eq!(quantile(&[], 0.5), 0.0);
     }
 
+    /// kv's load keeps 16 requests in flight from 2 worker threads: the
+    /// per-thread numbers divide by the 2 threads, and say so.
+    #[test]
+    fn per_thread_numbers_divide_by_threads_not_connections() {
+        let text = include_str!("../tests/fixtures/a/runs/posters=1/rep-1/load.json");
+        let mut load: LoadReport = serde_json::from_str(text).unwrap();
+        load.config = json!({"concurrency": 16});
+        let m = RunMetrics::of(&load, None);
+        assert_eq!((m.clients, m.threads), (Some(16.0), Some(2.0)));
+        assert_eq!(m.requests_per_thread, Some(5000.0));
+        assert_eq!(m.per_thread_rps, Some(500.0));
+    }
+
     #[test]
     fn service_time_is_found_with_its_unit() {
         let stats = json!({"connections": {"accepted": 3},
@@ -222,5 +235,7 @@ mod tests {
         let us = json!({"service_us": {"p50": 12.0, "p99": 80.0}});
         assert_eq!(service_time(&us)[0], ("median".to_string(), 12.0));
         assert!(service_time(&json!({"requests": {"GET": 3}})).is_empty());
+        let none = json!({"service_time_us": {"count": 0, "min": 0.0, "median": 0.0, "p99": 0.0}});
+        assert!(service_time(&none).is_empty());
     }
 }

@@ -11,6 +11,8 @@ pub struct PointStats<'a> {
     pub requests: Option<Summary>,
     /// The client's concurrency (the same in every repetition).
     pub clients: Option<f64>,
+    /// The client threads per-thread numbers divide by.
+    pub threads: Option<f64>,
     pub per_thread_rps: Option<Summary>,
     pub requests_per_thread: Option<Summary>,
     /// (percentile name, summary in µs), as in [`PERCENTILES`].
@@ -27,22 +29,26 @@ pub struct PointStats<'a> {
 impl<'a> PointStats<'a> {
     pub fn of(runs: &'a PointRuns) -> PointStats<'a> {
         let m: Vec<&RunMetrics> = runs.runs.iter().map(|r| &r.metrics).collect();
+        // Over the runs that have the value: a run where nothing completed
+        // has no latency, and is not averaged in as zero.
         let over = |f: &dyn Fn(&RunMetrics) -> Option<f64>| -> Option<Summary> {
-            let v: Option<Vec<f64>> = m.iter().map(|r| f(r)).collect();
-            Summary::of(&v?)
+            let v: Vec<f64> = m.iter().filter_map(|r| f(r)).collect();
+            Summary::of(&v)
         };
         let latency = PERCENTILES
             .iter()
             .filter_map(|(name, get)| {
                 let get: Pick = *get;
-                Some((*name, over(&|r| Some(get(&r.latency_us)))?))
+                Some((*name, over(&|r| r.latency_us.as_ref().map(get))?))
             })
             .collect();
         let named = |list: &dyn Fn(&RunMetrics) -> &Vec<(String, f64)>| -> Vec<(String, Summary)> {
-            let names: Vec<String> = m
-                .first()
-                .map(|r| list(r).iter().map(|(n, _)| n.clone()).collect())
-                .unwrap_or_default();
+            let mut names: Vec<String> = Vec::new();
+            for (n, _) in m.iter().flat_map(|r| list(r)) {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
             names
                 .into_iter()
                 .filter_map(|name| {
@@ -56,6 +62,7 @@ impl<'a> PointStats<'a> {
             throughput: over(&|r| Some(r.throughput_rps)),
             requests: over(&|r| Some(r.requests)),
             clients: over(&|r| r.clients).map(|s| s.mean),
+            threads: over(&|r| r.threads).map(|s| s.mean),
             per_thread_rps: over(&|r| r.per_thread_rps),
             requests_per_thread: over(&|r| r.requests_per_thread),
             latency,

@@ -1,9 +1,11 @@
-//! The report's tables, one row per point: throughput statistics, latency
-//! percentiles, the CAPS-style per-thread numbers, operations, and the
-//! server's service time.
+//! The report's tables, one row per point: the full summary (n, mean,
+//! median, min, max, sd, 95% CI) of throughput and of each latency
+//! percentile, an overview of the percentiles, the CAPS-style per-thread
+//! numbers, operations, and the server's service time.
 
 use crate::axes;
 use crate::doc::Table;
+use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
 use crate::stats::Summary;
 use crate::units::{num, TimeUnit};
@@ -51,39 +53,47 @@ pub fn mean_ci(s: &Summary, k: f64) -> String {
     }
 }
 
-/// Throughput: n, mean, median, min, max, sd, 95% CI.
-pub fn throughput(m: &Manifest, stats: &[PointStats]) -> Table {
-    let rest: Vec<String> = [
-        "n",
-        "mean req/s",
-        "median",
-        "min",
-        "max",
-        "sd",
-        "95% CI of mean",
-    ]
-    .map(String::from)
-    .to_vec();
+/// A measurement's full summary as cells: n, mean, median, min, max, sd,
+/// 95% CI (every value multiplied by `k`); n = 0 and dashes without one.
+fn summary_cells(s: Option<&Summary>, k: f64) -> Vec<String> {
+    match s.map(|s| s.scaled(k)) {
+        Some(t) => vec![
+            t.n.to_string(),
+            num(t.mean),
+            num(t.median),
+            num(t.min),
+            num(t.max),
+            t.sd.map(num).unwrap_or_else(|| "–".into()),
+            t.ci.map(|(lo, hi)| format!("{} – {}", num(lo), num(hi)))
+                .unwrap_or_else(|| "needs n ≥ 2".into()),
+        ],
+        None => {
+            let mut row = vec!["0".to_string()];
+            row.extend(std::iter::repeat_n("–".to_string(), 6));
+            row
+        }
+    }
+}
+
+/// One row per point: n, mean, median, min, max, sd and the 95% CI of
+/// what `get` picks, in `unit` (the mean's header names it), each value
+/// multiplied by `k`.
+fn summary_table(
+    m: &Manifest,
+    stats: &[PointStats],
+    unit: &str,
+    k: f64,
+    get: &dyn Fn(&PointStats) -> Option<Summary>,
+) -> Table {
+    let mean = format!("mean {unit}");
+    let rest: Vec<String> = ["n", &mean, "median", "min", "max", "sd", "95% CI of mean"]
+        .map(String::from)
+        .to_vec();
     let rows = stats
         .iter()
         .map(|s| {
             let mut row = cells(m, s);
-            match &s.throughput {
-                Some(t) => row.extend([
-                    t.n.to_string(),
-                    num(t.mean),
-                    num(t.median),
-                    num(t.min),
-                    num(t.max),
-                    t.sd.map(num).unwrap_or_else(|| "–".into()),
-                    t.ci.map(|(lo, hi)| format!("{} – {}", num(lo), num(hi)))
-                        .unwrap_or_else(|| "needs n ≥ 2".into()),
-                ]),
-                None => {
-                    row.push("0".into());
-                    row.extend(std::iter::repeat_n("–".to_string(), 6));
-                }
-            }
+            row.extend(summary_cells(get(s).as_ref(), k));
             row
         })
         .collect();
@@ -93,20 +103,34 @@ pub fn throughput(m: &Manifest, stats: &[PointStats]) -> Table {
     }
 }
 
+/// Throughput: n, mean, median, min, max, sd, 95% CI.
+pub fn throughput(m: &Manifest, stats: &[PointStats]) -> Table {
+    summary_table(m, stats, "req/s", 1.0, &|s| s.throughput)
+}
+
+/// One latency percentile over all operations: n, mean, median, min, max,
+/// sd, 95% CI, in the unit its means call for (returned with the table).
+pub fn latency_summary(m: &Manifest, stats: &[PointStats], percentile: &str) -> (TimeUnit, Table) {
+    let unit = latency_unit(stats, percentile);
+    let table = summary_table(m, stats, unit.symbol(), unit.per_us(), &|s| {
+        s.latency(percentile).copied()
+    });
+    (unit, table)
+}
+
 /// The unit a latency column uses: from its largest mean, so small
 /// percentiles stay in µs while the tail may be in ms.
-pub fn latency_unit(stats: &[PointStats], percentile: &str) -> TimeUnit {
-    let max = stats
-        .iter()
-        .filter_map(|s| s.latency(percentile).map(|l| l.mean))
-        .fold(0.0, f64::max);
-    TimeUnit::for_max(max)
+pub fn latency_unit<'a, 'b: 'a>(
+    stats: impl IntoIterator<Item = &'a PointStats<'b>>,
+    percentile: &str,
+) -> TimeUnit {
+    TimeUnit::for_means(stats.into_iter().filter_map(|s| s.latency(percentile)))
 }
 
 /// Latency percentiles over all operations, mean ± CI half-width, each
 /// column in its own unit.
 pub fn latency(m: &Manifest, stats: &[PointStats]) -> Table {
-    let names = ["p50", "p90", "p99", "p99.9"];
+    let names = PERCENTILES.map(|(n, _)| n);
     let units: Vec<TimeUnit> = names.iter().map(|n| latency_unit(stats, n)).collect();
     let rest: Vec<String> = names
         .iter()
@@ -137,7 +161,7 @@ pub fn latency(m: &Manifest, stats: &[PointStats]) -> Table {
 /// As the CAPS reference client reports: client threads, total requests,
 /// requests per thread, requests per thread per second (means over runs).
 pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
-    if stats.iter().all(|s| s.clients.is_none()) {
+    if stats.iter().all(|s| s.threads.is_none()) {
         return None;
     }
     let rest: Vec<String> = [
@@ -155,7 +179,7 @@ pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
             let mut row = cells(m, s);
             let opt =
                 |x: Option<&Summary>| x.map(|v| mean_ci(v, 1.0)).unwrap_or_else(|| "–".into());
-            row.push(s.clients.map(num).unwrap_or_else(|| "–".into()));
+            row.push(s.threads.map(num).unwrap_or_else(|| "–".into()));
             row.push(opt(s.requests.as_ref()));
             row.push(opt(s.requests_per_thread.as_ref()));
             row.push(opt(s.per_thread_rps.as_ref()));
@@ -168,12 +192,12 @@ pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
     })
 }
 
-/// Requests per second of each operation, when there is more than one.
+/// Requests per second of each operation, when more than one happened.
 pub fn operations(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
     let mut names: Vec<String> = Vec::new();
     for s in stats {
-        for (n, _) in &s.ops {
-            if !names.contains(n) {
+        for (n, v) in &s.ops {
+            if v.max > 0.0 && !names.contains(n) {
                 names.push(n.clone());
             }
         }
@@ -213,11 +237,7 @@ pub fn service(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
         .iter()
         .map(|(n, _)| n.clone())
         .collect();
-    let max = stats
-        .iter()
-        .flat_map(|s| s.service.iter().map(|(_, v)| v.mean))
-        .fold(0.0, f64::max);
-    let unit = TimeUnit::for_max(max);
+    let unit = TimeUnit::for_means(stats.iter().flat_map(|s| s.service.iter().map(|(_, v)| v)));
     let rest: Vec<String> = names
         .iter()
         .map(|n| format!("{n} ({})", unit.symbol()))

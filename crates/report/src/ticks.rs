@@ -1,6 +1,6 @@
-//! Axis ticks: round steps from zero, and a coordinate with exactly those
-//! ticks (plotters' own picks its own, and drops custom label formatters
-//! when wrapped).
+//! Axis ticks: round steps from zero, whole-number and log₂ x axes padded
+//! by half a step, and a coordinate with exactly those ticks (plotters' own
+//! picks its own, and drops custom label formatters when wrapped).
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use std::ops::Range;
@@ -11,23 +11,40 @@ pub fn nice_ticks(max: f64) -> Vec<f64> {
     if !(max.is_finite() && max > 0.0) {
         return vec![0.0, 1.0];
     }
-    let raw = max / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+    let step = nice_step(max / 5.0);
     let n = (max / step).ceil() as usize;
     (0..=n.max(1)).map(|i| i as f64 * step).collect()
 }
 
-/// A linear f64 axis from `lo` to `hi` whose grid lines and labels sit at
-/// `ticks` only.
+/// The smallest 1, 2 or 5 × 10ⁿ at or above `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+/// A linear (or log₂) f64 axis from `lo` to `hi` whose grid lines and
+/// labels sit at `ticks` only.
+#[derive(Debug, Clone)]
 pub struct Ticked {
     pub lo: f64,
     pub hi: f64,
     pub ticks: Vec<f64>,
+    /// Positions by log₂ of the value (values must be positive).
+    pub log: bool,
+}
+
+impl Ticked {
+    fn pos(&self, v: f64) -> f64 {
+        if self.log {
+            v.max(f64::MIN_POSITIVE).log2()
+        } else {
+            v
+        }
+    }
 }
 
 impl Ranged for Ticked {
@@ -35,12 +52,9 @@ impl Ranged for Ticked {
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        let span = if self.hi > self.lo {
-            self.hi - self.lo
-        } else {
-            1.0
-        };
-        let frac = (value - self.lo) / span;
+        let (lo, hi) = (self.pos(self.lo), self.pos(self.hi));
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        let frac = (self.pos(*value) - lo) / span;
         limit.0 + (frac * f64::from(limit.1 - limit.0)).round() as i32
     }
 
@@ -72,9 +86,90 @@ pub fn nice_range_ticks(min: f64, max: f64) -> Vec<f64> {
     (0..=n.max(1)).map(|i| start + i as f64 * step).collect()
 }
 
+/// Up to this many whole numbers get a tick each.
+const MAX_INTEGER_TICKS: f64 = 12.0;
+
+/// A linear x axis over `xs`, padded by half a tick step on each side so
+/// no point sits on the frame. `integer`: ticks at whole numbers only
+/// (every one, when there are few).
+pub fn x_ticks(xs: &[f64], integer: bool) -> Ticked {
+    let (min, max) = min_max(xs).unwrap_or((0.0, 1.0));
+    // Wider whole-number ranges get round steps of 5 or more: whole too.
+    let ticks: Vec<f64> = if integer && max - min <= MAX_INTEGER_TICKS {
+        (min.floor() as i64..=max.ceil() as i64)
+            .map(|i| i as f64)
+            .collect()
+    } else {
+        nice_range_ticks(min, max)
+    };
+    let step = match ticks.as_slice() {
+        [a, b, ..] => b - a,
+        _ => 1.0,
+    };
+    let first = ticks.first().copied().unwrap_or(min);
+    let last = ticks.last().copied().unwrap_or(max);
+    // An axis from 0 with every point above it has room enough already:
+    // no stretch of negative values.
+    let lo = if first == 0.0 && min > 0.0 {
+        0.0
+    } else {
+        first.min(min - step / 2.0)
+    };
+    Ticked {
+        lo,
+        hi: last.max(max + step / 2.0),
+        ticks,
+        log: false,
+    }
+}
+
+/// A log₂ x axis ticked at the values in `xs` (all positive), padded by
+/// half the smallest doubling on each side.
+pub fn log_ticks(xs: &[f64]) -> Ticked {
+    let mut ticks: Vec<f64> = xs.iter().copied().filter(|x| *x > 0.0).collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    let (min, max) = min_max(&ticks).unwrap_or((1.0, 2.0));
+    let ratio = ticks
+        .windows(2)
+        .map(|w| w[1] / w[0])
+        .fold(f64::INFINITY, f64::min);
+    let half = if ratio.is_finite() {
+        ratio.sqrt()
+    } else {
+        2f64.sqrt()
+    };
+    Ticked {
+        lo: min / half,
+        hi: max * half,
+        ticks,
+        log: true,
+    }
+}
+
+/// Whether positive values look like a doubling series (1, 2, 4, 8 or 32,
+/// 2048): each at least 1.9 times the one before, and the range at least
+/// 4-fold. Such an axis reads best on a log scale.
+pub fn is_geometric(values: &[f64]) -> bool {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v.len() >= 2
+        && v[0] > 0.0
+        && v.windows(2).all(|w| w[1] / w[0] >= 1.9)
+        && v[v.len() - 1] / v[0] >= 4.0
+}
+
+fn min_max(xs: &[f64]) -> Option<(f64, f64)> {
+    let finite = xs.iter().copied().filter(|x| x.is_finite());
+    let min = finite.clone().fold(f64::INFINITY, f64::min);
+    let max = finite.fold(f64::NEG_INFINITY, f64::max);
+    (min <= max).then_some((min, max))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{nice_range_ticks, nice_ticks};
+    use super::*;
 
     #[test]
     fn ticks_cover_the_maximum_in_round_steps() {
@@ -93,5 +188,40 @@ mod tests {
         let t = nice_range_ticks(21_000.0, 29_000.0);
         assert_eq!((t[0], *t.last().unwrap()), (20_000.0, 30_000.0));
         assert!(t.len() <= 8, "{t:?}");
+    }
+
+    #[test]
+    fn whole_number_axes_tick_whole_numbers_with_half_a_step_to_spare() {
+        let t = x_ticks(&[2.0, 3.0], true);
+        assert_eq!(t.ticks, [2.0, 3.0]);
+        assert_eq!((t.lo, t.hi), (1.5, 3.5));
+        let t = x_ticks(&[2.0, 10.0, 6.0], true);
+        assert_eq!(t.ticks, (2..=10).map(f64::from).collect::<Vec<_>>());
+        let t = x_ticks(&[1.0, 100.0], true);
+        assert!(t.ticks.iter().all(|v| v.fract() == 0.0), "{:?}", t.ticks);
+        assert!(t.lo < 1.0 && t.hi > 100.0, "{t:?}");
+    }
+
+    #[test]
+    fn continuous_axes_keep_their_points_off_the_frame() {
+        let t = x_ticks(&[200.0, 2300.0], false);
+        assert_eq!(t.lo, 0.0);
+        assert!(t.hi > 2300.0, "{t:?}");
+        let t = x_ticks(&[21_000.0, 30_000.0], false);
+        assert!(t.lo < 21_000.0 && t.hi > 30_000.0, "{t:?}");
+    }
+
+    #[test]
+    fn doubling_values_go_on_a_log_axis() {
+        assert!(is_geometric(&[1.0, 2.0, 4.0, 8.0]));
+        assert!(is_geometric(&[32.0, 2048.0]));
+        assert!(!is_geometric(&[1.0, 2.0, 3.0, 4.0, 5.0]));
+        assert!(!is_geometric(&[1.0, 2.0]));
+        let t = log_ticks(&[1.0, 2.0, 4.0, 8.0, 2.0]);
+        assert_eq!(t.ticks, [1.0, 2.0, 4.0, 8.0]);
+        assert!((t.lo - 1.0 / 2f64.sqrt()).abs() < 1e-12 && t.log);
+        // Evenly spaced on screen.
+        let at = |v: f64| t.map(&v, (0, 1000));
+        assert_eq!(at(2.0) - at(1.0), at(8.0) - at(4.0));
     }
 }

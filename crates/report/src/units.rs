@@ -1,6 +1,8 @@
 //! Units on axes and in tables: a time unit chosen from the values shown
 //! (µs, ms or s), so a label never says seconds for milliseconds.
 
+use crate::stats::Summary;
+
 /// A unit for durations measured in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeUnit {
@@ -20,6 +22,12 @@ impl TimeUnit {
         } else {
             TimeUnit::Micros
         }
+    }
+
+    /// The unit for summaries in µs, from their largest mean (tables and
+    /// plots of the same numbers use the same rule, so they agree).
+    pub fn for_means<'a>(summaries: impl IntoIterator<Item = &'a Summary>) -> TimeUnit {
+        TimeUnit::for_max(summaries.into_iter().map(|s| s.mean).fold(0.0, f64::max))
     }
 
     /// Multiply a value in µs by this to get it in this unit.

@@ -53,6 +53,7 @@ fn statistics_match_the_hand_computed_values() {
     close(lo, 1200.0 - 496.8276, 1e-3);
     close(hi, 1200.0 + 496.8276, 1e-3);
     assert_eq!(one.clients, Some(2.0));
+    // Over the measured 10 s, not the threads' runtimes (10.4 s in rep 1).
     close(one.per_thread_rps.unwrap().mean, 600.0, 1e-9);
     close(one.requests_per_thread.unwrap().mean, 6000.0, 1e-9);
     close(one.latency("p99").unwrap().mean, 500.0, 1e-9);
@@ -81,7 +82,6 @@ fn statistics_match_the_hand_computed_values() {
     ] {
         assert_eq!(two.latency(name).unwrap().mean, want, "{name}");
     }
-    close(two.runs.runs[0].metrics.latency_us.mean, 227.0, 1e-9);
     close(two.service("p99").unwrap().mean, 90.0, 1e-9);
     close(two.service("median").unwrap().mean, 20.0, 1e-9);
     assert_eq!(two.bottlenecked, 1);
@@ -110,6 +110,24 @@ fn markdown_tables_hold_the_statistics() {
         "{md}"
     );
     assert!(md.contains("2.50 ± 1.24"), "{md}");
+    // Every latency percentile also in full: p99.9 of posters=1 is
+    // 2, 2.5, 3 ms (sd 0.5, CI 2.5 ± 1.242).
+    assert!(
+        md.contains("## Latency p99.9 (ms), all operations, in full"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| posters | n | mean ms | median | min | max | sd | 95% CI of mean |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | 3 | 2.50 | 2.50 | 2 | 3 | 0.500 | 1.26 – 3.74 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Latency p50 (µs), all operations, in full"),
+        "{md}"
+    );
     assert!(md.contains("Server service time"), "{md}");
     assert!(
         md.contains("posters=2 rep 3: failed: the load failed"),
@@ -149,13 +167,16 @@ fn plots_parse_and_carry_their_axis_titles() {
         (
             "per-thread-rate-vs-clients",
             &[
-                "requests per thread per second",
+                "requests per client thread per second",
                 "client connections (posters + readers)",
             ],
         ),
         (
             "total-and-per-thread",
-            &["total requests per run", "requests per thread per run"],
+            &[
+                "total requests per run",
+                "requests per client thread per run",
+            ],
         ),
         // p99 reaches 1000 µs at 3 clients: the axis is in ms.
         (
@@ -183,9 +204,66 @@ fn plots_parse_and_carry_their_axis_titles() {
                 "{id}.svg lacks '{t}': {texts:?}"
             );
         }
+        // Titles and axis titles agree (no "threads" title over a
+        // "connections" axis).
+        if titles.contains(&"client connections (posters + readers)") {
+            assert!(
+                texts.iter().any(
+                    |t| t.ends_with("vs client connections") || t.starts_with("Total requests")
+                ),
+                "{id}: {texts:?}"
+            );
+        }
         let png = std::fs::read(plots.join(format!("{id}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png");
         assert!(png.len() > 10_000, "{id}.png is suspiciously small");
+    }
+}
+
+/// Percentiles are told apart by their markers, not only by colour or
+/// dashes (which marker-only plots do not have); a CI below 0 is cut at
+/// the axis, and the caption says so.
+#[test]
+fn percentiles_have_their_own_markers_and_cut_bars_are_captioned() {
+    let tmp = copy("a");
+    let w = report(tmp.path(), None);
+    let svg = std::fs::read_to_string(tmp.path().join("plots/latency-vs-load.svg")).unwrap();
+    // p50 circles; p90 and p99.9 triangles and diamonds (polygons); p99 squares.
+    assert!(svg.contains("<circle"), "no circle markers");
+    assert!(
+        svg.matches("<polygon").count() >= 4,
+        "no triangle or diamond markers"
+    );
+    assert!(svg.contains("<rect"), "no square markers");
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    // posters=2's throughput CI is −1512 – 6112: cut at 0.
+    assert!(md.contains("are cut at it and end in an arrow"), "{md}");
+    let html = std::fs::read_to_string(&w.html).unwrap();
+    assert!(html.contains("end in an arrow.</figcaption>"));
+}
+
+/// Latency vs load joins each series in client order, so a throughput that
+/// drops back as clients are added shows as a line turning back.
+#[test]
+fn latency_vs_load_follows_the_client_axis() {
+    let tmp = copy("a");
+    for rep in 1..=2 {
+        let path = tmp
+            .path()
+            .join(format!("runs/posters=2/rep-{rep}/load.json"));
+        let mut load: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        load["results"]["throughput_rps"] = 500.0.into();
+        std::fs::write(&path, load.to_string()).unwrap();
+    }
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let stats: Vec<PointStats> = sweep.points.iter().map(PointStats::of).collect();
+    let figs = serverlab_report::figures::figures(&sweep.manifest, &stats);
+    let fig = figs.iter().find(|f| f.id == "latency-vs-load").unwrap();
+    for s in &fig.panels[0].series {
+        let xs: Vec<f64> = s.points.iter().map(|p| p.x).collect();
+        assert_eq!(xs, [1200.0, 500.0], "{}", s.name);
+        assert!(s.lines);
     }
 }
 
@@ -233,6 +311,113 @@ fn comparison_with_another_sweep() {
     assert_eq!(r[9], "no", "{r:?}");
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(md.contains("Compared with"));
+    assert!(md.contains("same settings"), "{md}");
+    assert!(
+        md.contains("1 of 4 differences are significant") && md.contains("about 0.2 significant"),
+        "{md}"
+    );
+}
+
+/// The comparison names the fixed flags that differ and counts the points
+/// that found no partner.
+#[test]
+fn comparison_names_differing_flags_and_unmatched_points() {
+    let tmp = copy("a");
+    let other = copy("b");
+    let path = other.path().join("sweep.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let points = m["points"].as_array_mut().unwrap();
+    points.truncate(1);
+    points[0]["server_flags"][1] = "async".into();
+    m["client_cpus"] = serde_json::Value::Null;
+    std::fs::write(&path, m.to_string()).unwrap();
+    // Its runs say what ran: make them agree with the edited manifest.
+    for rep in 1..=3 {
+        let run = other
+            .path()
+            .join(format!("runs/posters=1/rep-{rep}/run.json"));
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+        r["server"]["flags"][1] = "async".into();
+        r["client_cpus"] = serde_json::Value::Null;
+        std::fs::write(&run, r.to_string()).unwrap();
+    }
+    let w = report(tmp.path(), Some(other.path()));
+    let notes = w.comparison_notes.join("\n");
+    assert!(
+        notes.contains("server --strategy: pool-locked here, async there"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("client_cpus: 1 here, not pinned there"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("1 of this sweep and 0 of the other"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("--posters"),
+        "an axis listed as a difference: {notes}"
+    );
+}
+
+/// A run in which no request completed has no latency: it is left out of
+/// the latency statistics (not averaged in as 0 µs), but its throughput of
+/// 0 counts.
+#[test]
+fn a_run_with_no_completed_request_has_no_latency() {
+    let tmp = copy("a");
+    let path = tmp.path().join("runs/posters=1/rep-3/load.json");
+    let mut load: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let r = &mut load["results"];
+    r["requests"] = 0.into();
+    r["throughput_rps"] = 0.0.into();
+    for op in r["operations"].as_array_mut().unwrap() {
+        op["count"] = 0.into();
+        op["rate_rps"] = 0.0.into();
+        op["histogram_us"] = serde_json::json!([]);
+        for v in op["latency_us"].as_object_mut().unwrap().values_mut() {
+            *v = 0.into();
+        }
+    }
+    std::fs::write(&path, load.to_string()).unwrap();
+
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let one = PointStats::of(&sweep.points[0]);
+    let p99 = one.latency("p99").unwrap();
+    assert_eq!((p99.n, p99.mean), (2, 450.0));
+    let t = one.throughput.unwrap();
+    assert_eq!((t.n, t.mean), (3, (1000.0 + 1200.0) / 3.0));
+    assert_eq!(one.empty, [3]);
+}
+
+/// A run whose record says it ran with other flags than its point (an old
+/// configuration left in the directory) is listed as stale and left out.
+#[test]
+fn a_run_made_with_other_flags_is_stale_and_left_out() {
+    let tmp = copy("a");
+    let record = tmp.path().join("runs/posters=1/rep-3/run.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(&text).unwrap();
+    run["load"]["flags"][5] = "30s".into();
+    std::fs::write(&record, run.to_string()).unwrap();
+
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let one = &sweep.points[0];
+    assert_eq!(one.runs.len(), 2);
+    assert_eq!(one.stale.len(), 1);
+    assert!(one.stale[0].error.contains("30s"), "{}", one.stale[0].error);
+    let stats = PointStats::of(one);
+    assert_eq!(stats.throughput.unwrap().mean, 1100.0);
+
+    let w = report(tmp.path(), None);
+    assert_eq!(w.stale_runs, 1);
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(md.contains("posters=1 rep 3: stale"), "{md}");
+    assert!(md.contains("1 stale"), "{md}");
 }
 
 #[test]

@@ -19,6 +19,46 @@ use std::time::{Duration, Instant};
 
 const POLL: Duration = Duration::from_millis(20);
 
+/// Why a child did not run as it should; a run records it as its error.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    #[error("cannot open {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start {what} ({}): {source}", exe.display())]
+    Spawn {
+        what: &'static str,
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the server did not listen within {timeout:?}: {log_tail}")]
+    NotListening { timeout: Duration, log_tail: String },
+    #[error("the server exited ({status}) before listening: {log_tail}")]
+    ExitedEarly { status: String, log_tail: String },
+    #[error("the server did not stop within {timeout:?} of SIGTERM")]
+    DidNotStop { timeout: Duration },
+}
+
+fn log_err(path: &Path) -> impl FnOnce(std::io::Error) -> ChildError + '_ {
+    move |source| ChildError::Log {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn spawn_err<'a>(
+    what: &'static str,
+    exe: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ChildError + 'a {
+    move |source| ChildError::Spawn {
+        what,
+        exe: exe.to_path_buf(),
+        source,
+    }
+}
+
 /// A command for `exe args…` that gets SIGTERM if the sweep dies, and is
 /// pinned to `pin` if given.
 fn command(exe: &Path, args: &[String], pin: Option<&CpuSet>) -> Command {
@@ -74,17 +114,14 @@ impl Server {
         args: &[String],
         log: &Path,
         timeout: Duration,
-    ) -> Result<Server, String> {
-        let file =
-            File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let err_file = file
-            .try_clone()
-            .map_err(|e| format!("cannot share {}: {e}", log.display()))?;
+    ) -> Result<Server, ChildError> {
+        let file = File::create(log).map_err(log_err(log))?;
+        let err_file = file.try_clone().map_err(log_err(log))?;
         let mut child = command(exe, args, None)
             .stdout(Stdio::piped())
             .stderr(Stdio::from(err_file))
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            .map_err(spawn_err("the server", exe))?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let (tx, rx) = mpsc::channel();
         let reader = std::thread::spawn(move || copy_announcing(stdout, file, tx));
@@ -100,33 +137,30 @@ impl Server {
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 server.kill();
-                Err(format!(
-                    "the server did not listen within {timeout:?}: {}",
-                    tail(log, 3)
-                ))
+                Err(ChildError::NotListening {
+                    timeout,
+                    log_tail: tail(log, 3),
+                })
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let status = server.kill();
-                Err(format!(
-                    "the server exited ({}) before listening: {}",
-                    describe(status),
-                    tail(log, 3)
-                ))
+                Err(ChildError::ExitedEarly {
+                    status: describe(status),
+                    log_tail: tail(log, 3),
+                })
             }
         }
     }
 
     /// SIGTERM, then wait up to `timeout` for a graceful exit (SIGKILL after).
-    pub fn stop(mut self, timeout: Duration) -> Result<ExitStatus, String> {
+    pub fn stop(mut self, timeout: Duration) -> Result<ExitStatus, ChildError> {
         let _ = kill(Pid::from_raw(self.child.id() as i32), Signal::SIGTERM);
         let status = wait_until(&mut self.child, Instant::now() + timeout, None);
         let result = match status {
             Some(s) => Ok(s),
             None => {
                 self.kill();
-                Err(format!(
-                    "the server did not stop within {timeout:?} of SIGTERM"
-                ))
+                Err(ChildError::DidNotStop { timeout })
             }
         };
         if let Some(r) = self.reader.take() {
@@ -199,14 +233,13 @@ pub fn run_load(
     pin: Option<&CpuSet>,
     timeout: Duration,
     interrupted: &AtomicBool,
-) -> Result<LoadEnd, String> {
-    let create =
-        |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
+) -> Result<LoadEnd, ChildError> {
+    let create = |p: &Path| File::create(p).map_err(log_err(p));
     let mut child = command(exe, args, pin)
         .stdout(Stdio::from(create(&files.stdout)?))
         .stderr(Stdio::from(create(&files.stderr)?))
         .spawn()
-        .map_err(|e| format!("cannot start the load: {e}"))?;
+        .map_err(spawn_err("the load", exe))?;
     let status = wait_until(&mut child, Instant::now() + timeout, Some(interrupted));
     Ok(match status {
         Some(s) => LoadEnd::Exited(s),

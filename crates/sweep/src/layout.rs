@@ -48,7 +48,7 @@ impl Manifest {
             name: e.name.clone(),
             description: e.description.clone(),
             repetitions: e.repetitions,
-            client_cpus: e.client_cpus.clone(),
+            client_cpus: crate::spec::Cpus::written(&e.client_cpus),
             timeout_s: e.timeout.as_secs_f64(),
             serverlab_version: env!("CARGO_PKG_VERSION").into(),
             axes: plan.axes.clone(),

@@ -47,6 +47,52 @@ pub struct Point {
     pub load_flags: Vec<String>,
 }
 
+/// `key=value` for each parameter, joined by `sep`; strings unquoted.
+pub fn params_text<'a>(
+    params: impl IntoIterator<Item = (&'a String, &'a serde_json::Value)>,
+    sep: &str,
+) -> String {
+    params
+        .into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// About how long starting and stopping a server adds to a run.
+pub const RUN_OVERHEAD_S: f64 = 0.3;
+
+/// The address a server is told to listen on: any free port, announced.
+pub const SERVER_ADDR: &str = "127.0.0.1:0";
+
+impl Point {
+    /// The server's command line after the binary: `serve <protocol>`, the
+    /// address and statistics file the sweep sets, then the experiment's
+    /// flags. The runner runs exactly this; `validate` checks exactly this.
+    pub fn serve_args(&self, stats_json: &str) -> Vec<String> {
+        let head = ["serve", &self.server_protocol, "--addr", SERVER_ADDR];
+        args(&head, &["--stats-json", stats_json], &self.server_flags)
+    }
+
+    /// The load's command line after the binary: `load <protocol> --addr
+    /// ADDR --json FILE`, then the experiment's flags.
+    pub fn load_args(&self, addr: &str, json: &str) -> Vec<String> {
+        let head = ["load", &self.load_protocol, "--addr", addr];
+        args(&head, &["--json", json], &self.load_flags)
+    }
+}
+
+fn args(head: &[&str], file: &[&str], flags: &[String]) -> Vec<String> {
+    head.iter()
+        .chain(file)
+        .map(|s| s.to_string())
+        .chain(flags.iter().cloned())
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub experiment: Experiment,
@@ -72,6 +118,18 @@ impl Plan {
 
     pub fn runs(&self) -> usize {
         self.points.len() * self.experiment.repetitions as usize
+    }
+
+    /// Seconds one run of `point` should take, start to stop, when its
+    /// load says how long it lasts (`--duration`).
+    pub fn run_seconds(&self, point: &Point) -> Option<f64> {
+        self.load_seconds(point).map(|s| s + RUN_OVERHEAD_S)
+    }
+
+    /// Seconds the runs of `points` (one entry per run) should take; None
+    /// if any has no fixed duration.
+    pub fn estimate_seconds<'a>(&self, points: impl IntoIterator<Item = &'a Point>) -> Option<f64> {
+        points.into_iter().map(|p| self.run_seconds(p)).sum()
     }
 
     /// Seconds one run's load lasts, if its flags say (`--duration`).
@@ -285,7 +343,54 @@ mod tests {
         );
         assert_eq!(last.load_flags, ["--posters", "3", "--duration", "2s"]);
         assert_eq!(p.load_seconds(last), Some(2.0));
+        assert_eq!(p.run_seconds(last), Some(2.0 + RUN_OVERHEAD_S));
         assert_eq!(p.points[1].params["posters"], serde_json::json!(2));
+        assert_eq!(
+            params_text(&last.params, " "),
+            "strategy=pool-locked posters=3"
+        );
+    }
+
+    #[test]
+    fn command_lines_put_the_sweeps_own_flags_first() {
+        let p = plan("protocol = \"board\"\n[server]\nthreads = 2\n[load]\nposters = 3");
+        let point = &p.points[0];
+        assert_eq!(
+            point.serve_args("s.json"),
+            [
+                "serve",
+                "board",
+                "--addr",
+                "127.0.0.1:0",
+                "--stats-json",
+                "s.json",
+                "--threads",
+                "2"
+            ]
+        );
+        assert_eq!(
+            point.load_args("127.0.0.1:9", "l.json"),
+            [
+                "load",
+                "board",
+                "--addr",
+                "127.0.0.1:9",
+                "--json",
+                "l.json",
+                "--posters",
+                "3"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_estimate_follows_each_points_duration() {
+        let p = plan("protocol = \"board\"\n[load]\nduration = [\"1s\", \"10s\"]");
+        let runs = [&p.points[0], &p.points[1], &p.points[1]];
+        let want = 21.0 + 3.0 * RUN_OVERHEAD_S;
+        assert!((p.estimate_seconds(runs).unwrap() - want).abs() < 1e-9);
+        let q = plan("protocol = \"kv\"\n[load]\nsessions = [1, 2]");
+        assert_eq!(q.estimate_seconds(&q.points), None);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use crate::error::SweepError;
 use crate::layout::{self, Manifest};
 use crate::plan::{Plan, Point};
 use crate::record::{Invocation, RunRecord, Status, RUN_SCHEMA};
+use crate::spec::Cpus;
 use serverlab_load::report::LoadReport;
-use serverlab_server::CpuSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,8 +40,9 @@ pub struct RunRef<'a> {
 
 /// What a progress display is told.
 pub trait Observer {
-    /// Before the first run: `todo` runs to do, `done` already on disk.
-    fn planned(&mut self, plan: &Plan, todo: usize, done: usize);
+    /// Before the first run: the point of each run to do, in order, and
+    /// how many are already on disk.
+    fn planned(&mut self, plan: &Plan, todo: &[&Point], done: usize);
     fn started(&mut self, run: RunRef<'_>);
     /// `throughput` is the load's requests per second, when it reported one.
     fn finished(&mut self, run: RunRef<'_>, record: &RunRecord, throughput: Option<f64>);
@@ -60,27 +61,16 @@ pub struct Summary {
 /// twice, so slow drift of the machine (other work, heat) spreads over all
 /// points instead of biasing the ones that ran last.
 pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summary, SweepError> {
-    let client_cpus = plan
-        .experiment
-        .client_cpus
-        .as_deref()
-        .map(|c| c.parse::<CpuSet>())
-        .transpose()
-        .map_err(|message| crate::error::SpecError {
-            file: plan.experiment.name.clone(),
-            message: format!("client_cpus: {message}"),
-        })?;
+    let client_cpus = Cpus::written(&plan.experiment.client_cpus);
     let mut schedule = Vec::new();
     let mut skipped = 0;
     for repetition in 1..=plan.experiment.repetitions {
         for point in &plan.points {
             let dir = layout::run_dir(&opts.out, point, repetition);
             match RunRecord::read(&dir.join(layout::RUN_RECORD)) {
-                Some(r) if !opts.force && r.done_as(point, &plan.experiment.client_cpus) => {
-                    skipped += 1
-                }
+                Some(r) if !opts.force && r.done_as(point, &client_cpus) => skipped += 1,
                 Some(r) if !opts.force => {
-                    if let Some(detail) = r.differs_from(point, &plan.experiment.client_cpus) {
+                    if let Some(detail) = r.differs_from(point, &client_cpus) {
                         return Err(SweepError::Stale { dir, detail });
                     }
                     // Same configuration, failed before: try it again.
@@ -90,9 +80,19 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
             }
         }
     }
+    if opts.force {
+        // Everything is redone. Clear the old runs before the manifest
+        // names the new configuration, so that a sweep interrupted now
+        // leaves no run made with other flags under it.
+        for (point, repetition) in &schedule {
+            let dir = layout::run_dir(&opts.out, point, *repetition);
+            remove_run(&dir)?;
+        }
+    }
     // Only now, when nothing stale stands in the way, record the experiment.
     prepare(plan, &opts.out)?;
-    obs.planned(plan, schedule.len(), skipped);
+    let todo: Vec<&Point> = schedule.iter().map(|(p, _)| *p).collect();
+    obs.planned(plan, &todo, skipped);
     let mut summary = Summary {
         skipped,
         ..Summary::default()
@@ -110,8 +110,7 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
         };
         obs.started(run);
         let dir = layout::run_dir(&opts.out, point, repetition);
-        let Some(record) = run_one(plan, point, repetition, &dir, opts, client_cpus.as_ref())?
-        else {
+        let Some(record) = run_one(plan, point, repetition, &dir, opts)? else {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(SweepError::Interrupted);
         };
@@ -138,6 +137,16 @@ fn prepare(plan: &Plan, out: &Path) -> Result<(), SweepError> {
     layout::write_atomic(&out.join(layout::MANIFEST), &manifest)
 }
 
+/// Remove one run's directory, if there is one.
+fn remove_run(dir: &Path) -> Result<(), SweepError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(SweepError::io("cannot remove", dir, e))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn read_load(dir: &Path) -> Option<LoadReport> {
     let text = std::fs::read_to_string(dir.join(layout::LOAD_JSON)).ok()?;
     serde_json::from_str(&text).ok()
@@ -150,21 +159,12 @@ fn run_one(
     repetition: u32,
     dir: &Path,
     opts: &Options,
-    client_cpus: Option<&CpuSet>,
 ) -> Result<Option<RunRecord>, SweepError> {
-    let _ = std::fs::remove_dir_all(dir);
+    remove_run(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
     let exe = opts.exe.to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let mut server_args: Vec<String> = vec![
-        "serve".into(),
-        point.server_protocol.clone(),
-        "--addr".into(),
-        "127.0.0.1:0".into(),
-        "--stats-json".into(),
-        path(layout::SERVER_JSON),
-    ];
-    server_args.extend(point.server_flags.iter().cloned());
+    let server_args = point.serve_args(&path(layout::SERVER_JSON));
     let mut record = RunRecord {
         schema: RUN_SCHEMA.into(),
         experiment: plan.experiment.name.clone(),
@@ -186,7 +186,7 @@ fn run_one(
             argv: vec![],
             exit_code: None,
         },
-        client_cpus: plan.experiment.client_cpus.clone(),
+        client_cpus: Cpus::written(&plan.experiment.client_cpus),
         server_addr: None,
         status: Status::Failed,
         error: None,
@@ -208,18 +208,10 @@ fn run_one(
     let log = dir.join(layout::SERVER_LOG);
     let server = match Server::start(&opts.exe, &server_args, &log, SERVER_START) {
         Ok(s) => s,
-        Err(e) => return Ok(finish(record, Some(e))),
+        Err(e) => return Ok(finish(record, Some(e.to_string()))),
     };
     record.server_addr = Some(server.addr.to_string());
-    let mut load_args: Vec<String> = vec![
-        "load".into(),
-        point.load_protocol.clone(),
-        "--addr".into(),
-        server.addr.to_string(),
-        "--json".into(),
-        path(layout::LOAD_JSON),
-    ];
-    load_args.extend(point.load_flags.iter().cloned());
+    let load_args = point.load_args(&server.addr.to_string(), &path(layout::LOAD_JSON));
     record.load.argv = std::iter::once(exe)
         .chain(load_args.iter().cloned())
         .collect();
@@ -231,7 +223,7 @@ fn run_one(
         &opts.exe,
         &load_args,
         &files,
-        client_cpus,
+        plan.experiment.client_cpus.as_ref().map(|c| &c.set),
         plan.experiment.timeout,
         &opts.interrupted,
     );
@@ -240,7 +232,7 @@ fn run_one(
         return Ok(None);
     }
     let mut error = match end {
-        Err(e) => Some(e),
+        Err(e) => Some(e.to_string()),
         Ok(LoadEnd::Interrupted) => return Ok(None),
         Ok(LoadEnd::TimedOut(t)) => Some(format!("the load ran over the timeout ({t:?})")),
         Ok(LoadEnd::Exited(status)) => {
@@ -271,7 +263,7 @@ fn run_one(
                 error = Some("the server wrote no final statistics".into());
             }
         }
-        Err(e) => error = error.or(Some(e)),
+        Err(e) => error = error.or(Some(e.to_string())),
     }
     if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
         let _ = std::fs::remove_file(&files.stderr);
@@ -284,4 +276,90 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Experiment;
+
+    struct Quiet;
+    impl Observer for Quiet {
+        fn planned(&mut self, _: &Plan, _: &[&Point], _: usize) {}
+        fn started(&mut self, _: RunRef<'_>) {}
+        fn finished(&mut self, _: RunRef<'_>, _: &RunRecord, _: Option<f64>) {}
+    }
+
+    fn plan(duration: &str) -> Plan {
+        let text = format!(
+            "protocol = \"board\"\nrepetitions = 2\n[load]\nposters = [1, 2]\nduration = \"{duration}\""
+        );
+        Plan::new(Experiment::parse("t.toml", &text).unwrap())
+    }
+
+    /// A finished, successful run of `point` as `plan` would make it.
+    fn fake_run(out: &Path, point: &Point, repetition: u32) -> PathBuf {
+        let dir = layout::run_dir(out, point, repetition);
+        std::fs::create_dir_all(&dir).unwrap();
+        let invocation = |protocol: &str, flags: &[String]| Invocation {
+            protocol: protocol.into(),
+            flags: flags.to_vec(),
+            argv: vec![],
+            exit_code: Some(0),
+        };
+        let record = RunRecord {
+            schema: RUN_SCHEMA.into(),
+            experiment: "t".into(),
+            point: point.index,
+            slug: point.slug.clone(),
+            repetition,
+            params: point.params.clone(),
+            server: invocation(&point.server_protocol, &point.server_flags),
+            load: invocation(&point.load_protocol, &point.load_flags),
+            client_cpus: None,
+            server_addr: None,
+            status: Status::Ok,
+            error: None,
+            started_unix_s: 0,
+            wall_s: 1.0,
+        };
+        let text = serde_json::to_string(&record).unwrap();
+        std::fs::write(dir.join(layout::RUN_RECORD), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn force_clears_old_runs_before_the_manifest_names_the_new_flags() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let old = plan("1s");
+        let mut dirs = Vec::new();
+        for point in &old.points {
+            for rep in 1..=2 {
+                dirs.push(fake_run(&out, point, rep));
+            }
+        }
+        let new = plan("2s");
+        let opts = |force: bool| Options {
+            exe: PathBuf::from("/nonexistent/serverlab"),
+            out: out.clone(),
+            force,
+            // Stop before the first run, as a Ctrl-C right after starting.
+            interrupted: Arc::new(AtomicBool::new(true)),
+        };
+        let refused = run(&new, &opts(false), &mut Quiet);
+        assert!(matches!(refused, Err(SweepError::Stale { .. })));
+        assert!(
+            dirs.iter().all(|d| d.exists()),
+            "a refused sweep removed runs"
+        );
+
+        let stopped = run(&new, &opts(true), &mut Quiet);
+        assert!(matches!(stopped, Err(SweepError::Interrupted)));
+        let manifest = Manifest::read(&out).unwrap();
+        assert!(manifest.points[0].load_flags.contains(&"2s".to_string()));
+        for d in &dirs {
+            assert!(!d.exists(), "{} (old flags) is still there", d.display());
+        }
+    }
 }

@@ -37,8 +37,8 @@ pub struct Experiment {
     pub name: String,
     pub description: String,
     pub repetitions: u32,
-    /// CPUs the load is pinned to, as written (`1`, `2-3`).
-    pub client_cpus: Option<String>,
+    /// CPUs the load is pinned to.
+    pub client_cpus: Option<Cpus>,
     /// Longest a load may run before it is stopped and the run failed.
     pub timeout: Duration,
     /// Variables flags refer to as `"{name}"`, each with its values.
@@ -47,6 +47,21 @@ pub struct Experiment {
     pub load: Part,
     /// The file as written, kept with the results.
     pub source: String,
+}
+
+/// A CPU list as the experiment wrote it (`1`, `2-3`), which results
+/// record and compare, and the set it names, which the runner pins to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cpus {
+    pub written: String,
+    pub set: CpuSet,
+}
+
+impl Cpus {
+    /// The written form of an optional list, as records keep it.
+    pub fn written(cpus: &Option<Cpus>) -> Option<String> {
+        cpus.as_ref().map(|c| c.written.clone())
+    }
 }
 
 /// One side of a run: the protocol(s) and the flags with their values.
@@ -113,9 +128,10 @@ impl Experiment {
                         ))
                     }
                 };
-                text.parse::<CpuSet>()
+                let set = text
+                    .parse::<CpuSet>()
                     .map_err(|e| err(format!("client_cpus: {e}")))?;
-                Some(text)
+                Some(Cpus { written: text, set })
             }
         };
         let matrix = matrix(&raw.matrix).map_err(err)?;

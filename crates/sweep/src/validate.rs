@@ -15,28 +15,10 @@ pub fn validate(
 ) -> Result<(), SpecError> {
     let mut seen = HashSet::new();
     for point in &plan.points {
-        let server = argv(
-            &[
-                "serve",
-                &point.server_protocol,
-                "--addr",
-                "127.0.0.1:0",
-                "--stats-json",
-                "/dev/null",
-            ],
-            &point.server_flags,
-        );
-        let load = argv(
-            &[
-                "load",
-                &point.load_protocol,
-                "--addr",
-                "127.0.0.1:1",
-                "--json",
-                "/dev/null",
-            ],
-            &point.load_flags,
-        );
+        // Placeholders where the runner puts a real port and files: the
+        // parser checks their form, not their value.
+        let server = argv(point.serve_args("/dev/null"));
+        let load = argv(point.load_args("127.0.0.1:1", "/dev/null"));
         for (side, args) in [("server", server), ("load", load)] {
             if !seen.insert(args.clone()) {
                 continue;
@@ -57,11 +39,10 @@ pub fn validate(
     Ok(())
 }
 
-fn argv(head: &[&str], flags: &[String]) -> Vec<String> {
-    std::iter::once("serverlab")
-        .chain(head.iter().copied())
-        .map(String::from)
-        .chain(flags.iter().cloned())
+/// As the parser sees it: the binary's name first.
+fn argv(args: Vec<String>) -> Vec<String> {
+    std::iter::once("serverlab".to_string())
+        .chain(args)
         .collect()
 }
 

@@ -16,10 +16,10 @@ fn keys(p: &Plan) -> Vec<&str> {
     p.axes.iter().map(|a| a.key.as_str()).collect()
 }
 
-/// Runs × (load duration + about 0.3 s to start and stop a server).
+/// Every run's load duration plus starting and stopping a server.
 fn minutes(p: &Plan) -> f64 {
-    let per_run = p.load_seconds(&p.points[0]).expect("a --duration") + 0.3;
-    p.runs() as f64 * per_run / 60.0
+    let runs = (0..p.experiment.repetitions).flat_map(|_| &p.points);
+    p.estimate_seconds(runs).expect("a --duration") / 60.0
 }
 
 #[test]

@@ -68,6 +68,12 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
     let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("4 runs to do, 0 already there"), "{stdout}");
+    // On one core the server and the load cannot be kept apart: it says so.
+    assert_eq!(
+        stderr.contains("overlap client_cpus"),
+        server_cpu == client_cpu,
+        "{stderr}"
+    );
     assert_eq!(stdout.matches("/4] protocol=").count(), 4, "{stdout}");
     assert!(out.join("sweep.json").exists() && out.join("experiment.toml").exists());
     let mut records = Vec::new();
@@ -159,7 +165,7 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
     );
     let exp2 = exp2.to_str().unwrap();
     let (code, _, stderr) = sweep(&[exp2, "--out", out_s]);
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "refusing is bad usage: {stderr}");
     assert!(
         stderr.contains("--force") && stderr.contains("150ms"),
         "{stderr}"
@@ -188,6 +194,11 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
     let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("warning: the server is not pinned at 2 of 2 points")
+            && stderr.contains("the load is not pinned"),
+        "{stderr}"
+    );
     assert!(
         stdout.contains("[1/2] protocol=echo rep 1: FAILED"),
         "{stdout}"
@@ -329,18 +340,26 @@ fn the_shipped_experiments_check_out() {
         "{stdout}"
     );
     assert!(stdout.contains("posters=5,readers=5:"), "{stdout}");
-    for (name, protocol) in [("erss", "bucket"), ("kvstore", "kv")] {
+    let dry = |name: &str| {
         let out = run(&[
             "sweep",
             dir.join(format!("{name}.toml")).to_str().unwrap(),
             "--dry-run",
         ]);
-        let stderr = text(&out.stderr);
-        // Until this build serves the protocol, the check stops at its name.
-        let not_yet = stderr.contains(&format!("unrecognized subcommand '{protocol}'"));
-        assert!(
-            out.status.code() == Some(0) || (out.status.code() == Some(2) && not_yet),
-            "{name}: {stderr}"
-        );
-    }
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, stdout, stderr) = dry("kvstore");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("kvstore: 16 points × 3 repetitions = 48 runs"),
+        "{stdout}"
+    );
+    // The bucket protocol is being built on another branch: until this
+    // build serves it, the check stops at its name.
+    let (code, _, stderr) = dry("erss");
+    let not_yet = stderr.contains("unrecognized subcommand 'bucket'");
+    assert!(
+        code == Some(0) || (code == Some(2) && not_yet),
+        "erss: {stderr}"
+    );
 }
