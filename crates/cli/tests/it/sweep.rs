@@ -354,12 +354,7 @@ fn the_shipped_experiments_check_out() {
         stdout.contains("kvstore: 16 points × 3 repetitions = 48 runs"),
         "{stdout}"
     );
-    // The bucket protocol is being built on another branch: until this
-    // build serves it, the check stops at its name.
-    let (code, _, stderr) = dry("erss");
-    let not_yet = stderr.contains("unrecognized subcommand 'bucket'");
-    assert!(
-        code == Some(0) || (code == Some(2) && not_yet),
-        "erss: {stderr}"
-    );
+    let (code, stdout, stderr) = dry("erss");
+    assert_eq!(code, Some(0), "erss: {stderr}");
+    assert!(stdout.contains("serverlab serve bucket"), "{stdout}");
 }
