@@ -12,8 +12,8 @@ mod stats;
 
 use crate::{After, Frame, Service};
 use serverlab_proto::kv::{
-    digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, Response,
-    Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
+    digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
+    Response, Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
 };
 use serverlab_store::kv::{KvStore, Put, Value};
 use stats::KvStats;
@@ -79,10 +79,11 @@ impl KvService {
 
     /// Answer a request the server stopped reading, and close.
     fn reject(&self, r: Reject, out: &mut Vec<u8>) {
-        self.stats.status(r.status);
+        let status = r.status();
+        self.stats.status(status);
         let date = now_date();
-        let body = [r.why.as_bytes(), b"\n"].concat();
-        let mut res = Response::new(r.status, &date, &body);
+        let body = format!("{}\n", r.error);
+        let mut res = Response::new(status, &date, body.as_bytes());
         res.content_type = Some(TEXT_TYPE);
         res.connection = Connection::Close;
         res.send_body = !r.head_only;
@@ -261,14 +262,7 @@ impl Service for KvService {
     fn apply(&self, conn: &mut KvConn, request: &[u8], out: &mut Vec<u8>) -> After {
         let start = Instant::now();
         let Some((head, head_len)) = self.take_head(conn, request) else {
-            self.reject(
-                Reject {
-                    status: Status::BadRequest,
-                    why: "malformed request",
-                    head_only: false,
-                },
-                out,
-            );
+            self.reject(RequestError::MalformedHead.into(), out);
             return After::Close;
         };
         let body = request.get(head_len..).unwrap_or_default();
@@ -285,14 +279,7 @@ impl Service for KvService {
     /// Not reached with the input limit above (a head or body that would
     /// pass it is rejected first); answered as a malformed request.
     fn overflow(&self, _conn: &mut KvConn, out: &mut Vec<u8>) {
-        self.reject(
-            Reject {
-                status: Status::BadRequest,
-                why: "request too large",
-                head_only: false,
-            },
-            out,
-        );
+        self.reject(RequestError::TooLarge.into(), out);
     }
 
     fn request_timeout(&self) -> Option<Duration> {
@@ -306,8 +293,7 @@ impl Service for KvService {
             .is_some_and(|p| p.head.method == Method::Head);
         self.reject(
             Reject {
-                status: Status::RequestTimeout,
-                why: "no complete request within --header-timeout",
+                error: RequestError::Timeout,
                 head_only,
             },
             out,
