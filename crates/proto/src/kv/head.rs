@@ -3,9 +3,13 @@
 //!
 //! Check, then parse: the head's end (an empty line) is searched for
 //! incrementally, resuming where the last call stopped, and httparse runs
-//! once on a complete head. Limits are enforced while the head is still
+//! on the complete head. Limits are enforced while the head is still
 //! arriving, so a connection never buffers more than
-//! [`Limits::max_head`] bytes of head.
+//! [`Limits::max_head`] bytes of head; and so is syntax: httparse also
+//! checks each partial head while its request line is arriving and
+//! whenever another line is complete, so garbage (a TLS ClientHello, a
+//! binary protocol) is refused at once instead of waiting for a blank line
+//! that never comes.
 
 use super::fields::{ConnectionOptions, ContentLength, LengthError};
 use super::{IfNoneMatch, Method, Reject, RequestError, Target, Version};
@@ -100,9 +104,11 @@ pub fn scan(input: &[u8], scanned: &mut usize, limits: &Limits) -> HeadScan {
     if lead > LINE_SLACK {
         return reject(RequestError::LeadingEmptyLines);
     }
+    let from = (*scanned).max(lead).min(input.len());
+    let new_line = memchr::memchr(b'\n', &input[from..]).is_some();
     match find_end(input, lead, scanned) {
         Some(end) => parse(&input[..end], lead, limits),
-        None => incomplete(input, lead, limits),
+        None => incomplete(input, lead, new_line, limits),
     }
 }
 
@@ -126,10 +132,19 @@ fn find_end(input: &[u8], lead: usize, scanned: &mut usize) -> Option<usize> {
     None
 }
 
-/// No head yet: reject it if it has already passed a limit.
-fn incomplete(input: &[u8], lead: usize, limits: &Limits) -> HeadScan {
+/// No head yet: reject it if what has arrived is already malformed, or
+/// has passed a limit. `new_line`: a line end arrived since the last call.
+fn incomplete(input: &[u8], lead: usize, new_line: bool, limits: &Limits) -> HeadScan {
     let line = &input[lead..];
-    match memchr::memchr(b'\n', line) {
+    let eol = memchr::memchr(b'\n', line);
+    // While the request line arrives each check costs at most a line;
+    // after it, one check per line bounds the work per head.
+    if eol.is_none() || new_line {
+        if let Err(e) = check_partial(line) {
+            return reject(e);
+        }
+    }
+    match eol {
         None if line.len() > limits.max_line() => {
             // A long line that began like a request line is a long URI.
             let looks_like_request = line[..line.len().min(LINE_SLACK)].contains(&b' ');
@@ -147,6 +162,17 @@ fn incomplete(input: &[u8], lead: usize, limits: &Limits) -> HeadScan {
             reject(RequestError::HeadersTooLarge)
         }
         Some(_) => HeadScan::Incomplete,
+    }
+}
+
+/// Run httparse on a head that has not all arrived: it parses as far as
+/// the bytes go, so an error it finds in them is an error in every head
+/// that starts with them. `Partial` means: so far, so good.
+fn check_partial(head: &[u8]) -> Result<(), RequestError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADER_COUNT];
+    match httparse::Request::new(&mut fields).parse(head) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(RequestError::from_httparse(e)),
     }
 }
 
@@ -398,6 +424,53 @@ mod tests {
                 String::from_utf8_lossy(wire)
             );
         }
+    }
+
+    #[test]
+    fn malformed_input_is_refused_before_its_head_ends() {
+        let client_hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+        for (wire, why) in [
+            (
+                &b"FOO\x01BAR\r\n"[..],
+                RequestError::Syntax(httparse::Error::Token),
+            ),
+            (client_hello, RequestError::Syntax(httparse::Error::Token)),
+            (b"GET /k HTTP/3.0\r\nHost: x\r\n", RequestError::Version),
+            (
+                b"GET /k HTTP/1.1\r\nHo st: x\r\n",
+                RequestError::Syntax(httparse::Error::HeaderName),
+            ),
+            (
+                b"GET /k HTTP/1.1\r\nHost: x\r\n folded",
+                RequestError::Syntax(httparse::Error::HeaderName),
+            ),
+        ] {
+            assert_eq!(
+                scan_all(wire),
+                reject(why),
+                "{:?}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+    }
+
+    #[test]
+    fn a_head_arriving_byte_by_byte_is_never_refused_early() {
+        // 100 fields in all: the most httparse is given room for.
+        let fields: String = (2..MAX_HEADER_COUNT)
+            .map(|i| format!("h{i}: v\r\n"))
+            .collect();
+        let wire = format!("PUT /k HTTP/1.1\r\nHost: x\r\n{fields}Content-Length: 0\r\n\r\n");
+        let limits = Limits::default();
+        let mut scanned = 0;
+        for end in 0..wire.len() {
+            let got = scan(&wire.as_bytes()[..end], &mut scanned, &limits);
+            assert_eq!(got, HeadScan::Incomplete, "at {end}");
+        }
+        assert!(matches!(
+            scan(wire.as_bytes(), &mut scanned, &limits),
+            HeadScan::Complete { .. }
+        ));
     }
 
     #[test]
