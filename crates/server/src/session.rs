@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// Initial input buffer; it grows up to the service's input limit.
 const INITIAL_INPUT: usize = 4096;
-/// An empty input buffer larger than this is released.
+/// An empty input or output buffer larger than this is released.
 const SHRINK_ABOVE: usize = 256 * 1024;
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
@@ -188,7 +188,13 @@ impl<S: Service> Session<S> {
     pub fn wrote(&mut self, n: usize) {
         self.written += n;
         if self.written == self.output.len() {
-            self.output.clear();
+            if self.output.capacity() > SHRINK_ABOVE {
+                // A large reply has gone out: give its buffer back, so an
+                // idle connection costs a small buffer, not its largest.
+                self.output = Vec::new();
+            } else {
+                self.output.clear();
+            }
             self.written = 0;
         }
     }
@@ -291,6 +297,27 @@ mod tests {
         s.wrote(n);
         assert!(s.read_buf(&svc).len() <= INITIAL_INPUT);
         assert!(s.input.len() <= INITIAL_INPUT);
+    }
+
+    #[test]
+    fn output_is_released_once_a_large_reply_is_written() {
+        let svc = EchoService::new(2 << 20);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        let mut big = vec![b'a'; 1 << 20];
+        big.push(0);
+        feed(&mut s, &svc, &big);
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        let n = s.unwritten().len();
+        s.wrote(n - 1);
+        assert!(s.output.capacity() > 1 << 20, "kept while partly written");
+        s.wrote(1);
+        assert!(s.unwritten().is_empty());
+        assert!(s.output.capacity() <= SHRINK_ABOVE);
+        // Small replies keep their buffer: no allocation per reply.
+        feed(&mut s, &svc, b"abc\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        s.wrote(4);
+        assert!(s.output.capacity() >= 4);
     }
 
     #[test]
