@@ -115,7 +115,7 @@ fn drive<S: Service>(
             }
             Step::NeedInput => {
                 flush_blocking(stream, sess)?;
-                let deadline = sess.deadline(svc);
+                let deadline = sess.deadline();
                 if let Some(deadline) = deadline {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {

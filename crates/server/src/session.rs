@@ -10,7 +10,7 @@
 
 use serverlab_service::{After, Delay, Frame, Service};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Initial input buffer; it grows up to the service's input limit.
 const INITIAL_INPUT: usize = 4096;
@@ -42,6 +42,12 @@ pub struct Session<S: Service> {
     written: usize,
     closing: bool,
     eof: bool,
+    /// The service's request timeout, if it has one.
+    request_timeout: Option<Duration>,
+    /// A request is awaited: `next` asked for input since the last one
+    /// was framed.
+    awaiting: bool,
+    /// When the awaited request's clock started.
     waiting_since: Option<Instant>,
 }
 
@@ -57,6 +63,8 @@ impl<S: Service> Session<S> {
             written: 0,
             closing: false,
             eof: false,
+            request_timeout: svc.request_timeout(),
+            awaiting: false,
             waiting_since: None,
         }
     }
@@ -77,6 +85,7 @@ impl<S: Service> Session<S> {
             Frame::Ready(n) => {
                 let delay = svc.delay(conn, &self.input[start..start + n]);
                 self.pending = Some(n);
+                self.awaiting = false;
                 self.waiting_since = None;
                 Step::Ready(delay)
             }
@@ -86,16 +95,26 @@ impl<S: Service> Session<S> {
             }
             Frame::Incomplete if self.eof => self.close_after_flush(),
             Frame::Incomplete => {
-                // The clock runs from when the server is ready for a
-                // request (accepted, or the last one framed), whether or
-                // not any of it has arrived: an idle connection times out
-                // like a slow one.
-                if self.waiting_since.is_none() && svc.request_timeout().is_some() {
-                    self.waiting_since = Some(Instant::now());
-                }
+                self.awaiting = true;
+                self.start_request_clock();
                 Step::NeedInput
             }
             Frame::Close => self.close_after_flush(),
+        }
+    }
+
+    /// The request clock runs from when the server is ready for a request
+    /// (accepted, or the last one framed) and has written every reply,
+    /// whether or not any of the request has arrived: an idle connection
+    /// times out like a slow one, but a client slowly reading a large
+    /// reply is not charged for it.
+    fn start_request_clock(&mut self) {
+        if self.awaiting
+            && self.waiting_since.is_none()
+            && self.request_timeout.is_some()
+            && self.unwritten().is_empty()
+        {
+            self.waiting_since = Some(Instant::now());
         }
     }
 
@@ -128,9 +147,9 @@ impl<S: Service> Session<S> {
     }
 
     /// When the request being waited for must be complete, if the service
-    /// limits it (kv's header timeout).
-    pub fn deadline(&self, svc: &S) -> Option<Instant> {
-        Some(self.waiting_since? + svc.request_timeout()?)
+    /// limits it (kv's header timeout). None while replies are unwritten.
+    pub fn deadline(&self) -> Option<Instant> {
+        Some(self.waiting_since? + self.request_timeout?)
     }
 
     /// Space to read into: never lets unconsumed input exceed the limit.
@@ -196,6 +215,7 @@ impl<S: Service> Session<S> {
                 self.output.clear();
             }
             self.written = 0;
+            self.start_request_clock();
         }
     }
 
@@ -272,16 +292,31 @@ mod tests {
         let store = serverlab_store::kv::new(serverlab_store::StoreKind::Mutex);
         let svc = KvService::new(store, KvConfig::default());
         let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        assert_eq!(s.deadline(&svc), None);
+        assert_eq!(s.deadline(), None);
         assert_eq!(s.next(&svc), Step::NeedInput);
-        let first = s.deadline(&svc).expect("nothing sent yet, and a deadline");
+        let first = s.deadline().expect("nothing sent yet, and a deadline");
         feed(&mut s, &svc, b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(s.next(&svc), Step::Ready(None));
-        assert_eq!(s.deadline(&svc), None, "a framed request stops the clock");
+        assert_eq!(s.deadline(), None, "a framed request stops the clock");
         s.execute(&svc);
         assert_eq!(s.next(&svc), Step::NeedInput);
-        let second = s.deadline(&svc).expect("idle keep-alive has a deadline");
+        assert_eq!(s.deadline(), None, "not while the reply is unwritten");
+        let n = s.unwritten().len();
+        s.wrote(n - 1);
+        assert_eq!(s.deadline(), None, "not while part of it is unwritten");
+        s.wrote(1);
+        let second = s.deadline().expect("idle keep-alive has a deadline");
         assert!(second >= first);
+    }
+
+    #[test]
+    fn no_request_clock_without_a_request_timeout() {
+        let svc = EchoService::new(100);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        feed(&mut s, &svc, b"ab\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        s.wrote(3);
+        assert_eq!(s.deadline(), None);
     }
 
     #[test]

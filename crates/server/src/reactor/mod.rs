@@ -196,7 +196,7 @@ pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
     let outcome = step(shared, &mut io).unwrap_or(Outcome::Closed);
     match outcome {
         Outcome::Idle => {
-            let deadline = io.sess.deadline(&*shared.ctx.svc);
+            let deadline = io.sess.deadline();
             let ms = deadline.map_or(0, |d| {
                 d.saturating_duration_since(shared.epoch).as_millis().max(1) as u64
             });
@@ -248,7 +248,7 @@ fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcom
                 if flush_nonblocking(&mut io.stream, &mut io.sess)? == Flushed::WouldBlock {
                     return Ok(Outcome::Idle);
                 }
-                if io.sess.deadline(svc).is_some_and(|d| d <= Instant::now()) {
+                if io.sess.deadline().is_some_and(|d| d <= Instant::now()) {
                     io.sess.time_out(svc);
                     continue;
                 }

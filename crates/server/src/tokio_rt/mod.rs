@@ -167,7 +167,7 @@ async fn drive<S: Service>(
                     }
                     continue;
                 }
-                let deadline = sess.deadline(svc).map(tokio::time::Instant::from_std);
+                let deadline = sess.deadline().map(tokio::time::Instant::from_std);
                 let woke = tokio::select! {
                     r = stream.read(sess.read_buf(svc)) => Woke::Read(r),
                     _ = stop.wait_for(|s| *s) => Woke::Stop,

@@ -29,7 +29,7 @@ pub struct KvConfig {
     pub limits: Limits,
     /// How long a connection may take to deliver a whole request, counted
     /// from when the server is ready for it (accepted, or the previous
-    /// request taken): 408 and close beyond.
+    /// request taken and its reply written): 408 and close beyond.
     pub header_timeout: Duration,
 }
 
