@@ -49,6 +49,9 @@ pub struct Session<S: Service> {
     awaiting: bool,
     /// When the awaited request's clock started.
     waiting_since: Option<Instant>,
+    /// When the socket last refused unwritten replies, with no progress
+    /// since.
+    stalled_since: Option<Instant>,
 }
 
 impl<S: Service> Session<S> {
@@ -66,6 +69,7 @@ impl<S: Service> Session<S> {
             request_timeout: svc.request_timeout(),
             awaiting: false,
             waiting_since: None,
+            stalled_since: None,
         }
     }
 
@@ -205,6 +209,9 @@ impl<S: Service> Session<S> {
 
     /// `n` bytes of `unwritten` went out.
     pub fn wrote(&mut self, n: usize) {
+        if n > 0 {
+            self.stalled_since = None;
+        }
         self.written += n;
         if self.written == self.output.len() {
             if self.output.capacity() > SHRINK_ABOVE {
@@ -217,6 +224,23 @@ impl<S: Service> Session<S> {
             self.written = 0;
             self.start_request_clock();
         }
+    }
+
+    /// The socket would take no more of the unwritten replies: the stall
+    /// clock starts, unless it already runs.
+    pub fn write_blocked(&mut self) {
+        if self.stalled_since.is_none() && !self.unwritten().is_empty() {
+            self.stalled_since = Some(Instant::now());
+        }
+    }
+
+    /// When the unwritten replies, stalled since the socket last refused
+    /// them, must be given up on, if `limit` is set (`--write-timeout`).
+    pub fn write_deadline(&self, limit: Option<Duration>) -> Option<Instant> {
+        if self.unwritten().is_empty() {
+            return None;
+        }
+        Some(self.stalled_since? + limit?)
     }
 
     /// Whether to flush before doing more work.
@@ -307,6 +331,31 @@ mod tests {
         s.wrote(1);
         let second = s.deadline().expect("idle keep-alive has a deadline");
         assert!(second >= first);
+    }
+
+    #[test]
+    fn the_write_clock_runs_only_while_replies_are_stalled() {
+        let svc = EchoService::new(100);
+        let limit = Some(Duration::from_secs(30));
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        s.write_blocked();
+        assert_eq!(s.write_deadline(limit), None, "nothing to write");
+        feed(&mut s, &svc, b"abcd\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        assert_eq!(s.write_deadline(limit), None, "not refused yet");
+        s.write_blocked();
+        let first = s.write_deadline(limit).expect("stalled");
+        assert_eq!(s.write_deadline(None), None, "no limit");
+        s.write_blocked();
+        assert_eq!(s.write_deadline(limit), Some(first), "still the same stall");
+        s.wrote(0);
+        assert_eq!(s.write_deadline(limit), Some(first), "no progress");
+        s.wrote(2);
+        assert_eq!(s.write_deadline(limit), None, "progress stops the clock");
+        s.write_blocked();
+        assert!(s.write_deadline(limit).expect("stalled again") >= first);
+        s.wrote(3);
+        assert_eq!(s.write_deadline(limit), None, "all written");
     }
 
     #[test]

@@ -495,6 +495,63 @@ fn kv_idle_connections_release_large_replies() {
     }
 }
 
+/// A client that sends requests but never reads the replies is reset once
+/// they make no progress for `--write-timeout`, under every strategy, and
+/// the server counts it; other clients are served meanwhile.
+#[test]
+fn kv_clients_that_never_read_are_reset() {
+    let runs: Vec<_> = STRATEGIES
+        .into_iter()
+        .map(|strategy| {
+            std::thread::spawn(move || {
+                let server = ServerProc::start(
+                    "kv",
+                    &[
+                        "--strategy",
+                        strategy,
+                        "--threads",
+                        "2",
+                        "--write-timeout",
+                        "1s",
+                    ],
+                );
+                let mut c = Http::connect(server.addr);
+                let value = vec![b'v'; 1 << 20];
+                assert_eq!(c.request("PUT", "/big", Some(&value)).status, 201);
+                // 16 MiB of replies: more than the socket buffers hold.
+                let mut stuck = TcpStream::connect(server.addr).unwrap();
+                let gets: Vec<u8> = (0..16)
+                    .flat_map(|_| request("GET", "/big", None, ""))
+                    .collect();
+                stuck.write_all(&gets).unwrap();
+                // Open connections: this one and the stuck one, until the
+                // stuck one is dropped.
+                for want in [2, 1] {
+                    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                    loop {
+                        let r = c.request("GET", "/_/stats", None);
+                        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+                        if v["connections"]["open"] == want {
+                            break;
+                        }
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "{strategy}: never {want} open connections: {v}"
+                        );
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                let (status, out) = server.stop();
+                assert!(status.success(), "{strategy}");
+                assert!(out.contains("reset_write_timeout 1"), "{strategy}: {out}");
+            })
+        })
+        .collect();
+    // Join every run before failing, so no server is left behind.
+    let failed: Vec<_> = runs.into_iter().filter_map(|r| r.join().err()).collect();
+    assert!(failed.is_empty(), "{} strategies failed", failed.len());
+}
+
 #[test]
 fn kv_bad_flags_exit_2_naming_the_flag() {
     for (args, flag) in [
