@@ -23,6 +23,7 @@
 mod pool;
 mod queue;
 mod readiness;
+mod tick;
 
 pub(crate) use pool::Pool;
 
@@ -39,12 +40,14 @@ use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tick::Ticker;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 /// Requests a pool worker answers on one connection before requeueing it.
 const POOL_BUDGET: usize = 16;
-/// How often request and write deadlines are checked.
+/// How often request and write deadlines are checked: the loop scans every
+/// connection at most this often.
 const TIMEOUT_TICK: Duration = Duration::from_millis(100);
 
 pub(crate) struct Conn<S: Service> {
@@ -117,11 +120,12 @@ pub(crate) fn run<S: Service>(
     let mut next_token = 2usize;
     let mut events = Events::with_capacity(1024);
     let mut stopping: Option<Instant> = None;
+    let mut ticker = timeouts.then(|| Ticker::new(TIMEOUT_TICK, Instant::now()));
     loop {
         let timeout = if stopping.is_some() {
             Some(Duration::from_millis(20))
         } else {
-            timeouts.then_some(TIMEOUT_TICK)
+            ticker.as_ref().map(|t| t.wait(Instant::now()))
         };
         crate::io::poll(&mut poll, &mut events, timeout)?;
         for ev in events.iter() {
@@ -160,7 +164,7 @@ pub(crate) fn run<S: Service>(
         for t in closed_rx.try_iter() {
             conns.remove(&t);
         }
-        if timeouts {
+        if ticker.as_mut().is_some_and(|t| t.due(Instant::now())) {
             let now = shared.epoch.elapsed().as_millis() as u64;
             for c in conns.values() {
                 let d = c.deadline_ms.load(Ordering::Relaxed);
