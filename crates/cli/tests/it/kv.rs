@@ -371,7 +371,8 @@ fn errors_close(addr: SocketAddr, ctx: &str) {
 }
 
 /// 50 idle connections (half silent, half mid-request) do not keep others
-/// waiting; after --header-timeout each gets 408 and is closed.
+/// waiting: another client's 60 round trips all finish before any idle one
+/// has its 408. After --header-timeout each gets 408 and is closed.
 fn idle_connections(addr: SocketAddr, ctx: &str) {
     let mut idle: Vec<Http> = (0..50).map(|_| Http::connect(addr)).collect();
     for (i, c) in idle.iter_mut().enumerate() {
@@ -386,6 +387,18 @@ fn idle_connections(addr: SocketAddr, ctx: &str) {
         assert_eq!(active.request("GET", &key, None).text(), "v", "{ctx}");
     }
     drop(active); // before it idles long enough to time out too
+                  // Had the active client waited on the idle ones, it would have been
+                  // answered only once they timed out: nothing may have reached them yet.
+    for (i, c) in idle.iter_mut().enumerate() {
+        c.stream.set_nonblocking(true).unwrap();
+        let mut byte = [0u8; 1];
+        let peeked = c.stream.peek(&mut byte);
+        assert!(
+            matches!(&peeked, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{ctx}: idle connection {i} was answered ({peeked:?}) before the active client finished"
+        );
+        c.stream.set_nonblocking(false).unwrap();
+    }
     for (i, c) in idle.iter_mut().enumerate() {
         let r = c.response();
         assert_eq!(r.status, 408, "{ctx}: idle connection {i}");
