@@ -31,6 +31,31 @@ proptest! {
         }
     }
 
+    /// Refusing a head before it ends is sound: whatever a prefix is
+    /// refused for, the whole head is refused too (never accepted).
+    #[test]
+    fn a_refused_prefix_is_a_refused_head(
+        key in proptest::collection::vec(any::<u8>(), 1..20),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut wire = Vec::new();
+        encode_request(&mut wire, Method::Get, &key, None, "h", false);
+        for (at, byte) in edits {
+            let i = at.index(wire.len());
+            wire[i] = byte;
+        }
+        let limits = limits();
+        let end = cut.index(wire.len() + 1);
+        if let HeadScan::Reject(early) = scan(&wire[..end], &mut 0, &limits) {
+            let whole = scan(&wire, &mut 0, &limits);
+            prop_assert!(
+                matches!(whole, HeadScan::Reject(_)),
+                "prefix refused ({:?}) but the whole is {:?}", early, whole
+            );
+        }
+    }
+
     #[test]
     fn byte_by_byte_equals_all_at_once(
         key in proptest::collection::vec(any::<u8>(), 1..20),

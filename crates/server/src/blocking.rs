@@ -7,6 +7,11 @@
 //! already received and then end-of-file; the thread answers it all,
 //! closes, and is joined. A client that does not read its replies is cut
 //! off after the drain limit.
+//!
+//! A client that stops reading its replies would hold its thread in a
+//! blocked write forever: the socket's send timeout (`SO_SNDTIMEO`, set to
+//! the write timeout) fails a write that makes no progress within it, and
+//! the connection is reset.
 
 use crate::io::{accept_all, flush_blocking, to_std};
 use crate::session::{Session, Step};
@@ -89,6 +94,8 @@ pub(crate) fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Re
 fn serve<S: Service>(ctx: &Ctx<S>, mut stream: TcpStream, peer: SocketAddr) {
     let svc = &*ctx.svc;
     let mut sess = Session::new(svc, peer);
+    // Fails only for a zero timeout; the connection is served regardless.
+    let _ = stream.set_write_timeout(ctx.write_timeout);
     let _ = drive(ctx, &mut stream, &mut sess);
     sess.finish(svc);
     ctx.stats.closed();
@@ -110,12 +117,12 @@ fn drive<S: Service>(
                     ctx.shutdown.trigger();
                 }
                 if sess.over_high_water() {
-                    flush_blocking(stream, sess)?;
+                    flush(ctx, stream, sess)?;
                 }
             }
             Step::NeedInput => {
-                flush_blocking(stream, sess)?;
-                let deadline = sess.deadline(svc);
+                flush(ctx, stream, sess)?;
+                let deadline = sess.deadline();
                 if let Some(deadline) = deadline {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -136,7 +143,7 @@ fn drive<S: Service>(
                 }
             }
             Step::Close => {
-                flush_blocking(stream, sess)?;
+                flush(ctx, stream, sess)?;
                 if sess.should_linger() {
                     crate::io::linger_blocking(stream);
                 }
@@ -144,6 +151,23 @@ fn drive<S: Service>(
             }
         }
     }
+}
+
+/// Write every pending reply. A write that makes no progress within the
+/// write timeout fails with a timeout: the connection is then reset.
+fn flush<S: Service>(
+    ctx: &Ctx<S>,
+    stream: &mut TcpStream,
+    sess: &mut Session<S>,
+) -> io::Result<()> {
+    let result = flush_blocking(stream, sess);
+    if let Err(e) = &result {
+        if is_timeout(e) {
+            ctx.stats.write_timed_out();
+            crate::io::reset_on_close(stream);
+        }
+    }
+    result
 }
 
 fn is_timeout(e: &io::Error) -> bool {

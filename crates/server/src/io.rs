@@ -96,12 +96,23 @@ pub(crate) fn flush_nonblocking<S: Service>(
         match stream.write(sess.unwritten()) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => sess.wrote(n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::WouldBlock),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                sess.write_blocked();
+                return Ok(Flushed::WouldBlock);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
     Ok(Flushed::All)
+}
+
+/// Close a connection whose client stopped reading with a reset rather
+/// than a FIN: a graceful close would leave the kernel holding the unsent
+/// replies (up to the socket's send buffer, megabytes) until it gives up
+/// on the peer. Errors are ignored: the connection is going anyway.
+pub(crate) fn reset_on_close(socket: &impl std::os::fd::AsFd) {
+    let _ = socket2::SockRef::from(socket).set_linger(Some(std::time::Duration::ZERO));
 }
 
 /// Most a closing connection reads and discards while lingering.

@@ -29,6 +29,9 @@ use std::sync::Arc;
 /// replies before dropping their connections.
 pub(crate) const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The default [`ServerConfig::write_timeout`].
+pub const DEFAULT_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How to run a server: everything but the protocol.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -40,6 +43,10 @@ pub struct ServerConfig {
     pub cpus: Option<CpuSet>,
     /// Connections open at once; more are accepted and closed at once.
     pub max_connections: u64,
+    /// How long unwritten replies may make no progress (a client that does
+    /// not read them) before the connection is reset and counted;
+    /// `None`: forever.
+    pub write_timeout: Option<std::time::Duration>,
 }
 
 impl ServerConfig {
@@ -50,6 +57,7 @@ impl ServerConfig {
             threads: None,
             cpus: None,
             max_connections: 10_000,
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
         }
     }
 
@@ -68,6 +76,7 @@ pub(crate) struct Ctx<S> {
     pub stats: ConnStats,
     pub shutdown: Shutdown,
     pub max_connections: u64,
+    pub write_timeout: Option<std::time::Duration>,
     pub threads: usize,
     pub cpus: Option<CpuSet>,
 }
@@ -102,6 +111,7 @@ impl<S: Service> Server<S> {
             stats: ConnStats::default(),
             shutdown,
             max_connections: cfg.max_connections,
+            write_timeout: cfg.write_timeout,
             threads,
             cpus: cfg.cpus.clone(),
         });

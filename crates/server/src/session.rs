@@ -10,11 +10,11 @@
 
 use serverlab_service::{After, Delay, Frame, Service};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Initial input buffer; it grows up to the service's input limit.
 const INITIAL_INPUT: usize = 4096;
-/// An empty input buffer larger than this is released.
+/// An empty input or output buffer larger than this is released.
 const SHRINK_ABOVE: usize = 256 * 1024;
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
@@ -42,7 +42,16 @@ pub struct Session<S: Service> {
     written: usize,
     closing: bool,
     eof: bool,
+    /// The service's request timeout, if it has one.
+    request_timeout: Option<Duration>,
+    /// A request is awaited: `next` asked for input since the last one
+    /// was framed.
+    awaiting: bool,
+    /// When the awaited request's clock started.
     waiting_since: Option<Instant>,
+    /// When the socket last refused unwritten replies, with no progress
+    /// since.
+    stalled_since: Option<Instant>,
 }
 
 impl<S: Service> Session<S> {
@@ -57,7 +66,10 @@ impl<S: Service> Session<S> {
             written: 0,
             closing: false,
             eof: false,
+            request_timeout: svc.request_timeout(),
+            awaiting: false,
             waiting_since: None,
+            stalled_since: None,
         }
     }
 
@@ -77,6 +89,7 @@ impl<S: Service> Session<S> {
             Frame::Ready(n) => {
                 let delay = svc.delay(conn, &self.input[start..start + n]);
                 self.pending = Some(n);
+                self.awaiting = false;
                 self.waiting_since = None;
                 Step::Ready(delay)
             }
@@ -86,16 +99,26 @@ impl<S: Service> Session<S> {
             }
             Frame::Incomplete if self.eof => self.close_after_flush(),
             Frame::Incomplete => {
-                // The clock runs from when the server is ready for a
-                // request (accepted, or the last one framed), whether or
-                // not any of it has arrived: an idle connection times out
-                // like a slow one.
-                if self.waiting_since.is_none() && svc.request_timeout().is_some() {
-                    self.waiting_since = Some(Instant::now());
-                }
+                self.awaiting = true;
+                self.start_request_clock();
                 Step::NeedInput
             }
             Frame::Close => self.close_after_flush(),
+        }
+    }
+
+    /// The request clock runs from when the server is ready for a request
+    /// (accepted, or the last one framed) and has written every reply,
+    /// whether or not any of the request has arrived: an idle connection
+    /// times out like a slow one, but a client slowly reading a large
+    /// reply is not charged for it.
+    fn start_request_clock(&mut self) {
+        if self.awaiting
+            && self.waiting_since.is_none()
+            && self.request_timeout.is_some()
+            && self.unwritten().is_empty()
+        {
+            self.waiting_since = Some(Instant::now());
         }
     }
 
@@ -128,9 +151,9 @@ impl<S: Service> Session<S> {
     }
 
     /// When the request being waited for must be complete, if the service
-    /// limits it (kv's header timeout).
-    pub fn deadline(&self, svc: &S) -> Option<Instant> {
-        Some(self.waiting_since? + svc.request_timeout()?)
+    /// limits it (kv's header timeout). None while replies are unwritten.
+    pub fn deadline(&self) -> Option<Instant> {
+        Some(self.waiting_since? + self.request_timeout?)
     }
 
     /// Space to read into: never lets unconsumed input exceed the limit.
@@ -186,11 +209,38 @@ impl<S: Service> Session<S> {
 
     /// `n` bytes of `unwritten` went out.
     pub fn wrote(&mut self, n: usize) {
+        if n > 0 {
+            self.stalled_since = None;
+        }
         self.written += n;
         if self.written == self.output.len() {
-            self.output.clear();
+            if self.output.capacity() > SHRINK_ABOVE {
+                // A large reply has gone out: give its buffer back, so an
+                // idle connection costs a small buffer, not its largest.
+                self.output = Vec::new();
+            } else {
+                self.output.clear();
+            }
             self.written = 0;
+            self.start_request_clock();
         }
+    }
+
+    /// The socket would take no more of the unwritten replies: the stall
+    /// clock starts, unless it already runs.
+    pub fn write_blocked(&mut self) {
+        if self.stalled_since.is_none() && !self.unwritten().is_empty() {
+            self.stalled_since = Some(Instant::now());
+        }
+    }
+
+    /// When the unwritten replies, stalled since the socket last refused
+    /// them, must be given up on, if `limit` is set (`--write-timeout`).
+    pub fn write_deadline(&self, limit: Option<Duration>) -> Option<Instant> {
+        if self.unwritten().is_empty() {
+            return None;
+        }
+        Some(self.stalled_since? + limit?)
     }
 
     /// Whether to flush before doing more work.
@@ -266,16 +316,56 @@ mod tests {
         let store = serverlab_store::kv::new(serverlab_store::StoreKind::Mutex);
         let svc = KvService::new(store, KvConfig::default());
         let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        assert_eq!(s.deadline(&svc), None);
+        assert_eq!(s.deadline(), None);
         assert_eq!(s.next(&svc), Step::NeedInput);
-        let first = s.deadline(&svc).expect("nothing sent yet, and a deadline");
+        let first = s.deadline().expect("nothing sent yet, and a deadline");
         feed(&mut s, &svc, b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(s.next(&svc), Step::Ready(None));
-        assert_eq!(s.deadline(&svc), None, "a framed request stops the clock");
+        assert_eq!(s.deadline(), None, "a framed request stops the clock");
         s.execute(&svc);
         assert_eq!(s.next(&svc), Step::NeedInput);
-        let second = s.deadline(&svc).expect("idle keep-alive has a deadline");
+        assert_eq!(s.deadline(), None, "not while the reply is unwritten");
+        let n = s.unwritten().len();
+        s.wrote(n - 1);
+        assert_eq!(s.deadline(), None, "not while part of it is unwritten");
+        s.wrote(1);
+        let second = s.deadline().expect("idle keep-alive has a deadline");
         assert!(second >= first);
+    }
+
+    #[test]
+    fn the_write_clock_runs_only_while_replies_are_stalled() {
+        let svc = EchoService::new(100);
+        let limit = Some(Duration::from_secs(30));
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        s.write_blocked();
+        assert_eq!(s.write_deadline(limit), None, "nothing to write");
+        feed(&mut s, &svc, b"abcd\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        assert_eq!(s.write_deadline(limit), None, "not refused yet");
+        s.write_blocked();
+        let first = s.write_deadline(limit).expect("stalled");
+        assert_eq!(s.write_deadline(None), None, "no limit");
+        s.write_blocked();
+        assert_eq!(s.write_deadline(limit), Some(first), "still the same stall");
+        s.wrote(0);
+        assert_eq!(s.write_deadline(limit), Some(first), "no progress");
+        s.wrote(2);
+        assert_eq!(s.write_deadline(limit), None, "progress stops the clock");
+        s.write_blocked();
+        assert!(s.write_deadline(limit).expect("stalled again") >= first);
+        s.wrote(3);
+        assert_eq!(s.write_deadline(limit), None, "all written");
+    }
+
+    #[test]
+    fn no_request_clock_without_a_request_timeout() {
+        let svc = EchoService::new(100);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        feed(&mut s, &svc, b"ab\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        s.wrote(3);
+        assert_eq!(s.deadline(), None);
     }
 
     #[test]
@@ -291,6 +381,27 @@ mod tests {
         s.wrote(n);
         assert!(s.read_buf(&svc).len() <= INITIAL_INPUT);
         assert!(s.input.len() <= INITIAL_INPUT);
+    }
+
+    #[test]
+    fn output_is_released_once_a_large_reply_is_written() {
+        let svc = EchoService::new(2 << 20);
+        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
+        let mut big = vec![b'a'; 1 << 20];
+        big.push(0);
+        feed(&mut s, &svc, &big);
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        let n = s.unwritten().len();
+        s.wrote(n - 1);
+        assert!(s.output.capacity() > 1 << 20, "kept while partly written");
+        s.wrote(1);
+        assert!(s.unwritten().is_empty());
+        assert!(s.output.capacity() <= SHRINK_ABOVE);
+        // Small replies keep their buffer: no allocation per reply.
+        feed(&mut s, &svc, b"abc\0");
+        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
+        s.wrote(4);
+        assert!(s.output.capacity() >= 4);
     }
 
     #[test]

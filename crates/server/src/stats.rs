@@ -12,6 +12,7 @@ pub struct ConnStats {
     closed: AtomicU64,
     refused: AtomicU64,
     peak: AtomicU64,
+    write_timeouts: AtomicU64,
 }
 
 impl Default for ConnStats {
@@ -22,6 +23,7 @@ impl Default for ConnStats {
             closed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             peak: AtomicU64::new(0),
+            write_timeouts: AtomicU64::new(0),
         }
     }
 }
@@ -48,6 +50,12 @@ impl ConnStats {
         self.closed.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A connection's replies made no progress within the write timeout:
+    /// it is being reset (and will be counted `closed` too).
+    pub fn write_timed_out(&self) {
+        self.write_timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn report(&self) -> serde_json::Value {
         serde_json::json!({
             "uptime_s": (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -55,6 +63,7 @@ impl ConnStats {
             "closed": self.closed.load(Ordering::Relaxed),
             "peak_active": self.peak.load(Ordering::Relaxed),
             "refused_over_max_connections": self.refused.load(Ordering::Relaxed),
+            "reset_write_timeout": self.write_timeouts.load(Ordering::Relaxed),
         })
     }
 }

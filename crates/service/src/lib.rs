@@ -77,8 +77,9 @@ pub trait Service: Send + Sync + 'static {
 
     /// How long a connection may take to deliver a whole request, counted
     /// from when the server is ready for it (accepted, or the previous
-    /// request framed) whether or not any of it has arrived, before
-    /// [`Service::timed_out`] (kv's header timeout). `None`: forever.
+    /// request framed, and every reply so far written to the socket)
+    /// whether or not any of it has arrived, before [`Service::timed_out`]
+    /// (kv's header timeout). `None`: forever.
     fn request_timeout(&self) -> Option<Duration> {
         None
     }

@@ -27,7 +27,8 @@ pub struct KvArgs {
     #[arg(long, default_value = "16KiB", value_name = "SIZE", value_parser = args::size(64, 1 << 20))]
     max_headers: u64,
     /// Time a connection has to deliver each whole request, from when the server is ready
-    /// for it (idle keep-alive connections included); then 408 and close (10s, 500ms)
+    /// for it and has written every reply (idle keep-alive connections included); then 408
+    /// and close (10s, 500ms)
     #[arg(long, default_value = "10s", value_parser = args::duration)]
     header_timeout: Duration,
 }

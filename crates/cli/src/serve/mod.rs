@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 mod board;
 mod bucket;
@@ -55,6 +56,10 @@ pub struct ServerArgs {
     /// Connections open at once; more are accepted and closed at once (and counted)
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
+    /// Time unwritten replies may make no progress (a client that does not read them)
+    /// before the connection is reset, and counted (30s, 500ms)
+    #[arg(long, default_value = "30s", value_parser = args::duration)]
+    pub write_timeout: Duration,
     /// Also write the final statistics, as JSON, to this file
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
@@ -82,6 +87,7 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
     cfg.threads = args.threads.map(usize::from);
     cfg.cpus = args.cpus.clone();
     cfg.max_connections = args.max_connections;
+    cfg.write_timeout = Some(args.write_timeout);
     cfg
 }
 

@@ -83,3 +83,40 @@ fn stop_is_not_held_up_by_a_client_that_never_reads() {
         }
     });
 }
+
+/// The write timeout holds for every protocol: a client that sends and
+/// never reads is reset once its replies make no progress for
+/// `--write-timeout`, and the server counts it.
+#[test]
+fn a_client_that_never_reads_is_reset() {
+    std::thread::scope(|s| {
+        for strategy in STRATEGIES {
+            s.spawn(move || {
+                let server =
+                    ServerProc::start("echo", &["--strategy", strategy, "--write-timeout", "1s"]);
+                let mut c = Client::connect(server.addr);
+                c.stream
+                    .set_write_timeout(Some(std::time::Duration::from_secs(20)))
+                    .unwrap();
+                let chunk: Vec<u8> = [b'x'; 1000].into_iter().chain([b'\n']).collect();
+                // Blocks once both directions' buffers are full, and fails
+                // once the server resets the connection (or times out).
+                let err = loop {
+                    if let Err(e) = std::io::Write::write_all(&mut c.stream, &chunk) {
+                        break e;
+                    }
+                };
+                assert!(
+                    !matches!(
+                        err.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                    "{strategy}: never reset"
+                );
+                let (status, out) = server.stop();
+                assert!(status.success(), "{strategy}");
+                assert!(out.contains("reset_write_timeout 1"), "{strategy}: {out}");
+            });
+        }
+    });
+}

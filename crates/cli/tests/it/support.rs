@@ -33,18 +33,28 @@ impl ServerProc {
     /// Start `serverlab serve <protocol> --addr 127.0.0.1:0 <args>` and wait
     /// until it listens.
     pub fn start(protocol: &str, args: &[&str]) -> ServerProc {
+        Self::start_with_env(protocol, args, &[])
+    }
+
+    /// As `start`, with these environment variables set for the server.
+    pub fn start_with_env(protocol: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut all = vec!["serve", protocol];
         if !args.contains(&"--addr") {
             all.extend(["--addr", "127.0.0.1:0"]);
         }
         all.extend(args);
-        Self::spawn(&all)
+        Self::spawn_with_env(&all, env)
     }
 
     /// Start the binary with exactly these arguments (a `serve` command).
     pub fn spawn(args: &[&str]) -> ServerProc {
+        Self::spawn_with_env(args, &[])
+    }
+
+    fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut child = Command::new(BIN)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -209,6 +219,16 @@ pub fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run serverlab")
+}
+
+/// A process's resident memory, in KiB (Linux: `VmRSS` in /proc).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status")
 }
 
 pub fn text(bytes: &[u8]) -> String {

@@ -2,8 +2,9 @@
 //! (with httparse), for the load generator.
 
 use super::etag::parse_etag;
+use super::fields::{ConnectionOptions, ContentLength};
 use super::{push_encoded_key, Digest, Method};
-use crate::number::{parse_u64, push_u64};
+use crate::number::push_u64;
 
 /// Append a request for `key`. `body` is sent with its `Content-Length`
 /// (PUT and POST); `close` asks the server to close after the response.
@@ -87,30 +88,28 @@ pub fn parse_response(buf: &[u8], method: Method) -> Result<Option<ResponseHead>
     };
     let status = res.code.unwrap_or(0);
     let http10 = res.version == Some(0);
-    let (mut content_length, mut etag, mut close, mut keep_alive) =
-        (None, Tag::Absent, false, false);
+    let (mut length, mut etag, mut connection) = (
+        ContentLength::default(),
+        Tag::Absent,
+        ConnectionOptions::default(),
+    );
     for h in res.headers.iter() {
         let value = h.value.trim_ascii();
         if h.name.eq_ignore_ascii_case("content-length") {
-            let n = parse_u64(value)
-                .ok()
-                .flatten()
-                .ok_or(ResponseError::BadLength)?;
-            if content_length.is_some_and(|old| old != n) {
-                return Err(ResponseError::BadLength);
-            }
-            content_length = Some(n);
+            length.add(value).map_err(|_| ResponseError::BadLength)?;
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             return Err(ResponseError::Chunked);
         } else if h.name.eq_ignore_ascii_case("etag") {
             etag = parse_etag(value).map_or(Tag::Foreign, Tag::Digest);
         } else if h.name.eq_ignore_ascii_case("connection") {
-            for option in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                close |= option.eq_ignore_ascii_case(b"close");
-                keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
-            }
+            connection.add(value);
         }
     }
+    // A length too large for u64 is as unreadable as a malformed one.
+    let content_length = match length.get() {
+        Some(None) => return Err(ResponseError::BadLength),
+        n => n.flatten(),
+    };
     let bodiless =
         method == Method::Head || (100..200).contains(&status) || status == 204 || status == 304;
     let body_len = if bodiless {
@@ -125,7 +124,7 @@ pub fn parse_response(buf: &[u8], method: Method) -> Result<Option<ResponseHead>
         body_len,
         content_length,
         etag,
-        close: close || (http10 && !keep_alive),
+        close: connection.close || (http10 && !connection.keep_alive),
     }))
 }
 
@@ -194,6 +193,17 @@ mod tests {
             ),
             Err(ResponseError::Chunked)
         );
+        for lengths in [
+            &b"Content-Length: 1\r\nContent-Length: 2"[..],
+            b"Content-Length: x",
+            b"Content-Length: 99999999999999999999999",
+        ] {
+            let wire = [&b"HTTP/1.1 200 OK\r\n"[..], lengths, b"\r\n\r\n"].concat();
+            assert_eq!(
+                parse_response(&wire, Method::Get),
+                Err(ResponseError::BadLength)
+            );
+        }
         assert!(matches!(
             parse_response(b"HTTP/9 nope\r\n\r\n", Method::Get),
             Err(ResponseError::Malformed(_))

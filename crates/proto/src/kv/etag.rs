@@ -1,6 +1,7 @@
 //! Entity tags: the MD5 of a value, written `"<32 hex digits>"`, and the
 //! `If-None-Match` condition that compares against them.
 
+use super::hex;
 use md5::{Digest as _, Md5};
 
 /// The MD5 of a value.
@@ -19,11 +20,9 @@ pub fn digest(value: &[u8]) -> Digest {
 
 /// The strong entity tag for `d`: `"` + lower-case hex + `"`.
 pub fn etag(d: &Digest) -> [u8; ETAG_LEN] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = [b'"'; ETAG_LEN];
-    for (i, b) in d.iter().enumerate() {
-        out[1 + 2 * i] = HEX[usize::from(b >> 4)];
-        out[2 + 2 * i] = HEX[usize::from(b & 15)];
+    for (i, &b) in d.iter().enumerate() {
+        out[1 + 2 * i..3 + 2 * i].copy_from_slice(&hex::lower(b));
     }
     out
 }
@@ -32,15 +31,18 @@ pub fn etag(d: &Digest) -> [u8; ETAG_LEN] {
 /// comparison). `None` for anything else, which can match no value.
 pub fn parse_etag(tag: &[u8]) -> Option<Digest> {
     let tag = tag.strip_prefix(b"W/").unwrap_or(tag);
-    let hex = tag.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    let digits = tag.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     // Tags compare octet by octet, so only lower-case hex can be ours.
-    if hex.len() != 32 || !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if digits.len() != 32
+        || !digits
+            .iter()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
         return None;
     }
     let mut d = [0u8; 16];
-    for (i, pair) in hex.chunks(2).enumerate() {
-        let s = std::str::from_utf8(pair).ok()?;
-        d[i] = u8::from_str_radix(s, 16).ok()?;
+    for (i, pair) in digits.chunks(2).enumerate() {
+        d[i] = hex::value(pair[0])? << 4 | hex::value(pair[1])?;
     }
     Some(d)
 }

@@ -3,12 +3,16 @@
 //!
 //! Check, then parse: the head's end (an empty line) is searched for
 //! incrementally, resuming where the last call stopped, and httparse runs
-//! once on a complete head. Limits are enforced while the head is still
+//! on the complete head. Limits are enforced while the head is still
 //! arriving, so a connection never buffers more than
-//! [`Limits::max_head`] bytes of head.
+//! [`Limits::max_head`] bytes of head; and so is syntax: httparse also
+//! checks each partial head while its request line is arriving and
+//! whenever another line is complete, so garbage (a TLS ClientHello, a
+//! binary protocol) is refused at once instead of waiting for a blank line
+//! that never comes.
 
-use super::{IfNoneMatch, Method, Status, Target, Version};
-use crate::number::parse_u64;
+use super::fields::{ConnectionOptions, ContentLength, LengthError};
+use super::{IfNoneMatch, Method, Reject, RequestError, Target, Version};
 
 /// Room in a request line beyond the URI: method, spaces, version, CRLF.
 const LINE_SLACK: usize = 64;
@@ -71,17 +75,6 @@ pub struct Head {
     pub expect_continue: bool,
 }
 
-/// A request the server will not read to its end: answer `status`, then
-/// close the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reject {
-    pub status: Status,
-    /// A short explanation, sent as the response body.
-    pub why: &'static str,
-    /// The request was a HEAD: the response has no body.
-    pub head_only: bool,
-}
-
 /// The outcome of looking for a head at the front of a connection's input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadScan {
@@ -95,12 +88,8 @@ pub enum HeadScan {
     Reject(Reject),
 }
 
-fn reject(status: Status, why: &'static str) -> HeadScan {
-    HeadScan::Reject(Reject {
-        status,
-        why,
-        head_only: false,
-    })
+fn reject(error: RequestError) -> HeadScan {
+    HeadScan::Reject(Reject::new(error))
 }
 
 /// Look for a request head at the front of `input`. `scanned` carries the
@@ -113,14 +102,13 @@ pub fn scan(input: &[u8], scanned: &mut usize, limits: &Limits) -> HeadScan {
         .take_while(|&&b| b == b'\r' || b == b'\n')
         .count();
     if lead > LINE_SLACK {
-        return reject(
-            Status::BadRequest,
-            "too many empty lines before the request",
-        );
+        return reject(RequestError::LeadingEmptyLines);
     }
+    let from = (*scanned).max(lead).min(input.len());
+    let new_line = memchr::memchr(b'\n', &input[from..]).is_some();
     match find_end(input, lead, scanned) {
         Some(end) => parse(&input[..end], lead, limits),
-        None => incomplete(input, lead, limits),
+        None => incomplete(input, lead, new_line, limits),
     }
 }
 
@@ -144,27 +132,47 @@ fn find_end(input: &[u8], lead: usize, scanned: &mut usize) -> Option<usize> {
     None
 }
 
-/// No head yet: reject it if it has already passed a limit.
-fn incomplete(input: &[u8], lead: usize, limits: &Limits) -> HeadScan {
+/// No head yet: reject it if what has arrived is already malformed, or
+/// has passed a limit. `new_line`: a line end arrived since the last call.
+fn incomplete(input: &[u8], lead: usize, new_line: bool, limits: &Limits) -> HeadScan {
     let line = &input[lead..];
-    match memchr::memchr(b'\n', line) {
+    let eol = memchr::memchr(b'\n', line);
+    // While the request line arrives each check costs at most a line;
+    // after it, one check per line bounds the work per head.
+    if eol.is_none() || new_line {
+        if let Err(e) = check_partial(line) {
+            return reject(e);
+        }
+    }
+    match eol {
         None if line.len() > limits.max_line() => {
             // A long line that began like a request line is a long URI.
             let looks_like_request = line[..line.len().min(LINE_SLACK)].contains(&b' ');
             if looks_like_request {
-                reject(Status::UriTooLong, "the request line is too long")
+                reject(RequestError::LineTooLong)
             } else {
-                reject(Status::BadRequest, "malformed request line")
+                reject(RequestError::MalformedLine)
             }
         }
         None => HeadScan::Incomplete,
         Some(eol) if eol + 1 > limits.max_line() || target_len(&line[..eol]) > limits.max_uri => {
-            reject(Status::UriTooLong, "the request target is too long")
+            reject(RequestError::TargetTooLong)
         }
         Some(eol) if line.len() - (eol + 1) > limits.max_headers + 2 => {
-            reject(Status::HeadersTooLarge, "the header section is too large")
+            reject(RequestError::HeadersTooLarge)
         }
         Some(_) => HeadScan::Incomplete,
+    }
+}
+
+/// Run httparse on a head that has not all arrived: it parses as far as
+/// the bytes go, so an error it finds in them is an error in every head
+/// that starts with them. `Partial` means: so far, so good.
+fn check_partial(head: &[u8]) -> Result<(), RequestError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADER_COUNT];
+    match httparse::Request::new(&mut fields).parse(head) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(RequestError::from_httparse(e)),
     }
 }
 
@@ -180,34 +188,25 @@ fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
     let mut req = httparse::Request::new(&mut fields);
     let len = match req.parse(head) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            return reject(Status::BadRequest, "malformed request head")
-        }
-        Err(httparse::Error::TooManyHeaders) => {
-            return reject(Status::HeadersTooLarge, "too many header fields")
-        }
-        Err(httparse::Error::Version) => {
-            return reject(Status::BadRequest, "not an HTTP/1.0 or HTTP/1.1 request")
-        }
-        Err(_) => return reject(Status::BadRequest, "malformed request head"),
+        Ok(httparse::Status::Partial) => return reject(RequestError::MalformedHead),
+        Err(e) => return reject(RequestError::from_httparse(e)),
     };
     let (Some(method), Some(uri), Some(minor)) = (req.method, req.path, req.version) else {
-        return reject(Status::BadRequest, "malformed request head");
+        return reject(RequestError::MalformedHead);
     };
     let method = Method::parse(method);
-    let fail = |status, why| {
+    let fail = |error| {
         HeadScan::Reject(Reject {
-            status,
-            why,
+            error,
             head_only: method == Method::Head,
         })
     };
     if uri.len() > limits.max_uri {
-        return fail(Status::UriTooLong, "the request target is too long");
+        return fail(RequestError::TargetTooLong);
     }
     let line_end = lead + memchr::memchr(b'\n', &head[lead..]).map_or(0, |i| i + 1);
     if len - line_end > limits.max_headers + 2 {
-        return fail(Status::HeadersTooLarge, "the header section is too large");
+        return fail(RequestError::HeadersTooLarge);
     }
     let version = if minor == 0 {
         Version::Http10
@@ -216,46 +215,31 @@ fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
     };
     let f = match Fields::read(req.headers) {
         Ok(f) => f,
-        Err(why) => return fail(Status::BadRequest, why),
+        Err(e) => return fail(e),
     };
     if f.hosts > 1 || (version == Version::Http11 && f.hosts == 0) {
-        return fail(
-            Status::BadRequest,
-            "an HTTP/1.1 request needs exactly one Host",
-        );
+        return fail(RequestError::Host);
     }
     if f.transfer_encoding {
-        return fail(
-            Status::LengthRequired,
-            "Transfer-Encoding (chunked) is not supported: send Content-Length",
-        );
+        return fail(RequestError::TransferEncoding);
     }
-    let content_length = match f.content_length {
+    let content_length = match f.content_length.get() {
         Some(Some(n)) if n <= limits.max_value as u64 => n as usize,
-        Some(_) => {
-            return fail(
-                Status::ContentTooLarge,
-                "the body is larger than --max-value",
-            )
-        }
-        None if method.writes() => {
-            return fail(Status::LengthRequired, "a PUT or POST needs Content-Length")
-        }
+        Some(_) => return fail(RequestError::BodyTooLarge),
+        None if method.writes() => return fail(RequestError::LengthRequired),
         None => 0,
     };
     if f.expect_other && version == Version::Http11 {
-        return fail(
-            Status::ExpectationFailed,
-            "only the 100-continue expectation is supported",
-        );
+        return fail(RequestError::Expectation);
     }
     let target = match Target::parse(uri) {
         Ok(t) => t,
         // The target of a method we do not serve does not matter: 405.
         Err(_) if method == Method::Other => Target::NoKey,
-        Err(_) => return fail(Status::BadRequest, "malformed request target"),
+        Err(e) => return fail(RequestError::Target(e)),
     };
-    let keep_alive = !f.close && (version == Version::Http11 || f.keep_alive);
+    let c = f.connection;
+    let keep_alive = !c.close && (version == Version::Http11 || c.keep_alive);
     HeadScan::Complete {
         head: Head {
             method,
@@ -274,18 +258,16 @@ fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
 #[derive(Default)]
 struct Fields {
     hosts: usize,
-    /// `Some(None)`: a length too large for u64.
-    content_length: Option<Option<u64>>,
+    content_length: ContentLength,
     transfer_encoding: bool,
-    close: bool,
-    keep_alive: bool,
+    connection: ConnectionOptions,
     if_none_match: Option<IfNoneMatch>,
     expect_continue: bool,
     expect_other: bool,
 }
 
 impl Fields {
-    fn read(headers: &[httparse::Header]) -> Result<Fields, &'static str> {
+    fn read(headers: &[httparse::Header]) -> Result<Fields, RequestError> {
         let mut f = Fields::default();
         for h in headers {
             let value = h.value.trim_ascii();
@@ -293,18 +275,14 @@ impl Fields {
             if name.eq_ignore_ascii_case("host") {
                 f.hosts += 1;
             } else if name.eq_ignore_ascii_case("content-length") {
-                let n = parse_u64(value).map_err(|()| "Content-Length is not a number")?;
-                if f.content_length.is_some_and(|old| old != n) {
-                    return Err("conflicting Content-Length fields");
-                }
-                f.content_length = Some(n);
+                f.content_length.add(value).map_err(|e| match e {
+                    LengthError::NotANumber => RequestError::LengthNotANumber,
+                    LengthError::Conflict => RequestError::LengthConflict,
+                })?;
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
                 f.transfer_encoding = true;
             } else if name.eq_ignore_ascii_case("connection") {
-                for option in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                    f.close |= option.eq_ignore_ascii_case(b"close");
-                    f.keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
-                }
+                f.connection.add(value);
             } else if name.eq_ignore_ascii_case("if-none-match") {
                 let this = IfNoneMatch::parse(value);
                 f.if_none_match = Some(match f.if_none_match.take() {
@@ -326,6 +304,7 @@ impl Fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kv::Status;
 
     fn scan_all(input: &[u8]) -> HeadScan {
         scan(input, &mut 0, &Limits::default())
@@ -340,7 +319,7 @@ mod tests {
 
     fn status(input: &[u8]) -> Status {
         match scan_all(input) {
-            HeadScan::Reject(r) => r.status,
+            HeadScan::Reject(r) => r.status(),
             other => panic!("{:?}: {other:?}", String::from_utf8_lossy(input)),
         }
     }
@@ -448,6 +427,53 @@ mod tests {
     }
 
     #[test]
+    fn malformed_input_is_refused_before_its_head_ends() {
+        let client_hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+        for (wire, why) in [
+            (
+                &b"FOO\x01BAR\r\n"[..],
+                RequestError::Syntax(httparse::Error::Token),
+            ),
+            (client_hello, RequestError::Syntax(httparse::Error::Token)),
+            (b"GET /k HTTP/3.0\r\nHost: x\r\n", RequestError::Version),
+            (
+                b"GET /k HTTP/1.1\r\nHo st: x\r\n",
+                RequestError::Syntax(httparse::Error::HeaderName),
+            ),
+            (
+                b"GET /k HTTP/1.1\r\nHost: x\r\n folded",
+                RequestError::Syntax(httparse::Error::HeaderName),
+            ),
+        ] {
+            assert_eq!(
+                scan_all(wire),
+                reject(why),
+                "{:?}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+    }
+
+    #[test]
+    fn a_head_arriving_byte_by_byte_is_never_refused_early() {
+        // 100 fields in all: the most httparse is given room for.
+        let fields: String = (2..MAX_HEADER_COUNT)
+            .map(|i| format!("h{i}: v\r\n"))
+            .collect();
+        let wire = format!("PUT /k HTTP/1.1\r\nHost: x\r\n{fields}Content-Length: 0\r\n\r\n");
+        let limits = Limits::default();
+        let mut scanned = 0;
+        for end in 0..wire.len() {
+            let got = scan(&wire.as_bytes()[..end], &mut scanned, &limits);
+            assert_eq!(got, HeadScan::Incomplete, "at {end}");
+        }
+        assert!(matches!(
+            scan(wire.as_bytes(), &mut scanned, &limits),
+            HeadScan::Complete { .. }
+        ));
+    }
+
+    #[test]
     fn unknown_methods_are_framed_for_405() {
         let (head, _) = complete(b"PATCH /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz");
         assert_eq!((head.method, head.content_length), (Method::Other, 1));
@@ -505,7 +531,7 @@ mod tests {
             max_value: 10,
         };
         let st = |wire: &[u8]| match scan(wire, &mut 0, &limits) {
-            HeadScan::Reject(r) => Some(r.status),
+            HeadScan::Reject(r) => Some(r.status()),
             HeadScan::Incomplete => None,
             HeadScan::Complete { .. } => Some(Status::Ok),
         };
@@ -534,7 +560,7 @@ mod tests {
         let many = format!("GET /k HTTP/1.1\r\nHost: x\r\n{many}\r\n");
         assert_eq!(
             scan(many.as_bytes(), &mut 0, &Limits::default()),
-            reject(Status::HeadersTooLarge, "too many header fields")
+            reject(RequestError::TooManyHeaders)
         );
         assert_eq!(
             st(b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n"),

@@ -9,13 +9,17 @@
 pub mod client;
 mod date;
 mod etag;
+mod fields;
 mod head;
+mod hex;
+mod reject;
 mod response;
 mod target;
 
 pub use date::{imf_fixdate, DATE_LEN};
 pub use etag::{digest, etag, Digest, IfNoneMatch, ETAG_LEN};
-pub use head::{scan, Head, HeadScan, Limits, Reject};
+pub use head::{scan, Head, HeadScan, Limits};
+pub use reject::{Reject, RequestError};
 pub use response::{Connection, Response, CONTINUE};
 pub use target::{decode_key, push_encoded_key, Target, TargetError, MAX_KEY};
 

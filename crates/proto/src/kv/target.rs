@@ -1,6 +1,8 @@
 //! The request target: which key (percent-decoded) or which of the server's
 //! own resources under `/_/` a request names.
 
+use super::hex;
+
 /// Longest key, in bytes after percent-decoding.
 pub const MAX_KEY: usize = 1024;
 
@@ -81,8 +83,8 @@ pub fn decode_key(raw: &[u8]) -> Result<Vec<u8>, TargetError> {
     let mut i = 0;
     while i < raw.len() {
         if raw[i] == b'%' {
-            let hi = raw.get(i + 1).and_then(|&b| hex_value(b));
-            let lo = raw.get(i + 2).and_then(|&b| hex_value(b));
+            let hi = raw.get(i + 1).and_then(|&b| hex::value(b));
+            let lo = raw.get(i + 2).and_then(|&b| hex::value(b));
             match (hi, lo) {
                 (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
                 _ => return Err(TargetError::BadPercent),
@@ -96,25 +98,16 @@ pub fn decode_key(raw: &[u8]) -> Result<Vec<u8>, TargetError> {
     Ok(out)
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Append `/` and `key`, percent-encoding every byte that is not an RFC
 /// 3986 unreserved character, so any byte string survives the trip.
 pub fn push_encoded_key(out: &mut Vec<u8>, key: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.push(b'/');
     for &b in key {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(b);
         } else {
-            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+            out.push(b'%');
+            out.extend_from_slice(&hex::upper(b));
         }
     }
 }

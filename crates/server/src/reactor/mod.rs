@@ -14,10 +14,16 @@
 //! Graceful stop: the loop closes the listener, marks the server draining
 //! and runs every connection once more; a draining worker answers what was
 //! already received and closes when its socket has nothing more.
+//!
+//! Deadlines (a service's request timeout, and the write timeout for
+//! replies a client does not read) are checked by the loop's timer tick,
+//! which runs a connection whose deadline has passed; its worker then
+//! answers 408 or resets the connection.
 
 mod pool;
 mod queue;
 mod readiness;
+mod tick;
 
 pub(crate) use pool::Pool;
 
@@ -34,21 +40,24 @@ use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tick::Ticker;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 /// Requests a pool worker answers on one connection before requeueing it.
 const POOL_BUDGET: usize = 16;
-/// How often request deadlines are checked, for services that have them.
+/// How often request and write deadlines are checked: the loop scans every
+/// connection at most this often.
 const TIMEOUT_TICK: Duration = Duration::from_millis(100);
 
 pub(crate) struct Conn<S: Service> {
     token: usize,
     ready: Readiness,
-    /// Milliseconds since the server's epoch when the buffered partial
-    /// request times out; 0 for none. Written by the worker, read by the
-    /// loop's timer tick (`Relaxed`: a stale value only delays the check by
-    /// a tick, and the worker re-checks the real deadline under the lock).
+    /// Milliseconds since the server's epoch when the awaited request times
+    /// out or the stalled replies are given up on, whichever is first; 0
+    /// for none. Written by the worker, read by the loop's timer tick
+    /// (`Relaxed`: a stale value only delays the check by a tick, and the
+    /// worker re-checks the real deadlines under the lock).
     deadline_ms: AtomicU64,
     io: Mutex<ConnIo<S>>,
 }
@@ -91,7 +100,7 @@ pub(crate) fn run<S: Service>(
         let _ = w.wake();
     });
     let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
-    let timeouts = ctx.svc.request_timeout().is_some();
+    let timeouts = ctx.svc.request_timeout().is_some() || ctx.write_timeout.is_some();
     let shared = Arc::new(Shared {
         ctx: ctx.clone(),
         budget: if pool == Pool::Spawn { 1 } else { POOL_BUDGET },
@@ -111,11 +120,12 @@ pub(crate) fn run<S: Service>(
     let mut next_token = 2usize;
     let mut events = Events::with_capacity(1024);
     let mut stopping: Option<Instant> = None;
+    let mut ticker = timeouts.then(|| Ticker::new(TIMEOUT_TICK, Instant::now()));
     loop {
         let timeout = if stopping.is_some() {
             Some(Duration::from_millis(20))
         } else {
-            timeouts.then_some(TIMEOUT_TICK)
+            ticker.as_ref().map(|t| t.wait(Instant::now()))
         };
         crate::io::poll(&mut poll, &mut events, timeout)?;
         for ev in events.iter() {
@@ -154,7 +164,7 @@ pub(crate) fn run<S: Service>(
         for t in closed_rx.try_iter() {
             conns.remove(&t);
         }
-        if timeouts {
+        if ticker.as_mut().is_some_and(|t| t.due(Instant::now())) {
             let now = shared.epoch.elapsed().as_millis() as u64;
             for c in conns.values() {
                 let d = c.deadline_ms.load(Ordering::Relaxed);
@@ -196,7 +206,11 @@ pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
     let outcome = step(shared, &mut io).unwrap_or(Outcome::Closed);
     match outcome {
         Outcome::Idle => {
-            let deadline = io.sess.deadline(&*shared.ctx.svc);
+            let write = io.sess.write_deadline(shared.ctx.write_timeout);
+            let deadline = match (io.sess.deadline(), write) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let ms = deadline.map_or(0, |d| {
                 d.saturating_duration_since(shared.epoch).as_millis().max(1) as u64
             });
@@ -226,6 +240,13 @@ pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
 fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcome> {
     let svc = &*shared.ctx.svc;
     let draining = shared.draining.load(Ordering::Acquire);
+    // Replies still backed up from the last run go out before any more
+    // work, so a client that does not read cannot grow them.
+    if io.sess.over_high_water()
+        && flush_nonblocking(&mut io.stream, &mut io.sess)? == Flushed::WouldBlock
+    {
+        return Ok(stalled(shared, io));
+    }
     let mut handled = 0;
     loop {
         match io.sess.next(svc) {
@@ -240,15 +261,15 @@ fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcom
                 if handled >= shared.budget || io.sess.over_high_water() {
                     return Ok(match flush_nonblocking(&mut io.stream, &mut io.sess)? {
                         Flushed::All => Outcome::More,
-                        Flushed::WouldBlock => Outcome::Idle,
+                        Flushed::WouldBlock => stalled(shared, io),
                     });
                 }
             }
             Step::NeedInput => {
                 if flush_nonblocking(&mut io.stream, &mut io.sess)? == Flushed::WouldBlock {
-                    return Ok(Outcome::Idle);
+                    return Ok(stalled(shared, io));
                 }
-                if io.sess.deadline(svc).is_some_and(|d| d <= Instant::now()) {
+                if io.sess.deadline().is_some_and(|d| d <= Instant::now()) {
                     io.sess.time_out(svc);
                     continue;
                 }
@@ -274,9 +295,25 @@ fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcom
                         }
                         Outcome::Closed
                     }
-                    Flushed::WouldBlock => Outcome::Idle,
+                    Flushed::WouldBlock => stalled(shared, io),
                 });
             }
         }
     }
+}
+
+/// The socket took no more replies: wait for it, unless they have made no
+/// progress for the write timeout; then the connection is reset.
+fn stalled<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> Outcome {
+    let limit = shared.ctx.write_timeout;
+    if io
+        .sess
+        .write_deadline(limit)
+        .is_some_and(|d| d <= Instant::now())
+    {
+        shared.ctx.stats.write_timed_out();
+        crate::io::reset_on_close(&io.stream);
+        return Outcome::Closed;
+    }
+    Outcome::Idle
 }

@@ -9,6 +9,9 @@
 //! Graceful stop: a watch channel tells the accept loops to stop and every
 //! connection to drain (answer what already arrived, then close); the
 //! runtime is dropped only after every connection task has finished.
+//!
+//! Every write is bounded by the write timeout: one that makes no progress
+//! within it (a client that does not read) resets the connection.
 
 use crate::session::{Session, Step};
 use crate::Ctx;
@@ -152,11 +155,11 @@ async fn drive<S: Service>(
                     ctx.shutdown.trigger();
                 }
                 if sess.over_high_water() {
-                    flush(stream, sess).await?;
+                    flush(ctx, stream, sess).await?;
                 }
             }
             Step::NeedInput => {
-                flush(stream, sess).await?;
+                flush(ctx, stream, sess).await?;
                 if draining {
                     // Answer only what has already arrived.
                     match stream.try_read(sess.read_buf(svc)) {
@@ -167,7 +170,7 @@ async fn drive<S: Service>(
                     }
                     continue;
                 }
-                let deadline = sess.deadline(svc).map(tokio::time::Instant::from_std);
+                let deadline = sess.deadline().map(tokio::time::Instant::from_std);
                 let woke = tokio::select! {
                     r = stream.read(sess.read_buf(svc)) => Woke::Read(r),
                     _ = stop.wait_for(|s| *s) => Woke::Stop,
@@ -183,7 +186,7 @@ async fn drive<S: Service>(
                 }
             }
             Step::Close => {
-                flush(stream, sess).await?;
+                flush(ctx, stream, sess).await?;
                 let _ = stream.shutdown().await;
                 if sess.should_linger() {
                     linger(stream).await;
@@ -211,9 +214,26 @@ async fn linger(stream: &mut TcpStream) {
     let _ = tokio::time::timeout(crate::io::LINGER_TIME, drain).await;
 }
 
-async fn flush<S: Service>(stream: &mut TcpStream, sess: &mut Session<S>) -> io::Result<()> {
+/// Write every pending reply; a write that makes no progress within the
+/// write timeout resets the connection.
+async fn flush<S: Service>(
+    ctx: &Ctx<S>,
+    stream: &mut TcpStream,
+    sess: &mut Session<S>,
+) -> io::Result<()> {
     while !sess.unwritten().is_empty() {
-        let n = stream.write(sess.unwritten()).await?;
+        let write = stream.write(sess.unwritten());
+        let n = match ctx.write_timeout {
+            Some(limit) => match tokio::time::timeout(limit, write).await {
+                Ok(written) => written?,
+                Err(_elapsed) => {
+                    ctx.stats.write_timed_out();
+                    crate::io::reset_on_close(stream);
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+            },
+            None => write.await?,
+        };
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }

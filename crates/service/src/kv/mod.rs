@@ -12,8 +12,8 @@ mod stats;
 
 use crate::{After, Frame, Service};
 use serverlab_proto::kv::{
-    digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, Response,
-    Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
+    digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
+    Response, Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
 };
 use serverlab_store::kv::{KvStore, Put, Value};
 use stats::KvStats;
@@ -29,7 +29,7 @@ pub struct KvConfig {
     pub limits: Limits,
     /// How long a connection may take to deliver a whole request, counted
     /// from when the server is ready for it (accepted, or the previous
-    /// request taken): 408 and close beyond.
+    /// request taken and its reply written): 408 and close beyond.
     pub header_timeout: Duration,
 }
 
@@ -79,124 +79,59 @@ impl KvService {
 
     /// Answer a request the server stopped reading, and close.
     fn reject(&self, r: Reject, out: &mut Vec<u8>) {
-        self.stats.status(r.status);
+        let status = r.status();
+        self.stats.status(status);
         let date = now_date();
-        let body = [r.why.as_bytes(), b"\n"].concat();
-        let mut res = Response::new(r.status, &date, &body);
+        let body = format!("{}\n", r.error);
+        let mut res = Response::new(status, &date, body.as_bytes());
         res.content_type = Some(TEXT_TYPE);
         res.connection = Connection::Close;
         res.send_body = !r.head_only;
         res.encode(out);
     }
 
-    /// The framed head and its length: normally remembered by `frame`.
-    fn take_head(&self, conn: &mut KvConn, request: &[u8]) -> Option<(Head, usize)> {
-        if let Some(p) = conn.pending.take() {
-            return Some((p.head, p.head_len));
-        }
-        // Only reached if a strategy applied bytes `frame` did not report.
-        match scan(request, &mut 0, &self.cfg.limits) {
-            HeadScan::Complete { head, len } => Some((head, len)),
-            _ => None,
-        }
-    }
-
     /// Append the response to one applied request; returns its status.
     fn answer(&self, head: &Head, body: &[u8], out: &mut Vec<u8>) -> Status {
-        let date = now_date();
-        let connection = match (head.keep_alive, head.version) {
-            (false, _) => Connection::Close,
-            (true, Version::Http10) => Connection::KeepAlive,
-            (true, Version::Http11) => Connection::Persistent,
-        };
-        let send_body = head.method != Method::Head;
-        let text = |status: Status, msg: &'static str| {
-            let mut r = Response::new(status, &date, msg.as_bytes());
-            r.content_type = Some(TEXT_TYPE);
-            r
-        };
+        let mut reply = Reply::new(head, out);
         let reserved = matches!(head.target, Target::Health | Target::Stats);
-        let finish = |mut r: Response, out: &mut Vec<u8>| {
-            r.connection = connection;
-            r.send_body &= send_body;
-            r.encode(out);
-            r.status
-        };
         if head.method == Method::Other {
-            let mut r = text(Status::MethodNotAllowed, "method not allowed\n");
-            r.allow = Some(if reserved { ALLOW_RESERVED } else { ALLOW_KEY });
-            return finish(r, out);
+            return reply.not_allowed(if reserved { ALLOW_RESERVED } else { ALLOW_KEY });
         }
         let readonly = matches!(head.method, Method::Get | Method::Head);
         match &head.target {
-            Target::Health if readonly => finish(text(Status::Ok, "ok"), out),
-            Target::Stats if readonly => {
-                let mut json = serde_json::to_vec_pretty(&self.stats.snapshot(self.store.len()))
-                    .expect("statistics serialize");
-                json.push(b'\n');
-                let mut r = Response::new(Status::Ok, &date, &json);
-                r.content_type = Some(JSON_TYPE);
-                finish(r, out)
-            }
-            Target::Health | Target::Stats => {
-                let mut r = text(Status::MethodNotAllowed, "method not allowed\n");
-                r.allow = Some(ALLOW_RESERVED);
-                finish(r, out)
-            }
-            Target::Reserved => finish(text(Status::NotFound, "not found\n"), out),
-            Target::NoKey => finish(
-                text(
-                    Status::BadRequest,
-                    "no key: the path is /<key>, 1 to 1024 bytes\n",
-                ),
-                out,
+            Target::Health | Target::Stats if !readonly => reply.not_allowed(ALLOW_RESERVED),
+            Target::Health => reply.text(Status::Ok, "ok"),
+            Target::Stats => self.stats_json(&mut reply),
+            Target::Reserved => reply.text(Status::NotFound, "not found\n"),
+            Target::NoKey => reply.text(
+                Status::BadRequest,
+                "no key: the path is /<key>, 1 to 1024 bytes\n",
             ),
-            Target::KeyTooLong => finish(
-                text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
-                out,
-            ),
+            Target::KeyTooLong => reply.text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
             Target::Key(key) => match head.method {
-                Method::Get | Method::Head => self.get(head, key, &date, out, finish),
-                Method::Put | Method::Post => {
-                    let d = digest(body);
-                    let value = Arc::new(Value {
-                        bytes: body.into(),
-                        digest: d,
-                    });
-                    let status = match self.store.put(key, value) {
-                        Put::Created => Status::Created,
-                        Put::Replaced => Status::Ok,
-                    };
-                    let mut r = Response::new(status, &date, b"");
-                    r.etag = Some(&d);
-                    finish(r, out)
-                }
-                Method::Delete => {
-                    if self.store.delete(key) {
-                        finish(Response::new(Status::Ok, &date, b""), out)
-                    } else {
-                        self.stats.miss();
-                        finish(text(Status::NotFound, "not found\n"), out)
-                    }
-                }
+                Method::Get | Method::Head => self.get(head, key, &mut reply),
+                Method::Put | Method::Post => self.put(key, body, &mut reply),
+                Method::Delete => self.delete(key, &mut reply),
                 Method::Other => unreachable!("answered above"),
             },
         }
     }
 
-    fn get(
-        &self,
-        head: &Head,
-        key: &[u8],
-        date: &[u8; DATE_LEN],
-        out: &mut Vec<u8>,
-        finish: impl Fn(Response, &mut Vec<u8>) -> Status,
-    ) -> Status {
+    fn stats_json(&self, reply: &mut Reply) -> Status {
+        let mut json = serde_json::to_vec_pretty(&self.stats.snapshot(self.store.len()))
+            .expect("statistics serialize");
+        json.push(b'\n');
+        let date = reply.date;
+        let mut r = Response::new(Status::Ok, &date, &json);
+        r.content_type = Some(JSON_TYPE);
+        reply.send(r)
+    }
+
+    /// GET or HEAD of a key.
+    fn get(&self, head: &Head, key: &[u8], reply: &mut Reply) -> Status {
         let Some(v) = self.store.get(key) else {
             self.stats.miss();
-            let mut r = Response::new(Status::NotFound, date, b"not found\n");
-            r.content_type = Some(TEXT_TYPE);
-            return finish(r, out);
+            return reply.text(Status::NotFound, "not found\n");
         };
         let unchanged = head
             .if_none_match
@@ -207,11 +142,91 @@ impl KvService {
         } else {
             Status::Ok
         };
-        let mut r = Response::new(status, date, &v.bytes);
+        let date = reply.date;
+        let mut r = Response::new(status, &date, &v.bytes);
         r.etag = Some(&v.digest);
         r.content_type = Some(VALUE_TYPE);
         r.send_body = !unchanged;
-        finish(r, out)
+        reply.send(r)
+    }
+
+    /// PUT or POST: store the body. Its MD5 is computed before the store
+    /// is touched, so no lock is held during it.
+    fn put(&self, key: &[u8], body: &[u8], reply: &mut Reply) -> Status {
+        let d = digest(body);
+        let value = Arc::new(Value {
+            bytes: body.into(),
+            digest: d,
+        });
+        let status = match self.store.put(key, value) {
+            Put::Created => Status::Created,
+            Put::Replaced => Status::Ok,
+        };
+        let date = reply.date;
+        let mut r = Response::new(status, &date, b"");
+        r.etag = Some(&d);
+        reply.send(r)
+    }
+
+    fn delete(&self, key: &[u8], reply: &mut Reply) -> Status {
+        if self.store.delete(key) {
+            let date = reply.date;
+            reply.send(Response::new(Status::Ok, &date, b""))
+        } else {
+            self.stats.miss();
+            reply.text(Status::NotFound, "not found\n")
+        }
+    }
+}
+
+/// What every response to one applied request shares: its `Date`, what it
+/// says about the connection, whether a body may be sent (not for HEAD),
+/// and where it goes.
+struct Reply<'a> {
+    date: [u8; DATE_LEN],
+    connection: Connection,
+    send_body: bool,
+    out: &'a mut Vec<u8>,
+}
+
+impl<'a> Reply<'a> {
+    fn new(head: &Head, out: &'a mut Vec<u8>) -> Self {
+        let connection = match (head.keep_alive, head.version) {
+            (false, _) => Connection::Close,
+            (true, Version::Http10) => Connection::KeepAlive,
+            (true, Version::Http11) => Connection::Persistent,
+        };
+        Reply {
+            date: now_date(),
+            connection,
+            send_body: head.method != Method::Head,
+            out,
+        }
+    }
+
+    /// Encode `r` as this request's response; returns its status.
+    fn send(&mut self, mut r: Response) -> Status {
+        r.connection = self.connection;
+        r.send_body &= self.send_body;
+        r.encode(self.out);
+        r.status
+    }
+
+    /// A plain-text response.
+    fn text(&mut self, status: Status, msg: &str) -> Status {
+        let date = self.date;
+        let mut r = Response::new(status, &date, msg.as_bytes());
+        r.content_type = Some(TEXT_TYPE);
+        self.send(r)
+    }
+
+    /// `405` with the methods that are allowed.
+    fn not_allowed(&mut self, allow: &'static str) -> Status {
+        let date = self.date;
+        let mut r = Response::new(Status::MethodNotAllowed, &date, b"method not allowed\n");
+        r.content_type = Some(TEXT_TYPE);
+        r.allow = Some(allow);
+        self.send(r)
     }
 }
 
@@ -260,15 +275,10 @@ impl Service for KvService {
 
     fn apply(&self, conn: &mut KvConn, request: &[u8], out: &mut Vec<u8>) -> After {
         let start = Instant::now();
-        let Some((head, head_len)) = self.take_head(conn, request) else {
-            self.reject(
-                Reject {
-                    status: Status::BadRequest,
-                    why: "malformed request",
-                    head_only: false,
-                },
-                out,
-            );
+        let Some(Pending { head, head_len, .. }) = conn.pending.take() else {
+            // `frame` reported no request: the caller broke the contract
+            // of `Service::apply`. Refuse and close rather than guess.
+            self.reject(RequestError::MalformedHead.into(), out);
             return After::Close;
         };
         let body = request.get(head_len..).unwrap_or_default();
@@ -285,14 +295,7 @@ impl Service for KvService {
     /// Not reached with the input limit above (a head or body that would
     /// pass it is rejected first); answered as a malformed request.
     fn overflow(&self, _conn: &mut KvConn, out: &mut Vec<u8>) {
-        self.reject(
-            Reject {
-                status: Status::BadRequest,
-                why: "request too large",
-                head_only: false,
-            },
-            out,
-        );
+        self.reject(RequestError::TooLarge.into(), out);
     }
 
     fn request_timeout(&self) -> Option<Duration> {
@@ -306,8 +309,7 @@ impl Service for KvService {
             .is_some_and(|p| p.head.method == Method::Head);
         self.reject(
             Reject {
-                status: Status::RequestTimeout,
-                why: "no complete request within --header-timeout",
+                error: RequestError::Timeout,
                 head_only,
             },
             out,

@@ -345,3 +345,15 @@ fn input_limit_holds_the_largest_request() {
     assert!(r.starts_with("HTTP/1.1 201 "), "{r}");
     assert!(!closed);
 }
+
+#[test]
+fn apply_without_a_framed_request_refuses_and_closes() {
+    let svc = service(Limits::default());
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let wire = b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_eq!(svc.apply(&mut conn, wire, &mut out), After::Close);
+    let r = undate(&out);
+    assert!(r.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{r}");
+    assert!(r.contains("\r\nConnection: close\r\n"), "{r}");
+}
