@@ -46,7 +46,8 @@ pub(crate) struct SessionClient<'a> {
     /// The key and (for writes) the value of the request in flight.
     key: Vec<u8>,
     value: Vec<u8>,
-    /// Without DELETE in the mix, after a preload every key must exist.
+    /// After a preload with no DELETE in the mix, every key exists: reads
+    /// find it and writes replace it.
     must_exist: bool,
     pub(crate) rec: Recorder,
     pub(crate) sessions: Histogram<u64>,
@@ -108,18 +109,30 @@ impl<'a> SessionClient<'a> {
         let k = String::from_utf8_lossy(&self.key).into_owned();
         let m = op.method().name();
         let status = head.status;
+        let size = self.cfg.value_size;
         let allowed: &[u16] = match op {
-            Op::Get | Op::Head if self.must_exist => &[200],
+            Op::Get | Op::Head | Op::Put | Op::Post if self.must_exist => &[200],
             Op::Get | Op::Head | Op::Delete => &[200, 404],
             Op::Put | Op::Post => &[200, 201],
         };
         if !allowed.contains(&status) {
+            let why = if self.must_exist {
+                " (every key was preloaded and none is deleted)"
+            } else {
+                ""
+            };
             return self.mismatch(format!(
-                "{m} /{k}: status {status}, expected one of {allowed:?}"
+                "{m} /{k}: status {status}, expected one of {allowed:?}{why}"
             ));
         }
         match op {
             Op::Get if status == 200 => {
+                if body.len() != size {
+                    return self.mismatch(format!(
+                        "GET /{k}: a body of {} bytes, but every value this load writes has {size}",
+                        body.len()
+                    ));
+                }
                 if let Err(e) = check_value(&self.key, body) {
                     return self.mismatch(format!("GET /{k}: the body is wrong: {e}"));
                 }
@@ -127,11 +140,16 @@ impl<'a> SessionClient<'a> {
                     self.mismatch(format!("GET /{k}: the ETag is not the MD5 of the body"));
                 }
             }
-            Op::Head
-                if status == 200
-                    && (!matches!(head.etag, Tag::Digest(_)) || head.content_length.is_none()) =>
-            {
-                self.mismatch(format!("HEAD /{k}: no ETag or no Content-Length"));
+            Op::Head if status == 200 => {
+                if !matches!(head.etag, Tag::Digest(_)) {
+                    self.mismatch(format!("HEAD /{k}: no ETag"));
+                } else if head.content_length != Some(size as u64) {
+                    self.mismatch(format!(
+                        "HEAD /{k}: Content-Length {}, but every value this load writes has {size} bytes",
+                        head.content_length
+                            .map_or_else(|| "absent".to_string(), |n| n.to_string())
+                    ));
+                }
             }
             Op::Put | Op::Post if head.etag != Tag::Digest(digest(&self.value)) => {
                 self.mismatch(format!(
