@@ -135,7 +135,7 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
         .chain((0..cfg.readers).map(|i| (Role::Reader, i)));
 
     let start = Instant::now();
-    let slots = roles
+    let mut slots = roles
         .map(|(role, index)| {
             let client = BoardClient::new(cfg, &mirror, &checks, role, index, start);
             Slot::connected(cfg.addr, CONNECT_TIMEOUT, client).map_err(|source| {
@@ -148,7 +148,6 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
         .collect::<Result<Vec<_>, _>>()?;
     // Connecting took time: the window starts now, for every connection.
     let start = Instant::now();
-    let mut slots = slots;
     for s in &mut slots {
         s.client.restart(start);
     }
