@@ -1,4 +1,6 @@
-//! A blocking client connection that reads terminator-framed replies.
+//! A blocking client connection that reads terminator-framed replies,
+//! for the few requests before and after a run (reading the state to
+//! check against, EXIT). The run itself is on the event-loop driver.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -50,14 +52,6 @@ impl FramedConn {
             searched = self.end - self.start;
             self.fill()?;
         }
-    }
-
-    /// A reply that is already buffered, without reading the socket.
-    pub fn recv_buffered(&mut self) -> Option<&[u8]> {
-        let i = memchr::memchr2(0, b'\n', &self.buf[self.start..self.end])?;
-        let reply = self.start..self.start + i;
-        self.start += i + 1;
-        Some(&self.buf[reply])
     }
 
     fn fill(&mut self) -> io::Result<()> {

@@ -1,90 +1,230 @@
-//! The closed-loop driver: one event loop multiplexes many client
-//! connections on non-blocking sockets (edge-triggered epoll via mio).
+//! The closed-loop driver every load runs on: one event loop per client
+//! CPU multiplexes many client connections on non-blocking sockets
+//! (edge-triggered epoll via mio).
 //!
 //! A thread per connection would cost the client a context switch per
 //! request, as much CPU as a good server spends, and the client would set
 //! the pace it claims to measure. One loop per client core keeps the
-//! client's cost per request to a read and a write (shared with every
+//! client's cost per request to a write and a read (shared with every
 //! other reply that arrived in the same read).
 //!
-//! Replies are framed by NUL or LF, as board, echo and bucket write them.
-//! What to send and how to check a reply is the [`Client`]'s business.
+//! The driver owns sockets, buffers, timeouts and the run's window; the
+//! [`Client`] in each [`Slot`] owns the protocol: what to send, how replies
+//! are framed (lines for board, echo and bucket, HTTP responses for kv),
+//! what each must be, and when its connection has done its work. A slot's
+//! connection may end and be replaced (a kv session, a bucket request on
+//! its own connection): the driver then asks the client for the next one.
 
 use crate::Progress;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Registry, Token};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// How long to wait for replies still in flight after the window closed.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long to busy-poll for replies before sleeping in the kernel. A
 /// sleeping CPU (above all a virtual one, which the hypervisor parks) can
 /// take milliseconds to wake: a client that sleeps between replies
 /// measures its own wake-ups, not the server. Time spent polling in vain
 /// is reported apart from real work.
 const SPIN: Duration = Duration::from_millis(1);
+/// How often timeouts are looked for: they are seconds long, so a sweep
+/// over every slot this often costs nothing per request.
+const SWEEP: Duration = Duration::from_millis(50);
+/// A connection's input buffer to begin with; it grows for longer replies.
+const INPUT: usize = 16 * 1024;
 
-/// One connection's protocol logic.
+/// One slot's protocol logic. A slot holds at most one connection at a
+/// time; its client may span many connections, one after another.
 pub trait Client {
-    /// Append as many requests as may go out at `now` (up to the pipeline
+    /// The slot has no connection: start one at `now`? False when this
+    /// client is finished. Not called once the run's window has closed.
+    fn connect(&mut self, now: Instant) -> bool;
+    /// Append as many requests as may go out at `now` (up to any pipeline
     /// depth, and no earlier than any throttle allows) and note `now` as
     /// their send time. Returns how many were appended.
     fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize;
-    /// One reply, in request order, received at `now`.
-    fn handle(&mut self, reply: &[u8], now: Instant);
-    /// Requests sent and not yet answered.
+    /// If a whole reply is at the front of `input`, take it (received at
+    /// `now`) and return how many bytes it took (never 0); `Ok(None)` if
+    /// the reply is still incomplete. `Err`: the stream cannot be read on
+    /// (the connection fails with that description).
+    fn take(&mut self, input: &[u8], now: Instant) -> Result<Option<usize>, String>;
+    /// Requests sent on this connection and not yet answered.
     fn in_flight(&self) -> usize;
+    /// This connection has done its work: nothing in flight and nothing
+    /// more to send on it. The driver closes it and calls `connect`.
+    fn connection_done(&self) -> bool;
+    /// The connection failed and was closed; what was in flight on it is
+    /// lost. The driver then calls `connect` (unless the window closed).
+    fn failed(&mut self, failure: Failure, now: Instant);
     /// When a throttled client that is waiting for its slot wants to send.
-    fn next_due(&self) -> Option<Instant>;
+    fn next_due(&self) -> Option<Instant> {
+        None
+    }
 }
 
-/// A client with its socket and buffers.
-pub struct Conn<C> {
+/// Why a connection failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// It could not be opened.
+    Connect { addr: SocketAddr, source: io::Error },
+    /// The server closed it while the client still wanted it.
+    Closed,
+    /// A read or write failed.
+    Io(io::Error),
+    /// The client could not read a reply.
+    Reply(String),
+    /// Replies stopped coming.
+    Stalled(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Connect { addr, source } => write!(f, "cannot connect to {addr}: {source}"),
+            Failure::Closed => f.write_str("the server closed the connection mid-run"),
+            Failure::Io(e) => write!(f, "{e}"),
+            Failure::Reply(s) | Failure::Stalled(s) => f.write_str(s),
+        }
+    }
+}
+
+/// How a run is bounded and how long anything may take.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub addr: SocketAddr,
+    pub connect_timeout: Duration,
+    /// A connection with requests in flight fails when nothing arrives for
+    /// this long (None: it may wait for ever, e.g. for long delays).
+    pub reply_timeout: Option<Duration>,
+    /// When the window closes: no request is sent and no connection
+    /// opened after it; replies in flight are still collected. None: the
+    /// run ends when every client is finished.
+    pub deadline: Option<Instant>,
+    /// How long after the deadline replies in flight may take.
+    pub drain_timeout: Option<Duration>,
+}
+
+/// A client with its connection and buffers.
+pub struct Slot<C> {
     pub client: C,
-    stream: mio::net::TcpStream,
+    stream: Option<mio::net::TcpStream>,
+    connecting: bool,
+    /// When the connection was started (for its timeout).
+    opened_at: Instant,
+    /// Last time replies made progress (or requests began to wait).
+    progress_at: Instant,
+    /// Tells this connection's events from a previous one's.
+    generation: u32,
     input: Vec<u8>,
     start: usize,
     end: usize,
     output: Vec<u8>,
     written: usize,
-    /// When this connection stopped sending (the end of its window).
+    /// The throttle wake-up already scheduled.
+    armed: Option<Instant>,
+    /// Counted as connecting or waiting for replies (see `Loop::waiting`).
+    busy: bool,
+    /// When this slot stopped sending because the window closed.
     pub stopped_at: Option<Instant>,
-    pub error: Option<String>,
-    done: bool,
+    /// When this slot finished: its client wants no more connections, or
+    /// the window closed and its last reply came.
+    pub finished_at: Option<Instant>,
 }
 
-impl<C: Client> Conn<C> {
-    /// Connect (blocking, with a timeout), then switch to non-blocking.
-    pub fn connect(addr: SocketAddr, timeout: Duration, client: C) -> io::Result<Self> {
-        let stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
-        stream.set_nodelay(true)?;
-        stream.set_nonblocking(true)?;
-        Ok(Conn {
+impl<C: Client> Slot<C> {
+    /// A slot without a connection: the driver asks `client.connect`.
+    pub fn new(client: C) -> Self {
+        let now = Instant::now();
+        Slot {
             client,
-            stream: mio::net::TcpStream::from_std(stream),
-            input: vec![0; 64 * 1024],
+            stream: None,
+            connecting: false,
+            opened_at: now,
+            progress_at: now,
+            generation: 0,
+            input: Vec::new(),
             start: 0,
             end: 0,
             output: Vec::new(),
             written: 0,
+            armed: None,
+            busy: false,
             stopped_at: None,
-            error: None,
-            done: false,
-        })
+            finished_at: None,
+        }
+    }
+
+    /// A slot whose connection is opened now (blocking, with a timeout),
+    /// for runs whose window starts once every connection is open.
+    pub fn connected(addr: SocketAddr, timeout: Duration, client: C) -> io::Result<Self> {
+        let stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let mut slot = Slot::new(client);
+        slot.stream = Some(mio::net::TcpStream::from_std(stream));
+        Ok(slot)
+    }
+
+    fn token(&self, index: usize) -> Token {
+        // The generation rides in the high bits, so an event for a closed
+        // connection is not mistaken for its successor's.
+        Token(((self.generation as u64) << 32 | index as u64) as usize)
+    }
+
+    fn open(
+        &mut self,
+        addr: SocketAddr,
+        registry: &Registry,
+        index: usize,
+        now: Instant,
+    ) -> io::Result<()> {
+        let mut stream = mio::net::TcpStream::connect(addr)?;
+        self.generation = self.generation.wrapping_add(1);
+        registry.register(
+            &mut stream,
+            self.token(index),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        self.stream = Some(stream);
+        self.connecting = true;
+        self.opened_at = now;
+        Ok(())
+    }
+
+    /// Drop the connection and whatever was buffered for it. Closing the
+    /// socket also removes it from epoll (the descriptor is not shared),
+    /// so it is not deregistered first: one system call less per
+    /// connection.
+    fn close(&mut self) {
+        self.stream = None;
+        self.connecting = false;
+        self.start = 0;
+        self.end = 0;
+        self.output.clear();
+        self.written = 0;
     }
 
     /// Send what the client will send now.
     fn pump(&mut self, now: Instant) -> io::Result<()> {
-        if self.stopped_at.is_none() && self.client.fill(&mut self.output, now) > 0 {
+        let idle = self.client.in_flight() == 0;
+        if self.client.fill(&mut self.output, now) > 0 {
+            if idle {
+                self.progress_at = now;
+            }
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(());
+        };
         while self.written < self.output.len() {
-            match self.stream.write(&self.output[self.written..]) {
+            match stream.write(&self.output[self.written..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -97,9 +237,11 @@ impl<C: Client> Conn<C> {
         Ok(())
     }
 
-    /// Read until the socket is dry, handing each whole reply to the
-    /// client. Returns the number of replies; an error at end of stream.
-    fn receive(&mut self) -> io::Result<u64> {
+    /// Read until the socket is dry (or the connection's work is done),
+    /// handing each whole reply to the client. Returns the replies taken.
+    /// `hung_up`: the event said the peer closed, so read on to the end
+    /// of the stream.
+    fn receive(&mut self, now: Instant, hung_up: bool) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
             if self.end == self.input.len() {
@@ -108,157 +250,627 @@ impl<C: Client> Conn<C> {
                     self.end -= self.start;
                     self.start = 0;
                 } else {
-                    let len = self.input.len();
-                    if len >= 256 << 20 {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "a reply longer than 256 MiB",
-                        ));
-                    }
+                    let len = self.input.len().max(INPUT / 2);
                     self.input.resize(len * 2, 0);
                 }
             }
-            match self.stream.read(&mut self.input[self.end..]) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection mid-run",
-                    ))
-                }
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(replies);
+            };
+            let room = self.input.len() - self.end;
+            match stream.read(&mut self.input[self.end..]) {
+                Ok(0) => return Err(Failure::Closed),
                 Ok(n) => {
                     self.end += n;
-                    let now = Instant::now();
-                    while let Some(i) = memchr::memchr2(0, b'\n', &self.input[self.start..self.end])
-                    {
-                        let (a, b) = (self.start, self.start + i);
-                        self.start = b + 1;
-                        self.client.handle(&self.input[a..b], now);
-                        replies += 1;
+                    self.progress_at = now;
+                    replies += self.take_all(now).map_err(Failure::Reply)?;
+                    // A read that did not fill the buffer emptied the
+                    // socket: data arriving later raises a new edge, so
+                    // the read that would only say "would block" is saved.
+                    // Not so the end of the stream, if it came already.
+                    if (n < room && !hung_up) || self.client.connection_done() {
+                        return Ok(replies);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(replies),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(Failure::Io(e)),
             }
         }
     }
 
-    fn fail(&mut self, e: io::Error) {
-        self.error = Some(e.to_string());
-        self.done = true;
+    fn take_all(&mut self, now: Instant) -> Result<u64, String> {
+        let mut replies = 0;
+        while self.start < self.end {
+            match self.client.take(&self.input[self.start..self.end], now)? {
+                Some(n) => {
+                    debug_assert!(n > 0, "a reply takes at least a byte");
+                    self.start += n;
+                    replies += 1;
+                    if self.client.connection_done() {
+                        break;
+                    }
+                }
+                None => break,
+            }
+        }
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        Ok(replies)
     }
 }
 
-/// Drive `conns` until `deadline`, then collect the replies still in
-/// flight. Errors are recorded on their connection; the others go on.
-/// Returns the time spent busy-polling in vain.
-pub fn run<C: Client>(
-    conns: &mut [Conn<C>],
-    deadline: Instant,
+/// The slots after the run, with the CPU their loops used.
+pub struct Driven<C> {
+    /// In the order they were given.
+    pub slots: Vec<Slot<C>>,
+    /// CPU time of the loops' threads: (user, system) seconds.
+    pub cpu: (f64, f64),
+    /// Of that, seconds spent busy-polling for replies that had not come.
+    pub idle_poll_s: f64,
+}
+
+/// Run `slots` to the end: spread over one event loop per CPU the client
+/// may use (each on its own thread), then gathered back in order.
+pub fn drive<C: Client + Send>(
+    slots: Vec<Slot<C>>,
+    opts: &Options,
     progress: &Progress,
-) -> io::Result<Duration> {
-    let mut poll = Poll::new()?;
-    for (i, c) in conns.iter_mut().enumerate() {
-        poll.registry().register(
-            &mut c.stream,
-            Token(i),
-            Interest::READABLE | Interest::WRITABLE,
-        )?;
+) -> Driven<C> {
+    let loops = crate::env::allowed_cpus()
+        .len()
+        .clamp(1, slots.len().max(1));
+    let mut groups: Vec<Vec<(usize, Slot<C>)>> = (0..loops).map(|_| Vec::new()).collect();
+    for (k, slot) in slots.into_iter().enumerate() {
+        groups[k % loops].push((k, slot));
     }
-    let now = Instant::now();
-    for c in conns.iter_mut() {
-        if let Err(e) = c.pump(now) {
-            c.fail(e);
-        }
+    let outs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|group| {
+                s.spawn(move || {
+                    let (order, mut group): (Vec<usize>, Vec<Slot<C>>) = group.into_iter().unzip();
+                    let cpu0 = crate::env::thread_cpu_time();
+                    let spun = run(&mut group, opts, progress);
+                    let cpu1 = crate::env::thread_cpu_time();
+                    let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+                    (order.into_iter().zip(group).collect::<Vec<_>>(), cpu, spun)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("load driver panicked"))
+            .collect()
+    });
+    let mut all = Vec::new();
+    let (mut cpu, mut spun) = ((0.0, 0.0), Duration::ZERO);
+    for (group, c, s) in outs {
+        all.extend(group);
+        cpu = (cpu.0 + c.0, cpu.1 + c.1);
+        spun += s;
     }
-    let mut events = Events::with_capacity(1024);
-    let mut spun = Duration::ZERO;
-    let mut quiet_since: Option<Instant> = None;
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            for c in conns.iter_mut().filter(|c| c.stopped_at.is_none()) {
-                c.stopped_at = Some(now);
-            }
+    all.sort_by_key(|(k, _)| *k);
+    Driven {
+        slots: all.into_iter().map(|(_, s)| s).collect(),
+        cpu,
+        idle_poll_s: spun.as_secs_f64(),
+    }
+}
+
+/// Run `slots` on this thread until every one is finished. A failure of
+/// the loop itself fails every connection. Returns the time spent
+/// busy-polling in vain.
+pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress) -> Duration {
+    let poll = match Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            fail_all(slots, &e);
+            return Duration::ZERO;
         }
-        for c in conns
-            .iter_mut()
-            .filter(|c| !c.done && c.stopped_at.is_some())
-        {
-            if c.client.in_flight() == 0 {
-                c.done = true;
-            } else if now >= deadline + DRAIN_TIMEOUT {
-                c.fail(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "no reply within 10 s after the end of the run",
-                ));
-            }
-        }
-        if conns.iter().all(|c| c.done) {
-            return Ok(spun);
-        }
-        let mut wake = if now < deadline {
-            deadline
-        } else {
-            deadline + DRAIN_TIMEOUT
-        };
-        for c in conns.iter().filter(|c| !c.done && c.stopped_at.is_none()) {
-            if let Some(due) = c.client.next_due() {
-                wake = wake.min(due);
-            }
-        }
-        let waiting = conns.iter().any(|c| !c.done && c.client.in_flight() > 0);
-        let spin = waiting && quiet_since.is_none_or(|t| now - t < SPIN);
-        let timeout = if spin {
+    };
+    let mut lp = Loop {
+        poll,
+        slots,
+        opts,
+        live: 0,
+        waiting: 0,
+        stopped: false,
+        timers: BinaryHeap::new(),
+    };
+    match lp.run(progress) {
+        Ok(spun) => spun,
+        Err(e) => {
+            fail_all(lp.slots, &e);
             Duration::ZERO
-        } else {
-            wake.saturating_duration_since(now)
-        };
-        match poll.poll(&mut events, Some(timeout)) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => other?,
         }
-        let after = Instant::now();
-        if events.is_empty() {
-            if spin {
-                spun += after - now;
-                quiet_since.get_or_insert(now);
+    }
+}
+
+fn fail_all<C: Client>(slots: &mut [Slot<C>], e: &io::Error) {
+    let now = Instant::now();
+    for s in slots.iter_mut().filter(|s| s.finished_at.is_none()) {
+        s.close();
+        s.client
+            .failed(Failure::Io(io::Error::new(e.kind(), e.to_string())), now);
+        s.finished_at = Some(now);
+    }
+}
+
+struct Loop<'a, C> {
+    poll: Poll,
+    slots: &'a mut [Slot<C>],
+    opts: &'a Options,
+    /// Slots not finished.
+    live: usize,
+    /// Slots connecting or waiting for replies: while any are, the loop
+    /// busy-polls briefly before sleeping.
+    waiting: usize,
+    /// The window has closed.
+    stopped: bool,
+    /// Throttle wake-ups: (when, slot).
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+}
+
+impl<C: Client> Loop<'_, C> {
+    fn run(&mut self, progress: &Progress) -> io::Result<Duration> {
+        let now = Instant::now();
+        self.live = self.slots.len();
+        for i in 0..self.slots.len() {
+            let token = self.slots[i].token(i);
+            if let Some(stream) = self.slots[i].stream.as_mut() {
+                self.poll.registry().register(
+                    stream,
+                    token,
+                    Interest::READABLE | Interest::WRITABLE,
+                )?;
+                self.pump(i, now);
             }
-        } else {
-            quiet_since = None;
+            self.settle(i, now);
         }
-        let now = after;
-        for ev in events.iter() {
-            let c = &mut conns[ev.token().0];
-            if c.done {
+        let mut events = Events::with_capacity(1024);
+        let mut spun = Duration::ZERO;
+        let mut quiet_since: Option<Instant> = None;
+        let mut next_sweep = now + SWEEP;
+        loop {
+            let now = Instant::now();
+            if !self.stopped && self.opts.deadline.is_some_and(|d| now >= d) {
+                self.stop(now);
+            }
+            if now >= next_sweep {
+                self.sweep(now);
+                next_sweep = now + SWEEP;
+            }
+            self.fire_timers(now);
+            if self.live == 0 {
+                return Ok(spun);
+            }
+            let spin = self.waiting > 0 && quiet_since.is_none_or(|t| now - t < SPIN);
+            let timeout = if spin {
+                Duration::ZERO
+            } else {
+                self.wake_at(next_sweep).saturating_duration_since(now)
+            };
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => other?,
+            }
+            let before = now;
+            let now = Instant::now();
+            if events.is_empty() {
+                if spin {
+                    spun += now - before;
+                    quiet_since.get_or_insert(before);
+                }
                 continue;
             }
-            if ev.is_writable() {
-                if let Err(e) = c.flush() {
-                    c.fail(e);
+            quiet_since = None;
+            for (k, ev) in events.iter().enumerate() {
+                // Each event's replies and the requests they free are
+                // stamped when it is handled, not when the batch came.
+                let now = if k == 0 { now } else { Instant::now() };
+                let token = ev.token().0 as u64;
+                let (i, generation) = ((token & 0xFFFF_FFFF) as usize, (token >> 32) as u32);
+                let Some(slot) = self.slots.get_mut(i) else {
+                    continue;
+                };
+                if slot.stream.is_none() || (usize::BITS == 64 && slot.generation != generation) {
                     continue;
                 }
+                self.event(i, ev, now, progress);
+                self.settle(i, now);
             }
-            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                match c.receive() {
-                    Ok(n) => progress.add(n),
-                    Err(e) => {
-                        c.fail(e);
-                        continue;
+        }
+    }
+
+    /// When to wake at the latest: the next sweep, the window's end, a
+    /// throttle's slot.
+    fn wake_at(&self, next_sweep: Instant) -> Instant {
+        let mut wake = next_sweep;
+        if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
+            wake = wake.min(d);
+        }
+        if let Some(Reverse((due, _))) = self.timers.peek() {
+            wake = wake.min(*due);
+        }
+        wake
+    }
+
+    fn event(&mut self, i: usize, ev: &mio::event::Event, now: Instant, progress: &Progress) {
+        let slot = &mut self.slots[i];
+        if slot.connecting {
+            let Some(stream) = slot.stream.as_ref() else {
+                return;
+            };
+            match stream.take_error() {
+                Ok(None) if ev.is_writable() => {}
+                Ok(None) => return,
+                Ok(Some(e)) | Err(e) => {
+                    let addr = self.opts.addr;
+                    return self.fail(i, Failure::Connect { addr, source: e }, now);
+                }
+            }
+            if let Err(e) = stream.set_nodelay(true) {
+                return self.fail(i, Failure::Io(e), now);
+            }
+            slot.connecting = false;
+            self.pump(i, now);
+            return;
+        }
+        if ev.is_writable() {
+            if let Err(e) = slot.flush() {
+                return self.fail(i, Failure::Io(e), now);
+            }
+        }
+        let hung_up = ev.is_read_closed() || ev.is_error();
+        if ev.is_readable() || hung_up {
+            match slot.receive(now, hung_up) {
+                Ok(n) => progress.add(n),
+                Err(f) => return self.fail(i, f, now),
+            }
+        }
+        self.pump(i, now);
+    }
+
+    /// Let slot `i` send, unless the window has closed.
+    fn pump(&mut self, i: usize, now: Instant) {
+        let slot = &mut self.slots[i];
+        if self.stopped || slot.connecting || slot.stream.is_none() {
+            return;
+        }
+        if let Err(e) = slot.pump(now) {
+            return self.fail(i, Failure::Io(e), now);
+        }
+        let slot = &mut self.slots[i];
+        if let Some(due) = slot.client.next_due() {
+            if slot.armed != Some(due) {
+                slot.armed = Some(due);
+                self.timers.push(Reverse((due, i)));
+            }
+        }
+    }
+
+    fn fail(&mut self, i: usize, failure: Failure, now: Instant) {
+        let slot = &mut self.slots[i];
+        slot.close();
+        slot.client.failed(failure, now);
+    }
+
+    /// After anything happened on slot `i`: close a connection that has
+    /// done its work, open the next one, or finish the slot; keep the
+    /// counts of live and waiting slots right.
+    fn settle(&mut self, i: usize, now: Instant) {
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.finished_at.is_some() {
+                break;
+            }
+            if slot.stream.is_some() {
+                let idle = slot.client.in_flight() == 0 && !slot.connecting;
+                if !(idle && (self.stopped || slot.client.connection_done()))
+                    && !(self.stopped && slot.connecting)
+                {
+                    break;
+                }
+                slot.close();
+            }
+            if self.stopped || !slot.client.connect(now) {
+                slot.finished_at = Some(now);
+                self.live -= 1;
+                break;
+            }
+            let (addr, registry) = (self.opts.addr, self.poll.registry());
+            match slot.open(addr, registry, i, now) {
+                Ok(()) => break,
+                Err(source) => self.fail(i, Failure::Connect { addr, source }, now),
+            }
+        }
+        let slot = &mut self.slots[i];
+        let busy = slot.finished_at.is_none() && (slot.connecting || slot.client.in_flight() > 0);
+        if busy != slot.busy {
+            slot.busy = busy;
+            if busy {
+                self.waiting += 1;
+            } else {
+                self.waiting -= 1;
+            }
+        }
+    }
+
+    /// The window has closed: nothing more is sent or opened; slots finish
+    /// as their last replies come.
+    fn stop(&mut self, now: Instant) {
+        self.stopped = true;
+        self.timers.clear();
+        for i in 0..self.slots.len() {
+            if self.slots[i].finished_at.is_none() {
+                self.slots[i].stopped_at = Some(now);
+                self.settle(i, now);
+            }
+        }
+    }
+
+    /// Fail connections that took too long to open or to answer.
+    fn sweep(&mut self, now: Instant) {
+        let drained = match (self.stopped, self.opts.deadline, self.opts.drain_timeout) {
+            (true, Some(d), Some(t)) => now >= d + t,
+            _ => false,
+        };
+        for i in 0..self.slots.len() {
+            let s = &self.slots[i];
+            if s.finished_at.is_some() || s.stream.is_none() {
+                continue;
+            }
+            let failure = if s.connecting {
+                (now - s.opened_at >= self.opts.connect_timeout).then(|| Failure::Connect {
+                    addr: self.opts.addr,
+                    source: io::ErrorKind::TimedOut.into(),
+                })
+            } else if s.client.in_flight() == 0 {
+                None
+            } else if drained {
+                Some(Failure::Stalled(format!(
+                    "no reply within {} s after the end of the run",
+                    self.opts.drain_timeout.unwrap_or_default().as_secs_f64()
+                )))
+            } else {
+                self.opts
+                    .reply_timeout
+                    .filter(|&t| now - s.progress_at >= t)
+                    .map(|t| Failure::Stalled(format!("no reply within {} s", t.as_secs_f64())))
+            };
+            if let Some(f) = failure {
+                self.fail(i, f, now);
+                self.settle(i, now);
+            }
+        }
+    }
+
+    /// Throttled slots whose time has come.
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((due, i))) = self.timers.peek() {
+            if due > now {
+                break;
+            }
+            self.timers.pop();
+            if self.slots[i].armed == Some(due) {
+                self.slots[i].armed = None;
+                self.pump(i, now);
+                self.settle(i, now);
+            }
+        }
+    }
+}
+
+/// The reply at the front of `input` framed by a NUL or LF, without its
+/// terminator, and the bytes it takes with it: board, echo and bucket
+/// replies.
+pub fn line(input: &[u8]) -> Option<(&[u8], usize)> {
+    memchr::memchr2(0, b'\n', input).map(|i| (&input[..i], i + 1))
+}
+
+/// The longest line reply a client waits for before declaring the stream
+/// broken.
+pub const MAX_LINE: usize = 256 << 20;
+
+/// [`line`] for a [`Client::take`]: `Err` once `input` holds more than
+/// [`MAX_LINE`] bytes without a terminator.
+pub fn take_line(input: &[u8]) -> Result<Option<(&[u8], usize)>, String> {
+    match line(input) {
+        None if input.len() > MAX_LINE => Err("a reply longer than 256 MiB".into()),
+        other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpListener;
+
+    /// What the test server does with each line it reads.
+    #[derive(Clone, Copy)]
+    enum Server {
+        /// Answers `pong`, until the client closes.
+        Answer,
+        /// Never answers.
+        Silent,
+        /// Closes without answering.
+        Hang,
+    }
+
+    fn server(kind: Server) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    for line in BufReader::new(stream).lines() {
+                        match (kind, line) {
+                            (_, Err(_)) => return,
+                            (Server::Answer, Ok(_)) => {
+                                if w.write_all(b"pong\n").is_err() {
+                                    return;
+                                }
+                            }
+                            (Server::Silent, Ok(_)) => {}
+                            (Server::Hang, Ok(_)) => return,
+                        }
                     }
-                }
+                });
             }
-            if let Err(e) = c.pump(now) {
-                c.fail(e);
+        });
+        addr
+    }
+
+    /// A client that opens up to `connects` connections and sends
+    /// `per_connection` lines on each, one at a time.
+    #[derive(Default)]
+    struct Probe {
+        connects: usize,
+        per_connection: usize,
+        opened: usize,
+        sent_here: usize,
+        in_flight: usize,
+        replies: usize,
+        failures: Vec<String>,
+    }
+
+    impl Probe {
+        fn new(connects: usize, per_connection: usize) -> Self {
+            Probe {
+                connects,
+                per_connection,
+                ..Probe::default()
             }
         }
-        // Throttled connections whose slot has come.
-        for c in conns.iter_mut().filter(|c| !c.done) {
-            if c.client.next_due().is_some_and(|due| due <= now) {
-                if let Err(e) = c.pump(now) {
-                    c.fail(e);
-                }
+    }
+
+    impl Client for Probe {
+        fn connect(&mut self, _now: Instant) -> bool {
+            if self.opened == self.connects {
+                return false;
             }
+            self.opened += 1;
+            self.sent_here = 0;
+            true
         }
+
+        fn fill(&mut self, wire: &mut Vec<u8>, _now: Instant) -> usize {
+            if self.in_flight > 0 || self.sent_here == self.per_connection {
+                return 0;
+            }
+            wire.extend_from_slice(b"ping\n");
+            self.sent_here += 1;
+            self.in_flight = 1;
+            1
+        }
+
+        fn take(&mut self, input: &[u8], _now: Instant) -> Result<Option<usize>, String> {
+            let Some((reply, len)) = take_line(input)? else {
+                return Ok(None);
+            };
+            if reply != b"pong" {
+                return Err(format!("{reply:?}"));
+            }
+            self.in_flight = 0;
+            self.replies += 1;
+            Ok(Some(len))
+        }
+
+        fn in_flight(&self) -> usize {
+            self.in_flight
+        }
+
+        fn connection_done(&self) -> bool {
+            self.in_flight == 0 && self.sent_here == self.per_connection
+        }
+
+        fn failed(&mut self, failure: Failure, _now: Instant) {
+            self.in_flight = 0;
+            self.failures.push(failure.to_string());
+        }
+    }
+
+    fn options(addr: SocketAddr) -> Options {
+        Options {
+            addr,
+            connect_timeout: Duration::from_secs(5),
+            reply_timeout: Some(Duration::from_secs(10)),
+            deadline: None,
+            drain_timeout: None,
+        }
+    }
+
+    fn drive_probes(probes: Vec<Probe>, opts: &Options) -> Vec<Slot<Probe>> {
+        let slots = probes.into_iter().map(Slot::new).collect();
+        drive(slots, opts, &Progress::default()).slots
+    }
+
+    #[test]
+    fn connections_end_and_are_replaced_until_the_clients_finish() {
+        let addr = server(Server::Answer);
+        let slots = drive_probes((0..3).map(|_| Probe::new(20, 3)).collect(), &options(addr));
+        assert_eq!(slots.len(), 3);
+        for s in &slots {
+            assert_eq!(s.client.failures, Vec::<String>::new());
+            assert_eq!((s.client.opened, s.client.replies), (20, 60));
+            assert!(s.finished_at.is_some() && s.stopped_at.is_none());
+        }
+    }
+
+    #[test]
+    fn a_deadline_stops_persistent_connections() {
+        let addr = server(Server::Answer);
+        let mut opts = options(addr);
+        let t0 = Instant::now();
+        opts.deadline = Some(t0 + Duration::from_millis(200));
+        opts.drain_timeout = Some(Duration::from_secs(5));
+        let slots = drive_probes(vec![Probe::new(1, usize::MAX)], &opts);
+        let s = &slots[0];
+        assert!(s.client.failures.is_empty(), "{:?}", s.client.failures);
+        assert!(s.client.replies > 0);
+        assert!(s
+            .stopped_at
+            .is_some_and(|t| t >= t0 + Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn failures_reach_the_client() {
+        // Nothing listens.
+        let closed = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let slots = drive_probes(vec![Probe::new(2, 1)], &options(closed));
+        let f = &slots[0].client.failures;
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].starts_with(&format!("cannot connect to {closed}")),
+            "{f:?}"
+        );
+        // The server closes with a request in flight.
+        let slots = drive_probes(vec![Probe::new(1, 1)], &options(server(Server::Hang)));
+        assert_eq!(
+            slots[0].client.failures,
+            ["the server closed the connection mid-run"]
+        );
+        // The server never answers.
+        let mut opts = options(server(Server::Silent));
+        opts.reply_timeout = Some(Duration::from_millis(100));
+        let slots = drive_probes(vec![Probe::new(1, 1)], &opts);
+        assert_eq!(slots[0].client.failures, ["no reply within 0.1 s"]);
+    }
+
+    #[test]
+    fn lines_end_at_nul_or_lf() {
+        assert_eq!(line(b"ab\0cd\n"), Some((&b"ab"[..], 3)));
+        assert_eq!(line(b"\n"), Some((&b""[..], 1)));
+        assert_eq!(line(b"abc"), None);
+        assert_eq!(take_line(b"abc"), Ok(None));
     }
 }

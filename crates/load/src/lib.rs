@@ -1,10 +1,11 @@
 //! Load generation: workloads that drive a server, recorders that measure
 //! it, verification that checks every reply, and sinks that print results.
 //!
-//! The drivers are closed-loop: each connection keeps `pipeline` requests
-//! in flight and sends the next when a reply arrives (optionally paced by a
-//! per-connection throttle). Every worker records into its own
-//! [`record::Recorder`]; they merge once at the end.
+//! Every protocol's load runs on one closed-loop [`driver`]: event loops
+//! (one per client CPU) multiplexing non-blocking connections, where each
+//! client sends its next request when a reply arrives (optionally paced by
+//! a throttle). Every client records into its own [`record::Recorder`];
+//! they merge once at the end.
 
 pub mod board;
 pub mod bucket;

@@ -21,8 +21,8 @@ pub struct Recorder {
     window: Option<Duration>,
     pub ops: Vec<OpRecord>,
     pub per_second: Vec<u64>,
-    /// Replies that arrived after the measured window (drained, checked,
-    /// not counted).
+    /// Replies that arrived after the measured window (drained, and
+    /// checked if the run verifies, but not counted).
     pub late: u64,
 }
 

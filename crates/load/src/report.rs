@@ -33,7 +33,8 @@ pub struct Results {
     /// Requests answered in each second of the window, all workers.
     pub per_second: Vec<u64>,
     pub threads: Vec<ThreadSummary>,
-    /// Replies that arrived after the window: checked, not counted.
+    /// Replies that arrived after the window: not counted (checked when
+    /// verification is on).
     pub late_replies: u64,
     pub errors: Vec<String>,
     pub verification: Verification,

@@ -18,10 +18,10 @@ pub struct BoardLoadArgs {
     /// Server address
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
     addr: SocketAddr,
-    /// Poster connections (one thread each)
+    /// Poster connections ("threads" in the reference client's output)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
     posters: u16,
-    /// Reader connections (one thread each)
+    /// Reader connections ("threads" in the reference client's output)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
     readers: u16,
     /// How long to run (10s, 500ms, 2m)

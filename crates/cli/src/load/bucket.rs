@@ -16,7 +16,7 @@ pub struct BucketLoadArgs {
     /// Server address
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
     addr: SocketAddr,
-    /// Concurrent client connections (one thread each)
+    /// Concurrent clients, each with one request in flight (multiplexed on one event loop per client core)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     connections: u16,
     /// Stop after this many requests in all [default: run for --duration]

@@ -21,7 +21,7 @@ pub struct KvLoadArgs {
     /// Requests per session, sent one after another on its connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     requests_per_session: u32,
-    /// Sessions in flight at once (one client thread each)
+    /// Sessions in flight at once (multiplexed on one event loop per client core)
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=4096))]
     concurrency: u16,
     /// Methods by weight, from get, head, put, post, delete

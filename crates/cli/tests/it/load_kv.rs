@@ -156,10 +156,9 @@ fn text_and_json_outputs() {
     assert!(get["latency_us"]["p99"].as_f64().unwrap() > 0.0);
 }
 
-/// A server that answers every request 200 with a wrong value and ETag:
-/// --verify must notice and the run must exit 1.
-#[test]
-fn verification_catches_a_lying_server() {
+/// A fake kv server that answers every request (after reading its body)
+/// with `reply`. Returns its address.
+fn fake_kv(reply: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     std::thread::spawn(move || {
@@ -180,8 +179,6 @@ fn verification_catches_a_lying_server() {
                             break;
                         }
                         buf.drain(..end + 4 + body);
-                        let reply = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\
-                                     ETag: \"00000000000000000000000000000000\"\r\n\r\nhello";
                         if s.write_all(reply.as_bytes()).is_err() {
                             return;
                         }
@@ -194,6 +191,17 @@ fn verification_catches_a_lying_server() {
             });
         }
     });
+    addr
+}
+
+/// A server that answers every request 200 with a wrong value and ETag:
+/// --verify must notice and the run must exit 1.
+#[test]
+fn verification_catches_a_lying_server() {
+    let addr = fake_kv(
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\
+         ETag: \"00000000000000000000000000000000\"\r\n\r\nhello",
+    );
     let out = load(&[
         "--addr",
         &addr,
@@ -214,6 +222,92 @@ fn verification_catches_a_lying_server() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// After a preload, with no DELETE in the mix, every key exists: reads
+/// find it and writes replace it (200). A server that says 201 ("created")
+/// to a write of a preloaded key has lost it.
+#[test]
+fn after_a_preload_writes_must_replace() {
+    let server = ServerProc::start("kv", &["--strategy", "pool-locked", "--threads", "2"]);
+    let addr = server.addr.to_string();
+    let base = [
+        "--addr",
+        &addr,
+        "--requests-per-session",
+        "20",
+        "--keys",
+        "30",
+        "--preload",
+        "--verify",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--sessions", "6", "--mix", "get=50,head=10,put=30,post=10"]);
+    let out = load(&args);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("statuses: 200=120\n"), "{stdout}");
+    assert!(stdout.contains("120 checks, 0 mismatches"), "{stdout}");
+
+    let created = fake_kv("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
+    let mut args = base.to_vec();
+    args[1] = &created;
+    args.extend(["--mix", "put=1", "--sessions", "1"]);
+    let out = load(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("PUT /key") && stdout.contains("status 201, expected one of [200]"),
+        "{stdout}"
+    );
+}
+
+/// Every value this load writes is exactly --value-size bytes: values of
+/// another size (left by an earlier run) fail a GET's and a HEAD's check.
+#[test]
+fn values_of_another_size_fail_verification() {
+    let server = ServerProc::start("kv", &[]);
+    let addr = server.addr.to_string();
+    let run_with = |mix: &str, size: &str, verify: bool| {
+        let mut args = vec![
+            "--addr",
+            &addr,
+            "--sessions",
+            "1",
+            "--requests-per-session",
+            "40",
+            "--keys",
+            "4",
+            "--mix",
+            mix,
+            "--value-size",
+            size,
+        ];
+        if verify {
+            args.push("--verify");
+        }
+        load(&args)
+    };
+    let out = run_with("put=1", "300", true);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = run_with("get=1", "200", true);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("a body of 300 bytes, but every value this load writes has 200"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run_with("head=1", "200", true);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout)
+            .contains("Content-Length 300, but every value this load writes has 200 bytes"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Of the right size, they pass.
+    let out = run_with("get=1,head=1", "300", true);
+    assert!(out.status.success(), "{}", text(&out.stdout));
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::mirror::{AckError, Mirror};
 use super::workload::{message_code, topic_name, write_message, ReaderOp};
 use super::{BoardLoad, COUNT, LIST, OPS, POST, READ};
 use crate::checks::Checks;
-use crate::driver::Client;
+use crate::driver::{take_line, Client, Failure};
 use crate::record::Recorder;
 use serverlab_proto::board::{parse_list, Request};
 use serverlab_proto::number::parse_u64;
@@ -66,6 +66,8 @@ pub(crate) struct BoardClient<'a> {
     pub(crate) rec: Recorder,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
+    /// Why this connection failed, if it did.
+    pub(crate) error: Option<String>,
     last_count: Vec<u64>,
     inflight: VecDeque<InFlight>,
     scratch: Vec<u8>,
@@ -104,6 +106,7 @@ impl<'a> BoardClient<'a> {
             rec: Recorder::new(OPS.len(), start, Some(cfg.duration())),
             hits: 0,
             misses: 0,
+            error: None,
             last_count: vec![0; cfg.topics],
             inflight: VecDeque::with_capacity(cfg.pipeline),
             scratch: Vec::new(),
@@ -142,12 +145,30 @@ impl Client for BoardClient<'_> {
         n
     }
 
-    fn handle(&mut self, reply: &[u8], now: Instant) {
+    fn take(&mut self, input: &[u8], now: Instant) -> Result<Option<usize>, String> {
+        let Some((reply, len)) = take_line(input)? else {
+            return Ok(None);
+        };
         self.reply(reply, now);
+        Ok(Some(len))
     }
 
     fn in_flight(&self) -> usize {
         self.inflight.len()
+    }
+
+    /// One persistent connection, opened before the run.
+    fn connect(&mut self, _now: Instant) -> bool {
+        false
+    }
+
+    /// It serves until the window closes.
+    fn connection_done(&self) -> bool {
+        false
+    }
+
+    fn failed(&mut self, failure: Failure, _now: Instant) {
+        self.error = Some(format!("{}: {failure}", self.who()));
     }
 
     fn next_due(&self) -> Option<Instant> {

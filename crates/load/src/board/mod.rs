@@ -10,7 +10,7 @@ pub use workload::ReaderMix;
 
 use crate::checks::Checks;
 use crate::conn::FramedConn;
-use crate::driver::{self, Conn};
+use crate::driver::{self, Slot};
 use crate::env::Environment;
 use crate::record::Recorder;
 use crate::report::{op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, SCHEMA};
@@ -34,6 +34,8 @@ pub(crate) const LIST: usize = 3;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a setup or final-check request may wait for its reply.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long replies still in flight when the window closes may take.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A board load run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -128,76 +130,49 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
     let bases = counts(cfg.addr, cfg.topics)?;
     let mirror = Mirror::new(bases.clone());
     let checks = Checks::new(cfg.verify);
-    let roles: Vec<(Role, usize)> = (0..cfg.posters)
+    let roles = (0..cfg.posters)
         .map(|i| (Role::Poster, i))
-        .chain((0..cfg.readers).map(|i| (Role::Reader, i)))
-        .collect();
-    let loops = crate::env::allowed_cpus()
-        .len()
-        .clamp(1, roles.len().max(1));
+        .chain((0..cfg.readers).map(|i| (Role::Reader, i)));
 
     let start = Instant::now();
-    let mut groups: Vec<Vec<Conn<BoardClient>>> = (0..loops).map(|_| Vec::new()).collect();
-    for (k, &(role, index)) in roles.iter().enumerate() {
-        let client = BoardClient::new(cfg, &mirror, &checks, role, index, start);
-        let conn = Conn::connect(cfg.addr, CONNECT_TIMEOUT, client).map_err(|source| {
-            LoadError::Connect {
-                addr: cfg.addr,
-                source,
-            }
-        })?;
-        groups[k % loops].push(conn);
-    }
+    let mut slots = roles
+        .map(|(role, index)| {
+            let client = BoardClient::new(cfg, &mirror, &checks, role, index, start);
+            Slot::connected(cfg.addr, CONNECT_TIMEOUT, client).map_err(|source| {
+                LoadError::Connect {
+                    addr: cfg.addr,
+                    source,
+                }
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     // Connecting took time: the window starts now, for every connection.
     let start = Instant::now();
-    for c in groups.iter_mut().flatten() {
-        c.client.restart(start);
+    for s in &mut slots {
+        s.client.restart(start);
     }
-    let deadline = start + cfg.duration();
-    let (results, cpu) = std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|mut group| {
-                s.spawn(move || {
-                    let cpu0 = crate::env::thread_cpu_time();
-                    let outcome = driver::run(&mut group, deadline, progress);
-                    let cpu1 = crate::env::thread_cpu_time();
-                    let spun = outcome.as_ref().map_or(0.0, |d| d.as_secs_f64());
-                    let results: Vec<ConnResult> = group
-                        .into_iter()
-                        .map(|c| {
-                            let error = c
-                                .error
-                                .clone()
-                                .or_else(|| outcome.as_ref().err().map(|e| e.to_string()));
-                            ConnResult {
-                                role: c.client.role,
-                                index: c.client.index,
-                                runtime: c.stopped_at.map_or(cfg.duration(), |t| t - start),
-                                hits: c.client.hits,
-                                misses: c.client.misses,
-                                error: error.map(|e| {
-                                    format!("{} {}: {e}", c.client.role.name(), c.client.index)
-                                }),
-                                rec: c.client.rec,
-                            }
-                        })
-                        .collect();
-                    (results, (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1, spun))
-                })
-            })
-            .collect();
-        let mut all = Vec::new();
-        let mut cpu = (0.0, 0.0, 0.0);
-        for h in handles {
-            let (r, c) = h.join().expect("load driver panicked");
-            all.extend(r);
-            cpu = (cpu.0 + c.0, cpu.1 + c.1, cpu.2 + c.2);
-        }
-        all.sort_by_key(|r| (r.role != Role::Poster, r.index));
-        (all, cpu)
-    });
+    let opts = driver::Options {
+        addr: cfg.addr,
+        connect_timeout: CONNECT_TIMEOUT,
+        reply_timeout: None,
+        deadline: Some(start + cfg.duration()),
+        drain_timeout: Some(DRAIN_TIMEOUT),
+    };
+    let driven = driver::drive(slots, &opts, progress);
     let wall = start.elapsed().as_secs_f64();
+    let results: Vec<ConnResult> = driven
+        .slots
+        .into_iter()
+        .map(|s| ConnResult {
+            role: s.client.role,
+            index: s.client.index,
+            runtime: s.stopped_at.map_or(cfg.duration(), |t| t - start),
+            hits: s.client.hits,
+            misses: s.client.misses,
+            error: s.client.error,
+            rec: s.client.rec,
+        })
+        .collect();
 
     let mut errors: Vec<String> = results.iter().filter_map(|r| r.error.clone()).collect();
     if cfg.verify && errors.is_empty() {
@@ -209,8 +184,8 @@ pub fn run(cfg: &BoardLoad, progress: &Progress) -> Result<LoadReport, LoadError
         }
     }
     let client_cpu = ClientCpu::measure(
-        (cpu.0, cpu.1),
-        cpu.2,
+        driven.cpu,
+        driven.idle_poll_s,
         wall,
         crate::env::allowed_cpus().len(),
     );

@@ -1,12 +1,13 @@
-//! The bucket load: C client connections, each in a closed loop sending
-//! `<delay>,<bucket>` and waiting for the reply — by default on a new TCP
-//! connection per request, as the assignment's client does, or all on one
-//! connection (keep-alive) — with optional verification of every reply and
-//! of every bucket's total, and the theoretical bound the run is judged by.
+//! The bucket load: C clients on the event-loop driver, each in a closed
+//! loop sending `<delay>,<bucket>` and waiting for the reply — by default
+//! on a new TCP connection per request, as the assignment's client does,
+//! or all on one connection (keep-alive) — with optional verification of
+//! every reply and of every bucket's total, and the theoretical bound the
+//! run is judged by.
 
 mod bound;
+mod client;
 mod ledger;
-mod worker;
 mod workload;
 
 pub use bound::Bound;
@@ -14,17 +15,18 @@ pub use workload::DelayRange;
 
 use crate::checks::Checks;
 use crate::conn::FramedConn;
+use crate::driver::{self, Slot};
 use crate::env::Environment;
 use crate::record::Recorder;
 use crate::report::{op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, SCHEMA};
 use crate::{LoadError, Progress};
+use client::BucketClient;
 use serde::{Serialize, Serializer};
 use serverlab_proto::bucket::{DelayMode, DelayUnit, Reply, Request};
 use std::fmt::Display;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
-use worker::{Budget, WorkerResult};
 
 /// Operation names, in recorder order: requests with a delay, and `0,b`.
 pub const OPS: [&str; 2] = ["add", "read"];
@@ -34,9 +36,6 @@ pub const OPS: [&str; 2] = ["add", "read"];
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long reading a bucket before or after the run may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
-/// Stack for each connection's thread: the loop needs little, and runs
-/// with a thousand connections are normal for this homework.
-const WORKER_STACK: usize = 256 * 1024;
 
 /// When a run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -53,7 +52,7 @@ pub enum Stop {
 #[derive(Debug, Clone, Serialize)]
 pub struct BucketLoad {
     pub addr: SocketAddr,
-    /// Concurrent client connections (one thread each).
+    /// Concurrent clients, each with one request in flight.
     pub connections: usize,
     pub stop: Stop,
     pub delay: DelayRange,
@@ -177,45 +176,42 @@ pub fn run(cfg: &BucketLoad, progress: &Progress) -> Result<LoadReport, LoadErro
     } else {
         None
     };
-    let conns: Vec<Option<FramedConn>> = (0..cfg.connections)
-        .map(|_| cfg.keep_alive.then(|| connect(cfg.addr)).transpose())
-        .collect::<Result<_, _>>()?;
-
-    let start = Instant::now();
     let (budget, window) = match cfg.stop {
-        Stop::Requests(n) => (Budget::Requests(AtomicU64::new(n)), None),
-        Stop::DurationS(s) => {
-            let d = Duration::from_secs_f64(s);
-            (Budget::Until(start + d), Some(d))
-        }
+        Stop::Requests(n) => (Some(AtomicU64::new(n)), None),
+        Stop::DurationS(s) => (None, Some(Duration::from_secs_f64(s))),
     };
-    let results: Vec<WorkerResult> = std::thread::scope(|s| {
-        let handles: Vec<_> = conns
-            .into_iter()
-            .enumerate()
-            .map(|(index, conn)| {
-                let budget = &budget;
-                std::thread::Builder::new()
-                    .name(format!("bucket-{index}"))
-                    .stack_size(WORKER_STACK)
-                    .spawn_scoped(s, move || {
-                        worker::run(cfg, index, conn, budget, start, window, progress)
-                    })
-            })
-            .collect::<Result<_, _>>()?;
-        Ok::<_, std::io::Error>(
-            handles
-                .into_iter()
-                .map(|h: std::thread::ScopedJoinHandle<'_, WorkerResult>| {
-                    h.join().expect("load worker panicked")
+    let start = Instant::now();
+    let mut slots = (0..cfg.connections)
+        .map(|index| {
+            let client = BucketClient::new(cfg, index, budget.as_ref(), window, start);
+            if cfg.keep_alive {
+                Slot::connected(cfg.addr, CONNECT_TIMEOUT, client).map_err(|source| {
+                    LoadError::Connect {
+                        addr: cfg.addr,
+                        source,
+                    }
                 })
-                .collect(),
-        )
-    })?;
+            } else {
+                Ok(Slot::new(client))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Connecting took time: the window starts now, for every client.
+    let start = Instant::now();
+    for s in &mut slots {
+        s.client.restart(start);
+    }
+    let opts = driver::Options {
+        addr: cfg.addr,
+        connect_timeout: CONNECT_TIMEOUT,
+        // Delays may be long and queues deep: wait as long as it takes.
+        reply_timeout: None,
+        deadline: window.map(|w| start + w),
+        drain_timeout: None,
+    };
+    let driven = driver::drive(slots, &opts, progress);
     let wall = start.elapsed().as_secs_f64();
-    let cpu = results
-        .iter()
-        .fold((0.0, 0.0), |a, r| (a.0 + r.cpu.0, a.1 + r.cpu.1));
+    let results: Vec<BucketClient> = driven.slots.into_iter().map(|s| s.client).collect();
     let mut errors: Vec<String> = results.iter().filter_map(|r| r.error.clone()).collect();
     if let (Some(base), true) = (&base, errors.is_empty()) {
         match read_buckets(cfg) {
@@ -238,7 +234,12 @@ pub fn run(cfg: &BucketLoad, progress: &Progress) -> Result<LoadReport, LoadErro
             .unwrap_or_default()
             .as_secs_f64(),
     };
-    let client_cpu = ClientCpu::measure(cpu, 0.0, wall, crate::env::allowed_cpus().len());
+    let client_cpu = ClientCpu::measure(
+        driven.cpu,
+        driven.idle_poll_s,
+        wall,
+        crate::env::allowed_cpus().len(),
+    );
     Ok(build_report(
         cfg,
         environment,
@@ -256,7 +257,7 @@ fn build_report(
     cfg: &BucketLoad,
     environment: Environment,
     start: Instant,
-    results: Vec<WorkerResult>,
+    results: Vec<BucketClient>,
     duration_s: f64,
     checks: Checks,
     errors: Vec<String>,

@@ -1,45 +1,42 @@
 //! The kv load: sessions in the httperf sense. Each session is one
 //! keep-alive connection doing `requests_per_session` requests in
-//! lock-step; `concurrency` sessions are in flight at once (one thread
-//! each, closed loop). Methods follow a weighted mix, keys a uniform or
-//! Zipf distribution, and with `verify` every response is checked: values
-//! carry their own checksum, and ETags must be the MD5 of the body.
+//! lock-step; `concurrency` sessions are in flight at once (each a slot of
+//! the event-loop driver, closed loop). Methods follow a weighted mix,
+//! keys a uniform or Zipf distribution, and with `verify` every response
+//! is checked: values carry their own checksum and are all `value_size`
+//! bytes, and ETags must be the MD5 of the body.
 
-mod conn;
 pub mod output;
-mod worker;
+mod preload;
+mod reply;
+mod session;
 pub mod workload;
 
-pub use workload::{KeyDist, Mix};
+pub use workload::{KeyDist, Mix, Op};
 
+use crate::driver::{self, Slot};
 use crate::env::Environment;
 use crate::record::Recorder;
 use crate::report::{
     op_summaries, ClientCpu, LoadReport, Results, ThreadSummary, Verification, SCHEMA,
 };
 use crate::{LoadError, Progress};
+use preload::PreloadClient;
 use serde::Serialize;
 use serde_json::json;
-use serverlab_proto::kv::Method;
+use session::SessionClient;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
-use std::time::Instant;
-use worker::WorkerOut;
+use std::time::{Duration, Instant};
 use workload::{key_name, min_checked_size, KeyPicker};
 
-/// Operation names, in recorder order.
+/// Operation names, in recorder order ([`Op::index`]).
 pub const OPS: [&str; 5] = ["GET", "HEAD", "PUT", "POST", "DELETE"];
 
-pub(crate) fn op_index(m: Method) -> usize {
-    match m {
-        Method::Get => 0,
-        Method::Head => 1,
-        Method::Put => 2,
-        Method::Post => 3,
-        Method::Delete | Method::Other => 4,
-    }
-}
+/// How long to wait for a connection, and for each response.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A kv load run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -83,77 +80,96 @@ impl KvLoad {
     }
 }
 
+fn options(cfg: &KvLoad) -> driver::Options {
+    driver::Options {
+        addr: cfg.addr,
+        connect_timeout: CONNECT_TIMEOUT,
+        reply_timeout: Some(REPLY_TIMEOUT),
+        deadline: None,
+        drain_timeout: None,
+    }
+}
+
 /// Run the load and gather its report.
 pub fn run(cfg: &KvLoad, progress: &Progress) -> Result<LoadReport, LoadError> {
     let environment = Environment::capture();
     let keys = KeyPicker::new(cfg.keys.max(1), cfg.key_dist);
+    let host = cfg.addr.to_string();
     // Fail fast, with a clear message, when nothing listens.
     drop(
-        std::net::TcpStream::connect_timeout(&cfg.addr, worker::CONNECT_TIMEOUT).map_err(
-            |source| LoadError::Connect {
+        std::net::TcpStream::connect_timeout(&cfg.addr, CONNECT_TIMEOUT).map_err(|source| {
+            LoadError::Connect {
                 addr: cfg.addr,
                 source,
-            },
-        )?,
+            }
+        })?,
     );
     let mut errors = Vec::new();
     let preload_s = if cfg.preload {
         let t0 = Instant::now();
-        if let Err(e) = worker::preload(cfg, cfg.concurrency.clamp(1, cfg.keys.max(1))) {
-            errors.push(e);
-        }
+        errors.extend(preload(cfg, &host));
         Some(t0.elapsed().as_secs_f64())
     } else {
         None
     };
     let next = AtomicUsize::new(0);
     let start = Instant::now();
-    let threads = cfg.concurrency.clamp(1, cfg.sessions.max(1));
-    let outs: Vec<WorkerOut> = if errors.is_empty() {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (keys, next) = (&keys, &next);
-                    s.spawn(move || worker::run(cfg, keys, next, start, progress))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("load worker panicked"))
-                .collect()
-        })
+    let slots: Vec<_> = if errors.is_empty() {
+        (0..cfg.concurrency.clamp(1, cfg.sessions.max(1)))
+            .map(|_| Slot::new(SessionClient::new(cfg, &keys, &next, &host, start)))
+            .collect()
     } else {
         Vec::new()
     };
+    let driven = driver::drive(slots, &options(cfg), progress);
     let wall = start.elapsed().as_secs_f64();
+    let client_cpu = ClientCpu::measure(
+        driven.cpu,
+        driven.idle_poll_s,
+        wall,
+        crate::env::allowed_cpus().len(),
+    );
     Ok(build_report(
         cfg,
         environment,
-        outs,
+        start,
+        driven.slots,
         errors,
         wall,
         preload_s,
+        client_cpu,
     ))
 }
 
-fn kept_from_workers(outs: &[WorkerOut]) -> u64 {
-    outs.iter().map(|o| o.errors.len() as u64).sum()
+/// Write every key once before the run, on up to `concurrency`
+/// connections; not measured. Returns the first failure, described.
+fn preload(cfg: &KvLoad, host: &str) -> Option<String> {
+    let next = AtomicUsize::new(0);
+    let slots = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))
+        .map(|_| Slot::new(PreloadClient::new(cfg, &next, host)))
+        .collect();
+    let driven = driver::drive(slots, &options(cfg), &Progress::default());
+    driven.slots.into_iter().find_map(|s| s.client.error)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_report(
     cfg: &KvLoad,
     environment: Environment,
-    outs: Vec<WorkerOut>,
+    start: Instant,
+    slots: Vec<Slot<SessionClient>>,
     mut errors: Vec<String>,
     wall: f64,
     preload_s: Option<f64>,
+    client_cpu: ClientCpu,
 ) -> LoadReport {
     let mut merged = Recorder::new(OPS.len(), Instant::now(), None);
-    let mut sessions = worker::session_histogram();
+    let mut sessions = session::session_histogram();
     let mut statuses: BTreeMap<u16, u64> = BTreeMap::new();
     let (mut failed, mut error_count, mut checked, mut mismatches) = (0, 0, 0, 0);
-    let (mut examples, mut threads, mut cpu) = (Vec::new(), Vec::new(), (0.0, 0.0));
-    for (i, o) in outs.iter().enumerate() {
+    let (mut examples, mut threads, mut kept) = (Vec::new(), Vec::new(), 0);
+    for (i, slot) in slots.iter().enumerate() {
+        let o = &slot.client;
         merged.merge(&o.rec);
         sessions.add(&o.sessions).expect("same bounds");
         for (s, n) in &o.statuses {
@@ -161,21 +177,23 @@ fn build_report(
         }
         failed += o.failed_sessions;
         error_count += o.error_count;
+        kept += o.errors.len() as u64;
         checked += o.checked;
         mismatches += o.mismatches;
         errors.extend(o.errors.iter().cloned());
         examples.extend(o.examples.iter().cloned());
-        cpu = (cpu.0 + o.cpu.0, cpu.1 + o.cpu.1);
         threads.push(ThreadSummary {
             role: "sessions".into(),
             index: i,
             total: o.rec.total(),
             per_second: o.rec.per_second.clone(),
-            runtime_s: o.runtime.as_secs_f64(),
+            runtime_s: slot
+                .finished_at
+                .map_or(wall, |t| t.saturating_duration_since(start).as_secs_f64()),
         });
     }
-    // Workers keep the first few descriptions; say how many there were.
-    let total_errors = errors.len() as u64 - kept_from_workers(&outs) + error_count;
+    // Slots keep the first few descriptions; say how many there were.
+    let total_errors = errors.len() as u64 - kept + error_count;
     if total_errors > errors.len() as u64 {
         errors.push(format!(
             "… and {} more errors",
@@ -237,7 +255,7 @@ fn build_report(
                 mismatches,
                 examples,
             },
-            client_cpu: ClientCpu::measure(cpu, 0.0, wall, crate::env::allowed_cpus().len()),
+            client_cpu,
             extra,
         },
     }

@@ -29,18 +29,47 @@ impl Default for Mix {
     }
 }
 
+/// The methods the load sends: each has its own slot in the recorder
+/// (`Op as usize` indexes [`super::OPS`]). A method the store does not
+/// answer (`Method::Other`) cannot be asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Get,
+    Head,
+    Put,
+    Post,
+    Delete,
+}
+
+impl Op {
+    pub fn method(self) -> Method {
+        match self {
+            Op::Get => Method::Get,
+            Op::Head => Method::Head,
+            Op::Put => Method::Put,
+            Op::Post => Method::Post,
+            Op::Delete => Method::Delete,
+        }
+    }
+
+    /// Its index in [`super::OPS`] and the recorder.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 impl Mix {
-    fn weights(&self) -> [(Method, u32); 5] {
+    fn weights(&self) -> [(Op, u32); 5] {
         [
-            (Method::Get, self.get),
-            (Method::Head, self.head),
-            (Method::Put, self.put),
-            (Method::Post, self.post),
-            (Method::Delete, self.delete),
+            (Op::Get, self.get),
+            (Op::Head, self.head),
+            (Op::Put, self.put),
+            (Op::Post, self.post),
+            (Op::Delete, self.delete),
         ]
     }
 
-    pub fn pick(&self, rng: &mut fastrand::Rng) -> Method {
+    pub fn pick(&self, rng: &mut fastrand::Rng) -> Op {
         let total: u32 = self.weights().iter().map(|w| w.1).sum();
         let mut r = rng.u32(0..total);
         for (m, w) in self.weights() {
@@ -103,7 +132,7 @@ impl fmt::Display for Mix {
             .weights()
             .iter()
             .filter(|w| w.1 > 0)
-            .map(|(m, w)| format!("{}={w}", m.name().to_ascii_lowercase()))
+            .map(|(op, w)| format!("{}={w}", op.method().name().to_ascii_lowercase()))
             .collect();
         f.write_str(&parts.join(","))
     }
@@ -188,7 +217,16 @@ impl KeyPicker {
 
 /// The name of key `i`.
 pub fn key_name(i: usize) -> Vec<u8> {
-    format!("key{i}").into_bytes()
+    let mut name = Vec::new();
+    write_key(&mut name, i);
+    name
+}
+
+/// Put the name of key `i` in `out` (reusing its allocation).
+pub fn write_key(out: &mut Vec<u8>, i: usize) {
+    out.clear();
+    out.extend_from_slice(b"key");
+    serverlab_proto::number::push_u64(out, i as u64);
 }
 
 /// Bytes of framing a self-checking value adds to its key.
@@ -260,14 +298,21 @@ mod tests {
         assert_eq!(Mix::default().to_string(), "get=80,put=15,delete=5");
         let only_head: Mix = "head=1".parse().unwrap();
         let mut rng = fastrand::Rng::with_seed(1);
-        assert!((0..100).all(|_| only_head.pick(&mut rng) == Method::Head));
+        assert!((0..100).all(|_| only_head.pick(&mut rng) == Op::Head));
         let mix: Mix = "get=3,post=1".parse().unwrap();
         let posts = (0..10_000)
-            .filter(|_| mix.pick(&mut rng) == Method::Post)
+            .filter(|_| mix.pick(&mut rng) == Op::Post)
             .count();
         assert!((2000..3000).contains(&posts), "{posts}");
         for bad in ["get=0", "patch=1", "get", "get=-1", "get=4294967295,put=1"] {
             assert!(bad.parse::<Mix>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ops_index_the_names() {
+        for op in [Op::Get, Op::Head, Op::Put, Op::Post, Op::Delete] {
+            assert_eq!(super::super::OPS[op.index()], op.method().name());
         }
     }
 
