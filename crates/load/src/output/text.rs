@@ -73,7 +73,8 @@ pub fn render(report: &LoadReport) -> String {
     if c.bottleneck {
         let _ = writeln!(
             out,
-            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server. \
+            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
+             (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
              Give it more cores or fewer connections, and pin server and client apart (taskset, --cpus).",
             c.utilization * 100.0
         );
