@@ -2,21 +2,6 @@
 
 use crate::support::*;
 
-fn usage_error(args: &[&str], names: &str) {
-    let out = run(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: {}",
-        text(&out.stderr)
-    );
-    let err = text(&out.stderr);
-    assert!(
-        err.contains(names),
-        "{args:?}: stderr does not name {names}: {err}"
-    );
-}
-
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
     usage_error(&["serve", "board", "--strategy", "fastest"], "--strategy");

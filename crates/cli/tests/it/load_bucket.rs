@@ -334,21 +334,6 @@ fn unreachable_server_exits_1() {
     );
 }
 
-fn usage_error(args: &[&str], names: &str) {
-    let out = run(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: {}",
-        text(&out.stderr)
-    );
-    let err = text(&out.stderr);
-    assert!(
-        err.contains(names),
-        "{args:?}: stderr does not name {names}: {err}"
-    );
-}
-
 #[test]
 fn bad_flags_exit_2_naming_the_flag() {
     usage_error(&["serve", "bucket", "--buckets", "0"], "--buckets");

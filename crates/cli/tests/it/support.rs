@@ -234,3 +234,19 @@ pub fn rss_kib(pid: u32) -> u64 {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The binary exits 2 on `args` and its stderr names `names`.
+pub fn usage_error(args: &[&str], names: &str) {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(names),
+        "{args:?}: stderr does not name {names}: {err}"
+    );
+}
