@@ -3,13 +3,10 @@
 
 use crate::support::*;
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::time::Duration;
 
 fn load(args: &[&str]) -> std::process::Output {
-    let mut all = vec!["load", "board"];
-    all.extend(args);
-    run(&all)
+    crate::support::load("board", args)
 }
 
 #[test]
@@ -181,18 +178,7 @@ fn reference_form_prints_caps_and_sends_exit() {
 
 #[test]
 fn unreachable_server_exits_1() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = load(&["--addr", &format!("127.0.0.1:{port}"), "--duration", "1s"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("cannot connect"),
-        "{}",
-        text(&out.stderr)
-    );
+    unreachable_load_exits_1("board", &["--duration", "1s"]);
 }
 
 #[test]
@@ -219,40 +205,33 @@ fn server_dying_mid_run_exits_1() {
     assert!(all.contains("mid-run") || all.contains("reset"), "{all}");
 }
 
-/// A broken board server (every POST gets id 0, every READ the wrong
-/// text): --verify must catch it and fail the run.
+/// A broken board server: every POST gets id 0, every READ the wrong text.
+fn broken_board(mut s: std::net::TcpStream) {
+    let mut buf = [0u8; 65536];
+    let mut pending = Vec::new();
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(i) = pending.iter().position(|&b| b == 0) {
+            let req: Vec<u8> = pending.drain(..=i).collect();
+            let reply: &[u8] = if req.starts_with(b"READ") {
+                b"not what you posted\0"
+            } else {
+                b"0\0"
+            };
+            if s.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// --verify must catch a broken server and fail the run.
 #[test]
 fn verify_catches_a_broken_server() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { return };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                let mut pending = Vec::new();
-                while let Ok(n) = s.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    pending.extend_from_slice(&buf[..n]);
-                    while let Some(i) = pending.iter().position(|&b| b == 0) {
-                        let req: Vec<u8> = pending.drain(..=i).collect();
-                        let reply: &[u8] = if req.starts_with(b"POST") {
-                            b"0\0"
-                        } else if req.starts_with(b"READ") {
-                            b"not what you posted\0"
-                        } else {
-                            b"0\0"
-                        };
-                        if s.write_all(reply).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
+    let addr = fake_server(broken_board);
     let out = load(&[
         "--addr",
         &addr,

@@ -3,12 +3,9 @@
 
 use crate::support::*;
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 
 fn load(args: &[&str]) -> std::process::Output {
-    let mut all = vec!["load", "bucket"];
-    all.extend(args);
-    run(&all)
+    crate::support::load("bucket", args)
 }
 
 /// A short verified run (microsecond delays, some of them 0 so reads mix
@@ -206,27 +203,23 @@ fn json_output_has_config_and_bound() {
     assert_eq!(v["results"]["operations"][0]["name"], "add");
 }
 
-/// A bucket server that loses updates (every add answers as if the bucket
-/// were empty, and nothing is kept): --verify fails the run.
+/// A bucket server that loses updates: every add answers as if the bucket
+/// were empty, and nothing is kept.
+fn lossy_bucket(s: std::net::TcpStream) {
+    let mut w = s.try_clone().unwrap();
+    for line in BufReader::new(s).lines() {
+        let Ok(line) = line else { return };
+        let delay = line.split(',').next().unwrap_or("0").to_string();
+        if w.write_all(format!("{delay}\n").as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// --verify fails the run against a server that loses updates.
 #[test]
 fn verify_catches_lost_updates() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(s) = stream else { return };
-            std::thread::spawn(move || {
-                let mut w = s.try_clone().unwrap();
-                for line in BufReader::new(s).lines() {
-                    let Ok(line) = line else { return };
-                    let delay = line.split(',').next().unwrap_or("0").to_string();
-                    if w.write_all(format!("{delay}\n").as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
+    let addr = fake_server(lossy_bucket);
     let out = load(&[
         "--addr",
         &addr,
@@ -320,18 +313,7 @@ fn one_request_per_connection_matches_the_assignment_server() {
 
 #[test]
 fn unreachable_server_exits_1() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = load(&["--addr", &format!("127.0.0.1:{port}"), "--requests", "3"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stdout).contains("cannot connect"),
-        "{}",
-        text(&out.stdout)
-    );
+    unreachable_load_exits_1("bucket", &["--requests", "3"]);
 }
 
 #[test]

@@ -3,12 +3,9 @@
 
 use crate::support::*;
 use std::io::{Read, Write};
-use std::net::TcpListener;
 
 fn load(args: &[&str]) -> std::process::Output {
-    let mut all = vec!["load", "kv"];
-    all.extend(args);
-    run(&all)
+    crate::support::load("kv", args)
 }
 
 /// A short verified run with every method, on a preloaded store.
@@ -159,39 +156,31 @@ fn text_and_json_outputs() {
 /// A fake kv server that answers every request (after reading its body)
 /// with `reply`. Returns its address.
 fn fake_kv(reply: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(20) {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = text(&buf[..end]).to_ascii_lowercase();
-                        let body: usize = head
-                            .split("content-length:")
-                            .nth(1)
-                            .and_then(|r| r.split("\r\n").next())
-                            .map_or(0, |n| n.trim().parse().unwrap());
-                        if buf.len() < end + 4 + body {
-                            break;
-                        }
-                        buf.drain(..end + 4 + body);
-                        if s.write_all(reply.as_bytes()).is_err() {
-                            return;
-                        }
-                    }
-                    match s.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
+    fake_server(move |mut s| {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = text(&buf[..end]).to_ascii_lowercase();
+                let body: usize = head
+                    .split("content-length:")
+                    .nth(1)
+                    .and_then(|r| r.split("\r\n").next())
+                    .map_or(0, |n| n.trim().parse().unwrap());
+                if buf.len() < end + 4 + body {
+                    break;
                 }
-            });
+                buf.drain(..end + 4 + body);
+                if s.write_all(reply.as_bytes()).is_err() {
+                    return;
+                }
+            }
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
         }
-    });
-    addr
+    })
 }
 
 /// A server that answers every request 200 with a wrong value and ETag:
@@ -312,18 +301,7 @@ fn values_of_another_size_fail_verification() {
 
 #[test]
 fn unreachable_server_exits_1() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = load(&["--addr", &format!("127.0.0.1:{port}"), "--sessions", "1"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("cannot connect"),
-        "{}",
-        text(&out.stderr)
-    );
+    unreachable_load_exits_1("kv", &["--sessions", "1"]);
 }
 
 #[test]

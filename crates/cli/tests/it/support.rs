@@ -250,3 +250,44 @@ pub fn usage_error(args: &[&str], names: &str) {
         "{args:?}: stderr does not name {names}: {err}"
     );
 }
+
+/// Run `serverlab load <protocol> <args>`.
+pub fn load(protocol: &str, args: &[&str]) -> Output {
+    let mut all = vec!["load", protocol];
+    all.extend(args);
+    run(&all)
+}
+
+/// A stand-in server on 127.0.0.1:0 that runs `serve` on a thread per
+/// connection (a deliberately broken server, to show checks fail).
+/// Returns its address.
+pub fn fake_server(serve: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let serve = Arc::new(serve);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream));
+        }
+    });
+    addr
+}
+
+/// `load <protocol>` against an address nobody listens on exits 1 and
+/// says it cannot connect.
+pub fn unreachable_load_exits_1(protocol: &str, extra: &[&str]) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut args = vec!["--addr", addr.as_str()];
+    args.extend(extra);
+    let out = load(protocol, &args);
+    assert_eq!(out.status.code(), Some(1));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains("cannot connect"), "{all}");
+}
