@@ -14,6 +14,11 @@ use std::time::{Duration, Instant};
 /// The name `--only` and `--skip` use for the concurrency phase.
 pub const LINEARIZABLE: &str = "linearizable";
 
+/// Why a case the user left out was skipped: text output does not list
+/// these, only counts them.
+pub const NOT_IN_ONLY: &str = "not named by --only";
+pub const IN_SKIP: &str = "named by --skip";
+
 /// What the command line chose.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -127,10 +132,10 @@ fn selected(name: &str, scope: Scope, opts: &Options) -> bool {
 
 fn skip_reason(name: &str, scope: Scope, opts: &Options) -> Option<String> {
     if !opts.only.is_empty() && !opts.only.iter().any(|n| n == name) {
-        return Some("not named by --only".into());
+        return Some(NOT_IN_ONLY.into());
     }
     if opts.skip.iter().any(|n| n == name) {
-        return Some("named by --skip".into());
+        return Some(IN_SKIP.into());
     }
     if opts.assignment && scope == Scope::Serverlab {
         return Some("serverlab's own rule, not the assignment's (--assignment)".into());

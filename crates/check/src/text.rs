@@ -6,6 +6,7 @@ use crate::case::{CaseResult, Status};
 use crate::concurrency::{ConcurrencyReport, Plan, Verdict};
 use crate::lin::Witness;
 use crate::report::Report;
+use crate::run::{IN_SKIP, NOT_IN_ONLY};
 
 /// Witnesses shown in text; JSON has them all.
 const WITNESSES_SHOWN: usize = 3;
@@ -30,7 +31,16 @@ pub fn header(r: &Report) -> String {
     )
 }
 
+/// A case's line, with the transcript if it failed; nothing for a case
+/// the user left out with --only or --skip.
 pub fn case(c: &CaseResult) -> String {
+    let chosen_out = c
+        .reason
+        .as_deref()
+        .is_some_and(|r| r == NOT_IN_ONLY || r == IN_SKIP);
+    if c.status == Status::Skipped && chosen_out {
+        return String::new();
+    }
     let mark = match c.status {
         Status::Passed => "pass",
         Status::Failed => "FAIL",

@@ -243,10 +243,10 @@ fn describe<M: Model>(
         .filter(|i| !order.contains(i))
         .map(|&i| {
             format!(
-                "{} cannot come next: {} does not fit when {}",
+                "{} cannot come next: when {}, {} is impossible",
                 label(i),
-                model.describe_op(&ops[i].op),
-                model.describe_state(&state)
+                model.describe_state(&state),
+                model.describe_op(&ops[i].op)
             )
         })
         .collect();
