@@ -382,10 +382,17 @@ fn list_creation_order(ctx: &mut C) -> Result<(), Fail> {
         .map(|n| topics.iter().position(|t| t[..] == *n.as_bytes()))
         .collect();
     let in_order = at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]);
+    let shown: Vec<String> = at
+        .iter()
+        .map(|p| p.map_or("missing".into(), |p| (p + 1).to_string()))
+        .collect();
     ctx.ensure(in_order, "LIST", || {
         format!(
-            "created {}, {}, {} in that order, LIST has them at positions {at:?}",
-            names[0], names[1], names[2]
+            "created {}, {}, {} in that order; LIST has them at positions {}",
+            names[0],
+            names[1],
+            names[2],
+            shown.join(", ")
         )
     })
 }

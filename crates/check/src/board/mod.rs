@@ -1,7 +1,7 @@
 //! `check board`: the CAPS message board's cases, model and workload.
 
 mod cases;
-mod model;
+pub mod model;
 mod talk;
 mod workload;
 

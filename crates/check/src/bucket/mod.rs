@@ -2,7 +2,7 @@
 //! workload, and finding the number of buckets.
 
 mod cases;
-mod model;
+pub mod model;
 mod probe;
 mod talk;
 mod workload;

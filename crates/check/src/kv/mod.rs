@@ -2,7 +2,7 @@
 
 mod cases;
 mod http;
-mod model;
+pub mod model;
 mod talk;
 mod workload;
 
