@@ -32,6 +32,33 @@ pub struct Case<P> {
     pub run: fn(&mut Ctx<P>) -> Result<(), Fail>,
 }
 
+impl<P> Case<P> {
+    pub fn new(
+        name: &'static str,
+        scope: Scope,
+        checks: &'static str,
+        why: &'static str,
+        run: fn(&mut Ctx<P>) -> Result<(), Fail>,
+    ) -> Case<P> {
+        Case {
+            name,
+            scope,
+            checks,
+            why,
+            opt_in: None,
+            run,
+        }
+    }
+
+    /// The case runs only when `flag` was given.
+    pub fn opt_in(self, flag: &'static str) -> Case<P> {
+        Case {
+            opt_in: Some(flag),
+            ..self
+        }
+    }
+}
+
 /// Why a case failed, in one sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fail(pub String);
@@ -154,6 +181,21 @@ impl<'a, P> Ctx<'a, P> {
         let why = why();
         self.note(what, "(see the rule)", &why, false);
         Err(Fail::new(why))
+    }
+
+    /// The server must close `conn` (after anything it still sends)
+    /// within the timeout; `after` names what should have closed it.
+    pub fn expect_close(&mut self, conn: &mut Conn, after: &str) -> Result<(), Fail> {
+        let closed = conn.closes();
+        let got = if closed { "closed" } else { "still open" };
+        self.note("(wait)", "the server closes the connection", got, closed);
+        if closed {
+            Ok(())
+        } else {
+            Err(Fail::new(format!(
+                "the connection stayed open after {after}"
+            )))
+        }
     }
 
     pub fn into_transcript(self) -> Vec<Exchange> {

@@ -250,29 +250,31 @@ where
         parts.into_iter().map(|p| (p.model, p.ops)).collect();
     let outcomes = lin::check_partitions(&pairs, budget, threads);
     for ((name, (_, ops)), outcome) in names.into_iter().zip(&pairs).zip(outcomes) {
-        let (steps, witness) = match outcome {
-            Outcome::Linearizable => (None, None),
+        let part = PartitionReport {
+            name,
+            operations: ops.len(),
+            outcome: outcome.name(),
+            steps: None,
+            witness: None,
+        };
+        report.partitions.push(match outcome {
+            Outcome::Linearizable => part,
             Outcome::Inconclusive { steps } => {
                 if report.verdict == Verdict::Linearizable {
                     report.verdict = Verdict::Inconclusive;
                 }
-                (Some(steps), None)
+                PartitionReport {
+                    steps: Some(steps),
+                    ..part
+                }
             }
             Outcome::Violation(w) => {
                 report.verdict = Verdict::NotLinearizable;
-                (None, Some(w))
+                PartitionReport {
+                    witness: Some(w),
+                    ..part
+                }
             }
-        };
-        report.partitions.push(PartitionReport {
-            name,
-            operations: ops.len(),
-            outcome: match (&steps, &witness) {
-                (Some(_), _) => "inconclusive",
-                (_, Some(_)) => "not linearizable",
-                _ => "linearizable",
-            },
-            steps,
-            witness,
         });
     }
     report.check_s = started.elapsed().as_secs_f64();

@@ -10,26 +10,10 @@ use std::time::Instant;
 
 type C<'a> = Ctx<'a, Bucket>;
 
-fn case(
-    name: &'static str,
-    scope: Scope,
-    checks: &'static str,
-    why: &'static str,
-    run: fn(&mut C) -> Result<(), Fail>,
-) -> Case<Bucket> {
-    Case {
-        name,
-        scope,
-        checks,
-        why,
-        opt_in: None,
-        run,
-    }
-}
-
 use Scope::{Assignment as A, Serverlab as S};
 
 pub fn all() -> Vec<Case<Bucket>> {
+    let case = Case::<Bucket>::new;
     vec![
         case(
             "add-returns-new-value",
@@ -361,10 +345,7 @@ fn replies_before_error(ctx: &mut C) -> Result<(), Fail> {
     let err = read(ctx, &mut c, 0);
     let ok = err.reply().is_some_and(|r| r.starts_with(b"ERR "));
     ctx.expect(b"(the second line)", "\"ERR <reason>\\n\"", &err, ok)?;
-    let closed = c.closes();
-    ctx.ensure(closed, "(wait)", || {
-        "the connection stayed open after ERR".into()
-    })
+    ctx.expect_close(&mut c, "ERR")
 }
 
 fn malformed(ctx: &mut C) -> Result<(), Fail> {

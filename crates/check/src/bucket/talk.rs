@@ -88,19 +88,5 @@ pub fn refused(ctx: &mut Ctx<Bucket>, wire: &[u8]) -> Result<(), Fail> {
         .reply()
         .is_some_and(|r| r.starts_with(b"ERR ") && r.ends_with(b"\n"));
     ctx.expect(wire, "\"ERR <reason>\\n\"", &got, ok)?;
-    let closed = c.closes();
-    ctx.note(
-        "(wait)",
-        "the connection closes after the ERR",
-        if closed { "closed" } else { "still open" },
-        closed,
-    );
-    if closed {
-        Ok(())
-    } else {
-        Err(Fail::new(format!(
-            "after ERR for {} the connection stayed open",
-            show(wire)
-        )))
-    }
+    ctx.expect_close(&mut c, &format!("ERR for {}", show(wire)))
 }

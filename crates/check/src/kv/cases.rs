@@ -2,33 +2,17 @@
 //! docs/protocols/kv.md, one case each.
 
 use super::http::{request, request_with, tag_of};
-use super::talk::{answer, closes, get, host, put, rejected, send, send_waiting, status, C};
+use super::talk::{answer, get, host, put, raw, rejected, send, status, C};
 use super::Kv;
 use crate::case::{Case, Fail, Scope};
 use crate::run::pause;
 use serverlab_proto::kv::Method::{self, Delete, Get, Head, Post, Put};
 use std::time::Duration;
 
-fn case(
-    name: &'static str,
-    scope: Scope,
-    checks: &'static str,
-    why: &'static str,
-    run: fn(&mut C) -> Result<(), Fail>,
-) -> Case<Kv> {
-    Case {
-        name,
-        scope,
-        checks,
-        why,
-        opt_in: None,
-        run,
-    }
-}
-
 use Scope::{Assignment as A, Serverlab as S};
 
 pub fn all() -> Vec<Case<Kv>> {
+    let case = Case::<Kv>::new;
     vec![
         case("put-creates-201", A, "PUT to a new key stores the body and answers 201 with an ETag",
             "201 tells the client it created the key", put_creates_201),
@@ -248,14 +232,14 @@ fn connection_close(ctx: &mut C) -> Result<(), Fail> {
     send(ctx, &mut c, &wire, Get, "404, Connection: close", |r| {
         r.status == 404
     })?;
-    closes(ctx, &mut c, "Connection: close")
+    ctx.expect_close(&mut c, "Connection: close")
 }
 
 fn http10_closes(ctx: &mut C) -> Result<(), Fail> {
     let (k, mut c) = (ctx.name("k"), ctx.conn()?);
     let wire = format!("GET /{k} HTTP/1.0\r\n\r\n").into_bytes();
     send(ctx, &mut c, &wire, Get, "404", |r| r.status == 404)?;
-    closes(ctx, &mut c, "an HTTP/1.0 request without keep-alive")
+    ctx.expect_close(&mut c, "an HTTP/1.0 request without keep-alive")
 }
 
 fn pipelined_in_order(ctx: &mut C) -> Result<(), Fail> {
@@ -327,7 +311,7 @@ fn read_your_write(ctx: &mut C) -> Result<(), Fail> {
 
 fn method_not_allowed_405(ctx: &mut C) -> Result<(), Fail> {
     let (k, mut c) = (ctx.name("k"), ctx.conn()?);
-    let wire = format!("PATCH /{k} HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "PATCH", &format!("/{k}"), &[], None);
     send(
         ctx,
         &mut c,
@@ -362,7 +346,7 @@ fn malformed_400(ctx: &mut C) -> Result<(), Fail> {
 
 fn length_required_411(ctx: &mut C) -> Result<(), Fail> {
     let k = ctx.name("k");
-    let wire = format!("PUT /{k} HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "PUT", &format!("/{k}"), &[], None);
     rejected(ctx, &wire, Put, 411)
 }
 
@@ -380,7 +364,7 @@ fn value_too_large_413(ctx: &mut C) -> Result<(), Fail> {
 
 fn uri_too_long_414(ctx: &mut C) -> Result<(), Fail> {
     let long = "u".repeat(ctx.proto.max_uri + 1);
-    let wire = format!("GET /{long} HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "GET", &format!("/{long}"), &[], None);
     rejected(ctx, &wire, Get, 414)
 }
 
@@ -399,7 +383,8 @@ fn header_timeout_408(ctx: &mut C) -> Result<(), Fail> {
     let (k, mut c) = (ctx.name("k"), ctx.conn()?);
     let wire = format!("GET /{k} HTTP/1.1\r\n").into_bytes();
     let wait = ctx.proto.header_timeout;
-    send_waiting(
+    c.send(&wire);
+    answer(
         ctx,
         &mut c,
         &wire,
@@ -408,12 +393,12 @@ fn header_timeout_408(ctx: &mut C) -> Result<(), Fail> {
         wait,
         |r| r.status == 408,
     )?;
-    closes(ctx, &mut c, "a 408")
+    ctx.expect_close(&mut c, "a 408")
 }
 
 fn reserved_health(ctx: &mut C) -> Result<(), Fail> {
     let mut c = ctx.conn()?;
-    let wire = format!("GET /_/health HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "GET", "/_/health", &[], None);
     send(ctx, &mut c, &wire, Get, "200 ok", |r| {
         r.status == 200 && r.body.trim_ascii() == b"ok"
     })
@@ -422,7 +407,7 @@ fn reserved_health(ctx: &mut C) -> Result<(), Fail> {
 
 fn reserved_stats(ctx: &mut C) -> Result<(), Fail> {
     let mut c = ctx.conn()?;
-    let wire = format!("GET /_/stats HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "GET", "/_/stats", &[], None);
     send(
         ctx,
         &mut c,
@@ -442,83 +427,50 @@ fn reserved_stats(ctx: &mut C) -> Result<(), Fail> {
 
 fn reserved_paths(ctx: &mut C) -> Result<(), Fail> {
     let mut c = ctx.conn()?;
-    let h = host(ctx);
-    let put_health = format!("PUT /_/health HTTP/1.1\r\nHost: {h}\r\nContent-Length: 1\r\n\r\nx");
-    send(
-        ctx,
-        &mut c,
-        put_health.as_bytes(),
-        Put,
-        "405 with Allow: GET, HEAD",
-        |r| r.status == 405,
-    )?;
-    let put_other = format!(
-        "PUT /_/{} HTTP/1.1\r\nHost: {h}\r\nContent-Length: 1\r\n\r\nx",
-        ctx.name("k")
-    );
-    send(ctx, &mut c, put_other.as_bytes(), Put, "404", |r| {
-        r.status == 404
-    })?;
-    let get_other = format!("GET /_/{} HTTP/1.1\r\nHost: {h}\r\n\r\n", ctx.name("k"));
-    send(ctx, &mut c, get_other.as_bytes(), Get, "404", |r| {
-        r.status == 404
-    })
-    .map(drop)
+    let other = format!("/_/{}", ctx.name("k"));
+    let steps = [
+        ("PUT", "/_/health", Some(&b"x"[..]), Put, 405),
+        ("PUT", &other, Some(b"x"), Put, 404),
+        ("GET", &other, None, Get, 404),
+    ];
+    for (token, target, body, method, want) in steps {
+        let wire = raw(ctx, token, target, &[], body);
+        send(ctx, &mut c, &wire, method, &want.to_string(), |r| {
+            r.status == want
+        })?;
+    }
+    Ok(())
 }
 
 fn percent_encoded_key(ctx: &mut C) -> Result<(), Fail> {
     let (k, mut c) = (ctx.name("k"), ctx.conn()?);
-    let h = host(ctx);
-    let raw = |m: &str, path: &str, body: &str| {
-        format!(
-            "{m} /{k}{path} HTTP/1.1\r\nHost: {h}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes()
-    };
-    send(
-        ctx,
-        &mut c,
-        &raw("PUT", "%20x", "spaced"),
-        Put,
-        "201",
-        |r| r.status == 201,
-    )?;
-    send(
-        ctx,
-        &mut c,
-        &raw("GET", "%20x", ""),
-        Get,
-        "200 spaced",
-        |r| r.body == b"spaced",
-    )?;
-    send(
-        ctx,
-        &mut c,
-        &raw("PUT", "%2Fy", "slashed"),
-        Put,
-        "201",
-        |r| r.status == 201,
-    )?;
-    send(
-        ctx,
-        &mut c,
-        &raw("GET", "/y", ""),
-        Get,
-        "200 slashed (the same key)",
-        |r| r.body == b"slashed",
-    )
-    .map(drop)
+    // Written one way, read another: the same key.
+    for (written, read, value) in [("%20x", "%20x", "spaced"), ("%2Fy", "/y", "slashed")] {
+        let put = raw(
+            ctx,
+            "PUT",
+            &format!("/{k}{written}"),
+            &[],
+            Some(value.as_bytes()),
+        );
+        send(ctx, &mut c, &put, Put, "201", |r| r.status == 201)?;
+        let get = raw(ctx, "GET", &format!("/{k}{read}"), &[], None);
+        let expected = format!("200 \"{value}\" (the same key)");
+        send(ctx, &mut c, &get, Get, &expected, |r| {
+            r.status == 200 && r.body == value.as_bytes()
+        })?;
+    }
+    Ok(())
 }
 
 fn empty_key_400(ctx: &mut C) -> Result<(), Fail> {
     let (k, mut c) = (ctx.name("k"), ctx.conn()?);
-    let wire = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "GET", "/", &[], None);
     send(ctx, &mut c, &wire, Get, "400", |r| r.status == 400)?;
     status(ctx, &mut c, Get, &k, 404).map(drop)
 }
 
 fn bad_percent_400(ctx: &mut C) -> Result<(), Fail> {
-    let wire = format!("GET /%zz HTTP/1.1\r\nHost: {}\r\n\r\n", host(ctx)).into_bytes();
+    let wire = raw(ctx, "GET", "/%zz", &[], None);
     rejected(ctx, &wire, Get, 400)
 }

@@ -20,21 +20,8 @@ pub fn send(
     expected: &str,
     ok: impl Fn(&Resp) -> bool,
 ) -> Result<Resp, Fail> {
-    send_waiting(ctx, conn, wire, method, expected, Duration::ZERO, ok)
-}
-
-/// As `send`, allowing `extra` time beyond the timeout.
-pub fn send_waiting(
-    ctx: &mut C,
-    conn: &mut Conn,
-    wire: &[u8],
-    method: Method,
-    expected: &str,
-    extra: Duration,
-    ok: impl Fn(&Resp) -> bool,
-) -> Result<Resp, Fail> {
     conn.send(wire);
-    answer(ctx, conn, wire, method, expected, extra, ok)
+    answer(ctx, conn, wire, method, expected, Duration::ZERO, ok)
 }
 
 /// Read the response to `wire`, already sent, which `ok` must accept.
@@ -101,22 +88,20 @@ pub fn status(
     })
 }
 
-/// The connection closes (after any response already read).
-pub fn closes(ctx: &mut C, conn: &mut Conn, after: &str) -> Result<(), Fail> {
-    let closed = conn.closes();
-    ctx.note(
-        "(wait)",
-        "the server closes the connection",
-        if closed { "closed" } else { "still open" },
-        closed,
-    );
-    if closed {
-        Ok(())
-    } else {
-        Err(Fail::new(format!(
-            "the connection stayed open after {after}"
-        )))
+/// A request written out: `METHOD target HTTP/1.1`, `Host`, `headers`,
+/// and `body` with its `Content-Length` if there is one.
+pub fn raw(ctx: &C, method: &str, target: &str, headers: &[&str], body: Option<&[u8]>) -> Vec<u8> {
+    let mut out = format!("{method} {target} HTTP/1.1\r\nHost: {}\r\n", host(ctx)).into_bytes();
+    for h in headers {
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(b"\r\n");
     }
+    if let Some(b) = body {
+        out.extend_from_slice(format!("Content-Length: {}\r\n", b.len()).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body.unwrap_or_default());
+    out
 }
 
 /// Raw `wire` on a fresh connection: the response must have `status`,
@@ -131,5 +116,5 @@ pub fn rejected(ctx: &mut C, wire: &[u8], method: Method, status: u16) -> Result
         &format!("{status}, then close"),
         |r| r.status == status,
     )?;
-    closes(ctx, &mut c, &format!("a {status}"))
+    ctx.expect_close(&mut c, &format!("a {status}"))
 }

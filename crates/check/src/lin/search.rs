@@ -25,14 +25,12 @@ pub enum SearchResult {
 
 /// A search's verdict and, when traced, the furthest it got.
 #[derive(Debug, Clone)]
-pub struct Search<S> {
+pub struct Search {
     pub result: SearchResult,
     pub steps: u64,
     /// The operations (indexes into the input) of the order that placed
-    /// the most required operations, in that order, and the state after
-    /// them. Only kept by [`trace`].
+    /// the most required operations, in that order. Only kept by [`trace`].
     pub deepest: Vec<usize>,
-    pub deepest_state: Option<S>,
 }
 
 /// How often the wall clock is read, in steps.
@@ -154,7 +152,7 @@ pub fn trace<M: Model>(
     ops: &[Operation<M::Op>],
     roles: &[Role],
     budget: Budget,
-) -> Search<M::State> {
+) -> Search {
     run(model, ops, roles, budget, true)
 }
 
@@ -178,7 +176,7 @@ fn run<M: Model>(
     roles: &[Role],
     budget: Budget,
     traced: bool,
-) -> Search<M::State> {
+) -> Search {
     let list = Entries::new(ops, roles);
     let required_by_bit: Vec<bool> = list
         .op_of_bit
@@ -203,14 +201,12 @@ fn run<M: Model>(
         result: SearchResult::Violation,
         steps: 0,
         deepest: Vec::new(),
-        deepest_state: traced.then(|| s.state.clone()),
     };
     let mut best_depth = 0;
     best.result = s.explore(budget, |s| {
         if traced && s.placed_required() > best_depth {
             best_depth = s.placed_required();
             best.deepest = s.placed_ops();
-            best.deepest_state = Some(s.state.clone());
         }
     });
     best.steps = s.steps;

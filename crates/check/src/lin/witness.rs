@@ -178,85 +178,98 @@ fn describe<M: Model>(
         .filter(|&i| roles[i] == Role::Required)
         .collect();
     members.sort_by_key(|&i| (ops[i].call, ops[i].ret));
-    let label = |i: usize| {
-        members
-            .iter()
-            .position(|&m| m == i)
-            .map(letters)
-            .unwrap_or_default()
-    };
-    let witness_ops = members
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| WitnessOp {
-            index: i,
-            label: letters(k),
-            client: ops[i].client,
-            sent_ns: ops[i].call,
-            answered_ns: ops[i].ret,
-            what: model.describe_op(&ops[i].op),
-        })
-        .collect();
-    let mut after = Vec::new();
-    for &a in &members {
-        for &b in &members {
-            if ops[a].ret < ops[b].call {
-                after.push(format!(
-                    "{} was sent after {} was answered",
-                    label(b),
-                    label(a)
-                ));
-            }
-        }
-    }
-    let traced = trace(model, ops, roles, budget);
-    let mut state = model.init();
-    let mut closest = Vec::new();
-    let order = &traced.deepest;
-    for (n, &i) in order.iter().enumerate() {
-        state = model
-            .step(&state, &ops[i].op)
-            .expect("a traced order replays");
-        if n + CLOSEST_SHOWN >= order.len() {
-            let who = match label(i) {
-                l if l.is_empty() => "(context)".to_string(),
-                l => l,
-            };
-            closest.push(format!(
-                "{who}: {} — then {}",
-                model.describe_op(&ops[i].op),
-                model.describe_state(&state)
-            ));
-        }
-    }
-    if order.len() > CLOSEST_SHOWN {
-        closest.insert(
-            0,
-            format!(
-                "({} earlier operations in a valid order)",
-                order.len() - CLOSEST_SHOWN
-            ),
-        );
-    }
-    let stuck = members
+    let labels = Labels(members);
+    let order = trace(model, ops, roles, budget).deepest;
+    let (closest, state) = closest(model, ops, &order, &labels);
+    let stuck = labels
+        .0
         .iter()
         .filter(|i| !order.contains(i))
         .map(|&i| {
             format!(
                 "{} cannot come next: when {}, {} is impossible",
-                label(i),
+                labels.of(i),
                 model.describe_state(&state),
                 model.describe_op(&ops[i].op)
             )
         })
         .collect();
     Witness {
-        ops: witness_ops,
-        after,
+        ops: labels
+            .0
+            .iter()
+            .map(|&i| WitnessOp {
+                index: i,
+                label: labels.of(i),
+                client: ops[i].client,
+                sent_ns: ops[i].call,
+                answered_ns: ops[i].ret,
+                what: model.describe_op(&ops[i].op),
+            })
+            .collect(),
+        after: real_time(ops, &labels),
         closest,
         stuck,
         minimal,
     }
+}
+
+/// The witness operations, by the time they were sent; `A` is the first.
+struct Labels(Vec<usize>);
+
+impl Labels {
+    /// An operation's label, or "" if it is not in the witness.
+    fn of(&self, i: usize) -> String {
+        self.0
+            .iter()
+            .position(|&m| m == i)
+            .map(letters)
+            .unwrap_or_default()
+    }
+}
+
+/// "B was sent after A was answered", for every such pair.
+fn real_time<O>(ops: &[Operation<O>], labels: &Labels) -> Vec<String> {
+    let mut after = Vec::new();
+    for &a in &labels.0 {
+        for &b in &labels.0 {
+            if ops[a].ret < ops[b].call {
+                let (a, b) = (labels.of(a), labels.of(b));
+                after.push(format!("{b} was sent after {a} was answered"));
+            }
+        }
+    }
+    after
+}
+
+/// The last steps of the order that got furthest, each with the state it
+/// left; and the state at its end.
+fn closest<M: Model>(
+    model: &M,
+    ops: &[Operation<M::Op>],
+    order: &[usize],
+    labels: &Labels,
+) -> (Vec<String>, M::State) {
+    let mut state = model.init();
+    let mut lines = Vec::new();
+    if order.len() > CLOSEST_SHOWN {
+        let earlier = order.len() - CLOSEST_SHOWN;
+        lines.push(format!("({earlier} earlier operations in a valid order)"));
+    }
+    for (n, &i) in order.iter().enumerate() {
+        state = model
+            .step(&state, &ops[i].op)
+            .expect("a traced order replays");
+        if n + CLOSEST_SHOWN >= order.len() {
+            let who = match labels.of(i) {
+                l if l.is_empty() => "(context)".to_string(),
+                l => l,
+            };
+            let (op, after) = (model.describe_op(&ops[i].op), model.describe_state(&state));
+            lines.push(format!("{who}: {op} — then {after}"));
+        }
+    }
+    (lines, state)
 }
 
 /// `A`, `B`, … `Z`, `AA`, `AB`, …
