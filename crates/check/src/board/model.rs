@@ -110,3 +110,75 @@ fn read_reply(got: &ReadReply) -> String {
         ReadReply::Foreign(b) => format!("{} (no POST to this topic sent it)", show(b)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lin::{check, Budget, Operation, Outcome};
+
+    fn op(call: u64, ret: u64, op: Op) -> Operation<Op> {
+        Operation {
+            client: call as usize,
+            call,
+            ret,
+            op,
+        }
+    }
+
+    fn post(id: u64) -> Op {
+        Op::Post {
+            msg: format!("m{id}"),
+            id: Ok(id),
+        }
+    }
+
+    fn verdict(ops: &[Operation<Op>]) -> bool {
+        let t = Topic { name: "t".into() };
+        check(&t, ops, Budget::steps(1_000_000)) == Outcome::Linearizable
+    }
+
+    #[test]
+    fn a_list_must_show_a_topic_whose_first_post_was_answered() {
+        // LIST sent after POST answered 0: it must list the topic.
+        assert!(!verdict(&[
+            op(0, 1, post(0)),
+            op(2, 3, Op::Listed(Ok(false)))
+        ]));
+        assert!(verdict(&[
+            op(0, 1, post(0)),
+            op(2, 3, Op::Listed(Ok(true)))
+        ]));
+        // Overlapping the POST: either answer is right.
+        assert!(verdict(&[
+            op(0, 5, post(0)),
+            op(2, 3, Op::Listed(Ok(false)))
+        ]));
+        assert!(verdict(&[
+            op(0, 5, post(0)),
+            op(2, 3, Op::Listed(Ok(true)))
+        ]));
+        // Before the POST was sent: the topic cannot be there yet.
+        assert!(!verdict(&[
+            op(0, 1, Op::Listed(Ok(true))),
+            op(2, 3, post(0))
+        ]));
+    }
+
+    #[test]
+    fn reads_see_exactly_the_message_posted_with_that_id() {
+        let read = |id, got| Op::Read { id, got };
+        let posted = |id| ReadReply::Posted {
+            msg: format!("m{id}"),
+            id,
+        };
+        let base = [op(0, 1, post(0)), op(2, 3, post(1))];
+        let with = |r: Op| [base.to_vec(), vec![op(4, 5, r)]].concat();
+        assert!(verdict(&with(read(1, posted(1)))));
+        assert!(!verdict(&with(read(1, posted(0)))), "another id's message");
+        assert!(!verdict(&with(read(1, ReadReply::Empty))), "a stale read");
+        assert!(verdict(&with(read(2, ReadReply::Empty))));
+        assert!(!verdict(&with(read(0, ReadReply::Foreign(b"x".to_vec())))));
+        assert!(!verdict(&with(Op::Count(Ok(1)))));
+        assert!(verdict(&with(Op::Count(Ok(2)))));
+    }
+}

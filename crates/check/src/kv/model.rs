@@ -143,3 +143,46 @@ impl Model for Key {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> Key {
+        Key {
+            name: "k".into(),
+            values: vec!["a".into(), "b".into()],
+        }
+    }
+
+    #[test]
+    fn steps() {
+        let k = key();
+        let write = |value, created| Op::Write {
+            method: "PUT",
+            value,
+            created: Ok(created),
+        };
+        assert_eq!(k.step(&None, &write(0, true)), Some(Some(0)));
+        assert_eq!(k.step(&Some(1), &write(0, true)), None, "201 over a value");
+        assert_eq!(k.step(&Some(1), &write(0, false)), Some(Some(0)));
+        assert_eq!(k.step(&Some(0), &Op::Get(Ok(Some(0)))), Some(Some(0)));
+        assert_eq!(k.step(&Some(0), &Op::Get(Ok(None))), None);
+        let cond = |got| Op::GetIfNoneMatch {
+            tag: 0,
+            got: Ok(got),
+        };
+        assert_eq!(k.step(&Some(0), &cond(Cond::NotModified)), Some(Some(0)));
+        assert_eq!(k.step(&Some(1), &cond(Cond::NotModified)), None);
+        assert_eq!(
+            k.step(&Some(0), &cond(Cond::Value(0))),
+            None,
+            "matched: 304"
+        );
+        assert_eq!(k.step(&Some(1), &cond(Cond::Value(1))), Some(Some(1)));
+        assert_eq!(k.step(&None, &cond(Cond::Missing)), Some(None));
+        assert_eq!(k.step(&Some(0), &Op::Delete(Ok(true))), Some(None));
+        assert_eq!(k.step(&None, &Op::Delete(Ok(true))), None);
+        assert_eq!(k.step(&None, &Op::Get(Err("500".into()))), None);
+    }
+}

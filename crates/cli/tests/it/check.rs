@@ -164,9 +164,10 @@ fn board_snapshot_reads_are_caught() {
     let (code, report, _) = check("board", &addr, &BROKEN);
     assert_eq!(code, Some(1));
     let failed = cases(&report, "failed");
-    for must in ["read-message", "read-your-write"] {
-        assert!(failed.iter().any(|f| f == must), "{must} not in {failed:?}");
-    }
+    // read-your-write reads 20 fresh posts: the snapshot cannot have
+    // caught them all. The others each read one or two, and may be lucky.
+    assert!(failed.iter().any(|f| f == "read-your-write"), "{failed:?}");
+    assert!(failed.len() >= 3, "{failed:?}");
     // Every case that failed reads a message right after posting it
     // (which of them catch the stale snapshot depends on its timing).
     const READ_AFTER_POST: [&str; 12] = [
