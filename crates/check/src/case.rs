@@ -202,3 +202,8 @@ impl<'a, P> Ctx<'a, P> {
         self.transcript
     }
 }
+
+/// The pause between the bytes of a request sent one byte per write.
+pub fn pause() {
+    std::thread::sleep(std::time::Duration::from_micros(200));
+}

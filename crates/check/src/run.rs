@@ -9,7 +9,7 @@ use crate::protocol::Protocol;
 use crate::report::{Report, SCHEMA};
 use crate::wire::Conn;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The name `--only` and `--skip` use for the concurrency phase.
 pub const LINEARIZABLE: &str = "linearizable";
@@ -181,9 +181,4 @@ fn run_case<P: Protocol>(
         }
     }
     result
-}
-
-/// A short pause some cases need (a request split into single bytes).
-pub fn pause() {
-    std::thread::sleep(Duration::from_micros(200));
 }

@@ -3,8 +3,7 @@
 
 use super::talk::{ask, frame, list, number, read, LF, NUL};
 use super::Board;
-use crate::case::{Case, Ctx, Fail, Scope};
-use crate::run::pause;
+use crate::case::{pause, Case, Ctx, Fail, Scope};
 use crate::wire::{show, Conn};
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,7 @@
 
 use super::talk::{add, ask, current, read, refused, request, value};
 use super::Bucket;
-use crate::case::{Case, Ctx, Fail, Scope};
-use crate::run::pause;
+use crate::case::{pause, Case, Ctx, Fail, Scope};
 use crate::wire::show;
 use std::time::Instant;
 

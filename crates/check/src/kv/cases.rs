@@ -4,8 +4,7 @@
 use super::http::{request, request_with, tag_of};
 use super::talk::{answer, get, host, put, raw, rejected, send, status, C};
 use super::Kv;
-use crate::case::{Case, Fail, Scope};
-use crate::run::pause;
+use crate::case::{pause, Case, Fail, Scope};
 use serverlab_proto::kv::Method::{self, Delete, Get, Head, Post, Put};
 use std::time::Duration;
 
