@@ -95,7 +95,7 @@ struct BucketArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     buckets: Option<u64>,
     /// The server's --delay-unit
-    #[arg(long, default_value = "s", value_parser = args::delay_unit())]
+    #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]
     delay_unit: DelayUnit,
     /// The server's --max-delay, in delay units
     #[arg(long, default_value_t = 60)]

@@ -3,7 +3,6 @@
 //! with every run's configuration and results kept on disk for `report`.
 
 pub mod child;
-pub mod duration;
 pub mod error;
 pub mod layout;
 pub mod pinning;

@@ -16,11 +16,11 @@
 //! duration = "2s"
 //! ```
 
-use crate::duration;
 use crate::error::SpecError;
 use crate::value::Scalar;
 use serde::Deserialize;
-use serverlab_server::CpuSet;
+use serverlab_util::duration;
+use serverlab_util::CpuSet;
 use std::time::Duration;
 
 /// Flags the runner sets itself; an experiment may not.

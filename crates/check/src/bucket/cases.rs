@@ -5,6 +5,7 @@ use super::talk::{add, ask, current, read, refused, request, value};
 use super::Bucket;
 use crate::case::{pause, Case, Ctx, Fail, Scope};
 use crate::wire::show;
+use serverlab_proto::bucket::DelayUnit;
 use std::time::Instant;
 
 type C<'a> = Ctx<'a, Bucket>;
@@ -188,10 +189,10 @@ fn delay_before_reply(ctx: &mut C) -> Result<(), Fail> {
     let b = bucket(ctx, 3);
     let unit = ctx.proto.delay_unit;
     // Long enough to measure, short enough to be quick, within the limit.
-    let d = match unit.name() {
-        "s" => 1,
-        "ms" => 20,
-        _ => 2000,
+    let d = match unit {
+        DelayUnit::Seconds => 1,
+        DelayUnit::Millis => 20,
+        DelayUnit::Micros => 2000,
     }
     .min(ctx.proto.max_delay)
     .max(1);

@@ -57,7 +57,7 @@ impl Protocol for Bucket {
                 "buckets",
                 self.buckets.map_or("?".into(), |n| n.to_string()),
             ),
-            ("delay_unit", self.delay_unit.name().into()),
+            ("delay_unit", self.delay_unit.to_string()),
             ("max_delay", self.max_delay.to_string()),
             ("max_line", self.max_line.to_string()),
         ]

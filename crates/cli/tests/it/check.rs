@@ -9,6 +9,7 @@ use broken::{BoardBug, BucketBug, KvBug};
 use serde_json::Value;
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 
 /// Run `serverlab check <protocol> <addr> <args> --format json`.
 fn check(protocol: &str, addr: &str, args: &[&str]) -> (Option<i32>, Value, String) {
@@ -51,7 +52,7 @@ fn witnesses(report: &Value) -> String {
 /// concurrency phase must pass. `serve` and `check` are the extra flags.
 fn matrix(protocol: &str, stores: &[StoreKind], serve: &[&str], check_args: &[&str]) {
     let mut failures = Vec::new();
-    for strategy in StrategyKind::ALL {
+    for &strategy in StrategyKind::ALL {
         for store in stores {
             let mut args = vec!["--strategy", strategy.name(), "--store", store.name()];
             args.extend(serve);
@@ -82,7 +83,7 @@ const SHORT: [&str; 4] = ["--duration", "300ms", "--seed", "7"];
 
 #[test]
 fn board_every_strategy_and_store_passes() {
-    matrix("board", &StoreKind::ALL, &[], &SHORT);
+    matrix("board", StoreKind::ALL, &[], &SHORT);
 }
 
 #[test]
@@ -102,7 +103,7 @@ fn bucket_every_strategy_and_store_passes() {
 fn kv_every_strategy_and_store_passes() {
     let mut args = SHORT.to_vec();
     args.extend(["--header-timeout", "1s"]);
-    matrix("kv", &StoreKind::ALL, &["--header-timeout", "1s"], &args);
+    matrix("kv", StoreKind::ALL, &["--header-timeout", "1s"], &args);
 }
 
 /// Each broken server fails exactly `cases` (and the concurrency phase if
