@@ -358,13 +358,32 @@ fn bad_usage_exits_2_naming_it() {
     usage_error(&["check", "redis"], "redis");
 }
 
+/// A port on 127.0.0.1 that refuses connections for as long as the
+/// returned socket lives: bound (so no other test's server can take it)
+/// but not listening.
+fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
+    use nix::sys::socket::{
+        bind, getsockname, socket, AddressFamily, SockFlag, SockType, SockaddrIn,
+    };
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::empty(),
+        None,
+    )
+    .unwrap();
+    bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(127, 0, 0, 1, 0),
+    )
+    .unwrap();
+    let addr: SockaddrIn = getsockname(std::os::fd::AsRawFd::as_raw_fd(&fd)).unwrap();
+    (fd, addr.port())
+}
+
 #[test]
 fn an_unreachable_server_exits_2_with_a_next_step() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (_held, port) = refusing_port();
     for (protocol, serve) in [
         ("board", "serve board"),
         ("bucket", "serve bucket"),
