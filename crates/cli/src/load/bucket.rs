@@ -67,7 +67,7 @@ pub struct BucketLoadArgs {
 enum BucketFormat {
     /// Totals, rates, latency percentiles, the bound, errors, client CPU
     Text,
-    /// Everything, as JSON (schema serverlab-load/1)
+    /// Everything, as JSON (schema serverlab-load/2)
     Json,
 }
 
@@ -89,7 +89,7 @@ pub fn run(a: BucketLoadArgs) -> anyhow::Result<ExitCode> {
     cfg.server_cores = a.server_cores;
     let progress = Progress::default();
     let report = progress::show(cfg.planned(), &progress, || {
-        serverlab_load::bucket::run(&cfg, &progress)
+        serverlab_load::run(&cfg, &progress)
     })?;
     let format = match a.format {
         BucketFormat::Text => Format::Text,

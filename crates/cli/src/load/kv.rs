@@ -85,7 +85,7 @@ pub fn run(a: KvLoadArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::default();
     // No fixed duration: the bar shows requests, against a nominal minute.
     let report = progress::show(Duration::from_secs(60), &progress, || {
-        serverlab_load::kv::run(&cfg, &progress)
+        serverlab_load::run(&cfg, &progress)
     })?;
     emit(&report, format, a.output.json.as_ref())
 }
