@@ -64,6 +64,12 @@ pub trait Client {
     fn next_due(&self) -> Option<Instant> {
         None
     }
+    /// When a client without a connection wants its next one, if not
+    /// now: a paced request that opens its own connection opens it when
+    /// the request is due.
+    fn connect_at(&self) -> Option<Instant> {
+        None
+    }
 }
 
 /// Why a connection failed.
@@ -397,7 +403,7 @@ struct Loop<'a, C> {
     waiting: usize,
     /// The window has closed.
     stopped: bool,
-    /// Throttle wake-ups: (when, slot).
+    /// Throttle wake-ups, to send or to connect: (when, slot).
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
@@ -563,6 +569,17 @@ impl<C: Client> Loop<'_, C> {
                 }
                 slot.close();
             }
+            if let Some(at) = slot
+                .client
+                .connect_at()
+                .filter(|&t| t > now && !self.stopped)
+            {
+                if slot.armed != Some(at) {
+                    slot.armed = Some(at);
+                    self.timers.push(Reverse((at, i)));
+                }
+                break;
+            }
             if self.stopped || !slot.client.connect(now) {
                 slot.finished_at = Some(now);
                 self.live -= 1;
@@ -635,7 +652,7 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
-    /// Throttled slots whose time has come.
+    /// Throttled slots whose time has come (to send, or to connect).
     fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((due, i))) = self.timers.peek() {
             if due > now {

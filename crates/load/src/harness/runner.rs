@@ -229,4 +229,11 @@ impl<E: Exchange> Client for Runner<'_, E> {
     fn next_due(&self) -> Option<Instant> {
         self.due
     }
+
+    /// A paced request that has its own connection opens it when due, so
+    /// its latency (which counts from the connect) holds no waiting.
+    fn connect_at(&self) -> Option<Instant> {
+        let paced = self.plan.connections == Connections::PerRequest && !self.exhausted;
+        self.pacer.due().filter(|_| paced)
+    }
 }

@@ -239,3 +239,26 @@ fn a_timed_window_counts_replies_within_it_and_says_what_failed() {
         errors.kept
     );
 }
+
+#[test]
+fn a_paced_request_with_its_own_connection_opens_it_when_due() {
+    let s = server(Duration::ZERO);
+    let mut p = plan(s.addr, Window::Requests(4), Connections::PerRequest);
+    // A slot every 250 ms: were connections opened at once, each request
+    // would wait for its slot inside its measured latency.
+    p.pacing.throttle = 4.0;
+    let t0 = Instant::now();
+    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(750),
+        "the slots were kept"
+    );
+    assert_eq!(total(&run), (4, 4));
+    assert_eq!(s.connections.load(std::sync::atomic::Ordering::Relaxed), 4);
+    // Opened early, all but the first would wait almost a whole slot.
+    let median = run.clients[0].rec.ops[0].latency_ns.value_at_quantile(0.5);
+    assert!(
+        median < 125_000_000,
+        "median latency {median} ns holds the wait for a slot"
+    );
+}
