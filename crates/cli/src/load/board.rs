@@ -3,15 +3,14 @@
 use super::{emit, usage_error, Format, OutputArgs, PacingArgs};
 use crate::{args, progress};
 use clap::error::ErrorKind;
-use clap::Args;
 use serverlab_load::board::{BoardLoad, ReaderMix};
 use serverlab_load::Progress;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct BoardLoadArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per thread)
     #[arg(value_name = "POSITIONAL", num_args = 0..=5)]
     positional: Vec<String>,
@@ -51,7 +50,7 @@ pub struct BoardLoadArgs {
     output: OutputArgs,
 }
 
-pub fn run(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = BoardLoad::new(a.addr);
     cfg.posters = a.posters.into();
     cfg.readers = a.readers.into();
