@@ -6,7 +6,6 @@ use super::{Run, Window};
 use crate::checks::Checks;
 use crate::record::Recorder;
 use crate::report::{op_summaries, Results, ThreadSummary, Verification};
-use std::time::Instant;
 
 /// The run's figures, for a protocol's `finish` (and its results).
 #[derive(Debug, Clone, Copy)]
@@ -40,16 +39,7 @@ pub(super) fn gather<E: super::Exchange>(
     let mut merged = Recorder::new(ops.len(), run.start, None);
     let mut checks = Checks::new(verify);
     let (mut kept, mut count) = (0u64, 0u64);
-    let duration_s = match window {
-        Window::Duration(d) => d.as_secs_f64(),
-        // Every reply counts: the window runs to the last.
-        Window::Requests(_) | Window::Work => run
-            .clients
-            .iter()
-            .filter_map(|c| c.last_reply)
-            .max()
-            .map_or(0.0, |t| seconds_since(run.start, t)),
-    };
+    let duration_s = window_s(&run, window);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
     let mut threads = Vec::with_capacity(run.clients.len());
@@ -106,8 +96,20 @@ pub(super) fn gather<E: super::Exchange>(
     }
 }
 
-fn seconds_since(start: Instant, t: Instant) -> f64 {
-    t.saturating_duration_since(start).as_secs_f64()
+/// The measured window: a timed run's duration; otherwise every reply
+/// counts, and the window runs to the last.
+fn window_s<E>(run: &Run<E>, window: Window) -> f64 {
+    match window {
+        Window::Duration(d) => d.as_secs_f64(),
+        Window::Requests(_) | Window::Work => run
+            .clients
+            .iter()
+            .filter_map(|c| c.last_reply)
+            .max()
+            .map_or(0.0, |t| {
+                t.saturating_duration_since(run.start).as_secs_f64()
+            }),
+    }
 }
 
 /// A per-second series with a slot for every second of the window.
