@@ -8,11 +8,16 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Service time as every server reports it, in µs.
+/// Service time as every server reports it, in µs (the fields a report
+/// reads; a server may say more, such as how it sampled).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ServiceTime {
     /// Requests served; the figures are 0 (and mean nothing) when none was.
     pub count: u64,
+    /// Requests timed, when the server times a sample of them; the
+    /// figures are over these, and mean nothing when there are none.
+    #[serde(default)]
+    pub timed: Option<u64>,
     pub min: f64,
     pub mean: f64,
     pub p50: f64,
@@ -41,7 +46,7 @@ pub fn service_time(stats: &Value) -> Vec<(String, f64)> {
         return legacy_service_time(stats);
     }
     match Typed::deserialize(stats) {
-        Ok(Typed { service_time_us: t }) if t.count > 0 => vec![
+        Ok(Typed { service_time_us: t }) if t.count > 0 && t.timed != Some(0) => vec![
             ("min".into(), t.min),
             ("mean".into(), t.mean),
             ("median".into(), t.p50),
@@ -128,6 +133,14 @@ mod tests {
         let idle = json!({"service_time_us": {"count": 0, "min": 0.0, "mean": 0.0, "p50": 0.0,
             "p90": 0.0, "p99": 0.0, "max": 0.0}, "protocol": {}});
         assert!(service_time(&idle).is_empty());
+        // Served, but none of it timed (a sampling server): no times.
+        let untimed = json!({"service_time_us": {"count": 9, "timed": 0, "sampled_one_in": 64,
+            "min": 0.0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0},
+            "protocol": {}});
+        assert!(service_time(&untimed).is_empty());
+        let mut sampled = stats.clone();
+        sampled["service_time_us"]["timed"] = 3.into();
+        assert_eq!(service_time(&sampled).len(), 6);
         // Typed but without service time: none, not a guess.
         assert!(
             service_time(&json!({"protocol": {"service_us": {"p50": 1.0, "p99": 2.0}}})).is_empty()
