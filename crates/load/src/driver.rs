@@ -1,5 +1,5 @@
-//! The closed-loop driver every load runs on: one event loop per client
-//! CPU multiplexes many client connections on non-blocking sockets
+//! The driver every load runs on: one event loop per client CPU
+//! multiplexes many client connections on non-blocking sockets
 //! (edge-triggered epoll via mio).
 //!
 //! A thread per connection would cost the client a context switch per
@@ -8,10 +8,11 @@
 //! client's cost per request to a write and a read (shared with every
 //! other reply that arrived in the same read).
 //!
-//! The driver owns sockets, buffers, timeouts and the run's window; the
-//! [`Client`] in each [`Slot`] owns the protocol: what to send, how replies
-//! are framed (lines for board, echo and bucket, HTTP responses for kv),
-//! what each must be, and when its connection has done its work. A slot's
+//! The driver owns sockets, buffers, timeouts, wake-ups and the run's
+//! window; the [`Client`] in each [`Slot`] (the harness's runner around a
+//! protocol's exchange) decides what to send and when, how replies are
+//! framed (lines for board, echo and bucket, HTTP responses for kv), what
+//! each must be, and when its connection has done its work. A slot's
 //! connection may end and be replaced (a kv session, a bucket request on
 //! its own connection): the driver then asks the client for the next one.
 
