@@ -16,6 +16,7 @@ pub mod html;
 pub mod markdown;
 pub mod metrics;
 pub mod points;
+pub mod server_stats;
 pub mod stats;
 pub mod student;
 pub mod tables;
