@@ -351,18 +351,32 @@ fn text_width(text: &str) -> u32 {
         .unwrap_or(8 * text.chars().count() as u32)
 }
 
-/// A panel's y axis: from 0 to a round number above every mean and CI;
-/// or, when logarithmic, from a 1-2-5 step below the lowest value to one
-/// above the highest.
+/// How far past the markers an axis stretches for error bars: an interval
+/// from 3 noisy runs can span a factor of 100, and an axis drawn to hold it
+/// would flatten every marker. Bars beyond are cut, with an arrow.
+const BAR_ROOM_LINEAR: f64 = 2.0;
+const BAR_ROOM_LOG: f64 = 10.0;
+
+/// A panel's y axis: from 0 to a round number above every mean and CI
+/// (up to twice the largest mean); or, when logarithmic, from a 1-2-5 step
+/// below the lowest value to one above the highest (within a factor of 10
+/// of the markers).
 fn y_axis(panel: &Panel) -> Ticked {
+    let points = || panel.series.iter().flat_map(|s| s.points.iter());
+    let top = points().map(|p| p.y).fold(0.0, f64::max);
     if panel.log_y {
-        let values: Vec<f64> = panel
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter())
+        let bottom = points()
+            .map(|p| p.y)
+            .filter(|y| *y > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let values: Vec<f64> = points()
             .flat_map(|p| {
                 let (lo, hi) = p.ci.unwrap_or((p.y, p.y));
-                [p.y, lo, hi]
+                [
+                    p.y,
+                    lo.max(bottom / BAR_ROOM_LOG),
+                    hi.min(top * BAR_ROOM_LOG),
+                ]
             })
             .filter(|v| *v > 0.0 && v.is_finite())
             .collect();
@@ -370,11 +384,13 @@ fn y_axis(panel: &Panel) -> Ticked {
             return t;
         }
     }
-    let y_max = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .map(|p| p.ci.map(|c| c.1).unwrap_or(p.y).max(p.y))
+    let y_max = points()
+        .map(|p| {
+            p.ci.map(|c| c.1)
+                .unwrap_or(p.y)
+                .min(top * BAR_ROOM_LINEAR)
+                .max(p.y)
+        })
         .fold(0.0, f64::max);
     let ticks = nice_ticks(y_max);
     Ticked {
@@ -663,7 +679,7 @@ mod tests {
     }
 
     #[test]
-    fn bars_below_the_axis_are_said_to_be_cut() {
+    fn bars_past_the_axis_are_said_to_be_cut() {
         let names = vec!["a".to_string()];
         assert!(!figure(&names, (5.0, 15.0)).note().unwrap().contains("cut"));
         let fig = figure(&names, (-5.0, 25.0));
@@ -671,6 +687,15 @@ mod tests {
         assert!(fig.note().unwrap().contains("cut"));
         let svg = fig.svg().unwrap();
         roxmltree::Document::parse(&svg).unwrap();
+        // A bar from 3 noisy runs up to 100 × the marker does not set the
+        // axis: it stops at twice the largest marker, the bar cut.
+        let wild = figure(&names, (0.3, 1000.0));
+        assert_eq!(y_axis(&wild.panels[0]).hi, 20.0);
+        assert!(wild.truncates_bars());
+        let mut log = wild.clone();
+        log.panels[0].log_y = true;
+        let axis = y_axis(&log.panels[0]);
+        assert_eq!((axis.lo, axis.hi), (1.0, 100.0));
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub struct PointStats<'a> {
     pub bottlenecked: usize,
     /// Repetitions in which no request completed inside the measured window.
     pub empty: Vec<u32>,
-    /// Runs whose throughput lies beyond median ± 3 robust sds.
+    /// Runs whose throughput lies too many robust sds from the median
+    /// ([`stats::outliers`]).
     pub outliers: Vec<Outlier>,
     /// Outlier runs left out of every number (`--drop-outliers`).
     pub dropped: Vec<u32>,
@@ -41,7 +42,8 @@ pub struct PointStats<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outlier {
     pub repetition: u32,
-    /// Its throughput, the point's median, and the distance in robust sds.
+    /// Its throughput, the point's median, and the distance in robust sds
+    /// (on the log scale; negative below the median).
     pub value: f64,
     pub median: f64,
     pub z: f64,
@@ -90,7 +92,7 @@ impl<'a> PointStats<'a> {
         PointStats {
             runs,
             throughput: over(&|r| Some(r.throughput_rps)),
-            share: baseline.and_then(|b| share(&kept, b)),
+            share: baseline.and_then(|b| share(&kept, b, drop_outliers)),
             requests: over(&|r| Some(r.requests)),
             clients: over(&|r| r.clients).map(|s| s.mean),
             threads: over(&|r| r.threads).map(|s| s.mean),
@@ -149,15 +151,23 @@ fn named(
         .collect()
 }
 
-/// Each run's throughput over the baseline's in the same block.
-fn share(kept: &[&Run], baseline: &PointRuns) -> Option<Summary> {
+/// Each run's throughput over the baseline's in the same block (none for
+/// a block whose baseline run is an outlier left out).
+fn share(kept: &[&Run], baseline: &PointRuns, drop_outliers: bool) -> Option<Summary> {
+    let dropped: Vec<u32> = match drop_outliers {
+        true => outliers(&baseline.runs)
+            .iter()
+            .map(|o| o.repetition)
+            .collect(),
+        false => vec![],
+    };
     let ratios: Vec<f64> = kept
         .iter()
         .filter_map(|r| {
             let b = baseline
                 .runs
                 .iter()
-                .find(|b| b.repetition == r.repetition)?;
+                .find(|b| b.repetition == r.repetition && !dropped.contains(&b.repetition))?;
             let base = b.metrics.throughput_rps;
             (base > 0.0).then(|| r.metrics.throughput_rps / base)
         })
@@ -165,7 +175,7 @@ fn share(kept: &[&Run], baseline: &PointRuns) -> Option<Summary> {
     Summary::of(&ratios)
 }
 
-/// Runs whose throughput lies beyond median ± 3 robust sds.
+/// Runs whose throughput lies too far from the point's median.
 fn outliers(runs: &[Run]) -> Vec<Outlier> {
     let values: Vec<f64> = runs.iter().map(|r| r.metrics.throughput_rps).collect();
     let Some(median) = Summary::of(&values).map(|s| s.median) else {

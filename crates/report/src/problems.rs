@@ -5,7 +5,7 @@
 //! client may have set the pace.
 
 use crate::points::PointStats;
-use crate::stats::MIN_N;
+use crate::stats::{outlier_cutoff, MIN_N};
 use crate::units::{num, percent};
 use serverlab_sweep::layout;
 use serverlab_sweep::Manifest;
@@ -80,15 +80,18 @@ fn outliers(s: &PointStats) -> Vec<String> {
             } else {
                 "kept in the numbers (report --drop-outliers leaves it out)"
             };
+            let n = s.runs.runs.len();
             format!(
-                "{} rep {}: outlier: throughput {} req/s lies {:.1} robust sds {} the \
-                 point's median {} (`{}/{}`); {fate}",
+                "{} rep {}: outlier: throughput {} req/s against the point's median {}, \
+                 {:.1} robust sds {} it on the log scale (the bar at {n} runs is {}) \
+                 (`{}/{}`); {fate}",
                 slug(s),
                 o.repetition,
                 num(o.value),
+                num(o.median),
                 o.z.abs(),
                 if o.z > 0.0 { "above" } else { "below" },
-                num(o.median),
+                outlier_cutoff(n).map(num).unwrap_or_default(),
                 o.dir.display(),
                 layout::LOAD_JSON
             )

@@ -196,30 +196,54 @@ pub fn precision(values: &[f64]) -> Option<f64> {
     Summary::of(values)?.relative_half_width()
 }
 
-/// How far outside the bulk a value must lie to be flagged, in robust
-/// standard deviations (1.4826 × the median absolute deviation, which
-/// equals the sd for normal data).
-pub const OUTLIER_Z: f64 = 3.0;
+/// Converts a median absolute deviation into a standard deviation (equal
+/// for normal data): a "robust sd".
 const MAD_TO_SD: f64 = 1.4826;
 
-/// Indices of `values` beyond median ± 3 robust sds, each with its
-/// distance in robust sds. Needs 3 values; none when more than half are
-/// identical (the MAD is 0 and no scale is left to judge by).
-pub fn outliers(values: &[f64]) -> Vec<(usize, f64)> {
-    if values.len() < MIN_N {
-        return vec![];
+/// How many robust sds from the median a run must lie, among `n`, to be
+/// flagged: chosen so that a point whose runs differ by normal noise alone
+/// has a run flagged at most 5% of the time (the 95th percentile of the
+/// largest |z| of n normal values, simulated, rounded up). With 3 runs the
+/// MAD is only the smaller gap, so the bar is high; the textbook
+/// median ± 3 MAD would flag a fifth to a third of noise-only points at the
+/// n a sweep has. None below 3 runs: nothing to judge by.
+pub fn outlier_cutoff(n: usize) -> Option<f64> {
+    match n {
+        0..=2 => None,
+        3 => Some(22.0),
+        4 | 5 => Some(8.0),
+        6 | 7 => Some(6.0),
+        8 | 9 => Some(5.0),
+        10..=19 => Some(4.5),
+        _ => Some(4.0),
     }
-    let med = median(values);
-    let deviations: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
+}
+
+/// Indices of `values` farther from their median than
+/// [`outlier_cutoff`] robust sds, each with its distance in robust sds
+/// (signed). On the log scale when every value is above zero (runs vary by
+/// factors: half as fast is as far as twice as fast). None are flagged when
+/// more than half the values are equal (the MAD is 0: no scale to judge by).
+pub fn outliers(values: &[f64]) -> Vec<(usize, f64)> {
+    let Some(cutoff) = outlier_cutoff(values.len()) else {
+        return vec![];
+    };
+    let scaled: Vec<f64> = if values.iter().all(|v| *v > 0.0) {
+        values.iter().map(|v| v.ln()).collect()
+    } else {
+        values.to_vec()
+    };
+    let med = median(&scaled);
+    let deviations: Vec<f64> = scaled.iter().map(|v| (v - med).abs()).collect();
     let scale = MAD_TO_SD * median(&deviations);
     if scale <= 0.0 {
         return vec![];
     }
-    values
+    scaled
         .iter()
         .enumerate()
         .map(|(i, v)| (i, (v - med) / scale))
-        .filter(|(_, z)| z.abs() > OUTLIER_Z)
+        .filter(|(_, z)| z.abs() > cutoff)
         .collect()
 }
 

@@ -220,6 +220,7 @@ fn best_line(m: &Manifest, stats: &[PointStats], line: &Best) -> Option<String> 
         (0, 1) => format!("significantly {better} than the other point"),
         (0, _) => format!("significantly {better} than every other point"),
         (_, 1) => format!("the other point is not significantly {worse}"),
+        (t, o) if t == o => format!("no other point is significantly {worse}"),
         (t, _) => format!("{t} of the {others} other points are not significantly {worse}"),
     };
     Some(format!(
@@ -261,15 +262,23 @@ fn knees(m: &Manifest, stats: &[PointStats]) -> Vec<String> {
     };
     let grouped = groups(m, stats, &exclude);
     let mut out = Vec::new();
+    let mut longest = 0;
     for (series, members) in grouped.iter().take(MAX_LINES) {
         let mut pts: Vec<(f64, Summary)> = members
             .iter()
             .filter_map(|&p| Some((x(&stats[p])?, stats[p].throughput?)))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        longest = longest.max(pts.len());
         if pts.len() >= 3 {
             out.push(knee_line(series, &name, &pts));
         }
+    }
+    if out.is_empty() && longest > 0 {
+        out.push(format!(
+            "Where throughput stops growing is not told: each series has {longest} values of \
+             {name}, and it takes 3."
+        ));
     }
     if grouped.len() > MAX_LINES && !out.is_empty() {
         out.push(format!(
@@ -413,8 +422,8 @@ fn noise(stats: &[PointStats]) -> Vec<String> {
         }
         Some((cv, lo, hi, n, resolved)) => out.push(format!(
             "Noise: these runs vary by {} (median coefficient of variation of throughput; \
-             {}–{} across points). With {n} runs a point, throughput differences smaller than \
-             about {} are not resolved here.",
+             {}–{} across points). With {n} runs a point (the median), throughput differences \
+             smaller than about {} are not resolved here.",
             percent(cv),
             percent(lo),
             percent(hi),
@@ -425,7 +434,7 @@ fn noise(stats: &[PointStats]) -> Vec<String> {
     if let Some((cv, _, _, _, resolved)) = spread(&shares) {
         out.push(format!(
             "As a share of the baseline run in the same block they vary by {}: differences \
-             of the share larger than about {} are resolved.",
+             of the share smaller than about {} are not resolved.",
             percent(cv),
             percent(resolved)
         ));

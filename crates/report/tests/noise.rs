@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{add_baseline, caps_like, copy, set_machine, set_throughput};
+use common::{add_baseline, add_repetitions, caps_like, copy, set_machine, set_throughput};
 use serverlab_report::data::Sweep;
 use serverlab_report::points::PointStats;
 use serverlab_report::{generate, generate_with, Options};
@@ -14,22 +14,25 @@ use serverlab_report::{generate, generate_with, Options};
 #[test]
 fn one_wild_run_is_flagged_as_an_outlier_and_listed() {
     let tmp = copy("a");
-    // posters=1: 1000, 1200 and a wild 50,000 req/s.
+    // posters=1: 1000, 1200, 1100, 1300 and a wild 50,000 req/s.
     set_throughput(tmp.path(), "posters=1", 3, 50_000.0);
+    add_repetitions(tmp.path(), "posters=1", &[1100.0, 1300.0]);
     let sweep = Sweep::read(tmp.path()).unwrap();
     let one = PointStats::of(&sweep.points[0]);
     assert_eq!(one.outliers.len(), 1, "{:?}", one.outliers);
     let o = &one.outliers[0];
     assert_eq!((o.repetition, o.value, o.median), (3, 50_000.0, 1200.0));
-    // MAD 200 → robust sd 296.5: (50,000 − 1,200) / 296.5 ≈ 164.6.
-    assert!((o.z - 48_800.0 / (1.4826 * 200.0)).abs() < 1e-6, "{o:?}");
+    // On the logs: median ln 1200, MAD ln(1200/1100) → robust sd 0.12899;
+    // ln(50,000/1200) = 3.7297 is 28.9 of them out (the bar at 5 runs: 8).
+    let z = (50_000f64 / 1200.0).ln() / (1.4826 * (1200f64 / 1100.0).ln());
+    assert!((o.z - z).abs() < 1e-9, "{o:?}");
     assert_eq!(o.dir, std::path::Path::new("runs/posters=1/rep-3"));
-    assert_eq!(one.throughput.unwrap().n, 3, "kept unless asked");
+    assert_eq!(one.throughput.unwrap().n, 5, "kept unless asked");
 
     let w = generate(tmp.path(), None).unwrap();
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(
-        md.contains("posters=1 rep 3: outlier: throughput 50,000 req/s lies 164.6 robust sds above the point's median 1,200 (`runs/posters=1/rep-3/load.json`); kept in the numbers"),
+        md.contains("posters=1 rep 3: outlier: throughput 50,000 req/s against the point's median 1,200, 28.9 robust sds above it on the log scale (the bar at 5 runs is 8) (`runs/posters=1/rep-3/load.json`); kept in the numbers"),
         "{md}"
     );
 
@@ -43,10 +46,10 @@ fn one_wild_run_is_flagged_as_an_outlier_and_listed() {
         md.contains("left out of every number (--drop-outliers)"),
         "{md}"
     );
-    assert!(md.contains("| 1 | 2 | 1,100 |"), "n = 2 without it: {md}");
+    assert!(md.contains("| 1 | 4 | 1,150 |"), "n = 4 without it: {md}");
     let dropped = PointStats::with(&sweep.points[0], None, true);
     assert_eq!(dropped.dropped, [3]);
-    assert_eq!(dropped.throughput.unwrap().n, 2);
+    assert_eq!(dropped.throughput.unwrap().n, 4);
 }
 
 #[test]

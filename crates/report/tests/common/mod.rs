@@ -51,6 +51,24 @@ pub fn set_throughput(dir: &Path, slug: &str, rep: u32, value: f64) {
     write_json(&path, &load);
 }
 
+/// More repetitions of `slug` in a copy of fixture a (the manifest then
+/// asks every point for as many): copies of its rep 1 at these throughputs.
+pub fn add_repetitions(dir: &Path, slug: &str, throughputs: &[f64]) {
+    let manifest_path = dir.join("sweep.json");
+    let mut m = read_json(&manifest_path);
+    let first = m["repetitions"].as_u64().unwrap() as usize + 1;
+    m["repetitions"] = (first - 1 + throughputs.len()).into();
+    write_json(&manifest_path, &m);
+    for (k, t) in throughputs.iter().enumerate() {
+        let rep = first + k;
+        copy_dir(
+            &dir.join(format!("runs/{slug}/rep-1")),
+            &dir.join(format!("runs/{slug}/rep-{rep}")),
+        );
+        set_throughput(dir, slug, rep as u32, *t);
+    }
+}
+
 /// Add a baseline to a copy of fixture a: the same flags as `posters=1`,
 /// run in each of its 3 blocks at these throughputs.
 pub fn add_baseline(dir: &Path, throughputs: [f64; 3]) {
