@@ -40,6 +40,17 @@ fn target_ci(text: &str) -> Result<f64, String> {
     serverlab_sweep::design::parse_share(text)
 }
 
+/// The experiment with `--target-ci` and `--max-repetitions` in place of
+/// its own, if given.
+fn with_target(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
+    e.design = e
+        .design
+        .clone()
+        .with_target(a.target_ci, a.max_repetitions)
+        .map_err(|msg| format!("--max-repetitions: {msg}"))?;
+    Ok(e)
+}
+
 /// A bad experiment file: say what is wrong, exit 2.
 fn bad_input(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("serverlab: {message}");
@@ -52,17 +63,13 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Ok(t) => t,
         Err(e) => return Ok(bad_input(format!("cannot read the experiment {file}: {e}"))),
     };
-    let mut experiment = match Experiment::parse(&file, &text) {
+    let experiment = match Experiment::parse(&file, &text).map_err(|e| e.to_string()) {
+        Ok(e) => with_target(e, &a),
+        Err(e) => Err(e),
+    };
+    let experiment = match experiment {
         Ok(e) => e,
         Err(e) => return Ok(bad_input(e)),
-    };
-    experiment.design = match experiment
-        .design
-        .clone()
-        .with_target(a.target_ci, a.max_repetitions)
-    {
-        Ok(d) => d,
-        Err(e) => return Ok(bad_input(format!("--max-repetitions: {e}"))),
     };
     let plan = Plan::new(experiment);
     let check = |args: &[String]| {

@@ -5,7 +5,7 @@
 //! runs were ("differences smaller than Y% are not resolved here").
 
 use crate::axes::{self, Role};
-use crate::data::Sweep;
+use crate::data::{PointRuns, Sweep};
 use crate::dates::utc;
 use crate::figures::{groups, value};
 use crate::points::PointStats;
@@ -52,69 +52,16 @@ pub fn point_name(s: &PointStats) -> String {
     }
 }
 
-/// The experiment (its size, order and target) and the machine.
+/// The experiment (its size, order and target), the machine, the baseline.
 fn setting(sweep: &Sweep, stats: &[PointStats]) -> Vec<String> {
-    let m = &sweep.manifest;
-    let all = stats.iter().map(|s| s.runs).chain(&sweep.baseline);
-    let (mut ok, mut failed, mut missing) = (0, 0, 0);
-    for p in all.clone() {
-        ok += p.runs.len();
-        failed += p.failed.len();
-        missing += p.missing.len();
-    }
-    let baseline = if m.baseline.is_some() {
-        " + a baseline run in every block"
-    } else {
-        ""
-    };
-    let order = match (m.order, m.seed) {
-        (Some(o), Some(seed)) => format!("; {} (seed {seed})", o.describe()),
-        (Some(o), None) => format!("; {}", o.describe()),
-        (None, _) => String::new(),
-    };
-    let target = m
-        .target_ci
-        .map(|t| {
-            format!(
-                "; repeated towards ±{} (up to {} runs)",
-                percent(t),
-                m.max_repetitions.unwrap_or(m.repetitions)
-            )
-        })
-        .unwrap_or_default();
-    let mut out = vec![format!(
-        "**{}**: {} points × {} repetitions{baseline}: {ok} runs succeeded, {failed} failed, \
-         {missing} not run{order}{target}.",
-        m.name,
-        m.points.len(),
-        m.repetitions
-    )];
-    let runs: Vec<_> = all.flat_map(|p| &p.runs).collect();
-    if let Some(first) = runs.first() {
-        let e = &first.load.environment;
-        let times: Vec<u64> = runs
-            .iter()
-            .map(|r| r.started_unix_s)
-            .filter(|t| *t > 0)
-            .collect();
-        let when = match (times.iter().min(), times.iter().max()) {
-            (Some(a), Some(b)) => format!("; runs from {} to {}", utc(*a), utc(*b)),
-            _ => String::new(),
-        };
-        out.push(format!(
-            "Machine: {} CPUs, {} {}, {}; serverlab {}; load pinned to {}{when}.",
-            e.cores_online,
-            e.os,
-            e.arch,
-            e.kernel,
-            e.serverlab_version,
-            m.client_cpus
-                .as_deref()
-                .map(|c| format!("CPUs {c}"))
-                .unwrap_or_else(|| "no CPUs (not pinned)".into())
-        ));
-    }
-    if let Some(b) = &m.baseline {
+    let all: Vec<&PointRuns> = stats
+        .iter()
+        .map(|s| s.runs)
+        .chain(&sweep.baseline)
+        .collect();
+    let mut out = vec![experiment_line(&sweep.manifest, &all)];
+    out.extend(machine_line(&sweep.manifest, &all));
+    if let Some(b) = &sweep.manifest.baseline {
         out.push(format!(
             "Baseline: `serverlab serve {} {}` under `serverlab load {} {}`; each point's \
              throughput is also given as a share of the baseline run in the same block.",
@@ -125,6 +72,64 @@ fn setting(sweep: &Sweep, stats: &[PointStats]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// `**caps**: 25 points × 4 repetitions + a baseline…: 104 runs succeeded,
+/// 0 failed, 0 not run; randomized blocks (seed 7)`.
+fn experiment_line(m: &Manifest, all: &[&PointRuns]) -> String {
+    let count = |f: fn(&PointRuns) -> usize| all.iter().map(|p| f(p)).sum::<usize>();
+    let (ok, failed, missing) = (
+        count(|p| p.runs.len()),
+        count(|p| p.failed.len()),
+        count(|p| p.missing.len()),
+    );
+    let baseline = match m.baseline {
+        Some(_) => " + a baseline run in every block",
+        None => "",
+    };
+    let order = match (m.order, m.seed) {
+        (Some(o), Some(seed)) => format!("; {} (seed {seed})", o.describe()),
+        (Some(o), None) => format!("; {}", o.describe()),
+        (None, _) => String::new(),
+    };
+    let target = m
+        .target_ci
+        .map(|t| {
+            let max = m.max_repetitions.unwrap_or(m.repetitions);
+            format!("; repeated towards ±{} (up to {max} runs)", percent(t))
+        })
+        .unwrap_or_default();
+    format!(
+        "**{}**: {} points × {} repetitions{baseline}: {ok} runs succeeded, {failed} failed, \
+         {missing} not run{order}{target}.",
+        m.name,
+        m.points.len(),
+        m.repetitions
+    )
+}
+
+/// The machine the runs report, where the load ran, and when.
+fn machine_line(m: &Manifest, all: &[&PointRuns]) -> Option<String> {
+    let runs: Vec<_> = all.iter().flat_map(|p| &p.runs).collect();
+    let e = &runs.first()?.load.environment;
+    let times: Vec<u64> = runs
+        .iter()
+        .map(|r| r.started_unix_s)
+        .filter(|t| *t > 0)
+        .collect();
+    let when = match (times.iter().min(), times.iter().max()) {
+        (Some(a), Some(b)) => format!("; runs from {} to {}", utc(*a), utc(*b)),
+        _ => String::new(),
+    };
+    let pinned = m
+        .client_cpus
+        .as_deref()
+        .map(|c| format!("CPUs {c}"))
+        .unwrap_or_else(|| "no CPUs (not pinned)".into());
+    Some(format!(
+        "Machine: {} CPUs, {} {}, {}; serverlab {}; load pinned to {pinned}{when}.",
+        e.cores_online, e.os, e.arch, e.kernel, e.serverlab_version,
+    ))
 }
 
 /// How a metric's value reads: `12,345 (12,000 – 12,700) req/s`.

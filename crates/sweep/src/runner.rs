@@ -358,6 +358,39 @@ fn read_load(dir: &Path) -> Option<LoadReport> {
     serde_json::from_str(&text).ok()
 }
 
+/// The record of a run about to start: what it runs, not yet how it ended.
+fn new_record(
+    plan: &Plan,
+    point: &Point,
+    (repetition, sequence): (u32, usize),
+    server_argv: Vec<String>,
+) -> RunRecord {
+    let invocation = |protocol: &str, flags: &[String], argv| Invocation {
+        protocol: protocol.into(),
+        flags: flags.to_vec(),
+        argv,
+        exit_code: None,
+    };
+    RunRecord {
+        schema: RUN_SCHEMA.into(),
+        experiment: plan.experiment.name.clone(),
+        point: point.index,
+        slug: point.slug.clone(),
+        repetition,
+        sequence,
+        params: point.params.clone(),
+        server: invocation(&point.server_protocol, &point.server_flags, server_argv),
+        load: invocation(&point.load_protocol, &point.load_flags, vec![]),
+        client_cpus: Cpus::written(&plan.experiment.client_cpus),
+        server_addr: None,
+        status: Status::Failed,
+        error: None,
+        started_unix_s: unix_now(),
+        wall_s: 0.0,
+        machine: None,
+    }
+}
+
 /// One run in `dir` (emptied first): repetition (block) and place in the
 /// sweep's order. None: interrupted, nothing to keep.
 fn run_one(
@@ -371,37 +404,13 @@ fn run_one(
     std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
     let exe = opts.exe.to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let server_args = point.serve_args(&path(layout::SERVER_JSON));
-    let mut record = RunRecord {
-        schema: RUN_SCHEMA.into(),
-        experiment: plan.experiment.name.clone(),
-        point: point.index,
-        slug: point.slug.clone(),
-        repetition,
-        sequence,
-        params: point.params.clone(),
-        server: Invocation {
-            protocol: point.server_protocol.clone(),
-            flags: point.server_flags.clone(),
-            argv: std::iter::once(exe.clone())
-                .chain(server_args.iter().cloned())
-                .collect(),
-            exit_code: None,
-        },
-        load: Invocation {
-            protocol: point.load_protocol.clone(),
-            flags: point.load_flags.clone(),
-            argv: vec![],
-            exit_code: None,
-        },
-        client_cpus: Cpus::written(&plan.experiment.client_cpus),
-        server_addr: None,
-        status: Status::Failed,
-        error: None,
-        started_unix_s: unix_now(),
-        wall_s: 0.0,
-        machine: None,
+    let argv = |args: &[String]| {
+        std::iter::once(exe.clone())
+            .chain(args.iter().cloned())
+            .collect()
     };
+    let server_args = point.serve_args(&path(layout::SERVER_JSON));
+    let mut record = new_record(plan, point, (repetition, sequence), argv(&server_args));
     let started = Instant::now();
     let finish = |mut record: RunRecord, error: Option<String>| {
         record.status = if error.is_none() {
@@ -424,9 +433,7 @@ fn run_one(
     };
     record.server_addr = Some(server.addr.to_string());
     let load_args = point.load_args(&server.addr.to_string(), &path(layout::LOAD_JSON));
-    record.load.argv = std::iter::once(exe)
-        .chain(load_args.iter().cloned())
-        .collect();
+    record.load.argv = argv(&load_args);
     let files = LoadFiles {
         stdout: dir.join(layout::LOAD_LOG),
         stderr: dir.join(layout::LOAD_ERR),
@@ -441,12 +448,28 @@ fn run_one(
     );
     let stopped = server.stop(SERVER_STOP);
     record.machine = probe.and_then(Probe::finish);
-    if opts.interrupted.load(Ordering::Relaxed) {
+    if opts.interrupted.load(Ordering::Relaxed) || matches!(end, Ok(LoadEnd::Interrupted)) {
         return Ok(None);
     }
-    let mut error = match end {
+    // Both record their exit codes; the load's error, if any, comes first.
+    let load = load_error(end, &mut record, dir, &files);
+    let error = load.or(server_error(stopped, &mut record, dir, &log));
+    if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&files.stderr);
+    }
+    Ok(finish(record, error))
+}
+
+/// What went wrong with the load, if anything (its exit code recorded).
+fn load_error(
+    end: Result<LoadEnd, child::ChildError>,
+    record: &mut RunRecord,
+    dir: &Path,
+    files: &LoadFiles,
+) -> Option<String> {
+    match end {
         Err(e) => Some(e.to_string()),
-        Ok(LoadEnd::Interrupted) => return Ok(None),
+        Ok(LoadEnd::Interrupted) => Some("interrupted".into()),
         Ok(LoadEnd::TimedOut(t)) => Some(format!("the load ran over the timeout ({t:?})")),
         Ok(LoadEnd::Exited(status)) => {
             record.load.exit_code = status.code();
@@ -462,26 +485,34 @@ fn run_one(
                 ))
             }
         }
-    };
+    }
+}
+
+/// What went wrong with the server's stop, if anything (its exit code
+/// recorded).
+fn server_error(
+    stopped: Result<std::process::ExitStatus, child::ChildError>,
+    record: &mut RunRecord,
+    dir: &Path,
+    log: &Path,
+) -> Option<String> {
     match stopped {
         Ok(status) => {
             record.server.exit_code = status.code();
-            if !status.success() && error.is_none() {
-                error = Some(format!(
+            if !status.success() {
+                Some(format!(
                     "the server ended badly ({}): {}",
                     child::describe(Some(status)),
-                    child::tail(&log, 3)
-                ));
-            } else if error.is_none() && !dir.join(layout::SERVER_JSON).exists() {
-                error = Some("the server wrote no final statistics".into());
+                    child::tail(log, 3)
+                ))
+            } else if !dir.join(layout::SERVER_JSON).exists() {
+                Some("the server wrote no final statistics".into())
+            } else {
+                None
             }
         }
-        Err(e) => error = error.or(Some(e.to_string())),
+        Err(e) => Some(e.to_string()),
     }
-    if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
-        let _ = std::fs::remove_file(&files.stderr);
-    }
-    Ok(finish(record, error))
 }
 
 fn unix_now() -> u64 {

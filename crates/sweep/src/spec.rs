@@ -132,24 +132,12 @@ impl Experiment {
             None => DEFAULT_TIMEOUT,
             Some(t) => duration::parse(t).map_err(|e| err(format!("timeout: {e}")))?,
         };
-        let client_cpus = match &raw.client_cpus {
-            None => None,
-            Some(v) => {
-                let text = match v {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Integer(i) => i.to_string(),
-                    _ => {
-                        return Err(err(
-                            "client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into(),
-                        ))
-                    }
-                };
-                let set = text
-                    .parse::<CpuSet>()
-                    .map_err(|e| err(format!("client_cpus: {e}")))?;
-                Some(Cpus { written: text, set })
-            }
-        };
+        let client_cpus = raw
+            .client_cpus
+            .as_ref()
+            .map(client_cpus)
+            .transpose()
+            .map_err(err)?;
         let matrix = matrix(&raw.matrix).map_err(err)?;
         let server = part("server", &raw.server, raw.protocol.as_deref(), true).map_err(err)?;
         let load = part("load", &raw.load, raw.protocol.as_deref(), false).map_err(err)?;
@@ -205,6 +193,19 @@ impl Experiment {
         }
         Ok(())
     }
+}
+
+/// `client_cpus = "1"` (or `1`): a CPU list this process may use.
+fn client_cpus(v: &toml::Value) -> Result<Cpus, String> {
+    let text = match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        _ => return Err("client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into()),
+    };
+    let set = text
+        .parse::<CpuSet>()
+        .map_err(|e| format!("client_cpus: {e}"))?;
+    Ok(Cpus { written: text, set })
 }
 
 /// `[matrix]`: each variable a value or a list of values.

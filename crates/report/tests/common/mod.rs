@@ -138,38 +138,7 @@ pub fn caps_like(dir: &Path) {
         "axes": [axis("posters"), axis("readers")], "points": points.clone()
     });
     write_json(&dir.join("sweep.json"), &manifest);
-    let write_run = |point: &Value, rep: usize, throughput: f64, latency: f64| {
-        let slug = point["slug"].as_str().unwrap();
-        let run_dir = dir.join(format!("runs/{slug}/rep-{rep}"));
-        let mut run = template_run.clone();
-        run["slug"] = slug.into();
-        run["point"] = point["index"].clone();
-        run["repetition"] = rep.into();
-        run["params"] = point["params"].clone();
-        run["server"]["protocol"] = point["server_protocol"].clone();
-        run["server"]["flags"] = point["server_flags"].clone();
-        run["load"]["flags"] = point["load_flags"].clone();
-        run["started_unix_s"] = (1_700_000_000 + rep * 100).into();
-        write_json(&run_dir.join("run.json"), &run);
-        let mut load = template_load.clone();
-        let r = &mut load["results"];
-        r["throughput_rps"] = throughput.into();
-        r["requests"] = ((throughput * 3.0) as u64).into();
-        r["duration_s"] = 3.0.into();
-        let op = &mut r["operations"][0];
-        op["rate_rps"] = throughput.into();
-        op["count"] = ((throughput * 3.0) as u64).into();
-        for (name, k) in [("p50", 1.0), ("p90", 2.0), ("p99", 6.0), ("p99_9", 20.0)] {
-            op["latency_us"][name] = (latency * k).into();
-        }
-        load["config"]["posters"] = point["params"]["posters"].clone();
-        load["config"]["readers"] = point["params"]["readers"].clone();
-        write_json(&run_dir.join("load.json"), &load);
-        write_json(
-            &run_dir.join("server.json"),
-            &json!({"connections": {"accepted": 2}}),
-        );
-    };
+    let templates = (&template_run, &template_load);
     for rep in 1..=4 {
         // The machine runs a little faster or slower in each block.
         let drift = 1.0 + 0.04 * (rep as f64 - 2.5);
@@ -181,13 +150,50 @@ pub fn caps_like(dir: &Path) {
             let c = p + r;
             let wobble =
                 1.0 + 0.01 * (((rep * 7 + (p as usize) * 3 + r as usize) % 5) as f64 - 2.0);
-            write_run(
-                point,
-                rep,
-                4000.0 * c.min(6.0) * drift * wobble,
-                40.0 * c * wobble,
-            );
+            let numbers = (4000.0 * c.min(6.0) * drift * wobble, 40.0 * c * wobble);
+            write_run(dir, templates, point, rep, numbers);
         }
-        write_run(&baseline, rep, 30_000.0 * drift, 30.0);
+        write_run(dir, templates, &baseline, rep, (30_000.0 * drift, 30.0));
     }
+}
+
+/// One run of `point` in `dir`, from the templates (run.json, load.json),
+/// with this (throughput, p50 latency in µs).
+fn write_run(
+    dir: &Path,
+    (run, load): (&Value, &Value),
+    point: &Value,
+    rep: usize,
+    (throughput, latency): (f64, f64),
+) {
+    let slug = point["slug"].as_str().unwrap();
+    let run_dir = dir.join(format!("runs/{slug}/rep-{rep}"));
+    let mut run = run.clone();
+    run["slug"] = slug.into();
+    run["point"] = point["index"].clone();
+    run["repetition"] = rep.into();
+    run["params"] = point["params"].clone();
+    run["server"]["protocol"] = point["server_protocol"].clone();
+    run["server"]["flags"] = point["server_flags"].clone();
+    run["load"]["flags"] = point["load_flags"].clone();
+    run["started_unix_s"] = (1_700_000_000 + rep * 100).into();
+    write_json(&run_dir.join("run.json"), &run);
+    let mut load = load.clone();
+    let r = &mut load["results"];
+    r["throughput_rps"] = throughput.into();
+    r["requests"] = ((throughput * 3.0) as u64).into();
+    r["duration_s"] = 3.0.into();
+    let op = &mut r["operations"][0];
+    op["rate_rps"] = throughput.into();
+    op["count"] = ((throughput * 3.0) as u64).into();
+    for (name, k) in [("p50", 1.0), ("p90", 2.0), ("p99", 6.0), ("p99_9", 20.0)] {
+        op["latency_us"][name] = (latency * k).into();
+    }
+    load["config"]["posters"] = point["params"]["posters"].clone();
+    load["config"]["readers"] = point["params"]["readers"].clone();
+    write_json(&run_dir.join("load.json"), &load);
+    write_json(
+        &run_dir.join("server.json"),
+        &json!({"connections": {"accepted": 2}}),
+    );
 }
