@@ -72,6 +72,21 @@ fn fixed(m: &Manifest, axes: &[&str]) -> Vec<(String, String)> {
             m.client_cpus.clone().unwrap_or_else(|| "not pinned".into()),
         ),
         ("repetitions".to_string(), m.repetitions.to_string()),
+        (
+            "baseline".to_string(),
+            m.baseline
+                .as_ref()
+                .map(|b| {
+                    format!(
+                        "serve {} {} / load {} {}",
+                        b.server_protocol,
+                        b.server_flags.join(" "),
+                        b.load_protocol,
+                        b.load_flags.join(" ")
+                    )
+                })
+                .unwrap_or_else(|| "none".into()),
+        ),
     ];
     if !axes.contains(&"protocol") {
         out.push(("server protocol".into(), p.server_protocol.clone()));

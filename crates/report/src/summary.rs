@@ -33,6 +33,21 @@ pub fn summary(sweep: &Sweep, stats: &[PointStats], baseline: Option<&PointStats
     findings.extend(knees(m, stats));
     findings.extend(axis_differences(m, stats));
     findings.extend(noise(stats));
+    let all: Vec<&PointStats> = stats.iter().chain(baseline).collect();
+    let busy: usize = all.iter().map(|s| s.busy.len()).sum();
+    if busy > 0 {
+        let runs: usize = all.iter().map(|s| s.runs.runs.len()).sum();
+        let steadier = match baseline {
+            Some(_) => "; the share of the baseline is the steadier measure",
+            None => "",
+        };
+        findings.push(format!(
+            "{busy} of {runs} runs were made on a busy machine (other processes kept at least \
+             {} of a core busy, or the hypervisor stole {}){steadier}.",
+            serverlab_sweep::machine::BUSY_OTHERS_CORES,
+            serverlab_sweep::machine::BUSY_STEAL_CORES
+        ));
+    }
     if let Some(b) = baseline.and_then(|b| b.throughput) {
         findings.push(format!("The baseline ran at {}.", show_rate(&b)));
     }
