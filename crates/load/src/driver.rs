@@ -17,6 +17,7 @@
 
 use crate::Progress;
 use mio::{Events, Interest, Poll, Registry, Token};
+use serverlab_util::InputBuf;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -118,9 +119,7 @@ pub struct Slot<C> {
     progress_at: Instant,
     /// Tells this connection's events from a previous one's.
     generation: u32,
-    input: Vec<u8>,
-    start: usize,
-    end: usize,
+    input: InputBuf,
     output: Vec<u8>,
     written: usize,
     /// The throttle wake-up already scheduled.
@@ -145,9 +144,7 @@ impl<C: Client> Slot<C> {
             opened_at: now,
             progress_at: now,
             generation: 0,
-            input: Vec::new(),
-            start: 0,
-            end: 0,
+            input: InputBuf::new(),
             output: Vec::new(),
             written: 0,
             armed: None,
@@ -201,8 +198,7 @@ impl<C: Client> Slot<C> {
     fn close(&mut self) {
         self.stream = None;
         self.connecting = false;
-        self.start = 0;
-        self.end = 0;
+        self.input.clear();
         self.output.clear();
         self.written = 0;
     }
@@ -244,24 +240,19 @@ impl<C: Client> Slot<C> {
     fn receive(&mut self, now: Instant, hung_up: bool) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
-            if self.end == self.input.len() {
-                if self.start > 0 {
-                    self.input.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                } else {
-                    let len = self.input.len().max(INPUT / 2);
-                    self.input.resize(len * 2, 0);
-                }
+            if self.input.spare().is_empty() {
+                // Full: make room, as much as a long reply already
+                // holds (so it doubles), at least INPUT.
+                self.input.reserve(self.input.len().max(INPUT));
             }
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(replies);
             };
-            let room = self.input.len() - self.end;
-            match stream.read(&mut self.input[self.end..]) {
+            let room = self.input.spare().len();
+            match stream.read(self.input.spare()) {
                 Ok(0) => return Err(Failure::Closed),
                 Ok(n) => {
-                    self.end += n;
+                    self.input.filled(n);
                     self.progress_at = now;
                     replies += self.take_all(now).map_err(Failure::Reply)?;
                     // A read that did not fill the buffer emptied the
@@ -281,11 +272,11 @@ impl<C: Client> Slot<C> {
 
     fn take_all(&mut self, now: Instant) -> Result<u64, String> {
         let mut replies = 0;
-        while self.start < self.end {
-            match self.client.take(&self.input[self.start..self.end], now)? {
+        while !self.input.is_empty() {
+            match self.client.take(self.input.data(), now)? {
                 Some(n) => {
                     debug_assert!(n > 0, "a reply takes at least a byte");
-                    self.start += n;
+                    self.input.consume(n);
                     replies += 1;
                     if self.client.connection_done() {
                         break;
@@ -293,10 +284,6 @@ impl<C: Client> Slot<C> {
                 }
                 None => break,
             }
-        }
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
         }
         Ok(replies)
     }

@@ -6,7 +6,6 @@
 //! keeps requests and replies in order whatever the strategy.
 
 mod blocking;
-pub mod cpus;
 mod io;
 mod listen;
 mod reactor;
@@ -16,11 +15,11 @@ mod stats;
 pub mod strategy;
 mod tokio_rt;
 
-pub use cpus::CpuSet;
 pub use shutdown::Shutdown;
 pub use strategy::StrategyKind;
 
 use serverlab_service::Service;
+use serverlab_util::CpuSet;
 use stats::ConnStats;
 use std::net::SocketAddr;
 use std::sync::Arc;

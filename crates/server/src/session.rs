@@ -9,6 +9,7 @@
 //! possible.
 
 use serverlab_service::{After, Delay, Frame, Service};
+use serverlab_util::InputBuf;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -34,9 +35,7 @@ pub enum Step {
 
 pub struct Session<S: Service> {
     conn: Option<S::Conn>,
-    input: Vec<u8>,
-    start: usize,
-    end: usize,
+    input: InputBuf,
     pending: Option<usize>,
     output: Vec<u8>,
     written: usize,
@@ -58,9 +57,7 @@ impl<S: Service> Session<S> {
     pub fn new(svc: &S, peer: SocketAddr) -> Self {
         Session {
             conn: Some(svc.open(peer)),
-            input: Vec::new(),
-            start: 0,
-            end: 0,
+            input: InputBuf::new(),
             pending: None,
             output: Vec::new(),
             written: 0,
@@ -83,17 +80,17 @@ impl<S: Service> Session<S> {
             return Step::Close;
         }
         debug_assert!(self.pending.is_none(), "execute the framed request first");
-        let (start, end) = (self.start, self.end);
         let conn = self.conn.as_mut().expect("session used after finish");
-        match svc.frame(conn, &self.input[start..end], &mut self.output) {
+        let input = self.input.data();
+        match svc.frame(conn, input, &mut self.output) {
             Frame::Ready(n) => {
-                let delay = svc.delay(conn, &self.input[start..start + n]);
+                let delay = svc.delay(conn, &input[..n]);
                 self.pending = Some(n);
                 self.awaiting = false;
                 self.waiting_since = None;
                 Step::Ready(delay)
             }
-            Frame::Incomplete if end - start >= svc.input_limit() => {
+            Frame::Incomplete if input.len() >= svc.input_limit() => {
                 svc.overflow(conn, &mut self.output);
                 self.close_after_flush()
             }
@@ -130,12 +127,9 @@ impl<S: Service> Session<S> {
     /// Apply the request `next` framed and append its reply.
     pub fn execute(&mut self, svc: &S) -> After {
         let n = self.pending.take().expect("no framed request");
-        let (start, conn) = (
-            self.start,
-            self.conn.as_mut().expect("session used after finish"),
-        );
-        let after = svc.apply(conn, &self.input[start..start + n], &mut self.output);
-        self.start += n;
+        let conn = self.conn.as_mut().expect("session used after finish");
+        let after = svc.apply(conn, &self.input.data()[..n], &mut self.output);
+        self.input.consume(n);
         if after != After::Continue {
             self.closing = true;
         }
@@ -160,31 +154,21 @@ impl<S: Service> Session<S> {
     /// Empty only when the limit is reached (then `next` reports overflow).
     /// The buffer starts small and grows with the data it must hold.
     pub fn read_buf(&mut self, svc: &S) -> &mut [u8] {
-        let unconsumed = self.end - self.start;
-        if unconsumed == 0 && self.input.len() > SHRINK_ABOVE {
-            // A large request has been answered: give its buffer back, so
-            // an idle connection costs a small buffer, not its largest.
-            self.input = Vec::new();
-            self.start = 0;
-            self.end = 0;
-        }
+        // A large request has been answered: give its buffer back, so an
+        // idle connection costs a small buffer, not its largest.
+        self.input.release_if_idle(SHRINK_ABOVE);
+        let unconsumed = self.input.len();
         let room = svc.input_limit().saturating_sub(unconsumed);
         let want = room.min(unconsumed.max(INITIAL_INPUT)).min(READ_CHUNK);
-        if self.input.len() - self.end < want {
-            self.input.copy_within(self.start..self.end, 0);
-            self.start = 0;
-            self.end = unconsumed;
-            if self.input.len() - self.end < want {
-                self.input.resize(self.end + want, 0);
-            }
-        }
-        let free = (self.input.len() - self.end).min(room);
-        &mut self.input[self.end..self.end + free]
+        self.input.reserve(want);
+        let spare = self.input.spare();
+        let free = spare.len().min(room);
+        &mut spare[..free]
     }
 
     /// `n` bytes were read into `read_buf`.
     pub fn filled(&mut self, n: usize) {
-        self.end += n;
+        self.input.filled(n);
     }
 
     /// The peer closed its side: no more input will come.
@@ -376,11 +360,11 @@ mod tests {
         big.push(0);
         feed(&mut s, &svc, &big);
         assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        assert!(s.input.len() > 1 << 20);
+        assert!(s.input.capacity() > 1 << 20);
         let n = s.unwritten().len();
         s.wrote(n);
         assert!(s.read_buf(&svc).len() <= INITIAL_INPUT);
-        assert!(s.input.len() <= INITIAL_INPUT);
+        assert!(s.input.capacity() <= INITIAL_INPUT);
     }
 
     #[test]

@@ -1,8 +1,5 @@
 //! The concurrency strategies a server can run under (`--strategy`).
 
-use std::fmt;
-use std::str::FromStr;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StrategyKind {
     ThreadPerConnection,
@@ -13,8 +10,9 @@ pub enum StrategyKind {
     SharedNothing,
 }
 
-impl StrategyKind {
-    pub const ALL: [StrategyKind; 6] = [
+impl serverlab_util::Named for StrategyKind {
+    const WHAT: &'static str = "strategy";
+    const ALL: &'static [StrategyKind] = &[
         StrategyKind::ThreadPerConnection,
         StrategyKind::ThreadPerRequest,
         StrategyKind::PoolLocked,
@@ -23,7 +21,7 @@ impl StrategyKind {
         StrategyKind::SharedNothing,
     ];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             StrategyKind::ThreadPerConnection => "thread-per-connection",
             StrategyKind::ThreadPerRequest => "thread-per-request",
@@ -34,7 +32,7 @@ impl StrategyKind {
         }
     }
 
-    pub fn describe(self) -> &'static str {
+    fn describe(self) -> &'static str {
         match self {
             StrategyKind::ThreadPerConnection => {
                 "a blocking thread for each connection, for its whole life"
@@ -56,24 +54,4 @@ impl StrategyKind {
     }
 }
 
-impl fmt::Display for StrategyKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for StrategyKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        StrategyKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = StrategyKind::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "unknown strategy '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
-    }
-}
+serverlab_util::named_enum_impls!(StrategyKind);

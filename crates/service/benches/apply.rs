@@ -9,6 +9,7 @@ use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_service::echo::EchoService;
 use serverlab_service::{Frame, Service};
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 use std::hint::black_box;
 
 /// Frame and apply every request in `wire` on one connection.
@@ -41,7 +42,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| drive(&echo, &mut (), black_box(&posts), &mut out))
     });
 
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         let svc = BoardService::new(serverlab_store::board::new(kind), 65535, ExitPolicy::Never);
         let mut conn = svc.open(peer);
         // Enough messages that READs hit.

@@ -6,9 +6,7 @@ use serde_json::json;
 use serverlab_proto::board::{self, Kind, Request};
 use serverlab_proto::Terminator;
 use serverlab_store::board::BoardStore;
-use std::fmt;
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::sync::Arc;
 
 /// Who may stop the server with `EXIT` (`--exit-policy`).
@@ -22,10 +20,11 @@ pub enum ExitPolicy {
     Never,
 }
 
-impl ExitPolicy {
-    pub const ALL: [ExitPolicy; 3] = [ExitPolicy::Loopback, ExitPolicy::Any, ExitPolicy::Never];
+impl serverlab_util::Named for ExitPolicy {
+    const WHAT: &'static str = "exit policy";
+    const ALL: &'static [ExitPolicy] = &[ExitPolicy::Loopback, ExitPolicy::Any, ExitPolicy::Never];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             ExitPolicy::Loopback => "loopback",
             ExitPolicy::Any => "any",
@@ -33,6 +32,16 @@ impl ExitPolicy {
         }
     }
 
+    fn describe(self) -> &'static str {
+        match self {
+            ExitPolicy::Loopback => "EXIT from a loopback peer stops the server",
+            ExitPolicy::Any => "any peer may stop the server (the reference server)",
+            ExitPolicy::Never => "EXIT is an invalid request",
+        }
+    }
+}
+
+impl ExitPolicy {
     fn allows(self, peer: SocketAddr) -> bool {
         match self {
             ExitPolicy::Loopback => peer.ip().is_loopback(),
@@ -42,21 +51,7 @@ impl ExitPolicy {
     }
 }
 
-impl fmt::Display for ExitPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ExitPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        ExitPolicy::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown exit policy '{s}' (expected loopback, any or never)"))
-    }
-}
+serverlab_util::named_enum_impls!(ExitPolicy);
 
 // Counter slots: one per request kind, then these.
 const READ_MISSES: usize = Kind::ALL.len();

@@ -7,8 +7,7 @@ pub mod bucket;
 pub mod kv;
 mod sync;
 
-use std::fmt;
-use std::str::FromStr;
+use serverlab_util::Named;
 
 /// How a store serialises concurrent access (`--store`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,15 +22,16 @@ pub enum StoreKind {
     LockFree,
 }
 
-impl StoreKind {
-    pub const ALL: [StoreKind; 4] = [
+impl Named for StoreKind {
+    const WHAT: &'static str = "store";
+    const ALL: &'static [StoreKind] = &[
         StoreKind::Mutex,
         StoreKind::RwLock,
         StoreKind::Sharded,
         StoreKind::LockFree,
     ];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             StoreKind::Mutex => "mutex",
             StoreKind::RwLock => "rwlock",
@@ -40,7 +40,7 @@ impl StoreKind {
         }
     }
 
-    pub fn describe(self) -> &'static str {
+    fn describe(self) -> &'static str {
         match self {
             StoreKind::Mutex => "one global mutex: every operation waits for every other",
             StoreKind::RwLock => "one reader/writer lock: reads run together, writes alone",
@@ -50,20 +50,4 @@ impl StoreKind {
     }
 }
 
-impl fmt::Display for StoreKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for StoreKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        StoreKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                format!("unknown store '{s}' (expected one of: mutex, rwlock, sharded, lockfree)")
-            })
-    }
-}
+serverlab_util::named_enum_impls!(StoreKind);

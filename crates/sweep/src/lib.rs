@@ -6,7 +6,6 @@
 
 pub mod child;
 pub mod design;
-pub mod duration;
 pub mod error;
 pub mod layout;
 pub mod machine;

@@ -157,7 +157,7 @@ impl Plan {
     /// Seconds one run's load lasts, if its flags say (`--duration`).
     pub fn load_seconds(&self, point: &Point) -> Option<f64> {
         let i = point.load_flags.iter().position(|f| f == "--duration")?;
-        crate::duration::parse(point.load_flags.get(i + 1)?)
+        serverlab_util::duration::parse(point.load_flags.get(i + 1)?)
             .ok()
             .map(|d| d.as_secs_f64())
     }

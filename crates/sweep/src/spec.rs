@@ -18,11 +18,11 @@
 //! ```
 
 use crate::design::Design;
-use crate::duration;
 use crate::error::SpecError;
 use crate::value::Scalar;
 use serde::Deserialize;
-use serverlab_server::CpuSet;
+use serverlab_util::duration;
+use serverlab_util::CpuSet;
 use std::time::Duration;
 
 /// Flags the runner sets itself; an experiment may not.

@@ -29,10 +29,10 @@ pub struct BucketLoadArgs {
     #[arg(long, value_name = "LO-HI", default_value = "1-3")]
     delay: DelayRange,
     /// The unit delays count in: must match the server's --delay-unit
-    #[arg(long, default_value = "s", value_parser = args::delay_unit())]
+    #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]
     delay_unit: DelayUnit,
     /// The server's --delay-mode (for the theoretical bound only)
-    #[arg(long, default_value = "spin", value_parser = args::delay_mode())]
+    #[arg(long, default_value = "spin", value_parser = args::named::<DelayMode>())]
     delay_mode: DelayMode,
     /// Buckets are drawn uniformly from 0 to N-1; at most the server's N
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=(1 << 24)))]

@@ -24,13 +24,13 @@ pub struct BucketArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// How the buckets are locked
-    #[arg(long, default_value = "lockfree", value_parser = args::store(&serverlab_store::bucket::KINDS))]
+    #[arg(long, default_value = "lockfree", value_parser = args::named_from(&serverlab_store::bucket::KINDS))]
     store: StoreKind,
     /// The unit a request's delay counts in
-    #[arg(long, default_value = "s", value_parser = args::delay_unit())]
+    #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]
     delay_unit: DelayUnit,
     /// How a delay is spent
-    #[arg(long, default_value = "spin", value_parser = args::delay_mode())]
+    #[arg(long, default_value = "spin", value_parser = args::named::<DelayMode>())]
     delay_mode: DelayMode,
     /// Largest delay accepted, in delay units; a larger one gets ERR
     #[arg(long, default_value_t = 60)]

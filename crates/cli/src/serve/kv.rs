@@ -15,7 +15,7 @@ pub struct KvArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// How keys are locked
-    #[arg(long, default_value = "rwlock", value_parser = args::store(&StoreKind::ALL))]
+    #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
     store: StoreKind,
     /// Largest value (request body); a larger one is answered 413 (examples: 1MiB, 4096)
     #[arg(long, default_value = "1MiB", value_name = "SIZE", value_parser = args::size(0, 1 << 30))]

@@ -3,8 +3,9 @@
 use crate::args;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serverlab_server::{stop_on_signals, CpuSet, Server, ServerConfig, Shutdown, StrategyKind};
+use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,7 +46,7 @@ pub struct ServerArgs {
     #[arg(long, value_name = "HOST:PORT")]
     pub addr: Option<SocketAddr>,
     /// Concurrency strategy
-    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::strategy())]
+    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
     /// Workers, event loops or runtime threads [default: the number of CPUs allowed]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]

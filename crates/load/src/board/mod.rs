@@ -68,7 +68,7 @@ impl BoardLoad {
             topics: 16,
             message_size: 32,
             seed: 1,
-            reader_mix: ReaderMix::default(),
+            reader_mix: workload::reference_reader_mix(),
             verify: false,
             send_exit: false,
         }

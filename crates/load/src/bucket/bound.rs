@@ -16,6 +16,7 @@
 use super::BucketLoad;
 use serde::{Deserialize, Serialize};
 use serverlab_proto::bucket::DelayMode;
+use serverlab_util::Named;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bound {

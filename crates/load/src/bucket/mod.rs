@@ -23,6 +23,7 @@ use crate::{LoadError, Progress};
 use client::BucketClient;
 use serde::{Serialize, Serializer};
 use serverlab_proto::bucket::{DelayMode, DelayUnit, Reply, Request};
+use serverlab_util::Named;
 use std::fmt::Display;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;

@@ -64,7 +64,7 @@ impl KvLoad {
             sessions: 100,
             requests_per_session: 100,
             concurrency: 10,
-            mix: Mix::default(),
+            mix: workload::default_mix(),
             keys: 1000,
             key_dist: KeyDist::Uniform,
             value_size: 128,

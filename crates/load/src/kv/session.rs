@@ -76,7 +76,7 @@ impl<'a> SessionClient<'a> {
             session: None,
             key: Vec::new(),
             value: Vec::new(),
-            must_exist: cfg.preload && cfg.mix.delete == 0,
+            must_exist: cfg.preload && cfg.mix.weight(Op::Delete) == 0,
             rec: Recorder::new(OPS.len(), start, None),
             sessions: session_histogram(),
             failed_sessions: 0,
