@@ -2,6 +2,7 @@
 //! terminal, exit codes and flags; everything else is in the libraries.
 
 mod args;
+mod check;
 mod demo;
 mod load;
 mod progress;
@@ -37,6 +38,8 @@ enum Command {
     Report(report::ReportArgs),
     /// A short end-to-end run: a board server, 5 posters and 5 readers for 5 s.
     Demo(demo::DemoArgs),
+    /// Verify any server against its protocol: named conformance cases, then linearizability under concurrency.
+    Check(check::CheckCmd),
 }
 
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Check(cmd) => check::run(cmd),
     };
     match result {
         Ok(code) => code,

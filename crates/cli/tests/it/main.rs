@@ -2,6 +2,7 @@
 
 mod board;
 mod bucket;
+mod check;
 mod cli;
 mod echo;
 mod kv;
