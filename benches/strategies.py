@@ -10,8 +10,9 @@ machine hit both sides alike; the ratio is the median of the per-pair
 ratios. Server CPU use is read from /proc, the client's from its report:
 a result whose client was busier than its server was set by the client.
 
-Usage: benches/strategies.py [--duration 4] [--reps 3] [--json out.json]
-(from the repository root, after `cargo build --release`).
+Usage: benches/strategies.py [--duration 4] [--reps 3] [--json out.json] [--bin PATH]
+(from the repository root, after `cargo build --release`). The strategies
+are the binary's own (`serve --help`); `--strategies a,b` picks some.
 """
 
 import argparse
@@ -24,10 +25,18 @@ import subprocess
 import sys
 import time
 
-STRATEGIES = ["thread-per-connection", "thread-per-request", "pool-locked",
-              "pool-lockfree", "async", "shared-nothing"]
 BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+def strategies(binary):
+    """Every strategy the binary serves, in its order: the block that
+    `serve --help` lists them in (one per line, name first), so a strategy
+    added to the code is benchmarked without editing this script."""
+    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    block = out.split("Strategies (--strategy):", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in block.strip().splitlines()]
 
 
 def cpu_seconds(pid):
@@ -36,8 +45,8 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
 
 
-def start(protocol, strategy, cpu, extra):
-    p = subprocess.Popen([BIN, "serve", protocol, "--strategy", strategy, "--cpus", cpu,
+def start(protocol, strategy, cpu, extra, args):
+    p = subprocess.Popen([args.bin, "serve", protocol, "--strategy", strategy, "--cpus", cpu,
                           "--addr", "127.0.0.1:0", *extra],
                          stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
@@ -49,11 +58,11 @@ def start(protocol, strategy, cpu, extra):
 
 
 def one_run(protocol, strategy, pipeline, args):
-    server, addr = start(protocol, strategy, args.server_cpu, args.server_args)
+    server, addr = start(protocol, strategy, args.server_cpu, args.server_args, args)
     try:
         c0, t0 = cpu_seconds(server.pid), time.monotonic()
         out = subprocess.run(
-            ["taskset", "-c", args.client_cpu, BIN, "load", "board", "--addr", addr,
+            ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
              "--posters", "5", "--readers", "5", "--duration", f"{args.duration}s",
              "--pipeline", str(pipeline), "--format", "json"],
             capture_output=True, text=True)
@@ -74,14 +83,17 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="board/echo pairs per point")
     ap.add_argument("--server-cpu", default="0")
     ap.add_argument("--client-cpu", default="1")
-    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--strategies", help="comma-separated (default: every strategy the binary serves)")
+    ap.add_argument("--bin", default=BIN, help="the serverlab binary (default: target/release/serverlab)")
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--server-args", default="", help="extra flags for both servers")
     ap.add_argument("--json", help="also write every run here")
     args = ap.parse_args()
     args.server_args = args.server_args.split()
-    if not os.path.exists(BIN):
+    if not os.path.exists(args.bin):
         sys.exit("build first: cargo build --release")
+    if not args.strategies:
+        args.strategies = ",".join(strategies(args.bin))
 
     rows, raw = [], []
     for pipeline in [int(p) for p in args.pipelines.split(",")]:

@@ -11,7 +11,7 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct BoardArgs {
     #[command(flatten)]
-    server: ServerArgs,
+    pub(super) server: ServerArgs,
     /// How topics and messages are locked
     #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
     store: StoreKind,

@@ -22,7 +22,7 @@ pub struct BucketArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BUCKETS))]
     buckets: Option<u64>,
     #[command(flatten)]
-    server: ServerArgs,
+    pub(super) server: ServerArgs,
     /// How the buckets are locked
     #[arg(long, default_value = "lockfree", value_parser = args::named_from(&serverlab_store::bucket::KINDS))]
     store: StoreKind,

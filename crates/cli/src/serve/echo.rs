@@ -9,7 +9,7 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct EchoArgs {
     #[command(flatten)]
-    server: ServerArgs,
+    pub(super) server: ServerArgs,
     /// Longest request in bytes; a longer one closes its connection
     #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
     max_request: u64,

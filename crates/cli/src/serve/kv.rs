@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct KvArgs {
     #[command(flatten)]
-    server: ServerArgs,
+    pub(super) server: ServerArgs,
     /// How keys are locked
     #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
     store: StoreKind,

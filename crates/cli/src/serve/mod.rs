@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -48,7 +49,8 @@ pub struct ServerArgs {
     /// Concurrency strategy
     #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
-    /// Workers, event loops or runtime threads [default: the number of CPUs allowed]
+    /// Workers, event loops or runtime threads, where the strategy has them (not
+    /// thread-per-connection or thread-per-request) [default: the number of CPUs allowed]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub threads: Option<u16>,
     /// Pin every server thread to these CPUs, like taskset (examples: 0, 0-1, 1,3)
@@ -68,6 +70,33 @@ pub struct ServerArgs {
 
 fn parse_cpus(s: &str) -> Result<CpuSet, String> {
     s.parse()
+}
+
+impl ServeCmd {
+    /// The protocol's name, as `serve` takes it.
+    pub fn protocol(&self) -> &'static str {
+        match self.protocol {
+            ServeProtocol::Board(_) => "board",
+            ServeProtocol::Bucket(_) => "bucket",
+            ServeProtocol::Echo(_) => "echo",
+            ServeProtocol::Kv(_) => "kv",
+        }
+    }
+
+    fn server(&self) -> &ServerArgs {
+        match &self.protocol {
+            ServeProtocol::Board(a) => &a.server,
+            ServeProtocol::Bucket(a) => &a.server,
+            ServeProtocol::Echo(a) => &a.server,
+            ServeProtocol::Kv(a) => &a.server,
+        }
+    }
+
+    /// What the flags' parsers cannot check alone: `--threads` only with a
+    /// strategy it sizes (a usage error otherwise, which says why).
+    pub fn check(&self) -> Result<(), String> {
+        config(self.server(), 0).check().map_err(|e| e.to_string())
+    }
 }
 
 pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
@@ -116,19 +145,25 @@ pub(crate) fn serve<S: Service>(
         format!(", {what}")
     };
     println!(
-        "serverlab serve {name}: listening on {} (strategy {}, {} threads{pinned}{what})",
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}{what})",
         server.local_addr(),
         cfg.strategy,
-        server.threads()
+        cfg.concurrency()
     );
     let stats = server.run().context("server failed")?;
     println!("serverlab serve {name}: stopped. Final statistics:");
-    print!("{}", render_stats(&stats, 1));
+    print!("{}", render(&stats));
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&stats)? + "\n";
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Final statistics as indented `name: value` lines.
+pub fn render(stats: &ServerStats) -> String {
+    let v = serde_json::to_value(stats).expect("statistics serialize");
+    render_stats(&v, 1)
 }
 
 /// Statistics as indented `name: value` lines; small objects on one line.

@@ -50,7 +50,7 @@ fn echo_suite(strategy: &str) {
 #[test]
 fn echo_every_strategy() {
     std::thread::scope(|s| {
-        for strategy in STRATEGIES {
+        for strategy in strategies() {
             s.spawn(move || echo_suite(strategy));
         }
     });
@@ -60,7 +60,7 @@ fn echo_every_strategy() {
 #[test]
 fn stop_is_not_held_up_by_a_client_that_never_reads() {
     std::thread::scope(|s| {
-        for strategy in STRATEGIES {
+        for strategy in strategies() {
             s.spawn(move || {
                 let mut server = ServerProc::start("echo", &["--strategy", strategy]);
                 let mut c = Client::connect(server.addr);
@@ -90,7 +90,7 @@ fn stop_is_not_held_up_by_a_client_that_never_reads() {
 #[test]
 fn a_client_that_never_reads_is_reset() {
     std::thread::scope(|s| {
-        for strategy in STRATEGIES {
+        for strategy in strategies() {
             s.spawn(move || {
                 let server =
                     ServerProc::start("echo", &["--strategy", strategy, "--write-timeout", "1s"]);
