@@ -28,8 +28,52 @@ pub struct ServeCmd {
     protocol: ServeProtocol,
 }
 
-#[derive(Subcommand)]
-enum ServeProtocol {
+/// A protocol `serve` serves: its flags (the common server flags among
+/// them) and how it starts. Each lives in its own file here and is
+/// registered by one line of `protocols!` below.
+trait Protocol: Sized {
+    /// As `serve` takes it.
+    const NAME: &'static str;
+    fn server(&self) -> &ServerArgs;
+    fn run(self) -> anyhow::Result<ExitCode>;
+}
+
+/// `ServeProtocol`, the `serve` subcommands, from one line per protocol
+/// (its help line, then `Variant(module::Args)`).
+macro_rules! protocols {
+    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+        #[derive(Subcommand)]
+        enum ServeProtocol {
+            $(
+                $(#[doc = $doc])*
+                #[command(name = <$args as Protocol>::NAME)]
+                $variant($args),
+            )*
+        }
+
+        impl ServeProtocol {
+            fn name(&self) -> &'static str {
+                match self {
+                    $(ServeProtocol::$variant(_) => <$args as Protocol>::NAME,)*
+                }
+            }
+
+            fn server(&self) -> &ServerArgs {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.server(),)*
+                }
+            }
+
+            fn run(self) -> anyhow::Result<ExitCode> {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.run(),)*
+                }
+            }
+        }
+    };
+}
+
+protocols! {
     /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
     Board(board::BoardArgs),
     /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
@@ -75,37 +119,20 @@ fn parse_cpus(s: &str) -> Result<CpuSet, String> {
 impl ServeCmd {
     /// The protocol's name, as `serve` takes it.
     pub fn protocol(&self) -> &'static str {
-        match self.protocol {
-            ServeProtocol::Board(_) => "board",
-            ServeProtocol::Bucket(_) => "bucket",
-            ServeProtocol::Echo(_) => "echo",
-            ServeProtocol::Kv(_) => "kv",
-        }
-    }
-
-    fn server(&self) -> &ServerArgs {
-        match &self.protocol {
-            ServeProtocol::Board(a) => &a.server,
-            ServeProtocol::Bucket(a) => &a.server,
-            ServeProtocol::Echo(a) => &a.server,
-            ServeProtocol::Kv(a) => &a.server,
-        }
+        self.protocol.name()
     }
 
     /// What the flags' parsers cannot check alone: `--threads` only with a
     /// strategy it sizes (a usage error otherwise, which says why).
     pub fn check(&self) -> Result<(), String> {
-        config(self.server(), 0).check().map_err(|e| e.to_string())
+        config(self.protocol.server(), 0)
+            .check()
+            .map_err(|e| e.to_string())
     }
 }
 
 pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        ServeProtocol::Board(a) => board::run(a),
-        ServeProtocol::Bucket(a) => bucket::run(a),
-        ServeProtocol::Echo(a) => echo::run(a),
-        ServeProtocol::Kv(a) => kv::run(a),
-    }
+    cmd.protocol.run()
 }
 
 /// The config a set of server flags describes.

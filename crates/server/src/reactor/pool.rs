@@ -52,7 +52,7 @@ impl Strategy for PoolLocked {
 impl Strategy for PoolLockFree {
     const NAME: &'static str = "pool-lockfree";
     const DESCRIBE: &'static str =
-        "an event loop queues ready connections for N workers; crossbeam's channel, no lock to push or pop";
+        "an event loop queues ready connections for N workers; lock-free queue (crossbeam)";
     const THREADS: Threads = Threads::Sizes("workers");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
