@@ -4,6 +4,7 @@
 
 use super::queue::LockedQueue;
 use super::{run_job, Job, Shared};
+use crate::shutdown::Phase;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
 use parking_lot::{Condvar, Mutex};
@@ -243,8 +244,15 @@ impl<S: Service> Executor<S> for Spawner<S> {
 
     fn tick(&self) {
         let jobs = std::mem::take(&mut *self.deferred.lock());
+        let aborting = self.shared.ctx.shutdown.phase() == Phase::Aborting;
         for job in jobs {
-            self.submit(job);
+            if aborting {
+                // Past the drain limit a session only resets, at once: safe
+                // to run here, and no thread may be available for it.
+                while run_job(&self.shared, &job) {}
+            } else {
+                self.submit(job);
+            }
         }
     }
 
