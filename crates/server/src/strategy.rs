@@ -1,11 +1,11 @@
 //! The concurrency strategies a server can run under (`--strategy`): the
 //! one list of them, and what each answers about itself.
 //!
-//! A strategy is a type implementing [`Strategy`] in its own module: its
+//! A strategy is a type implementing `Strategy` in its own module: its
 //! name, its line of `--help`, what `--threads` means to it, the listening
-//! sockets it wants, and how it runs (its scheduling only: every transport
-//! duty is the [`Session`](crate::session::Session)'s). Registering one is
-//! one line in [`for_each_strategy!`](crate::for_each_strategy), the list
+//! sockets it wants, who spends delays, and how it runs (its scheduling
+//! only: every transport duty is the `Session`'s). Registering one is one
+//! line in [`for_each_strategy!`](crate::for_each_strategy), the list
 //! `StrategyKind`, `--strategy`, `serve --help` and the tests' matrices are
 //! all made from.
 
