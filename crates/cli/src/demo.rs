@@ -73,7 +73,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     load.verify = true;
     let progress = Progress::default();
     let report = crate::progress::show(args.duration, &progress, || {
-        serverlab_load::board::run(&load, &progress)
+        serverlab_load::run(&load, &progress)
     });
     shutdown.trigger();
     let stats = server

@@ -1,5 +1,5 @@
-//! The closed-loop driver every load runs on: one event loop per client
-//! CPU multiplexes many client connections on non-blocking sockets
+//! The driver every load runs on: one event loop per client CPU
+//! multiplexes many client connections on non-blocking sockets
 //! (edge-triggered epoll via mio).
 //!
 //! A thread per connection would cost the client a context switch per
@@ -8,10 +8,11 @@
 //! client's cost per request to a write and a read (shared with every
 //! other reply that arrived in the same read).
 //!
-//! The driver owns sockets, buffers, timeouts and the run's window; the
-//! [`Client`] in each [`Slot`] owns the protocol: what to send, how replies
-//! are framed (lines for board, echo and bucket, HTTP responses for kv),
-//! what each must be, and when its connection has done its work. A slot's
+//! The driver owns sockets, buffers, timeouts, wake-ups and the run's
+//! window; the [`Client`] in each [`Slot`] (the harness's runner around a
+//! protocol's exchange) decides what to send and when, how replies are
+//! framed (lines for board, echo and bucket, HTTP responses for kv), what
+//! each must be, and when its connection has done its work. A slot's
 //! connection may end and be replaced (a kv session, a bucket request on
 //! its own connection): the driver then asks the client for the next one.
 
@@ -62,6 +63,12 @@ pub trait Client {
     fn failed(&mut self, failure: Failure, now: Instant);
     /// When a throttled client that is waiting for its slot wants to send.
     fn next_due(&self) -> Option<Instant> {
+        None
+    }
+    /// When a client without a connection wants its next one, if not
+    /// now: a paced request that opens its own connection opens it when
+    /// the request is due.
+    fn connect_at(&self) -> Option<Instant> {
         None
     }
 }
@@ -397,7 +404,7 @@ struct Loop<'a, C> {
     waiting: usize,
     /// The window has closed.
     stopped: bool,
-    /// Throttle wake-ups: (when, slot).
+    /// Throttle wake-ups, to send or to connect: (when, slot).
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
@@ -563,6 +570,17 @@ impl<C: Client> Loop<'_, C> {
                 }
                 slot.close();
             }
+            if let Some(at) = slot
+                .client
+                .connect_at()
+                .filter(|&t| t > now && !self.stopped)
+            {
+                if slot.armed != Some(at) {
+                    slot.armed = Some(at);
+                    self.timers.push(Reverse((at, i)));
+                }
+                break;
+            }
             if self.stopped || !slot.client.connect(now) {
                 slot.finished_at = Some(now);
                 self.live -= 1;
@@ -635,7 +653,7 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
-    /// Throttled slots whose time has come.
+    /// Throttled slots whose time has come (to send, or to connect).
     fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((due, i))) = self.timers.peek() {
             if due > now {

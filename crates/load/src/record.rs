@@ -44,14 +44,21 @@ impl Recorder {
         }
     }
 
-    /// One request of kind `op`, sent at `sent`, answered at `done`.
-    /// Returns false when it fell outside the window.
-    pub fn record(&mut self, op: usize, sent: Instant, done: Instant) -> bool {
-        let at = done.saturating_duration_since(self.start);
-        if self.window.is_some_and(|w| at >= w) {
+    /// Whether a reply received at `done` counts (falls in the window).
+    pub fn in_window(&self, done: Instant) -> bool {
+        self.window
+            .is_none_or(|w| done.saturating_duration_since(self.start) < w)
+    }
+
+    /// One request of kind `op`, timed from `from` (when it was sent, or
+    /// when it was due), answered at `done`. Returns false when it fell
+    /// outside the window.
+    pub fn record(&mut self, op: usize, from: Instant, done: Instant) -> bool {
+        if !self.in_window(done) {
             self.late += 1;
             return false;
         }
+        let at = done.saturating_duration_since(self.start);
         let sec = at.as_secs() as usize;
         if self.per_second.len() <= sec {
             self.per_second.resize(sec + 1, 0);
@@ -60,7 +67,7 @@ impl Recorder {
         let rec = &mut self.ops[op];
         rec.count += 1;
         rec.latency_ns
-            .saturating_record(done.saturating_duration_since(sent).as_nanos().max(1) as u64);
+            .saturating_record(done.saturating_duration_since(from).as_nanos().max(1) as u64);
         true
     }
 

@@ -17,7 +17,7 @@ fn thread(role: &str, index: usize, per_second: &[u64], runtime_s: f64) -> Threa
 
 fn fixture() -> LoadReport {
     LoadReport {
-        schema: "serverlab-load/1".into(),
+        schema: serverlab_load::report::SCHEMA.into(),
         protocol: "board".into(),
         load_model: "closed-loop".into(),
         config: serde_json::json!({}),
@@ -26,6 +26,7 @@ fn fixture() -> LoadReport {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
+            concurrency: 3,
             operations: Vec::new(),
             per_second: vec![31671, 31699, 22598],
             threads: vec![
@@ -37,7 +38,7 @@ fn fixture() -> LoadReport {
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
-            extra: serde_json::json!({}),
+            protocol: None,
         },
     }
 }

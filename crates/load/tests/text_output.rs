@@ -6,7 +6,7 @@ use serverlab_load::report::{ClientCpu, LoadReport, Results, Verification};
 
 fn with_late(verify: bool) -> LoadReport {
     LoadReport {
-        schema: "serverlab-load/1".into(),
+        schema: serverlab_load::report::SCHEMA.into(),
         protocol: "echo".into(),
         load_model: "closed-loop".into(),
         config: serde_json::json!({}),
@@ -15,6 +15,7 @@ fn with_late(verify: bool) -> LoadReport {
             duration_s: 1.0,
             requests: 100,
             throughput_rps: 100.0,
+            concurrency: 1,
             operations: Vec::new(),
             per_second: vec![100],
             threads: Vec::new(),
@@ -25,7 +26,7 @@ fn with_late(verify: bool) -> LoadReport {
                 ..Verification::default()
             },
             client_cpu: ClientCpu::measure((0.1, 0.0), 0.0, 1.0, 1),
-            extra: serde_json::json!({}),
+            protocol: None,
         },
     }
 }

@@ -1,6 +1,7 @@
 //! The experiment file: a server part and a load part, each a table of
 //! flags where any value may be a list, plus matrix variables that several
-//! flags share, repetitions and pinning.
+//! flags share, how runs are repeated and ordered, an optional baseline,
+//! and pinning.
 //!
 //! ```toml
 //! name = "caps"
@@ -25,6 +26,7 @@
 //! threads = 8
 //! ```
 
+use crate::design::Design;
 use crate::error::SpecError;
 use crate::value::Scalar;
 use serde::Deserialize;
@@ -36,8 +38,6 @@ use std::time::Duration;
 pub const RESERVED_SERVER: [&str; 2] = ["addr", "stats-json"];
 pub const RESERVED_LOAD: [&str; 2] = ["addr", "json"];
 
-const DEFAULT_REPETITIONS: u32 = 3;
-const MAX_REPETITIONS: u32 = 1000;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A parsed, checked experiment.
@@ -45,7 +45,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 pub struct Experiment {
     pub name: String,
     pub description: String,
-    pub repetitions: u32,
+    /// Repetitions, their order, and when to add more.
+    pub design: Design,
     /// CPUs the load is pinned to.
     pub client_cpus: Option<Cpus>,
     /// Longest a load may run before it is stopped and the run failed.
@@ -54,8 +55,19 @@ pub struct Experiment {
     pub matrix: Vec<(String, Vec<Scalar>)>,
     pub server: Part,
     pub load: Part,
+    /// A fixed server and load run once in every block, beside the points.
+    pub baseline: Option<Baseline>,
     /// The file as written, kept with the results.
     pub source: String,
+}
+
+/// `[baseline.server]` and `[baseline.load]`: one fixed configuration
+/// (every flag a single value) whose throughput the report divides each
+/// point's by, run in the same block.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub server: Part,
+    pub load: Part,
 }
 
 /// A CPU list as the experiment wrote it (`1`, `2-3`), which results
@@ -101,6 +113,10 @@ struct Raw {
     description: Option<String>,
     protocol: Option<String>,
     repetitions: Option<i64>,
+    order: Option<String>,
+    seed: Option<i64>,
+    target_ci: Option<toml::Value>,
+    max_repetitions: Option<i64>,
     client_cpus: Option<toml::Value>,
     timeout: Option<String>,
     #[serde(default)]
@@ -109,6 +125,7 @@ struct Raw {
     server: toml::Table,
     #[serde(default)]
     load: toml::Table,
+    baseline: Option<toml::Table>,
 }
 
 impl Experiment {
@@ -124,49 +141,43 @@ impl Experiment {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "experiment".into());
-        let repetitions = match raw.repetitions {
-            None => DEFAULT_REPETITIONS,
-            Some(n) if (1..=MAX_REPETITIONS as i64).contains(&n) => n as u32,
-            Some(n) => {
-                return Err(err(format!(
-                    "repetitions = {n}: must be 1 to {MAX_REPETITIONS}"
-                )))
-            }
-        };
+        let design = Design::parse(
+            raw.repetitions,
+            raw.order.as_deref(),
+            raw.seed,
+            raw.target_ci.as_ref(),
+            raw.max_repetitions,
+        )
+        .map_err(err)?;
         let timeout = match &raw.timeout {
             None => DEFAULT_TIMEOUT,
             Some(t) => duration::parse(t).map_err(|e| err(format!("timeout: {e}")))?,
         };
-        let client_cpus = match &raw.client_cpus {
-            None => None,
-            Some(v) => {
-                let text = match v {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Integer(i) => i.to_string(),
-                    _ => {
-                        return Err(err(
-                            "client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into(),
-                        ))
-                    }
-                };
-                let set = text
-                    .parse::<CpuSet>()
-                    .map_err(|e| err(format!("client_cpus: {e}")))?;
-                Some(Cpus { written: text, set })
-            }
-        };
+        let client_cpus = raw
+            .client_cpus
+            .as_ref()
+            .map(client_cpus)
+            .transpose()
+            .map_err(err)?;
         let matrix = matrix(&raw.matrix).map_err(err)?;
         let server = part("server", &raw.server, raw.protocol.as_deref(), true).map_err(err)?;
         let load = part("load", &raw.load, raw.protocol.as_deref(), false).map_err(err)?;
+        let baseline = raw
+            .baseline
+            .as_ref()
+            .map(|t| baseline(t, raw.protocol.as_deref()))
+            .transpose()
+            .map_err(err)?;
         let exp = Experiment {
             name: raw.name.unwrap_or(default_name),
             description: raw.description.unwrap_or_default(),
-            repetitions,
+            design,
             client_cpus,
             timeout,
             matrix,
             server,
             load,
+            baseline,
             source: text.to_string(),
         };
         exp.check_templates().map_err(err)?;
@@ -211,6 +222,19 @@ impl Experiment {
     }
 }
 
+/// `client_cpus = "1"` (or `1`): a CPU list this process may use.
+fn client_cpus(v: &toml::Value) -> Result<Cpus, String> {
+    let text = match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        _ => return Err("client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into()),
+    };
+    let set = text
+        .parse::<CpuSet>()
+        .map_err(|e| format!("client_cpus: {e}"))?;
+    Ok(Cpus { written: text, set })
+}
+
 /// `[matrix]`: each variable a value or a list of values.
 fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
     let mut out = Vec::new();
@@ -225,7 +249,52 @@ fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
     Ok(out)
 }
 
-/// `[server]` or `[load]`.
+/// `[baseline]`: a `server` and a `load` table, each flag one value, no
+/// matrix variables (the baseline does not vary).
+fn baseline(table: &toml::Table, default_protocol: Option<&str>) -> Result<Baseline, String> {
+    if let Some(key) = table.keys().find(|k| *k != "server" && *k != "load") {
+        return Err(format!(
+            "baseline.{key}: a baseline has a [baseline.server] and a [baseline.load] table"
+        ));
+    }
+    let empty = toml::Table::new();
+    let side = |name: &str| -> Result<Part, String> {
+        let what = format!("baseline.{name}");
+        let t = match table.get(name) {
+            None => &empty,
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => return Err(format!("{what}: expected a table of flags")),
+        };
+        let p = part(&what, t, default_protocol, false)?;
+        if let Some(w) = p.when.first() {
+            return Err(format!(
+                "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
+                w.flag
+            ));
+        }
+        for (flag, values) in &p.flags {
+            if values.len() > 1 {
+                return Err(format!(
+                    "{what}.{flag}: a baseline is one fixed configuration: give one value"
+                ));
+            }
+            if let Scalar::Str(s) = &values[0] {
+                if !template_names(s).is_empty() {
+                    return Err(format!(
+                        "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
+                    ));
+                }
+            }
+        }
+        Ok(p)
+    };
+    Ok(Baseline {
+        server: side("server")?,
+        load: side("load")?,
+    })
+}
+
+/// `[server]` or `[load]` (or the baseline's: `baseline.server`…).
 fn part(
     side: &str,
     table: &toml::Table,
@@ -234,7 +303,7 @@ fn part(
 ) -> Result<Part, String> {
     let mut protocols = default_protocol.map(|p| vec![p.to_string()]);
     let mut flags: Vec<(String, Vec<Scalar>)> = Vec::new();
-    let reserved: &[&str] = if side == "server" {
+    let reserved: &[&str] = if side.ends_with("server") {
         &RESERVED_SERVER
     } else {
         &RESERVED_LOAD
@@ -249,7 +318,12 @@ fn part(
         if key == "protocol" {
             let list = values(&what, v)?;
             if list.len() > 1 && !protocol_may_vary {
-                return Err(format!("{what}: the load speaks one protocol"));
+                let who = if side == "load" {
+                    "the load"
+                } else {
+                    "a baseline"
+                };
+                return Err(format!("{what}: {who} speaks one protocol"));
             }
             let names: Result<Vec<String>, String> = list
                 .into_iter()
@@ -438,6 +512,10 @@ mod tests {
                 "one value",
             ),
             ("[server.when.strategy]\npool-locked = 3", "tables of flags"),
+            (
+                "[baseline.server]\nstrategy = \"pool-locked\"\n[baseline.server.when.strategy.pool-locked]\nthreads = 1",
+                "a baseline is one fixed configuration",
+            ),
         ] {
             let err = parse(&format!(
                 "protocol = \"bucket\"\n[server]\nstrategy = [\"thread-per-request\", \"pool-locked\"]\n{text}"
@@ -467,7 +545,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.name, "grid");
-        assert_eq!(e.repetitions, 2);
+        assert_eq!(e.design.repetitions, 2);
         assert_eq!(e.timeout, Duration::from_secs(30));
         assert_eq!(e.server.protocols, ["board"]);
         assert_eq!(e.server.flags[1].0, "max-connections");
@@ -479,7 +557,7 @@ mod tests {
     fn defaults() {
         let e = parse("protocol = \"echo\"\n[load]\nprotocol = \"board\"").unwrap();
         assert_eq!(e.name, "x");
-        assert_eq!(e.repetitions, DEFAULT_REPETITIONS);
+        assert_eq!(e.design.repetitions, crate::design::DEFAULT_REPETITIONS);
         assert_eq!(e.load.protocols, ["board"]);
         assert_eq!(e.server.protocols, ["echo"]);
     }

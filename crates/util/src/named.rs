@@ -62,6 +62,23 @@ macro_rules! named_enum_impls {
     };
 }
 
+/// Serde by name, for a [`Named`] field in a serialized result:
+/// `#[serde(with = "serverlab_util::named::by_name")]`. It reads back only
+/// the names `T` has, so a typed result cannot hold a value it never wrote.
+pub mod by_name {
+    use super::Named;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Named, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(value.name())
+    }
+
+    pub fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+        let name = String::deserialize(d)?;
+        super::parse(&name).map_err(D::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 
 use super::{emit, Format};
 use crate::{args, progress};
-use clap::{Args, ValueEnum};
+use clap::ValueEnum;
 use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
 use serverlab_load::Progress;
 use serverlab_proto::bucket::{DelayMode, DelayUnit};
@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct BucketLoadArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// Server address
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
     addr: SocketAddr,
@@ -67,11 +67,11 @@ pub struct BucketLoadArgs {
 enum BucketFormat {
     /// Totals, rates, latency percentiles, the bound, errors, client CPU
     Text,
-    /// Everything, as JSON (schema serverlab-load/1)
+    /// Everything, as JSON (schema serverlab-load/2)
     Json,
 }
 
-pub fn run(a: BucketLoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = BucketLoad::new(a.addr);
     cfg.connections = a.connections.into();
     cfg.stop = match (a.requests, a.duration) {
@@ -89,7 +89,7 @@ pub fn run(a: BucketLoadArgs) -> anyhow::Result<ExitCode> {
     cfg.server_cores = a.server_cores;
     let progress = Progress::default();
     let report = progress::show(cfg.planned(), &progress, || {
-        serverlab_load::bucket::run(&cfg, &progress)
+        serverlab_load::run(&cfg, &progress)
     })?;
     let format = match a.format {
         BucketFormat::Text => Format::Text,

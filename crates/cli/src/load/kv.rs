@@ -3,15 +3,14 @@
 use super::{emit, usage_error_in, Format, OutputArgs};
 use crate::{args, progress};
 use clap::error::ErrorKind;
-use clap::Args;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
 use serverlab_load::Progress;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct KvLoadArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// Server address
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -49,7 +48,7 @@ pub struct KvLoadArgs {
     output: OutputArgs,
 }
 
-pub fn run(a: KvLoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = KvLoad::new(a.addr);
     cfg.sessions = a.sessions as usize;
     cfg.requests_per_session = a.requests_per_session as usize;
@@ -85,7 +84,7 @@ pub fn run(a: KvLoadArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::default();
     // No fixed duration: the bar shows requests, against a nominal minute.
     let report = progress::show(Duration::from_secs(60), &progress, || {
-        serverlab_load::kv::run(&cfg, &progress)
+        serverlab_load::run(&cfg, &progress)
     })?;
     emit(&report, format, a.output.json.as_ref())
 }

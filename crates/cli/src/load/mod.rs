@@ -4,6 +4,7 @@
 use anyhow::Context;
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Subcommand, ValueEnum};
+use serverlab_load::harness::Pacing;
 use serverlab_load::output;
 use serverlab_load::report::LoadReport;
 use std::path::PathBuf;
@@ -19,17 +20,34 @@ pub struct LoadCmd {
     protocol: LoadProtocol,
 }
 
-#[derive(Subcommand)]
-enum LoadProtocol {
+/// The loads, one entry each: `Variant(module)`, where the module has an
+/// `Args` (its flags) and a `run`. Adding a protocol's load adds its
+/// module and one entry (docs/design.md, "Adding a protocol").
+macro_rules! loads {
+    ($($(#[$doc:meta])* $variant:ident($module:ident),)*) => {
+        #[derive(Subcommand)]
+        enum LoadProtocol {
+            $($(#[$doc])* $variant($module::Args),)*
+        }
+
+        fn dispatch(protocol: LoadProtocol) -> anyhow::Result<ExitCode> {
+            match protocol {
+                $(LoadProtocol::$variant(a) => $module::run(a),)*
+            }
+        }
+    };
+}
+
+loads! {
     /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
     /// the reference client's form).
-    Board(board::BoardLoadArgs),
+    Board(board),
     /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
     /// theoretical bound and (with --verify) a check of every bucket.
-    Bucket(bucket::BucketLoadArgs),
+    Bucket(bucket),
     /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
     /// connection doing R requests.
-    Kv(kv::KvLoadArgs),
+    Kv(kv),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,8 +56,36 @@ pub enum Format {
     Text,
     /// The CAPS reference client's output, byte for byte (board only)
     Caps,
-    /// Everything, as JSON (schema serverlab-load/1)
+    /// Everything, as JSON (schema serverlab-load/2)
     Json,
+}
+
+/// How requests are issued: flags of the load model, the harness's
+/// concern whatever the protocol.
+#[derive(Args)]
+pub struct PacingArgs {
+    /// Requests per second per connection; 0: as fast as replies come
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
+    pub throttle: f64,
+    /// Requests in flight per connection (1: lock-step)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub pipeline: u16,
+}
+
+impl PacingArgs {
+    pub fn pacing(&self) -> Pacing {
+        Pacing {
+            pipeline: self.pipeline.into(),
+            throttle: self.throttle,
+        }
+    }
+}
+
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a non-negative number")),
+    }
 }
 
 /// Output flags every load takes.
@@ -54,11 +100,7 @@ pub struct OutputArgs {
 }
 
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        LoadProtocol::Board(a) => board::run(a),
-        LoadProtocol::Bucket(a) => bucket::run(a),
-        LoadProtocol::Kv(a) => kv::run(a),
-    }
+    dispatch(cmd.protocol)
 }
 
 /// Usage error in clap's style (exit 2), naming what is wrong.

@@ -170,13 +170,16 @@ fn json_output_has_config_and_bound() {
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
     assert_eq!(v, saved);
-    assert_eq!(v["schema"], "serverlab-load/1");
+    assert_eq!(v["schema"], "serverlab-load/2");
     assert_eq!(v["protocol"], "bucket");
     assert_eq!(v["config"]["stop"]["requests"], 50);
     assert_eq!(v["config"]["delay"]["lo"], 20);
     assert_eq!(v["config"]["delay_unit"], "us");
     assert_eq!(v["results"]["requests"], 50);
-    let extra = &v["results"]["extra"];
+    assert_eq!(v["results"]["concurrency"], 8);
+    let extra = &v["results"]["bucket"];
+    assert_eq!(extra["delay_unit"], "us");
+    assert_eq!(extra["delay_mode"], "work");
     assert_eq!(extra["mean_delay_units"], 20.0);
     assert_eq!(extra["connections_opened"], 50);
     let bound = &extra["bound"];

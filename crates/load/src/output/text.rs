@@ -25,7 +25,10 @@ pub fn render(report: &LoadReport) -> String {
             op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
         );
     }
-    extra_lines(report, &mut out);
+    // The protocol's own lines.
+    for line in r.protocol.iter().flat_map(|p| p.text_lines()) {
+        let _ = writeln!(out, "  {line}");
+    }
     if r.late_replies > 0 {
         // Late replies are checked only when every reply is.
         let fate = if r.verification.enabled {
@@ -80,29 +83,4 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     out
-}
-
-fn extra_lines(report: &LoadReport, out: &mut String) {
-    if report.protocol == "kv" {
-        crate::kv::output::extra_lines(report, out);
-    }
-    if report.protocol == "bucket" {
-        for line in crate::bucket::text_lines(report) {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
-    if report.protocol == "board" {
-        let reads = &report.results.extra["reads"];
-        let (hits, misses) = (
-            reads["hits"].as_u64().unwrap_or(0),
-            reads["misses"].as_u64().unwrap_or(0),
-        );
-        if hits + misses > 0 {
-            let share = reads["hit_share"].as_f64().unwrap_or(0.0) * 100.0;
-            let _ = writeln!(
-                out,
-                "  reads: {share:.1}% found a message ({hits} hits, {misses} misses)"
-            );
-        }
-    }
 }

@@ -1,20 +1,29 @@
 //! The result of a load run: what the JSON output holds (schema
-//! `serverlab-load/1`, documented in docs/load-json.md) and what the text
-//! and caps sinks print.
+//! `serverlab-load/2`, documented in docs/load-json.md) and what the text
+//! and caps sinks print. Reading also accepts `serverlab-load/1` files
+//! ([`v1`]), so reports of old result directories still work.
+
+mod protocols;
+pub mod v1;
+
+pub use protocols::{ProtocolResults, TextLines};
 
 use crate::env::Environment;
 use crate::record::Recorder;
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-pub const SCHEMA: &str = "serverlab-load/1";
+pub const SCHEMA: &str = "serverlab-load/2";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoadReport {
+    /// [`SCHEMA`] when written; as the file said when read.
     pub schema: String,
     pub protocol: String,
     /// How requests were issued: `closed-loop` (the next request waits for
-    /// a reply) or `closed-loop, throttled` (and also for its slot).
+    /// a reply) or `closed-loop, throttled` (and also for its slot), with
+    /// how the protocol uses connections where it matters
+    /// (`closed-loop, keep-alive`).
     pub load_model: String,
     /// Every setting of the run, enough to repeat it.
     pub config: serde_json::Value,
@@ -22,15 +31,19 @@ pub struct LoadReport {
     pub results: Results,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
     /// The measured window, in seconds.
     pub duration_s: f64,
     /// Requests answered within the window.
     pub requests: u64,
     pub throughput_rps: f64,
+    /// Clients the load ran at once, each with its connection: a closed
+    /// loop's concurrency. 0 when unknown (a version-1 file that did not
+    /// say).
+    pub concurrency: u64,
     pub operations: Vec<OpSummary>,
-    /// Requests answered in each second of the window, all workers.
+    /// Requests answered in each second of the window, all clients.
     pub per_second: Vec<u64>,
     pub threads: Vec<ThreadSummary>,
     /// Replies that arrived after the window: not counted (checked when
@@ -39,11 +52,15 @@ pub struct Results {
     pub errors: Vec<String>,
     pub verification: Verification,
     pub client_cpu: ClientCpu,
-    /// Protocol-specific results.
-    pub extra: serde_json::Value,
+    /// The protocol's own results, under its name (`"board": {…}`). Always
+    /// there in what a run writes; absent only from a version-1 file whose
+    /// `extra` could not be read. (Read by [`LoadReport`], which reads this
+    /// part on its own.)
+    #[serde(flatten)]
+    pub protocol: Option<ProtocolResults>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpSummary {
     pub name: String,
     pub count: u64,
@@ -53,7 +70,7 @@ pub struct OpSummary {
     pub histogram_us: Vec<(f64, u64)>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub mean: f64,
     pub p50: f64,
@@ -80,7 +97,7 @@ impl Percentiles {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
     pub role: String,
     pub index: usize,
@@ -90,7 +107,7 @@ pub struct ThreadSummary {
     pub runtime_s: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     pub enabled: bool,
     /// Replies checked against what the server must return.
@@ -100,13 +117,13 @@ pub struct Verification {
     pub examples: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientCpu {
     pub user_s: f64,
     pub system_s: f64,
     /// Of that CPU time, seconds spent polling for replies that had not
     /// arrived yet (the client spins briefly rather than sleep; see
-    /// docs/load.md). Not work.
+    /// docs/measuring.md). Not work.
     #[serde(default)]
     pub idle_poll_s: f64,
     /// CPUs the client could use.
@@ -167,9 +184,82 @@ pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSu
         .collect()
 }
 
+/// Why a result file cannot be read as a load result.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("no \"schema\": not a serverlab load result")]
+    Missing,
+    #[error("unknown schema {0:?} (this serverlab reads {SCHEMA} and {v1})", v1 = v1::SCHEMA)]
+    Unknown(String),
+    #[error("results.{0} (the {0} load's own results) is missing or malformed: {1}")]
+    ProtocolPart(String, String),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The current schema's fields, as written.
+#[derive(Deserialize)]
+struct Current {
+    schema: String,
+    protocol: String,
+    load_model: String,
+    config: serde_json::Value,
+    environment: Environment,
+    results: Results,
+}
+
 impl LoadReport {
+    /// A result of either schema: the current one as written, a version-1
+    /// one as [`v1::upgrade`] reads it.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, SchemaError> {
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => Self::current(value),
+            Some(v1::SCHEMA) => v1::upgrade(value),
+            Some(other) => Err(SchemaError::Unknown(other.into())),
+            None => Err(SchemaError::Missing),
+        }
+    }
+
+    fn current(mut value: serde_json::Value) -> Result<Self, SchemaError> {
+        // The protocol's part is read on its own, straight from JSON (a
+        // flattened field reads as absent however it is malformed, and
+        // loses integer map keys such as kv's statuses).
+        let protocol = value["protocol"].as_str().unwrap_or_default().to_string();
+        let part = value
+            .get_mut("results")
+            .and_then(|r| r.as_object_mut())
+            .and_then(|r| r.remove(&protocol));
+        let c: Current = serde_json::from_value(value)?;
+        let typed = match part {
+            None => Err("absent".to_string()),
+            Some(part) => ProtocolResults::named(&protocol, part).map_err(|e| e.to_string()),
+        };
+        let typed = typed.map_err(|why| SchemaError::ProtocolPart(protocol, why))?;
+        Ok(LoadReport {
+            schema: c.schema,
+            protocol: c.protocol,
+            load_model: c.load_model,
+            config: c.config,
+            environment: c.environment,
+            results: Results {
+                protocol: Some(typed),
+                ..c.results
+            },
+        })
+    }
+
     /// Whether the run failed: errors, or replies that did not verify.
     pub fn failed(&self) -> bool {
         !self.results.errors.is_empty() || self.results.verification.mismatches > 0
     }
 }
+
+impl<'de> Deserialize<'de> for LoadReport {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        LoadReport::from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests;
