@@ -42,9 +42,35 @@ enum Command {
     Check(check::CheckCmd),
 }
 
+impl Cli {
+    /// Usage errors the flags' parsers cannot see alone (an error exits 2,
+    /// as clap's own do).
+    fn check(&self) -> Result<(), clap::Error> {
+        let Command::Serve(cmd) = &self.command else {
+            return Ok(());
+        };
+        cmd.check().map_err(|msg| {
+            let mut top = <Cli as clap::CommandFactory>::command();
+            let serve = top
+                .find_subcommand_mut("serve")
+                .and_then(|c| c.find_subcommand_mut(cmd.protocol()))
+                .map(|c| {
+                    c.clone()
+                        .bin_name(format!("serverlab serve {}", cmd.protocol()))
+                });
+            serve
+                .unwrap_or(top)
+                .error(clap::error::ErrorKind::ArgumentConflict, msg)
+        })
+    }
+}
+
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = cli.check() {
+        e.exit();
+    }
     if !matches!(cli.command, Command::Serve(_)) {
         die_quietly_on_closed_stdout();
     }

@@ -74,7 +74,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::new(experiment);
     let check = |args: &[String]| {
         crate::Cli::try_parse_from(args)
-            .map(|_| ())
+            .and_then(|cli| cli.check())
             .map_err(|e| e.to_string())
     };
     if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {

@@ -254,6 +254,36 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
             })
             .collect()
     };
+    // Flags given only where another flag takes one value.
+    let when = |part: &crate::spec::Part, server: bool| -> Vec<String> {
+        part.when
+            .iter()
+            .filter(|w| {
+                let src = if server {
+                    Source::ServerFlag(w.flag.clone())
+                } else {
+                    Source::LoadFlag(w.flag.clone())
+                };
+                let first = part
+                    .flags
+                    .iter()
+                    .find(|(f, _)| *f == w.flag)
+                    .map(|f| &f.1[0]);
+                chosen(&src)
+                    .or(first)
+                    .is_some_and(|v| substitute(v, &vars).to_string() == w.value)
+            })
+            .flat_map(|w| {
+                w.flags
+                    .iter()
+                    .flat_map(|(f, v)| substitute(v, &vars).args(f))
+            })
+            .collect()
+    };
+    let mut server_flags = flags(&e.server.flags, true);
+    server_flags.extend(when(&e.server, true));
+    let mut load_flags = flags(&e.load.flags, false);
+    load_flags.extend(when(&e.load, false));
     let server_protocol = chosen(&Source::ServerProtocol)
         .map(|p| p.to_string())
         .unwrap_or_else(|| e.server.protocols[0].clone());
@@ -267,9 +297,9 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
         slug: slug(axes, choice),
         params,
         server_protocol,
-        server_flags: flags(&e.server.flags, true),
+        server_flags,
         load_protocol: e.load.protocols[0].clone(),
-        load_flags: flags(&e.load.flags, false),
+        load_flags,
     }
 }
 
@@ -457,6 +487,28 @@ mod tests {
         );
         assert_eq!(last.load_flags, ["--buckets", "2048", "--delay", "20480"]);
         assert_eq!(last.slug, "buckets=2048,delay=_buckets_0");
+    }
+
+    #[test]
+    fn when_flags_join_only_their_points() {
+        let p = plan(
+            r#"
+            protocol = "bucket"
+            [server]
+            strategy = ["thread-per-request", "pool-locked"]
+            [server.when.strategy.pool-locked]
+            threads = 8
+            "#,
+        );
+        assert_eq!(p.points.len(), 2, "no new axis");
+        assert_eq!(
+            p.points[0].server_flags,
+            vec!["--strategy", "thread-per-request"]
+        );
+        assert_eq!(
+            p.points[1].server_flags,
+            vec!["--strategy", "pool-locked", "--threads", "8"]
+        );
     }
 
     #[test]

@@ -16,6 +16,15 @@
 //! readers = [1, 2, 3]
 //! duration = "2s"
 //! ```
+//!
+//! Flags that only some values of another flag take go under `when`:
+//!
+//! ```toml
+//! [server]
+//! strategy = ["thread-per-request", "pool-locked"]
+//! [server.when.strategy.pool-locked]
+//! threads = 8
+//! ```
 
 use crate::design::Design;
 use crate::error::SpecError;
@@ -83,6 +92,18 @@ pub struct Part {
     pub protocols: Vec<String>,
     /// Flag name (dashed, no `--`) and its values; more than one = an axis.
     pub flags: Vec<(String, Vec<Scalar>)>,
+    /// Flags given only where another flag takes one value (`[server.when.
+    /// strategy.pool-locked] threads = 8`: `--threads 8` only with
+    /// `--strategy pool-locked`, a flag the other strategies refuse).
+    pub when: Vec<When>,
+}
+
+/// `[<side>.when.<flag>.<value>]`: these flags where `flag` is `value`.
+#[derive(Debug, Clone)]
+pub struct When {
+    pub flag: String,
+    pub value: String,
+    pub flags: Vec<(String, Scalar)>,
 }
 
 #[derive(Deserialize)]
@@ -168,7 +189,13 @@ impl Experiment {
     fn check_templates(&self) -> Result<(), String> {
         let mut used = vec![false; self.matrix.len()];
         for (side, part) in [("server", &self.server), ("load", &self.load)] {
-            for (flag, values) in &part.flags {
+            let conditional = part
+                .when
+                .iter()
+                .flat_map(|w| w.flags.iter().map(|(f, v)| (f.clone(), vec![v.clone()])));
+            let all: Vec<(String, Vec<Scalar>)> =
+                part.flags.iter().cloned().chain(conditional).collect();
+            for (flag, values) in &all {
                 for v in values {
                     let Scalar::Str(s) = v else { continue };
                     for name in template_names(s) {
@@ -239,6 +266,12 @@ fn baseline(table: &toml::Table, default_protocol: Option<&str>) -> Result<Basel
             Some(_) => return Err(format!("{what}: expected a table of flags")),
         };
         let p = part(&what, t, default_protocol, false)?;
+        if let Some(w) = p.when.first() {
+            return Err(format!(
+                "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
+                w.flag
+            ));
+        }
         for (flag, values) in &p.flags {
             if values.len() > 1 {
                 return Err(format!(
@@ -275,8 +308,13 @@ fn part(
     } else {
         &RESERVED_LOAD
     };
+    let mut when_table = None;
     for (key, v) in table {
         let what = format!("{side}.{key}");
+        if key == "when" {
+            when_table = Some(v);
+            continue;
+        }
         if key == "protocol" {
             let list = values(&what, v)?;
             if list.len() > 1 && !protocol_may_vary {
@@ -314,7 +352,70 @@ fn part(
     let protocols = protocols.ok_or_else(|| {
         format!("no protocol for the {side}: set protocol = \"board\" at the top (or in [{side}])")
     })?;
-    Ok(Part { protocols, flags })
+    let when = match when_table {
+        Some(v) => when(side, v, &flags, reserved)?,
+        None => Vec::new(),
+    };
+    Ok(Part {
+        protocols,
+        flags,
+        when,
+    })
+}
+
+/// `[<side>.when.<flag>.<value>]` tables: each names a flag of the part and
+/// one of its values, and holds flags (one value each) the part does not
+/// set otherwise.
+fn when(
+    side: &str,
+    v: &toml::Value,
+    flags: &[(String, Vec<Scalar>)],
+    reserved: &[&str],
+) -> Result<Vec<When>, String> {
+    let table = |what: &str, v: &toml::Value| -> Result<toml::Table, String> {
+        v.as_table()
+            .cloned()
+            .ok_or_else(|| format!("{what}: expected [{what}.<value>] tables of flags"))
+    };
+    let mut out = Vec::new();
+    for (key, by_value) in &table(&format!("{side}.when"), v)? {
+        let what = format!("{side}.when.{key}");
+        let flag = key.replace('_', "-");
+        let Some((_, values)) = flags.iter().find(|(f, _)| *f == flag) else {
+            return Err(format!(
+                "{what}: the {side} has no flag --{flag} to depend on"
+            ));
+        };
+        for (value, extras) in &table(&what, by_value)? {
+            let what = format!("{what}.{value}");
+            if !values.iter().any(|v| v.to_string() == *value) {
+                return Err(format!("{what}: --{flag} never takes the value '{value}'"));
+            }
+            let mut when = When {
+                flag: flag.clone(),
+                value: value.clone(),
+                flags: Vec::new(),
+            };
+            for (extra, v) in &table(&what, extras)? {
+                let name = extra.replace('_', "-");
+                let bad = !is_flag_name(&name)
+                    || reserved.contains(&name.as_str())
+                    || flags.iter().any(|(f, _)| *f == name)
+                    || when.flags.iter().any(|(f, _)| *f == name);
+                let scalar = Scalar::from_toml(v);
+                match (bad, scalar) {
+                    (false, Some(s)) => when.flags.push((name, s)),
+                    _ => {
+                        return Err(format!(
+                            "{what}.{extra}: one value for a flag the {side} does not set otherwise"
+                        ))
+                    }
+                }
+            }
+            out.push(when);
+        }
+    }
+    Ok(out)
 }
 
 /// A scalar, or a non-empty list of scalars without duplicates.
@@ -375,6 +476,53 @@ mod tests {
 
     fn parse(text: &str) -> Result<Experiment, String> {
         Experiment::parse("x.toml", text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn flags_when_another_flag_takes_a_value() {
+        let e = parse(
+            r#"
+            protocol = "bucket"
+            [server]
+            strategy = ["thread-per-request", "pool-locked"]
+            [server.when.strategy.pool-locked]
+            threads = 8
+            "#,
+        )
+        .unwrap();
+        assert_eq!(e.server.when.len(), 1);
+        assert_eq!(e.server.when[0].flag, "strategy");
+        assert_eq!(e.server.when[0].value, "pool-locked");
+        assert_eq!(
+            e.server.when[0].flags,
+            vec![("threads".to_string(), Scalar::Int(8))]
+        );
+        for (text, complaint) in [
+            ("[server.when.cpus.x]\nthreads = 1", "no flag --cpus"),
+            (
+                "[server.when.strategy.async]\nthreads = 1",
+                "never takes the value 'async'",
+            ),
+            (
+                "[server.when.strategy.pool-locked]\nstrategy = \"x\"",
+                "does not set otherwise",
+            ),
+            (
+                "[server.when.strategy.pool-locked]\nthreads = [1, 2]",
+                "one value",
+            ),
+            ("[server.when.strategy]\npool-locked = 3", "tables of flags"),
+            (
+                "[baseline.server]\nstrategy = \"pool-locked\"\n[baseline.server.when.strategy.pool-locked]\nthreads = 1",
+                "a baseline is one fixed configuration",
+            ),
+        ] {
+            let err = parse(&format!(
+                "protocol = \"bucket\"\n[server]\nstrategy = [\"thread-per-request\", \"pool-locked\"]\n{text}"
+            ))
+            .unwrap_err();
+            assert!(err.contains(complaint), "{text}: {err}");
+        }
     }
 
     #[test]

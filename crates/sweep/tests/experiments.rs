@@ -51,6 +51,12 @@ fn erss_is_strategy_cores_delay_buckets_in_ms() {
         assert!(text.contains("--buckets 2048"), "{text}");
         assert!(text.contains("--delay-unit ms"), "{text}");
     }
+    // The pool has 8 workers; thread-per-request takes no --threads.
+    for point in &p.points {
+        let text = point.server_flags.join(" ");
+        let pool = text.contains("--strategy pool-locked");
+        assert_eq!(text.contains("--threads 8"), pool, "{text}");
+    }
     let b = p.baseline.as_ref().expect("a baseline");
     assert!(b.server_flags.join(" ").contains("--buckets 32"));
     assert!(b.load_flags.join(" ").contains("--buckets 32"));
