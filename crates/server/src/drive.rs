@@ -9,15 +9,18 @@ use crate::session::{Io, Session};
 use serverlab_service::Service;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Whether the socket's calls wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Blocking calls: a read waits until input, end of stream or its
-    /// deadline (`SO_RCVTIMEO`, set here); a write until progress or the
-    /// write timeout (`SO_SNDTIMEO`, which the caller sets once).
-    Blocking,
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mode<'a> {
+    /// Blocking calls: a read waits until input, end of stream, its
+    /// deadline (`SO_RCVTIMEO`, set here) or a signal (`EINTR`); a write
+    /// until progress or the write timeout (`SO_SNDTIMEO`, which the caller
+    /// sets once). The flag is set while the thread is blocked reading for
+    /// a request, so the stop knows whom to interrupt.
+    Blocking(&'a AtomicBool),
     /// Non-blocking calls: one that would wait returns [`Parked::Wait`].
     NonBlocking,
 }
@@ -39,18 +42,25 @@ pub(crate) enum Parked {
 pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
     sess: &mut Session<S>,
     stream: &mut T,
-    mode: Mode,
+    mode: Mode<'_>,
 ) -> Parked {
+    let blocking = matches!(mode, Mode::Blocking(_));
     // The read timeout now set on a blocking socket.
     let mut read_timeout = None;
     loop {
         match sess.next() {
-            Io::Delay(d) => d.block(),
+            Io::Delay(d) => {
+                // Abandoned when the client has gone or the stop passed
+                // its drain limit.
+                if !crate::delay::perform(d, stream, sess.shutdown()) {
+                    sess.abandon_delay();
+                }
+            }
             Io::Write => match stream.write(sess.unwritten()) {
                 Ok(0) => return closed(sess),
                 Ok(n) => sess.wrote(n),
                 Err(e) if would_block(&e) => match mode {
-                    Mode::Blocking => sess.write_timed_out(),
+                    Mode::Blocking(_) => sess.write_timed_out(),
                     Mode::NonBlocking => {
                         sess.write_blocked();
                         return Parked::Wait;
@@ -60,19 +70,30 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
                 Err(_) => return closed(sess),
             },
             Io::Read { deadline, wait } => {
-                if mode == Mode::Blocking
-                    && set_read_timeout(stream, deadline, &mut read_timeout).is_err()
-                {
+                if blocking && set_read_timeout(stream, deadline, &mut read_timeout).is_err() {
                     return closed(sess);
                 }
-                match stream.read(sess.read_buf()) {
+                let marked = match mode {
+                    // Relaxed: the stop looks again until the thread is out.
+                    Mode::Blocking(reading) if sess.reading_requests() => {
+                        reading.store(true, Ordering::Relaxed);
+                        Some(reading)
+                    }
+                    _ => None,
+                };
+                let read = stream.read(sess.read_buf());
+                if let Some(reading) = marked {
+                    reading.store(false, Ordering::Relaxed);
+                }
+                match read {
                     Ok(0) => sess.set_eof(),
                     Ok(n) => sess.filled(n),
                     // Blocking: the deadline passed, which `next` deals with.
-                    Err(e) if would_block(&e) && mode == Mode::Blocking => {}
+                    Err(e) if would_block(&e) && blocking => {}
                     Err(e) if would_block(&e) && wait => return Parked::Wait,
-                    // Draining: what had arrived is all there is.
+                    // Not waiting: what had arrived is all there is.
                     Err(e) if would_block(&e) => sess.set_eof(),
+                    // A signal (the stop, under blocking calls): `next` looks.
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(_) => return closed(sess),
                 }

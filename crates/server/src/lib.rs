@@ -8,6 +8,7 @@
 //! once, in [`for_each_strategy!`].
 
 mod blocking;
+mod delay;
 mod drive;
 mod io;
 mod listen;
@@ -17,6 +18,7 @@ pub mod shutdown;
 pub mod strategy;
 mod tokio_rt;
 
+pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads};
 

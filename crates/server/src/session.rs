@@ -10,11 +10,20 @@
 //! nothing itself, and decides everything else the same way for every
 //! strategy:
 //!
-//! - requests are framed, delayed and applied in order; replies accumulate
-//!   and are written when the input runs dry (so pipelined requests are
-//!   answered in as few writes as possible), when they pass a high-water
-//!   mark, before a yield, and before closing;
-//! - no read is asked for past the service's input limit;
+//! - requests are framed, delayed and applied in order. Replies are written
+//!   as soon as something could hold them back: when the input runs dry,
+//!   before a delay (and before a request large enough to take time to
+//!   apply), when they pass a high-water mark, before a yield, and before
+//!   closing. Replies to requests already buffered go out together, so
+//!   pipelined requests cost few writes, but no reply waits behind work
+//!   that takes time;
+//! - a reply too large to append at once (board LIST, kv GET bodies) is
+//!   appended a chunk at a time ([`Service::more`]) as the output drains,
+//!   so unwritten output stays under the high-water mark plus one chunk;
+//! - no read is asked for while replies are unwritten, nor past the
+//!   service's input limit: a client that does not read its replies is not
+//!   read from, so its memory is bounded by the input limit, the mark and
+//!   a chunk;
 //! - a request must arrive within the service's request timeout (kv's
 //!   header timeout), counted from when every reply so far is written;
 //! - replies that make no progress for the write timeout reset the
@@ -22,8 +31,12 @@
 //! - a connection closed while its peer may still send closes lingering
 //!   (half-close, discard what arrives for a while), so the last replies
 //!   are not destroyed by a reset;
-//! - once the server stops, reads take only what has already arrived
-//!   (draining), and past the drain limit the connection is reset;
+//! - once the server stops (draining), nothing more is read: the requests
+//!   already read are answered, then the connection closes (lingering);
+//!   past the drain limit it is reset, and applied requests whose replies
+//!   were not all written are counted;
+//! - a delay the strategy abandons (the client has gone, or the drain limit
+//!   passed) drops its request unapplied, counted, and resets;
 //! - a request that stops the server (board `EXIT`) triggers the stop.
 //!
 //! One I/O at a time: a strategy reports the outcome of the last [`Io`]
@@ -34,9 +47,9 @@
 //! [`Session::receive`] whenever a read is asked for.
 
 use crate::io::{LINGER_BYTES, LINGER_TIME};
-use crate::shutdown::Phase;
+use crate::shutdown::{Phase, Shutdown};
 use crate::Ctx;
-use serverlab_service::{apply_timed, After, Delay, Frame, Service};
+use serverlab_service::{apply_timed, After, Delay, Frame, Service, REPLY_CHUNK};
 use serverlab_util::InputBuf;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -50,14 +63,26 @@ const SHRINK_ABOVE: usize = 256 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 /// Room to read into while lingering (what arrives is discarded).
 const DISCARD_CHUNK: usize = 16 * 1024;
-/// Unwritten output beyond which replies are written before more work.
-pub(crate) const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Unwritten output beyond which replies are written before more work: a
+/// connection holds at most this much plus one reply chunk unwritten.
+pub const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Written output at the front of the buffer beyond which it is dropped
+/// (the unwritten rest moved down), so a client reading slowly but never
+/// quite catching up does not make the buffer grow.
+const COMPACT_ABOVE: usize = REPLY_CHUNK;
+/// A request at least this large is applied only after every reply before
+/// it is written: applying it takes time (kv's MD5 of a large PUT), and one
+/// more write is nothing beside its size.
+const HOLD_ABOVE: usize = 64 * 1024;
 
 /// What a connection needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Io {
-    /// Perform this delay (a framed request asked for it), then call
-    /// `next`, which applies the request.
+    /// Perform this delay (a framed request asked for it; every reply
+    /// before it is written), then call `next`, which applies the request.
+    /// A strategy that can abandon it part way — the peer has gone (see
+    /// `io::gone`), or the server passed its drain limit — reports
+    /// [`Session::abandon_delay`] instead.
     Delay(Delay),
     /// Write [`Session::unwritten`]; report [`Session::wrote`], or
     /// [`Session::write_blocked`] when the socket takes nothing now (then
@@ -67,9 +92,14 @@ pub(crate) enum Io {
     Write,
     /// Read into [`Session::read_buf`] and report [`Session::filled`], or
     /// [`Session::set_eof`] at end of stream. `wait`: if nothing has
-    /// arrived, wait for input — but not past `deadline`; then call `next`
-    /// again, which deals with the deadline. Without `wait` (the server is
-    /// draining), nothing arrived means the end: report `set_eof`.
+    /// arrived, wait for input — but not past `deadline`, nor past the
+    /// stop's next phase (a strategy wakes waiting reads when the stop
+    /// starts, and again past the drain limit); then call `next` again,
+    /// which deals with the deadline. Without `wait`, nothing arrived means
+    /// the end: report `set_eof`. (The session asks with `wait` always: a
+    /// draining session reads no requests, and its lingering close must
+    /// wait for the peer. The flag stays for strategies written against
+    /// it.)
     Read {
         deadline: Option<Instant>,
         wait: bool,
@@ -88,8 +118,8 @@ pub(crate) enum Io {
 
 /// What framing the next request came to.
 enum Framed {
-    /// A request asks for this delay before it is applied.
-    Delay(Delay),
+    /// A request is held until the replies before it are written.
+    Held,
     /// A request was applied; the session serves on.
     Applied,
     /// No whole request is buffered.
@@ -111,14 +141,31 @@ enum Stage {
     Lingering { until: Instant, discarded: usize },
 }
 
+/// A framed request held until every reply before it is written: it asks
+/// for a delay, or is large.
+struct Held<R> {
+    len: usize,
+    request: R,
+    delay: Option<Delay>,
+    /// Its delay was handed to the strategy.
+    delaying: bool,
+}
+
 pub(crate) struct Session<S: Service> {
     ctx: Arc<Ctx<S>>,
     conn: Option<S::Conn>,
     input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    /// A framed request waiting for its delay, and its length.
-    delayed: Option<(usize, S::Request)>,
+    /// Where each whole reply in `output` ends (emptied with it): what a
+    /// reset counts as unanswered.
+    ends: Vec<usize>,
+    /// A reply is being appended: applied, and `more` has not yet said it
+    /// is whole.
+    replying: bool,
+    held: Option<Held<S::Request>>,
+    /// The strategy abandoned a delay: reset.
+    abandoned: bool,
     stage: Stage,
     eof: bool,
     /// `frame` found no whole request in the input as it is.
@@ -147,7 +194,10 @@ impl<S: Service> Session<S> {
             input: InputBuf::new(),
             output: Vec::new(),
             written: 0,
-            delayed: None,
+            ends: Vec::new(),
+            replying: false,
+            held: None,
+            abandoned: false,
             stage: Stage::Open,
             eof: false,
             starved: false,
@@ -170,20 +220,20 @@ impl<S: Service> Session<S> {
     /// What to do next.
     pub(crate) fn next(&mut self) -> Io {
         let phase = self.ctx.shutdown.phase();
-        if phase == Phase::Aborting {
-            return Io::Reset;
+        if phase == Phase::Aborting || self.abandoned {
+            return self.reset();
         }
         if self.write_expired || self.stall_expired() {
             self.ctx.svc.common().connections.write_timed_out();
-            return Io::Reset;
+            return self.reset();
         }
-        if let Some((len, request)) = self.delayed.take() {
-            self.apply(len, request);
+        if self.written >= COMPACT_ABOVE {
+            self.compact();
         }
-        let wait = phase == Phase::Running;
+        let draining = phase == Phase::Draining;
         loop {
             let io = match self.stage {
-                Stage::Open => self.serve(wait),
+                Stage::Open => self.serve(draining),
                 Stage::Closing => Some(self.close()),
                 Stage::Lingering { until, discarded } => Some(
                     if self.eof || discarded >= LINGER_BYTES || Instant::now() >= until {
@@ -191,7 +241,7 @@ impl<S: Service> Session<S> {
                     } else {
                         Io::Read {
                             deadline: Some(until),
-                            wait,
+                            wait: true,
                         }
                     },
                 ),
@@ -204,10 +254,21 @@ impl<S: Service> Session<S> {
 
     /// The I/O serving requests needs next; `None` once the session stops
     /// serving.
-    fn serve(&mut self, wait: bool) -> Option<Io> {
+    fn serve(&mut self, draining: bool) -> Option<Io> {
         loop {
             if self.over_high_water() {
                 return Some(Io::Write);
+            }
+            if self.replying {
+                self.continue_reply();
+                continue;
+            }
+            if self.held.is_some() {
+                match self.release_held() {
+                    Some(io) => return Some(io),
+                    None if self.stage != Stage::Open => return None,
+                    None => continue,
+                }
             }
             if self.since_yield >= self.budget {
                 if !self.unwritten().is_empty() {
@@ -217,18 +278,16 @@ impl<S: Service> Session<S> {
                 return Some(Io::Yield);
             }
             if self.starved {
-                return self.starve(wait);
+                return self.starve(draining);
             }
-            match self.frame_next() {
-                Framed::Delay(d) => return Some(Io::Delay(d)),
-                Framed::Stopped => return None,
-                Framed::Applied | Framed::Starved => {}
+            if let Framed::Stopped = self.frame_next() {
+                return None;
             }
         }
     }
 
-    /// Frame the next buffered request, and apply it unless it asks for a
-    /// delay first.
+    /// Frame the next buffered request, and apply it unless it must wait
+    /// for the replies before it to be written.
     fn frame_next(&mut self) -> Framed {
         let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
@@ -236,9 +295,15 @@ impl<S: Service> Session<S> {
             Frame::Ready { len, request } => {
                 self.awaiting = false;
                 self.waiting_since = None;
-                if let Some(d) = svc.delay(conn, &request) {
-                    self.delayed = Some((len, request));
-                    return Framed::Delay(d);
+                let delay = svc.delay(conn, &request);
+                if delay.is_some() || (len >= HOLD_ABOVE && self.written < self.output.len()) {
+                    self.held = Some(Held {
+                        len,
+                        request,
+                        delay,
+                        delaying: false,
+                    });
+                    return Framed::Held;
                 }
                 self.apply(len, request);
                 if self.stage == Stage::Open {
@@ -258,15 +323,32 @@ impl<S: Service> Session<S> {
         }
     }
 
+    /// A held request goes once every reply before it is written: first
+    /// its delay (handed out once), then it is applied.
+    fn release_held(&mut self) -> Option<Io> {
+        if !self.unwritten().is_empty() {
+            return Some(Io::Write);
+        }
+        let held = self.held.as_mut().expect("a held request");
+        if let (Some(d), false) = (held.delay, held.delaying) {
+            held.delaying = true;
+            return Some(Io::Delay(d));
+        }
+        let held = self.held.take().expect("a held request");
+        self.apply(held.len, held.request);
+        None
+    }
+
     /// No whole request is buffered: close, write, or read more.
-    fn starve(&mut self, wait: bool) -> Option<Io> {
+    fn starve(&mut self, draining: bool) -> Option<Io> {
         if self.input.len() >= self.ctx.svc.input_limit() {
             let conn = self.conn.as_mut().expect("session used after finish");
             self.ctx.svc.overflow(conn, &mut self.output);
             self.stage = Stage::Closing;
             return None;
         }
-        if self.eof {
+        // Draining: what has been read is answered; nothing more is read.
+        if self.eof || draining {
             self.stage = Stage::Closing;
             return None;
         }
@@ -283,7 +365,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
-        Some(Io::Read { deadline, wait })
+        Some(Io::Read {
+            deadline,
+            wait: true,
+        })
     }
 
     fn apply(&mut self, len: usize, request: S::Request) {
@@ -293,6 +378,7 @@ impl<S: Service> Session<S> {
         let after = apply_timed(svc, conn, request, input, &mut self.output);
         self.input.consume(len);
         self.since_yield += 1;
+        self.replying = true;
         match after {
             After::Continue => {}
             After::Close => self.stage = Stage::Closing,
@@ -303,9 +389,60 @@ impl<S: Service> Session<S> {
         }
     }
 
-    /// Closing: write what is left, then close — lingering when the peer
-    /// may still be sending, or it may lose the last replies to a reset.
+    /// Append the next part of the reply being appended, or note where it
+    /// ended.
+    fn continue_reply(&mut self) {
+        let conn = self.conn.as_mut().expect("session used after finish");
+        if !self.ctx.svc.more(conn, &mut self.output) {
+            self.replying = false;
+            self.ends.push(self.output.len());
+        }
+    }
+
+    /// Drop the written front of the output.
+    fn compact(&mut self) {
+        let written = self.written;
+        self.output.drain(..written);
+        self.ends.retain(|&e| e > written);
+        self.ends.iter_mut().for_each(|e| *e -= written);
+        self.written = 0;
+    }
+
+    /// Reset the connection, counting what it drops: a request whose delay
+    /// was begun but never applied, and applied requests whose replies were
+    /// not all written.
+    fn reset(&mut self) -> Io {
+        self.count_dropped();
+        Io::Reset
+    }
+
+    /// Count (once) what a connection cut off drops, and drop it.
+    fn count_dropped(&mut self) {
+        let counts = &self.ctx.svc.common().connections;
+        if self.held.take().is_some_and(|h| h.delaying) {
+            counts.delay_abandoned();
+        }
+        let whole = self.ends.len() - self.ends.partition_point(|&e| e <= self.written);
+        let unanswered = whole + usize::from(self.replying);
+        if unanswered > 0 {
+            counts.unanswered_on_reset(unanswered as u64);
+        }
+        self.ends.clear();
+        self.replying = false;
+        self.output.clear();
+        self.written = 0;
+    }
+
+    /// Closing: write what is left (the rest of a reply being appended
+    /// too), then close — lingering when the peer may still be sending, or
+    /// it may lose the last replies to a reset.
     fn close(&mut self) -> Io {
+        while self.replying {
+            if self.over_high_water() {
+                return Io::Write;
+            }
+            self.continue_reply();
+        }
         if !self.unwritten().is_empty() {
             return Io::Write;
         }
@@ -410,6 +547,25 @@ impl<S: Service> Session<S> {
         n
     }
 
+    /// The delay the last [`Io::Delay`] asked for was abandoned part way:
+    /// the client has gone, or the server passed its drain limit. Its
+    /// request is dropped unapplied (counted), and `next` resets the
+    /// connection.
+    pub(crate) fn abandon_delay(&mut self) {
+        self.abandoned = true;
+    }
+
+    /// The server's stop signal: a strategy performing a delay gives it up
+    /// once the stop passes its drain limit ([`Phase::Aborting`]).
+    pub(crate) fn shutdown(&self) -> &Shutdown {
+        &self.ctx.shutdown
+    }
+
+    /// A read asked for now waits for a request (not a lingering close's).
+    pub(crate) fn reading_requests(&self) -> bool {
+        self.stage == Stage::Open
+    }
+
     /// The peer closed its side: no more input will come.
     pub(crate) fn set_eof(&mut self) {
         self.eof = true;
@@ -435,6 +591,7 @@ impl<S: Service> Session<S> {
                 self.output.clear();
             }
             self.written = 0;
+            self.ends.clear();
             self.start_request_clock();
         }
     }
@@ -466,7 +623,12 @@ impl<S: Service> Session<S> {
 
     /// The connection is closed: hand the protocol state back to the
     /// service and count it. Idempotent; dropping the session does it too.
+    /// Cut off past the drain limit without being asked (a strategy that
+    /// drops its sessions then), it counts what it drops as a reset does.
     pub(crate) fn finish(&mut self) {
+        if self.conn.is_some() && self.ctx.shutdown.phase() == Phase::Aborting {
+            self.count_dropped();
+        }
         if let Some(conn) = self.conn.take() {
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
