@@ -375,6 +375,7 @@ impl<S: Service> Session<S> {
         let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
         let input = &self.input.data()[..len];
+        room_for_a_part(&mut self.output);
         let after = apply_timed(svc, conn, request, input, &mut self.output);
         self.input.consume(len);
         self.since_yield += 1;
@@ -393,6 +394,7 @@ impl<S: Service> Session<S> {
     /// ended.
     fn continue_reply(&mut self) {
         let conn = self.conn.as_mut().expect("session used after finish");
+        room_for_a_part(&mut self.output);
         if !self.ctx.svc.more(conn, &mut self.output) {
             self.replying = false;
             self.ends.push(self.output.len());
@@ -633,6 +635,18 @@ impl<S: Service> Session<S> {
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
         }
+    }
+}
+
+/// Make room for a reply or a part of one (at most [`REPLY_CHUNK`] but for
+/// a single reply or LIST entry larger than that) in a large buffer, by
+/// exactly that much: appending would double it, and a buffer held at the
+/// mark would then hold twice the mark. Small buffers grow as usual, and a
+/// buffer with room is left alone: one comparison per request.
+#[inline]
+fn room_for_a_part(output: &mut Vec<u8>) {
+    if output.len() >= REPLY_CHUNK {
+        output.reserve_exact(REPLY_CHUNK);
     }
 }
 

@@ -52,10 +52,10 @@ pub trait BoardStore: Send + Sync + 'static {
     /// How many topics exist: the entries a LIST asked for now has.
     fn topics(&self) -> usize;
     /// Append LIST entries `from..end` in creation order, as `list` writes
-    /// them (`#` before every entry but entry 0), stopping once `out` has
-    /// grown by `budget` bytes or more (after at least one entry); return
-    /// the index of the first entry not appended, `end` when done. `end` is
-    /// a `topics()` taken earlier.
+    /// them (`#` before every entry but entry 0), as many as fit in `budget`
+    /// bytes (at least one, however large); return the index of the first
+    /// entry not appended, `end` when done. `end` is a `topics()` taken
+    /// earlier.
     fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize;
 
     /// Append message `id` of `topic` to `out`; false (and nothing appended)
@@ -91,8 +91,9 @@ pub(crate) fn push_entry(out: &mut Vec<u8>, first: bool, topic: &[u8]) {
     out.extend_from_slice(topic);
 }
 
-/// Append the LIST entries `names` (entries `from`, `from + 1`, …) until
-/// `out` has grown by `budget` bytes; the index of the first not appended.
+/// Append the LIST entries `names` (entries `from`, `from + 1`, …) while
+/// they fit in `budget` bytes (the first always goes in); the index of the
+/// first not appended.
 pub(crate) fn push_entries<'a>(
     names: impl Iterator<Item = &'a [u8]>,
     from: usize,
@@ -102,11 +103,12 @@ pub(crate) fn push_entries<'a>(
     let start = out.len();
     let mut next = from;
     for name in names {
-        push_entry(out, next == 0, name);
-        next += 1;
-        if out.len() - start >= budget {
+        let entry = name.len() + if next == 0 { 1 } else { 2 };
+        if next > from && out.len() - start + entry > budget {
             break;
         }
+        push_entry(out, next == 0, name);
+        next += 1;
     }
     next
 }
