@@ -13,8 +13,8 @@
 //! - requests are framed, delayed and applied in order. Replies are written
 //!   as soon as something could hold them back: when the input runs dry,
 //!   before a delay (and before a request large enough to take time to
-//!   apply), when they pass a high-water mark, before a yield, and before
-//!   closing. Replies to requests already buffered go out together, so
+//!   apply), when they pass a high-water mark (in bytes, or in replies),
+//!   before a yield, and before closing. Replies to requests already buffered go out together, so
 //!   pipelined requests cost few writes, but no reply waits behind work
 //!   that takes time;
 //! - a reply too large to append at once (board LIST, kv GET bodies) is
@@ -66,6 +66,9 @@ const DISCARD_CHUNK: usize = 16 * 1024;
 /// Unwritten output beyond which replies are written before more work: a
 /// connection holds at most this much plus one reply chunk unwritten.
 pub const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Replies unwritten beyond which they are written before more work, so
+/// the record of where each ends (what a reset counts) stays small.
+const REPLIES_HIGH_WATER: usize = 1024;
 /// Written output at the front of the buffer beyond which it is dropped
 /// (the unwritten rest moved down), so a client reading slowly but never
 /// quite catching up does not make the buffer grow.
@@ -157,8 +160,8 @@ pub(crate) struct Session<S: Service> {
     input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    /// Where each whole reply in `output` ends (emptied with it): what a
-    /// reset counts as unanswered.
+    /// Where each whole reply in `output` not yet wholly written ends:
+    /// what a reset counts as unanswered. At most [`REPLIES_HIGH_WATER`].
     ends: Vec<usize>,
     /// A reply is being appended: applied, and `more` has not yet said it
     /// is whole.
@@ -397,7 +400,10 @@ impl<S: Service> Session<S> {
         room_for_a_part(&mut self.output);
         if !self.ctx.svc.more(conn, &mut self.output) {
             self.replying = false;
-            self.ends.push(self.output.len());
+            // An empty reply is answered already.
+            if self.output.len() > self.written {
+                self.ends.push(self.output.len());
+            }
         }
     }
 
@@ -595,6 +601,10 @@ impl<S: Service> Session<S> {
             self.written = 0;
             self.ends.clear();
             self.start_request_clock();
+        } else {
+            // Part of it: forget the replies now wholly written.
+            let answered = self.ends.partition_point(|&e| e <= self.written);
+            self.ends.drain(..answered);
         }
     }
 
@@ -619,8 +629,11 @@ impl<S: Service> Session<S> {
         self.ctx.write_timeout
     }
 
+    /// Enough is unwritten to write before doing more: the byte mark, or
+    /// as many replies (so the record of where they end stays small).
     fn over_high_water(&self) -> bool {
         self.output.len() - self.written >= OUTPUT_HIGH_WATER
+            || self.ends.len() >= REPLIES_HIGH_WATER
     }
 
     /// The connection is closed: hand the protocol state back to the

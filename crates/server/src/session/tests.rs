@@ -421,6 +421,32 @@ fn a_reply_cut_off_while_appended_counts_as_unanswered() {
     assert_eq!(ctx.common_counts(), (0, 1), "the LIST");
 }
 
+/// However small the replies, at most REPLIES_HIGH_WATER wait unwritten:
+/// the record of where they end stays small.
+#[test]
+fn many_tiny_replies_are_written_in_bounded_batches() {
+    let ctx = echo(100_000);
+    let mut s = open(&ctx);
+    feed(&mut s, &b"\0".repeat(3000));
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten().len(), REPLIES_HIGH_WATER);
+    s.wrote(10);
+    assert_eq!(
+        s.ends.len(),
+        REPLIES_HIGH_WATER - 10,
+        "the written ones forgotten"
+    );
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(
+        s.unwritten().len(),
+        REPLIES_HIGH_WATER,
+        "topped up to the mark"
+    );
+    ctx.shutdown.abort();
+    assert_eq!(s.next(), Io::Reset);
+    assert_eq!(ctx.common_counts(), (0, REPLIES_HIGH_WATER as u64));
+}
+
 #[test]
 fn a_budget_yields_after_writing() {
     let ctx = echo(100);
