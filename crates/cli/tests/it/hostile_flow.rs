@@ -90,11 +90,12 @@ fn peak_rss(pid: u32, for_: Duration) -> u64 {
 }
 
 /// The most one never-reading connection may make the server hold: its
-/// unread input, up to `input`; its unwritten output, under the high-water
-/// mark plus one part of a reply (`part`); and written output the buffer
-/// has not yet dropped (it does at a chunk).
+/// unread input, up to `input`, in a buffer growth may make twice that;
+/// its unwritten output, under the high-water mark plus one part of a
+/// reply (`part`); and written output the buffer has not yet dropped (it
+/// does at a chunk).
 fn per_connection_kib(input: usize, part: usize) -> u64 {
-    ((input + OUTPUT_HIGH_WATER + part + REPLY_CHUNK) / 1024) as u64
+    ((2 * input + OUTPUT_HIGH_WATER + part + REPLY_CHUNK) / 1024) as u64
 }
 
 /// Ten pipelined 60 ms requests: each reply goes out as soon as it exists,
