@@ -9,7 +9,8 @@
 //! other reply that arrived in the same read).
 //!
 //! The driver owns sockets, buffers, timeouts, wake-ups and the run's
-//! window; the [`Client`] in each [`Slot`] (the harness's runner around a
+//! window, and hands each loop's replies a sink of that loop's own (the
+//! harness's recorder); the [`Client`] in each [`Slot`] (the harness's runner around a
 //! protocol's exchange) decides what to send and when, how replies are
 //! framed (lines for board, echo and bucket, HTTP responses for kv), what
 //! each must be, and when its connection has done its work. A slot's
@@ -32,6 +33,13 @@ use std::time::{Duration, Instant};
 /// measures its own wake-ups, not the server. Time spent polling in vain
 /// is reported apart from real work.
 const SPIN: Duration = Duration::from_millis(1);
+/// How close to a send or connect that is due the loop stops sleeping
+/// and polls without blocking. epoll's timeout counts whole milliseconds
+/// (mio rounds a fraction up) and a wake-up from sleep comes tens of µs
+/// to a millisecond late: an open loop that slept until each request was
+/// due would send it late by that much, and count it in its latency.
+/// Time spent polling early is reported as idle polling, not work.
+const TIMER_SPIN: Duration = Duration::from_micros(1500);
 /// How often timeouts are looked for: they are seconds long, so a sweep
 /// over every slot this often costs nothing per request.
 const SWEEP: Duration = Duration::from_millis(50);
@@ -41,18 +49,27 @@ const INPUT: usize = 16 * 1024;
 /// One slot's protocol logic. A slot holds at most one connection at a
 /// time; its client may span many connections, one after another.
 pub trait Client {
+    /// What replies are recorded into: one per event loop, shared by the
+    /// loop's clients on its thread only.
+    type Sink;
     /// The slot has no connection: start one at `now`? False when this
     /// client is finished. Not called once the run's window has closed.
     fn connect(&mut self, now: Instant) -> bool;
     /// Append as many requests as may go out at `now` (up to any pipeline
-    /// depth, and no earlier than any throttle allows) and note `now` as
-    /// their send time. Returns how many were appended.
+    /// depth, and none before it is due) and note `now` as their send
+    /// time. Returns how many were appended.
     fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize;
     /// If a whole reply is at the front of `input`, take it (received at
-    /// `now`) and return how many bytes it took (never 0); `Ok(None)` if
-    /// the reply is still incomplete. `Err`: the stream cannot be read on
-    /// (the connection fails with that description).
-    fn take(&mut self, input: &[u8], now: Instant) -> Result<Option<usize>, String>;
+    /// `now`, recorded into `sink`) and return how many bytes it took
+    /// (never 0); `Ok(None)` if the reply is still incomplete. `Err`: the
+    /// stream cannot be read on (the connection fails with that
+    /// description).
+    fn take(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        sink: &mut Self::Sink,
+    ) -> Result<Option<usize>, String>;
     /// Requests sent on this connection and not yet answered.
     fn in_flight(&self) -> usize;
     /// This connection has done its work: nothing in flight and nothing
@@ -61,7 +78,8 @@ pub trait Client {
     /// The connection failed and was closed; what was in flight on it is
     /// lost. The driver then calls `connect` (unless the window closed).
     fn failed(&mut self, failure: Failure, now: Instant);
-    /// When a throttled client that is waiting for its slot wants to send.
+    /// When a paced client waiting for its slot (or its request's
+    /// intended send time) wants to send.
     fn next_due(&self) -> Option<Instant> {
         None
     }
@@ -129,7 +147,7 @@ pub struct Slot<C> {
     input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    /// The throttle wake-up already scheduled.
+    /// The paced wake-up already scheduled.
     armed: Option<Instant>,
     /// Counted as connecting or waiting for replies (see `Loop::waiting`).
     busy: bool,
@@ -244,7 +262,7 @@ impl<C: Client> Slot<C> {
     /// handing each whole reply to the client. Returns the replies taken.
     /// `hung_up`: the event said the peer closed, so read on to the end
     /// of the stream.
-    fn receive(&mut self, now: Instant, hung_up: bool) -> Result<u64, Failure> {
+    fn receive(&mut self, now: Instant, hung_up: bool, sink: &mut C::Sink) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
             if self.input.spare().is_empty() {
@@ -261,7 +279,7 @@ impl<C: Client> Slot<C> {
                 Ok(n) => {
                     self.input.filled(n);
                     self.progress_at = now;
-                    replies += self.take_all(now).map_err(Failure::Reply)?;
+                    replies += self.take_all(now, sink).map_err(Failure::Reply)?;
                     // A read that did not fill the buffer emptied the
                     // socket: data arriving later raises a new edge, so
                     // the read that would only say "would block" is saved.
@@ -277,10 +295,10 @@ impl<C: Client> Slot<C> {
         }
     }
 
-    fn take_all(&mut self, now: Instant) -> Result<u64, String> {
+    fn take_all(&mut self, now: Instant, sink: &mut C::Sink) -> Result<u64, String> {
         let mut replies = 0;
         while !self.input.is_empty() {
-            match self.client.take(self.input.data(), now)? {
+            match self.client.take(self.input.data(), now, sink)? {
                 Some(n) => {
                     debug_assert!(n > 0, "a reply takes at least a byte");
                     self.input.consume(n);
@@ -297,22 +315,31 @@ impl<C: Client> Slot<C> {
 }
 
 /// The slots after the run, with the CPU their loops used.
-pub struct Driven<C> {
+pub struct Driven<C: Client> {
     /// In the order they were given.
     pub slots: Vec<Slot<C>>,
+    /// Each event loop's sink.
+    pub sinks: Vec<C::Sink>,
     /// CPU time of the loops' threads: (user, system) seconds.
     pub cpu: (f64, f64),
-    /// Of that, seconds spent busy-polling for replies that had not come.
+    /// Of that, seconds spent busy-polling for replies that had not come
+    /// (or for a send that was nearly due).
     pub idle_poll_s: f64,
 }
 
 /// Run `slots` to the end: spread over one event loop per CPU the client
-/// may use (each on its own thread), then gathered back in order.
-pub fn drive<C: Client + Send>(
+/// may use (each on its own thread, with its own sink from `sink`), then
+/// gathered back in order.
+pub fn drive<C>(
     slots: Vec<Slot<C>>,
     opts: &Options,
     progress: &Progress,
-) -> Driven<C> {
+    sink: &(dyn Fn() -> C::Sink + Sync),
+) -> Driven<C>
+where
+    C: Client + Send,
+    C::Sink: Send,
+{
     let loops = crate::env::allowed_cpus()
         .len()
         .clamp(1, slots.len().max(1));
@@ -326,11 +353,13 @@ pub fn drive<C: Client + Send>(
             .map(|group| {
                 s.spawn(move || {
                     let (order, mut group): (Vec<usize>, Vec<Slot<C>>) = group.into_iter().unzip();
+                    let mut sink = sink();
                     let cpu0 = crate::env::thread_cpu_time();
-                    let spun = run(&mut group, opts, progress);
+                    let spun = run(&mut group, opts, progress, &mut sink);
                     let cpu1 = crate::env::thread_cpu_time();
                     let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
-                    (order.into_iter().zip(group).collect::<Vec<_>>(), cpu, spun)
+                    let slots = order.into_iter().zip(group).collect::<Vec<_>>();
+                    (slots, sink, cpu, spun)
                 })
             })
             .collect();
@@ -340,24 +369,32 @@ pub fn drive<C: Client + Send>(
             .collect()
     });
     let mut all = Vec::new();
+    let mut sinks = Vec::new();
     let (mut cpu, mut spun) = ((0.0, 0.0), Duration::ZERO);
-    for (group, c, s) in outs {
+    for (group, sink, c, s) in outs {
         all.extend(group);
+        sinks.push(sink);
         cpu = (cpu.0 + c.0, cpu.1 + c.1);
         spun += s;
     }
     all.sort_by_key(|(k, _)| *k);
     Driven {
         slots: all.into_iter().map(|(_, s)| s).collect(),
+        sinks,
         cpu,
         idle_poll_s: spun.as_secs_f64(),
     }
 }
 
-/// Run `slots` on this thread until every one is finished. A failure of
-/// the loop itself fails every connection. Returns the time spent
-/// busy-polling in vain.
-pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress) -> Duration {
+/// Run `slots` on this thread until every one is finished, recording
+/// replies into `sink`. A failure of the loop itself fails every
+/// connection. Returns the time spent busy-polling in vain.
+pub fn run<C: Client>(
+    slots: &mut [Slot<C>],
+    opts: &Options,
+    progress: &Progress,
+    sink: &mut C::Sink,
+) -> Duration {
     let poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
@@ -369,6 +406,7 @@ pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress
         poll,
         slots,
         opts,
+        sink,
         live: 0,
         waiting: 0,
         stopped: false,
@@ -393,10 +431,11 @@ fn fail_all<C: Client>(slots: &mut [Slot<C>], e: &io::Error) {
     }
 }
 
-struct Loop<'a, C> {
+struct Loop<'a, C: Client> {
     poll: Poll,
     slots: &'a mut [Slot<C>],
     opts: &'a Options,
+    sink: &'a mut C::Sink,
     /// Slots not finished.
     live: usize,
     /// Slots connecting or waiting for replies: while any are, the loop
@@ -404,7 +443,7 @@ struct Loop<'a, C> {
     waiting: usize,
     /// The window has closed.
     stopped: bool,
-    /// Throttle wake-ups, to send or to connect: (when, slot).
+    /// Wake-ups of paced slots, to send or to connect: (when, slot).
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
@@ -441,12 +480,8 @@ impl<C: Client> Loop<'_, C> {
             if self.live == 0 {
                 return Ok(spun);
             }
-            let spin = self.waiting > 0 && quiet_since.is_none_or(|t| now - t < SPIN);
-            let timeout = if spin {
-                Duration::ZERO
-            } else {
-                self.wake_at(next_sweep).saturating_duration_since(now)
-            };
+            let replies_due = self.waiting > 0 && quiet_since.is_none_or(|t| now - t < SPIN);
+            let timeout = self.timeout(now, next_sweep, replies_due);
             match self.poll.poll(&mut events, Some(timeout)) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => other?,
@@ -454,8 +489,10 @@ impl<C: Client> Loop<'_, C> {
             let before = now;
             let now = Instant::now();
             if events.is_empty() {
-                if spin {
+                if timeout.is_zero() {
                     spun += now - before;
+                }
+                if replies_due {
                     quiet_since.get_or_insert(before);
                 }
                 continue;
@@ -479,8 +516,28 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
+    /// How long to wait for events: not at all while replies are due (see
+    /// [`SPIN`]) or a paced send is nearly due ([`TIMER_SPIN`]); else until
+    /// the next wake-up, less the stretch before a paced send that is
+    /// polled, in whole milliseconds (which epoll keeps to).
+    fn timeout(&self, now: Instant, next_sweep: Instant, replies_due: bool) -> Duration {
+        if replies_due {
+            return Duration::ZERO;
+        }
+        let timer = self.timers.peek().map(|Reverse((due, _))| *due);
+        if timer.is_some_and(|due| due <= now + TIMER_SPIN) {
+            return Duration::ZERO;
+        }
+        let wake = self.wake_at(next_sweep);
+        let mut d = wake.saturating_duration_since(now);
+        if timer == Some(wake) {
+            d = d.saturating_sub(TIMER_SPIN);
+        }
+        Duration::from_millis(d.as_millis() as u64)
+    }
+
     /// When to wake at the latest: the next sweep, the window's end, a
-    /// throttle's slot.
+    /// paced slot's send or connect.
     fn wake_at(&self, next_sweep: Instant) -> Instant {
         let mut wake = next_sweep;
         if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
@@ -520,7 +577,7 @@ impl<C: Client> Loop<'_, C> {
         }
         let hung_up = ev.is_read_closed() || ev.is_error();
         if ev.is_readable() || hung_up {
-            match slot.receive(now, hung_up) {
+            match slot.receive(now, hung_up, self.sink) {
                 Ok(n) => progress.add(n),
                 Err(f) => return self.fail(i, f, now),
             }
@@ -653,7 +710,8 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
-    /// Throttled slots whose time has come (to send, or to connect).
+    /// Paced slots whose time has come (to send, or to connect), all
+    /// stamped with the same `now`.
     fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((due, i))) = self.timers.peek() {
             if due > now {
@@ -756,6 +814,8 @@ mod tests {
     }
 
     impl Client for Probe {
+        type Sink = ();
+
         fn connect(&mut self, _now: Instant) -> bool {
             if self.opened == self.connects {
                 return false;
@@ -775,7 +835,12 @@ mod tests {
             1
         }
 
-        fn take(&mut self, input: &[u8], _now: Instant) -> Result<Option<usize>, String> {
+        fn take(
+            &mut self,
+            input: &[u8],
+            _now: Instant,
+            _: &mut (),
+        ) -> Result<Option<usize>, String> {
             let Some((reply, len)) = take_line(input)? else {
                 return Ok(None);
             };
@@ -813,7 +878,7 @@ mod tests {
 
     fn drive_probes(probes: Vec<Probe>, opts: &Options) -> Vec<Slot<Probe>> {
         let slots = probes.into_iter().map(Slot::new).collect();
-        drive(slots, opts, &Progress::default()).slots
+        drive(slots, opts, &Progress::default(), &|| ()).slots
     }
 
     #[test]

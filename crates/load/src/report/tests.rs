@@ -20,9 +20,12 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             duration_s: 2.0,
             requests: 3,
             throughput_rps: 1.5,
+            requested_rps: None,
             concurrency: 2,
             operations: Vec::new(),
             per_second: vec![2, 1],
+            per_second_latency_us: None,
+            schedule: None,
             threads: Vec::new(),
             late_replies: 0,
             errors: Vec::new(),
@@ -30,6 +33,8 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
             protocol: Some(protocol),
         },
+        search: None,
+        scan: None,
     }
 }
 
@@ -94,7 +99,7 @@ fn typed_results_round_trip_through_json_under_their_name() {
         let written = report(p);
         let text = crate::output::json(&written);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["schema"], "serverlab-load/2");
+        assert_eq!(v["schema"], "serverlab-load/3");
         assert_eq!(v["results"]["concurrency"], 2);
         assert!(v["results"][name].is_object(), "{name}: {text}");
         assert!(v["results"].get("extra").is_none());
