@@ -19,12 +19,15 @@
 
 use crate::Progress;
 use mio::{Events, Interest, Poll, Registry, Token};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use serverlab_util::InputBuf;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
 
 /// How long to busy-poll for replies before sleeping in the kernel. A
@@ -33,13 +36,8 @@ use std::time::{Duration, Instant};
 /// measures its own wake-ups, not the server. Time spent polling in vain
 /// is reported apart from real work.
 const SPIN: Duration = Duration::from_millis(1);
-/// How close to a send or connect that is due the loop stops sleeping
-/// and polls without blocking. epoll's timeout counts whole milliseconds
-/// (mio rounds a fraction up) and a wake-up from sleep comes tens of µs
-/// to a millisecond late: an open loop that slept until each request was
-/// due would send it late by that much, and count it in its latency.
-/// Time spent polling early is reported as idle polling, not work.
-const TIMER_SPIN: Duration = Duration::from_micros(1500);
+/// The token of the loop's kernel timer (no slot has it).
+const TIMER: Token = Token(usize::MAX);
 /// How often timeouts are looked for: they are seconds long, so a sweep
 /// over every slot this often costs nothing per request.
 const SWEEP: Duration = Duration::from_millis(50);
@@ -402,11 +400,14 @@ pub fn run<C: Client>(
             return Duration::ZERO;
         }
     };
+    let timer = kernel_timer(&poll);
     let mut lp = Loop {
         poll,
         slots,
         opts,
         sink,
+        timer,
+        armed_for: None,
         live: 0,
         waiting: 0,
         stopped: false,
@@ -419,6 +420,23 @@ pub fn run<C: Client>(
             Duration::ZERO
         }
     }
+}
+
+/// A timer with the kernel's resolution for paced sends, registered with
+/// `poll`. epoll's own timeout counts whole milliseconds (mio rounds a
+/// fraction up) and comes late by the thread's timer slack besides: an
+/// open loop that slept on it would send requests up to a millisecond or
+/// two after they were due, and count that in their latency. A timerfd
+/// fires within microseconds, without polling for it. None: it could not
+/// be made (the loop then wakes on epoll's timeout).
+fn kernel_timer(poll: &Poll) -> Option<TimerFd> {
+    let flags = TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC;
+    let timer = TimerFd::new(ClockId::CLOCK_MONOTONIC, flags).ok()?;
+    let fd = timer.as_fd().as_raw_fd();
+    poll.registry()
+        .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)
+        .ok()?;
+    Some(timer)
 }
 
 fn fail_all<C: Client>(slots: &mut [Slot<C>], e: &io::Error) {
@@ -436,6 +454,10 @@ struct Loop<'a, C: Client> {
     slots: &'a mut [Slot<C>],
     opts: &'a Options,
     sink: &'a mut C::Sink,
+    /// Wakes the loop when the earliest paced slot is due.
+    timer: Option<TimerFd>,
+    /// What `timer` is set to.
+    armed_for: Option<Instant>,
     /// Slots not finished.
     live: usize,
     /// Slots connecting or waiting for replies: while any are, the loop
@@ -517,36 +539,50 @@ impl<C: Client> Loop<'_, C> {
     }
 
     /// How long to wait for events: not at all while replies are due (see
-    /// [`SPIN`]) or a paced send is nearly due ([`TIMER_SPIN`]); else until
-    /// the next wake-up, less the stretch before a paced send that is
-    /// polled, in whole milliseconds (which epoll keeps to).
-    fn timeout(&self, now: Instant, next_sweep: Instant, replies_due: bool) -> Duration {
+    /// [`SPIN`]); else until the next sweep or the window's end, while the
+    /// kernel timer, set to the earliest paced slot, wakes the loop when
+    /// that slot is due.
+    fn timeout(&mut self, now: Instant, next_sweep: Instant, replies_due: bool) -> Duration {
+        let due = self.timers.peek().map(|Reverse((due, _))| *due);
+        self.arm(due, now);
         if replies_due {
             return Duration::ZERO;
         }
-        let timer = self.timers.peek().map(|Reverse((due, _))| *due);
-        if timer.is_some_and(|due| due <= now + TIMER_SPIN) {
-            return Duration::ZERO;
-        }
-        let wake = self.wake_at(next_sweep);
-        let mut d = wake.saturating_duration_since(now);
-        if timer == Some(wake) {
-            d = d.saturating_sub(TIMER_SPIN);
-        }
-        Duration::from_millis(d.as_millis() as u64)
-    }
-
-    /// When to wake at the latest: the next sweep, the window's end, a
-    /// paced slot's send or connect.
-    fn wake_at(&self, next_sweep: Instant) -> Instant {
         let mut wake = next_sweep;
         if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
             wake = wake.min(d);
         }
-        if let Some(Reverse((due, _))) = self.timers.peek() {
-            wake = wake.min(*due);
+        if self.timer.is_none() {
+            wake = wake.min(due.unwrap_or(wake));
         }
-        wake
+        wake.saturating_duration_since(now)
+    }
+
+    /// Set the kernel timer to `due` (after `now`), or clear it.
+    fn arm(&mut self, due: Option<Instant>, now: Instant) {
+        let Some(timer) = self.timer.as_ref() else {
+            return;
+        };
+        if due == self.armed_for {
+            return;
+        }
+        let set = match due {
+            // A zero expiration would disarm it: at least a nanosecond.
+            Some(d) => {
+                let after = d
+                    .saturating_duration_since(now)
+                    .max(Duration::from_nanos(1));
+                let at = Expiration::OneShot(TimeSpec::from_duration(after));
+                timer.set(at, TimerSetTimeFlags::empty())
+            }
+            None => timer.unset(),
+        };
+        // A timer that cannot be set is a loop that cannot keep time:
+        // fall back to epoll's timeout.
+        if set.is_err() {
+            self.timer = None;
+        }
+        self.armed_for = due;
     }
 
     fn event(&mut self, i: usize, ev: &mio::event::Event, now: Instant, progress: &Progress) {

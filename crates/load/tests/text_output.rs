@@ -82,7 +82,7 @@ fn an_open_loop_says_both_views_and_whether_it_kept_up() {
     let text = text::render(&r);
     for needle in [
         "(open-loop, constant)",
-        "requested 125.0 req/s (constant arrivals): 80.0% of it achieved",
+        "requested 125.0 req/s (constant arrivals): 0.0 sent, 80.0% of it answered",
         "latency, from each request's intended send time",
         "900000.0",
         "service time, from the actual send",

@@ -9,6 +9,7 @@ mod kv_interop;
 mod load_board;
 mod load_bucket;
 mod load_kv;
+mod load_openloop;
 mod strategies;
 mod support;
 mod sweep;

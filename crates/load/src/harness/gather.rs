@@ -58,6 +58,7 @@ pub(super) fn gather<E: super::Exchange>(
     let duration_s = window_s(&run.clients, run.span, plan.window);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
+    let sent = run.clients.iter().map(|c| c.sent).sum();
     let mut threads = Vec::with_capacity(run.clients.len());
     let mut exchanges = Vec::with_capacity(run.clients.len());
     for c in run.clients {
@@ -103,12 +104,19 @@ pub(super) fn gather<E: super::Exchange>(
         per_second,
         per_second_latency_us: open.then_some(by_second),
         schedule: plan.pacing.rate.map(|rate| {
-            ScheduleReport::new(
+            let sent_rps = if duration_s > 0.0 {
+                sent as f64 / duration_s
+            } else {
+                0.0
+            };
+            let mut s = ScheduleReport::new(
                 plan.pacing.arrivals.name(),
                 rate,
                 throughput_rps,
                 &merged.lag,
-            )
+            );
+            (s.sent_requests, s.sent_rps) = (sent, sent_rps);
+            s
         }),
         threads,
         late_replies: merged.late,

@@ -265,6 +265,9 @@ pub struct Run<E> {
 /// One client after the run.
 pub struct Ran<E> {
     pub exchange: E,
+    /// Requests it sent that were meant for the window (closed loop: that
+    /// it sent in the window).
+    pub sent: u64,
     /// Replies it had recorded, in all and per second of the window.
     pub total: u64,
     pub per_second: Vec<u64>,
@@ -333,6 +336,7 @@ pub fn drive<E: Exchange + Send>(
             Ran {
                 runtime: until.saturating_duration_since(span.start),
                 exchange: r.exchange,
+                sent: r.sent,
                 total: r.total,
                 per_second: r.per_second,
                 checks: r.checks,

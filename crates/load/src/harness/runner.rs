@@ -56,6 +56,8 @@ pub(crate) struct Runner<'r, E: Exchange> {
     due: Option<Instant>,
     /// The measured window.
     span: Span,
+    /// Requests sent that were meant for the window.
+    pub(crate) sent: u64,
     /// Replies recorded, in all and per second of the window.
     pub(crate) total: u64,
     pub(crate) per_second: Vec<u64>,
@@ -96,6 +98,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
             pacer: Pacer::new(&plan.pacing, index, clients, plan.seed, start),
             due: None,
             span: plan.span(start),
+            sent: 0,
             total: 0,
             per_second: Vec::new(),
             room_at: start,
@@ -224,6 +227,8 @@ impl<E: Exchange> Client for Runner<'_, E> {
             };
             let at = self.opened_at.take().unwrap_or(now);
             let timing = self.timing(due, at);
+            // Meant for the window (a warm-up's backlog sent late is not).
+            self.sent += u64::from(self.span.contains(timing.intended));
             self.inflight.push_back(InFlight { op, timing, sent });
             self.pacer.issued();
             self.sent_here += 1;

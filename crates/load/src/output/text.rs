@@ -23,8 +23,9 @@ pub fn render(report: &LoadReport) -> String {
         (Some(rate), Some(s)) => {
             let _ = writeln!(
                 out,
-                "  requested {rate:.1} req/s ({} arrivals): {:.1}% of it achieved",
+                "  requested {rate:.1} req/s ({} arrivals): {:.1} sent, {:.1}% of it answered",
                 s.arrivals,
+                s.sent_rps,
                 s.achieved_share * 100.0
             );
             out.push_str(

@@ -25,6 +25,11 @@ pub struct SecondLatency {
 pub struct ScheduleReport {
     /// `constant` or `poisson`.
     pub arrivals: String,
+    /// Requests meant for the window (by their intended time) that were
+    /// sent before it closed, and per second of it: what the client
+    /// offered. Below the requested rate when the client fell behind.
+    pub sent_requests: u64,
+    pub sent_rps: f64,
     /// Throughput over the requested rate.
     pub achieved_share: f64,
     /// At least [`KEPT_UP`] of the requested rate was reached. If not, the
@@ -51,6 +56,8 @@ impl ScheduleReport {
         let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
         ScheduleReport {
             arrivals: arrivals.into(),
+            sent_requests: 0,
+            sent_rps: 0.0,
             achieved_share,
             kept_up: achieved_share >= KEPT_UP,
             late_requests: lag.late,
