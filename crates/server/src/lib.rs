@@ -2,30 +2,32 @@
 //!
 //! Every strategy is one implementation generic over
 //! [`serverlab_service::Service`], so each serves every protocol. A
-//! connection's bytes are always handled by a [`session::Session`], which
-//! keeps requests and replies in order whatever the strategy.
+//! connection is always driven by a `Session` (`session.rs`), which owns every
+//! transport duty (framing, replies in order, timeouts, lingering close,
+//! draining); a strategy is only its scheduling. The strategies are listed
+//! once, in [`for_each_strategy!`].
 
 mod blocking;
+mod drive;
 mod io;
 mod listen;
 mod reactor;
-pub mod session;
+pub(crate) mod session;
 pub mod shutdown;
-mod stats;
 pub mod strategy;
 mod tokio_rt;
 
 pub use shutdown::Shutdown;
-pub use strategy::StrategyKind;
+pub use strategy::{Delays, Listeners, StrategyKind, Threads};
 
-use serverlab_service::Service;
+use serverlab_service::{ConnCounters, Service};
+use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
-use stats::ConnStats;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// How long a graceful stop waits for clients that do not read their
-/// replies before dropping their connections.
+/// How long a graceful stop waits for connections to finish before the
+/// ones left are reset.
 pub(crate) const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The default [`ServerConfig::write_timeout`].
@@ -36,7 +38,8 @@ pub const DEFAULT_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from
 pub struct ServerConfig {
     pub addr: SocketAddr,
     pub strategy: StrategyKind,
-    /// Workers, loops or runtime threads; `None`: one per allowed CPU.
+    /// Workers, loops or runtime threads (where the strategy has them, see
+    /// [`StrategyKind::threads`]); `None`: one per allowed CPU.
     pub threads: Option<usize>,
     /// Pin every server thread to these CPUs.
     pub cpus: Option<CpuSet>,
@@ -46,6 +49,16 @@ pub struct ServerConfig {
     /// not read them) before the connection is reset and counted;
     /// `None`: forever.
     pub write_timeout: Option<std::time::Duration>,
+}
+
+/// A configuration no server can run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("--threads does not apply to {strategy}: it runs {instead}")]
+    ThreadsUnused {
+        strategy: StrategyKind,
+        instead: &'static str,
+    },
 }
 
 impl ServerConfig {
@@ -60,24 +73,54 @@ impl ServerConfig {
         }
     }
 
-    /// The worker count this config resolves to.
+    /// Whether the strategy can run as configured: `threads` only where it
+    /// sizes something.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        match (self.threads, self.strategy.threads()) {
+            (Some(_), Threads::Unused(instead)) => Err(ConfigError::ThreadsUnused {
+                strategy: self.strategy,
+                instead,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The thread count this config resolves to (where the strategy has
+    /// one to size).
     pub fn resolved_threads(&self) -> usize {
-        self.threads.unwrap_or_else(|| match &self.cpus {
-            Some(c) => c.len(),
-            None => CpuSet::allowed().map(|c| c.len()).unwrap_or(1),
-        })
+        self.threads
+            .unwrap_or_else(|| match &self.cpus {
+                Some(c) => c.len(),
+                None => CpuSet::allowed().map(|c| c.len()).unwrap_or(1),
+            })
+            .max(1)
+    }
+
+    /// The concurrency a server of this config runs with, in words:
+    /// "2 workers", "a thread per connection".
+    pub fn concurrency(&self) -> String {
+        match self.strategy.threads() {
+            Threads::Sizes(what) => format!("{} {what}", self.resolved_threads()),
+            Threads::Unused(instead) => instead.to_string(),
+        }
     }
 }
 
 /// What a strategy shares with its threads.
 pub(crate) struct Ctx<S> {
     pub svc: Arc<S>,
-    pub stats: ConnStats,
     pub shutdown: Shutdown,
     pub max_connections: u64,
     pub write_timeout: Option<std::time::Duration>,
     pub threads: usize,
     pub cpus: Option<CpuSet>,
+}
+
+impl<S: Service> Ctx<S> {
+    /// The connection counters every strategy keeps.
+    pub fn conns(&self) -> &ConnCounters {
+        &self.svc.common().connections
+    }
 }
 
 /// A bound server, ready to run.
@@ -89,25 +132,27 @@ pub struct Server<S: Service> {
 }
 
 impl<S: Service> Server<S> {
-    /// Pin the calling thread (and so every thread the server starts) and
-    /// bind the listening socket(s).
+    /// Check the config, pin the calling thread (and so every thread the
+    /// server starts), and bind the listening socket(s) the strategy wants.
     pub fn bind(svc: Arc<S>, cfg: &ServerConfig, shutdown: Shutdown) -> std::io::Result<Self> {
+        cfg.check()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         if let Some(cpus) = &cfg.cpus {
             cpus.pin_current_thread()?;
         }
-        let threads = cfg.resolved_threads().max(1);
-        let reuse_port = cfg.strategy == StrategyKind::SharedNothing;
+        let threads = cfg.resolved_threads();
+        let (count, reuse_port) = match cfg.strategy.listeners() {
+            Listeners::One => (1, false),
+            Listeners::PerThread => (threads, true),
+        };
         let first = listen::bind(cfg.addr, reuse_port)?;
         let local_addr = first.local_addr()?;
         let mut listeners = vec![first];
-        if reuse_port {
-            for _ in 1..threads {
-                listeners.push(listen::bind(local_addr, true)?);
-            }
+        for _ in 1..count {
+            listeners.push(listen::bind(local_addr, true)?);
         }
         let ctx = Arc::new(Ctx {
             svc,
-            stats: ConnStats::default(),
             shutdown,
             max_connections: cfg.max_connections,
             write_timeout: cfg.write_timeout,
@@ -126,35 +171,12 @@ impl<S: Service> Server<S> {
         self.local_addr
     }
 
-    pub fn threads(&self) -> usize {
-        self.ctx.threads
-    }
-
     /// Serve until the shutdown is triggered and every connection has been
-    /// answered and closed. Returns the final statistics.
-    pub fn run(self) -> std::io::Result<serde_json::Value> {
-        let ctx = self.ctx;
-        let mut listeners = self.listeners;
-        match self.strategy {
-            StrategyKind::ThreadPerConnection => blocking::run(ctx.clone(), listeners.remove(0))?,
-            StrategyKind::ThreadPerRequest => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::Spawn)?
-            }
-            StrategyKind::PoolLocked => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::Locked)?
-            }
-            StrategyKind::PoolLockFree => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::LockFree)?
-            }
-            StrategyKind::Async => tokio_rt::run_multi(ctx.clone(), listeners.remove(0))?,
-            StrategyKind::SharedNothing => tokio_rt::run_shared_nothing(ctx.clone(), listeners)?,
-        }
-        let mut report = serde_json::Map::new();
-        report.insert("connections".into(), ctx.stats.report());
-        if let serde_json::Value::Object(svc) = ctx.svc.report() {
-            report.extend(svc);
-        }
-        Ok(serde_json::Value::Object(report))
+    /// answered and closed (or reset past the drain limit), and every
+    /// server thread has finished. Returns the final statistics.
+    pub fn run(self) -> std::io::Result<ServerStats> {
+        self.strategy.run(self.ctx.clone(), self.listeners)?;
+        Ok(serverlab_service::final_stats(&*self.ctx.svc))
     }
 }
 

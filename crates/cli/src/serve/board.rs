@@ -1,6 +1,6 @@
 //! `serverlab serve board`.
 
-use super::{serve, ServerArgs};
+use super::{serve, Protocol, ServerArgs};
 use crate::args;
 use clap::Args;
 use serverlab_service::board::{BoardService, ExitPolicy};
@@ -23,10 +23,18 @@ pub struct BoardArgs {
     exit_policy: ExitPolicy,
 }
 
-pub fn run(a: BoardArgs) -> anyhow::Result<ExitCode> {
-    let policy = a.exit_policy;
-    let store = serverlab_store::board::new(a.store);
-    let svc = BoardService::new(store, a.max_request as usize, policy);
-    let what = format!("store {}, exit policy {policy}", a.store);
-    serve("board", 12345, Arc::new(svc), &a.server, &what)
+impl Protocol for BoardArgs {
+    const NAME: &'static str = "board";
+
+    fn server(&self) -> &ServerArgs {
+        &self.server
+    }
+
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let policy = self.exit_policy;
+        let store = serverlab_store::board::new(self.store);
+        let svc = BoardService::new(store, self.max_request as usize, policy);
+        let what = format!("store {}, exit policy {policy}", self.store);
+        serve(Self::NAME, 12345, Arc::new(svc), &self.server, &what)
+    }
 }

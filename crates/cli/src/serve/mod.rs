@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -27,8 +28,52 @@ pub struct ServeCmd {
     protocol: ServeProtocol,
 }
 
-#[derive(Subcommand)]
-enum ServeProtocol {
+/// A protocol `serve` serves: its flags (the common server flags among
+/// them) and how it starts. Each lives in its own file here and is
+/// registered by one line of `protocols!` below.
+trait Protocol: Sized {
+    /// As `serve` takes it.
+    const NAME: &'static str;
+    fn server(&self) -> &ServerArgs;
+    fn run(self) -> anyhow::Result<ExitCode>;
+}
+
+/// `ServeProtocol`, the `serve` subcommands, from one line per protocol
+/// (its help line, then `Variant(module::Args)`).
+macro_rules! protocols {
+    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+        #[derive(Subcommand)]
+        enum ServeProtocol {
+            $(
+                $(#[doc = $doc])*
+                #[command(name = <$args as Protocol>::NAME)]
+                $variant($args),
+            )*
+        }
+
+        impl ServeProtocol {
+            fn name(&self) -> &'static str {
+                match self {
+                    $(ServeProtocol::$variant(_) => <$args as Protocol>::NAME,)*
+                }
+            }
+
+            fn server(&self) -> &ServerArgs {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.server(),)*
+                }
+            }
+
+            fn run(self) -> anyhow::Result<ExitCode> {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.run(),)*
+                }
+            }
+        }
+    };
+}
+
+protocols! {
     /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
     Board(board::BoardArgs),
     /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
@@ -48,7 +93,8 @@ pub struct ServerArgs {
     /// Concurrency strategy
     #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
-    /// Workers, event loops or runtime threads [default: the number of CPUs allowed]
+    /// Workers, event loops or runtime threads, where the strategy has them (not
+    /// thread-per-connection or thread-per-request) [default: the number of CPUs allowed]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub threads: Option<u16>,
     /// Pin every server thread to these CPUs, like taskset (examples: 0, 0-1, 1,3)
@@ -70,13 +116,23 @@ fn parse_cpus(s: &str) -> Result<CpuSet, String> {
     s.parse()
 }
 
-pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        ServeProtocol::Board(a) => board::run(a),
-        ServeProtocol::Bucket(a) => bucket::run(a),
-        ServeProtocol::Echo(a) => echo::run(a),
-        ServeProtocol::Kv(a) => kv::run(a),
+impl ServeCmd {
+    /// The protocol's name, as `serve` takes it.
+    pub fn protocol(&self) -> &'static str {
+        self.protocol.name()
     }
+
+    /// What the flags' parsers cannot check alone: `--threads` only with a
+    /// strategy it sizes (a usage error otherwise, which says why).
+    pub fn check(&self) -> Result<(), String> {
+        config(self.protocol.server(), 0)
+            .check()
+            .map_err(|e| e.to_string())
+    }
+}
+
+pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    cmd.protocol.run()
 }
 
 /// The config a set of server flags describes.
@@ -116,19 +172,25 @@ pub(crate) fn serve<S: Service>(
         format!(", {what}")
     };
     println!(
-        "serverlab serve {name}: listening on {} (strategy {}, {} threads{pinned}{what})",
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}{what})",
         server.local_addr(),
         cfg.strategy,
-        server.threads()
+        cfg.concurrency()
     );
     let stats = server.run().context("server failed")?;
     println!("serverlab serve {name}: stopped. Final statistics:");
-    print!("{}", render_stats(&stats, 1));
+    print!("{}", render(&stats));
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&stats)? + "\n";
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Final statistics as indented `name: value` lines.
+pub fn render(stats: &ServerStats) -> String {
+    let v = serde_json::to_value(stats).expect("statistics serialize");
+    render_stats(&v, 1)
 }
 
 /// Statistics as indented `name: value` lines; small objects on one line.
