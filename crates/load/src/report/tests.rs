@@ -143,3 +143,33 @@ fn bad_files_are_refused_with_the_reason() {
     v.as_object_mut().unwrap().remove("schema");
     assert!(refused(v).contains("not a serverlab load result"));
 }
+
+#[test]
+fn a_version_2_file_reads_as_the_current_schema() {
+    let mut written = report(every_protocol().remove(0));
+    written.results.operations = vec![OpSummary {
+        name: "POST".into(),
+        count: 3,
+        rate_rps: 1.5,
+        latency_us: Percentiles {
+            p99: 80.0,
+            p99_99: 95.0,
+            ..Percentiles::default()
+        },
+        service_us: None,
+        histogram_us: vec![(80.0, 3)],
+    }];
+    let mut v = serde_json::to_value(&written).unwrap();
+    v["schema"] = "serverlab-load/2".into();
+    // Version 2 had no p99.99 (nor any open-loop field).
+    v["results"]["operations"][0]["latency_us"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99_99");
+    let read = LoadReport::from_value(v).unwrap();
+    assert_eq!(read.schema, "serverlab-load/2");
+    let op = &read.results.operations[0];
+    assert_eq!((op.latency_us.p99, op.latency_us.p99_99), (80.0, 0.0));
+    assert_eq!(read.results.requested_rps, None);
+    assert!(read.search.is_none() && read.results.schedule.is_none());
+}
