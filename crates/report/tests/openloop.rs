@@ -79,9 +79,9 @@ fn capacity(strategy: &str) -> f64 {
     }
 }
 
-#[test]
-fn a_rate_axis_draws_the_hockey_stick_and_achieved_against_offered() {
-    let tmp = tempfile::tempdir().unwrap();
+/// Two strategies × offered rates 1k, 2k, 4k: flat latency below each
+/// strategy's capacity, a queue above it.
+fn rate_sweep(dir: &Path) {
     let strategies = ["async", "pool-locked"];
     let rates = [("1k", 1000.0), ("2k", 2000.0), ("4k", 4000.0)];
     let axes = json!([
@@ -95,7 +95,7 @@ fn a_rate_axis_draws_the_hockey_stick_and_achieved_against_offered() {
             points.push(point(points.len(), params, s, &["--rate", r]));
         }
     }
-    sweep(tmp.path(), axes, points, |params, rep| {
+    sweep(dir, axes, points, |params, rep| {
         let strategy = params["strategy"].as_str().unwrap();
         let rate = rates.iter().find(|r| r.0 == params["rate"]).unwrap().1;
         let mut load = template();
@@ -115,6 +115,12 @@ fn a_rate_axis_draws_the_hockey_stick_and_achieved_against_offered() {
         r.operations.truncate(1);
         load
     });
+}
+
+#[test]
+fn a_rate_axis_draws_the_hockey_stick_and_achieved_against_offered() {
+    let tmp = tempfile::tempdir().unwrap();
+    rate_sweep(tmp.path());
     let w = generate(tmp.path(), None).unwrap();
     let names: Vec<String> = w
         .plots

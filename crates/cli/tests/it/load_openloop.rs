@@ -29,6 +29,13 @@ fn json(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
+/// `serverlab load <protocol>` with `flags` (one string, split at spaces),
+/// and its JSON result.
+fn load_json(protocol: &str, flags: &str) -> Value {
+    let args: Vec<&str> = flags.split_whitespace().collect();
+    json(&load(protocol, &args))
+}
+
 /// The latency (or service, with `view`) figure `stat` of operation `op`, in ms.
 fn ms(v: &Value, op: usize, view: &str, stat: &str) -> f64 {
     let us = &v["results"]["operations"][op][view][stat];
@@ -40,25 +47,12 @@ fn ms(v: &Value, op: usize, view: &str, stat: &str) -> f64 {
 /// `load board` against `server` for 4 s after a 1 s warm-up while the
 /// server is stopped (SIGSTOP) for 1 s in the middle; `extra` picks the
 /// load model. Returns the JSON result.
-fn board_with_a_stall(server: &ServerProc, extra: &[&str]) -> Value {
-    let addr = server.addr.to_string();
-    let mut args = vec![
-        "load",
-        "board",
-        "--addr",
-        &addr,
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--duration",
-        "4s",
-        "--warmup",
-        "1s",
-        "--format",
-        "json",
-    ];
-    args.extend(extra);
+fn board_with_a_stall(server: &ServerProc, extra: &str) -> Value {
+    let flags = format!(
+        "load board --addr {} --posters 2 --readers 2 --duration 4s --warmup 1s --format json {extra}",
+        server.addr
+    );
+    let args: Vec<&str> = flags.split_whitespace().collect();
     let child = Command::new(BIN)
         .args(&args)
         .stdout(Stdio::piped())
@@ -82,7 +76,7 @@ fn board_with_a_stall(server: &ServerProc, extra: &[&str]) -> Value {
 fn a_stall_seen_both_ways() {
     let _turn = timing();
     let server = ServerProc::start("board", &[]);
-    let open = board_with_a_stall(&server, &["--rate", "2000"]);
+    let open = board_with_a_stall(&server, "--rate 2000");
     assert_eq!(open["load_model"], "open-loop, constant");
     for op in [0, 1] {
         let (p99, max) = (
@@ -107,7 +101,7 @@ fn a_stall_seen_both_ways() {
         .unwrap();
     assert!(late >= 1000, "{late} requests sent late");
 
-    let closed = board_with_a_stall(&server, &[]);
+    let closed = board_with_a_stall(&server, "");
     assert_eq!(closed["load_model"], "closed-loop");
     for op in [0, 1] {
         let p99 = ms(&closed, op, "latency_us", "p99");
@@ -126,27 +120,11 @@ fn a_stall_seen_both_ways() {
 fn the_schedule_is_kept() {
     let _turn = timing();
     let server = ServerProc::start("board", &[]);
-    let addr = server.addr.to_string();
-    let out = load(
-        "board",
-        &[
-            "--addr",
-            &addr,
-            "--posters",
-            "2",
-            "--readers",
-            "2",
-            "--rate",
-            "2k",
-            "--duration",
-            "3s",
-            "--warmup",
-            "500ms",
-            "--format",
-            "json",
-        ],
+    let base = format!(
+        "--addr {} --rate 2k --duration 3s --warmup 500ms --format json",
+        server.addr
     );
-    let v = json(&out);
+    let v = load_json("board", &format!("{base} --posters 2 --readers 2"));
     let r = &v["results"];
     let sent = r["schedule"]["sent_requests"].as_u64().unwrap();
     assert!((5940..=6060).contains(&sent), "{sent} requests sent");
@@ -161,24 +139,7 @@ fn the_schedule_is_kept() {
     assert_eq!(r["schedule"]["arrivals"], "constant");
     assert_eq!(r["schedule"]["kept_up"], true);
     // Poisson arrivals: the same rate on average (a count's sd is √6000).
-    let out = load(
-        "board",
-        &[
-            "--addr",
-            &addr,
-            "--rate",
-            "2k",
-            "--arrivals",
-            "poisson",
-            "--duration",
-            "3s",
-            "--warmup",
-            "500ms",
-            "--format",
-            "json",
-        ],
-    );
-    let v = json(&out);
+    let v = load_json("board", &format!("{base} --arrivals poisson"));
     assert_eq!(v["load_model"], "open-loop, poisson");
     let sent = v["results"]["schedule"]["sent_requests"].as_u64().unwrap();
     assert!((5500..=6500).contains(&sent), "{sent} requests sent");
@@ -192,8 +153,8 @@ fn can_pin() -> bool {
     cores >= 2 && taskset.is_ok_and(|o| o.status.success())
 }
 
-/// `serverlab load <args>`, on CPU 1 when `pinned`.
-fn load_on(pinned: bool, args: &[&str]) -> std::process::Output {
+/// `serverlab load <flags>` (split at spaces), on CPU 1 when `pinned`.
+fn load_on(pinned: bool, flags: &str) -> std::process::Output {
     let mut cmd = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", "1", BIN]);
@@ -201,6 +162,7 @@ fn load_on(pinned: bool, args: &[&str]) -> std::process::Output {
     } else {
         Command::new(BIN)
     };
+    let args: Vec<&str> = flags.split_whitespace().collect();
     cmd.arg("load").args(args).output().expect("run the load")
 }
 
@@ -214,44 +176,17 @@ fn load_on(pinned: bool, args: &[&str]) -> std::process::Output {
 fn a_capacity_search_finds_a_known_capacity() {
     let _turn = timing();
     let pinned = can_pin();
-    let cpus: &[&str] = if pinned { &["--cpus", "0"] } else { &[] };
-    let mut server_args = vec![
-        "--strategy",
-        "pool-locked",
-        "--threads",
-        "2",
-        "--delay-mode",
-        "sleep",
-        "--delay-unit",
-        "ms",
-    ];
-    server_args.extend(cpus);
+    let flags = "--strategy pool-locked --threads 2 --delay-mode sleep --delay-unit ms";
+    let flags = format!("{flags}{}", if pinned { " --cpus 0" } else { "" });
+    let server_args: Vec<&str> = flags.split_whitespace().collect();
     let server = ServerProc::start("bucket", &server_args);
-    let addr = server.addr.to_string();
     let out = load_on(
         pinned,
-        &[
-            "bucket",
-            "--addr",
-            &addr,
-            "--connections",
-            "8",
-            "--keep-alive",
-            "--delay",
-            "2",
-            "--delay-unit",
-            "ms",
-            "--delay-mode",
-            "sleep",
-            "--search",
-            "p99<=20ms",
-            "--step-duration",
-            "2s",
-            "--warmup",
-            "500ms",
-            "--format",
-            "json",
-        ],
+        &format!(
+            "bucket --addr {} --connections 8 --keep-alive --delay 2 --delay-unit ms \
+             --delay-mode sleep --search p99<=20ms --step-duration 2s --warmup 500ms --format json",
+            server.addr
+        ),
     );
     let v = json(&out);
     let s = &v["search"];
@@ -261,9 +196,8 @@ fn a_capacity_search_finds_a_known_capacity() {
         "capacity {capacity}: {s}"
     );
     assert_eq!(s["target"], "p99<=20ms");
-    assert!(
-        s["probe"]["requested_rps"].is_null() && s["probe"]["achieved_rps"].as_f64() > Some(0.0)
-    );
+    let probe = &s["probe"];
+    assert!(probe["requested_rps"].is_null() && probe["achieved_rps"].as_f64() > Some(0.0));
     let steps = s["steps"].as_array().unwrap();
     assert!(steps.iter().any(|t| t["pass"] == true) && steps.iter().any(|t| t["pass"] == false));
     // The results are the run at the capacity.
@@ -274,39 +208,25 @@ fn a_capacity_search_finds_a_known_capacity() {
 fn a_search_and_a_scan_print_their_steps() {
     let _turn = timing();
     let server = ServerProc::start("board", &[]);
-    let addr = server.addr.to_string();
-    let common = [
-        "--addr",
-        &addr,
-        "--step-duration",
-        "500ms",
-        "--warmup",
-        "200ms",
-    ];
-    let mut args = common.to_vec();
-    args.extend(["--scan", "200:600:200"]);
-    let out = load("board", &args);
+    let base = format!(
+        "--addr {} --step-duration 500ms --warmup 200ms",
+        server.addr
+    );
+    let args = format!("{base} --scan 200:600:200");
+    let out = load("board", &args.split_whitespace().collect::<Vec<_>>());
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    for needle in [
-        "scan 200:600:200 req/s",
-        "requested/s",
-        "200.0",
-        "400.0",
-        "600.0",
-        "the last step:",
-    ] {
+    let rows = ["200.0", "400.0", "600.0"];
+    for needle in ["scan 200:600:200 req/s", "requested/s", "the last step:"]
+        .iter()
+        .chain(&rows)
+    {
         assert!(stdout.contains(needle), "lacks {needle:?}:\n{stdout}");
     }
-    let mut args = common.to_vec();
-    args.extend(["--search", "p99.9<=1s", "--format", "json"]);
-    let v = json(&load("board", &args));
-    assert!(
-        v["search"]["capacity_rps"].as_f64() > Some(0.0),
-        "{}",
-        v["search"]
-    );
-    assert_eq!(v["search"]["stat"], "p99.9");
+    let v = load_json("board", &format!("{base} --search p99.9<=1s --format json"));
+    let search = &v["search"];
+    assert!(search["capacity_rps"].as_f64() > Some(0.0), "{search}");
+    assert_eq!(search["stat"], "p99.9");
 }
 
 /// Every protocol runs open loop through the one harness: bucket with a
@@ -315,27 +235,14 @@ fn a_search_and_a_scan_print_their_steps() {
 fn every_protocol_runs_open_loop() {
     let _turn = timing();
     let bucket = ServerProc::start("bucket", &["--delay-unit", "us"]);
-    let addr = bucket.addr.to_string();
-    let v = json(&load(
+    let v = load_json(
         "bucket",
-        &[
-            "--addr",
-            &addr,
-            "--delay",
-            "0-50",
-            "--delay-unit",
-            "us",
-            "--rate",
-            "300",
-            "--duration",
-            "1s",
-            "--warmup",
-            "200ms",
-            "--verify",
-            "--format",
-            "json",
-        ],
-    ));
+        &format!(
+            "--addr {} --delay 0-50 --delay-unit us --rate 300 --duration 1s --warmup 200ms \
+             --verify --format json",
+            bucket.addr
+        ),
+    );
     assert_eq!(
         v["load_model"],
         "open-loop, constant, one request per connection"
@@ -344,25 +251,14 @@ fn every_protocol_runs_open_loop() {
     assert_eq!(v["results"]["verification"]["mismatches"], 0);
 
     let kv = ServerProc::start("kv", &[]);
-    let addr = kv.addr.to_string();
-    let v = json(&load(
+    let v = load_json(
         "kv",
-        &[
-            "--addr",
-            &addr,
-            "--rate",
-            "500",
-            "--arrivals",
-            "poisson",
-            "--sessions",
-            "20",
-            "--requests-per-session",
-            "10",
-            "--verify",
-            "--format",
-            "json",
-        ],
-    ));
+        &format!(
+            "--addr {} --rate 500 --arrivals poisson --sessions 20 --requests-per-session 10 \
+             --verify --format json",
+            kv.addr
+        ),
+    );
     assert_eq!(v["load_model"], "open-loop, poisson, sessions");
     assert_eq!(v["results"]["requests"], 200);
     assert_eq!(v["config"]["warmup_s"], 0.0, "a counted run has no warm-up");
@@ -377,31 +273,17 @@ fn every_protocol_runs_open_loop() {
 fn the_hdr_log_reads_back_with_hdrhistograms_own_reader() {
     let _turn = timing();
     let server = ServerProc::start("board", &[]);
-    let addr = server.addr.to_string();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("run.hlog");
     let log_arg = log.to_str().unwrap();
-    let v = json(&load(
+    let v = load_json(
         "board",
-        &[
-            "--addr",
-            &addr,
-            "--posters",
-            "1",
-            "--readers",
-            "1",
-            "--rate",
-            "1000",
-            "--duration",
-            "3s",
-            "--warmup",
-            "500ms",
-            "--hdr-log",
-            log_arg,
-            "--format",
-            "json",
-        ],
-    ));
+        &format!(
+            "--addr {} --posters 1 --readers 1 --rate 1000 --duration 3s --warmup 500ms \
+             --hdr-log {log_arg} --format json",
+            server.addr
+        ),
+    );
     let script = r#"
 import json, sys
 from hdrh.histogram import HdrHistogram

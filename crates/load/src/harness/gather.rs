@@ -53,38 +53,20 @@ pub(super) fn gather<E: super::Exchange>(
         merged.merge(&r);
         loops.push(r.intervals);
     }
-    let mut checks = Checks::new(plan.verify);
-    let (mut kept, mut count) = (0u64, 0u64);
     let duration_s = window_s(&run.clients, run.span, plan.window);
+    let per_s = |n: u64| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
     let sent = run.clients.iter().map(|c| c.sent).sum();
-    let mut threads = Vec::with_capacity(run.clients.len());
-    let mut exchanges = Vec::with_capacity(run.clients.len());
-    for c in run.clients {
-        checks.merge(c.checks);
-        kept += c.errors.kept.len() as u64;
-        count += c.errors.count;
-        errors.extend(c.errors.kept);
-        let (role, index) = c.exchange.label();
-        threads.push(ThreadSummary {
-            role: role.into(),
-            index,
-            total: c.total,
-            per_second: padded(&c.per_second, seconds),
-            runtime_s: c.runtime.as_secs_f64(),
-        });
-        exchanges.push(c.exchange);
-    }
-    if count > kept {
-        errors.push(format!("… and {} more errors", count - kept));
-    }
+    let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
-    let throughput_rps = if duration_s > 0.0 {
-        requests as f64 / duration_s
-    } else {
-        0.0
-    };
+    let throughput_rps = per_s(requests);
     let per_second = padded(&merged.per_second, seconds);
     let window = SecondsOf {
         span: run.span,
@@ -94,6 +76,12 @@ pub(super) fn gather<E: super::Exchange>(
         open,
     };
     let by_second = window.merge(loops, &per_second, log);
+    let schedule = plan.pacing.rate.map(|rate| {
+        let arrivals = plan.pacing.arrivals.name();
+        let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
+        (s.sent_requests, s.sent_rps) = (sent, per_s(sent));
+        s
+    });
     let results = Results {
         duration_s,
         requests,
@@ -103,22 +91,8 @@ pub(super) fn gather<E: super::Exchange>(
         operations: op_summaries(&merged, ops, duration_s),
         per_second,
         per_second_latency_us: open.then_some(by_second),
-        schedule: plan.pacing.rate.map(|rate| {
-            let sent_rps = if duration_s > 0.0 {
-                sent as f64 / duration_s
-            } else {
-                0.0
-            };
-            let mut s = ScheduleReport::new(
-                plan.pacing.arrivals.name(),
-                rate,
-                throughput_rps,
-                &merged.lag,
-            );
-            (s.sent_requests, s.sent_rps) = (sent, sent_rps);
-            s
-        }),
-        threads,
+        schedule,
+        threads: clients.threads,
         late_replies: merged.late,
         errors: Vec::new(),
         verification: Verification::default(),
@@ -126,16 +100,58 @@ pub(super) fn gather<E: super::Exchange>(
         protocol: None,
     };
     Gathered {
-        exchanges,
+        exchanges: clients.exchanges,
         measured: Measured {
             duration_s,
             requests,
             throughput_rps,
             wall_s: run.wall.as_secs_f64(),
         },
-        checks,
+        checks: clients.checks,
         results,
     }
+}
+
+/// The clients after a run, taken apart.
+struct Clients<E> {
+    exchanges: Vec<E>,
+    threads: Vec<ThreadSummary>,
+    checks: Checks,
+}
+
+/// Each client's summary over `seconds` of window, its checks merged and
+/// its errors added to `errors` (with a line counting those not kept).
+fn clients<E: super::Exchange>(
+    ran: Vec<super::Ran<E>>,
+    seconds: usize,
+    verify: bool,
+    errors: &mut Vec<String>,
+) -> Clients<E> {
+    let mut out = Clients {
+        exchanges: Vec::with_capacity(ran.len()),
+        threads: Vec::with_capacity(ran.len()),
+        checks: Checks::new(verify),
+    };
+    let (mut kept, mut count) = (0u64, 0u64);
+    for c in ran {
+        out.checks.merge(c.checks);
+        kept += c.errors.kept.len() as u64;
+        count += c.errors.count;
+        errors.extend(c.errors.kept);
+        let (role, index) = c.exchange.label();
+        out.threads.push(ThreadSummary {
+            role: role.into(),
+            index,
+            total: c.total,
+            per_second: padded(&c.per_second, seconds),
+            runtime_s: c.runtime.as_secs_f64(),
+        });
+        out.exchanges.push(c.exchange);
+    }
+    if count > kept {
+        errors.push(format!("… and {} more errors", count - kept));
+    }
+    out
 }
 
 /// The measured window: a timed run's duration; otherwise every reply

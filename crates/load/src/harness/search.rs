@@ -295,11 +295,35 @@ pub fn search<E>(
         trace.steps.push(step);
         Ok(pass)
     };
-    let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
-    let mut rate = round(probe.achieved_rps);
+    let (mut lo, mut hi) = bracket(probe.achieved_rps, &mut trace, &mut judge)?;
+    while let (Some(l), Some(h)) = (lo, hi) {
+        let mid = round((l + h) / 2.0);
+        if h - l <= PRECISION * l || mid <= l || mid >= h {
+            break;
+        }
+        if judge(mid, &mut trace)? {
+            lo = Some(mid);
+        } else {
+            hi = Some(mid);
+        }
+    }
+    trace.capacity = lo;
+    Ok(trace)
+}
+
+/// Steps from the probe's rate until a rate that passed (`lo`) and one
+/// that failed (`hi`) bracket the answer — or the steps give up, saying
+/// why in the trace's note.
+fn bracket<E>(
+    probe_rps: f64,
+    trace: &mut Trace,
+    judge: &mut impl FnMut(f64, &mut Trace) -> Result<bool, E>,
+) -> Result<(Option<f64>, Option<f64>), E> {
+    let (mut lo, mut hi) = (None, None);
+    let mut rate = round(probe_rps);
     let mut ups = 0;
     loop {
-        if judge(rate, &mut trace)? {
+        if judge(rate, trace)? {
             lo = Some(rate);
             if hi.is_some() {
                 break;
@@ -319,29 +343,15 @@ pub fn search<E>(
             if lo.is_some() {
                 break;
             }
-            rate = round(rate / 2.0);
-            if rate < MIN_RATE.max(probe.achieved_rps * MIN_SHARE) {
-                trace.note = Some(format!(
-                    "no rate passed, down to {} req/s",
-                    rate_text(hi.unwrap_or(rate))
-                ));
+            let down = round(rate / 2.0);
+            if down < MIN_RATE.max(probe_rps * MIN_SHARE) {
+                trace.note = Some(format!("no rate passed, down to {} req/s", rate_text(rate)));
                 break;
             }
+            rate = down;
         }
     }
-    while let (Some(l), Some(h)) = (lo, hi) {
-        let mid = round((l + h) / 2.0);
-        if h - l <= PRECISION * l || mid <= l || mid >= h {
-            break;
-        }
-        if judge(mid, &mut trace)? {
-            lo = Some(mid);
-        } else {
-            hi = Some(mid);
-        }
-    }
-    trace.capacity = lo;
-    Ok(trace)
+    Ok((lo, hi))
 }
 
 #[cfg(test)]

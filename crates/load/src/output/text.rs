@@ -55,46 +55,7 @@ pub fn render(report: &LoadReport) -> String {
             r.late_replies
         );
     }
-    if r.errors.is_empty() {
-        let _ = writeln!(out, "  errors: none");
-    } else {
-        let _ = writeln!(out, "  errors: {}", r.errors.len());
-        for e in &r.errors {
-            let _ = writeln!(out, "    {e}");
-        }
-    }
-    let v = &r.verification;
-    if v.enabled {
-        let _ = writeln!(
-            out,
-            "  verification: {} checks, {} mismatches",
-            v.checked, v.mismatches
-        );
-        for e in &v.examples {
-            let _ = writeln!(out, "    {e}");
-        }
-    } else {
-        let _ = writeln!(out, "  verification: off (--verify checks every reply)");
-    }
-    let c = &r.client_cpu;
-    let _ = writeln!(
-        out,
-        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s)",
-        c.user_s,
-        c.system_s,
-        c.idle_poll_s,
-        c.utilization * 100.0,
-        c.cores
-    );
-    if c.bottleneck {
-        let _ = writeln!(
-            out,
-            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
-             (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
-             Give it more cores or fewer connections, and pin server and client apart (taskset, --cpus).",
-            c.utilization * 100.0
-        );
-    }
+    errors_checks_and_cpu(&mut out, r);
     out
 }
 
@@ -135,6 +96,51 @@ fn schedule_lines(out: &mut String, s: &ScheduleReport) {
             "  warning: could not keep up: {:.1}% of the requested rate was achieved \
              (the server, or the client — see client CPU)",
             s.achieved_share * 100.0
+        );
+    }
+}
+
+/// Errors, verification, and the client's CPU (with the warning when it
+/// may have set the pace).
+fn errors_checks_and_cpu(out: &mut String, r: &Results) {
+    if r.errors.is_empty() {
+        let _ = writeln!(out, "  errors: none");
+    } else {
+        let _ = writeln!(out, "  errors: {}", r.errors.len());
+        for e in &r.errors {
+            let _ = writeln!(out, "    {e}");
+        }
+    }
+    let v = &r.verification;
+    if v.enabled {
+        let _ = writeln!(
+            out,
+            "  verification: {} checks, {} mismatches",
+            v.checked, v.mismatches
+        );
+        for e in &v.examples {
+            let _ = writeln!(out, "    {e}");
+        }
+    } else {
+        let _ = writeln!(out, "  verification: off (--verify checks every reply)");
+    }
+    let c = &r.client_cpu;
+    let _ = writeln!(
+        out,
+        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s)",
+        c.user_s,
+        c.system_s,
+        c.idle_poll_s,
+        c.utilization * 100.0,
+        c.cores
+    );
+    if c.bottleneck {
+        let _ = writeln!(
+            out,
+            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
+             (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
+             Give it more cores or fewer connections, and pin server and client apart (taskset, --cpus).",
+            c.utilization * 100.0
         );
     }
 }
