@@ -539,15 +539,17 @@ impl<C: Client> Loop<'_, C> {
     }
 
     /// How long to wait for events: not at all while replies are due (see
-    /// [`SPIN`]); else until the next sweep or the window's end, while the
-    /// kernel timer, set to the earliest paced slot, wakes the loop when
-    /// that slot is due.
+    /// [`SPIN`]: the loop comes round often enough to fire paced slots
+    /// itself, and the timer is left alone — at high rates that spares a
+    /// system call per request); else until the next sweep or the window's
+    /// end, while the kernel timer, set to the earliest paced slot, wakes
+    /// the loop when that slot is due.
     fn timeout(&mut self, now: Instant, next_sweep: Instant, replies_due: bool) -> Duration {
-        let due = self.timers.peek().map(|Reverse((due, _))| *due);
-        self.arm(due, now);
         if replies_due {
             return Duration::ZERO;
         }
+        let due = self.timers.peek().map(|Reverse((due, _))| *due);
+        self.arm(due, now);
         let mut wake = next_sweep;
         if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
             wake = wake.min(d);
