@@ -320,8 +320,7 @@ pub struct Driven<C: Client> {
     pub sinks: Vec<C::Sink>,
     /// CPU time of the loops' threads: (user, system) seconds.
     pub cpu: (f64, f64),
-    /// Of that, seconds spent busy-polling for replies that had not come
-    /// (or for a send that was nearly due).
+    /// Of that, seconds spent busy-polling for replies that had not come.
     pub idle_poll_s: f64,
 }
 
