@@ -114,8 +114,8 @@ fn a_stall_seen_both_ways() {
     assert!(closed["results"].get("per_second_latency_us").is_none());
 }
 
-/// Constant arrivals at R for T s against a fast server: R × T requests,
-/// within 1%.
+/// Constant arrivals at R for T s against a fast server: R × T requests
+/// sent, within 1%.
 #[test]
 fn the_schedule_is_kept() {
     let _turn = timing();
@@ -124,22 +124,24 @@ fn the_schedule_is_kept() {
         "--addr {} --rate 2k --duration 3s --warmup 500ms --format json",
         server.addr
     );
-    let v = load_json("board", &format!("{base} --posters 2 --readers 2"));
+    // Pipelined, so a reply late from a busy machine holds no request back:
+    // what is sent is the schedule's (and the client's) doing alone.
+    let v = load_json(
+        "board",
+        &format!("{base} --posters 2 --readers 2 --pipeline 32"),
+    );
     let r = &v["results"];
     let sent = r["schedule"]["sent_requests"].as_u64().unwrap();
     assert!((5940..=6060).contains(&sent), "{sent} requests sent");
     let requests = r["requests"].as_u64().unwrap();
-    assert!(
-        requests.abs_diff(sent) < 100,
-        "{requests} answered of {sent}"
-    );
+    assert!(requests * 100 >= sent * 95, "{requests} answered of {sent}");
     assert_eq!(r["requested_rps"], 2000.0);
     assert_eq!(v["config"]["rate"], 2000.0);
     assert_eq!(v["config"]["warmup_s"], 0.5);
     assert_eq!(r["schedule"]["arrivals"], "constant");
     assert_eq!(r["schedule"]["kept_up"], true);
     // Poisson arrivals: the same rate on average (a count's sd is √6000).
-    let v = load_json("board", &format!("{base} --arrivals poisson"));
+    let v = load_json("board", &format!("{base} --arrivals poisson --pipeline 32"));
     assert_eq!(v["load_model"], "open-loop, poisson");
     let sent = v["results"]["schedule"]["sent_requests"].as_u64().unwrap();
     assert!((5500..=6500).contains(&sent), "{sent} requests sent");
