@@ -15,5 +15,6 @@ mod lists;
 mod load_board;
 mod load_bucket;
 mod load_kv;
+mod load_openloop;
 mod strategies;
 mod sweep;
