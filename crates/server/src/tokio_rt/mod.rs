@@ -16,6 +16,7 @@
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 
+use crate::accept::Accepted;
 use crate::io::{reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
@@ -23,10 +24,11 @@ use crate::Ctx;
 use serverlab_service::{Delay, Service};
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// `async`.
 pub(crate) struct Async;
@@ -109,19 +111,14 @@ async fn accept_loop<S: Service>(
     loop {
         tokio::select! {
             _ = stopping.wait_for(|s| *s) => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    if !ctx.conns().admit(ctx.max_connections) {
-                        continue;
-                    }
-                    let _ = stream.set_nodelay(true);
+            // tokio keeps the listener's readiness until an accept would
+            // block, so an accept that failed is simply tried again.
+            accepted = listener.accept() => match ctx.accepted(listener.as_fd(), accepted) {
+                Accepted::Serve(stream, peer) => {
                     tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted) => {}
-                Err(e) => {
-                    eprintln!("serverlab: accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                }
+                Accepted::Again | Accepted::Drained => {}
+                Accepted::RetryIn(d) => tokio::time::sleep(d).await,
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
@@ -147,7 +144,11 @@ async fn serve<S: Service>(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut sess = Session::new(&ctx, peer);
-    drive(&mut sess, &mut stream, &mut stop).await;
+    let evicted = Arc::new(Notify::new());
+    let wake = evicted.clone();
+    // `notify_one` keeps a permit if the task is not waiting yet.
+    sess.on_evict(move || wake.notify_one());
+    drive(&mut sess, &mut stream, &mut stop, &evicted).await;
     sess.finish();
 }
 
@@ -156,6 +157,7 @@ async fn drive<S: Service>(
     sess: &mut Session<S>,
     stream: &mut TcpStream,
     stop: &mut watch::Receiver<bool>,
+    evicted: &Notify,
 ) {
     loop {
         match sess.next() {
@@ -188,8 +190,10 @@ async fn drive<S: Service>(
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         Err(_) => return,
                     },
-                    // The session sees the stop, or the deadline, itself.
+                    // The session sees the stop, an eviction, or the
+                    // deadline, itself.
                     _ = stop.wait_for(|s| *s) => {}
+                    _ = evicted.notified() => {}
                     _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {}
                 }
             }
