@@ -14,6 +14,10 @@ use std::fmt;
 /// signal pipes, the statistics file, a few per thread.
 const RESERVE_BASE: u64 = 32;
 const RESERVE_PER_THREAD: u64 = 4;
+/// Connections admitted over the cap at most, while connections evicted
+/// for them are still closing (`accept.rs`); their descriptors are
+/// reserved too.
+pub const EVICTION_SLACK: u64 = 16;
 
 /// The most connections a server may hold open, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +41,9 @@ impl ConnectionLimit {
     /// `fds_per_connection` each.
     pub fn size(asked: u64, fds_per_connection: u64, threads: usize) -> ConnectionLimit {
         let (fd_limit, raised_from) = raise_soft_limit();
-        let reserve = open_fds() + RESERVE_BASE + RESERVE_PER_THREAD * threads as u64;
         let per = fds_per_connection.max(1);
+        let reserve =
+            open_fds() + RESERVE_BASE + RESERVE_PER_THREAD * threads as u64 + EVICTION_SLACK * per;
         let fit = fd_limit.saturating_sub(reserve) / per;
         ConnectionLimit {
             max: asked.min(fit).max(1),

@@ -26,6 +26,7 @@ use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::Arc;
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify};
@@ -105,20 +106,34 @@ async fn accept_loop<S: Service>(
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
-    let listener = tokio::net::TcpListener::from_std(listener)?;
+    // The listener's readiness is ours to clear (tokio's `TcpListener`
+    // keeps it set after any error): out of descriptors, `accept` fails
+    // before it looks at the backlog, so only the shedding can tell that
+    // the backlog is empty (`accept.rs`).
+    let listener = mio::net::TcpListener::from_std(listener);
+    // SAFETY: the mio listener owns its descriptor, which stays open and
+    // the same until the `AsyncFd` (which owns the listener) is dropped.
+    let listener =
+        unsafe { AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE)? };
     let mut tasks = tokio::task::JoinSet::new();
     let mut stopping = stop.clone();
     loop {
         tokio::select! {
             _ = stopping.wait_for(|s| *s) => break,
-            // tokio keeps the listener's readiness until an accept would
-            // block, so an accept that failed is simply tried again.
-            accepted = listener.accept() => match ctx.accepted(listener.as_fd(), accepted) {
-                Accepted::Serve(stream, peer) => {
-                    tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
+            ready = listener.readable() => {
+                let mut ready = ready?;
+                match ctx.accept(listener.as_fd(), || listener.get_ref().accept()) {
+                    Accepted::Serve(stream, peer) => {
+                        let stream = TcpStream::from_std(stream.into())?;
+                        tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
+                    }
+                    Accepted::Again => {}
+                    Accepted::Drained => ready.clear_ready(),
+                    Accepted::RetryIn(d) => {
+                        drop(ready);
+                        tokio::time::sleep(d).await;
+                    }
                 }
-                Accepted::Again | Accepted::Drained => {}
-                Accepted::RetryIn(d) => tokio::time::sleep(d).await,
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
