@@ -144,15 +144,21 @@ def p99(xs):
     return xs[min(len(xs) - 1, int(0.99 * len(xs)))]
 
 
-def slowloris(srv, n, stop):
-    """`n` connections trickling one byte a second of a board request that
-    never ends (no NUL)."""
+def connect_many(srv, n):
+    """Up to `n` connections (those the server takes within 5 s each)."""
     conns = []
     for _ in range(n):
         try:
             conns.append(socket.create_connection((srv.host, srv.port), timeout=5))
         except OSError:
             pass
+    return conns
+
+
+def slowloris(srv, n, stop):
+    """`n` connections trickling one byte a second of a board request that
+    never ends (no NUL)."""
+    conns = connect_many(srv, n)
     while not stop.wait(1.0):
         for c in conns:
             try:
@@ -164,12 +170,7 @@ def slowloris(srv, n, stop):
 
 
 def hold_idle(srv, n, stop):
-    conns = []
-    for _ in range(n):
-        try:
-            conns.append(socket.create_connection((srv.host, srv.port), timeout=5))
-        except OSError:
-            pass
+    conns = connect_many(srv, n)
     stop.wait()
     for c in conns:
         c.close()

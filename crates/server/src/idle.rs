@@ -208,6 +208,8 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(30));
         b.idle();
         assert!(a.busy());
+        // Past the coarse clock's resolution, so the waits differ.
+        std::thread::sleep(std::time::Duration::from_millis(30));
         a.idle();
         assert!(t.evict_longest());
         assert!(b.evicted() && !a.evicted(), "a's wait began anew");
