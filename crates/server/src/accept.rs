@@ -15,7 +15,9 @@
 //! the freed slot, closes that connection at once (its client sees the
 //! server close instead of waiting in the backlog forever), and reopens
 //! the spare — until the backlog is empty, so the next connection makes a
-//! new edge. Each one shed is counted (`shed_out_of_fds`). If the spare
+//! new edge. Each one shed is counted (`shed_out_of_fds`), as is a
+//! connection accepted into the last descriptor and closed because its
+//! strategy could not get the one more it needs per connection. If the spare
 //! cannot be had (another thread holds it, or the system table is full),
 //! the strategy retries after a short back-off without waiting for an
 //! event. Log lines about it are rate-limited.
@@ -264,6 +266,13 @@ pub(crate) fn accept_all<S: Service>(
             Accepted::Serve(stream, peer) => {
                 if let Err(e) = serve(stream, peer) {
                     ctx.conns().closed();
+                    // Accepted into the last descriptor, the connection
+                    // could not get the one more its strategy needs (a
+                    // thread's clone of the socket): closed at once for
+                    // want of descriptors, so counted as shed too.
+                    if out_of_fds(&e) {
+                        ctx.conns().shed();
+                    }
                     ctx.accept
                         .note(&format!("cannot serve a connection from {peer}: {e}"));
                 }
