@@ -37,7 +37,10 @@
 //!   were not all written are counted;
 //! - a delay the strategy abandons (the client has gone, or the drain limit
 //!   passed) drops its request unapplied, counted, and resets;
-//! - a request that stops the server (board `EXIT`) triggers the stop.
+//! - a request that stops the server (board `EXIT`) triggers the stop;
+//! - a connection tells the server's idle table (`idle.rs`) when it waits
+//!   for a request and when one arrives; evicted at the connection cap
+//!   while it waits (so it owes no reply), it closes.
 //!
 //! One I/O at a time: a strategy reports the outcome of the last [`Io`]
 //! before it calls `next` again. In particular the output buffer changes
@@ -46,6 +49,7 @@
 //! completes, and received bytes may be copied in with
 //! [`Session::receive`] whenever a read is asked for.
 
+use crate::idle;
 use crate::io::{LINGER_BYTES, LINGER_TIME};
 use crate::shutdown::{Phase, Shutdown};
 use crate::Ctx;
@@ -186,6 +190,13 @@ pub(crate) struct Session<S: Service> {
     stalled_since: Option<Instant>,
     /// The strategy's own bound on a write expired.
     write_expired: bool,
+    /// This connection in the server's idle table.
+    idle: idle::Entry,
+    /// It told the table it waits for a request, and has not since said a
+    /// request arrived.
+    idle_marked: bool,
+    /// Evicted at the connection cap: close.
+    evicted: bool,
 }
 
 impl<S: Service> Session<S> {
@@ -210,7 +221,17 @@ impl<S: Service> Session<S> {
             waiting_since: None,
             stalled_since: None,
             write_expired: false,
+            idle: ctx.idle.join(),
+            idle_marked: false,
+            evicted: false,
         }
+    }
+
+    /// How to wake this connection when it is evicted at the connection
+    /// cap (it then closes at its next step). A session without one is
+    /// never evicted.
+    pub(crate) fn on_evict(&self, wake: impl Fn() + Send + Sync + 'static) {
+        self.idle.on_evict(Box::new(wake));
     }
 
     /// Yield (after writing every reply) once `budget` requests were
@@ -229,6 +250,11 @@ impl<S: Service> Session<S> {
         if self.write_expired || self.stall_expired() {
             self.ctx.svc.common().connections.write_timed_out();
             return self.reset();
+        }
+        if self.evicted || (self.idle_marked && self.idle.evicted()) {
+            // Nothing is unanswered: it was evicted while waiting.
+            self.evicted = true;
+            return Io::Close;
         }
         if self.written >= COMPACT_ABOVE {
             self.compact();
@@ -298,6 +324,13 @@ impl<S: Service> Session<S> {
             Frame::Ready { len, request } => {
                 self.awaiting = false;
                 self.waiting_since = None;
+                if std::mem::take(&mut self.idle_marked) && !self.idle.busy() {
+                    // Evicted just before the request arrived: it is not
+                    // applied, and the connection closes.
+                    self.evicted = true;
+                    self.stage = Stage::Closing;
+                    return Framed::Stopped;
+                }
                 let delay = svc.delay(conn, &request);
                 if delay.is_some() || (len >= HOLD_ABOVE && self.written < self.output.len()) {
                     self.held = Some(Held {
@@ -368,6 +401,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
+        if !self.idle_marked {
+            self.idle.idle();
+            self.idle_marked = true;
+        }
         Some(Io::Read {
             deadline,
             wait: true,
@@ -445,6 +482,9 @@ impl<S: Service> Session<S> {
     /// too), then close — lingering when the peer may still be sending, or
     /// it may lose the last replies to a reset.
     fn close(&mut self) -> Io {
+        if self.evicted {
+            return Io::Close;
+        }
         while self.replying {
             if self.over_high_water() {
                 return Io::Write;
@@ -645,6 +685,7 @@ impl<S: Service> Session<S> {
             self.count_dropped();
         }
         if let Some(conn) = self.conn.take() {
+            self.ctx.idle.leave(&self.idle);
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
         }
