@@ -12,7 +12,6 @@ use serverlab_service::REPLY_CHUNK;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The server's drain limit (`serverlab_server::DRAIN_LIMIT`, documented
@@ -27,12 +26,11 @@ const SILENT: usize = 50;
 const SLACK_KIB: u64 = 24 * 1024;
 
 /// Tests here read a server's memory or CPU, or time its replies, and
-/// each starts many clients: they run one at a time, so one does not
-/// disturb another's figures.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
+/// each starts many clients: they take turns with each other and the
+/// other heavy tests ([`heavy_turn`]), so one does not disturb another's
+/// figures.
 fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    heavy_turn()
 }
 
 /// A file for `--stats-json`, in a directory removed with the guard.
