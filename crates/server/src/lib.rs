@@ -9,6 +9,7 @@
 
 mod accept;
 mod blocking;
+mod delay;
 mod drive;
 pub mod fds;
 mod idle;
@@ -21,6 +22,7 @@ pub mod strategy;
 mod tokio_rt;
 
 pub use fds::ConnectionLimit;
+pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads};
 
