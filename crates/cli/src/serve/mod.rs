@@ -17,6 +17,7 @@ mod board;
 mod bucket;
 mod echo;
 mod kv;
+mod resp;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -82,6 +83,8 @@ protocols! {
     Echo(echo::EchoArgs),
     /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
     Kv(kv::KvArgs),
+    /// Redis's protocol, RESP2: strings and lists, for redis-cli, redis-benchmark and clients. Port 6379.
+    Resp(resp::RespArgs),
 }
 
 /// Flags every server takes.

@@ -98,6 +98,8 @@ pub enum Cmd {
     ClientGetName,
     ClientSetInfo,
     ClientId,
+    /// HELLO [2 [SETNAME name]]: the name if given.
+    Hello(Option<Span>),
     Quit,
     /// Answered with an error; the connection goes on.
     Reject(Rejection),
@@ -126,6 +128,12 @@ pub enum Rejection {
     BadClientName,
     /// `Unrecognized option '<arg 2>'` (CLIENT SETINFO)
     UnknownSetInfo,
+    /// HELLO's protocol version is not an integer.
+    HelloVersion,
+    /// HELLO 3 (or any version but 2): `NOPROTO …`.
+    NoProto,
+    /// HELLO's options: `Syntax error in HELLO option '<arg>'`.
+    HelloOption { at: usize },
     /// A SET option serverlab does not serve (EX, PX, GET, …): the option
     /// is argument `at`.
     UnsupportedOption { at: usize },
@@ -141,9 +149,12 @@ impl Rejection {
             Rejection::NotInteger | Rejection::NotPositive | Rejection::DecrementOverflow => {
                 "not_an_integer"
             }
-            Rejection::DbIndex | Rejection::BadClientName | Rejection::UnknownSetInfo => {
-                "bad_argument"
-            }
+            Rejection::DbIndex
+            | Rejection::BadClientName
+            | Rejection::UnknownSetInfo
+            | Rejection::HelloVersion
+            | Rejection::NoProto
+            | Rejection::HelloOption { .. } => "bad_argument",
         }
     }
 
@@ -159,7 +170,7 @@ impl Rejection {
 
 /// Every command served, lower case, with Redis's arity (n: exactly n
 /// arguments with the name; -n: at least n). `COMMAND` lists them.
-pub const COMMANDS: [(&str, i64); 27] = [
+pub const COMMANDS: [(&str, i64); 28] = [
     ("ping", -1),
     ("echo", 2),
     ("get", 2),
@@ -187,6 +198,7 @@ pub const COMMANDS: [(&str, i64); 27] = [
     ("command", -1),
     ("config", -2),
     ("client", -2),
+    ("hello", -1),
 ];
 
 /// `quit` is served too, but Redis 7 does not list it.
@@ -277,6 +289,7 @@ pub fn parse(framer: &Framer, input: &[u8]) -> Cmd {
         b"COMMAND" => "command",
         b"CONFIG" => "config",
         b"CLIENT" => "client",
+        b"HELLO" => "hello",
         b"QUIT" => "quit",
         _ => return Cmd::Reject(Rejection::UnknownCommand),
     };
@@ -317,7 +330,7 @@ fn command(name: &'static str, a: &Args) -> Result<Cmd, Rejection> {
                 .ok_or(Rejection::DecrementOverflow)?,
         },
         "mget" => Cmd::MGet,
-        "mset" if argc % 2 == 0 => return Err(Rejection::WrongArity("mset")),
+        "mset" if argc.is_multiple_of(2) => return Err(Rejection::WrongArity("mset")),
         "mset" => Cmd::MSet,
         "lpush" => Cmd::Push {
             end: End::Left,
@@ -354,6 +367,7 @@ fn command(name: &'static str, a: &Args) -> Result<Cmd, Rejection> {
         "command" => command_query(a)?,
         "config" => config(a)?,
         "client" => client(a)?,
+        "hello" => hello(a)?,
         "quit" => Cmd::Quit,
         _ => unreachable!("every name above is handled"),
     })
@@ -434,6 +448,28 @@ fn config(a: &Args) -> Result<Cmd, Rejection> {
         return Err(Rejection::WrongArity("config|get"));
     }
     Ok(Cmd::ConfigGet)
+}
+
+/// HELLO: only protocol 2 is served; SETNAME is the one option.
+fn hello(a: &Args) -> Result<Cmd, Rejection> {
+    if a.argc() >= 2 {
+        match a.int(1) {
+            Ok(2) => {}
+            Ok(_) => return Err(Rejection::NoProto),
+            Err(_) => return Err(Rejection::HelloVersion),
+        }
+    }
+    let mut name = None;
+    let mut i = 2;
+    while i < a.argc() {
+        if a.is(i, "setname") && i + 1 < a.argc() {
+            name = Some(a.span(i + 1));
+            i += 2;
+        } else {
+            return Err(Rejection::HelloOption { at: i });
+        }
+    }
+    Ok(Cmd::Hello(name))
 }
 
 fn client(a: &Args) -> Result<Cmd, Rejection> {

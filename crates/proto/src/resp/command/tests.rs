@@ -65,12 +65,13 @@ fn arguments_are_checked() {
         cmd(&["SET", "k", "v", "NX", "XX"]),
         Cmd::Reject(Rejection::Syntax)
     );
-    assert_eq!(
+    assert!(matches!(
         cmd(&["SET", "k", "v", "XX", "XX"]),
-        match cmd(&["SET", "k", "v", "XX"]) {
-            c => c,
+        Cmd::Set {
+            cond: SetCond::Present,
+            ..
         }
-    );
+    ));
     assert_eq!(
         cmd(&["SET", "k", "v", "bogus"]),
         Cmd::Reject(Rejection::Syntax)
@@ -170,4 +171,15 @@ fn subcommands() {
         Cmd::Reject(Rejection::UnknownSetInfo)
     );
     assert_eq!(cmd(&["QUIT"]), Cmd::Quit);
+    assert_eq!(cmd(&["HELLO"]), Cmd::Hello(None));
+    assert!(matches!(
+        cmd(&["HELLO", "2", "SETNAME", "n"]),
+        Cmd::Hello(Some(_))
+    ));
+    assert_eq!(cmd(&["HELLO", "3"]), Cmd::Reject(Rejection::NoProto));
+    assert_eq!(cmd(&["HELLO", "x"]), Cmd::Reject(Rejection::HelloVersion));
+    assert_eq!(
+        cmd(&["HELLO", "2", "AUTH", "a", "b"]),
+        Cmd::Reject(Rejection::HelloOption { at: 2 })
+    );
 }
