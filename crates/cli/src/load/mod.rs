@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod board;
 mod bucket;
 mod kv;
+mod resp;
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -48,6 +49,9 @@ loads! {
     /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
     /// connection doing R requests.
     Kv(kv),
+    /// Any server speaking Redis's protocol (serve resp, redis-server): a command mix over keys,
+    /// or the board mapped onto lists (--workload board); checked with --verify.
+    Resp(resp),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -15,6 +15,7 @@ mod lists;
 mod load_board;
 mod load_bucket;
 mod load_kv;
+mod load_resp;
 mod resp;
 mod resp_interop;
 mod strategies;

@@ -202,12 +202,14 @@ impl RedisServer {
             .stdout(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("redis-server cannot run ({e}): {NEEDS}"));
+        // Owned at once, so it is killed and reaped however this ends.
+        let server = RedisServer { child, port };
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         for _ in 0..200 {
             if std::net::TcpStream::connect(addr).is_ok() {
                 let mut c = Raw::connect(addr);
                 c.expect(&cmd(&["PING"]), "+PONG\r\n");
-                return RedisServer { child, port };
+                return server;
             }
             std::thread::sleep(Duration::from_millis(25));
         }
@@ -224,4 +226,53 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `load resp --verify` against redis-server itself: every command and
+/// the board workload, 0 mismatches. This shows the client right
+/// independently of serverlab's server.
+#[test]
+#[ignore = "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+fn load_resp_verifies_against_redis_server() {
+    let redis = RedisServer::start();
+    let addr = redis.addr();
+    crate::load_resp::verified_every_command(&addr, "redis-server");
+    let out = load(
+        "resp",
+        &[
+            "--addr",
+            &addr,
+            "--workload",
+            "board",
+            "--posters",
+            "3",
+            "--readers",
+            "3",
+            "--duration",
+            "1s",
+            "--reader-mix",
+            "read=80,count=20",
+            "--verify",
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(" 0 mismatches"), "{stdout}");
+    // And redis-benchmark against redis-server, so the interop tests show
+    // the tool's own output shape is what they read.
+    let out = tool(
+        "redis-benchmark",
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &redis.port.to_string(),
+            "-t",
+            "get",
+            "-n",
+            "1000",
+            "-q",
+        ],
+    );
+    assert!(text(&out.stdout).contains("GET:"), "{}", all_output(&out));
 }
