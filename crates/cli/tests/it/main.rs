@@ -7,6 +7,7 @@ mod support;
 mod board;
 mod bucket;
 mod check;
+mod check_resp;
 mod cli;
 mod echo;
 mod kv;
