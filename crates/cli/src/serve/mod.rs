@@ -16,6 +16,7 @@ use std::time::Duration;
 mod board;
 mod bucket;
 mod echo;
+mod external;
 mod kv;
 mod resp;
 
@@ -85,6 +86,9 @@ protocols! {
     Kv(kv::KvArgs),
     /// Redis's protocol, RESP2: strings and lists, for redis-cli, redis-benchmark and clients. Port 6379.
     Resp(resp::RespArgs),
+    /// Another program as the server (redis-server, …), started, pinned and stopped as a sweep
+    /// starts serverlab's: --command 'redis-server --port $PORT'.
+    External(external::ExternalArgs),
 }
 
 /// Flags every server takes.

@@ -276,3 +276,52 @@ fn load_resp_verifies_against_redis_server() {
     );
     assert!(text(&out.stdout).contains("GET:"), "{}", all_output(&out));
 }
+
+/// A sweep runs redis-server (`serve external`) beside `serve resp`
+/// under the same load, and both runs succeed and record their loads.
+#[test]
+#[ignore = "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+fn a_sweep_runs_redis_server_beside_serve_resp() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("mini.toml");
+    std::fs::write(
+        &toml,
+        r#"
+protocol = "resp"
+repetitions = 1
+[server]
+protocol = ["resp", "external"]
+[server.when.protocol.external]
+command = "redis-server --bind $HOST --port $PORT --save '' --appendonly no"
+[load]
+requests = 2000
+connections = 4
+keys = 100
+verify = true
+"#,
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = run(&[
+        "sweep",
+        toml.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    for point in ["protocol=resp", "protocol=external"] {
+        let load = out_dir
+            .join("runs")
+            .join(point)
+            .join("rep-1")
+            .join("load.json");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&load).unwrap()).unwrap();
+        assert_eq!(v["results"]["requests"], 2000, "{point}");
+        assert_eq!(v["results"]["verification"]["mismatches"], 0, "{point}");
+    }
+}
