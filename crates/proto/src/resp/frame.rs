@@ -18,7 +18,7 @@ use super::Limits;
 /// Where one argument lies: `len` bytes at `start` from the request's
 /// first byte, or, for an unescaped inline argument, in the framer's
 /// scratch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Span {
     /// The top bit set: in the scratch.
     start: u32,

@@ -183,3 +183,21 @@ fn subcommands() {
         Cmd::Reject(Rejection::HelloOption { at: 2 })
     );
 }
+
+/// The parser's arities are the table COMMAND lists.
+#[test]
+fn arities_match_the_table() {
+    for &(name, arity) in &COMMANDS {
+        let too_few: Vec<&str> =
+            std::iter::repeat_n("x", arity.unsigned_abs() as usize - 1).collect();
+        let mut args = vec![name];
+        args.extend(&too_few[1.min(too_few.len())..]);
+        if arity.unsigned_abs() > 1 {
+            assert_eq!(
+                cmd(&args),
+                Cmd::Reject(Rejection::WrongArity(name)),
+                "{name}"
+            );
+        }
+    }
+}
