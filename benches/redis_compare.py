@@ -158,7 +158,7 @@ def throughput(args, names):
 def memory(args):
     """RSS after SET of --rss-keys keys: each serverlab store, and Redis."""
     out = {}
-    stores = ["mutex", "rwlock", "sharded"]
+    stores = ["mutex", "rwlock", "sharded", "lockfree"]
     for name in ["redis-server"] + [f"store {s}" for s in stores]:
         store = name.split()[-1]
         server = Server(args.bin, None if name == "redis-server" else args.rss_strategy, store)

@@ -9,11 +9,13 @@
 //! store into the connection's output, with no copy in between.
 
 mod db;
+mod lockfree;
 mod mutex;
 mod rwlock;
 mod sharded;
 
 pub use db::{range, Popped};
+pub use lockfree::LockFreeResp;
 pub use mutex::MutexResp;
 pub use rwlock::RwLockResp;
 pub use sharded::ShardedResp;
@@ -86,8 +88,13 @@ pub trait RespStore: Send + Sync + 'static {
     fn clear(&self);
 }
 
-/// The locking schemes RESP's store offers (`--store`).
-pub const KINDS: [StoreKind; 3] = [StoreKind::Mutex, StoreKind::RwLock, StoreKind::Sharded];
+/// The locking schemes RESP's store offers (`--store`): every one.
+pub const KINDS: [StoreKind; 4] = [
+    StoreKind::Mutex,
+    StoreKind::RwLock,
+    StoreKind::Sharded,
+    StoreKind::LockFree,
+];
 
 /// A store of the given kind; `None` for a scheme not in [`KINDS`].
 pub fn new(kind: StoreKind) -> Option<Arc<dyn RespStore>> {
@@ -95,7 +102,7 @@ pub fn new(kind: StoreKind) -> Option<Arc<dyn RespStore>> {
         StoreKind::Mutex => Arc::new(MutexResp::default()),
         StoreKind::RwLock => Arc::new(RwLockResp::default()),
         StoreKind::Sharded => Arc::new(ShardedResp::default()),
-        StoreKind::LockFree => return None,
+        StoreKind::LockFree => Arc::new(LockFreeResp::default()),
     })
 }
 

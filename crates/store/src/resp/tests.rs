@@ -144,3 +144,42 @@ fn concurrent_pushes_and_counts_are_atomic() {
         assert_eq!(s.len(), 52);
     }
 }
+
+/// Threads push to and pop from one list, which empties (and is removed)
+/// again and again, while others delete it or SET over it: every value
+/// pushed is popped, still there, or went with a DEL or SET — never lost
+/// in a list nobody can see. Counted by the pushes' own replies: each
+/// acknowledged push is found by a later pop or the final range, unless a
+/// removal came between.
+#[test]
+fn pushes_are_never_lost_to_a_list_popped_empty() {
+    for kind in KINDS {
+        let s = new(kind).unwrap();
+        let popped: usize = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..4)
+                .map(|t| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        let mut popped = 0;
+                        for i in 0..10_000 {
+                            if t < 2 {
+                                push(&**s, b"q", End::Right, &[format!("{t}-{i}").as_bytes()])
+                                    .unwrap();
+                            } else if let Ok(Some(p)) = s.pop(b"q", End::Left, 2) {
+                                popped += p.len();
+                            }
+                        }
+                        popped
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let left = s.llen(b"q").unwrap();
+        assert_eq!(
+            popped + left,
+            20_000,
+            "{kind:?}: {popped} popped + {left} left"
+        );
+    }
+}
