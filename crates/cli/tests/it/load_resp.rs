@@ -65,15 +65,13 @@ fn every_store(strategy: &str) {
 
 per_strategy!(load_resp_verify, every_store);
 
-/// The board mapped onto lists: posters' RPUSH lengths are ids, readers'
-/// LINDEX of them return the message; the final LLEN equals the posts.
-#[test]
-fn board_workload_verified_and_caps_output() {
-    let server = ServerProc::start("resp", &[]);
-    let addr = server.addr.to_string();
+/// A verified board run against `addr`: posters' RPUSH lengths are ids,
+/// readers' LINDEX of them return the message, LLEN reaches what was
+/// acknowledged, and the final LLEN equals the posts.
+pub fn verified_board(addr: &str, ctx: &str) {
     let out = load(&[
         "--addr",
-        &addr,
+        addr,
         "--workload",
         "board",
         "--posters",
@@ -89,9 +87,17 @@ fn board_workload_verified_and_caps_output() {
         "2",
     ]);
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains(" 0 mismatches"), "{stdout}");
-    assert!(stdout.contains("found a message"), "{stdout}");
+    assert!(out.status.success(), "{ctx}: {stdout}{}", text(&out.stderr));
+    assert!(stdout.contains(" 0 mismatches"), "{ctx}: {stdout}");
+    assert!(stdout.contains("found a message"), "{ctx}: {stdout}");
+}
+
+/// The board mapped onto lists, verified, and the CAPS client's output.
+#[test]
+fn board_workload_verified_and_caps_output() {
+    let server = ServerProc::start("resp", &[]);
+    let addr = server.addr.to_string();
+    verified_board(&addr, "serve resp");
     let out = load(&[
         "--addr",
         &addr,
