@@ -17,7 +17,7 @@ use crate::{After, Common, Frame, Service};
 use serverlab_proto::resp::command::{self, Cmd, Rejection};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
-use serverlab_store::resp::{IncrError, RespStore};
+use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use stats::RespStats;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -121,8 +121,45 @@ impl RespService {
             input,
         };
         match cmd {
-            Cmd::Ping(None) => reply::simple(out, b"PONG"),
-            Cmd::Ping(Some(m)) | Cmd::Echo(m) => reply::bulk(out, a.get(m)),
+            Cmd::Get(_)
+            | Cmd::Set { .. }
+            | Cmd::Del
+            | Cmd::Exists
+            | Cmd::IncrBy { .. }
+            | Cmd::MGet
+            | Cmd::MSet => self.strings(cmd, &a, out),
+            Cmd::Push { .. }
+            | Cmd::Pop { .. }
+            | Cmd::LLen(_)
+            | Cmd::LIndex { .. }
+            | Cmd::LRange { .. } => self.lists(cmd, &a, out),
+            Cmd::ClientSetName(name) | Cmd::Hello(Some(name)) => {
+                let name = a.get(name);
+                conn.name = (!name.is_empty()).then(|| name.into());
+                match cmd {
+                    Cmd::Hello(_) => admin::hello(conn.id, out),
+                    _ => reply::ok(out),
+                }
+            }
+            Cmd::ClientGetName => match &conn.name {
+                Some(n) => reply::bulk(out, n),
+                None => reply::null(out),
+            },
+            Cmd::ClientId => reply::int(out, conn.id as i64),
+            Cmd::Hello(None) => admin::hello(conn.id, out),
+            Cmd::Quit => {
+                reply::ok(out);
+                return After::Close;
+            }
+            Cmd::Reject(r) => self.reject(r, conn, input, out),
+            _ => self.server(cmd, &a, out),
+        }
+        After::Continue
+    }
+
+    /// The string commands.
+    fn strings(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        match cmd {
             Cmd::Get(k) => self.get(a.get(k), out),
             Cmd::Set { key, value, cond } => {
                 if self.store.set(a.get(key), a.get(value), cond) {
@@ -142,13 +179,13 @@ impl RespService {
             Cmd::IncrBy { key, by } => match self.store.incr_by(a.get(key), by) {
                 Ok(n) => reply::int(out, n),
                 Err(IncrError::WrongType) => self.wrongtype(out),
-                Err(IncrError::NotInteger) => {
+                Err(e) => {
                     self.stats.not_integer();
-                    reply::error(out, reply::NOT_INTEGER)
-                }
-                Err(IncrError::Overflow) => {
-                    self.stats.not_integer();
-                    reply::error(out, reply::OVERFLOW)
+                    let msg = match e {
+                        IncrError::Overflow => reply::OVERFLOW,
+                        _ => reply::NOT_INTEGER,
+                    };
+                    reply::error(out, msg)
                 }
             },
             Cmd::MGet => {
@@ -167,78 +204,71 @@ impl RespService {
                 }
                 reply::ok(out)
             }
-            Cmd::Push { end, key } => match self.store.push(a.get(key), end, &mut a.from(2)) {
-                Ok(n) => reply::int(out, n as i64),
-                Err(_) => self.wrongtype(out),
-            },
+            _ => unreachable!("run sends only string commands here"),
+        }
+    }
+
+    /// The list commands; a key holding a string gets WRONGTYPE.
+    fn lists(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        if let Err(WrongType) = self.list_reply(cmd, a, out) {
+            self.wrongtype(out)
+        }
+    }
+
+    fn list_reply(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) -> Result<(), WrongType> {
+        match cmd {
+            Cmd::Push { end, key } => {
+                let n = self.store.push(a.get(key), end, &mut a.from(2))?;
+                reply::int(out, n as i64)
+            }
             Cmd::Pop { end, key, count } => {
-                match self.store.pop(a.get(key), end, count.unwrap_or(1)) {
-                    Err(_) => self.wrongtype(out),
-                    Ok(None) if count.is_some() => reply::null_array(out),
-                    Ok(None) => reply::null(out),
-                    Ok(Some(items)) if count.is_none() => reply::bulk(out, &items[0]),
-                    Ok(Some(items)) => {
+                match (self.store.pop(a.get(key), end, count.unwrap_or(1))?, count) {
+                    (None, Some(_)) => reply::null_array(out),
+                    (None, None) => reply::null(out),
+                    (Some(items), None) => reply::bulk(out, &items[0]),
+                    (Some(items), Some(_)) => {
                         reply::array(out, items.len());
                         items.iter().for_each(|i| reply::bulk(out, i));
                     }
                 }
             }
-            Cmd::LLen(k) => match self.store.llen(a.get(k)) {
-                Ok(n) => reply::int(out, n as i64),
-                Err(_) => self.wrongtype(out),
-            },
+            Cmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
             Cmd::LIndex { key, index } => {
-                match self
+                let found = self
                     .store
-                    .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))
-                {
-                    Ok(true) => {}
-                    Ok(false) => reply::null(out),
-                    Err(_) => self.wrongtype(out),
+                    .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
+                if !found {
+                    reply::null(out)
                 }
             }
             Cmd::LRange { key, start, stop } => {
-                let r = self.store.lrange(a.get(key), start, stop, &mut |n, items| {
-                    reply::array(out, n);
-                    items.for_each(|i| reply::bulk(out, i));
-                });
-                if r.is_err() {
-                    self.wrongtype(out)
-                }
+                self.store
+                    .lrange(a.get(key), start, stop, &mut |n, items| {
+                        reply::array(out, n);
+                        items.for_each(|i| reply::bulk(out, i));
+                    })?
             }
+            _ => unreachable!("run sends only list commands here"),
+        }
+        Ok(())
+    }
+
+    /// The commands about the server and the connection.
+    fn server(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        match cmd {
+            Cmd::Ping(None) => reply::simple(out, b"PONG"),
+            Cmd::Ping(Some(m)) | Cmd::Echo(m) => reply::bulk(out, a.get(m)),
             Cmd::DbSize => reply::int(out, self.store.len() as i64),
             Cmd::Flush => {
                 self.store.clear();
                 reply::ok(out)
             }
             Cmd::Select | Cmd::ClientSetInfo => reply::ok(out),
-            Cmd::Info => self.info(&a, out),
-            Cmd::Command(q) => admin::command(q, &a, out),
-            Cmd::ConfigGet => admin::config_get(&a, out),
-            Cmd::ClientSetName(name) => {
-                let name = a.get(name);
-                conn.name = (!name.is_empty()).then(|| name.into());
-                reply::ok(out)
-            }
-            Cmd::ClientGetName => match &conn.name {
-                Some(n) => reply::bulk(out, n),
-                None => reply::null(out),
-            },
-            Cmd::ClientId => reply::int(out, conn.id as i64),
-            Cmd::Hello(name) => {
-                if let Some(name) = name {
-                    let name = a.get(name);
-                    conn.name = (!name.is_empty()).then(|| name.into());
-                }
-                admin::hello(conn.id, out)
-            }
-            Cmd::Quit => {
-                reply::ok(out);
-                return After::Close;
-            }
-            Cmd::Reject(r) => self.reject(r, conn, input, out),
+            Cmd::Info => self.info(a, out),
+            Cmd::Command(q) => admin::command(q, a, out),
+            Cmd::ConfigGet => admin::config_get(a, out),
+            _ => unreachable!("run answers every other command itself"),
         }
-        After::Continue
     }
 
     fn get(&self, key: &[u8], out: &mut Vec<u8>) {
