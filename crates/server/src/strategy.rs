@@ -55,6 +55,9 @@ pub(crate) trait Strategy {
     const THREADS: Threads;
     const LISTENERS: Listeners;
     const DELAYS: Delays;
+    /// File descriptors one connection holds (the connection cap is sized
+    /// so that they fit under the descriptor limit).
+    const FDS_PER_CONNECTION: u64 = 1;
 
     /// Serve on `listeners` (as many as [`Strategy::LISTENERS`] asks for)
     /// until the stop is triggered and every connection has finished.
@@ -120,6 +123,13 @@ macro_rules! registry {
             pub fn listeners(self) -> Listeners {
                 match self {
                     $(StrategyKind::$variant => <$imp as Strategy>::LISTENERS),*
+                }
+            }
+
+            /// File descriptors one connection holds under this strategy.
+            pub fn fds_per_connection(self) -> u64 {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::FDS_PER_CONNECTION),*
                 }
             }
 

@@ -1,11 +1,10 @@
 //! `serverlab load resp`: any server speaking Redis's protocol.
 
-use super::{emit, usage_error_in, Format, OutputArgs, PacingArgs};
-use crate::{args, progress};
+use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
+use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::board::ReaderMix;
 use serverlab_load::resp::{KeyPattern, Mix, RespLoad, Stop, Workload};
-use serverlab_load::Progress;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,11 +20,14 @@ pub struct Args {
     /// Connections (keys workload), each persistent
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=4096))]
     connections: u16,
-    /// How long to run (10s, 500ms)
-    #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with = "requests")]
+    /// How long to run (10s, 500ms), after the warm-up
+    #[arg(long, default_value = "10s", value_parser = args::duration,
+          conflicts_with_all = ["requests", "search", "scan"])]
     duration: Duration,
-    /// Requests to send over all connections, instead of a duration (redis-benchmark's -n)
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Requests to send over all connections, every one counted (no warm-up), instead of a
+    /// duration (redis-benchmark's -n)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["warmup", "search", "scan"])]
     requests: Option<u64>,
     #[command(flatten)]
     pacing: PacingArgs,
@@ -82,7 +84,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Some(n) => Stop::Requests(n),
         None => Stop::DurationS(a.duration.as_secs_f64()),
     };
-    cfg.pacing = a.pacing.pacing();
+    cfg.pacing = a.pacing.pacing(a.requests.is_none());
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_pattern = a.key_pattern;
@@ -105,11 +107,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 .into(),
         );
     }
-    let progress = Progress::default();
-    let report = progress::show(cfg.planned(), &progress, || {
-        serverlab_load::run(&cfg, &progress)
-    })?;
-    emit(&report, format, a.output.json.as_ref())
+    execute(
+        &cfg,
+        &a.pacing,
+        cfg.planned(),
+        format,
+        a.output.json.as_ref(),
+    )
 }
 
 fn bad(kind: ErrorKind, msg: String) -> ! {

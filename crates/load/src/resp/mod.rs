@@ -158,6 +158,7 @@ impl harness::Protocol for RespLoad {
                 drain: Some(DRAIN_TIMEOUT),
             },
             model_note: None,
+            seed: self.seed,
         }
     }
 
