@@ -1,8 +1,9 @@
 //! The RESP protocol (PROTOCOLS.md section 5) over real sockets against
 //! every strategy × RESP store: exact replies to arrays and inline
 //! commands, pipelining, requests split byte by byte, Redis's errors,
-//! protocol errors and limits that close one connection only, a client
-//! that never reads, concurrent writers on one key, and the statistics.
+//! protocol errors and limits that close one connection only, clients
+//! that never read (reset on time, memory bounded), eviction at the
+//! connection cap, concurrent writers on one key, and the statistics.
 
 use crate::support::*;
 use std::io::{Read, Write};
@@ -58,6 +59,22 @@ impl Raw {
         self.send(wire);
         let got = self.read_n(reply.len());
         assert_eq!(text(&got), reply, "to {:?}", text(wire));
+    }
+
+    /// Send `wire` and read a bulk string reply's text.
+    pub fn bulk(&mut self, wire: &[u8]) -> String {
+        self.send(wire);
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n") {
+            let byte = self.read_n(1);
+            assert!(!byte.is_empty(), "closed after {:?}", text(&head));
+            head.extend(byte);
+        }
+        let len: usize = text(&head[1..head.len() - 2])
+            .parse()
+            .unwrap_or_else(|_| panic!("not a bulk string: {:?}", text(&head)));
+        let body = self.read_n(len + 2);
+        text(&body[..len])
     }
 
     /// The server closes the connection (nothing more arrives).
@@ -289,6 +306,56 @@ fn a_client_that_never_reads_is_reset() {
     });
 }
 
+/// 50 clients pipeline GETs of a 1 MiB value and never read: the
+/// server's memory stays within the bound its limits give, and is given
+/// back after they leave (as for every protocol: hostile_conn.rs).
+fn never_reading_clients_memory(strategy: &str) {
+    let server = ServerProc::start(
+        "resp",
+        &with_threads(strategy, "2", &["--strategy", strategy]),
+    );
+    let mib = crate::hostile_conn::MIB as usize;
+    let value = "v".repeat(mib);
+    let mut c = Raw::connect(server.addr);
+    c.expect(&cmd(&["SET", "big", &value]), "+OK\r\n");
+    let big = format!("${mib}\r\n{value}\r\n");
+    c.expect(&cmd(&["GET", "big"]), &big);
+    let gets = cmd(&["GET", "big"]).repeat(64);
+    crate::hostile_conn::never_reading_burst(&server, &gets, strategy);
+    c.expect(&cmd(&["GET", "big"]), &big);
+    assert!(server.stop().0.success(), "{strategy}");
+}
+
+per_strategy!(resp_never_reading_memory, never_reading_clients_memory);
+
+/// At `--max-connections` a new client evicts the connection idle
+/// longest and is served; INFO and the final statistics count it.
+#[test]
+fn eviction_at_the_cap_is_counted() {
+    let server = ServerProc::start("resp", &["--max-connections", "2"]);
+    let mut oldest = Raw::connect(server.addr);
+    oldest.expect(&cmd(&["PING"]), "+PONG\r\n");
+    // Past the idle table's coarse clock, so the waits differ.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut other = Raw::connect(server.addr);
+    other.expect(&cmd(&["PING"]), "+PONG\r\n");
+    let mut new = Raw::connect(server.addr);
+    new.expect(&cmd(&["PING"]), "+PONG\r\n");
+    assert!(oldest.closed(), "the connection idle longest is evicted");
+    other.expect(&cmd(&["PING"]), "+PONG\r\n");
+    let info = new.bulk(&cmd(&["INFO", "stats"]));
+    for needle in [
+        "\r\nrejected_connections:0\r\n",
+        "\r\nevicted_idle_connections:1\r\n",
+        "\r\nshed_out_of_fds_connections:0\r\n",
+    ] {
+        assert!(info.contains(needle), "{needle:?} in {info}");
+    }
+    let (status, out) = server.stop();
+    assert!(status.success());
+    assert!(out.contains("evicted_idle 1,"), "{out}");
+}
+
 /// Clients pushing to one list and counting on one key at once: every
 /// length and every count is handed out once (each key linearizable).
 fn concurrent_writers(strategy: &str, store: &str) {
@@ -359,15 +426,7 @@ fn info_and_final_statistics() {
     for i in 0..100 {
         a.expect(&cmd(&["SET", &format!("k{i}"), "v"]), "+OK\r\n");
     }
-    a.send(&cmd(&["INFO"]));
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n") {
-        head.extend(a.read_n(1));
-    }
-    let len: usize = text(&head[1..head.len() - 2])
-        .parse()
-        .expect("a bulk string");
-    let info = text(&a.read_n(len + 2));
+    let info = a.bulk(&cmd(&["INFO"]));
     for needle in [
         "# Server\r\n",
         "redis_version:",

@@ -1,9 +1,9 @@
 //! Interoperability with Redis's own tools and clients, over real sockets
 //! under every strategy: redis-cli, redis-benchmark and redis-py against
 //! `serve resp`, and `load resp --verify` against redis-server itself.
-//! These need Debian's redis-server and redis-tools and PyPI's redis
-//! (`.ci/run` installs them); they are ignored by default and FAIL when a
-//! tool is missing.
+//! These need Debian's redis-server, redis-tools and python3-redis
+//! (redis-py; `.ci/run` installs them); they are ignored by default and
+//! FAIL when a tool is missing.
 
 use crate::resp::{cmd, Raw};
 use crate::support::*;
@@ -12,12 +12,10 @@ use std::time::Duration;
 
 /// Run `tool`; a missing tool fails the test, saying how to install it.
 pub fn tool(name: &str, args: &[&str]) -> Output {
-    Command::new(name).args(args).output().unwrap_or_else(|e| {
-        panic!(
-            "`{name}` cannot run ({e}): install redis-server and redis-tools \
-             (apt-get install redis-server redis-tools) and redis-py (pip install redis)"
-        )
-    })
+    Command::new(name)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("`{name}` cannot run ({e}): {NEEDS}"))
 }
 
 fn all_output(out: &Output) -> String {
@@ -134,13 +132,15 @@ fn redis_py(strategy: &str) {
     let server = serve(strategy);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/resp/redis_py.py");
     let out = tool("python3", &[script, &server.addr.port().to_string()]);
-    assert!(out.status.success(), "{strategy}: {}", all_output(&out));
+    let said = all_output(&out);
+    assert!(!said.contains("No module named 'redis'"), "{said}{NEEDS}");
+    assert!(out.status.success(), "{strategy}: {said}");
     assert!(text(&out.stdout).contains("every command answered as expected"));
     assert!(server.stop().0.success());
 }
 
-const NEEDS: &str =
-    "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored";
+const NEEDS: &str = "needs redis-server, redis-tools and redis-py \
+     (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored";
 
 macro_rules! ignored_per_strategy {
     ($module:ident, $test:ident) => {
@@ -156,7 +156,7 @@ macro_rules! ignored_tests {
     ([$test:ident] $($snake:ident: $variant:ident => $imp:path),* $(,)?) => {
         $(
             #[test]
-            #[ignore = "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+            #[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
             fn $snake() {
                 $test(<$crate::support::StrategyKind as $crate::support::Named>::name(
                     $crate::support::StrategyKind::$variant,
@@ -232,7 +232,7 @@ impl Drop for RedisServer {
 /// the board workload, 0 mismatches. This shows the client right
 /// independently of serverlab's server.
 #[test]
-#[ignore = "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn load_resp_verifies_against_redis_server() {
     let redis = RedisServer::start();
     let addr = redis.addr();
@@ -257,10 +257,39 @@ fn load_resp_verifies_against_redis_server() {
     assert!(text(&out.stdout).contains("GET:"), "{}", all_output(&out));
 }
 
+/// `check resp --assignment` against redis-server: Redis's own behaviour
+/// passes every case that is not serverlab's choice, and its keys are
+/// linearizable. This shows the cases and the model are Redis's, not
+/// fitted to serverlab's server.
+#[test]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
+fn check_resp_assignment_passes_against_redis_server() {
+    let redis = RedisServer::start();
+    let out = run(&[
+        "check",
+        "resp",
+        &redis.addr(),
+        "--assignment",
+        "--duration",
+        "300ms",
+        "--format",
+        "json",
+    ]);
+    let said = text(&out.stdout) + &text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&said);
+    assert_eq!(
+        (v["passed"].as_u64(), v["failed"].as_u64()),
+        (Some(23), Some(0)),
+        "{said}"
+    );
+    assert_eq!(v["concurrency"]["verdict"], "linearizable", "{said}");
+}
+
 /// A sweep runs redis-server (`serve external`) beside `serve resp`
 /// under the same load, and both runs succeed and record their loads.
 #[test]
-#[ignore = "needs redis-server, redis-tools (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn a_sweep_runs_redis_server_beside_serve_resp() {
     let dir = tempfile::tempdir().unwrap();
     let toml = dir.path().join("mini.toml");

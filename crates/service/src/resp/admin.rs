@@ -85,6 +85,11 @@ pub(super) fn info(f: &InfoFacts) -> String {
                 "rejected_connections",
                 conns.refused_over_max_connections.to_string(),
             ),
+            l("evicted_idle_connections", conns.evicted_idle.to_string()),
+            l(
+                "shed_out_of_fds_connections",
+                conns.shed_out_of_fds.to_string(),
+            ),
             l(
                 "reset_write_timeout_connections",
                 conns.reset_write_timeout.to_string(),

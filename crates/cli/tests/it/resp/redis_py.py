@@ -8,8 +8,10 @@ import sys
 import redis
 
 port = int(sys.argv[1])
-# RESP2: serverlab serves protocol 2 (redis-py 8 asks for 3 unless told).
-r = redis.Redis(host="127.0.0.1", port=port, protocol=2, client_name="interop")
+# RESP2: serverlab serves protocol 2. redis-py 5 and later take
+# `protocol` (and 8 asks for 3 unless told); Debian 12's 4.3 speaks only 2.
+resp2 = {"protocol": 2} if int(redis.__version__.split(".")[0]) >= 5 else {}
+r = redis.Redis(host="127.0.0.1", port=port, client_name="interop", **resp2)
 
 
 def eq(got, want, what):
