@@ -235,6 +235,73 @@ fn unreachable_server_exits_1() {
     unreachable_load_exits_1("resp", &["--requests", "1"]);
 }
 
+/// The open loop (the harness's, for every protocol): a verified keys run
+/// at a Poisson rate with a warm-up, pipelined, and a verified board run
+/// at a constant rate; each request's latency counts from its intended
+/// send time.
+#[test]
+fn open_loop_verified() {
+    let server = ServerProc::start("resp", &[]);
+    let addr = server.addr.to_string();
+    let keys = load(&[
+        "--addr",
+        &addr,
+        "--rate",
+        "2000",
+        "--arrivals",
+        "poisson",
+        "--duration",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--connections",
+        "4",
+        "--keys",
+        "200",
+        "--mix",
+        EVERY_COMMAND,
+        "--pipeline",
+        "4",
+        "--verify",
+        "--format",
+        "json",
+    ]);
+    let board = load(&[
+        "--addr",
+        &addr,
+        "--workload",
+        "board",
+        "--rate",
+        "500",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--posters",
+        "2",
+        "--readers",
+        "2",
+        "--verify",
+        "--format",
+        "json",
+    ]);
+    for (out, model) in [(keys, "open-loop, poisson"), (board, "open-loop, constant")] {
+        let said = text(&out.stdout) + &text(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&said);
+        assert_eq!(v["load_model"], model, "{said}");
+        assert_eq!(v["results"]["verification"]["mismatches"], 0, "{said}");
+        assert!(v["results"]["requests"].as_u64() > Some(100), "{said}");
+        let ops = v["results"]["operations"].as_array().expect(&said);
+        assert!(
+            ops.iter()
+                .any(|o| o["service_us"]["p50"].as_f64() > Some(0.0)),
+            "the service time is measured too: {said}"
+        );
+    }
+    assert!(server.stop().0.success());
+}
+
 #[test]
 fn bad_load_resp_flags_exit_2_naming_the_flag() {
     for (args, flag) in [
@@ -253,6 +320,10 @@ fn bad_load_resp_flags_exit_2_naming_the_flag() {
             "--reader-mix",
         ),
         (&["--duration", "1s", "--requests", "5"], "--requests"),
+        (&["--requests", "5", "--warmup", "1s"], "--warmup"),
+        (&["--requests", "5", "--search", "p99<=1ms"], "--search"),
+        (&["--duration", "1s", "--scan", "1k:2k:1k"], "--scan"),
+        (&["--rate", "1k", "--throttle", "5"], "--throttle"),
     ] {
         let out = load(args);
         assert_eq!(
