@@ -243,48 +243,15 @@ fn unreachable_server_exits_1() {
 fn open_loop_verified() {
     let server = ServerProc::start("resp", &[]);
     let addr = server.addr.to_string();
-    let keys = load(&[
-        "--addr",
-        &addr,
-        "--rate",
-        "2000",
-        "--arrivals",
-        "poisson",
-        "--duration",
-        "1s",
-        "--warmup",
-        "200ms",
-        "--connections",
-        "4",
-        "--keys",
-        "200",
-        "--mix",
-        EVERY_COMMAND,
-        "--pipeline",
-        "4",
-        "--verify",
-        "--format",
-        "json",
-    ]);
-    let board = load(&[
-        "--addr",
-        &addr,
-        "--workload",
-        "board",
-        "--rate",
-        "500",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--verify",
-        "--format",
-        "json",
-    ]);
+    let load_flags = |flags: String| load(&flags.split_whitespace().collect::<Vec<_>>());
+    let keys = load_flags(format!(
+        "--addr {addr} --rate 2000 --arrivals poisson --duration 1s --warmup 200ms \
+         --connections 4 --keys 200 --mix {EVERY_COMMAND} --pipeline 4 --verify --format json"
+    ));
+    let board = load_flags(format!(
+        "--addr {addr} --workload board --rate 500 --duration 1s --warmup 0s \
+         --posters 2 --readers 2 --verify --format json"
+    ));
     for (out, model) in [(keys, "open-loop, poisson"), (board, "open-loop, constant")] {
         let said = text(&out.stdout) + &text(&out.stderr);
         assert!(out.status.success(), "{said}");
