@@ -168,14 +168,29 @@ impl<'a> RespClient<'a> {
         let mut want = Vec::new();
         let nonce = self.rng.u64(..);
         match op {
+            Op::LPush | Op::RPush | Op::LPop | Op::RPop | Op::LLen | Op::LIndex | Op::LRange => {
+                self.list_request(op, nonce, &mut want)
+            }
+            _ => self.string_request(op, nonce, &mut want),
+        }
+        if self.mirror.is_some() {
+            Expect::Exact(want)
+        } else {
+            Expect::Any
+        }
+    }
+
+    /// A string command's arguments, and (verifying) its reply into `want`.
+    fn string_request(&mut self, op: Op, nonce: u64, want: &mut Vec<u8>) {
+        match op {
             Op::Get | Op::Exists => {
                 let (space, i) = self.read_key();
                 self.arg_key(space, i);
                 if let Some(m) = &mut self.mirror {
                     if op == Op::Get {
-                        m.get(&mut want, space, i);
+                        m.get(want, space, i);
                     } else {
-                        m.exists(&mut want, space, i);
+                        m.exists(want, space, i);
                     }
                 }
             }
@@ -184,30 +199,30 @@ impl<'a> RespClient<'a> {
                 self.arg_key(Space::Str, i);
                 self.arg_value(Space::Str, i, nonce);
                 if let Some(m) = &mut self.mirror {
-                    m.set(&mut want, i, nonce);
+                    m.set(want, i, nonce);
                 }
             }
             Op::Del => {
                 let i = self.own_key();
                 self.arg_key(Space::Str, i);
                 if let Some(m) = &mut self.mirror {
-                    m.del(&mut want, i);
+                    m.del(want, i);
                 }
             }
             Op::Incr => {
                 let i = self.own_key();
                 self.arg_key(Space::Counter, i);
                 if let Some(m) = &mut self.mirror {
-                    m.incr(&mut want, i);
+                    m.incr(want, i);
                 }
             }
             Op::MGet => {
                 let keys: Vec<(Space, usize)> = (0..MULTI).map(|_| self.read_key()).collect();
-                serverlab_proto::resp::reply::array(&mut want, MULTI);
+                serverlab_proto::resp::reply::array(want, MULTI);
                 for (space, i) in keys {
                     self.arg_key(space, i);
                     if let Some(m) = &mut self.mirror {
-                        m.get(&mut want, space, i);
+                        m.get(want, space, i);
                     }
                 }
             }
@@ -221,28 +236,35 @@ impl<'a> RespClient<'a> {
                         m.set(&mut Vec::new(), i, nonce);
                     }
                 }
-                serverlab_proto::resp::reply::ok(&mut want);
+                serverlab_proto::resp::reply::ok(want);
             }
+            _ => unreachable!("keys_request sends list commands to list_request"),
+        }
+    }
+
+    /// A list command's arguments, and (verifying) its reply into `want`.
+    fn list_request(&mut self, op: Op, nonce: u64, want: &mut Vec<u8>) {
+        match op {
             Op::LPush | Op::RPush => {
                 let i = self.own_key();
                 self.arg_key(Space::List, i);
                 self.arg_value(Space::List, i, nonce);
                 if let Some(m) = &mut self.mirror {
-                    m.push(&mut want, i, op == Op::LPush, nonce);
+                    m.push(want, i, op == Op::LPush, nonce);
                 }
             }
             Op::LPop | Op::RPop => {
                 let i = self.own_key();
                 self.arg_key(Space::List, i);
                 if let Some(m) = &mut self.mirror {
-                    m.pop(&mut want, i, op == Op::LPop);
+                    m.pop(want, i, op == Op::LPop);
                 }
             }
             Op::LLen => {
                 let i = self.own_key();
                 self.arg_key(Space::List, i);
                 if let Some(m) = &mut self.mirror {
-                    m.llen(&mut want, i);
+                    m.llen(want, i);
                 }
             }
             Op::LIndex => {
@@ -253,7 +275,7 @@ impl<'a> RespClient<'a> {
                 let at = self.rng.usize(..=len);
                 self.args.push(at.to_string().into_bytes());
                 if let Some(m) = &mut self.mirror {
-                    m.lindex(&mut want, i, at);
+                    m.lindex(want, i, at);
                 }
             }
             Op::LRange => {
@@ -262,14 +284,10 @@ impl<'a> RespClient<'a> {
                 self.args.push(b"0".to_vec());
                 self.args.push((RANGE - 1).to_string().into_bytes());
                 if let Some(m) = &mut self.mirror {
-                    m.lrange(&mut want, i);
+                    m.lrange(want, i);
                 }
             }
-        }
-        if self.mirror.is_some() {
-            Expect::Exact(want)
-        } else {
-            Expect::Any
+            _ => unreachable!("keys_request sends string commands to string_request"),
         }
     }
 
