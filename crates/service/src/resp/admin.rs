@@ -5,6 +5,7 @@ use super::Args;
 use crate::Common;
 use serverlab_proto::resp::command::{CommandQuery, COMMANDS};
 use serverlab_proto::resp::{glob, reply};
+use serverlab_util::server_stats::Connections;
 use std::fmt::Write;
 
 /// What INFO reports from.
@@ -26,11 +27,38 @@ pub(super) fn info(f: &InfoFacts) -> String {
             .any(|s| matches!(s.as_str(), "default" | "all" | "everything"));
     let want = |s: &str| all || f.sections.iter().any(|x| x == s);
     let conns = f.common.connections.snapshot();
-    let t = f.common.times.snapshot();
+    let rss = rss_bytes();
+    let keyspace = if f.keys > 0 {
+        vec![l("db0", format!("keys={},expires=0,avg_ttl=0", f.keys))]
+    } else {
+        Vec::new()
+    };
+    let sections = [
+        ("Server", server_lines(f, &conns)),
+        (
+            "Clients",
+            vec![
+                l(
+                    "connected_clients",
+                    f.common.connections.active().to_string(),
+                ),
+                l("peak_connected_clients", conns.peak_active.to_string()),
+            ],
+        ),
+        (
+            "Memory",
+            vec![
+                l("used_memory_rss", rss.to_string()),
+                l("used_memory_rss_human", human(rss)),
+            ],
+        ),
+        ("Stats", stats_lines(f, &conns)),
+        ("Keyspace", keyspace),
+    ];
     let mut out = String::new();
-    let mut section = |name: &str, lines: Vec<(String, String)>| {
+    for (name, lines) in sections {
         if !want(&name.to_ascii_lowercase()) {
-            return;
+            continue;
         }
         if !out.is_empty() {
             out += "\r\n";
@@ -39,76 +67,60 @@ pub(super) fn info(f: &InfoFacts) -> String {
         for (k, v) in lines {
             let _ = write!(out, "{k}:{v}\r\n");
         }
-    };
-    let l = |k: &str, v: String| (k.to_string(), v);
-    section(
-        "Server",
-        vec![
-            l("redis_version", "7.0.0".into()),
-            l("serverlab_version", env!("CARGO_PKG_VERSION").into()),
-            l("serverlab_server", f.about.into()),
-            l("redis_mode", "standalone".into()),
-            l("os", std::env::consts::OS.into()),
-            l("arch_bits", (usize::BITS).to_string()),
-            l("process_id", std::process::id().to_string()),
-            l("uptime_in_seconds", (conns.uptime_s as u64).to_string()),
-            l(
-                "uptime_in_days",
-                (conns.uptime_s as u64 / 86_400).to_string(),
-            ),
-        ],
-    );
-    section(
-        "Clients",
-        vec![
-            l(
-                "connected_clients",
-                f.common.connections.active().to_string(),
-            ),
-            l("peak_connected_clients", conns.peak_active.to_string()),
-        ],
-    );
-    let rss = rss_bytes();
-    section(
-        "Memory",
-        vec![
-            l("used_memory_rss", rss.to_string()),
-            l("used_memory_rss_human", human(rss)),
-        ],
-    );
-    section(
-        "Stats",
-        vec![
-            l("total_connections_received", conns.accepted.to_string()),
-            l("total_commands_processed", t.count.to_string()),
-            l(
-                "rejected_connections",
-                conns.refused_over_max_connections.to_string(),
-            ),
-            l("evicted_idle_connections", conns.evicted_idle.to_string()),
-            l(
-                "shed_out_of_fds_connections",
-                conns.shed_out_of_fds.to_string(),
-            ),
-            l(
-                "reset_write_timeout_connections",
-                conns.reset_write_timeout.to_string(),
-            ),
-            l("service_time_timed", t.timed.to_string()),
-            l("service_time_sampled_one_in", t.sampled_one_in.to_string()),
-            l("service_time_us_mean", format!("{:.3}", t.mean)),
-            l("service_time_us_p50", format!("{:.3}", t.p50)),
-            l("service_time_us_p99", format!("{:.3}", t.p99)),
-            l("service_time_us_max", format!("{:.3}", t.max)),
-        ],
-    );
-    let keyspace = if f.keys > 0 {
-        vec![l("db0", format!("keys={},expires=0,avg_ttl=0", f.keys))]
-    } else {
-        Vec::new()
-    };
-    section("Keyspace", keyspace);
+    }
     out
+}
+
+type Line = (&'static str, String);
+
+fn l(k: &'static str, v: String) -> Line {
+    (k, v)
+}
+
+fn server_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
+    vec![
+        l("redis_version", "7.0.0".into()),
+        l("serverlab_version", env!("CARGO_PKG_VERSION").into()),
+        l("serverlab_server", f.about.into()),
+        l("redis_mode", "standalone".into()),
+        l("os", std::env::consts::OS.into()),
+        l("arch_bits", (usize::BITS).to_string()),
+        l("process_id", std::process::id().to_string()),
+        l("uptime_in_seconds", (conns.uptime_s as u64).to_string()),
+        l(
+            "uptime_in_days",
+            (conns.uptime_s as u64 / 86_400).to_string(),
+        ),
+    ]
+}
+
+/// The connection counters and the service time, as every protocol's
+/// final statistics have them.
+fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
+    let t = f.common.times.snapshot();
+    vec![
+        l("total_connections_received", conns.accepted.to_string()),
+        l("total_commands_processed", t.count.to_string()),
+        l(
+            "rejected_connections",
+            conns.refused_over_max_connections.to_string(),
+        ),
+        l("evicted_idle_connections", conns.evicted_idle.to_string()),
+        l(
+            "shed_out_of_fds_connections",
+            conns.shed_out_of_fds.to_string(),
+        ),
+        l(
+            "reset_write_timeout_connections",
+            conns.reset_write_timeout.to_string(),
+        ),
+        l("service_time_timed", t.timed.to_string()),
+        l("service_time_sampled_one_in", t.sampled_one_in.to_string()),
+        l("service_time_us_mean", format!("{:.3}", t.mean)),
+        l("service_time_us_p50", format!("{:.3}", t.p50)),
+        l("service_time_us_p99", format!("{:.3}", t.p99)),
+        l("service_time_us_max", format!("{:.3}", t.max)),
+    ]
 }
 
 /// The process's resident memory (Linux `/proc/self/statm`), 0 elsewhere.
