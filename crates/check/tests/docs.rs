@@ -1,7 +1,7 @@
 //! docs/checking.md names every case of every protocol, with the right
 //! counts, so the page cannot fall behind the code.
 
-use serverlab_check::{Board, Bucket, Kv, Protocol};
+use serverlab_check::{Board, Bucket, Kv, Protocol, Resp};
 
 fn page() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/checking.md");
@@ -31,6 +31,7 @@ fn every_case_is_documented() {
     documented::<Board>(&page);
     documented::<Bucket>(&page);
     documented::<Kv>(&page);
+    documented::<Resp>(&page);
 }
 
 /// Board has at least the CAPS verifier's 18 cases; names are distinct
@@ -42,6 +43,7 @@ fn case_names() {
         Board::cases().iter().map(|c| c.name).collect::<Vec<_>>(),
         Bucket::cases().iter().map(|c| c.name).collect(),
         Kv::cases().iter().map(|c| c.name).collect(),
+        Resp::cases().iter().map(|c| c.name).collect(),
     ] {
         let mut sorted = cases.clone();
         sorted.sort();

@@ -28,6 +28,9 @@ enum CheckProtocol {
     /// The HTTP/1.1 key-value store: every rule, then concurrent GET/HEAD/PUT/POST/DELETE,
     /// checked per key.
     Kv(KvArgs),
+    /// Redis's protocol (RESP2): every rule, then concurrent SET/GET/DEL, INCRBY and
+    /// RPUSH/LINDEX/LLEN, checked per key (any Redis-compatible server with --assignment).
+    Resp(RespArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -123,6 +126,21 @@ struct KvArgs {
     header_timeout: Duration,
 }
 
+#[derive(Args)]
+struct RespArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// The server's --max-bulk
+    #[arg(long, default_value = "1MiB", value_parser = args::size(1, 1 << 30))]
+    max_bulk: u64,
+    /// The server's --max-args
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_args: u64,
+    /// The server's --max-inline
+    #[arg(long, default_value = "64KiB", value_parser = args::size(16, 1 << 30))]
+    max_inline: u64,
+}
+
 pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
     match cmd.protocol {
         CheckProtocol::Board(a) => {
@@ -147,6 +165,14 @@ pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
                 max_uri: a.max_uri as usize,
                 max_headers: a.max_headers as usize,
                 header_timeout: a.header_timeout,
+            };
+            check(&mut p, &a.common)
+        }
+        CheckProtocol::Resp(a) => {
+            let mut p = serverlab_check::Resp {
+                max_bulk: a.max_bulk as usize,
+                max_args: a.max_args as usize,
+                max_inline: a.max_inline as usize,
             };
             check(&mut p, &a.common)
         }

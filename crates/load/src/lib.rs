@@ -22,6 +22,7 @@ pub mod kv;
 pub mod output;
 pub mod record;
 pub mod report;
+pub mod resp;
 
 pub use harness::run;
 

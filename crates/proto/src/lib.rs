@@ -11,5 +11,6 @@ pub mod echo;
 pub mod kv;
 pub mod line;
 pub mod number;
+pub mod resp;
 
 pub use line::{Framed, Terminator};

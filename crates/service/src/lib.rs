@@ -17,6 +17,7 @@ mod common;
 mod delay;
 pub mod echo;
 pub mod kv;
+pub mod resp;
 pub mod service_time;
 pub mod stats;
 

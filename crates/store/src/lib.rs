@@ -5,6 +5,7 @@
 pub mod board;
 pub mod bucket;
 pub mod kv;
+pub mod resp;
 mod sync;
 
 use serverlab_util::Named;

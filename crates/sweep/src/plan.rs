@@ -254,11 +254,23 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
             })
             .collect()
     };
-    // Flags given only where another flag takes one value.
+    let server_protocol = chosen(&Source::ServerProtocol)
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| e.server.protocols[0].clone());
+    let load_protocol = e.load.protocols[0].clone();
+    // Flags given only where another flag (or the protocol) takes one value.
     let when = |part: &crate::spec::Part, server: bool| -> Vec<String> {
         part.when
             .iter()
             .filter(|w| {
+                if w.flag == "protocol" && !part.flags.iter().any(|(f, _)| f == "protocol") {
+                    let protocol = if server {
+                        &server_protocol
+                    } else {
+                        &load_protocol
+                    };
+                    return *protocol == w.value;
+                }
                 let src = if server {
                     Source::ServerFlag(w.flag.clone())
                 } else {
@@ -284,9 +296,6 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
     server_flags.extend(when(&e.server, true));
     let mut load_flags = flags(&e.load.flags, false);
     load_flags.extend(when(&e.load, false));
-    let server_protocol = chosen(&Source::ServerProtocol)
-        .map(|p| p.to_string())
-        .unwrap_or_else(|| e.server.protocols[0].clone());
     let params: serde_json::Map<String, serde_json::Value> = axes
         .iter()
         .zip(choice)
@@ -298,7 +307,7 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
         params,
         server_protocol,
         server_flags,
-        load_protocol: e.load.protocols[0].clone(),
+        load_protocol,
         load_flags,
     }
 }
@@ -509,6 +518,37 @@ mod tests {
             p.points[1].server_flags,
             vec!["--strategy", "pool-locked", "--threads", "8"]
         );
+    }
+
+    #[test]
+    fn when_flags_can_depend_on_the_server_protocol() {
+        let p = plan(
+            r#"
+            protocol = "resp"
+            [server]
+            protocol = ["resp", "external"]
+            cpus = "0"
+            [server.when.protocol.resp]
+            store = "sharded"
+            [server.when.protocol.external]
+            command = "redis-server --port $PORT"
+            [load]
+            requests = 10
+            "#,
+        );
+        let serve = |i: usize| p.points[i].serve_args("s.json").join(" ");
+        assert!(
+            serve(0).starts_with("serve resp ") && serve(0).ends_with("--cpus 0 --store sharded"),
+            "{}",
+            serve(0)
+        );
+        assert!(
+            serve(1).starts_with("serve external ")
+                && serve(1).ends_with("--cpus 0 --command redis-server --port $PORT"),
+            "{}",
+            serve(1)
+        );
+        assert_eq!(p.points[1].load_protocol, "resp");
     }
 
     #[test]

@@ -353,7 +353,7 @@ fn part(
         format!("no protocol for the {side}: set protocol = \"board\" at the top (or in [{side}])")
     })?;
     let when = match when_table {
-        Some(v) => when(side, v, &flags, reserved)?,
+        Some(v) => when(side, v, &flags, &protocols, reserved)?,
         None => Vec::new(),
     };
     Ok(Part {
@@ -363,15 +363,17 @@ fn part(
     })
 }
 
-/// `[<side>.when.<flag>.<value>]` tables: each names a flag of the part and
-/// one of its values, and holds flags (one value each) the part does not
-/// set otherwise.
+/// `[<side>.when.<flag>.<value>]` tables: each names a flag of the part
+/// (or `protocol`, one of the part's protocols) and one of its values, and
+/// holds flags (one value each) the part does not set otherwise.
 fn when(
     side: &str,
     v: &toml::Value,
     flags: &[(String, Vec<Scalar>)],
+    protocols: &[String],
     reserved: &[&str],
 ) -> Result<Vec<When>, String> {
+    let protocol_values: Vec<Scalar> = protocols.iter().cloned().map(Scalar::Str).collect();
     let table = |what: &str, v: &toml::Value| -> Result<toml::Table, String> {
         v.as_table()
             .cloned()
@@ -381,10 +383,14 @@ fn when(
     for (key, by_value) in &table(&format!("{side}.when"), v)? {
         let what = format!("{side}.when.{key}");
         let flag = key.replace('_', "-");
-        let Some((_, values)) = flags.iter().find(|(f, _)| *f == flag) else {
-            return Err(format!(
-                "{what}: the {side} has no flag --{flag} to depend on"
-            ));
+        let values = match flags.iter().find(|(f, _)| *f == flag) {
+            Some((_, values)) => values,
+            None if flag == "protocol" => &protocol_values,
+            None => {
+                return Err(format!(
+                    "{what}: the {side} has no flag --{flag} to depend on"
+                ))
+            }
         };
         for (value, extras) in &table(&what, by_value)? {
             let what = format!("{what}.{value}");

@@ -76,3 +76,22 @@ fn kvstore_is_queue_threads_store() {
     );
     assert_eq!(p.runs(), 51);
 }
+
+#[test]
+fn redis_is_serverlab_against_redis_server() {
+    let p = plan("redis");
+    assert_eq!(keys(&p), ["protocol", "strategy", "mix", "pipeline"]);
+    assert_eq!(p.points.len(), 48);
+    for point in &p.points {
+        let serve = point.serve_args("s.json").join(" ");
+        assert_eq!(point.load_protocol, "resp");
+        match point.server_protocol.as_str() {
+            "resp" => assert!(serve.contains("--store sharded") && !serve.contains("--command")),
+            "external" => {
+                assert!(serve.contains("--command redis-server") && !serve.contains("--store"))
+            }
+            other => panic!("{other}"),
+        }
+        assert!(serve.contains("--cpus 0"));
+    }
+}

@@ -13,6 +13,7 @@ mod board;
 mod bucket;
 mod kv;
 mod model;
+mod resp;
 
 pub use model::{execute, PacingArgs};
 
@@ -50,6 +51,9 @@ loads! {
     /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
     /// connection doing R requests.
     Kv(kv),
+    /// Any server speaking Redis's protocol (serve resp, redis-server): a command mix over keys,
+    /// or the board mapped onto lists (--workload board); checked with --verify.
+    Resp(resp),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

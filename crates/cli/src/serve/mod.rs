@@ -16,8 +16,10 @@ use std::time::Duration;
 mod board;
 mod bucket;
 mod echo;
+mod external;
 mod kv;
 mod memory;
+mod resp;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -83,6 +85,11 @@ protocols! {
     Echo(echo::EchoArgs),
     /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
     Kv(kv::KvArgs),
+    /// Redis's protocol, RESP2: strings and lists, for redis-cli, redis-benchmark and clients. Port 6379.
+    Resp(resp::RespArgs),
+    /// Another program as the server (redis-server, …), started, pinned and stopped as a sweep
+    /// starts serverlab's: --command 'redis-server --port $PORT'.
+    External(external::ExternalArgs),
 }
 
 /// Flags every server takes.

@@ -289,6 +289,77 @@ fn write_timeout_on_time(strategy: &str) {
 }
 per_strategy!(write_timeout, write_timeout_on_time);
 
+pub const MIB: u64 = 1 << 20;
+
+/// 50 clients each write `requests` (asking for replies of at most 1 MiB
+/// each) and never read. The server's resident memory stays under a bound
+/// derived from its limits — per connection, requests are read no further
+/// once 256 KiB of replies are unwritten, so it holds at most that plus
+/// one reply (1 MiB and its head) plus a read chunk, twice over for a
+/// growing buffer's spare room, plus 64 MiB — and five seconds after the
+/// clients reset their connections it is back within 50 MB of where it
+/// started. The server has served a reply of that size already.
+pub fn never_reading_burst(server: &ServerProc, requests: &[u8], ctx: &str) {
+    const CLIENTS: u64 = 50;
+    std::thread::sleep(Duration::from_millis(200));
+    let start_kib = rss_kib(server.pid());
+    let per_conn = 2 * (256 * 1024 + MIB + 64 * 1024);
+    let bound_kib = start_kib + CLIENTS * per_conn / 1024 + 64 * 1024;
+    let burst: Vec<TcpStream> = (0..CLIENTS)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.set_write_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let _ = s.write_all(requests);
+            s
+        })
+        .collect();
+    let mut peak_kib = 0;
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(100));
+        peak_kib = peak_kib.max(rss_kib(server.pid()));
+    }
+    assert!(
+        peak_kib < bound_kib,
+        "{ctx}: {peak_kib} KiB resident, over the bound of {bound_kib} KiB"
+    );
+    for s in &burst {
+        // Close with a reset, as a client that gives up does.
+        let _ = socket_linger_zero(s);
+    }
+    drop(burst);
+    std::thread::sleep(Duration::from_secs(5));
+    let after_kib = rss_kib(server.pid());
+    assert!(
+        after_kib < start_kib + 50 * 1000,
+        "{ctx}: {after_kib} KiB resident 5 s after the burst, from {start_kib} KiB (peak {peak_kib})"
+    );
+}
+
+fn socket_linger_zero(s: &TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a pointer to an initialised
+    // `linger` of the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// A server whose strategy shares its port among listeners
 /// (SO_REUSEPORT) refuses to start on a port another server serves,
 /// whatever that server's strategy: exit 1, saying the port is served.

@@ -4,7 +4,7 @@
 
 mod client;
 mod counts;
-mod mirror;
+pub(crate) mod mirror;
 mod results;
 pub mod workload;
 

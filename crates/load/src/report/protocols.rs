@@ -49,6 +49,7 @@ protocols! {
     Board(crate::board::BoardResults) = "board",
     Bucket(crate::bucket::BucketResults) = "bucket",
     Kv(crate::kv::KvResults) = "kv",
+    Resp(crate::resp::RespResults) = "resp",
 }
 
 impl ProtocolResults {

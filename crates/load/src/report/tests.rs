@@ -7,6 +7,7 @@ use crate::board::{BoardLoad, BoardResults, Reads};
 use crate::bucket::{Bound, BucketLoad, BucketResults};
 use crate::harness::Protocol;
 use crate::kv::{KvLoad, KvResults, Preload, SessionTimes, Sessions};
+use crate::resp::{RespLoad, RespResults, Setup};
 use serverlab_proto::bucket::{DelayMode, DelayUnit};
 
 fn report(protocol: ProtocolResults) -> LoadReport {
@@ -83,6 +84,20 @@ fn every_protocol() -> Vec<ProtocolResults> {
             }),
         }
         .into(),
+        RespResults {
+            workload: "board".into(),
+            error_replies: 2,
+            null_replies: 5,
+            setup: Some(Setup {
+                keys_written: 100,
+                time_s: 0.5,
+            }),
+            board: Some(BoardResults {
+                reads: Reads::of(4, 1),
+                posts_acknowledged: 9,
+            }),
+        }
+        .into(),
     ]
 }
 
@@ -110,7 +125,12 @@ fn typed_results_round_trip_through_json_under_their_name() {
 
 #[test]
 fn each_protocols_results_carry_its_load_name() {
-    let names = [BoardLoad::NAME, BucketLoad::NAME, KvLoad::NAME];
+    let names = [
+        BoardLoad::NAME,
+        BucketLoad::NAME,
+        KvLoad::NAME,
+        RespLoad::NAME,
+    ];
     assert_eq!(ProtocolResults::NAMES, names);
 }
 

@@ -1,0 +1,195 @@
+//! RESP's concurrency workload: over a few fresh keys, SET, GET and DEL
+//! (a register), INCRBY (a counter) and RPUSH, LINDEX and LLEN (a list),
+//! mostly each on keys of its own kind and now and then across kinds, so
+//! WRONGTYPE is checked too; one partition per key.
+
+use super::model::{Got, Key, Op};
+use super::talk::{read, words};
+use crate::concurrency::{Part, Record, Workload};
+use crate::wire::{show, Conn};
+use serverlab_proto::resp::client::{self, Reply};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Keys the clients share: the first half mostly strings and counters,
+/// the rest mostly lists.
+pub const KEYS: usize = 4;
+
+#[derive(Debug, Clone)]
+pub enum Call {
+    Set { key: usize, value: String },
+    Get { key: usize },
+    Del { key: usize },
+    Incr { key: usize, by: i64 },
+    RPush { key: usize, value: String },
+    LIndex { key: usize, index: i64 },
+    LLen { key: usize },
+}
+
+impl Call {
+    fn key(&self) -> usize {
+        match self {
+            Call::Set { key, .. }
+            | Call::Get { key }
+            | Call::Del { key }
+            | Call::Incr { key, .. }
+            | Call::RPush { key, .. }
+            | Call::LIndex { key, .. }
+            | Call::LLen { key } => *key,
+        }
+    }
+}
+
+pub struct Load {
+    pub keys: Vec<String>,
+}
+
+impl Load {
+    pub fn new(nonce: &str) -> Load {
+        Load {
+            keys: (0..KEYS).map(|i| format!("{nonce}-k{i}")).collect(),
+        }
+    }
+
+    fn wire(&self, call: &Call) -> Vec<u8> {
+        let k = |i: &usize| self.keys[*i].as_str();
+        match call {
+            Call::Set { key, value } => words(&["SET", k(key), value]),
+            Call::Get { key } => words(&["GET", k(key)]),
+            Call::Del { key } => words(&["DEL", k(key)]),
+            Call::Incr { key, by } => words(&["INCRBY", k(key), &by.to_string()]),
+            Call::RPush { key, value } => words(&["RPUSH", k(key), value]),
+            Call::LIndex { key, index } => words(&["LINDEX", k(key), &index.to_string()]),
+            Call::LLen { key } => words(&["LLEN", k(key)]),
+        }
+    }
+}
+
+impl Workload for Load {
+    type Conn = Conn;
+    type Call = Call;
+    /// The whole reply.
+    type Reply = Vec<u8>;
+
+    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
+        Conn::open(addr, timeout)
+    }
+
+    fn next(&self, rng: &mut fastrand::Rng, client: usize, seq: u64) -> Call {
+        let key = rng.usize(..KEYS);
+        let value = format!("c{client}-{seq}");
+        // One in ten commands is of the other kind than the key's.
+        let list = (key >= KEYS / 2) != (rng.u8(..10) == 0);
+        if list {
+            match rng.u8(..100) {
+                0..40 => Call::RPush { key, value },
+                40..75 => Call::LIndex {
+                    key,
+                    index: rng.i64(-3..20),
+                },
+                75..95 => Call::LLen { key },
+                _ => Call::Del { key },
+            }
+        } else {
+            match rng.u8(..100) {
+                0..30 => Call::Set { key, value },
+                30..60 => Call::Get { key },
+                60..90 => Call::Incr {
+                    key,
+                    by: rng.i64(1..4),
+                },
+                _ => Call::Del { key },
+            }
+        }
+    }
+
+    fn perform(&self, conn: &mut Conn, call: &Call) -> Result<Vec<u8>, String> {
+        let wire = self.wire(call);
+        conn.send(&wire);
+        match read(conn).reply() {
+            Some(r) => Ok(r.to_vec()),
+            None => Err(format!("no reply to {}", show(&wire))),
+        }
+    }
+}
+
+/// A reply as the model reads it, values named by `values`.
+fn got(values: &HashMap<&str, u32>, reply: &[u8]) -> Got {
+    let other = || Got::Other(show(reply));
+    match client::parse(reply) {
+        Ok(Some((Reply::Simple(b"OK"), _))) => Got::Ok,
+        Ok(Some((Reply::Bulk(None), _))) => Got::Nil,
+        Ok(Some((Reply::Int(n), _))) => Got::Int(n),
+        Ok(Some((Reply::Bulk(Some(b)), _))) => {
+            let text = std::str::from_utf8(b).unwrap_or("");
+            match (
+                values.get(text),
+                serverlab_proto::resp::number::parse_i64(b),
+            ) {
+                (Some(&v), _) => Got::Value(v),
+                (None, Some(n)) => Got::Number(n),
+                _ => other(),
+            }
+        }
+        Ok(Some((Reply::Error(e), _))) if e.starts_with(b"WRONGTYPE ") => Got::WrongType,
+        Ok(Some((Reply::Error(e), _))) if e.starts_with(b"ERR value is not an integer") => {
+            Got::NotInteger
+        }
+        _ => other(),
+    }
+}
+
+impl Load {
+    /// One partition per key.
+    pub fn partition(&self, history: &[Record<Call, Vec<u8>>]) -> Vec<Part<Key>> {
+        let mut values: Vec<Vec<String>> = vec![Vec::new(); KEYS];
+        for r in history {
+            if let Call::Set { key, value } | Call::RPush { key, value } = &r.call {
+                values[*key].push(value.clone());
+            }
+        }
+        let index: Vec<HashMap<&str, u32>> = values
+            .iter()
+            .map(|vs| {
+                vs.iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.as_str(), i as u32))
+                    .collect()
+            })
+            .collect();
+        let mut ops: Vec<Vec<_>> = (0..KEYS).map(|_| Vec::new()).collect();
+        for r in history {
+            let k = r.call.key();
+            let g = got(&index[k], &r.reply);
+            let op = match &r.call {
+                Call::Set { value, .. } => Op::Set {
+                    value: index[k][value.as_str()],
+                    got: g,
+                },
+                Call::Get { .. } => Op::Get(g),
+                Call::Del { .. } => Op::Del(g),
+                Call::Incr { by, .. } => Op::Incr { by: *by, got: g },
+                Call::RPush { value, .. } => Op::RPush {
+                    value: index[k][value.as_str()],
+                    got: g,
+                },
+                Call::LIndex { index: i, .. } => Op::LIndex { index: *i, got: g },
+                Call::LLen { .. } => Op::LLen(g),
+            };
+            ops[k].push(r.op(op));
+        }
+        ops.into_iter()
+            .zip(values)
+            .zip(&self.keys)
+            .map(|((ops, values), name)| Part {
+                name: format!("key {name}"),
+                model: Key {
+                    name: name.clone(),
+                    values,
+                },
+                ops,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,166 @@
+//! `serverlab load resp`: any server speaking Redis's protocol.
+
+use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
+use crate::args;
+use clap::error::ErrorKind;
+use serverlab_load::board::ReaderMix;
+use serverlab_load::resp::{KeyPattern, Mix, RespLoad, Stop, Workload};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Server address (serverlab's `serve resp`, redis-server, …)
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379")]
+    addr: SocketAddr,
+    /// What to send
+    #[arg(long, default_value = "keys", value_parser = args::named::<Workload>())]
+    workload: Workload,
+    /// Connections (keys workload), each persistent
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    connections: u16,
+    /// How long to run (10s, 500ms), after the warm-up
+    #[arg(long, default_value = "10s", value_parser = args::duration,
+          conflicts_with_all = ["requests", "search", "scan"])]
+    duration: Duration,
+    /// Requests to send over all connections, every one counted (no warm-up), instead of a
+    /// duration (redis-benchmark's -n)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["warmup", "search", "scan"])]
+    requests: Option<u64>,
+    #[command(flatten)]
+    pacing: PacingArgs,
+    /// Commands by weight, from get, set, del, exists, incr, mget, mset, lpush, rpush, lpop,
+    /// rpop, llen, lindex, lrange
+    #[arg(long, default_value = "get=80,set=20", value_name = "MIX")]
+    mix: Mix,
+    /// Distinct keys of each kind (key:N strings, counter:N, list:N)
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    keys: u32,
+    /// How keys are drawn: uniform, zipf (exponent 0.99) or zipf:S (the lowest keys hottest)
+    #[arg(long, default_value = "uniform", value_name = "PATTERN")]
+    key_pattern: KeyPattern,
+    /// Bytes per value written (examples: 64, 4KiB)
+    #[arg(long, default_value = "64", value_name = "SIZE", value_parser = args::size(1, 512 << 20))]
+    value_size: u64,
+    /// Read-only keys written before a verified run and read by every connection
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
+    shared_keys: u32,
+    /// Write every string key once before the run (not measured)
+    #[arg(long)]
+    preload: bool,
+    /// Board workload: connections that RPUSH messages
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
+    posters: u16,
+    /// Board workload: connections that LINDEX (or LLEN) them
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
+    readers: u16,
+    /// Board workload: topics (lists board:tN)
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    topics: u32,
+    /// Board workload: bytes per message
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=(1 << 24)))]
+    message_size: u32,
+    /// Board workload: what readers send, by weight, from read (LINDEX) and count (LLEN)
+    #[arg(long, default_value = "read=100", value_name = "MIX")]
+    reader_mix: ReaderMix,
+    /// Seed for commands, keys and values
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every reply: each connection owns its keys, shared keys are read-only; the keys
+    /// this run uses are deleted first. Mismatches fail the run
+    #[arg(long)]
+    verify: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let mut cfg = RespLoad::new(a.addr);
+    cfg.workload = a.workload;
+    cfg.connections = a.connections.into();
+    cfg.stop = match a.requests {
+        Some(n) => Stop::Requests(n),
+        None => Stop::DurationS(a.duration.as_secs_f64()),
+    };
+    cfg.pacing = a.pacing.pacing(a.requests.is_none());
+    cfg.mix = a.mix;
+    cfg.keys = a.keys as usize;
+    cfg.key_pattern = a.key_pattern;
+    cfg.value_size = a.value_size as usize;
+    cfg.shared_keys = a.shared_keys as usize;
+    cfg.preload = a.preload;
+    cfg.posters = a.posters.into();
+    cfg.readers = a.readers.into();
+    cfg.topics = a.topics as usize;
+    cfg.message_size = a.message_size as usize;
+    cfg.reader_mix = a.reader_mix;
+    cfg.seed = a.seed;
+    cfg.verify = a.verify;
+    check(&cfg);
+    let format = a.output.format.unwrap_or(Format::Text);
+    if format == Format::Caps && cfg.workload != Workload::Board {
+        bad(
+            ErrorKind::InvalidValue,
+            "--format caps is the board reference client's output: use it with --workload board"
+                .into(),
+        );
+    }
+    execute(
+        &cfg,
+        &a.pacing,
+        cfg.planned(),
+        format,
+        a.output.json.as_ref(),
+    )
+}
+
+fn bad(kind: ErrorKind, msg: String) -> ! {
+    usage_error_in("resp", kind, msg)
+}
+
+/// What the flags' parsers cannot see alone.
+fn check(cfg: &RespLoad) {
+    match cfg.workload {
+        Workload::Board => {
+            if cfg.posters + cfg.readers == 0 {
+                bad(
+                    ErrorKind::ValueValidation,
+                    "--posters and --readers are both 0: nothing to run".into(),
+                );
+            }
+            use serverlab_load::board::workload::ReaderOp;
+            if cfg.reader_mix.weight(ReaderOp::List) > 0 {
+                bad(
+                    ErrorKind::InvalidValue,
+                    "--reader-mix: list has no RESP form here (read is LINDEX, count is LLEN)"
+                        .into(),
+                );
+            }
+        }
+        Workload::Keys => {
+            if cfg.verify && cfg.keys < cfg.connections {
+                bad(
+                    ErrorKind::ValueValidation,
+                    format!(
+                        "--keys {} is fewer than --connections {}: with --verify each connection owns its keys",
+                        cfg.keys, cfg.connections
+                    ),
+                );
+            }
+            if cfg.verify && cfg.value_size < cfg.min_verified_value_size() {
+                bad(
+                    ErrorKind::ValueValidation,
+                    format!(
+                        "--value-size {} is too small for --verify: values carry their key and a checksum, \
+                         so with --keys {} they need at least {} bytes",
+                        cfg.value_size,
+                        cfg.keys,
+                        cfg.min_verified_value_size()
+                    ),
+                );
+            }
+        }
+    }
+}

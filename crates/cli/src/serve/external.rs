@@ -1,0 +1,154 @@
+//! `serverlab serve external --command CMD`: another program as the
+//! server, so a sweep can run it where it runs serverlab's own (redis-server
+//! beside `serve resp`, experiments/redis.toml). Not a protocol: the
+//! smallest wrapper that gives a foreign server what the sweep expects of a
+//! server — a port of its choosing, pinning, a `listening on ADDR` line,
+//! and a graceful stop on SIGTERM.
+//!
+//! The command runs under `sh -c` (so it is written as in a shell), with
+//! `$PORT` and `$HOST` set to where it must listen; `--cpus` pins it (the
+//! wrapper pins itself first, and the command inherits the mask). Once the
+//! port accepts connections the wrapper announces it; SIGINT or SIGTERM is
+//! passed on to the command, which is waited for. Its `--stats-json` holds
+//! only `{"protocol": {"external": {"command", "stopped"}}}`: no
+//! connection or service-time figures, which only the foreign server
+//! knows (a report shows none for it).
+
+use super::{Protocol, ServerArgs};
+use anyhow::{bail, Context};
+use clap::Args;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitCode};
+use std::time::{Duration, Instant};
+
+/// How long the command may take to listen.
+const START: Duration = Duration::from_secs(20);
+/// How long it may take to stop after SIGTERM before it is killed.
+const STOP: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(20);
+
+#[derive(Args)]
+pub struct ExternalArgs {
+    /// The server to run, as a shell command, listening on $HOST:$PORT
+    /// (example: 'redis-server --port $PORT --save "" --appendonly no')
+    #[arg(long, value_name = "CMD")]
+    command: String,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+impl Protocol for ExternalArgs {
+    const NAME: &'static str = "external";
+
+    fn server(&self) -> &ServerArgs {
+        &self.server
+    }
+
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let addr = self.addr()?;
+        if let Some(cpus) = &self.server.cpus {
+            cpus.pin_current_thread()
+                .with_context(|| format!("cannot pin to CPUs {cpus}"))?;
+        }
+        // Before the command starts, so no signal is missed.
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+            .context("cannot install signal handlers")?;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {}", self.command))
+            .env("PORT", addr.port().to_string())
+            .env("HOST", addr.ip().to_string())
+            .spawn()
+            .with_context(|| format!("cannot run {}", self.command))?;
+        if let Err(e) = wait_listening(&mut child, addr) {
+            stop(&mut child);
+            return Err(e);
+        }
+        let pinned = self
+            .server
+            .cpus
+            .as_ref()
+            .map(|c| format!(", cpus {c}"))
+            .unwrap_or_default();
+        println!(
+            "serverlab serve external: listening on {addr} (command {}{pinned})",
+            self.command
+        );
+        loop {
+            if signals.pending().next().is_some() {
+                let status = stop(&mut child);
+                println!("serverlab serve external: stopped ({status})");
+                if let Some(path) = &self.server.stats_json {
+                    let stats = serde_json::json!({
+                        "protocol": { "external": { "command": self.command, "stopped": status } }
+                    });
+                    let text = serde_json::to_string_pretty(&stats)? + "\n";
+                    std::fs::write(path, text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            if let Some(status) = child.try_wait()? {
+                bail!("the server exited by itself ({status})");
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl ExternalArgs {
+    /// Where the command must listen: `--addr`, or 127.0.0.1 and a free
+    /// port (found by binding port 0; another program could take it
+    /// before the command does, a race a sweep on a quiet machine loses
+    /// rarely).
+    fn addr(&self) -> anyhow::Result<SocketAddr> {
+        let addr = self
+            .server
+            .addr
+            .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+        if addr.port() != 0 {
+            return Ok(addr);
+        }
+        let free = TcpListener::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
+        Ok(free.local_addr()?)
+    }
+}
+
+/// Wait until `addr` accepts connections, or fail if the command exits
+/// or takes too long.
+fn wait_listening(child: &mut Child, addr: SocketAddr) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        if TcpStream::connect_timeout(&addr, POLL).is_ok() {
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("the server exited ({status}) before listening on {addr}");
+        }
+        if started.elapsed() > START {
+            bail!("the server did not listen on {addr} within {START:?}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// SIGTERM, then wait (SIGKILL after [`STOP`]); how it ended.
+fn stop(child: &mut Child) -> String {
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped
+    // (try_wait has not seen it exit), so the pid is still ours.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let started = Instant::now();
+    while started.elapsed() < STOP {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status.to_string();
+        }
+        std::thread::sleep(POLL);
+    }
+    let _ = child.kill();
+    child
+        .wait()
+        .map_or_else(|e| e.to_string(), |s| format!("killed after {STOP:?}: {s}"))
+}

@@ -1,0 +1,262 @@
+//! The RESP load: any server that speaks Redis's protocol (serverlab's
+//! `serve resp`, redis-server, …). Persistent connections, closed or open
+//! loop as the harness runs them, each sending either a command mix over
+//! keys (`--mix get=80,set=20`, uniform or Zipf keys) or, with
+//! `--workload board`, the CAPS board mapped onto lists (posters RPUSH,
+//! readers LINDEX and LLEN). With `verify` every reply is checked: a
+//! connection owns its keys (so it knows what each must hold, pipelined or
+//! not) and shares read-only keys written before the run; board replies
+//! are checked against the acknowledged posts.
+
+mod client;
+mod mirror;
+mod results;
+mod setup;
+pub mod workload;
+
+pub use results::{RespResults, Setup};
+pub use workload::{KeyPattern, Mix, Op, Workload};
+
+use crate::board::mirror::Mirror as BoardMirror;
+use crate::board::{BoardResults, ReaderMix, Reads};
+use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::report::ProtocolResults;
+use crate::LoadError;
+use client::{RespClient, Role};
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Operation names, in recorder order ([`Op::index`]).
+pub const OPS: [&str; 14] = [
+    "GET", "SET", "DEL", "EXISTS", "INCR", "MGET", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP",
+    "LLEN", "LINDEX", "LRANGE",
+];
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long replies still in flight when the window closes may take.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    DurationS(f64),
+    /// This many requests over all connections (redis-benchmark's `-n`).
+    Requests(u64),
+}
+
+/// A RESP load run's settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct RespLoad {
+    pub addr: SocketAddr,
+    pub workload: Workload,
+    /// Connections of the keys workload (redis-benchmark's `-c`).
+    pub connections: usize,
+    pub stop: Stop,
+    /// Pipeline depth and the load model.
+    #[serde(flatten)]
+    pub pacing: Pacing,
+    pub mix: Mix,
+    /// Distinct keys of each kind (strings, counters, lists).
+    pub keys: usize,
+    pub key_pattern: KeyPattern,
+    /// Bytes per value written.
+    pub value_size: usize,
+    /// Read-only keys written before a verified run, read by every connection.
+    pub shared_keys: usize,
+    /// Write every string key once before the run.
+    pub preload: bool,
+    /// The board workload: posters, readers, topics, message size, what readers send.
+    pub posters: usize,
+    pub readers: usize,
+    pub topics: usize,
+    pub message_size: usize,
+    pub reader_mix: ReaderMix,
+    pub seed: u64,
+    pub verify: bool,
+}
+
+impl RespLoad {
+    pub fn new(addr: SocketAddr) -> Self {
+        RespLoad {
+            addr,
+            workload: Workload::Keys,
+            connections: 50,
+            stop: Stop::DurationS(10.0),
+            pacing: Pacing::default(),
+            mix: workload::default_mix(),
+            keys: 100_000,
+            key_pattern: KeyPattern(crate::kv::KeyDist::Uniform),
+            value_size: 64,
+            shared_keys: 100,
+            preload: false,
+            posters: 5,
+            readers: 5,
+            topics: 16,
+            message_size: 32,
+            reader_mix: crate::board::workload::reference_reader_mix(),
+            seed: 1,
+            verify: false,
+        }
+    }
+
+    /// Clients at once: connections, or posters + readers.
+    pub fn clients(&self) -> usize {
+        match self.workload {
+            Workload::Keys => self.connections,
+            Workload::Board => self.posters + self.readers,
+        }
+    }
+
+    /// The smallest `value_size` that `verify` can check.
+    pub fn min_verified_value_size(&self) -> usize {
+        let longest = workload::key(workload::Space::Shared, self.keys.max(self.shared_keys));
+        crate::kv::workload::min_checked_size(longest.len())
+    }
+
+    /// How long the run takes at least, for a progress display.
+    pub fn planned(&self) -> Duration {
+        match self.stop {
+            Stop::DurationS(s) => Duration::from_secs_f64(s),
+            Stop::Requests(_) => Duration::from_secs(10),
+        }
+    }
+}
+
+/// The board workload's shared state.
+pub struct Board {
+    bases: Vec<u64>,
+    mirror: BoardMirror,
+}
+
+/// What the clients share.
+pub struct Resp {
+    board: Option<Board>,
+    setup: Option<Setup>,
+}
+
+impl harness::Protocol for RespLoad {
+    const NAME: &'static str = "resp";
+    const OPS: &'static [&'static str] = &OPS;
+    type Shared = Resp;
+    type Exchange<'a> = RespClient<'a>;
+
+    fn plan(&self) -> Plan {
+        Plan {
+            addr: self.addr,
+            window: match self.stop {
+                Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
+                Stop::Requests(n) => Window::Requests(n),
+            },
+            connections: Connections::Persistent,
+            pacing: self.pacing.clone(),
+            verify: self.verify,
+            timeouts: Timeouts {
+                connect: CONNECT_TIMEOUT,
+                reply: None,
+                drain: Some(DRAIN_TIMEOUT),
+            },
+            model_note: None,
+            seed: self.seed,
+        }
+    }
+
+    fn setup(&self, errors: &mut Vec<String>) -> Result<Resp, LoadError> {
+        match self.workload {
+            Workload::Keys => {
+                let t0 = Instant::now();
+                let written = setup::keys(self, errors)?;
+                Ok(Resp {
+                    board: None,
+                    setup: (written > 0).then(|| Setup {
+                        keys_written: written as u64,
+                        time_s: t0.elapsed().as_secs_f64(),
+                    }),
+                })
+            }
+            Workload::Board => {
+                let bases = match setup::topic_lengths(self.addr, self.topics)? {
+                    Ok(b) => b,
+                    Err(e) => {
+                        errors.push(e);
+                        vec![0; self.topics]
+                    }
+                };
+                Ok(Resp {
+                    board: Some(Board {
+                        mirror: BoardMirror::new(bases.clone()),
+                        bases,
+                    }),
+                    setup: None,
+                })
+            }
+        }
+    }
+
+    fn exchanges<'a>(&'a self, run: &'a Resp) -> Vec<RespClient<'a>> {
+        match self.workload {
+            Workload::Keys => (0..self.connections)
+                .map(|i| RespClient::new(self, run, Role::Keys, i))
+                .collect(),
+            Workload::Board => (0..self.posters)
+                .map(|i| RespClient::new(self, run, Role::Poster, i))
+                .chain((0..self.readers).map(|i| RespClient::new(self, run, Role::Reader, i)))
+                .collect(),
+        }
+    }
+
+    fn finish(&self, run: &Resp, done: Finish<'_, RespClient<'_>>) -> ProtocolResults {
+        let sum = |f: fn(&RespClient) -> u64| done.exchanges.iter().map(f).sum::<u64>();
+        let board = run.board.as_ref().map(|b| {
+            if self.verify && done.errors.is_empty() {
+                final_board_checks(self, b, done.checks, done.errors);
+            }
+            BoardResults {
+                reads: Reads::of(sum(|c| c.hits), sum(|c| c.misses)),
+                posts_acknowledged: (0..self.topics).map(|t| b.mirror.acked(t)).sum(),
+            }
+        });
+        RespResults {
+            workload: self.workload.to_string(),
+            error_replies: sum(|c| c.error_replies),
+            null_replies: sum(|c| c.nulls),
+            setup: run.setup.clone(),
+            board,
+        }
+        .into()
+    }
+}
+
+/// After a board run: no gaps in any topic, and LLEN equals what was
+/// acknowledged.
+fn final_board_checks(
+    cfg: &RespLoad,
+    b: &Board,
+    checks: &mut crate::checks::Checks,
+    errors: &mut Vec<String>,
+) {
+    for t in 0..cfg.topics {
+        let gaps = b.mirror.gaps(t);
+        if !gaps.is_empty() {
+            checks.mismatch(format!(
+                "topic t{t}: ids {gaps:?} were never acknowledged to any poster (gap)"
+            ));
+        }
+    }
+    match setup::topic_lengths(cfg.addr, cfg.topics) {
+        Ok(Ok(finals)) => {
+            for (t, (got, base)) in finals.iter().zip(&b.bases).enumerate() {
+                checks.checked(1);
+                let want = base + b.mirror.acked(t);
+                if *got != want {
+                    checks.mismatch(format!(
+                        "topic t{t}: final LLEN {got} but {want} messages were acknowledged"
+                    ));
+                }
+            }
+        }
+        Ok(Err(e)) => errors.push(format!("final LLEN check: {e}")),
+        Err(e) => errors.push(format!("final LLEN check: {e}")),
+    }
+}

@@ -1,0 +1,230 @@
+//! The client side of RESP2: commands encoded as arrays of bulk strings,
+//! and replies read from a client's input, whole or not yet.
+
+use super::number::{parse_i64, push_i64};
+
+/// Append `args` as one command: `*<n>\r\n` and a bulk string each.
+pub fn command(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.push(b'*');
+    push_i64(out, args.len() as i64);
+    out.extend_from_slice(b"\r\n");
+    for a in args {
+        out.push(b'$');
+        push_i64(out, a.len() as i64);
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A reply, borrowing the input it was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply<'a> {
+    Simple(&'a [u8]),
+    /// An error's text, its code first (`ERR …`, `WRONGTYPE …`).
+    Error(&'a [u8]),
+    Int(i64),
+    /// A bulk string; `None` is the null bulk (`$-1`).
+    Bulk(Option<&'a [u8]>),
+    /// An array; `None` is the null array (`*-1`).
+    Array(Option<Vec<Reply<'a>>>),
+}
+
+impl Reply<'_> {
+    /// In a person's words, for mismatch reports and witnesses.
+    pub fn show(&self) -> String {
+        let text = |b: &[u8]| {
+            let s = String::from_utf8_lossy(&b[..b.len().min(60)]).into_owned();
+            if b.len() > 60 {
+                format!("{s}…({} bytes)", b.len())
+            } else {
+                s
+            }
+        };
+        match self {
+            Reply::Simple(s) => format!("+{}", text(s)),
+            Reply::Error(e) => format!("-{}", text(e)),
+            Reply::Int(n) => format!(":{n}"),
+            Reply::Bulk(None) => "(nil)".into(),
+            Reply::Bulk(Some(b)) => format!("{:?}", text(b)),
+            Reply::Array(None) => "(nil array)".into(),
+            Reply::Array(Some(items)) => {
+                let shown: Vec<String> = items.iter().take(8).map(Reply::show).collect();
+                let more = if items.len() > 8 { ", …" } else { "" };
+                format!("[{}{more}]", shown.join(", "))
+            }
+        }
+    }
+}
+
+/// A stream that is not RESP.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("a reply starting with {0:?}, not one of + - : $ *")]
+    Type(char),
+    #[error("a reply whose length or integer is malformed")]
+    Number,
+    #[error("a reply line or bulk string not ended by CR LF")]
+    Crlf,
+    #[error("a reply nested deeper than 32 arrays")]
+    Depth,
+}
+
+/// The whole reply at the front of `input` and its length; `Ok(None)`
+/// while it is incomplete.
+pub fn parse(input: &[u8]) -> Result<Option<(Reply<'_>, usize)>, ReplyError> {
+    parse_at(input, 0, 0)
+}
+
+/// Only the length of the whole reply at the front of `input` (no
+/// allocation for arrays); `Ok(None)` while it is incomplete.
+pub fn skip(input: &[u8]) -> Result<Option<usize>, ReplyError> {
+    skip_at(input, 0, 0)
+}
+
+/// The line at `at` (after its type byte) and where the next starts.
+fn line(input: &[u8], at: usize) -> Result<Option<(&[u8], usize)>, ReplyError> {
+    let Some(cr) = memchr::memchr(b'\r', &input[at..]) else {
+        return Ok(None);
+    };
+    match input.get(at + cr + 1) {
+        None => Ok(None),
+        Some(b'\n') => Ok(Some((&input[at + 1..at + cr], at + cr + 2))),
+        Some(_) => Err(ReplyError::Crlf),
+    }
+}
+
+fn number(text: &[u8]) -> Result<i64, ReplyError> {
+    parse_i64(text).ok_or(ReplyError::Number)
+}
+
+fn parse_at(
+    input: &[u8],
+    at: usize,
+    depth: usize,
+) -> Result<Option<(Reply<'_>, usize)>, ReplyError> {
+    if depth > 32 {
+        return Err(ReplyError::Depth);
+    }
+    let Some(&kind) = input.get(at) else {
+        return Ok(None);
+    };
+    let Some((text, next)) = line(input, at)? else {
+        return Ok(None);
+    };
+    Ok(Some(match kind {
+        b'+' => (Reply::Simple(text), next),
+        b'-' => (Reply::Error(text), next),
+        b':' => (Reply::Int(number(text)?), next),
+        b'$' => match number(text)? {
+            -1 => (Reply::Bulk(None), next),
+            n if n >= 0 => {
+                let end = next + n as usize;
+                if input.len() < end + 2 {
+                    return Ok(None);
+                }
+                if &input[end..end + 2] != b"\r\n" {
+                    return Err(ReplyError::Crlf);
+                }
+                (Reply::Bulk(Some(&input[next..end])), end + 2)
+            }
+            _ => return Err(ReplyError::Number),
+        },
+        b'*' => match number(text)? {
+            -1 => (Reply::Array(None), next),
+            n if n >= 0 => {
+                let mut items = Vec::with_capacity((n as usize).min(1024));
+                let mut at = next;
+                for _ in 0..n {
+                    let Some((item, after)) = parse_at(input, at, depth + 1)? else {
+                        return Ok(None);
+                    };
+                    items.push(item);
+                    at = after;
+                }
+                (Reply::Array(Some(items)), at)
+            }
+            _ => return Err(ReplyError::Number),
+        },
+        c => return Err(ReplyError::Type(c as char)),
+    }))
+}
+
+fn skip_at(input: &[u8], at: usize, depth: usize) -> Result<Option<usize>, ReplyError> {
+    if depth > 32 {
+        return Err(ReplyError::Depth);
+    }
+    let Some(&kind) = input.get(at) else {
+        return Ok(None);
+    };
+    let Some((text, next)) = line(input, at)? else {
+        return Ok(None);
+    };
+    match kind {
+        b'+' | b'-' | b':' => Ok(Some(next)),
+        b'$' | b'*' => {
+            let n = number(text)?;
+            if n < -1 {
+                return Err(ReplyError::Number);
+            }
+            if n == -1 {
+                return Ok(Some(next));
+            }
+            if kind == b'$' {
+                let end = next + n as usize + 2;
+                return Ok((input.len() >= end).then_some(end));
+            }
+            let mut at = next;
+            for _ in 0..n {
+                match skip_at(input, at, depth + 1)? {
+                    Some(after) => at = after,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(at))
+        }
+        c => Err(ReplyError::Type(c as char)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_replies_round_trip() {
+        let mut wire = Vec::new();
+        command(&mut wire, &[b"SET", b"k", b"a\r\nb"]);
+        assert_eq!(wire, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n");
+        let replies = b"+OK\r\n-ERR x\r\n:-3\r\n$-1\r\n$2\r\nab\r\n*2\r\n$1\r\na\r\n*-1\r\n*0\r\n";
+        let mut at = 0;
+        let mut got = Vec::new();
+        while at < replies.len() {
+            let (r, n) = parse(&replies[at..]).unwrap().unwrap();
+            assert_eq!(skip(&replies[at..]).unwrap(), Some(n));
+            got.push(r);
+            at += n;
+        }
+        assert_eq!(
+            got,
+            vec![
+                Reply::Simple(b"OK"),
+                Reply::Error(b"ERR x"),
+                Reply::Int(-3),
+                Reply::Bulk(None),
+                Reply::Bulk(Some(b"ab")),
+                Reply::Array(Some(vec![Reply::Bulk(Some(b"a")), Reply::Array(None)])),
+                Reply::Array(Some(vec![])),
+            ]
+        );
+        for cut in 0..replies.len() {
+            if let Ok(Some((_, n))) = parse(&replies[..cut]) {
+                assert!(n <= cut);
+            }
+        }
+        assert_eq!(parse(b"$5\r\nab").unwrap(), None);
+        assert_eq!(skip(b"*2\r\n:1\r\n").unwrap(), None);
+        assert!(parse(b"?x\r\n").is_err());
+        assert!(parse(b"$2\r\nabc\r\n").is_err());
+    }
+}

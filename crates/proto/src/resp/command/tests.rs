@@ -1,0 +1,203 @@
+use super::*;
+use crate::resp::client;
+use crate::resp::frame::Framed;
+use crate::resp::Limits;
+
+fn parsed(args: &[&str]) -> (Cmd, Vec<u8>, Framer) {
+    let mut wire = Vec::new();
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    client::command(&mut wire, &refs);
+    let mut f = Framer::new();
+    assert!(matches!(
+        f.frame(&wire, &Limits::default()),
+        Framed::Request { .. }
+    ));
+    (parse(&f, &wire), wire, f)
+}
+
+fn cmd(args: &[&str]) -> Cmd {
+    parsed(args).0
+}
+
+#[test]
+fn names_are_case_insensitive_and_arity_is_redis() {
+    assert!(matches!(cmd(&["get", "k"]), Cmd::Get(_)));
+    assert!(matches!(cmd(&["GeT", "k"]), Cmd::Get(_)));
+    assert_eq!(cmd(&["GET"]), Cmd::Reject(Rejection::WrongArity("get")));
+    assert_eq!(
+        cmd(&["GET", "a", "b"]),
+        Cmd::Reject(Rejection::WrongArity("get"))
+    );
+    assert_eq!(
+        cmd(&["nosuch", "x"]),
+        Cmd::Reject(Rejection::UnknownCommand)
+    );
+    assert_eq!(
+        cmd(&["averyveryverylongname"]),
+        Cmd::Reject(Rejection::UnknownCommand)
+    );
+    assert_eq!(
+        cmd(&["PING", "a", "b"]),
+        Cmd::Reject(Rejection::WrongArity("ping"))
+    );
+    assert_eq!(
+        cmd(&["MSET", "a", "1", "b"]),
+        Cmd::Reject(Rejection::WrongArity("mset"))
+    );
+    assert_eq!(cmd(&["MSET", "a", "1"]), Cmd::MSet);
+    assert_eq!(
+        cmd(&["LPOP", "k", "1", "2"]),
+        Cmd::Reject(Rejection::WrongArity("lpop"))
+    );
+}
+
+#[test]
+fn arguments_are_checked() {
+    let (c, wire, f) = parsed(&["SET", "k", "v", "nx"]);
+    let Cmd::Set { key, value, cond } = c else {
+        panic!("{c:?}")
+    };
+    assert_eq!(
+        (f.get(&wire, key), f.get(&wire, value), cond),
+        (&b"k"[..], &b"v"[..], SetCond::Absent)
+    );
+    assert_eq!(
+        cmd(&["SET", "k", "v", "NX", "XX"]),
+        Cmd::Reject(Rejection::Syntax)
+    );
+    assert!(matches!(
+        cmd(&["SET", "k", "v", "XX", "XX"]),
+        Cmd::Set {
+            cond: SetCond::Present,
+            ..
+        }
+    ));
+    assert_eq!(
+        cmd(&["SET", "k", "v", "bogus"]),
+        Cmd::Reject(Rejection::Syntax)
+    );
+    assert_eq!(
+        cmd(&["SET", "k", "v", "EX", "10"]),
+        Cmd::Reject(Rejection::UnsupportedOption { at: 3 })
+    );
+    assert!(matches!(
+        cmd(&["INCRBY", "k", "-5"]),
+        Cmd::IncrBy { by: -5, .. }
+    ));
+    assert!(matches!(cmd(&["DECR", "k"]), Cmd::IncrBy { by: -1, .. }));
+    assert_eq!(
+        cmd(&["INCRBY", "k", "1.5"]),
+        Cmd::Reject(Rejection::NotInteger)
+    );
+    assert_eq!(
+        cmd(&["DECRBY", "k", "-9223372036854775808"]),
+        Cmd::Reject(Rejection::DecrementOverflow)
+    );
+    assert!(matches!(
+        cmd(&["LRANGE", "k", "0", "-1"]),
+        Cmd::LRange {
+            start: 0,
+            stop: -1,
+            ..
+        }
+    ));
+    assert_eq!(
+        cmd(&["LINDEX", "k", "x"]),
+        Cmd::Reject(Rejection::NotInteger)
+    );
+    assert_eq!(
+        cmd(&["LPOP", "k", "-1"]),
+        Cmd::Reject(Rejection::NotPositive)
+    );
+    assert!(matches!(
+        cmd(&["RPOP", "k", "3"]),
+        Cmd::Pop {
+            end: End::Right,
+            count: Some(3),
+            ..
+        }
+    ));
+    assert_eq!(cmd(&["SELECT", "0"]), Cmd::Select);
+    assert_eq!(cmd(&["SELECT", "1"]), Cmd::Reject(Rejection::DbIndex));
+    assert_eq!(cmd(&["SELECT", "x"]), Cmd::Reject(Rejection::NotInteger));
+    assert_eq!(cmd(&["FLUSHALL", "ASYNC"]), Cmd::Flush);
+    assert_eq!(cmd(&["FLUSHDB", "later"]), Cmd::Reject(Rejection::Syntax));
+}
+
+#[test]
+fn subcommands() {
+    assert_eq!(cmd(&["COMMAND"]), Cmd::Command(CommandQuery::All));
+    assert_eq!(
+        cmd(&["command", "count"]),
+        Cmd::Command(CommandQuery::Count)
+    );
+    assert_eq!(cmd(&["COMMAND", "DOCS"]), Cmd::Command(CommandQuery::Docs));
+    assert_eq!(
+        cmd(&["COMMAND", "COUNT", "x"]),
+        Cmd::Reject(Rejection::WrongArity("command|count"))
+    );
+    assert_eq!(
+        cmd(&["COMMAND", "nope"]),
+        Cmd::Reject(Rejection::UnknownSubcommand("COMMAND"))
+    );
+    assert_eq!(cmd(&["CONFIG", "GET", "save"]), Cmd::ConfigGet);
+    assert_eq!(
+        cmd(&["CONFIG", "GET"]),
+        Cmd::Reject(Rejection::WrongArity("config|get"))
+    );
+    assert_eq!(
+        cmd(&["CONFIG"]),
+        Cmd::Reject(Rejection::WrongArity("config"))
+    );
+    assert_eq!(
+        cmd(&["CONFIG", "SET", "a", "b"]),
+        Cmd::Reject(Rejection::UnknownSubcommand("CONFIG"))
+    );
+    assert!(matches!(
+        cmd(&["CLIENT", "SETNAME", "me"]),
+        Cmd::ClientSetName(_)
+    ));
+    assert_eq!(
+        cmd(&["CLIENT", "SETNAME", "a b"]),
+        Cmd::Reject(Rejection::BadClientName)
+    );
+    assert_eq!(cmd(&["CLIENT", "GETNAME"]), Cmd::ClientGetName);
+    assert_eq!(
+        cmd(&["CLIENT", "SETINFO", "LIB-NAME", "x"]),
+        Cmd::ClientSetInfo
+    );
+    assert_eq!(
+        cmd(&["CLIENT", "SETINFO", "color", "x"]),
+        Cmd::Reject(Rejection::UnknownSetInfo)
+    );
+    assert_eq!(cmd(&["QUIT"]), Cmd::Quit);
+    assert_eq!(cmd(&["HELLO"]), Cmd::Hello(None));
+    assert!(matches!(
+        cmd(&["HELLO", "2", "SETNAME", "n"]),
+        Cmd::Hello(Some(_))
+    ));
+    assert_eq!(cmd(&["HELLO", "3"]), Cmd::Reject(Rejection::NoProto));
+    assert_eq!(cmd(&["HELLO", "x"]), Cmd::Reject(Rejection::HelloVersion));
+    assert_eq!(
+        cmd(&["HELLO", "2", "AUTH", "a", "b"]),
+        Cmd::Reject(Rejection::HelloOption { at: 2 })
+    );
+}
+
+/// The parser's arities are the table COMMAND lists.
+#[test]
+fn arities_match_the_table() {
+    for &(name, arity) in &COMMANDS {
+        let too_few: Vec<&str> =
+            std::iter::repeat_n("x", arity.unsigned_abs() as usize - 1).collect();
+        let mut args = vec![name];
+        args.extend(&too_few[1.min(too_few.len())..]);
+        if arity.unsigned_abs() > 1 {
+            assert_eq!(
+                cmd(&args),
+                Cmd::Reject(Rejection::WrongArity(name)),
+                "{name}"
+            );
+        }
+    }
+}

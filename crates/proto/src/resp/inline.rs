@@ -1,0 +1,131 @@
+//! Splitting an inline command line into arguments as redis-server does
+//! (`sdssplitargs`): words separated by blanks; `"…"` with the escapes
+//! `\n \r \t \b \a \xHH` and `\<c>`, and `'…'` with `\'`, group words;
+//! a closing quote must be followed by a blank or the end of the line. A
+//! NUL ends the line, as it ends Redis's C string.
+
+use super::frame::Span;
+
+/// The quotes do not balance.
+pub(crate) struct Unbalanced;
+
+fn blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
+}
+
+/// Split `line` into `args`: words without quotes are spans of `line`;
+/// quoted ones are unescaped into `scratch`.
+pub(crate) fn split(
+    line: &[u8],
+    args: &mut Vec<Span>,
+    scratch: &mut Vec<u8>,
+) -> Result<(), Unbalanced> {
+    let line = match memchr::memchr(0, line) {
+        Some(nul) => &line[..nul],
+        None => line,
+    };
+    let mut p = 0;
+    loop {
+        while p < line.len() && blank(line[p]) {
+            p += 1;
+        }
+        if p == line.len() {
+            return Ok(());
+        }
+        let start = p;
+        while p < line.len() && !blank(line[p]) && line[p] != b'"' && line[p] != b'\'' {
+            p += 1;
+        }
+        if p == line.len() || blank(line[p]) {
+            args.push(Span::input(start, p - start));
+            continue;
+        }
+        // A quote: this word is built in the scratch.
+        let from = scratch.len();
+        scratch.extend_from_slice(&line[start..p]);
+        p = quoted_word(line, p, scratch)?;
+        args.push(Span::scratch(from, scratch.len() - from));
+    }
+}
+
+/// The rest of a word from `p` (at a quote, or after one closed) into
+/// `out`; returns where the word ends.
+fn quoted_word(line: &[u8], mut p: usize, out: &mut Vec<u8>) -> Result<usize, Unbalanced> {
+    let at = |i: usize| line.get(i).copied();
+    loop {
+        match at(p) {
+            None => return Ok(p),
+            Some(c) if blank(c) => return Ok(p),
+            Some(b'"') => {
+                p += 1;
+                loop {
+                    match (at(p), at(p + 1)) {
+                        (None, _) => return Err(Unbalanced),
+                        (Some(b'\\'), Some(b'x'))
+                            if at(p + 2).is_some_and(|c| c.is_ascii_hexdigit())
+                                && at(p + 3).is_some_and(|c| c.is_ascii_hexdigit()) =>
+                        {
+                            out.push(hex(line[p + 2]) << 4 | hex(line[p + 3]));
+                            p += 4;
+                        }
+                        (Some(b'\\'), Some(c)) => {
+                            out.push(match c {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                b'b' => 0x08,
+                                b'a' => 0x07,
+                                c => c,
+                            });
+                            p += 2;
+                        }
+                        (Some(b'"'), next) => {
+                            if next.is_some_and(|c| !blank(c)) {
+                                return Err(Unbalanced);
+                            }
+                            return Ok(p + 1);
+                        }
+                        (Some(c), _) => {
+                            out.push(c);
+                            p += 1;
+                        }
+                    }
+                }
+            }
+            Some(b'\'') => {
+                p += 1;
+                loop {
+                    match (at(p), at(p + 1)) {
+                        (None, _) => return Err(Unbalanced),
+                        (Some(b'\\'), Some(b'\'')) => {
+                            out.push(b'\'');
+                            p += 2;
+                        }
+                        (Some(b'\''), next) => {
+                            if next.is_some_and(|c| !blank(c)) {
+                                return Err(Unbalanced);
+                            }
+                            return Ok(p + 1);
+                        }
+                        (Some(c), _) => {
+                            out.push(c);
+                            p += 1;
+                        }
+                    }
+                }
+            }
+            Some(c) => {
+                out.push(c);
+                p += 1;
+            }
+        }
+    }
+}
+
+fn hex(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}

@@ -1,0 +1,43 @@
+//! RESP2, Redis's protocol (PROTOCOLS.md section 5), without I/O: framing
+//! requests (arrays of bulk strings, and inline commands) incrementally
+//! and without copying ([`frame`]), parsing a framed request into a typed
+//! command ([`command`]), encoding replies straight into an output buffer
+//! ([`reply`]), and the client side: encoding commands and reading replies
+//! ([`client`]).
+
+pub mod client;
+pub mod command;
+pub mod frame;
+pub mod glob;
+mod inline;
+pub mod number;
+pub mod reply;
+
+pub use command::{Cmd, End, Rejection, SetCond};
+pub use frame::{Framed, Framer, ProtocolError, Span};
+
+/// The limits every RESP server enforces (`--max-bulk`, `--max-args`,
+/// `--max-inline`, `--max-query`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest bulk string in a request.
+    pub max_bulk: usize,
+    /// Most elements in a request's array.
+    pub max_args: usize,
+    /// Longest inline command line (without its CR LF).
+    pub max_inline: usize,
+    /// Most unconsumed input a connection may hold (Redis's
+    /// `client-query-buffer-limit`).
+    pub max_query: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bulk: 1 << 20,
+            max_args: 1 << 20,
+            max_inline: 64 << 10,
+            max_query: 1 << 30,
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The server's answers about itself: INFO's text, COMMAND's table, and
+//! CONFIG GET's few parameters.
+
+use super::Args;
+use crate::Common;
+use serverlab_proto::resp::command::{CommandQuery, COMMANDS};
+use serverlab_proto::resp::{glob, reply};
+use serverlab_util::server_stats::Connections;
+use std::fmt::Write;
+
+/// What INFO reports from.
+pub(super) struct InfoFacts<'a> {
+    /// Lower-cased; empty, `default`, `all` or `everything`: every section.
+    pub sections: &'a [String],
+    pub about: &'a str,
+    pub common: &'a Common,
+    pub keys: usize,
+}
+
+/// INFO's text: `# Server`, `# Clients`, `# Memory`, `# Stats` and
+/// `# Keyspace`, `name:value` lines ending CR LF, sections apart by a
+/// blank line, as Redis writes them.
+pub(super) fn info(f: &InfoFacts) -> String {
+    let all = f.sections.is_empty()
+        || f.sections
+            .iter()
+            .any(|s| matches!(s.as_str(), "default" | "all" | "everything"));
+    let want = |s: &str| all || f.sections.iter().any(|x| x == s);
+    let conns = f.common.connections.snapshot();
+    let rss = rss_bytes();
+    let keyspace = if f.keys > 0 {
+        vec![l("db0", format!("keys={},expires=0,avg_ttl=0", f.keys))]
+    } else {
+        Vec::new()
+    };
+    let sections = [
+        ("Server", server_lines(f, &conns)),
+        (
+            "Clients",
+            vec![
+                l(
+                    "connected_clients",
+                    f.common.connections.active().to_string(),
+                ),
+                l("peak_connected_clients", conns.peak_active.to_string()),
+            ],
+        ),
+        (
+            "Memory",
+            vec![
+                l("used_memory_rss", rss.to_string()),
+                l("used_memory_rss_human", human(rss)),
+            ],
+        ),
+        ("Stats", stats_lines(f, &conns)),
+        ("Keyspace", keyspace),
+    ];
+    let mut out = String::new();
+    for (name, lines) in sections {
+        if !want(&name.to_ascii_lowercase()) {
+            continue;
+        }
+        if !out.is_empty() {
+            out += "\r\n";
+        }
+        let _ = write!(out, "# {name}\r\n");
+        for (k, v) in lines {
+            let _ = write!(out, "{k}:{v}\r\n");
+        }
+    }
+    out
+}
+
+type Line = (&'static str, String);
+
+fn l(k: &'static str, v: String) -> Line {
+    (k, v)
+}
+
+fn server_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
+    vec![
+        l("redis_version", "7.0.0".into()),
+        l("serverlab_version", env!("CARGO_PKG_VERSION").into()),
+        l("serverlab_server", f.about.into()),
+        l("redis_mode", "standalone".into()),
+        l("os", std::env::consts::OS.into()),
+        l("arch_bits", (usize::BITS).to_string()),
+        l("process_id", std::process::id().to_string()),
+        l("uptime_in_seconds", (conns.uptime_s as u64).to_string()),
+        l(
+            "uptime_in_days",
+            (conns.uptime_s as u64 / 86_400).to_string(),
+        ),
+    ]
+}
+
+/// The connection counters and the service time, as every protocol's
+/// final statistics have them.
+fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
+    let t = f.common.times.snapshot();
+    vec![
+        l("total_connections_received", conns.accepted.to_string()),
+        l("total_commands_processed", t.count.to_string()),
+        l(
+            "rejected_connections",
+            conns.refused_over_max_connections.to_string(),
+        ),
+        l("evicted_idle_connections", conns.evicted_idle.to_string()),
+        l(
+            "shed_out_of_fds_connections",
+            conns.shed_out_of_fds.to_string(),
+        ),
+        l(
+            "reset_write_timeout_connections",
+            conns.reset_write_timeout.to_string(),
+        ),
+        l("service_time_timed", t.timed.to_string()),
+        l("service_time_sampled_one_in", t.sampled_one_in.to_string()),
+        l("service_time_us_mean", format!("{:.3}", t.mean)),
+        l("service_time_us_p50", format!("{:.3}", t.p50)),
+        l("service_time_us_p99", format!("{:.3}", t.p99)),
+        l("service_time_us_max", format!("{:.3}", t.max)),
+    ]
+}
+
+/// The process's resident memory (Linux `/proc/self/statm`), 0 elsewhere.
+fn rss_bytes() -> u64 {
+    let page = 4096;
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * page)
+}
+
+fn human(bytes: u64) -> String {
+    format!("{:.2}M", bytes as f64 / (1 << 20) as f64)
+}
+
+/// COMMAND, COMMAND COUNT, COMMAND DOCS (an empty array: no docs),
+/// COMMAND INFO name….
+pub(super) fn command(q: CommandQuery, a: &Args, out: &mut Vec<u8>) {
+    match q {
+        CommandQuery::Count => reply::int(out, COMMANDS.len() as i64),
+        CommandQuery::Docs => reply::array(out, 0),
+        CommandQuery::All => {
+            reply::array(out, COMMANDS.len());
+            for &(name, arity) in &COMMANDS {
+                details(out, name, arity);
+            }
+        }
+        CommandQuery::Info => {
+            reply::array(out, a.count() - 2);
+            for n in a.from(2) {
+                let n = String::from_utf8_lossy(n).to_ascii_lowercase();
+                match COMMANDS.iter().find(|(c, _)| *c == n) {
+                    Some(&(name, arity)) => details(out, name, arity),
+                    None => reply::null(out),
+                }
+            }
+        }
+    }
+}
+
+/// One command's details as Redis 7 gives them: name, arity, flags, first
+/// key, last key, step, ACL categories, tips, key specs, subcommands.
+fn details(out: &mut Vec<u8>, name: &str, arity: i64) {
+    let writes = matches!(
+        name,
+        "set"
+            | "del"
+            | "incr"
+            | "decr"
+            | "incrby"
+            | "decrby"
+            | "mset"
+            | "lpush"
+            | "rpush"
+            | "lpop"
+            | "rpop"
+            | "flushall"
+            | "flushdb"
+    );
+    let keyed = !matches!(
+        name,
+        "ping"
+            | "echo"
+            | "dbsize"
+            | "flushall"
+            | "flushdb"
+            | "select"
+            | "info"
+            | "command"
+            | "config"
+            | "client"
+    );
+    let (first, last, step) = match name {
+        _ if !keyed => (0, 0, 0),
+        "del" | "exists" | "mget" => (1, -1, 1),
+        "mset" => (1, -1, 2),
+        _ => (1, 1, 1),
+    };
+    reply::array(out, 10);
+    reply::bulk(out, name.as_bytes());
+    reply::int(out, arity);
+    let flag = if writes { &b"write"[..] } else { b"readonly" };
+    reply::array(out, 1);
+    reply::simple(out, flag);
+    reply::int(out, first);
+    reply::int(out, last);
+    reply::int(out, step);
+    for _ in 0..4 {
+        reply::array(out, 0);
+    }
+}
+
+/// The parameters CONFIG GET knows: those clients ask for.
+const CONFIG: [(&str, &str); 6] = [
+    ("appendonly", "no"),
+    ("databases", "1"),
+    ("maxclients", "10000"),
+    ("maxmemory", "0"),
+    ("save", ""),
+    ("timeout", "0"),
+];
+
+/// CONFIG GET pattern…: every matching name and its value, each once.
+pub(super) fn config_get(a: &Args, out: &mut Vec<u8>) {
+    let patterns: Vec<&[u8]> = a.from(2).collect();
+    let hits: Vec<&(&str, &str)> = CONFIG
+        .iter()
+        .filter(|(name, _)| patterns.iter().any(|p| glob::matches(p, name.as_bytes())))
+        .collect();
+    reply::array(out, hits.len() * 2);
+    for (name, value) in hits {
+        reply::bulk(out, name.as_bytes());
+        reply::bulk(out, value.as_bytes());
+    }
+}
+
+/// HELLO's reply in RESP2: the server's facts as name/value pairs.
+pub(super) fn hello(id: u64, out: &mut Vec<u8>) {
+    reply::array(out, 14);
+    for (k, v) in [("server", "redis"), ("version", "7.0.0")] {
+        reply::bulk(out, k.as_bytes());
+        reply::bulk(out, v.as_bytes());
+    }
+    reply::bulk(out, b"proto");
+    reply::int(out, 2);
+    reply::bulk(out, b"id");
+    reply::int(out, id as i64);
+    for (k, v) in [("mode", "standalone"), ("role", "master")] {
+        reply::bulk(out, k.as_bytes());
+        reply::bulk(out, v.as_bytes());
+    }
+    reply::bulk(out, b"modules");
+    reply::array(out, 0);
+}

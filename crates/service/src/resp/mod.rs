@@ -1,0 +1,416 @@
+//! The RESP service: Redis's protocol (PROTOCOLS.md section 5) applied
+//! to a [`RespStore`].
+//!
+//! `frame` frames the next request with the connection's [`Framer`]
+//! (resuming where it stopped: a request arriving in pieces is parsed
+//! once) and parses it into a [`Cmd`]; the arguments stay spans of the
+//! input, kept in the framer until `apply`, which runs the command and
+//! encodes its reply straight into the output (a value is copied once,
+//! from the store into the output, under the store's lock). A protocol
+//! error is answered from `frame` with `-ERR Protocol error: …`, and
+//! the connection closes.
+
+mod admin;
+mod stats;
+
+use crate::{After, Common, Frame, Service};
+use serverlab_proto::resp::command::{self, Cmd, Rejection};
+use serverlab_proto::resp::frame::{Framed, ProtocolError};
+use serverlab_proto::resp::{reply, Framer, Limits, Span};
+use serverlab_store::resp::{IncrError, RespStore, WrongType};
+use stats::RespStats;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub struct RespService {
+    store: Arc<dyn RespStore>,
+    limits: Limits,
+    stats: RespStats,
+    common: Common,
+    /// CLIENT ID's source. Relaxed: it only hands out distinct numbers.
+    next_id: AtomicU64,
+    /// What INFO says about the server (`store mutex`, …).
+    about: String,
+}
+
+/// Per connection: its framing state and its name.
+pub struct RespConn {
+    framer: Framer,
+    id: u64,
+    name: Option<Box<[u8]>>,
+}
+
+/// A framed request: the command, its arguments being the framer's.
+/// Only [`RespService`]'s `frame` builds one.
+#[derive(Debug)]
+pub struct RespRequest(Req);
+
+#[derive(Debug)]
+enum Req {
+    /// `*0`, `*-1` or a blank inline line: nothing to answer.
+    Nothing,
+    Cmd(Cmd),
+}
+
+impl RespService {
+    /// `about` is shown in INFO's `# Server` (the store, the strategy).
+    pub fn new(store: Arc<dyn RespStore>, limits: Limits, about: String) -> Self {
+        RespService {
+            store,
+            limits,
+            stats: RespStats::default(),
+            common: Common::default(),
+            next_id: AtomicU64::new(1),
+            about,
+        }
+    }
+
+    fn protocol_error(&self, e: ProtocolError, out: &mut Vec<u8>) {
+        self.stats.protocol_error(e);
+        reply::error(out, format!("ERR {}", e.message()).as_bytes());
+    }
+
+    fn reject(&self, r: Rejection, conn: &RespConn, input: &[u8], out: &mut Vec<u8>) {
+        self.stats.rejected(r);
+        let arg = |i: usize| conn.framer.arg(input, i);
+        let msg = match r {
+            Rejection::UnknownCommand => unknown_command(&conn.framer, input),
+            Rejection::UnknownSubcommand(cmd) => format!(
+                "ERR unknown subcommand '{}'. Try {cmd} HELP.",
+                c_str(arg(1), 128)
+            ),
+            Rejection::WrongArity(name) => {
+                format!("ERR wrong number of arguments for '{name}' command")
+            }
+            Rejection::Syntax => "ERR syntax error".into(),
+            Rejection::NotInteger => return reply::error(out, reply::NOT_INTEGER),
+            Rejection::NotPositive => "ERR value is out of range, must be positive".into(),
+            Rejection::DbIndex => "ERR DB index is out of range".into(),
+            Rejection::DecrementOverflow => "ERR decrement would overflow".into(),
+            Rejection::BadClientName => {
+                "ERR Client names cannot contain spaces, newlines or special characters.".into()
+            }
+            Rejection::UnknownSetInfo => {
+                format!("ERR Unrecognized option '{}'", c_str(arg(2), 128))
+            }
+            Rejection::HelloVersion => "ERR Protocol version is not an integer or out of range".into(),
+            Rejection::NoProto => {
+                "NOPROTO sorry, this protocol version is not supported.".into()
+            }
+            Rejection::HelloOption { at } => {
+                format!("ERR Syntax error in HELLO option '{}'", c_str(arg(at), 128))
+            }
+            Rejection::UnsupportedOption { at } => format!(
+                "ERR unsupported option '{}': serverlab serves SET key value [NX|XX], with no expiry",
+                c_str(arg(at), 128)
+            ),
+        };
+        reply::error(out, msg.as_bytes());
+    }
+
+    fn wrongtype(&self, out: &mut Vec<u8>) {
+        self.stats.wrongtype();
+        reply::error(out, reply::WRONGTYPE);
+    }
+
+    /// Run `cmd` and append its reply.
+    fn run(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        match cmd {
+            Cmd::Get(_)
+            | Cmd::Set { .. }
+            | Cmd::Del
+            | Cmd::Exists
+            | Cmd::IncrBy { .. }
+            | Cmd::MGet
+            | Cmd::MSet => self.strings(cmd, &a, out),
+            Cmd::Push { .. }
+            | Cmd::Pop { .. }
+            | Cmd::LLen(_)
+            | Cmd::LIndex { .. }
+            | Cmd::LRange { .. } => self.lists(cmd, &a, out),
+            Cmd::ClientSetName(name) | Cmd::Hello(Some(name)) => {
+                let name = a.get(name);
+                conn.name = (!name.is_empty()).then(|| name.into());
+                match cmd {
+                    Cmd::Hello(_) => admin::hello(conn.id, out),
+                    _ => reply::ok(out),
+                }
+            }
+            Cmd::ClientGetName => match &conn.name {
+                Some(n) => reply::bulk(out, n),
+                None => reply::null(out),
+            },
+            Cmd::ClientId => reply::int(out, conn.id as i64),
+            Cmd::Hello(None) => admin::hello(conn.id, out),
+            Cmd::Quit => {
+                reply::ok(out);
+                return After::Close;
+            }
+            Cmd::Reject(r) => self.reject(r, conn, input, out),
+            _ => self.server(cmd, &a, out),
+        }
+        After::Continue
+    }
+
+    /// The string commands.
+    fn strings(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        match cmd {
+            Cmd::Get(k) => self.get(a.get(k), out),
+            Cmd::Set { key, value, cond } => {
+                if self.store.set(a.get(key), a.get(value), cond) {
+                    reply::ok(out)
+                } else {
+                    reply::null(out)
+                }
+            }
+            Cmd::Del => {
+                let n = a.from(1).filter(|k| self.store.del(k)).count();
+                reply::int(out, n as i64)
+            }
+            Cmd::Exists => {
+                let n = a.from(1).filter(|k| self.store.exists(k)).count();
+                reply::int(out, n as i64)
+            }
+            Cmd::IncrBy { key, by } => match self.store.incr_by(a.get(key), by) {
+                Ok(n) => reply::int(out, n),
+                Err(IncrError::WrongType) => self.wrongtype(out),
+                Err(e) => {
+                    self.stats.not_integer();
+                    let msg = match e {
+                        IncrError::Overflow => reply::OVERFLOW,
+                        _ => reply::NOT_INTEGER,
+                    };
+                    reply::error(out, msg)
+                }
+            },
+            Cmd::MGet => {
+                reply::array(out, a.count() - 1);
+                for k in a.from(1) {
+                    // A key holding a list answers nil, as Redis's MGET does.
+                    if !matches!(self.store.get(k, &mut |v| reply::bulk(out, v)), Ok(true)) {
+                        reply::null(out);
+                    }
+                }
+            }
+            Cmd::MSet => {
+                let mut kv = a.from(1);
+                while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
+                    self.store.set(k, v, serverlab_proto::resp::SetCond::Always);
+                }
+                reply::ok(out)
+            }
+            _ => unreachable!("run sends only string commands here"),
+        }
+    }
+
+    /// The list commands; a key holding a string gets WRONGTYPE.
+    fn lists(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        if let Err(WrongType) = self.list_reply(cmd, a, out) {
+            self.wrongtype(out)
+        }
+    }
+
+    fn list_reply(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) -> Result<(), WrongType> {
+        match cmd {
+            Cmd::Push { end, key } => {
+                let n = self.store.push(a.get(key), end, &mut a.from(2))?;
+                reply::int(out, n as i64)
+            }
+            Cmd::Pop { end, key, count } => {
+                match (self.store.pop(a.get(key), end, count.unwrap_or(1))?, count) {
+                    (None, Some(_)) => reply::null_array(out),
+                    (None, None) => reply::null(out),
+                    (Some(items), None) => reply::bulk(out, &items[0]),
+                    (Some(items), Some(_)) => {
+                        reply::array(out, items.len());
+                        items.iter().for_each(|i| reply::bulk(out, i));
+                    }
+                }
+            }
+            Cmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
+            Cmd::LIndex { key, index } => {
+                let found = self
+                    .store
+                    .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
+                if !found {
+                    reply::null(out)
+                }
+            }
+            Cmd::LRange { key, start, stop } => {
+                self.store
+                    .lrange(a.get(key), start, stop, &mut |n, items| {
+                        reply::array(out, n);
+                        items.for_each(|i| reply::bulk(out, i));
+                    })?
+            }
+            _ => unreachable!("run sends only list commands here"),
+        }
+        Ok(())
+    }
+
+    /// The commands about the server and the connection.
+    fn server(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        match cmd {
+            Cmd::Ping(None) => reply::simple(out, b"PONG"),
+            Cmd::Ping(Some(m)) | Cmd::Echo(m) => reply::bulk(out, a.get(m)),
+            Cmd::DbSize => reply::int(out, self.store.len() as i64),
+            Cmd::Flush => {
+                self.store.clear();
+                reply::ok(out)
+            }
+            Cmd::Select | Cmd::ClientSetInfo => reply::ok(out),
+            Cmd::Info => self.info(a, out),
+            Cmd::Command(q) => admin::command(q, a, out),
+            Cmd::ConfigGet => admin::config_get(a, out),
+            _ => unreachable!("run answers every other command itself"),
+        }
+    }
+
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) {
+        match self.store.get(key, &mut |v| reply::bulk(out, v)) {
+            Ok(true) => {}
+            Ok(false) => reply::null(out),
+            Err(_) => self.wrongtype(out),
+        }
+    }
+
+    fn info(&self, a: &Args, out: &mut Vec<u8>) {
+        let sections: Vec<String> = a
+            .from(1)
+            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
+            .collect();
+        let text = admin::info(&admin::InfoFacts {
+            sections: &sections,
+            about: &self.about,
+            common: &self.common,
+            keys: self.store.len(),
+        });
+        reply::bulk(out, text.as_bytes());
+    }
+}
+
+/// A request's arguments, to read.
+pub(crate) struct Args<'a> {
+    framer: &'a Framer,
+    input: &'a [u8],
+}
+
+impl<'a> Args<'a> {
+    fn get(&self, s: Span) -> &'a [u8] {
+        self.framer.get(self.input, s)
+    }
+
+    fn count(&self) -> usize {
+        self.framer.args().len()
+    }
+
+    /// Arguments `i` and after.
+    fn from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let (framer, input) = (self.framer, self.input);
+        framer.args()[i..]
+            .iter()
+            .map(move |&s| framer.get(input, s))
+    }
+}
+
+/// At most `max` bytes of `b`, up to any NUL (as C's `%.*s` prints it).
+fn c_str(b: &[u8], max: usize) -> String {
+    let b = &b[..b.len().min(max)];
+    let b = memchr_nul(b);
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn memchr_nul(b: &[u8]) -> &[u8] {
+    match b.iter().position(|&c| c == 0) {
+        Some(i) => &b[..i],
+        None => b,
+    }
+}
+
+/// Redis 7's `unknown command '<name>', with args beginning with: 'a' 'b' `
+/// (each argument quoted and followed by a space, until 128 bytes).
+fn unknown_command(framer: &Framer, input: &[u8]) -> String {
+    let mut args = String::new();
+    for i in 1..framer.args().len() {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        args += &format!("'{}' ", c_str(framer.arg(input, i), room));
+    }
+    format!(
+        "ERR unknown command '{}', with args beginning with: {args}",
+        c_str(framer.arg(input, 0), 128)
+    )
+}
+
+impl Service for RespService {
+    type Conn = RespConn;
+    type Request = RespRequest;
+
+    fn open(&self, _peer: SocketAddr) -> RespConn {
+        RespConn {
+            framer: Framer::new(),
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            name: None,
+        }
+    }
+
+    fn input_limit(&self) -> usize {
+        self.limits.max_query
+    }
+
+    fn frame(&self, conn: &mut RespConn, input: &[u8], out: &mut Vec<u8>) -> Frame<RespRequest> {
+        match conn.framer.frame(input, &self.limits) {
+            Framed::Incomplete => Frame::Incomplete,
+            Framed::Empty { len } => Frame::Ready {
+                len,
+                request: RespRequest(Req::Nothing),
+            },
+            Framed::Request { len } => Frame::Ready {
+                len,
+                request: RespRequest(Req::Cmd(command::parse(&conn.framer, &input[..len]))),
+            },
+            Framed::Error(e) => {
+                self.protocol_error(e, out);
+                Frame::Close
+            }
+        }
+    }
+
+    fn apply(
+        &self,
+        conn: &mut RespConn,
+        req: RespRequest,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> After {
+        match req.0 {
+            Req::Nothing => After::Continue,
+            Req::Cmd(cmd) => {
+                self.stats.command(&cmd);
+                self.run(conn, cmd, input, out)
+            }
+        }
+    }
+
+    fn overflow(&self, _conn: &mut RespConn, out: &mut Vec<u8>) {
+        self.protocol_error(ProtocolError::QueryBufferFull, out);
+    }
+
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn report(&self) -> serde_json::Value {
+        self.stats.report(self.store.len())
+    }
+}
+
+#[cfg(test)]
+mod tests;

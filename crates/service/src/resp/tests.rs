@@ -1,0 +1,222 @@
+use super::*;
+use crate::run_all;
+use serverlab_proto::resp::client;
+use serverlab_store::StoreKind;
+
+fn service() -> RespService {
+    let store = serverlab_store::resp::new(StoreKind::Sharded).unwrap();
+    RespService::new(store, Limits::default(), "test".into())
+}
+
+fn peer() -> SocketAddr {
+    "127.0.0.1:1".parse().unwrap()
+}
+
+/// The replies to `cmds`, sent as arrays on one connection.
+fn replies(svc: &RespService, cmds: &[&[&str]]) -> String {
+    let mut wire = Vec::new();
+    for c in cmds {
+        let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
+        client::command(&mut wire, &args);
+    }
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let ran = run_all(svc, &mut conn, &wire, &mut out);
+    assert_eq!(ran.applied.len(), cmds.len());
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn strings_and_counters() {
+    let svc = service();
+    let got = replies(
+        &svc,
+        &[
+            &["PING"],
+            &["ping", "hi"],
+            &["ECHO", "x y"],
+            &["GET", "k"],
+            &["SET", "k", "v"],
+            &["GET", "k"],
+            &["SET", "k", "w", "NX"],
+            &["SET", "k", "w", "XX"],
+            &["SET", "new", "w", "XX"],
+            &["EXISTS", "k", "k", "new"],
+            &["INCR", "n"],
+            &["INCRBY", "n", "41"],
+            &["DECR", "n"],
+            &["DECRBY", "n", "-2"],
+            &["INCR", "k"],
+            &["MSET", "a", "1", "b", "2"],
+            &["MGET", "a", "nope", "b"],
+            &["DEL", "a", "b", "nope"],
+            &["DBSIZE"],
+            &["FLUSHALL"],
+            &["DBSIZE"],
+        ],
+    );
+    assert_eq!(
+        got,
+        "+PONG\r\n$2\r\nhi\r\n$3\r\nx y\r\n$-1\r\n+OK\r\n$1\r\nv\r\n$-1\r\n+OK\r\n$-1\r\n:2\r\n\
+         :1\r\n:42\r\n:41\r\n:43\r\n-ERR value is not an integer or out of range\r\n+OK\r\n\
+         *3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n:2\r\n:2\r\n+OK\r\n:0\r\n"
+    );
+}
+
+#[test]
+fn lists_and_wrongtype() {
+    let svc = service();
+    let got = replies(
+        &svc,
+        &[
+            &["RPUSH", "l", "a", "b", "c"],
+            &["LPUSH", "l", "z"],
+            &["LLEN", "l"],
+            &["LINDEX", "l", "-1"],
+            &["LINDEX", "l", "9"],
+            &["LRANGE", "l", "0", "-1"],
+            &["LRANGE", "l", "5", "9"],
+            &["LPOP", "l"],
+            &["RPOP", "l", "5"],
+            &["LPOP", "l"],
+            &["LPOP", "l", "2"],
+            &["SET", "s", "v"],
+            &["GET", "s"],
+            &["RPUSH", "s", "x"],
+            &["RPUSH", "l2", "x"],
+            &["GET", "l2"],
+            &["MGET", "l2", "s"],
+        ],
+    );
+    let wt = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+    assert_eq!(
+        got,
+        format!(
+            ":3\r\n:4\r\n:4\r\n$1\r\nc\r\n$-1\r\n*4\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n\
+             *0\r\n$1\r\nz\r\n*3\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n$-1\r\n*-1\r\n+OK\r\n$1\r\nv\r\n\
+             {wt}:1\r\n{wt}*2\r\n$-1\r\n$1\r\nv\r\n"
+        )
+    );
+    assert_eq!(svc.report()["errors"]["wrongtype"], 2);
+}
+
+#[test]
+fn redis_error_replies() {
+    let svc = service();
+    let got = replies(
+        &svc,
+        &[
+            &["FOO", "a", "b c"],
+            &["foo"],
+            &["GET"],
+            &["CLIENT", "SETNAME"],
+            &["CONFIG", "RESETSTAT"],
+            &["SET", "k", "v", "NX", "XX"],
+            &["SELECT", "1"],
+            &["SELECT", "0"],
+            &["LPOP", "k", "-1"],
+        ],
+    );
+    assert_eq!(
+        got,
+        "-ERR unknown command 'FOO', with args beginning with: 'a' 'b c' \r\n\
+         -ERR unknown command 'foo', with args beginning with: \r\n\
+         -ERR wrong number of arguments for 'get' command\r\n\
+         -ERR wrong number of arguments for 'client|setname' command\r\n\
+         -ERR unknown subcommand 'RESETSTAT'. Try CONFIG HELP.\r\n\
+         -ERR syntax error\r\n-ERR DB index is out of range\r\n+OK\r\n\
+         -ERR value is out of range, must be positive\r\n"
+    );
+    let long = "x".repeat(200);
+    let got = replies(&svc, &[&["nope", &long, "more"]]);
+    assert_eq!(
+        got.len(),
+        "-ERR unknown command 'nope', with args beginning with: ".len() + 2 + 126 + 3 + 2
+    );
+}
+
+#[test]
+fn admin_commands() {
+    let svc = service();
+    let got = replies(
+        &svc,
+        &[
+            &["CONFIG", "GET", "save"],
+            &["CONFIG", "GET", "appendonly"],
+            &["CONFIG", "GET", "nosuch"],
+            &["COMMAND", "COUNT"],
+            &["COMMAND", "DOCS"],
+            &["CLIENT", "GETNAME"],
+            &["CLIENT", "SETNAME", "me"],
+            &["CLIENT", "GETNAME"],
+            &["CLIENT", "SETINFO", "lib-name", "redis-py"],
+        ],
+    );
+    assert_eq!(
+        got,
+        "*2\r\n$4\r\nsave\r\n$0\r\n\r\n*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n*0\r\n:28\r\n*0\r\n\
+         $-1\r\n+OK\r\n$2\r\nme\r\n+OK\r\n"
+    );
+    let info = replies(&svc, &[&["SET", "k", "v"], &["INFO"]]);
+    for needle in [
+        "# Server\r\nredis_version:",
+        "# Clients\r\nconnected_clients:",
+        "# Stats\r\n",
+        "total_commands_processed:",
+        "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n",
+        "used_memory_rss:",
+    ] {
+        assert!(info.contains(needle), "{needle}: {info}");
+    }
+    let only = replies(&svc, &[&["INFO", "keyspace"]]);
+    assert!(
+        only.contains("# Keyspace") && !only.contains("# Server"),
+        "{only}"
+    );
+    let all = replies(&svc, &[&["COMMAND"]]);
+    assert!(
+        all.starts_with("*28\r\n*10\r\n$4\r\nping\r\n:-1\r\n"),
+        "{all}"
+    );
+}
+
+#[test]
+fn inline_pipelines_and_protocol_errors() {
+    let svc = service();
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let ran = run_all(
+        &svc,
+        &mut conn,
+        b"SET k \"a b\"\r\n\r\nGET k\nQUIT\r\nGET k\r\n",
+        &mut out,
+    );
+    assert_eq!(out, b"+OK\r\n$3\r\na b\r\n+OK\r\n");
+    assert!(ran.closed(), "QUIT closes");
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let ran = run_all(&svc, &mut conn, b"PING\r\n*1\r\n$x\r\n", &mut out);
+    assert_eq!(
+        out,
+        b"+PONG\r\n-ERR Protocol error: invalid bulk length\r\n"
+    );
+    assert!(ran.frame_closed);
+    assert_eq!(svc.report()["protocol_errors"]["bad_bulk_length"], 1);
+}
+
+/// `apply` acts on what `frame` parsed: given other bytes of the same
+/// length, it reads its arguments from them at the framed positions.
+#[test]
+fn apply_uses_what_frame_parsed() {
+    let svc = service();
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let wire = b"*2\r\n$4\r\nECHO\r\n$3\r\nabc\r\n";
+    let Frame::Ready { len, request } = svc.frame(&mut conn, wire, &mut out) else {
+        panic!("a whole request")
+    };
+    assert_eq!(len, wire.len());
+    let other = b"*2\r\n$4\r\nXXXX\r\n$3\r\nxyz\r\n";
+    svc.apply(&mut conn, request, other, &mut out);
+    assert_eq!(out, b"$3\r\nxyz\r\n", "ECHO as framed, of the bytes given");
+}

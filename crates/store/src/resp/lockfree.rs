@@ -1,0 +1,297 @@
+//! A lock-free table of keys on `papaya::HashMap`: GET, EXISTS and a SET
+//! of a string are single atomic steps on an entry (readers never wait;
+//! writers wait only while the table migrates a bucket as it grows, as
+//! kv's lock-free store explains), INCR is a compare-and-swap loop. A
+//! list is a cell with its own mutex: only commands on the same list wait
+//! for each other, and never for commands on other keys.
+//!
+//! A list cell can leave the table (DEL, SET over it, the last element
+//! popped, FLUSHALL) while a command that found it a moment before is
+//! about to lock it. A command that locks a dead cell looks the key up
+//! again, so a push never lands in a list nobody can see. Popping the last
+//! element marks the cell dead under its lock before taking it out (a push
+//! after that pop must make a new list, or it would be lost). DEL, SET
+//! over a list and FLUSHALL take the cell out first and mark it just
+//! after: a command that found it before is linearized before the
+//! removal, which it overlapped.
+
+use super::db::Popped;
+use super::{IncrError, Ranged, WrongType};
+use papaya::{Compute, HashMap, Operation};
+use parking_lot::Mutex;
+use serverlab_proto::resp::number::{parse_i64, push_i64};
+use serverlab_proto::resp::{End, SetCond};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+enum Entry {
+    Str(Box<[u8]>),
+    List(Arc<Cell>),
+}
+
+/// A list and whether it has left the table.
+struct Cell(Mutex<ListState>);
+
+struct ListState {
+    dead: bool,
+    items: VecDeque<Box<[u8]>>,
+}
+
+#[derive(Default)]
+pub struct LockFreeResp(HashMap<Box<[u8]>, Entry>);
+
+/// An entry taken out of the table: if a list, no command may use it now.
+fn retire(e: &Entry) {
+    if let Entry::List(c) = e {
+        c.0.lock().dead = true;
+    }
+}
+
+fn int(n: i64) -> Box<[u8]> {
+    let mut v = Vec::with_capacity(20);
+    push_i64(&mut v, n);
+    v.into_boxed_slice()
+}
+
+impl LockFreeResp {
+    /// Run `f` on `key`'s list, locked and live (looking again past a
+    /// dead one), or on what the key holds instead.
+    fn with_list<R>(&self, key: &[u8], mut f: impl FnMut(Option<&mut ListState>, bool) -> R) -> R {
+        let m = self.0.pin();
+        loop {
+            let cell = match m.get(key) {
+                None => return f(None, false),
+                Some(Entry::Str(_)) => return f(None, true),
+                Some(Entry::List(c)) => c.clone(),
+            };
+            let mut st = cell.0.lock();
+            if !st.dead {
+                return f(Some(&mut st), false);
+            }
+        }
+    }
+}
+
+impl super::RespStore for LockFreeResp {
+    fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType> {
+        match self.0.pin().get(key) {
+            Some(Entry::Str(v)) => {
+                found(v);
+                Ok(true)
+            }
+            Some(Entry::List(_)) => Err(WrongType),
+            None => Ok(false),
+        }
+    }
+
+    fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool {
+        let m = self.0.pin();
+        match cond {
+            SetCond::Always => {
+                if let Some(old) = m.insert(key.into(), Entry::Str(value.into())) {
+                    retire(old);
+                }
+                true
+            }
+            SetCond::Absent => m.try_insert(key.into(), Entry::Str(value.into())).is_ok(),
+            SetCond::Present => {
+                let r = m.compute(key.into(), |e| match e {
+                    Some(_) => Operation::Insert(Entry::Str(value.into())),
+                    None => Operation::Abort(()),
+                });
+                match r {
+                    Compute::Updated { old, .. } => {
+                        retire(old.1);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    fn del(&self, key: &[u8]) -> bool {
+        match self.0.pin().remove(key) {
+            Some(old) => {
+                retire(old);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn exists(&self, key: &[u8]) -> bool {
+        self.0.pin().get(key).is_some()
+    }
+
+    fn incr_by(&self, key: &[u8], by: i64) -> Result<i64, IncrError> {
+        let mut new = by;
+        let m = self.0.pin();
+        let r = m.compute(key.into(), |e| match e {
+            None => {
+                new = by;
+                Operation::Insert(Entry::Str(int(by)))
+            }
+            Some((_, Entry::List(_))) => Operation::Abort(IncrError::WrongType),
+            Some((_, Entry::Str(v))) => match parse_i64(v) {
+                None => Operation::Abort(IncrError::NotInteger),
+                Some(old) => match old.checked_add(by) {
+                    None => Operation::Abort(IncrError::Overflow),
+                    Some(n) => {
+                        new = n;
+                        Operation::Insert(Entry::Str(int(n)))
+                    }
+                },
+            },
+        });
+        match r {
+            Compute::Aborted(e) => Err(e),
+            _ => Ok(new),
+        }
+    }
+
+    fn push(
+        &self,
+        key: &[u8],
+        end: End,
+        values: &mut dyn Iterator<Item = &[u8]>,
+    ) -> Result<usize, WrongType> {
+        let mut pending: Vec<Box<[u8]>> = values.map(Box::from).collect();
+        let m = self.0.pin();
+        loop {
+            let add = |st: &mut ListState, pending: &mut Vec<Box<[u8]>>| {
+                for v in pending.drain(..) {
+                    match end {
+                        End::Left => st.items.push_front(v),
+                        End::Right => st.items.push_back(v),
+                    }
+                }
+                st.items.len()
+            };
+            let cell = match m.get(key) {
+                Some(Entry::Str(_)) => return Err(WrongType),
+                Some(Entry::List(c)) => c.clone(),
+                None => {
+                    let mut st = ListState {
+                        dead: false,
+                        items: VecDeque::with_capacity(pending.len()),
+                    };
+                    let n = add(&mut st, &mut pending);
+                    let cell = Arc::new(Cell(Mutex::new(st)));
+                    match m.try_insert(key.into(), Entry::List(cell)) {
+                        Ok(_) => return Ok(n),
+                        Err(e) => {
+                            // Someone made the key first: take the values back.
+                            if let Entry::List(c) = e.not_inserted {
+                                let mut st = c.0.lock();
+                                pending = st.items.drain(..).collect();
+                                if end == End::Left {
+                                    pending.reverse();
+                                }
+                            }
+                            continue;
+                        }
+                    }
+                }
+            };
+            let mut st = cell.0.lock();
+            if !st.dead {
+                return Ok(add(&mut st, &mut pending));
+            }
+        }
+    }
+
+    fn pop(&self, key: &[u8], end: End, count: usize) -> Result<Popped, WrongType> {
+        let m = self.0.pin();
+        loop {
+            let cell = match m.get(key) {
+                None => return Ok(None),
+                Some(Entry::Str(_)) => return Err(WrongType),
+                Some(Entry::List(c)) => c.clone(),
+            };
+            let mut st = cell.0.lock();
+            if st.dead {
+                continue;
+            }
+            let n = count.min(st.items.len());
+            let popped: Vec<Box<[u8]>> = match end {
+                End::Left => st.items.drain(..n).collect(),
+                End::Right => {
+                    let len = st.items.len();
+                    st.items.drain(len - n..).rev().collect()
+                }
+            };
+            if st.items.is_empty() {
+                // Dead first, then out of the table, under the lock: a push
+                // that found this cell looks again and makes a new list.
+                st.dead = true;
+                let _ = m.remove_if(
+                    key,
+                    |_, e| matches!(e, Entry::List(c) if Arc::ptr_eq(c, &cell)),
+                );
+            }
+            return Ok(Some(popped));
+        }
+    }
+
+    fn llen(&self, key: &[u8]) -> Result<usize, WrongType> {
+        self.with_list(key, |l, s| match (l, s) {
+            (_, true) => Err(WrongType),
+            (l, false) => Ok(l.map_or(0, |l| l.items.len())),
+        })
+    }
+
+    fn lindex(
+        &self,
+        key: &[u8],
+        index: i64,
+        found: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool, WrongType> {
+        self.with_list(key, |l, s| {
+            if s {
+                return Err(WrongType);
+            }
+            let Some(l) = l else { return Ok(false) };
+            let i = if index < 0 {
+                l.items.len() as i64 + index
+            } else {
+                index
+            };
+            match usize::try_from(i).ok().and_then(|i| l.items.get(i)) {
+                Some(v) => {
+                    found(v);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })
+    }
+
+    fn lrange(&self, key: &[u8], start: i64, stop: i64, out: &mut Ranged) -> Result<(), WrongType> {
+        self.with_list(key, |l, s| {
+            if s {
+                return Err(WrongType);
+            }
+            match l {
+                None => out(0, &mut std::iter::empty()),
+                Some(l) => {
+                    let (from, to) = super::range(l.items.len(), start, stop);
+                    out(to - from, &mut l.items.range(from..to).map(|b| &**b));
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn clear(&self) {
+        let m = self.0.pin();
+        for (_, e) in m.iter() {
+            retire(e);
+        }
+        m.clear();
+    }
+}

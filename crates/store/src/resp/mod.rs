@@ -1,0 +1,198 @@
+//! The state behind RESP: byte-string keys holding a string or a list.
+//!
+//! Every store is linearizable per key: each operation on a key is one
+//! atomic step (a string is a register and a counter; a list a sequence).
+//! Commands on several keys (MGET, MSET, DEL and EXISTS of many) are a
+//! step per key, not one step for all of them, except where a store has
+//! one lock for everything (`mutex`, `rwlock`). Readers get values through
+//! a callback under the lock, so a reply is encoded straight from the
+//! store into the connection's output, with no copy in between.
+
+mod db;
+mod lockfree;
+mod mutex;
+mod rwlock;
+mod sharded;
+
+pub use db::{range, Popped};
+pub use lockfree::LockFreeResp;
+pub use mutex::MutexResp;
+pub use rwlock::RwLockResp;
+pub use sharded::ShardedResp;
+
+use crate::StoreKind;
+use db::Db;
+use serverlab_proto::resp::{End, SetCond};
+use std::sync::Arc;
+
+/// What LRANGE's caller is handed under the lock: the count, then the
+/// elements.
+pub type Ranged<'a> = dyn FnMut(usize, &mut dyn Iterator<Item = &[u8]>) + 'a;
+
+/// The key holds the other kind of value (a list where a string is
+/// wanted, or the reverse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrongType;
+
+/// Why INCR could not add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrError {
+    WrongType,
+    /// The value is not a 64-bit integer in Redis's form.
+    NotInteger,
+    /// The sum leaves the 64-bit range.
+    Overflow,
+}
+
+/// The RESP operations, one key each.
+pub trait RespStore: Send + Sync + 'static {
+    /// GET: `found` gets the value (under the lock) if the key holds a
+    /// string; `Ok(false)` if the key is absent.
+    fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType>;
+    /// SET, unless `cond` says otherwise; whether it wrote. A list under
+    /// the key is replaced, as Redis replaces it.
+    fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool;
+    /// DEL of one key; whether it held anything.
+    fn del(&self, key: &[u8]) -> bool;
+    fn exists(&self, key: &[u8]) -> bool;
+    /// INCRBY: the new value (an absent key counts as 0).
+    fn incr_by(&self, key: &[u8], by: i64) -> Result<i64, IncrError>;
+    /// LPUSH/RPUSH each value in turn; the list's new length.
+    fn push(
+        &self,
+        key: &[u8],
+        end: End,
+        values: &mut dyn Iterator<Item = &[u8]>,
+    ) -> Result<usize, WrongType>;
+    /// LPOP/RPOP up to `count` elements, in pop order; `None` if the key
+    /// is absent. A list popped empty is removed.
+    fn pop(&self, key: &[u8], end: End, count: usize) -> Result<Popped, WrongType>;
+    /// LLEN (0 if absent).
+    fn llen(&self, key: &[u8]) -> Result<usize, WrongType>;
+    /// LINDEX (negative from the end): `found` gets the element.
+    fn lindex(
+        &self,
+        key: &[u8],
+        index: i64,
+        found: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool, WrongType>;
+    /// LRANGE (inclusive, negative from the end): `out` gets the count
+    /// and the elements, under the lock.
+    fn lrange(&self, key: &[u8], start: i64, stop: i64, out: &mut Ranged) -> Result<(), WrongType>;
+    /// DBSIZE: keys (a snapshot; exact when quiescent).
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// FLUSHALL.
+    fn clear(&self);
+}
+
+/// The locking schemes RESP's store offers (`--store`): every one.
+pub const KINDS: [StoreKind; 4] = [
+    StoreKind::Mutex,
+    StoreKind::RwLock,
+    StoreKind::Sharded,
+    StoreKind::LockFree,
+];
+
+/// A store of the given kind; `None` for a scheme not in [`KINDS`].
+pub fn new(kind: StoreKind) -> Option<Arc<dyn RespStore>> {
+    Some(match kind {
+        StoreKind::Mutex => Arc::new(MutexResp::default()),
+        StoreKind::RwLock => Arc::new(RwLockResp::default()),
+        StoreKind::Sharded => Arc::new(ShardedResp::default()),
+        StoreKind::LockFree => Arc::new(LockFreeResp::default()),
+    })
+}
+
+/// A store made of [`Db`]s behind locks: which lock guards a key (by its
+/// hash), and how it is taken to read and to write. Every operation is
+/// written once, below, for all of them.
+pub(crate) trait Guarded: Send + Sync + 'static {
+    fn hash(&self, key: &[u8]) -> u64;
+    fn read<R>(&self, h: u64, f: impl FnOnce(&Db) -> R) -> R;
+    fn write<R>(&self, h: u64, f: impl FnOnce(&mut Db) -> R) -> R;
+    /// Every table in turn, to read (`len`) or empty (`clear`).
+    fn each(&self, f: &mut dyn FnMut(&mut Db));
+}
+
+impl<G: Guarded> RespStore for G {
+    fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType> {
+        let h = self.hash(key);
+        self.read(h, |db| db.get(h, key, found))
+    }
+
+    fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool {
+        let h = self.hash(key);
+        let (wrote, old) = self.write(h, |db| db.set(h, key, value, cond));
+        drop(old); // after the lock: freeing is not locked work
+        wrote
+    }
+
+    fn del(&self, key: &[u8]) -> bool {
+        let h = self.hash(key);
+        let old = self.write(h, |db| db.del(h, key));
+        old.is_some()
+    }
+
+    fn exists(&self, key: &[u8]) -> bool {
+        let h = self.hash(key);
+        self.read(h, |db| db.exists(h, key))
+    }
+
+    fn incr_by(&self, key: &[u8], by: i64) -> Result<i64, IncrError> {
+        let h = self.hash(key);
+        self.write(h, |db| db.incr_by(h, key, by))
+    }
+
+    fn push(
+        &self,
+        key: &[u8],
+        end: End,
+        values: &mut dyn Iterator<Item = &[u8]>,
+    ) -> Result<usize, WrongType> {
+        let h = self.hash(key);
+        self.write(h, |db| db.push(h, key, end, values))
+    }
+
+    fn pop(&self, key: &[u8], end: End, count: usize) -> Result<Popped, WrongType> {
+        let h = self.hash(key);
+        self.write(h, |db| db.pop(h, key, end, count))
+    }
+
+    fn llen(&self, key: &[u8]) -> Result<usize, WrongType> {
+        let h = self.hash(key);
+        self.read(h, |db| db.llen(h, key))
+    }
+
+    fn lindex(
+        &self,
+        key: &[u8],
+        index: i64,
+        found: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool, WrongType> {
+        let h = self.hash(key);
+        self.read(h, |db| db.lindex(h, key, index, found))
+    }
+
+    fn lrange(&self, key: &[u8], start: i64, stop: i64, out: &mut Ranged) -> Result<(), WrongType> {
+        let h = self.hash(key);
+        self.read(h, |db| db.lrange(h, key, start, stop, out))
+    }
+
+    fn len(&self) -> usize {
+        let mut n = 0;
+        self.each(&mut |db| n += db.len());
+        n
+    }
+
+    fn clear(&self) {
+        let mut old = Vec::new();
+        self.each(&mut |db| old.push(db.take()));
+        drop(old); // after the locks
+    }
+}
+
+#[cfg(all(test, not(serverlab_loom)))]
+mod tests;

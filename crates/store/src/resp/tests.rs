@@ -1,0 +1,185 @@
+//! The same behaviour from every RESP store kind, sequential and
+//! concurrent.
+
+use super::*;
+
+fn each(test: impl Fn(&dyn RespStore)) {
+    for kind in KINDS {
+        test(&*new(kind).expect("a RESP store"));
+    }
+}
+
+fn get(s: &dyn RespStore, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
+    let mut got = None;
+    s.get(key, &mut |v| got = Some(v.to_vec()))?;
+    Ok(got)
+}
+
+fn range(s: &dyn RespStore, key: &[u8], a: i64, b: i64) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    s.lrange(key, a, b, &mut |n, items| {
+        got = items.map(|i| i.to_vec()).collect();
+        assert_eq!(got.len(), n);
+    })
+    .unwrap();
+    got
+}
+
+fn push(s: &dyn RespStore, key: &[u8], end: End, vals: &[&[u8]]) -> Result<usize, WrongType> {
+    s.push(key, end, &mut vals.iter().copied())
+}
+
+#[test]
+fn strings() {
+    each(|s| {
+        assert_eq!(get(s, b"k"), Ok(None));
+        assert!(s.set(b"k", b"v1", SetCond::Always));
+        assert_eq!(get(s, b"k"), Ok(Some(b"v1".to_vec())));
+        assert!(!s.set(b"k", b"v2", SetCond::Absent));
+        assert!(s.set(b"k", b"v3", SetCond::Present));
+        assert!(!s.set(b"x", b"v", SetCond::Present));
+        assert!(s.set(b"", b"", SetCond::Absent), "any key, any value");
+        assert_eq!(get(s, b""), Ok(Some(Vec::new())));
+        assert_eq!(s.len(), 2);
+        assert!(s.exists(b"k") && !s.exists(b"x"));
+        assert!(s.del(b"k") && !s.del(b"k"));
+        assert_eq!(s.incr_by(b"n", 5), Ok(5));
+        assert_eq!(s.incr_by(b"n", -7), Ok(-2));
+        assert_eq!(get(s, b"n"), Ok(Some(b"-2".to_vec())));
+        s.set(b"n", b"007", SetCond::Always);
+        assert_eq!(s.incr_by(b"n", 1), Err(IncrError::NotInteger));
+        s.set(b"n", b"9223372036854775807", SetCond::Always);
+        assert_eq!(s.incr_by(b"n", 1), Err(IncrError::Overflow));
+        s.clear();
+        assert!(s.is_empty());
+    });
+}
+
+#[test]
+fn lists() {
+    each(|s| {
+        assert_eq!(push(s, b"l", End::Right, &[b"a", b"b"]), Ok(2));
+        assert_eq!(push(s, b"l", End::Left, &[b"x", b"y"]), Ok(4));
+        assert_eq!(range(s, b"l", 0, -1), [&b"y"[..], b"x", b"a", b"b"]);
+        assert_eq!(range(s, b"l", -2, 100), [&b"a"[..], b"b"]);
+        assert_eq!(range(s, b"l", 3, 1), Vec::<Vec<u8>>::new());
+        assert_eq!(range(s, b"none", 0, -1), Vec::<Vec<u8>>::new());
+        assert_eq!(s.llen(b"l"), Ok(4));
+        let mut at = None;
+        assert_eq!(s.lindex(b"l", -1, &mut |v| at = Some(v.to_vec())), Ok(true));
+        assert_eq!(at.as_deref(), Some(&b"b"[..]));
+        assert_eq!(s.lindex(b"l", 4, &mut |_| {}), Ok(false));
+        assert_eq!(s.pop(b"l", End::Left, 1), Ok(Some(vec![b"y"[..].into()])));
+        assert_eq!(
+            s.pop(b"l", End::Right, 2),
+            Ok(Some(vec![b"b"[..].into(), b"a"[..].into()]))
+        );
+        assert_eq!(s.pop(b"l", End::Right, 5), Ok(Some(vec![b"x"[..].into()])));
+        assert!(!s.exists(b"l"), "popped empty, the list is gone");
+        assert_eq!(s.pop(b"l", End::Right, 1), Ok(None));
+        assert_eq!(s.llen(b"l"), Ok(0));
+    });
+}
+
+#[test]
+fn kinds_meet() {
+    each(|s| {
+        s.set(b"s", b"v", SetCond::Always);
+        push(s, b"l", End::Right, &[b"a"]).unwrap();
+        assert_eq!(get(s, b"l"), Err(WrongType));
+        assert_eq!(s.incr_by(b"l", 1), Err(IncrError::WrongType));
+        assert_eq!(push(s, b"s", End::Left, &[b"a"]), Err(WrongType));
+        assert_eq!(s.pop(b"s", End::Left, 1), Err(WrongType));
+        assert_eq!(s.llen(b"s"), Err(WrongType));
+        assert!(s.lrange(b"s", 0, 1, &mut |_, _| {}).is_err());
+        assert!(!s.set(b"l", b"v", SetCond::Absent), "NX: the list exists");
+        assert_eq!(s.llen(b"l"), Ok(1), "and is kept");
+        assert!(
+            s.set(b"l", b"v", SetCond::Present),
+            "XX: SET replaces a list"
+        );
+        assert_eq!(get(s, b"l"), Ok(Some(b"v".to_vec())));
+        assert_eq!(s.len(), 2);
+        assert!(s.del(b"s") && s.del(b"l") && s.is_empty());
+    });
+}
+
+/// Threads push to one list and count on one key: every length and every
+/// count is handed out exactly once.
+#[test]
+fn concurrent_pushes_and_counts_are_atomic() {
+    const THREADS: usize = 4;
+    const EACH: usize = 2000;
+    for kind in KINDS {
+        let s = new(kind).unwrap();
+        let (lens, counts): (Vec<Vec<usize>>, Vec<Vec<i64>>) = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        let mut lens = Vec::new();
+                        let mut counts = Vec::new();
+                        for i in 0..EACH {
+                            let v = format!("{t}-{i}");
+                            lens.push(push(&**s, b"l", End::Right, &[v.as_bytes()]).unwrap());
+                            counts.push(s.incr_by(b"n", 1).unwrap());
+                            s.set(
+                                format!("k{}", i % 50).as_bytes(),
+                                v.as_bytes(),
+                                SetCond::Always,
+                            );
+                        }
+                        (lens, counts)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).unzip()
+        });
+        let mut lens: Vec<usize> = lens.into_iter().flatten().collect();
+        lens.sort_unstable();
+        assert_eq!(lens, (1..=THREADS * EACH).collect::<Vec<_>>(), "{kind:?}");
+        let mut counts: Vec<i64> = counts.into_iter().flatten().collect();
+        counts.sort_unstable();
+        assert_eq!(counts, (1..=(THREADS * EACH) as i64).collect::<Vec<_>>());
+        assert_eq!(s.len(), 52);
+    }
+}
+
+/// Threads push to and pop from one list, which empties (and is removed)
+/// again and again, while others delete it or SET over it: every value
+/// pushed is popped, still there, or went with a DEL or SET — never lost
+/// in a list nobody can see. Counted by the pushes' own replies: each
+/// acknowledged push is found by a later pop or the final range, unless a
+/// removal came between.
+#[test]
+fn pushes_are_never_lost_to_a_list_popped_empty() {
+    for kind in KINDS {
+        let s = new(kind).unwrap();
+        let popped: usize = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..4)
+                .map(|t| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        let mut popped = 0;
+                        for i in 0..10_000 {
+                            if t < 2 {
+                                push(&**s, b"q", End::Right, &[format!("{t}-{i}").as_bytes()])
+                                    .unwrap();
+                            } else if let Ok(Some(p)) = s.pop(b"q", End::Left, 2) {
+                                popped += p.len();
+                            }
+                        }
+                        popped
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let left = s.llen(b"q").unwrap();
+        assert_eq!(
+            popped + left,
+            20_000,
+            "{kind:?}: {popped} popped + {left} left"
+        );
+    }
+}
