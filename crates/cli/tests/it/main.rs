@@ -9,6 +9,7 @@ mod bucket;
 mod check;
 mod cli;
 mod echo;
+mod first_hour;
 mod hostile_conn;
 mod kv;
 mod kv_interop;
