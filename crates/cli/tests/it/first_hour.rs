@@ -192,3 +192,38 @@ fn load_cpus_pins_the_client() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     usage_error(&["load", "kv", "--cpus", "9999"], "--cpus");
 }
+
+/// The demo explains its numbers, warns only about what the user can
+/// change (it has pinned server and client apart itself), and ends with
+/// the commands to run next.
+#[test]
+fn demo_explains_and_suggests_next_steps() {
+    let out = run(&["demo", "--duration", "1s"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    for line in [
+        "every reply verified",
+        "verification: ",
+        "Reading it:",
+        "p50 … max: each request's latency in microseconds",
+        "the client's own COUNT per topic before and after the run (32)",
+        "Next:",
+        "serverlab check board",
+        "serverlab sweep experiments/caps.toml",
+    ] {
+        assert!(stdout.contains(line), "the demo lacks {line:?}:\n{stdout}");
+    }
+    let pinned = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|s| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&c| s.is_set(c).unwrap_or(false))
+                .count()
+                >= 2
+        })
+        .unwrap();
+    if pinned {
+        assert!(stdout.contains("server on CPU"), "{stdout}");
+        assert!(!stdout.contains("pin server and client apart"), "{stdout}");
+        assert!(!stdout.contains("warning"), "{stdout}");
+    }
+}
