@@ -18,5 +18,6 @@ mod load_board;
 mod load_bucket;
 mod load_kv;
 mod load_openloop;
+mod readme_tour;
 mod strategies;
 mod sweep;
