@@ -21,3 +21,4 @@ mod load_openloop;
 mod readme_tour;
 mod strategies;
 mod sweep;
+mod terminal;
