@@ -227,3 +227,15 @@ fn demo_explains_and_suggests_next_steps() {
         assert!(!stdout.contains("warning"), "{stdout}");
     }
 }
+
+/// A server that closes every connection at once: the cause said once,
+/// on one line.
+#[test]
+fn a_closed_connection_is_said_once() {
+    let addr = fake_server(drop);
+    let out = load("board", &["--addr", &addr, "--duration", "1s"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("closed the connection").count(), 1, "{err}");
+}
