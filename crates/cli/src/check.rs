@@ -41,6 +41,7 @@ enum Format {
 
 /// Flags every check takes.
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct CommonArgs {
     /// The server: HOST:PORT, HOST alone for the protocol's port, or :PORT on 127.0.0.1
     /// [default: 127.0.0.1 and the protocol's port]

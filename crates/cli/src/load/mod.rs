@@ -210,6 +210,11 @@ pub(crate) fn next_step(error: &str, protocol: &str, addr: &str) -> String {
             "; is --addr {addr} the {protocol} server? `serverlab load PROTOCOL` must name the \
              protocol the server speaks"
         )
+    } else if error.contains("closed the connection") || error.contains("reset by peer") {
+        format!(
+            "; the server at {addr} accepted the connection, then closed it: is it a {protocol} \
+             server, and not at its connection limit?"
+        )
     } else if error.contains("timed out") || error.contains("no reply within") {
         "; the server accepted or answered nothing in time: is it stopped (SIGSTOP), \
          overloaded, or another program?"
