@@ -5,6 +5,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
 use serverlab_util::Named;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Any value of `T`, by name; `--help` lists each with its description.
@@ -45,6 +46,33 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     serverlab_util::duration::parse(text)
 }
 
+/// A server address as a person writes it: `HOST:PORT`, `HOST` alone
+/// (the protocol's `default_port`), or `:PORT` (on 127.0.0.1); host names
+/// resolve (the first address found).
+pub fn addr(
+    default_port: u16,
+) -> impl Fn(&str) -> Result<SocketAddr, String> + Clone + Send + Sync {
+    move |text: &str| {
+        let t = text.trim();
+        let full = match t.strip_prefix(':') {
+            Some(port) => format!("127.0.0.1:{port}"),
+            None => t.to_string(),
+        };
+        serverlab_check::addr::parse(Some(&full), default_port).map_err(|_| {
+            format!(
+                "'{text}' is not an address or does not resolve: write HOST:PORT, HOST \
+                 (port {default_port}) or :PORT (on 127.0.0.1), e.g. 127.0.0.1:{default_port}, \
+                 localhost, :{default_port}"
+            )
+        })
+    }
+}
+
+/// A CPU list (`0`, `0-1`, `1,3`) of CPUs this process may use.
+pub fn cpus(text: &str) -> Result<serverlab_util::CpuSet, String> {
+    text.parse()
+}
+
 /// A size parser accepting `min..=max` bytes, written as a plain number or
 /// with a binary suffix: `1048576`, `1MiB`, `64KiB`, `16K`, `1G`.
 pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
@@ -78,6 +106,21 @@ pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses() {
+        let p = addr(8080);
+        assert_eq!(p("127.0.0.1:1").unwrap().to_string(), "127.0.0.1:1");
+        assert_eq!(p("127.0.0.1").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(p(":9").unwrap().to_string(), "127.0.0.1:9");
+        assert_eq!(p("localhost").unwrap().port(), 8080);
+        assert!(p("localhost").unwrap().ip().is_loopback());
+        assert_eq!(p("[::1]:7").unwrap().to_string(), "[::1]:7");
+        for bad in ["", ":", ":x", "127.0.0.1:99999", "no such host.invalid"] {
+            let e = p(bad).unwrap_err();
+            assert!(e.contains("HOST:PORT") && e.contains(":PORT"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn sizes() {

@@ -9,6 +9,7 @@ use serverlab_check::concurrency::Plan;
 use serverlab_check::{text, CheckError, Event, Options, Protocol, Report};
 use serverlab_proto::bucket::DelayUnit;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,8 +44,9 @@ enum Format {
 
 /// Flags every check takes.
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct CommonArgs {
-    /// The server: HOST:PORT, or HOST alone for the protocol's port
+    /// The server: HOST:PORT, HOST alone for the protocol's port, or :PORT on 127.0.0.1
     /// [default: 127.0.0.1 and the protocol's port]
     #[arg(value_name = "ADDR")]
     addr: Option<String>,
@@ -180,7 +182,13 @@ pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
 }
 
 fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let addr = serverlab_check::addr::parse(a.addr.as_deref(), P::DEFAULT_PORT)
+    let addr = a
+        .addr
+        .as_deref()
+        .map_or(
+            Ok(SocketAddr::from(([127, 0, 0, 1], P::DEFAULT_PORT))),
+            |t| args::addr(P::DEFAULT_PORT)(t),
+        )
         .unwrap_or_else(|e| usage_error(P::NAME, ErrorKind::ValueValidation, format!("ADDR: {e}")));
     let opts = Options {
         only: a.only.clone(),

@@ -8,6 +8,7 @@ use crate::serve::{render, DEFAULT_STRATEGY};
 use anyhow::Context;
 use clap::Args;
 use serverlab_load::board::BoardLoad;
+use serverlab_load::report::LoadReport;
 use serverlab_load::Progress;
 use serverlab_server::{Server, ServerConfig, Shutdown};
 use serverlab_service::board::{BoardService, ExitPolicy};
@@ -79,9 +80,57 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let stats = server
         .join()
         .map_err(|_| anyhow::anyhow!("the demo server panicked"))??;
-    let report = report?;
+    let mut report = report?;
+    // The warning's advice (more cores, pin apart) is what the demo has
+    // already done, or cannot do on one CPU: a note says what it means
+    // here instead.
+    let busy = std::mem::take(&mut report.results.client_cpu.bottleneck);
     let code = emit(&report, Format::Text, None)?;
     println!("\nserver's final statistics:");
     print!("{}", render(&stats));
+    print!("{}", explain(&report, &stats, busy, client_cpus.is_some()));
     Ok(code)
+}
+
+/// What the numbers mean, in a few lines, and what to run next.
+fn explain(report: &LoadReport, stats: &ServerStats, busy: bool, pinned: bool) -> String {
+    let client = report.results.requests;
+    let server = stats
+        .protocol
+        .get("requests")
+        .and_then(|r| r.as_object())
+        .map(|ops| {
+            ops.values()
+                .filter_map(serde_json::Value::as_u64)
+                .sum::<u64>()
+        });
+    let late = report.results.late_replies;
+    let mut s = String::from("\nReading it:\n");
+    s += "  count, rate/s: replies to each operation in the measured window, and per second;\n";
+    s += "  p50 … max: each request's latency in microseconds, from its send to its reply (the client's view);\n";
+    s += "  verification: every reply checked against what a correct board must answer.\n";
+    if let Some(server) = server {
+        s += &format!(
+            "  the server counts {server} requests, the client {client}: the client's own COUNT per topic \
+             before and after the run ({}), and {late} replies after the window, are not in its table.\n",
+            server.saturating_sub(client + late)
+        );
+    }
+    if busy {
+        let note = if pinned {
+            "client and server have a core each, so the client's own cost bounds what it can measure"
+        } else {
+            "client and server share one core, so the numbers measure both"
+        };
+        s += &format!(
+            "  the client kept its core {:.0}% busy: {note} (docs/measuring.md).\n",
+            report.results.client_cpu.utilization * 100.0
+        );
+    }
+    s += "\nNext:\n";
+    s += "  serverlab serve board --strategy thread-per-connection --cpus 0   # then, in another terminal:\n";
+    s += "  serverlab load board --posters 5 --readers 5 --duration 10s --cpus 1 --verify   # compare strategies\n";
+    s += "  serverlab check board 127.0.0.1:12345                 # every protocol rule, then linearizability\n";
+    s += "  serverlab sweep experiments/caps.toml && serverlab report results/caps   # a grid, with statistics\n";
+    s
 }

@@ -31,7 +31,7 @@ enum Command {
     /// Serve a protocol under a chosen concurrency strategy and store.
     Serve(serve::ServeCmd),
     /// Drive load against any server speaking a protocol, and check replies.
-    Load(load::LoadCmd),
+    Load(Box<load::LoadCmd>),
     /// Run an experiment grid: every point × repetition on a fresh server, results on disk.
     Sweep(sweep::SweepArgs),
     /// Statistics and plots of a sweep's results (report.md, report.html, plots/).
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Serve(cmd) => serve::run(cmd),
-        Command::Load(cmd) => load::run(cmd),
+        Command::Load(cmd) => load::run(*cmd),
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Demo(args) => demo::run(args),

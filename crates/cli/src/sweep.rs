@@ -144,7 +144,12 @@ fn print_plan(plan: &Plan) {
     );
     println!("{}", design_text(plan, None));
     if let Some(c) = &e.client_cpus {
-        println!("load pinned to CPUs {}", c.written);
+        let cpus = if c.written.contains([',', '-']) {
+            "CPUs"
+        } else {
+            "CPU"
+        };
+        println!("load pinned to {cpus} {}", c.written);
     }
     for p in plan.block() {
         println!("{}:", p.slug);
@@ -170,9 +175,10 @@ pub fn runs_text(plan: &Plan) -> String {
         ""
     };
     format!(
-        "{} points × {reps} repetitions{baseline} = {} runs",
-        plan.points.len(),
-        plan.runs()
+        "{} × {}{baseline} = {}",
+        plural(plan.points.len() as u64, "point"),
+        plural(reps as u64, "repetition"),
+        plural(plan.runs() as u64, "run")
     )
 }
 
@@ -189,10 +195,19 @@ pub fn design_text(plan: &Plan, seed: Option<u64>) -> String {
     }
     if let Some(t) = d.target_ci {
         text += &format!(
-            "; target: throughput's 95% CI within ±{}% of the mean, up to {} repetitions",
+            "; target: throughput's 95% CI within ±{}% of the mean, up to {}",
             100.0 * t,
-            d.max()
+            plural(d.max() as u64, "repetition")
         );
     }
     text
+}
+
+/// `1 run`, `2 runs`.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

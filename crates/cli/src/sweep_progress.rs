@@ -1,7 +1,7 @@
-//! What a sweep shows while it runs: a progress bar with an ETA on a
-//! terminal, a plain line per run otherwise.
+//! What a sweep shows while it runs: a line per run, and on a terminal a
+//! progress bar with an ETA below them.
 
-use crate::sweep::{design_text, runs_text};
+use crate::sweep::{design_text, plural, runs_text};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverlab_sweep::{
     params_text, Observer, Plan, Point, RunRecord, RunRef, Schedule, Status, Summary,
@@ -41,8 +41,8 @@ impl Display {
     pub fn done(&mut self, s: &Summary) {
         self.abandon();
         println!(
-            "serverlab sweep: {} runs done, {} already there, {} failed; results in {}",
-            s.ran,
+            "serverlab sweep: {} done, {} already there, {} failed; results in {}",
+            plural(s.ran as u64, "run"),
             s.skipped,
             s.failed,
             self.out.display()
@@ -156,9 +156,9 @@ impl Observer for Display {
                     Some(m) if m.busy() => format!(" (busy machine: {})", m.describe()),
                     _ => String::new(),
                 };
-                if self.bar.is_none() || !busy.is_empty() {
-                    self.line(format!("{head}: {rate}{busy}"));
-                }
+                // Above the bar on a terminal, as plain lines elsewhere:
+                // every run's result either way.
+                self.line(format!("{head}: {rate}{busy}"));
             }
             (Status::Failed, error) => self.line(format!(
                 "{head}: FAILED: {}",

@@ -45,14 +45,33 @@ impl Progress {
     }
 }
 
-/// Why a run could not produce a result.
+/// Why a run could not produce a result. Each says its cause once (no
+/// `source` repeated after the message).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot connect to {addr}: {source}")]
+    #[error("cannot connect to {addr}: {error}")]
     Connect {
         addr: std::net::SocketAddr,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("{0}")]
+    /// A reply no server of the protocol would send.
+    #[error("this does not look like a {protocol} server (it sent {sent})")]
+    WrongProtocol {
+        protocol: &'static str,
+        /// The start of what it sent, quoted ([`quoted`]).
+        sent: String,
+    },
+    #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+/// The start of what a server sent, quoted and escaped, for an error
+/// that says what arrived.
+pub fn quoted(bytes: &[u8]) -> String {
+    const SHOWN: usize = 40;
+    let more = if bytes.len() > SHOWN { "…" } else { "" };
+    format!(
+        "{:?}{more}",
+        String::from_utf8_lossy(&bytes[..bytes.len().min(SHOWN)])
+    )
 }

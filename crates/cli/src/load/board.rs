@@ -9,12 +9,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per thread)
-    #[arg(value_name = "POSITIONAL", num_args = 0..=5)]
+    /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per
+    /// thread; prints the reference output and sends EXIT at the end, which stops a server run with
+    /// --exit-policy any). The values it sets cannot also be given as flags
+    #[arg(value_name = "POSITIONAL", num_args = 0..=5,
+          conflicts_with_all = ["addr", "posters", "readers", "duration", "throttle", "rate", "search", "scan", "send_exit"])]
     positional: Vec<String>,
-    /// Server address
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
+    /// Server address: HOST:PORT, HOST (port 12345) or :PORT
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::addr(12345))]
     addr: SocketAddr,
     /// Poster connections ("threads" in the reference client's output)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]

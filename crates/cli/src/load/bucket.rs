@@ -1,19 +1,18 @@
 //! `serverlab load bucket`.
 
-use super::{execute, Format, PacingArgs};
+use super::{execute, PacingArgs, PlainOutputArgs};
 use crate::args;
-use clap::ValueEnum;
 use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
 use serverlab_proto::bucket::{DelayMode, DelayUnit};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Server address
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345")]
+    /// Server address: HOST:PORT, HOST (port 12345) or :PORT
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::addr(12345))]
     addr: SocketAddr,
     /// Concurrent clients, each with one request in flight (multiplexed on one event loop per client core)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=10_000))]
@@ -56,21 +55,8 @@ pub struct Args {
     /// Cores the server runs on (the size of its --cpus), for the bound in work mode
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_cores: Option<u64>,
-    /// How to print the result
-    #[arg(long, value_enum, default_value = "text")]
-    format: BucketFormat,
-    /// Also write the full result as JSON to this file
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-}
-
-/// The formats a bucket load prints (no CAPS form: that is the board's).
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum BucketFormat {
-    /// Totals, rates, latency percentiles, the bound, errors, client CPU
-    Text,
-    /// Everything, as JSON (schema serverlab-load/3)
-    Json,
+    #[command(flatten)]
+    output: PlainOutputArgs,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -90,9 +76,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.verify = a.verify;
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
-    let format = match a.format {
-        BucketFormat::Text => Format::Text,
-        BucketFormat::Json => Format::Json,
-    };
-    execute(&cfg, &a.pacing, cfg.planned(), format, a.json.as_ref())
+    let format = a.output.format();
+    execute(
+        &cfg,
+        &a.pacing,
+        cfg.planned(),
+        format,
+        a.output.json.as_ref(),
+    )
 }

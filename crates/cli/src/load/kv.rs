@@ -1,6 +1,6 @@
 //! `serverlab load kv`: httperf-style sessions against a kv server.
 
-use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
+use super::{execute, usage_error_in, PacingArgs, PlainOutputArgs};
 use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
@@ -9,9 +9,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Server address
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    /// Server address: HOST:PORT, HOST (port 8080) or :PORT
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = args::addr(8080))]
     addr: SocketAddr,
     /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
@@ -46,8 +47,11 @@ pub struct Args {
     /// Check every response: statuses, self-checking values, ETag = MD5 of the body; mismatches fail the run
     #[arg(long)]
     verify: bool,
+    /// How long a session with requests in flight may wait for a byte before it fails
+    #[arg(long, value_name = "T", default_value = "30s", value_parser = args::duration)]
+    reply_timeout: Duration,
     #[command(flatten)]
-    output: OutputArgs,
+    output: PlainOutputArgs,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -74,14 +78,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     cfg.pacing = a.pacing.pacing(false);
-    let format = a.output.format.unwrap_or(Format::Text);
-    if format == Format::Caps {
-        usage_error_in(
-            "kv",
-            ErrorKind::InvalidValue,
-            "--format caps is the board reference client's output; kv has text and json".into(),
-        );
-    }
+    cfg.reply_timeout = a.reply_timeout;
+    let format = a.output.format();
     if cfg.verify && cfg.value_size < cfg.min_verified_value_size() {
         usage_error_in(
             "kv",

@@ -77,6 +77,35 @@ pub struct OutputArgs {
     pub json: Option<PathBuf>,
 }
 
+/// The formats of a load with no reference client's output (bucket, kv).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlainFormat {
+    /// Totals, rates, latency percentiles, errors, client CPU
+    Text,
+    /// Everything, as JSON (schema serverlab-load/3)
+    Json,
+}
+
+/// Output flags of a load with no reference client's output.
+#[derive(Args)]
+pub struct PlainOutputArgs {
+    /// How to print the result
+    #[arg(long, value_enum, default_value = "text")]
+    format: PlainFormat,
+    /// Also write the full result as JSON to this file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+impl PlainOutputArgs {
+    pub fn format(&self) -> Format {
+        match self.format {
+            PlainFormat::Text => Format::Text,
+            PlainFormat::Json => Format::Json,
+        }
+    }
+}
+
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     dispatch(cmd.protocol)
 }
@@ -98,11 +127,39 @@ pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! 
 }
 
 /// Print the report in `format`, write JSON if asked, and pick the exit code.
+/// A run in which no request was answered at all is a failure to say in
+/// one line with what to do next, not a table of zeros (the JSON, if
+/// asked for, is still written).
 pub fn emit(
     report: &LoadReport,
     format: Format,
     json: Option<&PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(first) = nothing_answered(report) {
+        if let Some(path) = json {
+            std::fs::write(path, output::json(report))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        if format == Format::Json {
+            print!("{}", output::json(report));
+        }
+        let n = report.results.errors.len();
+        let all = if n > 1 {
+            format!(" ({n} errors, all clients)")
+        } else {
+            String::new()
+        };
+        let addr = report
+            .config
+            .get("addr")
+            .and_then(|a| a.as_str())
+            .unwrap_or("");
+        eprintln!(
+            "serverlab: no request was answered: {first}{all}{}",
+            next_step(first, &report.protocol, addr)
+        );
+        return Ok(ExitCode::from(1));
+    }
     let text = match format {
         Format::Text => output::text::render(report),
         Format::Caps => output::caps::render(report),
@@ -130,4 +187,43 @@ pub fn emit(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first error of a run in which not one request was answered.
+fn nothing_answered(report: &LoadReport) -> Option<&str> {
+    let r = &report.results;
+    let silent = r.requests == 0 && r.late_replies == 0 && r.per_second.iter().all(|&n| n == 0);
+    let steps = report.search.is_some() || report.scan.is_some();
+    r.errors
+        .first()
+        .filter(|_| silent && !steps)
+        .map(String::as_str)
+}
+
+/// What to do about a network error of a `protocol` load of `addr`, as
+/// "; <advice>" (empty when there is nothing useful to add).
+pub(crate) fn next_step(error: &str, protocol: &str, addr: &str) -> String {
+    let addr = if addr.is_empty() { "HOST:PORT" } else { addr };
+    if error.contains("Connection refused") {
+        format!(
+            "; nothing listens there: start a server with `serverlab serve {protocol} --addr {addr}` \
+             (in another terminal), or point --addr at yours"
+        )
+    } else if error.contains("does not look like") {
+        format!(
+            "; is --addr {addr} the {protocol} server? `serverlab load PROTOCOL` must name the \
+             protocol the server speaks"
+        )
+    } else if error.contains("closed the connection") || error.contains("reset by peer") {
+        format!(
+            "; the server at {addr} accepted the connection, then closed it: is it a {protocol} \
+             server, and not at its connection limit?"
+        )
+    } else if error.contains("timed out") || error.contains("no reply within") {
+        "; the server accepted or answered nothing in time: is it stopped (SIGSTOP), \
+         overloaded, or another program?"
+            .into()
+    } else {
+        String::new()
+    }
 }

@@ -12,6 +12,7 @@ use serverlab_load::harness::target::Target;
 use serverlab_load::harness::{self, Arrivals, Execution, Mode, Pacing, Protocol};
 use serverlab_load::output::{hdrlog, steps};
 use serverlab_load::Progress;
+use serverlab_util::CpuSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ pub struct PacingArgs {
     /// Also write an HdrHistogram interval log: one interval per second per operation (every step's)
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// Pin the load (every client thread) to these CPUs, as serve --cpus pins the server; one event
+    /// loop runs per CPU (examples: 1, 1-3) [default: every CPU allowed]
+    #[arg(long, value_name = "LIST", value_parser = args::cpus)]
+    pub cpus: Option<CpuSet>,
 }
 
 fn non_negative(s: &str) -> Result<f64, String> {
@@ -124,16 +129,28 @@ pub fn execute<P: Protocol>(
     format: Format,
     json: Option<&PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(cpus) = &flags.cpus {
+        // Before any client thread starts: they inherit the mask, and the
+        // driver runs one event loop per CPU allowed.
+        cpus.pin_current_thread()
+            .with_context(|| format!("cannot pin the load to CPUs {cpus}"))?;
+    }
     let ex = flags.execution();
     let progress = Progress::default();
     let outcome = if matches!(ex.mode, Mode::Once) {
         let warmup = flags.warmup.unwrap_or(WARMUP);
         progress::show(planned + warmup, &progress, || {
             harness::execute(cfg, &ex, &progress, &mut |_| {})
-        })?
+        })
     } else {
-        harness::execute(cfg, &ex, &progress, &mut step_printer(flags))?
+        harness::execute(cfg, &ex, &progress, &mut step_printer(flags))
     };
+    // The error once, and what to do about it.
+    let outcome = outcome.map_err(|e| {
+        let text = e.to_string();
+        let addr = cfg.plan().addr.to_string();
+        anyhow::anyhow!("{text}{}", super::next_step(&text, P::NAME, &addr))
+    })?;
     if let (Some(path), Some(log)) = (&flags.hdr_log, &outcome.log) {
         let about = format!(
             "serverlab load {}: nanoseconds; tag OP: latency from the intended send time \

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Server address (serverlab's `serve resp`, redis-server, …)
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379")]
+    /// Server address (serverlab's `serve resp`, redis-server, …): HOST:PORT, HOST (port 6379) or :PORT
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379", value_parser = args::addr(6379))]
     addr: SocketAddr,
     /// What to send
     #[arg(long, default_value = "keys", value_parser = args::named::<Workload>())]

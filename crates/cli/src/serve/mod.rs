@@ -94,6 +94,7 @@ protocols! {
 
 /// Flags every server takes.
 #[derive(Args, Clone)]
+#[command(allow_negative_numbers = true)]
 pub struct ServerArgs {
     /// Address to listen on [default: 127.0.0.1 and the protocol's port]
     #[arg(long, value_name = "HOST:PORT")]

@@ -1,12 +1,13 @@
 //! Interoperability with real HTTP clients (Debian's curl, httperf, wrk;
-//! `.ci/run` installs them). Each test skips, saying so, when its tool is
-//! missing.
+//! `.ci/run` installs them). Each test is ignored by default, named with
+//! the tool it needs, and fails (never passes quietly) when run without
+//! it: `cargo test --workspace -- --ignored`.
 
 use crate::support::*;
 use std::process::Command;
 
-/// Whether `tool` runs here; if not, say the test is skipped.
-fn have(tool: &str, test: &str) -> bool {
+/// `tool` runs here, or the test fails saying how to install it.
+fn need(tool: &str) {
     let ok = Command::new(tool)
         .arg(if tool == "httperf" {
             "--version"
@@ -15,10 +16,10 @@ fn have(tool: &str, test: &str) -> bool {
         })
         .output()
         .is_ok();
-    if !ok {
-        eprintln!("SKIPPED {test}: `{tool}` is not installed (apt-get install {tool})");
-    }
-    ok
+    assert!(
+        ok,
+        "`{tool}` is not installed: apt-get install {tool} (.ci/run installs it)"
+    );
 }
 
 fn tool(cmd: &str, args: &[&str]) -> (bool, String) {
@@ -30,10 +31,9 @@ fn tool(cmd: &str, args: &[&str]) -> (bool, String) {
 }
 
 #[test]
+#[ignore = "needs curl (apt-get install curl); run: cargo test --workspace -- --ignored"]
 fn curl_basics() {
-    if !have("curl", "curl_basics") {
-        return;
-    }
+    need("curl");
     let server = ServerProc::start("kv", &["--strategy", "pool-locked"]);
     let base = format!("http://{}", server.addr);
     let code = |args: &[&str]| {
@@ -94,10 +94,9 @@ fn curl_basics() {
 
 /// httperf: 200 connections × 50 calls to a stored key, all 2xx, no errors.
 #[test]
+#[ignore = "needs httperf (apt-get install httperf); run: cargo test --workspace -- --ignored"]
 fn httperf_sessions() {
-    if !have("httperf", "httperf_sessions") {
-        return;
-    }
+    need("httperf");
     let server = ServerProc::start("kv", &["--strategy", "pool-locked", "--threads", "2"]);
     let mut c = crate::kv::Http::connect(server.addr);
     assert_eq!(
@@ -136,10 +135,9 @@ fn httperf_sessions() {
 
 /// wrk for 2 s: no non-2xx responses, no socket errors.
 #[test]
+#[ignore = "needs wrk (apt-get install wrk); run: cargo test --workspace -- --ignored"]
 fn wrk_two_seconds() {
-    if !have("wrk", "wrk_two_seconds") {
-        return;
-    }
+    need("wrk");
     let server = ServerProc::start("kv", &["--strategy", "async", "--threads", "2"]);
     let mut c = crate::kv::Http::connect(server.addr);
     assert_eq!(

@@ -273,6 +273,12 @@ fn load_against_echo_measures_the_ceiling() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("req/s"));
+    // An echo is no message found or missing.
+    assert!(
+        !text(&out.stdout).contains("found a message"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

@@ -441,6 +441,17 @@ pub fn unreachable_load_exits_1(protocol: &str, extra: &[&str]) {
     args.extend(extra);
     let out = load(protocol, &args);
     assert_eq!(out.status.code(), Some(1));
-    let all = text(&out.stdout) + &text(&out.stderr);
-    assert!(all.contains("cannot connect"), "{all}");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // One line, the cause once, and what to do next.
+    assert_eq!(stdout, "", "no table of zeros");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot connect to {addr}")),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("Connection refused").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("serverlab serve {protocol} --addr {addr}")),
+        "{stderr}"
+    );
 }

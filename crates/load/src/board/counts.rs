@@ -15,7 +15,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
-    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect { addr, source })
+    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
+        addr,
+        error: source,
+    })
 }
 
 /// Ask COUNT for every topic on one connection.
@@ -28,12 +31,31 @@ pub(super) fn counts(addr: SocketAddr, topics: usize) -> Result<Vec<u64>, LoadEr
         Request::Count { topic: name }.encode(&mut wire, Terminator::Nul);
     }
     conn.send(&wire)?;
-    // A reply that is not a count (from an echo server, say) counts as 0:
-    // only a verifying run relies on these numbers.
     names
         .iter()
-        .map(|_| Ok(parse_u64(conn.recv()?).ok().flatten().unwrap_or(0)))
+        .map(|name| count_reply(&mut conn, name))
         .collect()
+}
+
+/// A COUNT's reply. The request sent back, reversed (an echo server: the
+/// board's transport ceiling) or not, counts as 0, as only a verifying run relies on
+/// these numbers; anything else that is not a count is another protocol's
+/// server, said at once rather than after a run of nonsense.
+fn count_reply(conn: &mut FramedConn, topic: &[u8]) -> Result<u64, LoadError> {
+    let reply = conn.recv()?;
+    if let Ok(Some(n)) = parse_u64(reply) {
+        return Ok(n);
+    }
+    let mut request = Vec::new();
+    Request::Count { topic }.encode(&mut request, Terminator::Nul);
+    let request = request.strip_suffix(b"\0").unwrap_or(&request);
+    if reply == request || reply.iter().eq(request.iter().rev()) {
+        return Ok(0);
+    }
+    Err(LoadError::WrongProtocol {
+        protocol: "board",
+        sent: crate::quoted(reply),
+    })
 }
 
 /// Send EXIT on a new connection, as the reference client does at the end.

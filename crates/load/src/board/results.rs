@@ -41,10 +41,35 @@ impl TextLines for BoardResults {
             return Vec::new();
         }
         vec![format!(
-            "reads: {:.1}% found a message ({} hits, {} misses)",
-            r.hit_share * 100.0,
+            "reads: {} found a message ({} hits, {} misses)",
+            percent(r.hits, r.hits + r.misses),
             r.hits,
             r.misses
         )]
+    }
+}
+
+/// `part` of `whole` to a tenth of a percent, never rounded to 100% while
+/// something is missing, nor to 0% while something is there.
+fn percent(part: u64, whole: u64) -> String {
+    let p = part as f64 * 100.0 / whole as f64;
+    match format!("{p:.1}") {
+        s if s == "100.0" && part < whole => ">99.9%".into(),
+        s if s == "0.0" && part > 0 => "<0.1%".into(),
+        s => format!("{s}%"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent;
+
+    #[test]
+    fn percentages_never_round_to_all_or_nothing() {
+        assert_eq!(percent(85824, 85845), ">99.9%");
+        assert_eq!(percent(21, 85845), "<0.1%");
+        assert_eq!(percent(5, 5), "100.0%");
+        assert_eq!(percent(0, 5), "0.0%");
+        assert_eq!(percent(1, 3), "33.3%");
     }
 }

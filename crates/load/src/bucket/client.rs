@@ -91,8 +91,8 @@ impl Exchange for BucketClient<'_> {
             }
             None => {
                 return Err(format!(
-                    "the server answered {:?} to {}, not a number",
-                    String::from_utf8_lossy(&line[..line.len().min(80)]),
+                    "this does not look like a bucket server (it sent {} in answer to {}, not a number)",
+                    crate::quoted(line),
                     shown(req)
                 ))
             }

@@ -8,7 +8,10 @@ use serverlab_proto::bucket::{Reply, Request};
 use std::net::SocketAddr;
 
 fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
-    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect { addr, source })
+    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
+        addr,
+        error: source,
+    })
 }
 
 /// Read every bucket with `0,b`: on one connection in keep-alive mode, a

@@ -366,9 +366,9 @@ fn open<'r, E: Exchange>(
     if !runner.connect(now) {
         return Ok(Slot::new(runner));
     }
-    Slot::connected(plan.addr, plan.timeouts.connect, runner).map_err(|source| LoadError::Connect {
+    Slot::connected(plan.addr, plan.timeouts.connect, runner).map_err(|error| LoadError::Connect {
         addr: plan.addr,
-        source,
+        error,
     })
 }
 

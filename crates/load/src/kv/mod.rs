@@ -53,6 +53,13 @@ pub struct KvLoad {
     pub preload: bool,
     pub seed: u64,
     pub verify: bool,
+    /// How long a session with requests in flight waits for a byte.
+    #[serde(rename = "reply_timeout_s", serialize_with = "seconds")]
+    pub reply_timeout: Duration,
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 impl KvLoad {
@@ -70,6 +77,7 @@ impl KvLoad {
             preload: false,
             seed: 1,
             verify: false,
+            reply_timeout: REPLY_TIMEOUT,
         }
     }
 
@@ -78,10 +86,10 @@ impl KvLoad {
         min_checked_size(key_name(self.keys.saturating_sub(1)).len())
     }
 
-    fn timeouts() -> Timeouts {
+    fn timeouts(&self) -> Timeouts {
         Timeouts {
             connect: CONNECT_TIMEOUT,
-            reply: Some(REPLY_TIMEOUT),
+            reply: Some(self.reply_timeout),
             drain: None,
         }
     }
@@ -113,7 +121,7 @@ impl harness::Protocol for KvLoad {
             },
             pacing: self.pacing.clone(),
             verify: self.verify,
-            timeouts: KvLoad::timeouts(),
+            timeouts: self.timeouts(),
             model_note: Some("sessions"),
             seed: self.seed,
         }
@@ -123,8 +131,12 @@ impl harness::Protocol for KvLoad {
     /// preload, if asked for.
     fn setup(&self, errors: &mut Vec<String>) -> Result<Kv, LoadError> {
         let addr = self.addr;
-        std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)
-            .map_err(|source| LoadError::Connect { addr, source })?;
+        std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|source| {
+            LoadError::Connect {
+                addr,
+                error: source,
+            }
+        })?;
         let host = addr.to_string();
         let preload_s = if self.preload {
             let t0 = Instant::now();

@@ -22,7 +22,7 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
         connections: Connections::Series { requests: None },
         pacing: Pacing::default(),
         verify: false,
-        timeouts: KvLoad::timeouts(),
+        timeouts: cfg.timeouts(),
         model_note: None,
         seed: cfg.seed,
     };

@@ -5,6 +5,8 @@
 use serverlab_proto::kv::client::{parse_response, ResponseHead};
 use serverlab_proto::kv::Method;
 
+/// How every response begins (its status line's protocol name).
+const STATUS: &[u8] = b"HTTP/";
 /// Largest response head accepted before the stream is declared broken.
 const MAX_HEAD: usize = 64 * 1024;
 /// Largest response body accepted (a kv server's values are far smaller).
@@ -25,6 +27,15 @@ pub(crate) fn next_response(input: &[u8], method: Method) -> Result<Option<Respo
     let mut at = 0;
     loop {
         let rest = &input[at..];
+        // Any other server answers something else at once (a board server
+        // an empty line): said within one reply, not after a timeout.
+        let n = rest.len().min(STATUS.len());
+        if rest[..n] != STATUS[..n] {
+            return Err(format!(
+                "this does not look like a kv (HTTP/1.1) server (it sent {})",
+                crate::quoted(rest)
+            ));
+        }
         let head = match parse_response(rest, method).map_err(|e| e.to_string())? {
             Some(head) => head,
             None if rest.len() > MAX_HEAD => return Err("a response head over 64 KiB".into()),
@@ -72,6 +83,11 @@ mod tests {
             (&b""[..], head.len(), Some(3))
         );
         assert!(next_response(b"HTTP/1.1 200 OK\r\n\r\n", Method::Get).is_err());
+        for other in [&b"\n"[..], b"0\n", b"+OK\r\n", b"HTTX", b"H\n"] {
+            let e = next_response(other, Method::Get).err().unwrap();
+            assert!(e.starts_with("this does not look like a kv"), "{e}");
+        }
+        assert!(next_response(b"HTT", Method::Get).unwrap().is_none());
         let mut long = b"HTTP/1.1 200 OK\r\nX-Long: ".to_vec();
         long.resize(MAX_HEAD, b'a');
         assert!(next_response(&long, Method::Get).unwrap().is_none());

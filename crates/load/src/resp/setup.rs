@@ -28,7 +28,7 @@ pub struct Conn {
 impl Conn {
     pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<Conn, LoadError> {
         let stream = TcpStream::connect_timeout(&addr, timeout)
-            .map_err(|source| LoadError::Connect { addr, source })?;
+            .map_err(|error| LoadError::Connect { addr, error })?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         Ok(Conn {
