@@ -108,7 +108,11 @@ impl ServerConfig {
     /// "2 workers", "a thread per connection".
     pub fn concurrency(&self) -> String {
         match self.strategy.threads() {
-            Threads::Sizes(what) => format!("{} {what}", self.resolved_threads()),
+            Threads::Sizes(what) => match self.resolved_threads() {
+                // "1 workers" reads wrong: the plural's "s" goes.
+                1 => format!("1 {}", what.strip_suffix('s').unwrap_or(what)),
+                n => format!("{n} {what}"),
+            },
             Threads::Unused(instead) => instead.to_string(),
         }
     }
