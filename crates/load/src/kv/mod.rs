@@ -8,7 +8,7 @@
 
 pub mod output;
 mod preload;
-mod reply;
+pub mod reply;
 mod session;
 pub mod workload;
 
