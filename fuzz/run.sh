@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzz every target (or the ones named) one after another, one process
-# each, and print a table row per target: executions, libFuzzer's final
-# cov/ft, and the corpus size. The corpus grows in fuzz/corpus/<target>
-# (not committed); fuzz/seeds/<target> is read as well.
+# each, and print a table row per target: executions, and libFuzzer's
+# final cov, ft and corpus (units kept, and their total size). The corpus
+# grows in fuzz/corpus/<target> (not committed); fuzz/seeds/<target> is
+# read as well.
 #
 #   fuzz/run.sh                       # 10 million executions per target
 #   RUNS=100000 fuzz/run.sh kv_head   # fewer, one target
@@ -27,7 +28,7 @@ fi
 
 cargo fuzz build -s none
 mkdir -p runs
-printf '| target | executions | cov | ft | corpus | time (s) |\n|---|---:|---:|---:|---:|---:|\n'
+printf '| target | executions | cov | ft | corpus | time (s) |\n|---|---:|---:|---:|---|---:|\n'
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"
   log="runs/$t.log"
@@ -44,6 +45,6 @@ for t in "${targets[@]}"; do
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
   cov=$(sed -E 's/.* cov: ([0-9]+).*/\1/' <<<"$done_line")
   ft=$(sed -E 's/.* ft: ([0-9]+).*/\1/' <<<"$done_line")
-  corpus=$(find "corpus/$t" -type f | wc -l)
+  corpus=$(sed -E 's/.* corp: ([0-9]+\/[0-9]+[a-zA-Z]*).*/\1/' <<<"$done_line")
   printf '| %s | %s | %s | %s | %s | %s |\n' "$t" "$execs" "$cov" "$ft" "$corpus" "$secs"
 done

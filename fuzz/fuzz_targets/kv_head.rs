@@ -7,24 +7,12 @@
 
 use libfuzzer_sys::fuzz_target;
 use serverlab_fuzz::input::{Input, Plan};
-use serverlab_fuzz::model::kv::missable;
-use serverlab_proto::kv::{scan, HeadScan, Limits};
+use serverlab_fuzz::model::kv::{limits, missable};
+use serverlab_proto::kv::{scan, HeadScan};
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
-    let limits = match input.byte() % 3 {
-        0 => Limits::default(),
-        1 => Limits {
-            max_uri: 16,
-            max_headers: 64,
-            max_value: 16,
-        },
-        _ => Limits {
-            max_uri: 40,
-            max_headers: 100,
-            max_value: 0,
-        },
-    };
+    let limits = limits(input.byte());
     let mut plan = Plan::new(input.byte());
     let buf = input.rest();
 

@@ -11,10 +11,7 @@ use serverlab_proto::Terminator;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
-    let max = match input.byte() {
-        255 => usize::MAX,
-        b => usize::from(b),
-    };
+    let max = input.limit();
     let buf = input.rest();
     let got = frame(buf, max);
     let window = &buf[..buf.len().min(max.saturating_add(1))];

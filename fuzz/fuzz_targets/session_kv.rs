@@ -8,31 +8,13 @@ use libfuzzer_sys::fuzz_target;
 use serverlab_fuzz::input::{Input, Plan};
 use serverlab_fuzz::model::{self, kv::Kv};
 use serverlab_fuzz::session;
-use serverlab_proto::kv::Limits;
 use serverlab_service::kv::{KvConfig, KvService};
 use serverlab_store::StoreKind;
 use std::time::Duration;
 
-/// The defaults, the smallest the flags allow, and no bodies at all.
-fn limits(choice: u8) -> Limits {
-    match choice % 3 {
-        0 => Limits::default(),
-        1 => Limits {
-            max_uri: 16,
-            max_headers: 64,
-            max_value: 16,
-        },
-        _ => Limits {
-            max_uri: 64,
-            max_headers: 256,
-            max_value: 0,
-        },
-    }
-}
-
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
-    let limits = limits(input.byte());
+    let limits = model::kv::limits(input.byte());
     let store = serverlab_store::kv::new(input.pick(&StoreKind::ALL));
     let mut plan = Plan::new(input.byte());
     let stream = input.rest();

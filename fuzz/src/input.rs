@@ -30,6 +30,15 @@ impl<'a> Input<'a> {
         choices[usize::from(self.byte()) % choices.len()]
     }
 
+    /// A size limit from the next header byte: 0 to 254 bytes, or none
+    /// at all (`usize::MAX`) for 255, so the edge of the range is tried.
+    pub fn limit(&mut self) -> usize {
+        match self.byte() {
+            255 => usize::MAX,
+            b => usize::from(b),
+        }
+    }
+
     /// Everything not yet taken.
     pub fn rest(self) -> &'a [u8] {
         self.data

@@ -5,7 +5,7 @@
 
 use super::{Model, Next};
 use crate::session::{Applied, Event};
-use serverlab_service::{Delay, Frame};
+use serverlab_service::Delay;
 use std::time::Duration;
 
 pub struct Bucket {
@@ -86,13 +86,7 @@ impl Model for Bucket {
     }
 
     fn refused(&self, refusal: Option<&Event>, _seen: &[u8]) {
-        let Some(Event::Framed {
-            frame: Frame::Close,
-            out,
-        }) = refusal
-        else {
-            panic!("an over-long line must be refused by framing, not {refusal:?}");
-        };
+        let out = super::framing_refusal(refusal);
         assert!(is_err_line(out), "an over-long line answered {out:?}");
     }
 }

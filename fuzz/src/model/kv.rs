@@ -71,6 +71,24 @@ impl Kv {
     }
 }
 
+/// The limits a kv target runs with, by a header byte: the defaults, the
+/// smallest the flags allow, and no bodies at all.
+pub fn limits(choice: u8) -> Limits {
+    match choice % 3 {
+        0 => Limits::default(),
+        1 => Limits {
+            max_uri: 16,
+            max_headers: 64,
+            max_value: 16,
+        },
+        _ => Limits {
+            max_uri: 64,
+            max_headers: 256,
+            max_value: 0,
+        },
+    }
+}
+
 /// Bytes of the header section at the front of `fields`, its empty line
 /// included; all of them while that line has not come.
 fn header_section(fields: &[u8]) -> usize {
@@ -174,13 +192,7 @@ impl Model for Kv {
         if refusal.is_none() && self.missable {
             return;
         }
-        let Some(Event::Framed {
-            frame: Frame::Close,
-            out,
-        }) = refusal
-        else {
-            panic!("{reject:?} must be refused by framing, not {refusal:?}");
-        };
+        let out = super::framing_refusal(refusal);
         // A response to HEAD has no body, once the method is known; more
         // than 64 bytes of empty lines before it are refused unread
         // (docs/protocols/kv.md).
@@ -194,7 +206,7 @@ impl Model for Kv {
         let reasons = reasons(seen, &self.limits);
         assert!(
             reasons.contains(&r.status),
-            "refused {:?} with {}, not one of {reasons:?}",
+            "refused {:?} with {}, not one of {reasons:?} (whole: {reject:?})",
             String::from_utf8_lossy(seen),
             r.status
         );

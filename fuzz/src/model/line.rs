@@ -4,7 +4,6 @@
 
 use super::Next;
 use crate::session::Event;
-use serverlab_service::Frame;
 
 /// Frame the front of `rest`: the terminator must come within `max` bytes
 /// (a CR before an LF counts toward them, as the limit is on bytes read).
@@ -29,12 +28,6 @@ pub fn split(request: &[u8]) -> (&[u8], u8) {
 
 /// An oversize frame closes the connection without a reply.
 pub fn refused(refusal: Option<&Event>) {
-    assert_eq!(
-        refusal,
-        Some(&Event::Framed {
-            frame: Frame::Close,
-            out: Vec::new()
-        }),
-        "an oversize frame closes the connection without a reply"
-    );
+    let out = super::framing_refusal(refusal);
+    assert!(out.is_empty(), "an oversize frame answered {out:?}");
 }

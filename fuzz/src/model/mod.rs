@@ -16,7 +16,7 @@ pub mod kv;
 pub mod line;
 
 use crate::session::{Applied, Event, Transcript};
-use serverlab_service::After;
+use serverlab_service::{After, Frame};
 
 /// What the protocol finds at the front of the unread stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,4 +96,16 @@ pub fn check<M: Model>(model: &mut M, t: &Transcript, stream: &[u8]) {
         applied.next().is_none(),
         "applied a request the protocol does not frame"
     );
+}
+
+/// The reply of a refusal that framing made (`Frame::Close`), the only
+/// way these protocols refuse input (never by overflow or otherwise).
+pub fn framing_refusal(refusal: Option<&Event>) -> &[u8] {
+    match refusal {
+        Some(Event::Framed {
+            frame: Frame::Close,
+            out,
+        }) => out,
+        other => panic!("input must be refused by framing, not {other:?}"),
+    }
 }
