@@ -9,6 +9,7 @@ use serverlab_fuzz::model::{self, board::Board};
 use serverlab_fuzz::session;
 use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);

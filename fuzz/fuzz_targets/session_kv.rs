@@ -10,6 +10,7 @@ use serverlab_fuzz::model::{self, kv::Kv};
 use serverlab_fuzz::session;
 use serverlab_service::kv::{KvConfig, KvService};
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 use std::time::Duration;
 
 fuzz_target!(|data: &[u8]| {

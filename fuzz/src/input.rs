@@ -67,7 +67,8 @@ impl Plan {
         self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: u64) -> usize {
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> usize {
         (self.next() % n) as usize
     }
 

@@ -1,12 +1,17 @@
-//! The whole-session driver: a server [`Session`] over a real service,
-//! driven exactly as the strategies drive it (crates/server: frame,
-//! execute, flush, read), fed a byte stream split at planned points, with
-//! writes that go out in planned pieces. A spy between the session and the
-//! service records what the service framed, applied and answered.
+//! The whole-session driver: the server's own connection session
+//! (`serverlab_server::by_hand`, the `Session` every strategy runs) over a
+//! real service, fed a byte stream split at planned points, with writes
+//! that go out in planned pieces, and carrying out every I/O it asks for
+//! as a strategy would. A spy between the session and the service records
+//! what the service framed, applied and answered.
 //!
 //! Everything that knows the Session/Service API is in this file, so a
-//! change of that API (issue 9: `frame` returning a parsed request) is
-//! adapted here once, not in every target.
+//! change of that API is adapted here once, not in every target.
+//!
+//! Now and then, as planned: a pool's budget (the session yields), a
+//! header timeout (the spy makes the service's request timeout expire), a
+//! graceful stop of the server part way (then only the bytes that have
+//! "arrived" by then are read: a planned prefix of the stream).
 //!
 //! Checked for every protocol (a failed check panics: a fuzz crash):
 //! - the service never sees more unconsumed input than its input limit,
@@ -17,14 +22,27 @@
 //! - the client receives exactly what the service appended, in order;
 //! - nothing is applied after a request that closes the connection, and
 //!   the session closes early only for a reason (a closing request, a
-//!   refused frame, an overflow, a timeout), otherwise it reads to the end;
-//! - the session always makes progress (a bounded number of steps).
+//!   refused frame, an overflow, a timeout), otherwise it reads all that
+//!   arrived — a graceful stop included: it answers what it took;
+//! - no reset (there is no write timeout, and no abort);
+//! - the session always makes progress (a bounded number of steps that
+//!   neither read, write nor apply).
 
 use crate::input::Plan;
-use serverlab_server::session::{Session, Step};
-use serverlab_service::{After, Delay, Frame, Service};
+use serverlab_server::by_hand::{HandSession, Need};
+use serverlab_service::{After, Common, Delay, Service};
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What `frame` found, without the parsed request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    Incomplete,
+    Ready(usize),
+    Close,
+}
 
 /// What the service did, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +101,10 @@ pub struct Transcript {
     pub wire: Vec<u8>,
     /// Bytes of the stream the session read before it closed.
     pub fed: usize,
+    /// Bytes of the stream that arrived: all of it, unless the server was
+    /// stopped part way (then what had arrived by the stop is all the
+    /// session may read).
+    pub arrived: usize,
 }
 
 impl Transcript {
@@ -125,99 +147,139 @@ impl Transcript {
 /// The peer every session comes from: loopback, as in the tests.
 pub const PEER: &str = "127.0.0.1:40000";
 
+/// The client side of one session: the stream, and what it got back.
+struct Client<'a> {
+    stream: &'a [u8],
+    /// Bytes the session read and kept (not those it discarded lingering).
+    fed: usize,
+    /// Bytes read in all, discarded ones included.
+    read: usize,
+    /// Bytes of the stream that have arrived (see [`Transcript::arrived`]).
+    arrived: usize,
+    wire: Vec<u8>,
+    lingering: bool,
+}
+
 /// Run one session of `svc` over `stream`, split as `plan` says, and check
 /// the invariants above.
 pub fn drive<S: Service>(svc: S, stream: &[u8], plan: &mut Plan) -> Transcript {
-    let spy = Spy::new(svc);
+    let spy = Arc::new(Spy::new(svc));
     let peer: SocketAddr = PEER.parse().expect("a socket address");
-    let mut sess = Session::new(&spy, peer);
-    let mut wire = Vec::new();
-    let mut fed = 0;
-    // Each step applies a request (at least one byte), reads at least one
-    // byte, or ends the input or the session.
-    for _ in 0..2 * stream.len() + 8 {
-        match sess.next(&spy) {
-            Step::Ready(_) => {
-                sess.execute(&spy);
-                // Strategies flush past the high-water mark, or when their
-                // budget runs out: as often as not, partly.
-                if sess.over_high_water() || plan.one_in(4) {
-                    write_some(&mut sess, &mut wire, plan);
-                }
-            }
-            Step::NeedInput => {
-                write_all(&mut sess, &mut wire, plan);
-                if sess.deadline().is_some() && plan.one_in(64) {
-                    sess.time_out(&spy);
-                } else if fed == stream.len() {
-                    sess.set_eof();
+    let mut sess = HandSession::new(spy.clone(), peer);
+    if plan.one_in(4) {
+        sess = sess.with_budget(1 + plan.below(4));
+    }
+    let mut c = Client {
+        stream,
+        fed: 0,
+        read: 0,
+        arrived: stream.len(),
+        wire: Vec::new(),
+        lingering: false,
+    };
+    // Steps that neither read, wrote nor applied: the session must not
+    // spin. Each yield follows an applied request, each blocked write is
+    // one the plan chose (one in six).
+    let mut idle_steps = 4 * stream.len() + 64;
+    loop {
+        let progressed = match sess.need() {
+            // Recorded by the spy, not performed: no time to wait.
+            Need::Delay(_) => true,
+            Need::Write => write_some(&mut sess, &mut c.wire, plan),
+            Need::Read { deadline, wait } => {
+                if wait && !c.lingering && deadline.is_some() && plan.one_in(64) {
+                    // The header timeout passes: `need` deals with it.
+                    spy.expired.store(true, Ordering::Relaxed);
+                    false
                 } else {
-                    fed += read(&mut sess, &spy, &stream[fed..], plan);
+                    if wait && !sess.stopping() && plan.one_in(128) {
+                        // SIGTERM: only what has arrived by now is read.
+                        sess.stop_server();
+                        c.arrived = c.read + plan.read_len(stream.len() - c.read);
+                    }
+                    read(&mut sess, &spy, &mut c, plan);
+                    true
                 }
             }
-            Step::Close => {
-                write_all(&mut sess, &mut wire, plan);
-                sess.finish(&spy);
-                let events = spy.log.into_inner().expect("no panic held the log").events;
-                let t = Transcript { events, wire, fed };
-                check(&t, stream);
-                return t;
+            Need::ShutdownWrite => {
+                c.lingering = true;
+                true
             }
+            Need::Yield => false,
+            Need::Close => break,
+            Need::Reset => panic!("a reset, with no write timeout and no abort"),
+        };
+        if !progressed {
+            idle_steps = idle_steps.checked_sub(1).unwrap_or_else(|| {
+                panic!(
+                    "the session spins: {} of {} bytes read",
+                    c.fed,
+                    stream.len()
+                )
+            });
         }
     }
-    panic!(
-        "the session made no progress: {} of {} bytes read",
-        fed,
-        stream.len()
-    );
+    sess.finish();
+    let events = std::mem::take(&mut spy.log.lock().expect("no panic held the log").events);
+    let t = Transcript {
+        events,
+        wire: c.wire,
+        fed: c.fed,
+        arrived: c.arrived,
+    };
+    check(&t, stream);
+    t
 }
 
-/// One read of up to `offered` bytes, as much as the session has room for.
-fn read<S: Service>(
-    sess: &mut Session<Spy<S>>,
-    spy: &Spy<S>,
-    offered: &[u8],
-    plan: &mut Plan,
-) -> usize {
+/// One read: part of what has arrived, as much as the session has room
+/// for, or the end of the stream when all has been read. Lingering, the
+/// bytes are discarded.
+fn read<S: Service>(sess: &mut HandSession<Spy<S>>, spy: &Spy<S>, c: &mut Client, plan: &mut Plan) {
+    if c.read == c.arrived {
+        sess.set_eof();
+        return;
+    }
     let unconsumed = spy.unconsumed();
     let limit = spy.input_limit();
-    let buf = sess.read_buf(spy);
+    let buf = sess.read_buf();
     assert!(
         !buf.is_empty(),
         "the session asks for input with no room to read it"
     );
-    assert!(
-        unconsumed + buf.len() <= limit,
-        "room to read {} bytes on top of {unconsumed} unconsumed, past the input limit {limit}",
-        buf.len()
-    );
+    if !c.lingering {
+        assert!(
+            unconsumed + buf.len() <= limit,
+            "room to read {} bytes on top of {unconsumed} unconsumed, past the input limit {limit}",
+            buf.len()
+        );
+    }
+    let offered = &c.stream[c.read..c.arrived];
     let n = plan.read_len(offered.len()).min(buf.len());
     buf[..n].copy_from_slice(&offered[..n]);
     sess.filled(n);
-    spy.log.lock().expect("log").fed += n;
-    n
+    c.read += n;
+    if !c.lingering {
+        c.fed += n;
+        spy.log.lock().expect("log").fed += n;
+    }
 }
 
-/// Write some of the pending output, maybe none (the socket is full).
-fn write_some<S: Service>(sess: &mut Session<S>, wire: &mut Vec<u8>, plan: &mut Plan) {
+/// Write some of the pending output, maybe none (the socket is full);
+/// whether any went out.
+fn write_some<S: Service>(sess: &mut HandSession<S>, wire: &mut Vec<u8>, plan: &mut Plan) -> bool {
     let n = plan.write_len(sess.unwritten().len());
     if n == 0 {
         sess.write_blocked();
-        return;
+        return false;
     }
     wire.extend_from_slice(&sess.unwritten()[..n]);
     sess.wrote(n);
-}
-
-/// Write all pending output, in pieces.
-fn write_all<S: Service>(sess: &mut Session<S>, wire: &mut Vec<u8>, plan: &mut Plan) {
-    while !sess.unwritten().is_empty() {
-        write_some(sess, wire, plan);
-    }
+    true
 }
 
 /// The checks every protocol's session must pass.
 fn check(t: &Transcript, stream: &[u8]) {
+    let stream = &stream[..t.arrived];
     let appended: Vec<u8> = t.events.iter().flat_map(|e| e.out().to_vec()).collect();
     assert!(
         t.wire == appended,
@@ -249,7 +311,7 @@ fn check(t: &Transcript, stream: &[u8]) {
         assert_eq!(
             t.fed,
             stream.len(),
-            "the session closed early for no reason"
+            "the session closed early for no reason (or read past what arrived)"
         );
     }
 }
@@ -258,6 +320,8 @@ fn check(t: &Transcript, stream: &[u8]) {
 struct Spy<S> {
     inner: S,
     log: Mutex<Log>,
+    /// The driver made the request timeout pass (see `request_timeout`).
+    expired: AtomicBool,
 }
 
 #[derive(Default)]
@@ -275,6 +339,7 @@ impl<S> Spy<S> {
         Spy {
             inner,
             log: Mutex::new(Log::default()),
+            expired: AtomicBool::new(false),
         }
     }
 
@@ -290,6 +355,7 @@ impl<S> Spy<S> {
 
 impl<S: Service> Service for Spy<S> {
     type Conn = S::Conn;
+    type Request = S::Request;
 
     fn open(&self, peer: SocketAddr) -> S::Conn {
         self.inner.open(peer)
@@ -299,7 +365,12 @@ impl<S: Service> Service for Spy<S> {
         self.inner.input_limit()
     }
 
-    fn frame(&self, conn: &mut S::Conn, input: &[u8], out: &mut Vec<u8>) -> Frame {
+    fn frame(
+        &self,
+        conn: &mut S::Conn,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> serverlab_service::Frame<S::Request> {
         let limit = self.inner.input_limit();
         assert!(
             input.len() <= limit,
@@ -312,7 +383,12 @@ impl<S: Service> Service for Spy<S> {
             "the service is shown other than the unconsumed input"
         );
         let before = out.len();
-        let frame = self.inner.frame(conn, input, out);
+        let framed = self.inner.frame(conn, input, out);
+        let frame = match framed {
+            serverlab_service::Frame::Incomplete => Frame::Incomplete,
+            serverlab_service::Frame::Ready { len, .. } => Frame::Ready(len),
+            serverlab_service::Frame::Close => Frame::Close,
+        };
         if let Frame::Ready(n) = frame {
             assert!(
                 0 < n && n <= input.len(),
@@ -324,24 +400,30 @@ impl<S: Service> Service for Spy<S> {
             let out = out[before..].to_vec();
             self.record(Event::Framed { frame, out });
         }
-        frame
+        framed
     }
 
-    fn delay(&self, conn: &mut S::Conn, request: &[u8]) -> Option<Delay> {
+    fn delay(&self, conn: &mut S::Conn, request: &S::Request) -> Option<Delay> {
         // Recorded, not performed: the fuzzer has no time to wait.
         let delay = self.inner.delay(conn, request);
         self.log.lock().expect("log").delay = delay;
         delay
     }
 
-    fn apply(&self, conn: &mut S::Conn, request: &[u8], out: &mut Vec<u8>) -> After {
+    fn apply(
+        &self,
+        conn: &mut S::Conn,
+        request: S::Request,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> After {
         let before = out.len();
-        let after = self.inner.apply(conn, request, out);
+        let after = self.inner.apply(conn, request, input, out);
         let mut log = self.log.lock().expect("log");
-        log.consumed += request.len();
+        log.consumed += input.len();
         let delay = log.delay.take();
         log.events.push(Event::Applied {
-            request: request.to_vec(),
+            request: input.to_vec(),
             delay,
             reply: out[before..].to_vec(),
             after,
@@ -357,8 +439,16 @@ impl<S: Service> Service for Spy<S> {
         });
     }
 
-    fn request_timeout(&self) -> Option<std::time::Duration> {
-        self.inner.request_timeout()
+    /// The service's timeout, made long (an hour) so wall-clock time
+    /// never fires it, or zero once the driver made it pass.
+    fn request_timeout(&self) -> Option<Duration> {
+        self.inner.request_timeout().map(|_| {
+            if self.expired.load(Ordering::Relaxed) {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(3600)
+            }
+        })
     }
 
     fn timed_out(&self, conn: &mut S::Conn, out: &mut Vec<u8>) {
@@ -371,6 +461,10 @@ impl<S: Service> Service for Spy<S> {
 
     fn close(&self, conn: S::Conn) {
         self.inner.close(conn)
+    }
+
+    fn common(&self) -> &Common {
+        self.inner.common()
     }
 
     fn report(&self) -> serde_json::Value {

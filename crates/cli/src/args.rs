@@ -2,76 +2,47 @@
 //! expected, so clap's error names the flag and exits 2.
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use serverlab_proto::bucket::{DelayMode, DelayUnit};
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 use std::time::Duration;
 
-pub fn strategy() -> impl TypedValueParser<Value = StrategyKind> {
-    PossibleValuesParser::new(
-        StrategyKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.describe())),
-    )
-    .map(|s| s.parse::<StrategyKind>().expect("a listed strategy"))
+/// Any value of `T`, by name; `--help` lists each with its description.
+pub fn named<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    named_from(T::ALL)
 }
 
-pub fn store(kinds: &'static [StoreKind]) -> impl TypedValueParser<Value = StoreKind> {
-    PossibleValuesParser::new(
-        kinds
-            .iter()
-            .map(|k| PossibleValue::new(k.name()).help(k.describe())),
-    )
-    .map(|s| s.parse::<StoreKind>().expect("a listed store"))
-}
-
-/// `--delay-unit`: s, ms or us.
-pub fn delay_unit() -> impl TypedValueParser<Value = DelayUnit> {
-    PossibleValuesParser::new(DelayUnit::ALL.map(|u| PossibleValue::new(u.name())))
-        .map(|s| s.parse::<DelayUnit>().expect("a listed unit"))
-}
-
-/// `--delay-mode`: spin, sleep or work.
-pub fn delay_mode() -> impl TypedValueParser<Value = DelayMode> {
-    PossibleValuesParser::new(
-        DelayMode::ALL.map(|m| PossibleValue::new(m.name()).help(m.describe())),
-    )
-    .map(|s| s.parse::<DelayMode>().expect("a listed mode"))
+/// One of `values`, by name; `--help` lists each with its description.
+pub fn named_from<T: Named + Send + Sync>(
+    values: &'static [T],
+) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(values.iter().map(|v| {
+        let value = PossibleValue::new(v.name());
+        match v.describe() {
+            "" => value,
+            help => value.help(help),
+        }
+    }))
+    .map(|s| serverlab_util::named::parse::<T>(&s).expect("a listed value"))
 }
 
 /// The strategies and stores, a line each, for `serve --help`.
 pub fn serve_after_help() -> String {
     let mut s = String::from("Strategies (--strategy):\n");
-    for k in StrategyKind::ALL {
+    for &k in StrategyKind::ALL {
         s += &format!("  {:<22} {}\n", k.name(), k.describe());
     }
     s += "\nStores (--store):\n";
-    for k in StoreKind::ALL {
+    for &k in StoreKind::ALL {
         s += &format!("  {:<22} {}\n", k.name(), k.describe());
     }
     s
 }
 
-/// A duration: `10s`, `500ms`, `2m`, or plain seconds (`1.5`).
+/// A positive duration in the one grammar every flag uses (`10s`,
+/// `500ms`, `250us`, `2m`, `1h`, or plain seconds).
 pub fn duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let value: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration (examples: 10s, 500ms, 2m)"))?;
-    if !value.is_finite() || value <= 0.0 || value * scale > 86_400.0 * 365.0 {
-        return Err(format!("'{text}' must be a positive duration"));
-    }
-    Ok(Duration::from_secs_f64(value * scale))
+    serverlab_util::duration::parse(text)
 }
 
 /// A size parser accepting `min..=max` bytes, written as a plain number or
@@ -123,16 +94,5 @@ mod tests {
         assert!(p("MiB").is_err());
         assert!(p("-1").is_err());
         assert!(p("99999999999999999999").is_err());
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
-        assert!(duration("0").is_err());
-        assert!(duration("-1s").is_err());
-        assert!(duration("soon").is_err());
     }
 }

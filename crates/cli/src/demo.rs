@@ -4,14 +4,16 @@
 //! there are at least two.
 
 use crate::load::{emit, Format};
-use crate::serve::{render_stats, DEFAULT_STRATEGY};
+use crate::serve::{render, DEFAULT_STRATEGY};
 use anyhow::Context;
 use clap::Args;
 use serverlab_load::board::BoardLoad;
 use serverlab_load::Progress;
-use serverlab_server::{CpuSet, Server, ServerConfig, Shutdown};
+use serverlab_server::{Server, ServerConfig, Shutdown};
 use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_store::StoreKind;
+use serverlab_util::server_stats::ServerStats;
+use serverlab_util::CpuSet;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +44,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let stop = shutdown.clone();
-    let server = std::thread::spawn(move || -> anyhow::Result<serde_json::Value> {
+    let server = std::thread::spawn(move || -> anyhow::Result<ServerStats> {
         let server = Server::bind(svc, &cfg, stop)?;
         addr_tx.send(server.local_addr()).ok();
         Ok(server.run()?)
@@ -71,7 +73,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     load.verify = true;
     let progress = Progress::default();
     let report = crate::progress::show(args.duration, &progress, || {
-        serverlab_load::board::run(&load, &progress)
+        serverlab_load::run(&load, &progress)
     });
     shutdown.trigger();
     let stats = server
@@ -80,6 +82,6 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let report = report?;
     let code = emit(&report, Format::Text, None)?;
     println!("\nserver's final statistics:");
-    print!("{}", render_stats(&stats, 1));
+    print!("{}", render(&stats));
     Ok(code)
 }

@@ -2,6 +2,7 @@
 //! terminal, exit codes and flags; everything else is in the libraries.
 
 mod args;
+mod check;
 mod demo;
 mod load;
 mod progress;
@@ -37,11 +38,39 @@ enum Command {
     Report(report::ReportArgs),
     /// A short end-to-end run: a board server, 5 posters and 5 readers for 5 s.
     Demo(demo::DemoArgs),
+    /// Verify any server against its protocol: named conformance cases, then linearizability under concurrency.
+    Check(check::CheckCmd),
+}
+
+impl Cli {
+    /// Usage errors the flags' parsers cannot see alone (an error exits 2,
+    /// as clap's own do).
+    fn check(&self) -> Result<(), clap::Error> {
+        let Command::Serve(cmd) = &self.command else {
+            return Ok(());
+        };
+        cmd.check().map_err(|msg| {
+            let mut top = <Cli as clap::CommandFactory>::command();
+            let serve = top
+                .find_subcommand_mut("serve")
+                .and_then(|c| c.find_subcommand_mut(cmd.protocol()))
+                .map(|c| {
+                    c.clone()
+                        .bin_name(format!("serverlab serve {}", cmd.protocol()))
+                });
+            serve
+                .unwrap_or(top)
+                .error(clap::error::ErrorKind::ArgumentConflict, msg)
+        })
+    }
 }
 
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = cli.check() {
+        e.exit();
+    }
     if !matches!(cli.command, Command::Serve(_)) {
         die_quietly_on_closed_stdout();
     }
@@ -51,6 +80,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Check(cmd) => check::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,5 @@
-//! `serverlab sweep EXPERIMENT.toml [--out DIR] [--force]`: parse and
-//! check the experiment, then run it with a progress display.
+//! `serverlab sweep EXPERIMENT.toml [--out DIR] [--force] [--target-ci 5%]`:
+//! parse and check the experiment, then run it with a progress display.
 
 use crate::sweep_progress::{estimate, Display};
 use anyhow::Context;
@@ -25,6 +25,30 @@ pub struct SweepArgs {
     /// Check the experiment and print every point's command lines, without running
     #[arg(long)]
     dry_run: bool,
+    /// Repeat each point until the 95% CI of its throughput is within this
+    /// share of its mean (5% or 0.05), up to --max-repetitions [default: the
+    /// experiment's target_ci]
+    #[arg(long, value_name = "SHARE", value_parser = target_ci)]
+    target_ci: Option<f64>,
+    /// The most repetitions a point gets under a target [default: the
+    /// experiment's max_repetitions, else 10]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_repetitions: Option<u32>,
+}
+
+fn target_ci(text: &str) -> Result<f64, String> {
+    serverlab_sweep::design::parse_share(text)
+}
+
+/// The experiment with `--target-ci` and `--max-repetitions` in place of
+/// its own, if given.
+fn with_target(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
+    e.design = e
+        .design
+        .clone()
+        .with_target(a.target_ci, a.max_repetitions)
+        .map_err(|msg| format!("--max-repetitions: {msg}"))?;
+    Ok(e)
 }
 
 /// A bad experiment file: say what is wrong, exit 2.
@@ -39,14 +63,18 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Ok(t) => t,
         Err(e) => return Ok(bad_input(format!("cannot read the experiment {file}: {e}"))),
     };
-    let experiment = match Experiment::parse(&file, &text) {
+    let experiment = match Experiment::parse(&file, &text).map_err(|e| e.to_string()) {
+        Ok(e) => with_target(e, &a),
+        Err(e) => Err(e),
+    };
+    let experiment = match experiment {
         Ok(e) => e,
         Err(e) => return Ok(bad_input(e)),
     };
     let plan = Plan::new(experiment);
     let check = |args: &[String]| {
         crate::Cli::try_parse_from(args)
-            .map(|_| ())
+            .and_then(|cli| cli.check())
             .map_err(|e| e.to_string())
     };
     if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
@@ -72,6 +100,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         out: out.clone(),
         force: a.force,
         interrupted,
+        precision: serverlab_report::stats::precision,
     };
     let mut display = Display::new(&out);
     match serverlab_sweep::run(&plan, &opts, &mut display) {
@@ -104,20 +133,20 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
 /// The plan, a point per line pair: what `sweep` would run.
 fn print_plan(plan: &Plan) {
     let e = &plan.experiment;
-    let runs = plan.runs();
+    let d = &e.design;
     println!(
-        "serverlab sweep {}: {} points × {} repetitions = {runs} runs{}",
+        "serverlab sweep {}: {}{}",
         e.name,
-        plan.points.len(),
-        e.repetitions,
-        estimate(plan, (0..e.repetitions).flat_map(|_| &plan.points))
+        runs_text(plan),
+        estimate(plan, (0..d.repetitions).flat_map(|_| plan.block()))
             .map(|t| format!(", {t}"))
             .unwrap_or_default()
     );
+    println!("{}", design_text(plan, None));
     if let Some(c) = &e.client_cpus {
         println!("load pinned to CPUs {}", c.written);
     }
-    for p in &plan.points {
+    for p in plan.block() {
         println!("{}:", p.slug);
         println!(
             "  serverlab serve {} {}",
@@ -130,4 +159,40 @@ fn print_plan(plan: &Plan) {
             p.load_flags.join(" ")
         );
     }
+}
+
+/// `25 points × 4 repetitions + a baseline per block = 104 runs`.
+pub fn runs_text(plan: &Plan) -> String {
+    let reps = plan.experiment.design.repetitions;
+    let baseline = if plan.baseline.is_some() {
+        " + a baseline per block"
+    } else {
+        ""
+    };
+    format!(
+        "{} points × {reps} repetitions{baseline} = {} runs",
+        plan.points.len(),
+        plan.runs()
+    )
+}
+
+/// How runs are ordered and repeated: `order: randomized blocks (seed 7);
+/// target: 95% CI within ±5% of the mean, up to 10 repetitions`.
+pub fn design_text(plan: &Plan, seed: Option<u64>) -> String {
+    let d = &plan.experiment.design;
+    let seed = seed.or(d.seed);
+    let mut text = format!("order: {}", d.order.describe());
+    if let (serverlab_sweep::Order::Random, Some(s)) = (d.order, seed) {
+        text += &format!(" (seed {s})");
+    } else if d.order == serverlab_sweep::Order::Random {
+        text += " (seed chosen when it runs, and recorded)";
+    }
+    if let Some(t) = d.target_ci {
+        text += &format!(
+            "; target: throughput's 95% CI within ±{}% of the mean, up to {} repetitions",
+            100.0 * t,
+            d.max()
+        );
+    }
+    text
 }

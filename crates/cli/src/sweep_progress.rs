@@ -1,16 +1,23 @@
 //! What a sweep shows while it runs: a progress bar with an ETA on a
 //! terminal, a plain line per run otherwise.
 
+use crate::sweep::{design_text, runs_text};
 use indicatif::{ProgressBar, ProgressStyle};
-use serverlab_sweep::{params_text, Observer, Plan, Point, RunRecord, RunRef, Status, Summary};
+use serverlab_sweep::{
+    params_text, Observer, Plan, Point, RunRecord, RunRef, Schedule, Status, Summary,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 pub struct Display {
     out: PathBuf,
     bar: Option<ProgressBar>,
-    /// Each run's expected milliseconds, when the bar counts those.
-    work: Option<Vec<u64>>,
+    /// Milliseconds a run of each point (and the baseline) should take,
+    /// when every one says (`--duration`): the bar then counts those, so
+    /// runs of 1 s and 10 s weigh what they take; else it counts runs.
+    run_ms: Option<Vec<(String, u64)>>,
+    /// The plan has a baseline (which every added block runs too).
+    baseline: bool,
 }
 
 impl Display {
@@ -18,7 +25,16 @@ impl Display {
         Display {
             out: out.to_path_buf(),
             bar: None,
-            work: None,
+            run_ms: None,
+            baseline: false,
+        }
+    }
+
+    /// What a run of `slug` adds to the bar.
+    fn weight(&self, slug: &str) -> u64 {
+        match &self.run_ms {
+            Some(ms) => ms.iter().find(|(s, _)| s == slug).map_or(0, |m| m.1),
+            None => 1,
         }
     }
 
@@ -31,6 +47,13 @@ impl Display {
             s.failed,
             self.out.display()
         );
+        for u in &s.unresolved {
+            println!(
+                "serverlab sweep: {} did not reach the target: {}",
+                u.slug,
+                u.why()
+            );
+        }
         println!(
             "serverlab sweep: next: serverlab report {}",
             self.out.display()
@@ -67,46 +90,51 @@ pub fn estimate<'a>(plan: &Plan, points: impl IntoIterator<Item = &'a Point>) ->
     })
 }
 
-/// `posters=1,readers=2 rep 3`.
-fn label(run: &RunRef<'_>) -> String {
-    let params = if run.point.params.is_empty() {
+/// `posters=1 readers=2`, `the baseline`.
+fn point_label(point: &Point) -> String {
+    if point.slug == serverlab_sweep::BASELINE {
+        "the baseline".to_string()
+    } else if point.params.is_empty() {
         "the point".to_string()
     } else {
-        params_text(&run.point.params, " ")
-    };
-    format!("{params} rep {}", run.repetition)
+        params_text(&point.params, " ")
+    }
+}
+
+/// `posters=1 readers=2 rep 3`.
+fn label(run: &RunRef<'_>) -> String {
+    format!("{} rep {}", point_label(run.point), run.repetition)
 }
 
 impl Observer for Display {
-    fn planned(&mut self, plan: &Plan, todo: &[&Point], done: usize) {
+    fn planned(&mut self, plan: &Plan, schedule: &Schedule, todo: &[&Point], done: usize) {
         let estimate = estimate(plan, todo.iter().copied())
             .map(|e| format!(", {e}"))
             .unwrap_or_default();
         println!(
-            "serverlab sweep {}: {} points × {} repetitions; {} runs to do, {done} already there{estimate}",
+            "serverlab sweep {}: {}; {} runs to do, {done} already there{estimate}",
             plan.experiment.name,
-            plan.points.len(),
-            plan.experiment.repetitions,
+            runs_text(plan),
             todo.len()
         );
+        println!(
+            "serverlab sweep: {}",
+            design_text(plan, Some(schedule.seed))
+        );
+        self.baseline = plan.baseline.is_some();
+        self.run_ms = plan
+            .block()
+            .iter()
+            .map(|p| Some((p.slug.clone(), (plan.run_seconds(p)? * 1000.0) as u64)))
+            .collect();
         if std::io::stderr().is_terminal() && !todo.is_empty() {
-            // Measured in expected milliseconds when every run's length is
-            // known (so runs of 1 s and 10 s weigh what they take), else in runs.
-            let work: Option<Vec<u64>> = todo
-                .iter()
-                .map(|p| plan.run_seconds(p).map(|s| (s * 1000.0) as u64))
-                .collect();
-            let len = match &work {
-                Some(ms) => ms.iter().sum(),
-                None => todo.len() as u64,
-            };
+            let len = todo.iter().map(|p| self.weight(&p.slug)).sum();
             let bar = ProgressBar::new(len);
             bar.set_style(
                 ProgressStyle::with_template("{elapsed_precise} [{bar:30}] ETA {eta} {msg}")
                     .expect("valid template")
                     .progress_chars("=> "),
             );
-            self.work = work;
             self.bar = Some(bar);
         }
     }
@@ -124,8 +152,12 @@ impl Observer for Display {
                 let rate = throughput
                     .map(|t| format!("{t:.0} requests/s"))
                     .unwrap_or_else(|| "ok".into());
-                if self.bar.is_none() {
-                    self.line(format!("{head}: {rate}"));
+                let busy = match &record.machine {
+                    Some(m) if m.busy() => format!(" (busy machine: {})", m.describe()),
+                    _ => String::new(),
+                };
+                if self.bar.is_none() || !busy.is_empty() {
+                    self.line(format!("{head}: {rate}{busy}"));
                 }
             }
             (Status::Failed, error) => self.line(format!(
@@ -134,11 +166,33 @@ impl Observer for Display {
             )),
         }
         if let Some(bar) = &self.bar {
-            let step = match &self.work {
-                Some(ms) => ms.get(run.ordinal - 1).copied().unwrap_or(0),
-                None => 1,
+            bar.inc(self.weight(&run.point.slug));
+        }
+    }
+
+    fn extended(&mut self, block: u32, added: &[(&Point, Option<f64>)]) {
+        let wide: Vec<String> = added
+            .iter()
+            .map(|(p, w)| {
+                let w = w
+                    .map(|w| format!("±{:.1}%", 100.0 * w))
+                    .unwrap_or_else(|| "no CI yet".into());
+                format!("{} ({w})", point_label(p))
+            })
+            .collect();
+        self.line(format!(
+            "serverlab sweep: block {block} for {} points above the target: {}",
+            added.len(),
+            wide.join(", ")
+        ));
+        if let Some(bar) = &self.bar {
+            // The block's runs: these points and the baseline, if any.
+            let baseline = match self.baseline {
+                true => self.weight(serverlab_sweep::BASELINE),
+                false => 0,
             };
-            bar.inc(step);
+            let points: u64 = added.iter().map(|(p, _)| self.weight(&p.slug)).sum();
+            bar.inc_length(points + baseline);
         }
     }
 }

@@ -1,60 +1,83 @@
-//! Verification tallies shared by a run's workers: how many replies were
-//! checked, how many were wrong, and the first few wrong ones described.
+//! Verification tallies: how many replies were checked, how many were
+//! wrong, and the first few wrong ones described. Each client keeps its
+//! own (no shared counter on the path of every reply); the harness merges
+//! them once the run is over, and the final checks add to the merged one.
 
 use crate::report::Verification;
-use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Mismatches described in full; the rest are only counted.
 const EXAMPLES: usize = 10;
 
+#[derive(Debug, Default)]
 pub struct Checks {
     pub enabled: bool,
-    // Relaxed counters: tallies read once after every worker has been
-    // joined (the join orders them), ordered with nothing else meanwhile.
-    checked: AtomicU64,
-    mismatches: AtomicU64,
-    examples: Mutex<Vec<String>>,
+    checked: u64,
+    mismatches: u64,
+    examples: Vec<String>,
 }
 
 impl Checks {
     pub fn new(enabled: bool) -> Self {
         Checks {
             enabled,
-            checked: AtomicU64::new(0),
-            mismatches: AtomicU64::new(0),
-            examples: Mutex::default(),
+            ..Checks::default()
         }
     }
 
-    pub fn checked(&self, n: u64) {
-        self.checked.fetch_add(n, Ordering::Relaxed);
+    pub fn checked(&mut self, n: u64) {
+        self.checked += n;
     }
 
-    pub fn mismatch(&self, what: String) {
-        self.mismatches.fetch_add(1, Ordering::Relaxed);
-        let mut ex = self.examples.lock();
-        if ex.len() < EXAMPLES {
-            ex.push(what);
+    pub fn mismatch(&mut self, what: String) {
+        self.mismatches += 1;
+        if self.examples.len() < EXAMPLES {
+            self.examples.push(what);
         }
     }
 
-    pub fn totals(&self) -> (u64, u64, Vec<String>) {
-        (
-            self.checked.load(Ordering::Relaxed),
-            self.mismatches.load(Ordering::Relaxed),
-            self.examples.lock().clone(),
-        )
+    /// Add another client's tallies (its examples while there is room).
+    pub fn merge(&mut self, other: Checks) {
+        self.checked += other.checked;
+        self.mismatches += other.mismatches;
+        let room = EXAMPLES.saturating_sub(self.examples.len());
+        self.examples.extend(other.examples.into_iter().take(room));
+    }
+
+    pub fn totals(&self) -> (u64, u64, &[String]) {
+        (self.checked, self.mismatches, &self.examples)
     }
 
     /// The tallies as the report holds them.
     pub fn into_verification(self) -> Verification {
-        let (checked, mismatches, examples) = self.totals();
         Verification {
             enabled: self.enabled,
-            checked,
-            mismatches,
-            examples,
+            checked: self.checked,
+            mismatches: self.mismatches,
+            examples: self.examples,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_counts_and_the_first_examples() {
+        let mut a = Checks::new(true);
+        a.checked(3);
+        for i in 0..8 {
+            a.mismatch(format!("a{i}"));
+        }
+        let mut b = Checks::new(true);
+        b.checked(2);
+        for i in 0..12 {
+            b.mismatch(format!("b{i}"));
+        }
+        a.merge(b);
+        let (checked, mismatches, examples) = a.totals();
+        assert_eq!((checked, mismatches), (5, 20));
+        assert_eq!(examples.len(), EXAMPLES);
+        assert_eq!((&examples[7][..], &examples[9][..]), ("a7", "b1"));
     }
 }

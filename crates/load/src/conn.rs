@@ -2,19 +2,22 @@
 //! for the few requests before and after a run (reading the state to
 //! check against, EXIT). The run itself is on the event-loop driver.
 
+use serverlab_util::InputBuf;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 pub struct FramedConn {
     stream: TcpStream,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    buf: InputBuf,
+    /// The reply `recv` returned last, still at the front of `buf`.
+    last: usize,
 }
 
 /// Largest reply accepted before the connection is declared broken.
 const MAX_REPLY: usize = 64 << 20;
+/// Room made for each read.
+const READ_CHUNK: usize = 64 * 1024;
 
 impl FramedConn {
     pub fn connect(addr: SocketAddr, timeout: Duration) -> io::Result<Self> {
@@ -22,9 +25,8 @@ impl FramedConn {
         stream.set_nodelay(true)?;
         Ok(FramedConn {
             stream,
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            buf: InputBuf::new(),
+            last: 0,
         })
     }
 
@@ -40,37 +42,30 @@ impl FramedConn {
     /// The next reply up to a NUL or LF, without its terminator. End of
     /// stream before a whole reply is an `UnexpectedEof` error.
     pub fn recv(&mut self) -> io::Result<&[u8]> {
-        // Bytes after `start` already searched: `fill` may move `start`.
+        self.buf.consume(std::mem::take(&mut self.last));
+        // Bytes already searched for a terminator.
         let mut searched = 0;
         loop {
-            let from = self.start + searched;
-            if let Some(i) = memchr::memchr2(0, b'\n', &self.buf[from..self.end]) {
-                let reply = self.start..from + i;
-                self.start = from + i + 1;
-                return Ok(&self.buf[reply]);
+            if let Some(i) = memchr::memchr2(0, b'\n', &self.buf.data()[searched..]) {
+                let len = searched + i;
+                self.last = len + 1;
+                return Ok(&self.buf.data()[..len]);
             }
-            searched = self.end - self.start;
+            searched = self.buf.len();
             self.fill()?;
         }
     }
 
     fn fill(&mut self) -> io::Result<()> {
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else if self.buf.len() < MAX_REPLY {
-                self.buf.resize(self.buf.len() * 2, 0);
-            } else {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "reply longer than 64 MiB",
-                ));
-            }
+        if self.buf.len() >= MAX_REPLY {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "reply longer than 64 MiB",
+            ));
         }
+        self.buf.reserve(READ_CHUNK);
         loop {
-            match self.stream.read(&mut self.buf[self.end..]) {
+            match self.stream.read(self.buf.spare()) {
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -78,7 +73,7 @@ impl FramedConn {
                     ))
                 }
                 Ok(n) => {
-                    self.end += n;
+                    self.buf.filled(n);
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
     pub serverlab_version: String,
     pub os: String,
@@ -45,14 +45,7 @@ impl Environment {
     }
 }
 
-pub fn allowed_cpus() -> Vec<usize> {
-    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
-        Ok(set) => (0..nix::sched::CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .collect(),
-        Err(_) => vec![0],
-    }
-}
+pub use serverlab_util::cpus::allowed_cpus;
 
 /// CPU time the calling thread has used so far: (user, system) seconds.
 /// Per thread, so a client that shares its process with a server (the

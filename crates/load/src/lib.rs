@@ -1,11 +1,14 @@
 //! Load generation: workloads that drive a server, recorders that measure
 //! it, verification that checks every reply, and sinks that print results.
 //!
-//! Every protocol's load runs on one closed-loop [`driver`]: event loops
-//! (one per client CPU) multiplexing non-blocking connections, where each
-//! client sends its next request when a reply arrives (optionally paced by
-//! a throttle). Every client records into its own [`record::Recorder`];
-//! they merge once at the end.
+//! Every protocol's load runs on one [`harness`]: it owns the run (the
+//! load model — closed loop, or open loop on a schedule — the warm-up and
+//! the window, recording, merging, the report, capacity searches and
+//! scans) on the event-loop [`driver`] (one loop per client CPU
+//! multiplexing non-blocking connections), and a protocol supplies only
+//! its clients, its setup and its final checks ([`harness::Protocol`]).
+//! Every event loop records into its own [`record::Recorder`]; they merge
+//! once at the end.
 
 pub mod board;
 pub mod bucket;
@@ -13,10 +16,14 @@ pub mod checks;
 pub mod conn;
 pub mod driver;
 pub mod env;
+pub mod harness;
+pub mod intervals;
 pub mod kv;
 pub mod output;
 pub mod record;
 pub mod report;
+
+pub use harness::run;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -17,7 +17,7 @@ fn thread(role: &str, index: usize, per_second: &[u64], runtime_s: f64) -> Threa
 
 fn fixture() -> LoadReport {
     LoadReport {
-        schema: "serverlab-load/1".into(),
+        schema: serverlab_load::report::SCHEMA.into(),
         protocol: "board".into(),
         load_model: "closed-loop".into(),
         config: serde_json::json!({}),
@@ -26,8 +26,12 @@ fn fixture() -> LoadReport {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
+            requested_rps: None,
+            concurrency: 3,
             operations: Vec::new(),
             per_second: vec![31671, 31699, 22598],
+            per_second_latency_us: None,
+            schedule: None,
             threads: vec![
                 thread("poster", 0, &[10671, 10697, 10596], 3.00012),
                 thread("poster", 1, &[9000, 9001], 3.00017),
@@ -37,8 +41,10 @@ fn fixture() -> LoadReport {
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
-            extra: serde_json::json!({}),
+            protocol: None,
         },
+        search: None,
+        scan: None,
     }
 }
 

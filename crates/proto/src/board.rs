@@ -2,7 +2,9 @@
 //!
 //! A frame (see [`crate::line`]) parses into exactly one [`Request`]; any
 //! frame that is not a whole valid request is [`Request::Invalid`], which the
-//! server answers with an empty reply.
+//! server answers with an empty reply. [`Parsed`] is the same parse holding
+//! positions instead of borrowed bytes, for a server that keeps a parsed
+//! request apart from its frame.
 
 use crate::number::{parse_u64, push_u64};
 use crate::Terminator;
@@ -73,32 +75,91 @@ pub fn valid_message(message: &[u8]) -> bool {
     !message.is_empty() && !message.iter().any(|b| matches!(b, 0 | b'\r' | b'\n'))
 }
 
+/// Where a topic or message lies in its frame: a byte range, so a parsed
+/// request can be kept without borrowing (or copying) the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// These bytes of `frame` (the frame this span was parsed from).
+    pub fn of(self, frame: &[u8]) -> &[u8] {
+        &frame[self.start..self.end]
+    }
+}
+
+/// A parsed board request holding positions in its frame, not the bytes:
+/// [`Parsed::resolve`] turns it into a [`Request`] over the same frame
+/// without parsing again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parsed {
+    Post { topic: Span, message: Span },
+    Read { topic: Span, id: Option<u64> },
+    Count { topic: Span },
+    List,
+    Exit,
+    Invalid,
+}
+
+impl Parsed {
+    /// Parse one frame (without its terminator). Never panics.
+    pub fn parse(frame: &[u8]) -> Parsed {
+        Self::try_parse(frame).unwrap_or(Parsed::Invalid)
+    }
+
+    fn try_parse(frame: &[u8]) -> Option<Parsed> {
+        if frame == b"LIST" {
+            return Some(Parsed::List);
+        }
+        if frame == b"EXIT" {
+            return Some(Parsed::Exit);
+        }
+        if frame.starts_with(b"POST@") {
+            let (topic, message) = split_topic(frame, 5)?;
+            return valid_message(message.of(frame)).then_some(Parsed::Post { topic, message });
+        }
+        if frame.starts_with(b"READ@") {
+            let (topic, id) = split_topic(frame, 5)?;
+            let id = parse_u64(id.of(frame)).ok()?;
+            return Some(Parsed::Read { topic, id });
+        }
+        if frame.starts_with(b"COUNT@") {
+            let topic = Span {
+                start: 6,
+                end: frame.len(),
+            };
+            return valid_topic(topic.of(frame)).then_some(Parsed::Count { topic });
+        }
+        None
+    }
+
+    /// The request over `frame`, the frame this was parsed from.
+    pub fn resolve(self, frame: &[u8]) -> Request<'_> {
+        match self {
+            Parsed::Post { topic, message } => Request::Post {
+                topic: topic.of(frame),
+                message: message.of(frame),
+            },
+            Parsed::Read { topic, id } => Request::Read {
+                topic: topic.of(frame),
+                id,
+            },
+            Parsed::Count { topic } => Request::Count {
+                topic: topic.of(frame),
+            },
+            Parsed::List => Request::List,
+            Parsed::Exit => Request::Exit,
+            Parsed::Invalid => Request::Invalid,
+        }
+    }
+}
+
 impl<'a> Request<'a> {
     /// Parse one frame (without its terminator). Never panics.
     pub fn parse(frame: &'a [u8]) -> Request<'a> {
-        Self::try_parse(frame).unwrap_or(Request::Invalid)
-    }
-
-    fn try_parse(frame: &'a [u8]) -> Option<Request<'a>> {
-        if frame == b"LIST" {
-            return Some(Request::List);
-        }
-        if frame == b"EXIT" {
-            return Some(Request::Exit);
-        }
-        if let Some(rest) = frame.strip_prefix(b"POST@") {
-            let (topic, message) = split_topic(rest)?;
-            return valid_message(message).then_some(Request::Post { topic, message });
-        }
-        if let Some(rest) = frame.strip_prefix(b"READ@") {
-            let (topic, id) = split_topic(rest)?;
-            let id = parse_u64(id).ok()?;
-            return Some(Request::Read { topic, id });
-        }
-        if let Some(topic) = frame.strip_prefix(b"COUNT@") {
-            return valid_topic(topic).then_some(Request::Count { topic });
-        }
-        None
+        Parsed::parse(frame).resolve(frame)
     }
 
     pub fn kind(&self) -> Kind {
@@ -143,12 +204,19 @@ impl<'a> Request<'a> {
     }
 }
 
-/// Split `<topic>#<rest>` at the first `#`, rejecting a topic with `@` (or
-/// a control byte).
-fn split_topic(rest: &[u8]) -> Option<(&[u8], &[u8])> {
-    let hash = memchr::memchr(b'#', rest)?;
-    let topic = &rest[..hash];
-    valid_topic(topic).then_some((topic, &rest[hash + 1..]))
+/// Split `frame[from..]`, `<topic>#<rest>`, at the first `#`, rejecting a
+/// topic with `@` (or a control byte).
+fn split_topic(frame: &[u8], from: usize) -> Option<(Span, Span)> {
+    let hash = from + memchr::memchr(b'#', &frame[from..])?;
+    let topic = Span {
+        start: from,
+        end: hash,
+    };
+    let rest = Span {
+        start: hash + 1,
+        end: frame.len(),
+    };
+    valid_topic(topic.of(frame)).then_some((topic, rest))
 }
 
 /// The reply to EXIT.

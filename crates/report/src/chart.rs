@@ -1,9 +1,11 @@
 //! Drawing a figure (panels of series over one x axis, with confidence
 //! interval error bars and a legend below the plot) as SVG text and as a
-//! PNG file, with plotters and the embedded font.
+//! PNG file, with plotters and the embedded font. Latency panels use a
+//! logarithmic y axis; series on a categorical x axis are set side by side
+//! around each category so they never overlap.
 
 use crate::font;
-use crate::ticks::{log_ticks, nice_ticks, x_ticks, Ticked};
+use crate::ticks::{log_ticks, log_y_ticks, nice_ticks, x_ticks, Ticked};
 use crate::units::tick;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -38,6 +40,8 @@ pub enum XScale {
 pub struct Panel {
     pub y_title: String,
     pub series: Vec<Series>,
+    /// A logarithmic y axis (latencies: p50 and p99.9 differ by factors).
+    pub log_y: bool,
 }
 
 /// The shape of a series' points: what tells percentiles apart where
@@ -80,6 +84,8 @@ pub struct Pt {
     pub y: f64,
     /// The 95% confidence interval of y, drawn as an error bar.
     pub ci: Option<(f64, f64)>,
+    /// The runs behind it.
+    pub n: usize,
 }
 
 /// A plot could not be drawn (the backend's complaint).
@@ -105,6 +111,8 @@ const LEGEND_MARGIN: u32 = 20;
 const LEGEND_FONT: u32 = 14;
 /// Pixels between error bars of different series at the same x.
 const DODGE: f64 = 5.0;
+/// The share of a category's width its series spread over.
+const CATEGORY_SPREAD: f64 = 0.6;
 
 /// How many colours series get before they repeat.
 pub const PALETTE_SIZE: usize = PALETTE.len();
@@ -173,17 +181,68 @@ impl Figure {
                 .iter()
                 .flat_map(|s| s.points.iter())
                 .filter_map(|pt| pt.ci)
-                .any(|(lo, hi)| lo < y.lo || hi > y.hi)
+                // Relative slack: a bound equal to a tick, up to rounding.
+                .any(|(lo, hi)| lo < y.lo - 1e-9 * y.lo.abs() || hi > y.hi + 1e-9 * y.hi.abs())
         })
     }
 
-    /// What a caption should add to the title.
+    /// What a caption should add to the title: how many runs each marker
+    /// stands for, what the bars are, and anything unusual.
     pub fn note(&self) -> Option<String> {
-        self.truncates_bars().then(|| {
-            "Error bars that run past the axis (a 95% CI reaching below 0) are cut at it \
-             and end in an arrow."
-                .to_string()
-        })
+        let mut text = self.caption();
+        if self.truncates_bars() {
+            text += " Error bars that run past the axis are cut at it and end in an arrow.";
+        }
+        Some(text)
+    }
+
+    /// `Each marker: the geometric mean of n = 4 runs (n = 2–4 where runs
+    /// failed); bars: its 95% confidence interval (Student's t on the log
+    /// scale). Latency axis logarithmic.`
+    pub fn caption(&self) -> String {
+        let ns: Vec<usize> = self.points().map(|p| p.n).collect();
+        let (lo, hi) = (
+            ns.iter().copied().min().unwrap_or(0),
+            ns.iter().copied().max().unwrap_or(0),
+        );
+        let n = if lo == hi {
+            format!("n = {hi} runs")
+        } else {
+            format!("n = {lo}–{hi} runs (fewer where runs failed or were left out)")
+        };
+        let mut text = format!(
+            "Each marker: the geometric mean of {n}; error bars: its 95% confidence \
+             interval (Student's t on the log scale; a percentile bootstrap of the mean \
+             where a run measured 0)."
+        );
+        if lo < 2 {
+            text += " Points from a single run have no bar.";
+        }
+        if self.panels.iter().any(|p| p.log_y) {
+            text += " The y axis is logarithmic.";
+        }
+        if matches!(self.x, XScale::Categories(_)) && self.series_count() > 1 {
+            text += " Series are set side by side within each category.";
+        }
+        text
+    }
+
+    fn series_count(&self) -> usize {
+        self.panels
+            .iter()
+            .map(|p| p.series.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Where series `k` of `n` sits within a category (data units); 0 on
+    /// other axes.
+    fn category_offset(&self, k: usize, n: usize) -> f64 {
+        if !matches!(self.x, XScale::Categories(_)) || n < 2 {
+            return 0.0;
+        }
+        let step = CATEGORY_SPREAD / n as f64;
+        (k as f64 - (n - 1) as f64 / 2.0) * step
     }
 
     /// Distinct series names in order, each with its first style.
@@ -292,13 +351,46 @@ fn text_width(text: &str) -> u32 {
         .unwrap_or(8 * text.chars().count() as u32)
 }
 
-/// A panel's y axis: from 0 to a round number above every mean and CI.
+/// How far past the markers an axis stretches for error bars: an interval
+/// from 3 noisy runs can span a factor of 100, and an axis drawn to hold it
+/// would flatten every marker. Bars beyond are cut, with an arrow.
+const BAR_ROOM_LINEAR: f64 = 2.0;
+const BAR_ROOM_LOG: f64 = 10.0;
+
+/// A panel's y axis: from 0 to a round number above every mean and CI
+/// (up to twice the largest mean); or, when logarithmic, from a 1-2-5 step
+/// below the lowest value to one above the highest (within a factor of 10
+/// of the markers).
 fn y_axis(panel: &Panel) -> Ticked {
-    let y_max = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .map(|p| p.ci.map(|c| c.1).unwrap_or(p.y).max(p.y))
+    let points = || panel.series.iter().flat_map(|s| s.points.iter());
+    let top = points().map(|p| p.y).fold(0.0, f64::max);
+    if panel.log_y {
+        let bottom = points()
+            .map(|p| p.y)
+            .filter(|y| *y > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let values: Vec<f64> = points()
+            .flat_map(|p| {
+                let (lo, hi) = p.ci.unwrap_or((p.y, p.y));
+                [
+                    p.y,
+                    lo.max(bottom / BAR_ROOM_LOG),
+                    hi.min(top * BAR_ROOM_LOG),
+                ]
+            })
+            .filter(|v| *v > 0.0 && v.is_finite())
+            .collect();
+        if let Some(t) = log_y_ticks(&values) {
+            return t;
+        }
+    }
+    let y_max = points()
+        .map(|p| {
+            p.ci.map(|c| c.1)
+                .unwrap_or(p.y)
+                .min(top * BAR_ROOM_LINEAR)
+                .max(p.y)
+        })
         .fold(0.0, f64::max);
     let ticks = nice_ticks(y_max);
     Ticked {
@@ -365,9 +457,23 @@ where
         .bold_line_style(BLACK.mix(0.12))
         .draw()?;
     let dodge = dodges(panel);
+    let count = panel.series.len();
     for (k, s) in panel.series.iter().enumerate() {
         let c = color(s.color);
         let style = c.stroke_width(2);
+        // On a categorical axis each series has its own place in the category.
+        let offset = fig.category_offset(k, count);
+        let s = &Series {
+            points: s
+                .points
+                .iter()
+                .map(|p| Pt {
+                    x: p.x + offset,
+                    ..*p
+                })
+                .collect(),
+            ..s.clone()
+        };
         let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
         if s.lines && pts.len() > 1 {
             if s.dashed {
@@ -532,6 +638,7 @@ mod tests {
                     x: 1.0,
                     y: 10.0,
                     ci: Some(ci),
+                    n: 3,
                 }],
                 lines: true,
                 dashed: false,
@@ -547,6 +654,7 @@ mod tests {
             panels: vec![Panel {
                 y_title: "y".into(),
                 series,
+                log_y: false,
             }],
         }
     }
@@ -571,14 +679,61 @@ mod tests {
     }
 
     #[test]
-    fn bars_below_the_axis_are_said_to_be_cut() {
+    fn bars_past_the_axis_are_said_to_be_cut() {
         let names = vec!["a".to_string()];
-        assert!(figure(&names, (5.0, 15.0)).note().is_none());
+        assert!(!figure(&names, (5.0, 15.0)).note().unwrap().contains("cut"));
         let fig = figure(&names, (-5.0, 25.0));
         assert!(fig.truncates_bars());
         assert!(fig.note().unwrap().contains("cut"));
         let svg = fig.svg().unwrap();
         roxmltree::Document::parse(&svg).unwrap();
+        // A bar from 3 noisy runs up to 100 × the marker does not set the
+        // axis: it stops at twice the largest marker, the bar cut.
+        let wild = figure(&names, (0.3, 1000.0));
+        assert_eq!(y_axis(&wild.panels[0]).hi, 20.0);
+        assert!(wild.truncates_bars());
+        let mut log = wild.clone();
+        log.panels[0].log_y = true;
+        let axis = y_axis(&log.panels[0]);
+        assert_eq!((axis.lo, axis.hi), (1.0, 100.0));
+    }
+
+    #[test]
+    fn captions_say_n_and_what_the_bars_are() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let mut fig = figure(&names, (5.0, 15.0));
+        let note = fig.note().unwrap();
+        assert!(
+            note.contains("n = 3 runs") && note.contains("95% confidence interval"),
+            "{note}"
+        );
+        fig.panels[0].series[1].points[0].n = 1;
+        let note = fig.note().unwrap();
+        assert!(
+            note.contains("n = 1–3 runs") && note.contains("no bar"),
+            "{note}"
+        );
+        fig.panels[0].log_y = true;
+        assert!(fig.note().unwrap().contains("logarithmic"));
+    }
+
+    /// On a categorical axis every series has its own place in each
+    /// category, whatever its interval.
+    #[test]
+    fn categorical_series_sit_side_by_side() {
+        let names: Vec<String> = (0..4).map(|i| i.to_string()).collect();
+        let mut fig = figure(&names, (5.0, 15.0));
+        fig.x = XScale::Categories(vec!["async".into(), "pool-locked".into()]);
+        let offsets: Vec<f64> = (0..4).map(|k| fig.category_offset(k, 4)).collect();
+        assert!(offsets.windows(2).all(|w| w[1] > w[0]), "{offsets:?}");
+        assert!(offsets[0] > -0.5 && offsets[3] < 0.5, "{offsets:?}");
+        assert!(
+            (offsets[0] + offsets[3]).abs() < 1e-12,
+            "centred: {offsets:?}"
+        );
+        fig.x = XScale::Linear { integer: true };
+        assert_eq!(fig.category_offset(0, 4), 0.0);
+        assert!(fig.svg().is_ok());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Two sweeps side by side: points paired by the axis values they share,
-//! and per pair the difference in throughput and p99 latency with its
-//! Welch 95% confidence interval and whether it is significant; what else
+//! and per pair the ratio of throughput and of p99 latency with its 95%
+//! confidence interval from Welch's t on the logarithms, its p-value, its
+//! effect size (Hedges' g) and whether it is significant; what else
 //! differs between the sweeps' settings, and how many points found no
 //! partner.
 
@@ -8,9 +9,9 @@ use crate::doc::Table;
 use crate::error::ReportError;
 use crate::points::PointStats;
 use crate::stats::Summary;
-use crate::tables::{latency_unit, mean_ci};
+use crate::tables::{centre_ci, latency_unit};
 use crate::units::num;
-use crate::welch::{self, Difference};
+use crate::welch::{self, Contrast, Scale};
 use serverlab_sweep::{params_text, Manifest, Source};
 
 pub struct Row {
@@ -19,7 +20,7 @@ pub struct Row {
     pub metric: String,
     pub this: Summary,
     pub other: Summary,
-    pub diff: Option<Difference>,
+    pub diff: Option<Contrast>,
     /// Multiply µs by this for the row's unit (1 for throughput).
     pub scale: f64,
 }
@@ -71,6 +72,21 @@ fn fixed(m: &Manifest, axes: &[&str]) -> Vec<(String, String)> {
             m.client_cpus.clone().unwrap_or_else(|| "not pinned".into()),
         ),
         ("repetitions".to_string(), m.repetitions.to_string()),
+        (
+            "baseline".to_string(),
+            m.baseline
+                .as_ref()
+                .map(|b| {
+                    format!(
+                        "serve {} {} / load {} {}",
+                        b.server_protocol,
+                        b.server_flags.join(" "),
+                        b.load_protocol,
+                        b.load_flags.join(" ")
+                    )
+                })
+                .unwrap_or_else(|| "none".into()),
+        ),
     ];
     if !axes.contains(&"protocol") {
         out.push(("server protocol".into(), p.server_protocol.clone()));
@@ -179,7 +195,7 @@ pub fn compare(
             rows.push(Row {
                 point: point.clone(),
                 metric,
-                diff: welch::difference(&x.scaled(scale), &y.scaled(scale)),
+                diff: welch::contrast(&x.scaled(scale), &y.scaled(scale)),
                 this: x,
                 other: y,
                 scale,
@@ -193,6 +209,18 @@ pub fn compare(
         differences: differences(this_m, other_m),
     })
 }
+
+/// What `--compare` computes, and what it takes for granted.
+pub const METHOD: &str = "Test: Welch's t-test on the logarithms of the runs' values (a \
+    run with throughput 0 has no logarithm: that pair is tested on the raw values, as a \
+    difference). It gives the ratio this ÷ other of the geometric means with its 95% \
+    confidence interval and a two-sided p-value; significant: the interval excludes 1 \
+    (p < 0.05). Assumptions: runs are independent of each other, their logarithms are \
+    roughly normal within each point, and both sweeps ran on the same machine close in \
+    time (Welch's test does not assume equal variances or equal repetition counts). \
+    Effect size: Hedges' g, the difference in pooled standard deviations (on the same \
+    scale, corrected for small samples): about 0.2 is small, 0.5 medium, 0.8 large. \
+    With 2–3 runs a side even a large g may not be significant.";
 
 impl Comparison {
     /// Rows whose difference is significant at the 5% level.
@@ -250,12 +278,13 @@ impl Comparison {
         let headers = [
             "point",
             "metric",
-            "this (mean ± CI)",
-            "other (mean ± CI)",
-            "difference",
-            "95% CI of difference",
+            "this (95% CI)",
+            "other (95% CI)",
+            "this ÷ other",
+            "95% CI",
             "change",
             "p",
+            "Hedges' g",
             "significant",
         ]
         .map(String::from)
@@ -267,41 +296,54 @@ impl Comparison {
                 let mut row = vec![
                     r.point.clone(),
                     r.metric.clone(),
-                    mean_ci(&r.this, r.scale),
-                    mean_ci(&r.other, r.scale),
+                    centre_ci(&r.this, r.scale),
+                    centre_ci(&r.other, r.scale),
                 ];
-                match &r.diff {
-                    Some(d) => row.extend([
-                        num(d.diff),
-                        format!("{} – {}", num(d.ci.0), num(d.ci.1)),
-                        d.relative
-                            .map(|x| format!("{:+.1}%", 100.0 * x))
-                            .unwrap_or_else(|| "–".into()),
-                        if d.p < 0.001 {
-                            "< 0.001".into()
-                        } else {
-                            format!("{:.3}", d.p)
-                        },
-                        if d.significant {
-                            "yes".into()
-                        } else {
-                            "no".into()
-                        },
-                    ]),
-                    None => {
-                        let diff = (r.this.mean - r.other.mean) * r.scale;
-                        row.extend([
-                            num(diff),
-                            "needs n ≥ 2 on both sides".into(),
-                            "–".into(),
-                            "–".into(),
-                            "unknown".into(),
-                        ]);
-                    }
-                }
+                row.extend(contrast_cells(r));
                 row
             })
             .collect();
         Table { headers, rows }
     }
+}
+
+/// The cells after the two summaries: estimate, its CI, change, p, g,
+/// significant.
+fn contrast_cells(r: &Row) -> Vec<String> {
+    let Some(d) = &r.diff else {
+        let ratio = r.this.centre() / r.other.centre();
+        return vec![
+            format!("{ratio:.3}"),
+            "needs n ≥ 2 on both sides".into(),
+            "–".into(),
+            "–".into(),
+            "–".into(),
+            "unknown".into(),
+        ];
+    };
+    let (estimate, ci) = match d.scale {
+        Scale::Log => (
+            format!("{:.3}", d.estimate),
+            format!("{:.3} – {:.3}", d.ci.0, d.ci.1),
+        ),
+        Scale::Raw => (
+            format!("{} (difference)", num(d.estimate)),
+            format!("{} – {}", num(d.ci.0), num(d.ci.1)),
+        ),
+    };
+    vec![
+        estimate,
+        ci,
+        d.change(r.other.scaled(r.scale).centre())
+            .map(|x| format!("{:+.1}%", 100.0 * x))
+            .unwrap_or_else(|| "–".into()),
+        if d.p < 0.001 {
+            "< 0.001".into()
+        } else {
+            format!("{:.3}", d.p)
+        },
+        d.g.map(|g| format!("{g:+.2}"))
+            .unwrap_or_else(|| "–".into()),
+        if d.significant { "yes" } else { "no" }.into(),
+    ]
 }

@@ -1,19 +1,24 @@
-//! A sweep as it is on disk: the manifest, and for every point its
-//! successful runs (load result, server statistics), failed runs, stale
-//! runs (made with other flags than the manifest's point: left out) and
-//! runs not made yet. Nothing here runs anything.
+//! A sweep as it is on disk: the manifest, the run order, and for every
+//! point (and the baseline) its successful runs (load result, server
+//! statistics, the machine's state), failed runs, stale runs (made with
+//! other flags than the manifest's point: left out) and runs not made yet.
+//! Nothing here runs anything.
 
 use crate::error::ReportError;
 use crate::metrics::RunMetrics;
 use serverlab_load::report::LoadReport;
 use serverlab_sweep::layout::{self, Manifest};
-use serverlab_sweep::{Point, RunRecord, Status};
+use serverlab_sweep::{MachineState, Point, RunRecord, Schedule, Status};
 use std::path::{Path, PathBuf};
 
 pub struct Sweep {
     pub dir: PathBuf,
     pub manifest: Manifest,
+    /// The recorded run order (none in sweeps made before it was kept).
+    pub schedule: Option<Schedule>,
     pub points: Vec<PointRuns>,
+    /// The baseline's runs, one per block.
+    pub baseline: Option<PointRuns>,
 }
 
 pub struct PointRuns {
@@ -29,6 +34,13 @@ pub struct PointRuns {
 
 pub struct Run {
     pub repetition: u32,
+    /// Its directory (`runs/<point>/rep-<k>`), relative to the sweep's.
+    pub dir: PathBuf,
+    /// Its place in the sweep's order (0: not recorded).
+    pub sequence: usize,
+    pub started_unix_s: u64,
+    /// The machine while it ran, when recorded.
+    pub machine: Option<MachineState>,
     pub load: LoadReport,
     pub metrics: RunMetrics,
 }
@@ -44,21 +56,27 @@ impl Sweep {
             dir: dir.to_path_buf(),
             reason: e.to_string(),
         })?;
-        if manifest.schema != layout::MANIFEST_SCHEMA {
+        if ![layout::MANIFEST_SCHEMA, layout::MANIFEST_SCHEMA_1].contains(&manifest.schema.as_str())
+        {
             return Err(ReportError::NotASweep {
                 dir: dir.to_path_buf(),
                 reason: format!("unknown schema {}", manifest.schema),
             });
         }
-        let points = manifest
-            .points
-            .iter()
-            .map(|p| read_point(dir, p, &manifest))
-            .collect();
+        let schedule = Schedule::read(dir);
+        let read = |p: &Point| {
+            // A target may have given the point more blocks than the fixed ones.
+            let planned = schedule.as_ref().map_or(0, |s| s.repetitions_of(&p.slug));
+            read_point(dir, p, &manifest, planned.max(manifest.repetitions))
+        };
+        let points = manifest.points.iter().map(read).collect();
+        let baseline = manifest.baseline.as_ref().map(read);
         Ok(Sweep {
             dir: dir.to_path_buf(),
             manifest,
+            schedule,
             points,
+            baseline,
         })
     }
 
@@ -67,7 +85,7 @@ impl Sweep {
     }
 }
 
-fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
+fn read_point(dir: &Path, point: &Point, manifest: &Manifest, repetitions: u32) -> PointRuns {
     let mut out = PointRuns {
         point: point.clone(),
         runs: vec![],
@@ -75,7 +93,7 @@ fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
         stale: vec![],
         missing: vec![],
     };
-    for repetition in 1..=manifest.repetitions {
+    for repetition in 1..=repetitions {
         let rdir = layout::run_dir(dir, point, repetition);
         let Some(record) = RunRecord::read(&rdir.join(layout::RUN_RECORD)) else {
             out.missing.push(repetition);
@@ -96,6 +114,10 @@ fn read_point(dir: &Path, point: &Point, manifest: &Manifest) -> PointRuns {
                 let metrics = RunMetrics::of(&load, server.as_ref());
                 out.runs.push(Run {
                     repetition,
+                    dir: rdir.strip_prefix(dir).unwrap_or(&rdir).to_path_buf(),
+                    sequence: record.sequence,
+                    started_unix_s: record.started_unix_s,
+                    machine: record.machine,
                     load,
                     metrics,
                 });

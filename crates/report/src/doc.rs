@@ -9,8 +9,11 @@ pub struct Document {
 
 #[derive(Debug, Clone)]
 pub enum Block {
+    /// A section.
     Heading(String),
-    /// Text; `backticks` mark code.
+    /// A part of a section (the appendix's tables).
+    Subheading(String),
+    /// Text; `backticks` mark code, `**stars**` strong text.
     Para(String),
     List(Vec<String>),
     Table(Table),

@@ -1,8 +1,10 @@
-//! Which plots a sweep's data supports, and their series: throughput,
-//! per-thread rates, totals and latency against the client's connections;
-//! latency percentiles against the throughput achieved; throughput against
-//! every other axis (cores, threads, delay range, bucket count…); service
-//! time where the server reports it.
+//! Which plots a sweep's data supports, and their series: throughput (and
+//! its share of the baseline), per-thread rates, totals and latency
+//! against the client's connections; latency percentiles against the
+//! throughput achieved; throughput against every other axis (cores,
+//! threads, delay range, bucket count…); service time where the server
+//! reports it. A new plot of one per-point number against an axis is a
+//! [`Metric`] and a call to [`metric_vs_axis`].
 
 use crate::axes::{self, Role};
 use crate::chart::{Figure, Marker, Panel, Pt, Series, XScale, PALETTE_SIZE};
@@ -13,12 +15,38 @@ use crate::units::TimeUnit;
 use serverlab_sweep::{Axis, Manifest, Scalar};
 
 pub const THROUGHPUT: &str = "throughput (requests/s)";
+pub const SHARE: &str = "share of the baseline's throughput (1 = as fast)";
+
+/// One number per point, to plot against an axis.
+pub struct Metric {
+    /// File-name stem before `-vs-<axis>`.
+    pub id: &'static str,
+    /// Title before ` vs <axis>`.
+    pub title: &'static str,
+    pub y_title: &'static str,
+    pub get: fn(&PointStats) -> Option<Summary>,
+}
+
+pub const THROUGHPUT_METRIC: Metric = Metric {
+    id: "throughput",
+    title: "Throughput",
+    y_title: THROUGHPUT,
+    get: |s| s.throughput,
+};
+
+pub const SHARE_METRIC: Metric = Metric {
+    id: "share-of-baseline",
+    title: "Throughput as a share of the baseline",
+    y_title: SHARE,
+    get: |s| s.share,
+};
 
 /// Every figure the data supports, in report order.
 pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     let clients: Vec<usize> = (0..m.axes.len())
         .filter(|&i| axes::role(&m.axes[i]) == Role::Client)
         .collect();
+    let shares = stats.iter().any(|s| s.share.is_some());
     let mut out = Vec::new();
     if let Some(&last) = clients.last() {
         out.extend(client_figures(m, stats, &clients, last));
@@ -28,12 +56,16 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     for (i, axis) in m.axes.iter().enumerate() {
         let redundant = !clients.is_empty() && axes::is_nominal(axis);
         if axes::role(axis) != Role::Client && !redundant {
-            out.push(throughput_vs_axis(m, stats, i));
+            out.push(metric_vs_axis(m, stats, i, &THROUGHPUT_METRIC));
+            if shares {
+                out.push(metric_vs_axis(m, stats, i, &SHARE_METRIC));
+            }
         }
     }
     if stats.iter().any(|s| !s.service.is_empty()) {
         out.extend(service_time(m, stats, &clients));
     }
+    out.extend(crate::openloop::figures(m, stats));
     out.retain(|f| {
         f.panels
             .iter()
@@ -43,7 +75,7 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
 }
 
 /// The value a point has on axis `i`.
-fn value<'a>(m: &'a Manifest, stat: &PointStats, i: usize) -> Option<&'a Scalar> {
+pub(crate) fn value<'a>(m: &'a Manifest, stat: &PointStats, i: usize) -> Option<&'a Scalar> {
     let axis = &m.axes[i];
     let v = Scalar::from_json(stat.runs.point.params.get(&axis.key)?)?;
     axis.values.iter().find(|x| **x == v)
@@ -52,7 +84,11 @@ fn value<'a>(m: &'a Manifest, stat: &PointStats, i: usize) -> Option<&'a Scalar>
 /// Points grouped by their values on every axis but `exclude`, named
 /// `key=value, …`, in order of first appearance. Points without a
 /// successful run are left out.
-fn groups(m: &Manifest, stats: &[PointStats], exclude: &[usize]) -> Vec<(String, Vec<usize>)> {
+pub(crate) fn groups(
+    m: &Manifest,
+    stats: &[PointStats],
+    exclude: &[usize],
+) -> Vec<(String, Vec<usize>)> {
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     for (p, stat) in stats.iter().enumerate() {
         if stat.throughput.is_none() {
@@ -78,23 +114,31 @@ fn groups(m: &Manifest, stats: &[PointStats], exclude: &[usize]) -> Vec<(String,
     out
 }
 
-fn pt(x: f64, s: &Summary, k: f64) -> Pt {
+/// A marker at the summary's centre (its geometric mean) with its CI.
+pub(crate) fn pt(x: f64, s: &Summary, k: f64) -> Pt {
     let s = s.scaled(k);
     Pt {
         x,
-        y: s.mean,
+        y: s.centre(),
         ci: s.ci,
+        n: s.n,
     }
 }
 
 /// A series of `points`, sorted by x when `by_x` (else in the order given).
-fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool, by_x: bool) -> Series {
+pub(crate) fn series(
+    name: &str,
+    color: usize,
+    mut points: Vec<Pt>,
+    lines: bool,
+    by_x: bool,
+) -> Series {
     if by_x {
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
     Series {
         name: if name.is_empty() {
-            "mean, bars: 95% CI".into()
+            "geometric mean, bars: 95% CI".into()
         } else {
             name.to_string()
         },
@@ -111,7 +155,7 @@ fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool, by_x: bool
 /// statistic with its own marker. One group: a colour per statistic.
 /// Several: a colour per group, the first statistic solid and the others
 /// dashed. `point(p, stat)` gives point `p`'s value.
-fn stat_series(
+pub(crate) fn stat_series(
     grouped: &[(String, Vec<usize>)],
     names: &[&str],
     lines: bool,
@@ -139,7 +183,7 @@ fn stat_series(
 
 /// How the statistics' styles read, for a title: "p50 solid, p99 dashed"
 /// when several groups share colours.
-fn styles(groups: usize, names: &[&str]) -> String {
+pub(crate) fn styles(groups: usize, names: &[&str]) -> String {
     if groups <= 1 || names.len() < 2 {
         return names.join(", ");
     }
@@ -234,6 +278,7 @@ fn client_figures(
     let grouped = groups(m, stats, &[last]);
     let panel = |y_title: &str, get: &dyn Fn(&PointStats) -> Option<Summary>| Panel {
         y_title: y_title.into(),
+        log_y: false,
         series: grouped
             .iter()
             .enumerate()
@@ -253,12 +298,19 @@ fn client_figures(
         x: x.clone(),
         panels,
     };
-    vec![
-        figure(
-            "throughput-vs-clients",
-            "Throughput vs client connections",
-            vec![panel(THROUGHPUT, &|s| s.throughput)],
-        ),
+    let mut out = vec![figure(
+        "throughput-vs-clients",
+        "Throughput vs client connections",
+        vec![panel(THROUGHPUT, &|s| s.throughput)],
+    )];
+    if stats.iter().any(|s| s.share.is_some()) {
+        out.push(figure(
+            "share-of-baseline-vs-clients",
+            "Throughput as a share of the baseline vs client connections",
+            vec![panel(SHARE, &|s| s.share)],
+        ));
+    }
+    out.extend([
         figure(
             "per-thread-rate-vs-clients",
             "Requests per client thread per second vs client connections",
@@ -276,7 +328,8 @@ fn client_figures(
                 }),
             ],
         ),
-    ]
+    ]);
+    out
 }
 
 /// The latency percentiles shown where several series share a plot.
@@ -308,8 +361,9 @@ fn latency_vs_clients(
         x_title: scale_title(clients_title(m, clients), &x),
         x,
         panels: vec![Panel {
-            y_title: format!("latency ({})", unit.symbol()),
+            y_title: format!("latency ({}), log scale", unit.symbol()),
             series: stat_series(&grouped, &shown, true, true, &point),
+            log_y: true,
         }],
     }
 }
@@ -339,7 +393,7 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
     let unit = latency_unit(stats, shown);
     let point = |p: usize, pct: &str| {
         let s = &stats[p];
-        Some(pt(s.throughput?.mean, s.latency(pct)?, unit.per_us()))
+        Some(pt(s.throughput?.centre(), s.latency(pct)?, unit.per_us()))
     };
     let joined = clients.len() <= 1;
     Figure {
@@ -348,15 +402,16 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
         x_title: THROUGHPUT.into(),
         x: XScale::Linear { integer: false },
         panels: vec![Panel {
-            y_title: format!("latency ({})", unit.symbol()),
+            y_title: format!("latency ({}), log scale", unit.symbol()),
             series: stat_series(&grouped, shown, joined, false, &point),
+            log_y: true,
         }],
     }
 }
 
-/// Throughput against one axis's values, one series per combination of
-/// the others.
-fn throughput_vs_axis(m: &Manifest, stats: &[PointStats], i: usize) -> Figure {
+/// `metric` against axis `i`'s values, one series per combination of the
+/// other axes.
+pub fn metric_vs_axis(m: &Manifest, stats: &[PointStats], i: usize, metric: &Metric) -> Figure {
     let axis = &m.axes[i];
     let title = axes::title(axis, &m.points);
     let lines = !axes::is_nominal(axis);
@@ -367,22 +422,30 @@ fn throughput_vs_axis(m: &Manifest, stats: &[PointStats], i: usize) -> Figure {
         .map(|(c, (name, members))| {
             let pts = members
                 .iter()
-                .filter_map(|&p| Some(pt(x_on(m, &stats[p], i, &x)?, &stats[p].throughput?, 1.0)))
+                .filter_map(|&p| {
+                    Some(pt(
+                        x_on(m, &stats[p], i, &x)?,
+                        &(metric.get)(&stats[p])?,
+                        1.0,
+                    ))
+                })
                 .collect();
             series(name, c, pts, lines, true)
         })
         .collect();
     Figure {
-        id: format!("throughput-vs-{}", id(&axis.key)),
+        id: format!("{}-vs-{}", metric.id, id(&axis.key)),
         title: format!(
-            "Throughput vs {}",
+            "{} vs {}",
+            metric.title,
             title.split(" (").next().unwrap_or(&title)
         ),
         x_title: scale_title(title, &x),
         x,
         panels: vec![Panel {
-            y_title: THROUGHPUT.into(),
+            y_title: metric.y_title.into(),
             series: series_list,
+            log_y: false,
         }],
     }
 }
@@ -432,8 +495,9 @@ fn service_time(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Option
         x_title,
         x,
         panels: vec![Panel {
-            y_title: format!("service time ({})", unit.symbol()),
+            y_title: format!("service time ({}), log scale", unit.symbol()),
             series,
+            log_y: true,
         }],
     })
 }
@@ -449,6 +513,11 @@ mod tests {
             name: "t".into(),
             description: String::new(),
             repetitions: 1,
+            order: None,
+            seed: None,
+            target_ci: None,
+            max_repetitions: None,
+            baseline: None,
             client_cpus: None,
             timeout_s: 1.0,
             serverlab_version: "0".into(),

@@ -1,6 +1,7 @@
 //! Building a sweep's report: read the results, summarise each point,
 //! draw the plots (SVG and PNG under `plots/`), and write `report.md` and
-//! `report.html`, with a comparison section when another sweep is given.
+//! `report.html`, top-down: the summary, the plots, the problems, a
+//! comparison when another sweep is given, and the full tables last.
 
 use crate::chart::Figure;
 use crate::compare::{self, Comparison};
@@ -9,7 +10,8 @@ use crate::doc::{Block, Document, FigureRef};
 use crate::error::ReportError;
 use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
-use crate::{figures, html, markdown, tables};
+use crate::summary::Findings;
+use crate::{figures, html, markdown, problems, summary, tables};
 use std::path::{Path, PathBuf};
 
 pub const MARKDOWN: &str = "report.md";
@@ -22,6 +24,8 @@ pub struct Written {
     pub html: PathBuf,
     /// `plots/<id>.svg` for each plot (a `.png` beside each).
     pub plots: Vec<PathBuf>,
+    /// The summary's sentences: the setting, then the findings.
+    pub summary: Vec<String>,
     /// The throughput table, as Markdown.
     pub throughput_table: String,
     /// The comparison table, as Markdown, when one was asked for.
@@ -33,16 +37,51 @@ pub struct Written {
     pub missing_runs: usize,
     /// Runs made with other flags than their point's: listed, left out.
     pub stale_runs: usize,
+    /// Every problem the report lists.
+    pub problems: usize,
+}
+
+/// How to build a report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Another sweep to compare with.
+    pub compare: Option<&'a Path>,
+    /// Leave outlier runs out of every number (they are listed either way).
+    pub drop_outliers: bool,
 }
 
 /// Write the report of the sweep in `dir` (compared with `other`, if given).
 pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError> {
+    generate_with(
+        dir,
+        &Options {
+            compare: other,
+            ..Options::default()
+        },
+    )
+}
+
+/// Every point's statistics, and the baseline's.
+fn statistics(sweep: &Sweep, drop: bool) -> (Vec<PointStats<'_>>, Option<PointStats<'_>>) {
+    let base = sweep.baseline.as_ref();
+    (
+        sweep
+            .points
+            .iter()
+            .map(|p| PointStats::with(p, base, drop))
+            .collect(),
+        base.map(|b| PointStats::with(b, None, drop)),
+    )
+}
+
+/// Write the report of the sweep in `dir` as `opts` say.
+pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     let sweep = Sweep::read(dir)?;
-    let stats: Vec<PointStats> = sweep.points.iter().map(PointStats::of).collect();
-    let other_sweep = other.map(Sweep::read).transpose()?;
-    let other_stats: Option<Vec<PointStats>> = other_sweep
+    let (stats, baseline) = statistics(&sweep, opts.drop_outliers);
+    let other_sweep = opts.compare.map(Sweep::read).transpose()?;
+    let other_stats = other_sweep
         .as_ref()
-        .map(|s| s.points.iter().map(PointStats::of).collect());
+        .map(|s| statistics(s, opts.drop_outliers).0);
     let comparison = match (&other_sweep, &other_stats) {
         (Some(o), Some(os)) => Some(compare::compare(&sweep.manifest, &stats, &o.manifest, os)?),
         _ => None,
@@ -57,7 +96,17 @@ pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError
         plots.push(plots_dir.join(format!("{}.svg", fig.id)));
     }
 
-    let doc = document(&sweep, &stats, refs, comparison.as_ref(), other);
+    let findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    let mut all: Vec<&PointStats> = stats.iter().collect();
+    all.extend(baseline.as_ref());
+    let problems = problems::problems(&sweep.manifest, &all);
+    let parts = Parts {
+        findings: &findings,
+        problems: &problems,
+        figures: refs,
+        comparison: comparison.as_ref().zip(opts.compare),
+    };
+    let doc = document(&sweep, &stats, parts);
     let markdown_path = dir.join(MARKDOWN);
     let html_path = dir.join(HTML);
     write(&markdown_path, &markdown::render(&doc))?;
@@ -66,12 +115,19 @@ pub fn generate(dir: &Path, other: Option<&Path>) -> Result<Written, ReportError
         markdown: markdown_path,
         html: html_path,
         plots,
+        summary: findings
+            .setting
+            .iter()
+            .chain(&findings.findings)
+            .cloned()
+            .collect(),
         throughput_table: markdown::table(&tables::throughput(&sweep.manifest, &stats)),
         comparison_table: comparison.as_ref().map(|c| markdown::table(&c.table())),
         comparison_notes: comparison.map(|c| c.notes()).unwrap_or_default(),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
         stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
+        problems: problems.len(),
     })
 }
 
@@ -106,86 +162,134 @@ fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
     })
 }
 
-fn document(
-    sweep: &Sweep,
-    stats: &[PointStats],
+/// What the document is made of, besides the sweep and its statistics.
+struct Parts<'a> {
+    findings: &'a Findings,
+    problems: &'a [String],
     figures: Vec<FigureRef>,
-    comparison: Option<&Comparison>,
-    other: Option<&Path>,
-) -> Document {
+    comparison: Option<(&'a Comparison, &'a Path)>,
+}
+
+/// Top-down: the summary, the plots, the problems, the comparison, then
+/// the full tables in an appendix.
+fn document(sweep: &Sweep, stats: &[PointStats], parts: Parts) -> Document {
     let m = &sweep.manifest;
-    let mut b = Vec::new();
+    let mut b = vec![Block::Heading(SUMMARY.into())];
     if !m.description.is_empty() {
         b.push(Block::Para(m.description.clone()));
     }
-    b.push(Block::Heading("What ran".into()));
-    b.push(Block::List(setup(sweep)));
-    b.push(Block::Heading("How to read this".into()));
-    b.push(Block::Para(
-        "Each point ran on a fresh server, repeated. Throughput and each latency percentile \
-         get a full summary over the successful repetitions (n, mean, median, min, max, sample \
-         standard deviation, 95% confidence interval of the mean); the other tables give the \
-         mean ± the half-width of that interval. The interval comes from Student's t with \
-         n − 1 degrees of freedom: if the experiment were \
-         repeated many times, 95% of intervals built this way would contain the true mean. \
-         Two points whose intervals do not overlap differ beyond the noise; intervals that \
-         overlap may or may not. Closed-loop load: each client connection waits for a reply \
-         before sending again, so throughput and latency are measured together."
-            .into(),
-    ));
-    b.push(Block::Heading("Throughput".into()));
-    b.push(Block::Table(tables::throughput(m, stats)));
-    b.push(Block::Heading(
-        "Latency, all operations (mean ± 95% CI)".into(),
-    ));
-    b.push(Block::Table(tables::latency(m, stats)));
-    for (name, _) in PERCENTILES {
-        let (unit, table) = tables::latency_summary(m, stats, name);
-        b.push(Block::Heading(format!(
-            "Latency {name} ({}), all operations, in full",
-            unit.symbol()
-        )));
-        b.push(Block::Table(table));
+    b.push(Block::List(parts.findings.setting.clone()));
+    let mut findings = parts.findings.findings.clone();
+    if let Some((c, other)) = parts.comparison {
+        findings.push(format!(
+            "Compared with `{}`: {} of {} differences are significant (see “Compared with”).",
+            other.display(),
+            c.significant(),
+            c.tested()
+        ));
     }
-    if let Some(t) = tables::per_thread(m, stats) {
-        b.push(Block::Heading("Per client thread (mean ± 95% CI)".into()));
+    if !parts.problems.is_empty() {
+        findings.push(format!(
+            "{} problems are listed under Problems: read them before trusting a number.",
+            parts.problems.len()
+        ));
+    }
+    b.push(Block::List(findings));
+    if let Some(t) = crate::openloop::capacity_table(m, stats) {
+        b.push(Block::Heading("Capacity".into()));
+        b.push(Block::Para(crate::openloop::CAPACITY_NOTE.into()));
         b.push(Block::Table(t));
     }
-    if let Some(t) = tables::operations(m, stats) {
-        b.push(Block::Heading("Operations (mean ± 95% CI)".into()));
-        b.push(Block::Table(t));
+    if !parts.figures.is_empty() {
+        b.push(Block::Heading("Plots".into()));
+        b.extend(parts.figures.into_iter().map(Block::Figure));
     }
-    if let Some(t) = tables::service(m, stats) {
-        b.push(Block::Heading("Server service time (mean ± 95% CI)".into()));
-        b.push(Block::Table(t));
-    }
-    if let (Some(c), Some(other)) = (comparison, other) {
-        b.push(Block::Heading(format!("Compared with {}", other.display())));
+    b.push(Block::Heading("Problems".into()));
+    if parts.problems.is_empty() {
         b.push(Block::Para(
-            "Difference = this sweep − the other, per point, with its 95% confidence interval \
-             from Welch's t (unequal variances). Significant: the interval excludes zero. \
-             Both sweeps should have run on the same machine, close in time."
+            "None: every run succeeded with its point's flags, none was an outlier or ran on \
+             a busy machine, and every point has at least 3 runs."
                 .into(),
         ));
+    } else {
+        b.push(Block::List(parts.problems.to_vec()));
+    }
+    if let Some((c, other)) = parts.comparison {
+        b.push(Block::Heading(format!("Compared with {}", other.display())));
+        b.push(Block::Para(compare::METHOD.into()));
         b.push(Block::List(c.notes()));
         b.push(Block::Table(c.table()));
     }
-    if !figures.is_empty() {
-        b.push(Block::Heading("Plots".into()));
-        b.extend(figures.into_iter().map(Block::Figure));
-    }
-    let problems = problems(stats);
-    if !problems.is_empty() {
-        b.push(Block::Heading(
-            "Failed, stale, missing and suspect runs".into(),
-        ));
-        b.push(Block::List(problems));
-    }
+    b.push(Block::Heading("Appendix: full tables".into()));
+    b.extend(appendix(sweep, stats));
     Document {
         title: format!("serverlab report: {}", m.name),
         blocks: b,
     }
 }
+
+/// What ran, how to read the numbers, and every table.
+fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
+    let m = &sweep.manifest;
+    let mut b = vec![
+        Block::Subheading("What ran".into()),
+        Block::List(setup(sweep)),
+        Block::Subheading("How to read this".into()),
+        Block::Para(HOW_TO_READ.into()),
+        Block::Subheading("Throughput".into()),
+        Block::Table(tables::throughput(m, stats)),
+        Block::Subheading("Latency, all operations (geometric mean, 95% CI)".into()),
+        Block::Table(tables::latency(m, stats)),
+    ];
+    for (name, _) in PERCENTILES {
+        let (unit, table) = tables::latency_summary(m, stats, name);
+        b.push(Block::Subheading(format!(
+            "Latency {name} ({}), all operations, in full",
+            unit.symbol()
+        )));
+        b.push(Block::Table(table));
+    }
+    let optional = [
+        (
+            "Per client thread (geometric mean, 95% CI)",
+            tables::per_thread(m, stats),
+        ),
+        (
+            "Operations (geometric mean, 95% CI)",
+            tables::operations(m, stats),
+        ),
+        (
+            "Server service time (geometric mean, 95% CI)",
+            tables::service(m, stats),
+        ),
+    ];
+    for (title, table) in optional {
+        if let Some(t) = table {
+            b.push(Block::Subheading(title.into()));
+            b.push(Block::Table(t));
+        }
+    }
+    b
+}
+
+pub const SUMMARY: &str = "Summary";
+
+const HOW_TO_READ: &str = "Each point ran on a fresh server, repeated in interleaved blocks \
+    (every point once per block, in a shuffled or round-robin order), so slow drift of the \
+    machine spreads over all points. Throughput and each latency percentile get a full \
+    summary over the successful runs: n, mean, geometric mean, median, min, max, sample \
+    standard deviation, coefficient of variation (CV = sd ÷ mean) and a 95% confidence \
+    interval. The interval is Student's t on the logarithms of the runs' values, turned \
+    back: it is an interval for the geometric mean, never below zero, and wider above \
+    than below (runs slowed by a busy machine are slower by a factor). Where a run \
+    measured 0 (no logarithm) it is a percentile bootstrap of the mean instead, marked \
+    so. The compact tables give the geometric mean and that interval, `[n=2]` marking \
+    fewer than 3 runs. Two points whose intervals do not overlap differ beyond the noise; \
+    intervals that overlap may or may not (the summary's tests say). With a baseline, \
+    each run's throughput is also divided by the baseline run of the same block: that \
+    share cancels what the machine's speed did to both. Closed-loop load: each client \
+    connection waits for a reply before sending again, so throughput and latency are \
+    measured together.";
 
 /// The configuration, pinning, axes and environment, as list items.
 fn setup(sweep: &Sweep) -> Vec<String> {
@@ -234,41 +338,4 @@ fn setup(sweep: &Sweep) -> Vec<String> {
     }
     items.push("every run's exact command lines: `runs/<point>/rep-<k>/run.json`".into());
     items
-}
-
-fn problems(stats: &[PointStats]) -> Vec<String> {
-    let mut out = Vec::new();
-    for s in stats {
-        let slug = &s.runs.point.slug;
-        for f in &s.runs.failed {
-            out.push(format!("{slug} rep {}: failed: {}", f.repetition, f.error));
-        }
-        for f in &s.runs.stale {
-            out.push(format!(
-                "{slug} rep {}: stale (made with other flags, left out): {}",
-                f.repetition, f.error
-            ));
-        }
-        if !s.runs.missing.is_empty() {
-            let reps: Vec<String> = s.runs.missing.iter().map(|r| r.to_string()).collect();
-            out.push(format!(
-                "{slug}: repetitions {} not run yet",
-                reps.join(", ")
-            ));
-        }
-        for rep in &s.empty {
-            out.push(format!(
-                "{slug} rep {rep}: no request completed in the measured window \
-                 (a stalled server, or a machine too busy to measure on); its throughput \
-                 of 0 counts, it has no latency"
-            ));
-        }
-        if s.bottlenecked > 0 {
-            out.push(format!(
-                "{slug}: in {} repetitions the client used over 90% of its CPUs and may have set the pace",
-                s.bottlenecked
-            ));
-        }
-    }
-    out
 }

@@ -3,7 +3,9 @@
 
 use crate::doc::{Block, Document, Table};
 
-const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
+const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222;line-height:1.35}\
+h1{font-size:1.6em;margin:0.4em 0}h2{margin:1em 0 0.4em}ul{margin:0.4em 0;padding-left:1.4em}li{margin:0.15em 0}\
+#summary+p,#summary~ul{font-size:0.95em}\
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}\
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}\
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
@@ -18,7 +20,10 @@ pub fn render(doc: &Document) -> String {
     );
     for block in &doc.blocks {
         match block {
-            Block::Heading(h) => out += &format!("<h2>{}</h2>\n", escape(h)),
+            Block::Heading(h) => out += &format!("<h2 id=\"{}\">{}</h2>\n", anchor(h), escape(h)),
+            Block::Subheading(h) => {
+                out += &format!("<h3 id=\"{}\">{}</h3>\n", anchor(h), escape(h))
+            }
             Block::Para(p) => out += &format!("<p>{}</p>\n", inline(p)),
             Block::List(items) => {
                 out += "<ul>\n";
@@ -35,7 +40,7 @@ pub fn render(doc: &Document) -> String {
                     .map(|n| format!(" {}", inline(n)))
                     .unwrap_or_default();
                 out += &format!(
-                    "<figure id=\"{}\">\n{}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>).{note}</figcaption>\n</figure>\n",
+                    "<figure id=\"{}\">\n{}\n<figcaption><strong>{}</strong> (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>).{note}</figcaption>\n</figure>\n",
                     escape(&f.svg_path),
                     strip_prolog(&f.svg),
                     escape(&f.title),
@@ -81,7 +86,20 @@ pub fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Escaped text with `code` spans.
+/// An id for a heading: `Appendix: full tables` → `appendix-full-tables`.
+fn anchor(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// Escaped text with `code` spans and `**strong**` text.
 fn inline(s: &str) -> String {
     escape(s)
         .split('`')
@@ -89,6 +107,19 @@ fn inline(s: &str) -> String {
         .map(|(i, part)| {
             if i % 2 == 1 {
                 format!("<code>{part}</code>")
+            } else {
+                strong(part)
+            }
+        })
+        .collect()
+}
+
+fn strong(s: &str) -> String {
+    s.split("**")
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<strong>{part}</strong>")
             } else {
                 part.to_string()
             }
@@ -103,6 +134,11 @@ mod tests {
     #[test]
     fn escapes_and_code() {
         assert_eq!(inline("a <b> `x&y`"), "a &lt;b&gt; <code>x&amp;y</code>");
+        assert_eq!(
+            inline("**caps**: `a**b`"),
+            "<strong>caps</strong>: <code>a**b</code>"
+        );
+        assert_eq!(anchor("Appendix: full tables"), "appendix-full-tables");
         assert_eq!(strip_prolog("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
     }
 }

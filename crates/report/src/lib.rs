@@ -1,12 +1,15 @@
 //! Reports of sweeps, from their results on disk only: statistics per
-//! point across repetitions (mean, median, min, max, sd, Student-t 95%
-//! confidence intervals), comparisons between sweeps (Welch), plots as SVG
-//! and PNG, and `report.md` / `report.html`.
+//! point across repetitions (mean, geometric mean, median, min, max, sd,
+//! CV, 95% confidence intervals on the log scale), shares of a baseline,
+//! outliers and busy-machine runs, comparisons between sweeps (Welch on
+//! logarithms, Hedges' g), plots as SVG and PNG, and `report.md` /
+//! `report.html` that read top-down: summary, plots, problems, appendix.
 
 pub mod axes;
 pub mod chart;
 pub mod compare;
 pub mod data;
+pub mod dates;
 pub mod doc;
 pub mod error;
 pub mod figures;
@@ -15,13 +18,17 @@ pub mod generate;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub mod openloop;
 pub mod points;
+pub mod problems;
+pub mod server_stats;
 pub mod stats;
 pub mod student;
+pub mod summary;
 pub mod tables;
 pub mod ticks;
 pub mod units;
 pub mod welch;
 
 pub use error::ReportError;
-pub use generate::{generate, Written};
+pub use generate::{generate, generate_with, Options, Written};

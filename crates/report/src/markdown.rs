@@ -9,6 +9,7 @@ pub fn render(doc: &Document) -> String {
         out.push('\n');
         match block {
             Block::Heading(h) => out += &format!("## {h}\n"),
+            Block::Subheading(h) => out += &format!("### {h}\n"),
             Block::Para(p) => out += &format!("{p}\n"),
             Block::List(items) => {
                 for item in items {
@@ -18,7 +19,7 @@ pub fn render(doc: &Document) -> String {
             Block::Table(t) => out += &table(t),
             Block::Figure(f) => {
                 out += &format!(
-                    "![{}]({})\n\n[{} as PNG]({})\n",
+                    "![{}]({})\n\n*{}* ([PNG]({}))\n",
                     f.title, f.svg_path, f.title, f.png_path
                 );
                 if let Some(note) = &f.note {

@@ -1,7 +1,9 @@
 //! The numbers a report takes from one run: throughput, the client's
-//! concurrency, per-thread rates, latency percentiles over every operation,
-//! and the server's service time when its statistics hold one.
+//! concurrency (as the load recorded it), per-thread rates, latency
+//! percentiles over every operation, and the server's service time when
+//! its statistics hold one ([`crate::server_stats`]).
 
+use crate::server_stats;
 use serverlab_load::report::{LoadReport, OpSummary};
 
 /// Latency percentiles of one run, in µs.
@@ -48,6 +50,11 @@ pub struct RunMetrics {
     pub service_us: Vec<(String, f64)>,
     /// The client used most of its CPUs: it may have set the pace.
     pub client_bottleneck: bool,
+    /// Open loop: the rate offered (asked for), requests/s.
+    pub offered_rps: Option<f64>,
+    /// A capacity search's answer, requests/s, and its target.
+    pub capacity_rps: Option<f64>,
+    pub capacity_target: Option<String>,
 }
 
 impl RunMetrics {
@@ -77,23 +84,20 @@ impl RunMetrics {
                 .iter()
                 .map(|o| (o.name.clone(), o.rate_rps))
                 .collect(),
-            service_us: server.map(service_time).unwrap_or_default(),
+            service_us: server.map(server_stats::service_time).unwrap_or_default(),
             client_bottleneck: r.client_cpu.bottleneck,
+            offered_rps: r.requested_rps,
+            capacity_rps: load.search.as_ref().and_then(|s| s.capacity_rps),
+            capacity_target: load.search.as_ref().map(|s| s.target.clone()),
         }
     }
 }
 
-/// The client's concurrency: posters + readers (board), connections
-/// (bucket), concurrency (kv), else one per client thread.
+/// The client's concurrency, as the load recorded it (a version-1 result's
+/// is guessed when read: `serverlab_load::report::v1`). 0: unknown.
 fn clients(load: &LoadReport) -> Option<f64> {
-    let c = &load.config;
-    let field = |name: &str| c.get(name).and_then(|v| v.as_f64());
-    if let (Some(p), Some(r)) = (field("posters"), field("readers")) {
-        return Some(p + r);
-    }
-    field("connections")
-        .or_else(|| field("concurrency"))
-        .or_else(|| (!load.results.threads.is_empty()).then_some(load.results.threads.len() as f64))
+    let n = load.results.concurrency;
+    (n > 0).then_some(n as f64)
 }
 
 /// One operation: its own percentiles. Several: percentiles of their
@@ -144,56 +148,9 @@ pub fn quantile(sorted: &[(f64, u64)], q: f64) -> f64 {
     sorted.last().map(|b| b.0).unwrap_or(0.0)
 }
 
-/// Statistic names a service-time object may hold.
-const SERVICE_STATS: [&str; 8] = ["min", "mean", "median", "p50", "p90", "p99", "p99_9", "max"];
-
-/// The first object in the server's statistics whose key mentions
-/// "service" and that holds service-time statistics, in µs (a key ending
-/// `_ms`, `_ns` or `_s` says its unit; otherwise µs). Empty if none.
-pub fn service_time(stats: &serde_json::Value) -> Vec<(String, f64)> {
-    let Some(map) = stats.as_object() else {
-        return vec![];
-    };
-    for (key, value) in map {
-        let lower = key.to_ascii_lowercase();
-        if let (true, Some(inner)) = (lower.contains("service"), value.as_object()) {
-            let scale = if lower.ends_with("_ms") {
-                1e3
-            } else if lower.ends_with("_ns") {
-                1e-3
-            } else if lower.ends_with("_s") && !lower.ends_with("_us") {
-                1e6
-            } else {
-                1.0
-            };
-            // A count of 0: no request was served, and its zeros are no times.
-            if inner.get("count").and_then(|c| c.as_u64()) == Some(0) {
-                return vec![];
-            }
-            let found: Vec<(String, f64)> = SERVICE_STATS
-                .iter()
-                .filter_map(|name| {
-                    let v = inner.get(*name)?.as_f64()?;
-                    let name = if *name == "p50" { "median" } else { name };
-                    Some((name.to_string(), v * scale))
-                })
-                .collect();
-            if found.len() >= 2 {
-                return found;
-            }
-        }
-        let nested = service_time(value);
-        if !nested.is_empty() {
-            return nested;
-        }
-    }
-    vec![]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn quantiles_of_buckets() {
@@ -212,30 +169,10 @@ mod tests {
     fn per_thread_numbers_divide_by_threads_not_connections() {
         let text = include_str!("../tests/fixtures/a/runs/posters=1/rep-1/load.json");
         let mut load: LoadReport = serde_json::from_str(text).unwrap();
-        load.config = json!({"concurrency": 16});
+        load.results.concurrency = 16;
         let m = RunMetrics::of(&load, None);
         assert_eq!((m.clients, m.threads), (Some(16.0), Some(2.0)));
         assert_eq!(m.requests_per_thread, Some(5000.0));
         assert_eq!(m.per_thread_rps, Some(500.0));
-    }
-
-    #[test]
-    fn service_time_is_found_with_its_unit() {
-        let stats = json!({"connections": {"accepted": 3},
-            "kv": {"service_time_ms": {"min": 0.1, "median": 0.25, "p99": 2.0, "max": 3.5}}});
-        assert_eq!(
-            service_time(&stats),
-            [
-                ("min".to_string(), 100.0),
-                ("median".to_string(), 250.0),
-                ("p99".to_string(), 2000.0),
-                ("max".to_string(), 3500.0)
-            ]
-        );
-        let us = json!({"service_us": {"p50": 12.0, "p99": 80.0}});
-        assert_eq!(service_time(&us)[0], ("median".to_string(), 12.0));
-        assert!(service_time(&json!({"requests": {"GET": 3}})).is_empty());
-        let none = json!({"service_time_us": {"count": 0, "min": 0.0, "median": 0.0, "p99": 0.0}});
-        assert!(service_time(&none).is_empty());
     }
 }

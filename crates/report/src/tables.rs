@@ -1,14 +1,15 @@
 //! The report's tables, one row per point: the full summary (n, mean,
-//! median, min, max, sd, 95% CI) of throughput and of each latency
-//! percentile, an overview of the percentiles, the CAPS-style per-thread
-//! numbers, operations, and the server's service time.
+//! geometric mean, median, min, max, sd, CV, 95% CI) of throughput (and
+//! its share of the baseline) and of each latency percentile, an overview
+//! of the percentiles, the CAPS-style per-thread numbers, operations, and
+//! the server's service time.
 
 use crate::axes;
 use crate::doc::Table;
 use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
-use crate::stats::Summary;
-use crate::units::{num, TimeUnit};
+use crate::stats::{Interval, Summary};
+use crate::units::{num, percent, TimeUnit};
 use serverlab_sweep::{Manifest, Scalar};
 
 /// The point's axis values as leading cells.
@@ -27,7 +28,7 @@ fn point_cells(m: &Manifest, s: &PointStats) -> Vec<String> {
         .collect()
 }
 
-fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
+pub(crate) fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     let mut h: Vec<String> = m.axes.iter().map(|a| a.key.clone()).collect();
     if h.is_empty() {
         h.push("point".into());
@@ -36,7 +37,7 @@ fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     h
 }
 
-fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
+pub(crate) fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     let mut c = point_cells(m, s);
     if c.is_empty() {
         c.push(s.runs.point.slug.clone());
@@ -44,32 +45,73 @@ fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     c
 }
 
-/// `mean ± half` (the half-width of the 95% CI), or the mean alone for n = 1.
-pub fn mean_ci(s: &Summary, k: f64) -> String {
-    let s = s.scaled(k);
-    match s.ci_half() {
-        Some(h) => format!("{} ± {}", num(s.mean), num(h)),
-        None => num(s.mean),
+/// `low – high`, marked when it is a bootstrap interval.
+pub fn interval(s: &Summary, fmt: &dyn Fn(f64) -> String) -> String {
+    match (s.ci, s.interval) {
+        (Some((lo, hi)), Some(Interval::Bootstrap)) => {
+            format!("{} – {}, bootstrap", fmt(lo), fmt(hi))
+        }
+        (Some((lo, hi)), _) => format!("{} – {}", fmt(lo), fmt(hi)),
+        (None, _) => "needs n ≥ 2".into(),
     }
 }
 
-/// A measurement's full summary as cells: n, mean, median, min, max, sd,
-/// 95% CI (every value multiplied by `k`); n = 0 and dashes without one.
+/// `centre (low – high)`: the geometric mean (the mean where a run was 0)
+/// and its 95% CI, every value × `k`; `[n=2]` warns of few runs.
+pub fn centre_ci(s: &Summary, k: f64) -> String {
+    centre_ci_with(&s.scaled(k), &num)
+}
+
+/// As [`centre_ci`], formatting numbers with `fmt`.
+pub fn centre_ci_with(s: &Summary, fmt: &dyn Fn(f64) -> String) -> String {
+    format!("{}{}", centre_ci_bare(s, fmt), few(s))
+}
+
+/// `centre (low – high)`, without the few-runs mark.
+pub fn centre_ci_bare(s: &Summary, fmt: &dyn Fn(f64) -> String) -> String {
+    match s.ci {
+        Some(_) => format!("{} ({})", fmt(s.centre()), interval(s, fmt)),
+        None => fmt(s.centre()),
+    }
+}
+
+/// ` [n=2]` for fewer than 3 runs, else nothing.
+pub fn few(s: &Summary) -> String {
+    if s.few() {
+        format!(" [n={}]", s.n)
+    } else {
+        String::new()
+    }
+}
+
+/// The coefficient of variation as a percentage, or a dash.
+pub fn cv(s: &Summary) -> String {
+    s.cv.map(percent).unwrap_or_else(|| "–".into())
+}
+
+/// The headers of [`summary_cells`] after n and the mean.
+const SUMMARY_REST: [&str; 7] = ["geo. mean", "median", "min", "max", "sd", "CV", "95% CI"];
+
+/// A measurement's full summary as cells: n, mean, geometric mean, median,
+/// min, max, sd, CV, 95% CI (every value multiplied by `k`); n = 0 and
+/// dashes without one.
 fn summary_cells(s: Option<&Summary>, k: f64) -> Vec<String> {
+    let dash = || "–".to_string();
     match s.map(|s| s.scaled(k)) {
         Some(t) => vec![
             t.n.to_string(),
             num(t.mean),
+            t.geomean.map(num).unwrap_or_else(dash),
             num(t.median),
             num(t.min),
             num(t.max),
-            t.sd.map(num).unwrap_or_else(|| "–".into()),
-            t.ci.map(|(lo, hi)| format!("{} – {}", num(lo), num(hi)))
-                .unwrap_or_else(|| "needs n ≥ 2".into()),
+            t.sd.map(num).unwrap_or_else(dash),
+            cv(&t),
+            interval(&t, &num),
         ],
         None => {
             let mut row = vec!["0".to_string()];
-            row.extend(std::iter::repeat_n("–".to_string(), 6));
+            row.extend(std::iter::repeat_n(dash(), 1 + SUMMARY_REST.len()));
             row
         }
     }
@@ -86,9 +128,11 @@ fn summary_table(
     get: &dyn Fn(&PointStats) -> Option<Summary>,
 ) -> Table {
     let mean = format!("mean {unit}");
-    let rest: Vec<String> = ["n", &mean, "median", "min", "max", "sd", "95% CI of mean"]
+    let rest: Vec<String> = ["n", &mean]
+        .into_iter()
+        .chain(SUMMARY_REST)
         .map(String::from)
-        .to_vec();
+        .collect();
     let rows = stats
         .iter()
         .map(|s| {
@@ -103,9 +147,24 @@ fn summary_table(
     }
 }
 
-/// Throughput: n, mean, median, min, max, sd, 95% CI.
+/// Throughput: n, mean, geometric mean, median, min, max, sd, CV, 95% CI;
+/// with a baseline, also the share of it (geometric mean and CI, CV).
 pub fn throughput(m: &Manifest, stats: &[PointStats]) -> Table {
-    summary_table(m, stats, "req/s", 1.0, &|s| s.throughput)
+    let mut t = summary_table(m, stats, "req/s", 1.0, &|s| s.throughput);
+    if stats.iter().any(|s| s.share.is_some()) {
+        t.headers
+            .extend(["share of baseline (95% CI)".into(), "share CV".into()]);
+        for (row, s) in t.rows.iter_mut().zip(stats) {
+            match &s.share {
+                Some(share) => {
+                    row.push(centre_ci_with(share, &percent));
+                    row.push(cv(share));
+                }
+                None => row.extend(["–".to_string(), "–".to_string()]),
+            }
+        }
+    }
+    t
 }
 
 /// One latency percentile over all operations: n, mean, median, min, max,
@@ -127,7 +186,7 @@ pub fn latency_unit<'a, 'b: 'a>(
     TimeUnit::for_means(stats.into_iter().filter_map(|s| s.latency(percentile)))
 }
 
-/// Latency percentiles over all operations, mean ± CI half-width, each
+/// Latency percentiles over all operations, geometric mean (95% CI), each
 /// column in its own unit.
 pub fn latency(m: &Manifest, stats: &[PointStats]) -> Table {
     let names = PERCENTILES.map(|(n, _)| n);
@@ -145,7 +204,7 @@ pub fn latency(m: &Manifest, stats: &[PointStats]) -> Table {
             for (n, unit) in names.iter().zip(&units) {
                 row.push(
                     s.latency(n)
-                        .map(|l| mean_ci(l, unit.per_us()))
+                        .map(|l| centre_ci(l, unit.per_us()))
                         .unwrap_or_else(|| "–".into()),
                 );
             }
@@ -178,7 +237,7 @@ pub fn per_thread(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
         .map(|s| {
             let mut row = cells(m, s);
             let opt =
-                |x: Option<&Summary>| x.map(|v| mean_ci(v, 1.0)).unwrap_or_else(|| "–".into());
+                |x: Option<&Summary>| x.map(|v| centre_ci(v, 1.0)).unwrap_or_else(|| "–".into());
             row.push(s.threads.map(num).unwrap_or_else(|| "–".into()));
             row.push(opt(s.requests.as_ref()));
             row.push(opt(s.requests_per_thread.as_ref()));
@@ -216,7 +275,7 @@ pub fn operations(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
                     .ops
                     .iter()
                     .find(|(o, _)| o == n)
-                    .map(|(_, v)| mean_ci(v, 1.0));
+                    .map(|(_, v)| centre_ci(v, 1.0));
                 row.push(v.unwrap_or_else(|| "–".into()));
             }
             row
@@ -248,7 +307,7 @@ pub fn service(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
         .map(|s| {
             let mut row = cells(m, s);
             for n in &names {
-                let v = s.service(n).map(|v| mean_ci(v, unit.per_us()));
+                let v = s.service(n).map(|v| centre_ci(v, unit.per_us()));
                 row.push(v.unwrap_or_else(|| "–".into()));
             }
             row

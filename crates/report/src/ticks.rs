@@ -147,6 +147,43 @@ pub fn log_ticks(xs: &[f64]) -> Ticked {
     }
 }
 
+/// A logarithmic y axis over positive `values`: ticks at 1, 2 and 5 × 10ⁿ
+/// (only 1 × 10ⁿ past three decades), from the tick at or below the
+/// smallest value to the one at or above the largest. None without a
+/// positive value.
+pub fn log_y_ticks(values: &[f64]) -> Option<Ticked> {
+    let (min, max) = min_max(
+        &values
+            .iter()
+            .copied()
+            .filter(|v| *v > 0.0)
+            .collect::<Vec<_>>(),
+    )?;
+    let (first, last) = (min.log10().floor() as i32, max.log10().ceil() as i32);
+    let steps: &[f64] = if last - first > 3 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let all: Vec<f64> = (first..=last)
+        .flat_map(|d| steps.iter().map(move |m| m * 10f64.powi(d)))
+        .collect();
+    // Float-safe comparisons: 3 × 0.1 is not quite 0.3.
+    let lo = all
+        .iter()
+        .copied()
+        .rev()
+        .find(|t| *t <= min * (1.0 + 1e-9))?;
+    let hi = all.iter().copied().find(|t| *t >= max * (1.0 - 1e-9))?;
+    let hi = if hi > lo { hi } else { lo * 2.0 };
+    Some(Ticked {
+        lo,
+        hi,
+        ticks: all.into_iter().filter(|t| *t >= lo && *t <= hi).collect(),
+        log: true,
+    })
+}
+
 /// Whether positive values look like a doubling series (1, 2, 4, 8 or 32,
 /// 2048): each at least 1.9 times the one before, and the range at least
 /// 4-fold. Such an axis reads best on a log scale.
@@ -209,6 +246,26 @@ mod tests {
         assert!(t.hi > 2300.0, "{t:?}");
         let t = x_ticks(&[21_000.0, 30_000.0], false);
         assert!(t.lo < 21_000.0 && t.hi > 30_000.0, "{t:?}");
+    }
+
+    #[test]
+    fn log_y_axes_tick_one_two_five() {
+        let t = log_y_ticks(&[45.0, 130.0, 2400.0]).unwrap();
+        assert_eq!(
+            t.ticks,
+            [20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0]
+        );
+        assert_eq!((t.lo, t.hi), (20.0, 5000.0));
+        let at = |v: f64| t.map(&v, (0, 1000));
+        assert!(((at(100.0) - at(20.0)) - (at(500.0) - at(100.0))).abs() <= 1);
+        let wide = log_y_ticks(&[3.0, 250_000.0]).unwrap();
+        assert_eq!(
+            wide.ticks,
+            [1.0, 10.0, 100.0, 1000.0, 10_000.0, 100_000.0, 1_000_000.0]
+        );
+        let one = log_y_ticks(&[100.0]).unwrap();
+        assert!(one.hi > one.lo);
+        assert!(log_y_ticks(&[0.0, -1.0]).is_none());
     }
 
     #[test]

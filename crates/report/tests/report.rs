@@ -2,36 +2,13 @@
 //! expected number): statistics, tables, plots (SVG parsed, PNG present),
 //! the HTML page, and the comparison of two sweeps.
 
+mod common;
+
+use common::{copy, fixture, set_throughput};
 use serverlab_report::data::Sweep;
 use serverlab_report::points::PointStats;
 use serverlab_report::{generate, Written};
-use std::path::{Path, PathBuf};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// A copy of a fixture in a temporary directory (a report writes into it).
-fn copy(name: &str) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(name), tmp.path());
-    tmp
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use std::path::Path;
 
 fn close(got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol, "got {got}, want {want} ± {tol}");
@@ -49,9 +26,13 @@ fn statistics_match_the_hand_computed_values() {
         (3, 1200.0, 1200.0, 1000.0, 1400.0)
     );
     close(t.sd.unwrap(), 200.0, 1e-9);
+    close(t.cv.unwrap(), 1.0 / 6.0, 1e-12);
+    // On the log scale: geometric mean ∛(1000·1200·1400), t(0.975, 2) on
+    // the logs' sd 0.168433, back-transformed.
+    close(t.centre(), 1188.7844, 1e-3);
     let (lo, hi) = t.ci.unwrap();
-    close(lo, 1200.0 - 496.8276, 1e-3);
-    close(hi, 1200.0 + 496.8276, 1e-3);
+    close(lo, 782.3302, 1e-3);
+    close(hi, 1806.4090, 1e-3);
     assert_eq!(one.clients, Some(2.0));
     // Over the measured 10 s, not the threads' runtimes (10.4 s in rep 1).
     close(one.per_thread_rps.unwrap().mean, 600.0, 1e-9);
@@ -59,11 +40,9 @@ fn statistics_match_the_hand_computed_values() {
     close(one.latency("p99").unwrap().mean, 500.0, 1e-9);
     let tail = one.latency("p99.9").unwrap();
     close(tail.mean, 2500.0, 1e-9);
-    close(
-        tail.ci_half().unwrap(),
-        4.302652729911275 * 500.0 / 3f64.sqrt(),
-        1e-6,
-    );
+    close(tail.centre(), 2466.2121, 1e-3);
+    close(tail.ci.unwrap().0, 1489.1682, 1e-3);
+    close(tail.ci.unwrap().1, 4084.2947, 1e-3);
     assert!(one.service.is_empty());
 
     let two = &stats[1];
@@ -72,7 +51,7 @@ fn statistics_match_the_hand_computed_values() {
     let t = two.throughput.unwrap();
     assert_eq!((t.n, t.mean), (2, 2300.0));
     close(t.sd.unwrap(), 424.26407, 1e-4);
-    close(t.ci_half().unwrap(), 12.706204736174698 * 300.0, 1e-6);
+    assert!(t.few());
     assert_eq!(two.clients, Some(3.0));
     for (name, want) in [
         ("p50", 100.0),
@@ -87,6 +66,51 @@ fn statistics_match_the_hand_computed_values() {
     assert_eq!(two.bottlenecked, 1);
 }
 
+/// n = 2 (t = 12.7) printed −1,512 … 6,112 req/s with mean ± t·sd/√n;
+/// on the log scale it stays above zero, as does a skewed sample's.
+#[test]
+fn confidence_intervals_never_reach_below_zero() {
+    let tmp = copy("a");
+    set_throughput(tmp.path(), "posters=1", 3, 60.0);
+    let sweep = Sweep::read(tmp.path()).unwrap();
+    let stats: Vec<PointStats> = sweep.points.iter().map(PointStats::of).collect();
+    let two = stats[1].throughput.unwrap();
+    assert_eq!(two.n, 2);
+    let (lo, hi) = two.ci.unwrap();
+    close(lo, 430.6336, 1e-3);
+    close(hi, 12075.2312, 1e-3);
+    // 1000, 1200 and 60: skewed by one run twenty times slower.
+    let skewed = stats[0].throughput.unwrap();
+    let (lo, hi) = skewed.ci.unwrap();
+    assert!(
+        lo > 0.0 && lo < skewed.centre() && skewed.centre() < hi,
+        "{lo} {hi}"
+    );
+    assert!(
+        skewed.mean - 4.302652729911275 * skewed.sd.unwrap() / 3f64.sqrt() < 0.0,
+        "the textbook interval would have gone below zero here"
+    );
+    for s in &stats {
+        for (_, l) in &s.latency {
+            assert!(l.ci.is_none_or(|(lo, _)| lo > 0.0), "{l:?}");
+        }
+    }
+    let w = report(tmp.path(), None);
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(
+        md.contains(
+            "| 2 | 2 | 2,300 | 2,280 | 2,300 | 2,000 | 2,600 | 424 | 18.4% | 431 – 12,075 |"
+        ),
+        "{md}"
+    );
+    for line in md.lines().filter(|l| l.contains(" – ")) {
+        assert!(
+            !line.contains("| -") && !line.contains("(-"),
+            "a negative bound: {line}"
+        );
+    }
+}
+
 fn report(dir: &Path, other: Option<&Path>) -> Written {
     generate(dir, other).unwrap()
 }
@@ -97,11 +121,21 @@ fn markdown_tables_hold_the_statistics() {
     let w = report(tmp.path(), None);
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(
-        md.contains("| 1 | 3 | 1200 | 1200 | 1000 | 1400 | 200 | 703 – 1697 |"),
+        md.contains(
+            "| posters | n | mean req/s | geo. mean | median | min | max | sd | CV | 95% CI |"
+        ),
         "{md}"
     );
     assert!(
-        md.contains("| 2 | 2 | 2300 | 2300 | 2000 | 2600 | 424 | -1512 – 6112 |"),
+        md.contains(
+            "| 1 | 3 | 1,200 | 1,189 | 1,200 | 1,000 | 1,400 | 200 | 16.7% | 782 – 1,806 |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| 2 | 2 | 2,300 | 2,280 | 2,300 | 2,000 | 2,600 | 424 | 18.4% | 431 – 12,075 |"
+        ),
         "{md}"
     );
     // Each latency column in its own unit: p50 in µs; p99 (up to 1000 µs) and p99.9 in ms.
@@ -109,23 +143,27 @@ fn markdown_tables_hold_the_statistics() {
         md.contains("| posters | p50 (µs) | p90 (µs) | p99 (ms) | p99.9 (ms) |"),
         "{md}"
     );
-    assert!(md.contains("2.50 ± 1.24"), "{md}");
+    // The overview: geometric mean (95% CI); n = 2 is marked.
+    assert!(md.contains("| 1 | 100 (100 – 100) | 150 (150 – 150) | 0.493 (0.298 – 0.817) | 2.47 (1.49 – 4.08) |"), "{md}");
+    assert!(md.contains("[n=2]"), "{md}");
     // Every latency percentile also in full: p99.9 of posters=1 is
-    // 2, 2.5, 3 ms (sd 0.5, CI 2.5 ± 1.242).
+    // 2, 2.5, 3 ms (sd 0.5, CV 20%).
     assert!(
-        md.contains("## Latency p99.9 (ms), all operations, in full"),
+        md.contains("### Latency p99.9 (ms), all operations, in full"),
         "{md}"
     );
     assert!(
-        md.contains("| posters | n | mean ms | median | min | max | sd | 95% CI of mean |"),
+        md.contains(
+            "| posters | n | mean ms | geo. mean | median | min | max | sd | CV | 95% CI |"
+        ),
         "{md}"
     );
     assert!(
-        md.contains("| 1 | 3 | 2.50 | 2.50 | 2 | 3 | 0.500 | 1.26 – 3.74 |"),
+        md.contains("| 1 | 3 | 2.50 | 2.47 | 2.50 | 2 | 3 | 0.500 | 20% | 1.49 – 4.08 |"),
         "{md}"
     );
     assert!(
-        md.contains("## Latency p50 (µs), all operations, in full"),
+        md.contains("### Latency p50 (µs), all operations, in full"),
         "{md}"
     );
     assert!(md.contains("Server service time"), "{md}");
@@ -182,7 +220,7 @@ fn plots_parse_and_carry_their_axis_titles() {
         (
             "latency-vs-clients",
             &[
-                "latency (ms)",
+                "latency (ms), log scale",
                 "client connections (posters + readers)",
                 "p50",
                 "p99",
@@ -191,9 +229,14 @@ fn plots_parse_and_carry_their_axis_titles() {
         // p99.9 reaches 2.5 ms (CI to 3.7 ms): the axis is in ms, not µs or s.
         (
             "latency-vs-load",
-            &["latency (ms)", "throughput (requests/s)", "p50", "p99.9"],
+            &[
+                "latency (ms), log scale",
+                "throughput (requests/s)",
+                "p50",
+                "p99.9",
+            ],
         ),
-        ("service-time-vs-clients", &["service time (µs)"]),
+        ("service-time-vs-clients", &["service time (µs), log scale"]),
     ];
     assert_eq!(w.plots.len(), expect.len(), "{:?}", w.plots);
     for (id, titles) in expect {
@@ -221,10 +264,10 @@ fn plots_parse_and_carry_their_axis_titles() {
 }
 
 /// Percentiles are told apart by their markers, not only by colour or
-/// dashes (which marker-only plots do not have); a CI below 0 is cut at
-/// the axis, and the caption says so.
+/// dashes (which marker-only plots do not have); every caption says how
+/// many runs a marker stands for and what its bars are.
 #[test]
-fn percentiles_have_their_own_markers_and_cut_bars_are_captioned() {
+fn percentiles_have_their_own_markers_and_captions_say_n_and_bars() {
     let tmp = copy("a");
     let w = report(tmp.path(), None);
     let svg = std::fs::read_to_string(tmp.path().join("plots/latency-vs-load.svg")).unwrap();
@@ -235,11 +278,52 @@ fn percentiles_have_their_own_markers_and_cut_bars_are_captioned() {
         "no triangle or diamond markers"
     );
     assert!(svg.contains("<rect"), "no square markers");
-    let md = std::fs::read_to_string(&w.markdown).unwrap();
-    // posters=2's throughput CI is −1512 – 6112: cut at 0.
-    assert!(md.contains("are cut at it and end in an arrow"), "{md}");
     let html = std::fs::read_to_string(&w.html).unwrap();
-    assert!(html.contains("end in an arrow.</figcaption>"));
+    let captions: Vec<&str> = html.split("<figcaption>").skip(1).collect();
+    assert_eq!(captions.len(), w.plots.len());
+    for c in captions {
+        let c = &c[..c.find("</figcaption>").unwrap()];
+        assert!(c.contains("n = 2"), "{c}");
+        assert!(c.contains("error bars: its 95% confidence interval"), "{c}");
+    }
+}
+
+/// The latency axes are logarithmic: their tick labels step 1, 2, 5 ×
+/// 10ⁿ, and a tenfold step is as tall wherever it is.
+#[test]
+fn latency_axes_are_logarithmic() {
+    let tmp = copy("a");
+    report(tmp.path(), None);
+    let text = std::fs::read_to_string(tmp.path().join("plots/latency-vs-load.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    // Tick labels of the y axis: numbers drawn right-aligned at one x.
+    let mut labels: Vec<(f64, f64, f64)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| {
+            let v: f64 = n.text()?.trim().replace(',', "").parse().ok()?;
+            let x: f64 = n.attribute("x")?.parse().ok()?;
+            let y: f64 = n.attribute("y")?.parse().ok()?;
+            Some((x, y, v))
+        })
+        .collect();
+    let left = labels.iter().map(|l| l.0).fold(f64::INFINITY, f64::min);
+    labels.retain(|l| (l.0 - left).abs() < 1.0);
+    labels.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let values: Vec<f64> = labels.iter().map(|l| l.2).collect();
+    // p50 100 µs … p99.9 up to 4.1 ms: 0.1 … 5 ms.
+    assert_eq!(values, [0.1, 0.2, 0.5, 1.0, 2.0, 5.0], "{labels:?}");
+    let y = |v: f64| labels.iter().find(|l| l.2 == v).unwrap().1;
+    let decade = y(0.1) - y(1.0);
+    assert!(decade > 50.0);
+    assert!(
+        ((y(0.2) - y(2.0)) - decade).abs() <= 1.5,
+        "not a log axis: {labels:?}"
+    );
+    assert!(
+        ((y(0.5) - y(5.0)) - decade).abs() <= 1.5,
+        "not a log axis: {labels:?}"
+    );
 }
 
 /// Latency vs load joins each series in client order, so a throughput that
@@ -262,7 +346,9 @@ fn latency_vs_load_follows_the_client_axis() {
     let fig = figs.iter().find(|f| f.id == "latency-vs-load").unwrap();
     for s in &fig.panels[0].series {
         let xs: Vec<f64> = s.points.iter().map(|p| p.x).collect();
-        assert_eq!(xs, [1200.0, 500.0], "{}", s.name);
+        assert_eq!(xs.len(), 2, "{}", s.name);
+        close(xs[0], 1188.7844, 1e-3);
+        close(xs[1], 500.0, 1e-9);
         assert!(s.lines);
     }
 }
@@ -283,9 +369,12 @@ fn html_is_self_contained_with_every_plot_inline() {
         "Throughput vs client connections",
         "Latency percentiles vs load",
     ] {
-        assert!(html.contains(&format!("<figcaption>{title}")), "{title}");
+        assert!(
+            html.contains(&format!("<figcaption><strong>{title}")),
+            "{title}"
+        );
     }
-    assert!(html.contains("<td>703 – 1697</td>"));
+    assert!(html.contains("<td>782 – 1,806</td>"));
 }
 
 #[test]
@@ -302,20 +391,22 @@ fn comparison_with_another_sweep() {
             .map(|c| c.trim().to_string())
             .collect()
     };
+    // this ÷ other of the geometric means: 1188.78 / 1997.50.
     let r = row("posters=1", "throughput");
-    assert_eq!(r[5], "-500");
-    assert_eq!(r[7], "-29.4%");
-    assert_eq!(r[9], "yes", "{r:?}");
+    assert_eq!(r[5], "0.595", "{r:?}");
+    assert_eq!(r[7], "-40.5%");
+    assert!(r[9].starts_with('-'), "a negative effect size: {r:?}");
+    assert_eq!(r[10], "yes", "{r:?}");
     let r = row("posters=2", "throughput");
-    assert_eq!(r[5], "0");
-    assert_eq!(r[9], "no", "{r:?}");
+    assert_eq!(r[5], "0.994", "{r:?}");
+    assert_eq!(r[10], "no", "{r:?}");
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(md.contains("Compared with"));
     assert!(md.contains("same settings"), "{md}");
-    assert!(
-        md.contains("1 of 4 differences are significant") && md.contains("about 0.2 significant"),
-        "{md}"
-    );
+    assert!(md.contains("Welch's t-test on the logarithms"), "{md}");
+    assert!(md.contains("Assumptions: runs are independent"), "{md}");
+    assert!(md.contains("Hedges' g"), "{md}");
+    assert!(md.contains("about 0.2 significant"), "{md}");
 }
 
 /// The comparison names the fixed flags that differ and counts the points

@@ -2,31 +2,37 @@
 //!
 //! Every strategy is one implementation generic over
 //! [`serverlab_service::Service`], so each serves every protocol. A
-//! connection's bytes are always handled by a [`session::Session`], which
-//! keeps requests and replies in order whatever the strategy.
+//! connection is always driven by a `Session` (`session.rs`), which owns every
+//! transport duty (framing, replies in order, timeouts, lingering close,
+//! draining); a strategy is only its scheduling. The strategies are listed
+//! once, in [`for_each_strategy!`].
 
+mod accept;
 mod blocking;
-pub mod cpus;
+pub mod by_hand;
+mod drive;
+pub mod fds;
+mod idle;
 mod io;
 mod listen;
 mod reactor;
-pub mod session;
+pub(crate) mod session;
 pub mod shutdown;
-mod stats;
 pub mod strategy;
 mod tokio_rt;
 
-pub use cpus::CpuSet;
+pub use fds::ConnectionLimit;
 pub use shutdown::Shutdown;
-pub use strategy::StrategyKind;
+pub use strategy::{Delays, Listeners, StrategyKind, Threads};
 
-use serverlab_service::Service;
-use stats::ConnStats;
+use serverlab_service::{ConnCounters, Service};
+use serverlab_util::server_stats::ServerStats;
+use serverlab_util::CpuSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// How long a graceful stop waits for clients that do not read their
-/// replies before dropping their connections.
+/// How long a graceful stop waits for connections to finish before the
+/// ones left are reset.
 pub(crate) const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The default [`ServerConfig::write_timeout`].
@@ -37,16 +43,29 @@ pub const DEFAULT_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from
 pub struct ServerConfig {
     pub addr: SocketAddr,
     pub strategy: StrategyKind,
-    /// Workers, loops or runtime threads; `None`: one per allowed CPU.
+    /// Workers, loops or runtime threads (where the strategy has them, see
+    /// [`StrategyKind::threads`]); `None`: one per allowed CPU.
     pub threads: Option<usize>,
     /// Pin every server thread to these CPUs.
     pub cpus: Option<CpuSet>,
-    /// Connections open at once; more are accepted and closed at once.
+    /// Connections open at once; past it a new one evicts the connection
+    /// idle longest, or is closed at once if none is idle. Lowered when
+    /// the descriptor limit holds fewer (see [`ConnectionLimit`]).
     pub max_connections: u64,
     /// How long unwritten replies may make no progress (a client that does
     /// not read them) before the connection is reset and counted;
     /// `None`: forever.
     pub write_timeout: Option<std::time::Duration>,
+}
+
+/// A configuration no server can run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("--threads does not apply to {strategy}: it runs {instead}")]
+    ThreadsUnused {
+        strategy: StrategyKind,
+        instead: &'static str,
+    },
 }
 
 impl ServerConfig {
@@ -61,24 +80,59 @@ impl ServerConfig {
         }
     }
 
-    /// The worker count this config resolves to.
+    /// Whether the strategy can run as configured: `threads` only where it
+    /// sizes something.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        match (self.threads, self.strategy.threads()) {
+            (Some(_), Threads::Unused(instead)) => Err(ConfigError::ThreadsUnused {
+                strategy: self.strategy,
+                instead,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The thread count this config resolves to (where the strategy has
+    /// one to size).
     pub fn resolved_threads(&self) -> usize {
-        self.threads.unwrap_or_else(|| match &self.cpus {
-            Some(c) => c.len(),
-            None => CpuSet::allowed().map(|c| c.len()).unwrap_or(1),
-        })
+        self.threads
+            .unwrap_or_else(|| match &self.cpus {
+                Some(c) => c.len(),
+                None => CpuSet::allowed().map(|c| c.len()).unwrap_or(1),
+            })
+            .max(1)
+    }
+
+    /// The concurrency a server of this config runs with, in words:
+    /// "2 workers", "a thread per connection".
+    pub fn concurrency(&self) -> String {
+        match self.strategy.threads() {
+            Threads::Sizes(what) => format!("{} {what}", self.resolved_threads()),
+            Threads::Unused(instead) => instead.to_string(),
+        }
     }
 }
 
 /// What a strategy shares with its threads.
 pub(crate) struct Ctx<S> {
     pub svc: Arc<S>,
-    pub stats: ConnStats,
     pub shutdown: Shutdown,
+    /// The connection cap in force (see [`ConnectionLimit`]).
     pub max_connections: u64,
     pub write_timeout: Option<std::time::Duration>,
     pub threads: usize,
     pub cpus: Option<CpuSet>,
+    /// Open connections' idle states, for eviction at the cap.
+    pub idle: idle::IdleTable,
+    /// The spare descriptor and the accept log's rate limit.
+    pub accept: accept::Acceptor,
+}
+
+impl<S: Service> Ctx<S> {
+    /// The connection counters every strategy keeps.
+    pub fn conns(&self) -> &ConnCounters {
+        &self.svc.common().connections
+    }
 }
 
 /// A bound server, ready to run.
@@ -87,39 +141,55 @@ pub struct Server<S: Service> {
     strategy: StrategyKind,
     listeners: Vec<std::net::TcpListener>,
     local_addr: SocketAddr,
+    limit: ConnectionLimit,
+    /// Held while the server runs: this process owns the port.
+    _port: Option<listen::PortLock>,
 }
 
 impl<S: Service> Server<S> {
-    /// Pin the calling thread (and so every thread the server starts) and
-    /// bind the listening socket(s).
+    /// Check the config, pin the calling thread (and so every thread the
+    /// server starts), bind the listening socket(s) the strategy wants (a
+    /// group sharing the port only on a port no one else serves), raise
+    /// the descriptor limit and size the connection cap under it.
     pub fn bind(svc: Arc<S>, cfg: &ServerConfig, shutdown: Shutdown) -> std::io::Result<Self> {
+        cfg.check()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         if let Some(cpus) = &cfg.cpus {
             cpus.pin_current_thread()?;
         }
-        let threads = cfg.resolved_threads().max(1);
-        let reuse_port = cfg.strategy == StrategyKind::SharedNothing;
-        let first = listen::bind(cfg.addr, reuse_port)?;
-        let local_addr = first.local_addr()?;
-        let mut listeners = vec![first];
-        if reuse_port {
-            for _ in 1..threads {
-                listeners.push(listen::bind(local_addr, true)?);
+        let threads = cfg.resolved_threads();
+        let (listeners, port) = match cfg.strategy.listeners() {
+            Listeners::One => (vec![listen::bind(cfg.addr, false)?], None),
+            Listeners::PerThread => {
+                let (group, lock) = listen::bind_group(cfg.addr, threads)?;
+                (group, Some(lock))
             }
-        }
+        };
+        let local_addr = listeners[0].local_addr()?;
+        // The accept's spare descriptor first, so the sizing counts it.
+        let accept = accept::Acceptor::new();
+        let limit = ConnectionLimit::size(
+            cfg.max_connections,
+            cfg.strategy.fds_per_connection(),
+            threads,
+        );
         let ctx = Arc::new(Ctx {
             svc,
-            stats: ConnStats::default(),
             shutdown,
-            max_connections: cfg.max_connections,
+            max_connections: limit.max,
             write_timeout: cfg.write_timeout,
             threads,
             cpus: cfg.cpus.clone(),
+            idle: idle::IdleTable::default(),
+            accept,
         });
         Ok(Server {
             ctx,
             strategy: cfg.strategy,
             listeners,
             local_addr,
+            limit,
+            _port: port,
         })
     }
 
@@ -127,35 +197,17 @@ impl<S: Service> Server<S> {
         self.local_addr
     }
 
-    pub fn threads(&self) -> usize {
-        self.ctx.threads
+    /// The connection cap in force, and which limit set it.
+    pub fn connection_limit(&self) -> ConnectionLimit {
+        self.limit
     }
 
     /// Serve until the shutdown is triggered and every connection has been
-    /// answered and closed. Returns the final statistics.
-    pub fn run(self) -> std::io::Result<serde_json::Value> {
-        let ctx = self.ctx;
-        let mut listeners = self.listeners;
-        match self.strategy {
-            StrategyKind::ThreadPerConnection => blocking::run(ctx.clone(), listeners.remove(0))?,
-            StrategyKind::ThreadPerRequest => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::Spawn)?
-            }
-            StrategyKind::PoolLocked => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::Locked)?
-            }
-            StrategyKind::PoolLockFree => {
-                reactor::run(ctx.clone(), listeners.remove(0), reactor::Pool::LockFree)?
-            }
-            StrategyKind::Async => tokio_rt::run_multi(ctx.clone(), listeners.remove(0))?,
-            StrategyKind::SharedNothing => tokio_rt::run_shared_nothing(ctx.clone(), listeners)?,
-        }
-        let mut report = serde_json::Map::new();
-        report.insert("connections".into(), ctx.stats.report());
-        if let serde_json::Value::Object(svc) = ctx.svc.report() {
-            report.extend(svc);
-        }
-        Ok(serde_json::Value::Object(report))
+    /// answered and closed (or reset past the drain limit), and every
+    /// server thread has finished. Returns the final statistics.
+    pub fn run(self) -> std::io::Result<ServerStats> {
+        self.strategy.run(self.ctx.clone(), self.listeners)?;
+        Ok(serverlab_service::final_stats(&*self.ctx.svc))
     }
 }
 

@@ -1,15 +1,49 @@
-//! One connection's buffers and protocol state, without I/O.
+//! One connection's session: its buffers, its protocol state, and the I/O
+//! it needs next. Every transport duty strategies share lives here, once.
 //!
-//! Every strategy drives a connection the same way: [`Session::next`] frames
-//! the next buffered request, the strategy performs any [`Delay`] its own
-//! way (inline, on a worker thread, or as a timer), then
-//! [`Session::execute`] applies it and appends the reply. Replies
-//! accumulate in one output buffer and go out when the input runs dry, so
-//! pipelined requests are answered in order and in as few writes as
-//! possible.
+//! A strategy drives a connection by asking [`Session::next`] for the next
+//! [`Io`] — perform a delay, write the replies, read (until a deadline),
+//! half-close, yield, close, reset — carrying it out its own way (a
+//! blocking call, a non-blocking one after readiness, an await, a
+//! submitted completion), reporting the outcome ([`Session::filled`],
+//! [`Session::wrote`], …) and asking again. The session frames, performs
+//! nothing itself, and decides everything else the same way for every
+//! strategy:
+//!
+//! - requests are framed, delayed and applied in order; replies accumulate
+//!   and are written when the input runs dry (so pipelined requests are
+//!   answered in as few writes as possible), when they pass a high-water
+//!   mark, before a yield, and before closing;
+//! - no read is asked for past the service's input limit;
+//! - a request must arrive within the service's request timeout (kv's
+//!   header timeout), counted from when every reply so far is written;
+//! - replies that make no progress for the write timeout reset the
+//!   connection, counted;
+//! - a connection closed while its peer may still send closes lingering
+//!   (half-close, discard what arrives for a while), so the last replies
+//!   are not destroyed by a reset;
+//! - once the server stops, reads take only what has already arrived
+//!   (draining), and past the drain limit the connection is reset;
+//! - a request that stops the server (board `EXIT`) triggers the stop;
+//! - a connection tells the server's idle table (`idle.rs`) when it waits
+//!   for a request and when one arrives; evicted at the connection cap
+//!   while it waits, it closes.
+//!
+//! One I/O at a time: a strategy reports the outcome of the last [`Io`]
+//! before it calls `next` again. In particular the output buffer changes
+//! only inside `next`, so a completion-based strategy may hand
+//! [`Session::unwritten`] to the kernel and keep it there until the write
+//! completes, and received bytes may be copied in with
+//! [`Session::receive`] whenever a read is asked for.
 
-use serverlab_service::{After, Delay, Frame, Service};
+use crate::idle;
+use crate::io::{LINGER_BYTES, LINGER_TIME};
+use crate::shutdown::Phase;
+use crate::Ctx;
+use serverlab_service::{apply_timed, After, Delay, Frame, Service};
+use serverlab_util::InputBuf;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Initial input buffer; it grows up to the service's input limit.
@@ -18,197 +52,416 @@ const INITIAL_INPUT: usize = 4096;
 const SHRINK_ABOVE: usize = 256 * 1024;
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
-/// Unwritten output beyond which a strategy should flush before working on.
-pub const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Room to read into while lingering (what arrives is discarded).
+const DISCARD_CHUNK: usize = 16 * 1024;
+/// Unwritten output beyond which replies are written before more work.
+pub(crate) const OUTPUT_HIGH_WATER: usize = 256 * 1024;
 
-/// What the connection needs next.
+/// What a connection needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// A request is framed: perform the delay (if any), then `execute`.
-    Ready(Option<Delay>),
-    /// Flush the output, then read more input.
-    NeedInput,
-    /// Flush the output, then close.
+pub(crate) enum Io {
+    /// Perform this delay (a framed request asked for it), then call
+    /// `next`, which applies the request.
+    Delay(Delay),
+    /// Write [`Session::unwritten`]; report [`Session::wrote`], or
+    /// [`Session::write_blocked`] when the socket takes nothing now (then
+    /// wait until it is writable or [`Session::deadline`]), or
+    /// [`Session::write_timed_out`] when the strategy's own bound on a
+    /// write expired.
+    Write,
+    /// Read into [`Session::read_buf`] and report [`Session::filled`], or
+    /// [`Session::set_eof`] at end of stream. `wait`: if nothing has
+    /// arrived, wait for input — but not past `deadline`; then call `next`
+    /// again, which deals with the deadline. Without `wait` (the server is
+    /// draining), nothing arrived means the end: report `set_eof`.
+    Read {
+        deadline: Option<Instant>,
+        wait: bool,
+    },
+    /// Shut the socket's write side (lingering close), then call `next`.
+    ShutdownWrite,
+    /// The strategy's budget of requests is spent and every reply written:
+    /// let other connections run, then call `next`.
+    Yield,
+    /// Done: close the socket.
     Close,
+    /// Done: close the socket with a reset (SO_LINGER 0), dropping any
+    /// unsent replies.
+    Reset,
 }
 
-pub struct Session<S: Service> {
+/// What framing the next request came to.
+enum Framed {
+    /// A request asks for this delay before it is applied.
+    Delay(Delay),
+    /// A request was applied; the session serves on.
+    Applied,
+    /// No whole request is buffered.
+    Starved,
+    /// The session stopped serving (the input was refused, or a request
+    /// closed the connection).
+    Stopped,
+}
+
+/// Where the session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    /// Serving requests.
+    Open,
+    /// No more requests: write what is left, then close.
+    Closing,
+    /// Write side shut: discard what the peer still sends until it ends,
+    /// `LINGER_BYTES` arrived, or `until`.
+    Lingering { until: Instant, discarded: usize },
+}
+
+pub(crate) struct Session<S: Service> {
+    ctx: Arc<Ctx<S>>,
     conn: Option<S::Conn>,
-    input: Vec<u8>,
-    start: usize,
-    end: usize,
-    pending: Option<usize>,
+    input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    closing: bool,
+    /// A framed request waiting for its delay, and its length.
+    delayed: Option<(usize, S::Request)>,
+    stage: Stage,
     eof: bool,
-    /// The service's request timeout, if it has one.
-    request_timeout: Option<Duration>,
-    /// A request is awaited: `next` asked for input since the last one
-    /// was framed.
+    /// `frame` found no whole request in the input as it is.
+    starved: bool,
+    /// Requests applied since the last yield or wait for input.
+    since_yield: usize,
+    /// Requests a strategy runs before it lets others run.
+    budget: usize,
+    /// A request is awaited: the input ran dry since the last was framed.
     awaiting: bool,
     /// When the awaited request's clock started.
     waiting_since: Option<Instant>,
     /// When the socket last refused unwritten replies, with no progress
     /// since.
     stalled_since: Option<Instant>,
+    /// The strategy's own bound on a write expired.
+    write_expired: bool,
+    /// This connection in the server's idle table.
+    idle: idle::Entry,
+    /// It told the table it waits for a request, and has not since said a
+    /// request arrived.
+    idle_marked: bool,
+    /// Evicted at the connection cap: close.
+    evicted: bool,
 }
 
 impl<S: Service> Session<S> {
-    pub fn new(svc: &S, peer: SocketAddr) -> Self {
+    /// A session for a connection just admitted (and counted) from `peer`.
+    pub(crate) fn new(ctx: &Arc<Ctx<S>>, peer: SocketAddr) -> Self {
         Session {
-            conn: Some(svc.open(peer)),
-            input: Vec::new(),
-            start: 0,
-            end: 0,
-            pending: None,
+            conn: Some(ctx.svc.open(peer)),
+            ctx: ctx.clone(),
+            input: InputBuf::new(),
             output: Vec::new(),
             written: 0,
-            closing: false,
+            delayed: None,
+            stage: Stage::Open,
             eof: false,
-            request_timeout: svc.request_timeout(),
+            starved: false,
+            since_yield: 0,
+            budget: usize::MAX,
             awaiting: false,
             waiting_since: None,
             stalled_since: None,
+            write_expired: false,
+            idle: ctx.idle.join(),
+            idle_marked: false,
+            evicted: false,
         }
     }
 
-    fn conn(&mut self) -> &mut S::Conn {
-        self.conn.as_mut().expect("session used after finish")
+    /// How to wake this connection when it is evicted at the connection
+    /// cap (it then closes at its next step). A session without one is
+    /// never evicted.
+    pub(crate) fn on_evict(&self, wake: impl Fn() + Send + Sync + 'static) {
+        self.idle.on_evict(Box::new(wake));
     }
 
-    /// Frame the next buffered request.
-    pub fn next(&mut self, svc: &S) -> Step {
-        if self.closing {
-            return Step::Close;
+    /// Yield (after writing every reply) once `budget` requests were
+    /// applied without the input running dry: a pool's fairness.
+    pub(crate) fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget.max(1);
+        self
+    }
+
+    /// What to do next.
+    pub(crate) fn next(&mut self) -> Io {
+        let phase = self.ctx.shutdown.phase();
+        if phase == Phase::Aborting {
+            return Io::Reset;
         }
-        debug_assert!(self.pending.is_none(), "execute the framed request first");
-        let (start, end) = (self.start, self.end);
+        if self.write_expired || self.stall_expired() {
+            self.ctx.svc.common().connections.write_timed_out();
+            return Io::Reset;
+        }
+        if self.evicted || (self.idle_marked && self.idle.evicted()) {
+            // Nothing is unanswered: it was evicted while waiting.
+            self.evicted = true;
+            return Io::Close;
+        }
+        if let Some((len, request)) = self.delayed.take() {
+            self.apply(len, request);
+        }
+        let wait = phase == Phase::Running;
+        loop {
+            let io = match self.stage {
+                Stage::Open => self.serve(wait),
+                Stage::Closing => Some(self.close()),
+                Stage::Lingering { until, discarded } => Some(
+                    if self.eof || discarded >= LINGER_BYTES || Instant::now() >= until {
+                        Io::Close
+                    } else {
+                        Io::Read {
+                            deadline: Some(until),
+                            wait,
+                        }
+                    },
+                ),
+            };
+            if let Some(io) = io {
+                return io;
+            }
+        }
+    }
+
+    /// The I/O serving requests needs next; `None` once the session stops
+    /// serving.
+    fn serve(&mut self, wait: bool) -> Option<Io> {
+        loop {
+            if self.over_high_water() {
+                return Some(Io::Write);
+            }
+            if self.since_yield >= self.budget {
+                if !self.unwritten().is_empty() {
+                    return Some(Io::Write);
+                }
+                self.since_yield = 0;
+                return Some(Io::Yield);
+            }
+            if self.starved {
+                return self.starve(wait);
+            }
+            match self.frame_next() {
+                Framed::Delay(d) => return Some(Io::Delay(d)),
+                Framed::Stopped => return None,
+                Framed::Applied | Framed::Starved => {}
+            }
+        }
+    }
+
+    /// Frame the next buffered request, and apply it unless it asks for a
+    /// delay first.
+    fn frame_next(&mut self) -> Framed {
+        let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
-        match svc.frame(conn, &self.input[start..end], &mut self.output) {
-            Frame::Ready(n) => {
-                let delay = svc.delay(conn, &self.input[start..start + n]);
-                self.pending = Some(n);
+        match svc.frame(conn, self.input.data(), &mut self.output) {
+            Frame::Ready { len, request } => {
                 self.awaiting = false;
                 self.waiting_since = None;
-                Step::Ready(delay)
+                if std::mem::take(&mut self.idle_marked) && !self.idle.busy() {
+                    // Evicted just before the request arrived: it is not
+                    // applied, and the connection closes.
+                    self.evicted = true;
+                    self.stage = Stage::Closing;
+                    return Framed::Stopped;
+                }
+                if let Some(d) = svc.delay(conn, &request) {
+                    self.delayed = Some((len, request));
+                    return Framed::Delay(d);
+                }
+                self.apply(len, request);
+                if self.stage == Stage::Open {
+                    Framed::Applied
+                } else {
+                    Framed::Stopped
+                }
             }
-            Frame::Incomplete if end - start >= svc.input_limit() => {
-                svc.overflow(conn, &mut self.output);
-                self.close_after_flush()
-            }
-            Frame::Incomplete if self.eof => self.close_after_flush(),
             Frame::Incomplete => {
-                self.awaiting = true;
-                self.start_request_clock();
-                Step::NeedInput
+                self.starved = true;
+                Framed::Starved
             }
-            Frame::Close => self.close_after_flush(),
+            Frame::Close => {
+                self.stage = Stage::Closing;
+                Framed::Stopped
+            }
         }
+    }
+
+    /// No whole request is buffered: close, write, or read more.
+    fn starve(&mut self, wait: bool) -> Option<Io> {
+        if self.input.len() >= self.ctx.svc.input_limit() {
+            let conn = self.conn.as_mut().expect("session used after finish");
+            self.ctx.svc.overflow(conn, &mut self.output);
+            self.stage = Stage::Closing;
+            return None;
+        }
+        if self.eof {
+            self.stage = Stage::Closing;
+            return None;
+        }
+        if !self.unwritten().is_empty() {
+            return Some(Io::Write);
+        }
+        self.awaiting = true;
+        self.start_request_clock();
+        let deadline = self.request_deadline();
+        if deadline.is_some_and(|d| d <= Instant::now()) {
+            let conn = self.conn.as_mut().expect("session used after finish");
+            self.ctx.svc.timed_out(conn, &mut self.output);
+            self.stage = Stage::Closing;
+            return None;
+        }
+        self.since_yield = 0;
+        if wait && !self.idle_marked {
+            self.idle.idle();
+            self.idle_marked = true;
+        }
+        Some(Io::Read { deadline, wait })
+    }
+
+    fn apply(&mut self, len: usize, request: S::Request) {
+        let svc = &*self.ctx.svc;
+        let conn = self.conn.as_mut().expect("session used after finish");
+        let input = &self.input.data()[..len];
+        let after = apply_timed(svc, conn, request, input, &mut self.output);
+        self.input.consume(len);
+        self.since_yield += 1;
+        match after {
+            After::Continue => {}
+            After::Close => self.stage = Stage::Closing,
+            After::Shutdown => {
+                self.ctx.shutdown.trigger();
+                self.stage = Stage::Closing;
+            }
+        }
+    }
+
+    /// Closing: write what is left, then close — lingering when the peer
+    /// may still be sending, or it may lose the last replies to a reset.
+    fn close(&mut self) -> Io {
+        if self.evicted {
+            return Io::Close;
+        }
+        if !self.unwritten().is_empty() {
+            return Io::Write;
+        }
+        if self.eof {
+            return Io::Close;
+        }
+        self.stage = Stage::Lingering {
+            until: Instant::now() + LINGER_TIME,
+            discarded: 0,
+        };
+        Io::ShutdownWrite
     }
 
     /// The request clock runs from when the server is ready for a request
     /// (accepted, or the last one framed) and has written every reply,
-    /// whether or not any of the request has arrived: an idle connection
-    /// times out like a slow one, but a client slowly reading a large
-    /// reply is not charged for it.
+    /// whether or not any of it has arrived: an idle connection times out
+    /// like a slow one, but a client slowly reading a large reply is not
+    /// charged for it.
     fn start_request_clock(&mut self) {
         if self.awaiting
             && self.waiting_since.is_none()
-            && self.request_timeout.is_some()
+            && self.ctx.svc.request_timeout().is_some()
             && self.unwritten().is_empty()
         {
             self.waiting_since = Some(Instant::now());
         }
     }
 
-    fn close_after_flush(&mut self) -> Step {
-        self.closing = true;
-        Step::Close
+    /// When the awaited request must be complete, if the service limits it.
+    fn request_deadline(&self) -> Option<Instant> {
+        Some(self.waiting_since? + self.ctx.svc.request_timeout()?)
     }
 
-    /// Apply the request `next` framed and append its reply.
-    pub fn execute(&mut self, svc: &S) -> After {
-        let n = self.pending.take().expect("no framed request");
-        let (start, conn) = (
-            self.start,
-            self.conn.as_mut().expect("session used after finish"),
-        );
-        let after = svc.apply(conn, &self.input[start..start + n], &mut self.output);
-        self.start += n;
-        if after != After::Continue {
-            self.closing = true;
+    /// When unwritten replies, stalled since the socket last refused them,
+    /// are given up on, if the server has a write timeout.
+    fn write_deadline(&self) -> Option<Instant> {
+        if self.unwritten().is_empty() {
+            return None;
         }
-        after
+        Some(self.stalled_since? + self.ctx.write_timeout?)
     }
 
-    /// The awaited request timed out: let the service reply, then close.
-    pub fn time_out(&mut self, svc: &S) {
-        let mut out = std::mem::take(&mut self.output);
-        svc.timed_out(self.conn(), &mut out);
-        self.output = out;
-        self.closing = true;
+    fn stall_expired(&self) -> bool {
+        self.stalled_since.is_some() && self.write_deadline().is_some_and(|d| d <= Instant::now())
     }
 
-    /// When the request being waited for must be complete, if the service
-    /// limits it (kv's header timeout). None while replies are unwritten.
-    pub fn deadline(&self) -> Option<Instant> {
-        Some(self.waiting_since? + self.request_timeout?)
+    /// When `next` must be called again even if the socket stays quiet:
+    /// the awaited request's deadline, the stalled replies' deadline, or
+    /// the end of lingering, whichever is first. A strategy that waits for
+    /// readiness wakes the connection then.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let read = match self.stage {
+            Stage::Lingering { until, .. } => Some(until),
+            _ => self.request_deadline(),
+        };
+        match (read, self.write_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Space to read into: never lets unconsumed input exceed the limit.
-    /// Empty only when the limit is reached (then `next` reports overflow).
     /// The buffer starts small and grows with the data it must hold.
-    pub fn read_buf(&mut self, svc: &S) -> &mut [u8] {
-        let unconsumed = self.end - self.start;
-        if unconsumed == 0 && self.input.len() > SHRINK_ABOVE {
-            // A large request has been answered: give its buffer back, so
-            // an idle connection costs a small buffer, not its largest.
-            self.input = Vec::new();
-            self.start = 0;
-            self.end = 0;
+    pub(crate) fn read_buf(&mut self) -> &mut [u8] {
+        if let Stage::Lingering { .. } = self.stage {
+            self.input.consume(self.input.len());
+            self.input.reserve(DISCARD_CHUNK);
+            return self.input.spare();
         }
-        let room = svc.input_limit().saturating_sub(unconsumed);
+        // A large request has been answered: give its buffer back, so an
+        // idle connection costs a small buffer, not its largest.
+        self.input.release_if_idle(SHRINK_ABOVE);
+        let unconsumed = self.input.len();
+        let room = self.ctx.svc.input_limit().saturating_sub(unconsumed);
         let want = room.min(unconsumed.max(INITIAL_INPUT)).min(READ_CHUNK);
-        if self.input.len() - self.end < want {
-            self.input.copy_within(self.start..self.end, 0);
-            self.start = 0;
-            self.end = unconsumed;
-            if self.input.len() - self.end < want {
-                self.input.resize(self.end + want, 0);
-            }
-        }
-        let free = (self.input.len() - self.end).min(room);
-        &mut self.input[self.end..self.end + free]
+        self.input.reserve(want);
+        let spare = self.input.spare();
+        let free = spare.len().min(room);
+        &mut spare[..free]
     }
 
     /// `n` bytes were read into `read_buf`.
-    pub fn filled(&mut self, n: usize) {
-        self.end += n;
+    pub(crate) fn filled(&mut self, n: usize) {
+        match &mut self.stage {
+            Stage::Lingering { discarded, .. } => *discarded += n,
+            _ => {
+                self.input.filled(n);
+                self.starved = false;
+            }
+        }
+    }
+
+    /// Bytes that arrived elsewhere (a completion-based strategy's own
+    /// buffers) copied in, as far as `read_buf` has room; returns how many
+    /// were taken. The rest must be offered again at the next read.
+    #[allow(dead_code)] // for completion-based strategies (io_uring, to come)
+    pub(crate) fn receive(&mut self, bytes: &[u8]) -> usize {
+        let buf = self.read_buf();
+        let n = buf.len().min(bytes.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        self.filled(n);
+        n
     }
 
     /// The peer closed its side: no more input will come.
-    pub fn set_eof(&mut self) {
+    pub(crate) fn set_eof(&mut self) {
         self.eof = true;
     }
 
-    /// The server is closing while the peer may still be sending: close
-    /// lingering, or the peer may lose the last replies to a reset.
-    pub fn should_linger(&self) -> bool {
-        self.closing && !self.eof
-    }
-
-    pub fn eof(&self) -> bool {
-        self.eof
-    }
-
     /// Replies not yet written.
-    pub fn unwritten(&self) -> &[u8] {
+    pub(crate) fn unwritten(&self) -> &[u8] {
         &self.output[self.written..]
     }
 
     /// `n` bytes of `unwritten` went out.
-    pub fn wrote(&mut self, n: usize) {
+    pub(crate) fn wrote(&mut self, n: usize) {
         if n > 0 {
             self.stalled_since = None;
         }
@@ -226,196 +479,47 @@ impl<S: Service> Session<S> {
         }
     }
 
-    /// The socket would take no more of the unwritten replies: the stall
-    /// clock starts, unless it already runs.
-    pub fn write_blocked(&mut self) {
+    /// The socket would take none of the unwritten replies now: the stall
+    /// clock starts, unless it already runs (any progress stops it).
+    pub(crate) fn write_blocked(&mut self) {
         if self.stalled_since.is_none() && !self.unwritten().is_empty() {
             self.stalled_since = Some(Instant::now());
         }
     }
 
-    /// When the unwritten replies, stalled since the socket last refused
-    /// them, must be given up on, if `limit` is set (`--write-timeout`).
-    pub fn write_deadline(&self, limit: Option<Duration>) -> Option<Instant> {
-        if self.unwritten().is_empty() {
-            return None;
-        }
-        Some(self.stalled_since? + limit?)
+    /// A write made no progress for the strategy's own bound (a socket
+    /// send timeout, an awaited timer set to the write timeout): `next`
+    /// resets the connection.
+    pub(crate) fn write_timed_out(&mut self) {
+        self.write_expired = true;
     }
 
-    /// Whether to flush before doing more work.
-    pub fn over_high_water(&self) -> bool {
+    /// The server's write timeout, for strategies that bound each write
+    /// themselves.
+    pub(crate) fn write_timeout(&self) -> Option<Duration> {
+        self.ctx.write_timeout
+    }
+
+    fn over_high_water(&self) -> bool {
         self.output.len() - self.written >= OUTPUT_HIGH_WATER
     }
 
-    /// Hand the protocol state back to the service.
-    pub fn finish(&mut self, svc: &S) {
+    /// The connection is closed: hand the protocol state back to the
+    /// service and count it. Idempotent; dropping the session does it too.
+    pub(crate) fn finish(&mut self) {
         if let Some(conn) = self.conn.take() {
-            svc.close(conn);
+            self.ctx.idle.leave(&self.idle);
+            self.ctx.svc.close(conn);
+            self.ctx.svc.common().connections.closed();
         }
+    }
+}
+
+impl<S: Service> Drop for Session<S> {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serverlab_service::echo::EchoService;
-
-    fn feed<S: Service>(s: &mut Session<S>, svc: &S, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            let buf = s.read_buf(svc);
-            let n = buf.len().min(bytes.len());
-            assert!(n > 0, "no room");
-            buf[..n].copy_from_slice(&bytes[..n]);
-            s.filled(n);
-            bytes = &bytes[n..];
-        }
-    }
-
-    fn drain(s: &mut Session<EchoService>, svc: &EchoService) -> Step {
-        loop {
-            match s.next(svc) {
-                Step::Ready(_) => {
-                    s.execute(svc);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    #[test]
-    fn split_and_pipelined_frames() {
-        let svc = EchoService::new(100);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        feed(&mut s, &svc, b"ab");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        feed(&mut s, &svc, b"c\0xy\nz");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        assert_eq!(s.unwritten(), b"cba\0yx\n");
-        let n = s.unwritten().len();
-        s.wrote(n);
-        s.set_eof();
-        assert_eq!(drain(&mut s, &svc), Step::Close);
-    }
-
-    #[test]
-    fn never_buffers_past_the_limit() {
-        let svc = EchoService::new(10);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        feed(&mut s, &svc, b"0123456789");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        assert_eq!(s.read_buf(&svc).len(), 1);
-        feed(&mut s, &svc, b"x");
-        assert!(s.read_buf(&svc).is_empty());
-        assert_eq!(drain(&mut s, &svc), Step::Close);
-    }
-
-    #[test]
-    fn the_request_clock_runs_while_idle() {
-        use serverlab_service::kv::{KvConfig, KvService};
-        let store = serverlab_store::kv::new(serverlab_store::StoreKind::Mutex);
-        let svc = KvService::new(store, KvConfig::default());
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        assert_eq!(s.deadline(), None);
-        assert_eq!(s.next(&svc), Step::NeedInput);
-        let first = s.deadline().expect("nothing sent yet, and a deadline");
-        feed(&mut s, &svc, b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
-        assert_eq!(s.next(&svc), Step::Ready(None));
-        assert_eq!(s.deadline(), None, "a framed request stops the clock");
-        s.execute(&svc);
-        assert_eq!(s.next(&svc), Step::NeedInput);
-        assert_eq!(s.deadline(), None, "not while the reply is unwritten");
-        let n = s.unwritten().len();
-        s.wrote(n - 1);
-        assert_eq!(s.deadline(), None, "not while part of it is unwritten");
-        s.wrote(1);
-        let second = s.deadline().expect("idle keep-alive has a deadline");
-        assert!(second >= first);
-    }
-
-    #[test]
-    fn the_write_clock_runs_only_while_replies_are_stalled() {
-        let svc = EchoService::new(100);
-        let limit = Some(Duration::from_secs(30));
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        s.write_blocked();
-        assert_eq!(s.write_deadline(limit), None, "nothing to write");
-        feed(&mut s, &svc, b"abcd\0");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        assert_eq!(s.write_deadline(limit), None, "not refused yet");
-        s.write_blocked();
-        let first = s.write_deadline(limit).expect("stalled");
-        assert_eq!(s.write_deadline(None), None, "no limit");
-        s.write_blocked();
-        assert_eq!(s.write_deadline(limit), Some(first), "still the same stall");
-        s.wrote(0);
-        assert_eq!(s.write_deadline(limit), Some(first), "no progress");
-        s.wrote(2);
-        assert_eq!(s.write_deadline(limit), None, "progress stops the clock");
-        s.write_blocked();
-        assert!(s.write_deadline(limit).expect("stalled again") >= first);
-        s.wrote(3);
-        assert_eq!(s.write_deadline(limit), None, "all written");
-    }
-
-    #[test]
-    fn no_request_clock_without_a_request_timeout() {
-        let svc = EchoService::new(100);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        feed(&mut s, &svc, b"ab\0");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        s.wrote(3);
-        assert_eq!(s.deadline(), None);
-    }
-
-    #[test]
-    fn buffer_shrinks_after_a_large_request() {
-        let svc = EchoService::new(2 << 20);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        let mut big = vec![b'a'; 1 << 20];
-        big.push(0);
-        feed(&mut s, &svc, &big);
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        assert!(s.input.len() > 1 << 20);
-        let n = s.unwritten().len();
-        s.wrote(n);
-        assert!(s.read_buf(&svc).len() <= INITIAL_INPUT);
-        assert!(s.input.len() <= INITIAL_INPUT);
-    }
-
-    #[test]
-    fn output_is_released_once_a_large_reply_is_written() {
-        let svc = EchoService::new(2 << 20);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        let mut big = vec![b'a'; 1 << 20];
-        big.push(0);
-        feed(&mut s, &svc, &big);
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        let n = s.unwritten().len();
-        s.wrote(n - 1);
-        assert!(s.output.capacity() > 1 << 20, "kept while partly written");
-        s.wrote(1);
-        assert!(s.unwritten().is_empty());
-        assert!(s.output.capacity() <= SHRINK_ABOVE);
-        // Small replies keep their buffer: no allocation per reply.
-        feed(&mut s, &svc, b"abc\0");
-        assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-        s.wrote(4);
-        assert!(s.output.capacity() >= 4);
-    }
-
-    #[test]
-    fn large_input_grows_and_compacts() {
-        let svc = EchoService::new(200_000);
-        let mut s = Session::new(&svc, "127.0.0.1:1".parse().unwrap());
-        let mut big = vec![b'a'; 150_000];
-        big.push(0);
-        for _ in 0..3 {
-            feed(&mut s, &svc, &big);
-            assert_eq!(drain(&mut s, &svc), Step::NeedInput);
-            assert_eq!(s.unwritten().len(), big.len());
-            let n = s.unwritten().len();
-            s.wrote(n);
-        }
-    }
-}
+mod tests;

@@ -2,41 +2,75 @@
 //!
 //! Anything may trigger it (EXIT, SIGINT/SIGTERM, a test); each strategy
 //! registers a way to wake its blocked threads. Triggering is idempotent.
+//! A stop has two phases: draining (connections answer what they have
+//! already received, then close) and, past the drain limit, aborting
+//! (connections still open are reset at their next step).
 
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 type Wake = Box<dyn Fn() + Send + Sync>;
+
+/// Where a server is in stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Running,
+    /// Stopping gracefully: answer what has arrived, then close.
+    Draining,
+    /// The drain limit passed: reset whatever is still open.
+    Aborting,
+}
 
 #[derive(Clone, Default)]
 pub struct Shutdown(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
-    // Release on trigger / Acquire on check: whoever sees the flag also
-    // sees everything the triggering thread did before it.
-    stopping: AtomicBool,
+    // A `Phase` as u8; it only moves forward. Release on each move /
+    // Acquire on each check: whoever sees a phase also sees everything the
+    // thread that moved to it did before.
+    phase: AtomicU8,
     wakers: Mutex<Vec<Wake>>,
 }
+
+const RUNNING: u8 = 0;
+const DRAINING: u8 = 1;
+const ABORTING: u8 = 2;
 
 impl Shutdown {
     pub fn new() -> Self {
         Self::default()
     }
 
+    pub fn phase(&self) -> Phase {
+        match self.0.phase.load(Ordering::Acquire) {
+            RUNNING => Phase::Running,
+            DRAINING => Phase::Draining,
+            _ => Phase::Aborting,
+        }
+    }
+
     pub fn is_triggered(&self) -> bool {
-        self.0.stopping.load(Ordering::Acquire)
+        self.phase() != Phase::Running
     }
 
     /// Start the graceful stop and wake every registered waiter.
     pub fn trigger(&self) {
-        if self.0.stopping.swap(true, Ordering::AcqRel) {
+        let was = self.0.phase.fetch_max(DRAINING, Ordering::AcqRel);
+        if was != RUNNING {
             return;
         }
         for wake in self.0.wakers.lock().iter() {
             wake();
         }
+    }
+
+    /// The drain limit passed: connections still open are to be reset.
+    /// Strategies call it themselves after waking what they must.
+    pub(crate) fn abort(&self) {
+        self.trigger();
+        self.0.phase.store(ABORTING, Ordering::Release);
     }
 
     /// Call `wake` when the stop is triggered (at once if it already was).
@@ -48,5 +82,30 @@ impl Shutdown {
             return;
         }
         wakers.push(Box::new(wake));
+    }
+}
+
+#[cfg(all(test, not(serverlab_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn phases_move_forward_and_wake_once() {
+        let s = Shutdown::new();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let w = woken.clone();
+        s.on_trigger(move || {
+            w.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(s.phase(), Phase::Running);
+        s.trigger();
+        s.trigger();
+        assert_eq!(s.phase(), Phase::Draining);
+        s.abort();
+        assert_eq!(s.phase(), Phase::Aborting);
+        s.trigger();
+        assert_eq!(s.phase(), Phase::Aborting, "never back");
+        assert_eq!(woken.load(Ordering::Relaxed), 1);
     }
 }

@@ -1,79 +1,196 @@
-//! The concurrency strategies a server can run under (`--strategy`).
+//! The concurrency strategies a server can run under (`--strategy`): the
+//! one list of them, and what each answers about itself.
+//!
+//! A strategy is a type implementing `Strategy` in its own module: its
+//! name, its line of `--help`, what `--threads` means to it, the listening
+//! sockets it wants, who spends delays, and how it runs (its scheduling
+//! only: every transport duty is the `Session`'s). Registering one is one
+//! line in [`for_each_strategy!`](crate::for_each_strategy), the list
+//! `StrategyKind`, `--strategy`, `serve --help` and the tests' matrices are
+//! all made from.
 
-use std::fmt;
-use std::str::FromStr;
+use crate::Ctx;
+use serverlab_service::Service;
+use std::io;
+use std::net::TcpListener;
+use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StrategyKind {
-    ThreadPerConnection,
-    ThreadPerRequest,
-    PoolLocked,
-    PoolLockFree,
-    Async,
-    SharedNothing,
+/// What `--threads` means under a strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// It sets how many of these there are ("workers", "event loops").
+    Sizes(&'static str),
+    /// It does not apply: what sets the concurrency instead ("a thread per
+    /// connection"). Giving `--threads` is then a usage error.
+    Unused(&'static str),
 }
 
-impl StrategyKind {
-    pub const ALL: [StrategyKind; 6] = [
-        StrategyKind::ThreadPerConnection,
-        StrategyKind::ThreadPerRequest,
-        StrategyKind::PoolLocked,
-        StrategyKind::PoolLockFree,
-        StrategyKind::Async,
-        StrategyKind::SharedNothing,
-    ];
+/// The listening sockets a strategy wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listeners {
+    /// One, shared by the strategy's threads.
+    One,
+    /// One per thread, bound to the same port with SO_REUSEPORT, so the
+    /// kernel spreads new connections over them.
+    PerThread,
+}
 
-    pub fn name(self) -> &'static str {
-        match self {
-            StrategyKind::ThreadPerConnection => "thread-per-connection",
-            StrategyKind::ThreadPerRequest => "thread-per-request",
-            StrategyKind::PoolLocked => "pool-locked",
-            StrategyKind::PoolLockFree => "pool-lockfree",
-            StrategyKind::Async => "async",
-            StrategyKind::SharedNothing => "shared-nothing",
+/// Who spends the delay a request asks for (bucket's spin, sleep, work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delays {
+    /// The thread running the request, which it holds meanwhile: with a
+    /// pool, a delayed request occupies a worker.
+    OnTheRequestThread,
+    /// Timers, or threads apart from those serving sockets: the strategy's
+    /// own threads serve on meanwhile.
+    OffTheServingThreads,
+}
+
+/// A concurrency strategy: what it answers about itself, and how it runs.
+pub(crate) trait Strategy {
+    /// As `--strategy` takes it.
+    const NAME: &'static str;
+    /// One line for `serve --help`.
+    const DESCRIBE: &'static str;
+    const THREADS: Threads;
+    const LISTENERS: Listeners;
+    const DELAYS: Delays;
+    /// File descriptors one connection holds (the connection cap is sized
+    /// so that they fit under the descriptor limit).
+    const FDS_PER_CONNECTION: u64 = 1;
+
+    /// Serve on `listeners` (as many as [`Strategy::LISTENERS`] asks for)
+    /// until the stop is triggered and every connection has finished.
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()>;
+}
+
+/// The list of strategies: `$callback! { [$($extra)*] snake_name:
+/// Variant => implementing::Type, … }`. Everything that enumerates
+/// strategies is made from it — [`StrategyKind`] here, and the tests'
+/// per-strategy matrices — so a strategy added here is served, listed and
+/// tested with no other list to edit. Extra tokens after the callback's
+/// name are passed through in the brackets.
+#[macro_export]
+macro_rules! for_each_strategy {
+    ($callback:ident $(, $($extra:tt)*)?) => {
+        $callback! {
+            [$($($extra)*)?]
+            thread_per_connection: ThreadPerConnection => $crate::blocking::ThreadPerConnection,
+            thread_per_request: ThreadPerRequest => $crate::reactor::ThreadPerRequest,
+            pool_locked: PoolLocked => $crate::reactor::PoolLocked,
+            pool_lockfree: PoolLockFree => $crate::reactor::PoolLockFree,
+            async_tokio: Async => $crate::tokio_rt::Async,
+            shared_nothing: SharedNothing => $crate::tokio_rt::SharedNothing,
         }
-    }
+    };
+}
 
-    pub fn describe(self) -> &'static str {
-        match self {
-            StrategyKind::ThreadPerConnection => {
-                "a blocking thread for each connection, for its whole life"
+/// `StrategyKind` and its answers, from the list.
+macro_rules! registry {
+    ([] $($snake:ident: $variant:ident => $imp:path),* $(,)?) => {
+        /// A strategy, by name (`--strategy`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum StrategyKind {
+            $($variant),*
+        }
+
+        impl serverlab_util::Named for StrategyKind {
+            const WHAT: &'static str = "strategy";
+            const ALL: &'static [StrategyKind] = &[$(StrategyKind::$variant),*];
+
+            fn name(self) -> &'static str {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::NAME),*
+                }
             }
-            StrategyKind::ThreadPerRequest => {
-                "an event loop hands each ready request to a newly spawned thread"
-            }
-            StrategyKind::PoolLocked => {
-                "an event loop queues ready connections for N workers; mutex+condvar queue"
-            }
-            StrategyKind::PoolLockFree => {
-                "an event loop queues ready connections for N workers; lock-free queue"
-            }
-            StrategyKind::Async => "tokio multi-thread runtime, N workers, work stealing",
-            StrategyKind::SharedNothing => {
-                "N single-thread event loops, one SO_REUSEPORT listener each"
+
+            fn describe(self) -> &'static str {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::DESCRIBE),*
+                }
             }
         }
-    }
+
+        impl StrategyKind {
+            /// What `--threads` means under this strategy.
+            pub fn threads(self) -> Threads {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::THREADS),*
+                }
+            }
+
+            /// The listening sockets this strategy wants.
+            pub fn listeners(self) -> Listeners {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::LISTENERS),*
+                }
+            }
+
+            /// File descriptors one connection holds under this strategy.
+            pub fn fds_per_connection(self) -> u64 {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::FDS_PER_CONNECTION),*
+                }
+            }
+
+            /// Who spends a request's delay under this strategy.
+            pub fn delays(self) -> Delays {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::DELAYS),*
+                }
+            }
+
+            pub(crate) fn run<S: Service>(
+                self,
+                ctx: Arc<Ctx<S>>,
+                listeners: Vec<TcpListener>,
+            ) -> io::Result<()> {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::run(ctx, listeners)),*
+                }
+            }
+        }
+    };
 }
 
-impl fmt::Display for StrategyKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+for_each_strategy!(registry);
 
-impl FromStr for StrategyKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        StrategyKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = StrategyKind::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "unknown strategy '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+serverlab_util::named_enum_impls!(StrategyKind);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_util::Named;
+
+    /// Names are unique and round-trip; every strategy answers.
+    #[test]
+    fn every_strategy_has_a_unique_name() {
+        let mut names: Vec<&str> = StrategyKind::ALL.iter().map(|s| s.name()).collect();
+        for &s in StrategyKind::ALL {
+            assert_eq!(s.name().parse::<StrategyKind>(), Ok(s));
+            assert!(!s.describe().is_empty(), "{s}");
+            if s.listeners() == Listeners::PerThread {
+                assert!(matches!(s.threads(), Threads::Sizes(_)), "{s}");
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), StrategyKind::ALL.len());
+    }
+
+    /// The list's snake names are the strategies' names with `_` (the
+    /// tests name their per-strategy modules after them).
+    #[test]
+    fn snake_names_match() {
+        macro_rules! check {
+            ([] $($snake:ident: $variant:ident => $imp:path),* $(,)?) => {
+                $(
+                    let name = StrategyKind::$variant.name().replace('-', "_");
+                    let snake = stringify!($snake);
+                    assert!(snake == name || snake.starts_with(&name), "{snake} vs {name}");
+                )*
+            };
+        }
+        for_each_strategy!(check);
     }
 }

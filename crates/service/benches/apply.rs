@@ -7,17 +7,19 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_service::echo::EchoService;
-use serverlab_service::{Frame, Service};
+use serverlab_service::{apply_timed, Frame, Service};
 use serverlab_store::StoreKind;
+use serverlab_util::Named;
 use std::hint::black_box;
 
-/// Frame and apply every request in `wire` on one connection.
+/// Frame and apply every request in `wire` on one connection, as a
+/// server does (`apply_timed`: counted, one in 64 timed).
 fn drive<S: Service>(svc: &S, conn: &mut S::Conn, wire: &[u8], out: &mut Vec<u8>) {
     out.clear();
     let mut at = 0;
-    while let Frame::Ready(n) = svc.frame(conn, &wire[at..], out) {
-        svc.apply(conn, &wire[at..at + n], out);
-        at += n;
+    while let Frame::Ready { len, request } = svc.frame(conn, &wire[at..], out) {
+        apply_timed(svc, conn, request, &wire[at..at + len], out);
+        at += len;
     }
 }
 
@@ -41,7 +43,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| drive(&echo, &mut (), black_box(&posts), &mut out))
     });
 
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         let svc = BoardService::new(serverlab_store::board::new(kind), 65535, ExitPolicy::Never);
         let mut conn = svc.open(peer);
         // Enough messages that READs hit.

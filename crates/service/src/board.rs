@@ -1,14 +1,13 @@
 //! The message-board service: CAPS requests applied to a [`BoardStore`].
 
 use crate::stats::Counters;
-use crate::{line, After, Frame, Service};
+use crate::{After, Common, Frame, Service};
 use serde_json::json;
-use serverlab_proto::board::{self, Kind, Request};
+use serverlab_proto::board::{self, Kind, Parsed, Request};
+use serverlab_proto::line::{self, Framed};
 use serverlab_proto::Terminator;
 use serverlab_store::board::BoardStore;
-use std::fmt;
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::sync::Arc;
 
 /// Who may stop the server with `EXIT` (`--exit-policy`).
@@ -22,10 +21,11 @@ pub enum ExitPolicy {
     Never,
 }
 
-impl ExitPolicy {
-    pub const ALL: [ExitPolicy; 3] = [ExitPolicy::Loopback, ExitPolicy::Any, ExitPolicy::Never];
+impl serverlab_util::Named for ExitPolicy {
+    const WHAT: &'static str = "exit policy";
+    const ALL: &'static [ExitPolicy] = &[ExitPolicy::Loopback, ExitPolicy::Any, ExitPolicy::Never];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             ExitPolicy::Loopback => "loopback",
             ExitPolicy::Any => "any",
@@ -33,6 +33,16 @@ impl ExitPolicy {
         }
     }
 
+    fn describe(self) -> &'static str {
+        match self {
+            ExitPolicy::Loopback => "EXIT from a loopback peer stops the server",
+            ExitPolicy::Any => "any peer may stop the server (the reference server)",
+            ExitPolicy::Never => "EXIT is an invalid request",
+        }
+    }
+}
+
+impl ExitPolicy {
     fn allows(self, peer: SocketAddr) -> bool {
         match self {
             ExitPolicy::Loopback => peer.ip().is_loopback(),
@@ -42,21 +52,7 @@ impl ExitPolicy {
     }
 }
 
-impl fmt::Display for ExitPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ExitPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        ExitPolicy::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown exit policy '{s}' (expected loopback, any or never)"))
-    }
-}
+serverlab_util::named_enum_impls!(ExitPolicy);
 
 // Counter slots: one per request kind, then these.
 const READ_MISSES: usize = Kind::ALL.len();
@@ -69,6 +65,18 @@ pub struct BoardService {
     max_request: usize,
     exit_policy: ExitPolicy,
     stats: Counters<SLOTS>,
+    common: Common,
+}
+
+/// A framed board request, parsed: what it asks (with its topic and
+/// message as positions in the frame), the payload's length and the
+/// terminator its reply ends with. Only [`BoardService`]'s `frame` builds
+/// one.
+#[derive(Debug)]
+pub struct BoardRequest {
+    parsed: Parsed,
+    payload: usize,
+    term: Terminator,
 }
 
 /// Per connection: whether this peer may stop the server.
@@ -83,6 +91,7 @@ impl BoardService {
             max_request,
             exit_policy,
             stats: Counters::default(),
+            common: Common::default(),
         }
     }
 
@@ -105,6 +114,7 @@ impl BoardService {
 
 impl Service for BoardService {
     type Conn = BoardConn;
+    type Request = BoardRequest;
 
     fn open(&self, peer: SocketAddr) -> BoardConn {
         BoardConn {
@@ -116,19 +126,45 @@ impl Service for BoardService {
         self.max_request + 1
     }
 
-    fn frame(&self, _conn: &mut BoardConn, input: &[u8], _out: &mut Vec<u8>) -> Frame {
-        line::frame(input, self.max_request, || self.stats.add(OVERSIZE, 1))
+    fn frame(
+        &self,
+        _conn: &mut BoardConn,
+        input: &[u8],
+        _out: &mut Vec<u8>,
+    ) -> Frame<BoardRequest> {
+        match line::frame(input, self.max_request) {
+            Framed::Incomplete => Frame::Incomplete,
+            Framed::Frame { len, used, term } => Frame::Ready {
+                len: used,
+                request: BoardRequest {
+                    parsed: Parsed::parse(&input[..len]),
+                    payload: len,
+                    term,
+                },
+            },
+            Framed::Oversize => {
+                self.stats.add(OVERSIZE, 1);
+                Frame::Close
+            }
+        }
     }
 
-    fn apply(&self, conn: &mut BoardConn, request: &[u8], out: &mut Vec<u8>) -> After {
-        let (payload, term) = line::split(request);
-        let mut req = Request::parse(payload);
-        if req == Request::Exit && !conn.exit_allowed {
+    fn apply(
+        &self,
+        conn: &mut BoardConn,
+        req: BoardRequest,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> After {
+        let term = req.term;
+        let mut parsed = req.parsed;
+        if parsed == Parsed::Exit && !conn.exit_allowed {
             self.stats.add(EXIT_REFUSED, 1);
-            req = Request::Invalid;
+            parsed = Parsed::Invalid;
         }
-        self.count(req.kind());
-        match req {
+        let request = parsed.resolve(&input[..req.payload]);
+        self.count(request.kind());
+        match request {
             Request::Post { topic, message } => {
                 board::reply_number(out, self.store.post(topic, message), term)
             }
@@ -145,6 +181,10 @@ impl Service for BoardService {
             Request::Invalid => out.push(term.byte()),
         }
         After::Continue
+    }
+
+    fn common(&self) -> &Common {
+        &self.common
     }
 
     fn report(&self) -> serde_json::Value {
@@ -167,12 +207,9 @@ mod tests {
 
     fn run(svc: &BoardService, peer: &str, wire: &[u8]) -> (Vec<u8>, Vec<After>) {
         let mut conn = svc.open(peer.parse().unwrap());
-        let (mut out, mut afters, mut at) = (Vec::new(), Vec::new(), 0);
-        while let Frame::Ready(n) = svc.frame(&mut conn, &wire[at..], &mut out) {
-            afters.push(svc.apply(&mut conn, &wire[at..at + n], &mut out));
-            at += n;
-        }
-        (out, afters)
+        let mut out = Vec::new();
+        let ran = crate::run_all(svc, &mut conn, wire, &mut out);
+        (out, ran.afters())
     }
 
     fn board(policy: ExitPolicy) -> BoardService {
@@ -221,13 +258,36 @@ mod tests {
     fn oversize_closes() {
         let svc = board(ExitPolicy::Never);
         let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
-        assert_eq!(
+        assert!(matches!(
             svc.frame(&mut conn, &[b'a'; 101], &mut Vec::new()),
             Frame::Close
-        );
-        assert_eq!(
+        ));
+        assert!(matches!(
             svc.frame(&mut conn, &[b'a'; 100], &mut Vec::new()),
             Frame::Incomplete
-        );
+        ));
+    }
+
+    /// `apply` acts on what `frame` parsed and never parses again: given
+    /// other bytes of the same length, it still posts (taking the topic and
+    /// message from the positions `frame` found), where parsing those bytes
+    /// would have made a READ. The request type has private fields, so no
+    /// caller can make one but `frame`, and no fallback is needed.
+    #[test]
+    fn apply_uses_the_parse_frame_made() {
+        let svc = board(ExitPolicy::Never);
+        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut out = Vec::new();
+        let Frame::Ready { len, request } = svc.frame(&mut conn, b"POST@t#m\0", &mut out) else {
+            panic!("a whole request");
+        };
+        assert_eq!(len, 9);
+        let after = svc.apply(&mut conn, request, b"READ@t#0\0", &mut out);
+        assert_eq!((after, out), (After::Continue, b"0\0".to_vec()));
+        let mut message = Vec::new();
+        assert!(svc.store.read(b"t", 0, &mut message));
+        assert_eq!(message, b"0", "the message at the framed position");
+        assert_eq!(svc.report()["requests"]["POST"], 1);
+        assert_eq!(svc.report()["requests"]["READ"], 0);
     }
 }

@@ -2,32 +2,36 @@
 //!
 //! A [`Service`] knows nothing of sockets or threads. A server strategy owns
 //! the buffers and calls, per connection and strictly in order:
-//! [`Service::frame`] to find the next request, [`Service::delay`] for any
-//! work the request asks to be done before its reply, and
-//! [`Service::apply`] to change state and append the reply. Every strategy
-//! is generic over this trait, so one strategy implementation serves every
-//! protocol.
+//! [`Service::frame`] to find and parse the next request, [`Service::delay`]
+//! for any work the request asks to be done before its reply, and
+//! [`apply_timed`] (which times [`Service::apply`]) to change state and
+//! append the reply. `frame` parses once, into the service's own
+//! [`Service::Request`], which `delay` and `apply` take: no service parses
+//! a request twice. Every strategy is generic over this trait, so one
+//! strategy implementation serves every protocol.
 
 pub mod board;
 pub mod bucket;
+mod common;
 mod delay;
 pub mod echo;
 pub mod kv;
-mod line;
+pub mod service_time;
 pub mod stats;
 
+pub use common::{final_stats, Common, ConnCounters};
 pub use delay::Delay;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Where the next request lies in a connection's unconsumed input.
+/// What `frame` found at the front of a connection's unconsumed input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Frame {
+pub enum Frame<R> {
     /// Wait for more bytes.
     Incomplete,
-    /// A whole request is the first `n` bytes.
-    Ready(usize),
+    /// A whole request, parsed: it is the first `len` bytes.
+    Ready { len: usize, request: R },
     /// The input can never become a valid request: any reply has been
     /// appended; flush it, then close the connection.
     Close,
@@ -48,6 +52,12 @@ pub trait Service: Send + Sync + 'static {
     /// Per-connection protocol state.
     type Conn: Send + 'static;
 
+    /// A framed request, parsed. It does not borrow the input (a strategy
+    /// may hold it across a delay); where it needs the request's bytes it
+    /// holds their positions, and `apply` is given the same bytes again,
+    /// so nothing is copied. Only the service's `frame` builds one.
+    type Request: Send + 'static;
+
     /// A new connection from `peer`.
     fn open(&self, peer: SocketAddr) -> Self::Conn;
 
@@ -56,20 +66,29 @@ pub trait Service: Send + Sync + 'static {
     /// [`Service::overflow`].
     fn input_limit(&self) -> usize;
 
-    /// Find the next request at the front of `input`. May append an error
-    /// reply to `out` when returning [`Frame::Close`], or an interim reply
-    /// (kv's `100 Continue`) when returning [`Frame::Incomplete`]: every
-    /// strategy flushes the output before it waits for more input.
-    fn frame(&self, conn: &mut Self::Conn, input: &[u8], out: &mut Vec<u8>) -> Frame;
+    /// Find and parse the next request at the front of `input`. May append
+    /// an error reply to `out` when returning [`Frame::Close`], or an
+    /// interim reply (kv's `100 Continue`) when returning
+    /// [`Frame::Incomplete`]: every strategy flushes the output before it
+    /// waits for more input.
+    fn frame(&self, conn: &mut Self::Conn, input: &[u8], out: &mut Vec<u8>)
+        -> Frame<Self::Request>;
 
     /// Work the framed request asks for before its reply (bucket delays).
-    fn delay(&self, _conn: &mut Self::Conn, _request: &[u8]) -> Option<Delay> {
+    fn delay(&self, _conn: &mut Self::Conn, _request: &Self::Request) -> Option<Delay> {
         None
     }
 
-    /// Apply the framed request (the exact bytes `frame` reported) and
-    /// append its reply to `out`.
-    fn apply(&self, conn: &mut Self::Conn, request: &[u8], out: &mut Vec<u8>) -> After;
+    /// Apply the request `frame` returned and append its reply to `out`.
+    /// `input` is the request's bytes (the `len` bytes `frame` reported),
+    /// for the positions the request holds.
+    fn apply(
+        &self,
+        conn: &mut Self::Conn,
+        request: Self::Request,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> After;
 
     /// The input reached `input_limit` without a complete request. Append
     /// any reply; the connection then closes.
@@ -91,6 +110,88 @@ pub trait Service: Send + Sync + 'static {
     /// The connection is gone.
     fn close(&self, _conn: Self::Conn) {}
 
-    /// Statistics so far, as an ordered JSON object.
+    /// The statistics every protocol keeps alike (connections, service
+    /// time), which the server records into: each service holds one
+    /// [`Common`] and returns it here.
+    fn common(&self) -> &Common;
+
+    /// The protocol's own statistics so far, as an ordered JSON object;
+    /// the server reports them beside [`Service::common`]'s.
     fn report(&self) -> serde_json::Value;
+}
+
+/// Apply a framed request as every server does: counted and (one in
+/// [`service_time::SAMPLED_ONE_IN`] per thread) timed in the service's
+/// [`Common`] statistics.
+#[inline]
+pub fn apply_timed<S: Service>(
+    svc: &S,
+    conn: &mut S::Conn,
+    request: S::Request,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> After {
+    let times = &svc.common().times;
+    let timer = times.start();
+    let after = svc.apply(conn, request, input, out);
+    times.finish(timer);
+    after
+}
+
+/// What [`run_all`] did with a connection's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// Each applied request's delay (asked for, not performed) and what
+    /// the connection does after it.
+    pub applied: Vec<(Option<Delay>, After)>,
+    /// `frame` answered [`Frame::Close`] (the input can never be a valid
+    /// request).
+    pub frame_closed: bool,
+}
+
+impl Ran {
+    /// The connection ends here: the input was refused, or a request
+    /// closed it.
+    pub fn closed(&self) -> bool {
+        self.frame_closed || self.applied.last().is_some_and(|a| a.1 != After::Continue)
+    }
+
+    pub fn delays(&self) -> Vec<Option<Delay>> {
+        self.applied.iter().map(|a| a.0).collect()
+    }
+
+    pub fn afters(&self) -> Vec<After> {
+        self.applied.iter().map(|a| a.1).collect()
+    }
+}
+
+/// Feed `wire` through a service as a server does, as one connection's
+/// input arriving at once: frame, delay (asked for, not performed), then
+/// [`apply_timed`], until a request ends the connection or no complete
+/// request is left. Replies go to `out`. The sans-I/O way to drive a
+/// service in tests, benchmarks and fuzzing.
+pub fn run_all<S: Service>(svc: &S, conn: &mut S::Conn, wire: &[u8], out: &mut Vec<u8>) -> Ran {
+    let mut ran = Ran {
+        applied: Vec::new(),
+        frame_closed: false,
+    };
+    let mut at = 0;
+    loop {
+        match svc.frame(conn, &wire[at..], out) {
+            Frame::Ready { len, request } => {
+                let delay = svc.delay(conn, &request);
+                let after = apply_timed(svc, conn, request, &wire[at..at + len], out);
+                ran.applied.push((delay, after));
+                at += len;
+                if after != After::Continue {
+                    return ran;
+                }
+            }
+            Frame::Incomplete => return ran,
+            Frame::Close => {
+                ran.frame_closed = true;
+                return ran;
+            }
+        }
+    }
 }

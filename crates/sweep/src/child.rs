@@ -5,7 +5,7 @@
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serverlab_server::CpuSet;
+use serverlab_util::CpuSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -65,15 +65,9 @@ fn command(exe: &Path, args: &[String], pin: Option<&CpuSet>) -> Command {
     let mut cmd = Command::new(exe);
     cmd.args(args).stdin(Stdio::null());
     // Built before the fork: the child must not allocate.
-    let mask = pin.map(|cpus| {
-        let mut set = nix::sched::CpuSet::new();
-        for &c in cpus.cpus() {
-            // A CpuSet only holds CPUs below CpuSet::count(), which the
-            // parse already checked against the CPUs this process may use.
-            let _ = set.set(c);
-        }
-        set
-    });
+    // A CpuSet's CPUs were checked against those this process may use
+    // when it was parsed, so the conversion cannot fail.
+    let mask = pin.and_then(|cpus| cpus.to_nix().ok());
     // SAFETY: the closure runs in the forked child before exec. It makes
     // only async-signal-safe system calls (prctl, sched_setaffinity) on data
     // prepared before the fork, and allocates nothing. The parent-death

@@ -3,19 +3,23 @@
 //!
 //! ```text
 //! DIR/experiment.toml                 the experiment file as given
-//! DIR/sweep.json                      axes and points (this manifest)
-//! DIR/runs/<point>/rep-<k>/run.json   what ran, how, and how it ended
-//!                         load.json   the load's result (serverlab-load/1)
+//! DIR/sweep.json                      axes, points and baseline (this manifest)
+//! DIR/schedule.json                   the order of the runs, block by block
+//! DIR/runs/<point>/rep-<k>/run.json   what ran, how, how it ended, the machine
+//!                         load.json   the load's result (serverlab-load/3, docs/load-json.md)
 //!                         server.json the server's final statistics
 //!                         load.log, load.err, server.log
 //! ```
 
+use crate::design::Order;
 use crate::error::SweepError;
 use crate::plan::{Axis, Plan, Point};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub const MANIFEST_SCHEMA: &str = "serverlab-sweep/1";
+pub const MANIFEST_SCHEMA: &str = "serverlab-sweep/2";
+/// Sweeps before run order, targets and baselines: still read.
+pub const MANIFEST_SCHEMA_1: &str = "serverlab-sweep/1";
 pub const MANIFEST: &str = "sweep.json";
 pub const EXPERIMENT: &str = "experiment.toml";
 pub const RUNS: &str = "runs";
@@ -32,7 +36,23 @@ pub struct Manifest {
     pub schema: String,
     pub name: String,
     pub description: String,
+    /// Blocks every point runs in; a target may add more (schedule.json).
     pub repetitions: u32,
+    /// The order inside a block and its seed (schedule.json has the order
+    /// itself). None in version-1 sweeps.
+    #[serde(default)]
+    pub order: Option<Order>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The throughput CI half-width, as a share of the mean, that points
+    /// were repeated towards, and the most repetitions allowed.
+    #[serde(default)]
+    pub target_ci: Option<f64>,
+    #[serde(default)]
+    pub max_repetitions: Option<u32>,
+    /// The fixed configuration run once per block (slug `baseline`).
+    #[serde(default)]
+    pub baseline: Option<Point>,
     pub client_cpus: Option<String>,
     pub timeout_s: f64,
     pub serverlab_version: String,
@@ -41,13 +61,20 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn of(plan: &Plan) -> Manifest {
+    /// The manifest of `plan`, run in an order shuffled from `seed`.
+    pub fn of(plan: &Plan, seed: u64) -> Manifest {
         let e = &plan.experiment;
+        let d = &e.design;
         Manifest {
             schema: MANIFEST_SCHEMA.into(),
             name: e.name.clone(),
             description: e.description.clone(),
-            repetitions: e.repetitions,
+            repetitions: d.repetitions,
+            order: Some(d.order),
+            seed: (d.order == Order::Random).then_some(seed),
+            target_ci: d.target_ci,
+            max_repetitions: d.target_ci.map(|_| d.max()),
+            baseline: plan.baseline.clone(),
             client_cpus: crate::spec::Cpus::written(&e.client_cpus),
             timeout_s: e.timeout.as_secs_f64(),
             serverlab_version: env!("CARGO_PKG_VERSION").into(),

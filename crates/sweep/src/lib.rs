@@ -1,24 +1,31 @@
 //! Experiment sweeps: an experiment file (TOML) expanded into a plan of
-//! points × repetitions, run one fresh (optionally pinned) server per run,
-//! with every run's configuration and results kept on disk for `report`.
+//! points × repetitions and a baseline, run in interleaved blocks, one
+//! fresh (optionally pinned) server per run, repeated further where a
+//! target asks, with every run's configuration, results and machine state
+//! kept on disk for `report`.
 
 pub mod child;
-pub mod duration;
+pub mod design;
 pub mod error;
 pub mod layout;
+pub mod machine;
 pub mod pinning;
 pub mod plan;
 pub mod record;
 pub mod runner;
+pub mod schedule;
 pub mod spec;
 pub mod validate;
 pub mod value;
 
+pub use design::{Design, Order};
 pub use error::{SpecError, SweepError};
 pub use layout::Manifest;
-pub use plan::{params_text, Axis, Plan, Point, Source};
+pub use machine::MachineState;
+pub use plan::{params_text, Axis, Plan, Point, Source, BASELINE};
 pub use record::{RunRecord, Status};
-pub use runner::{run, Observer, Options, RunRef, Summary};
+pub use runner::{run, Observer, Options, Precision, RunRef, Summary, Unresolved};
+pub use schedule::Schedule;
 pub use spec::{Cpus, Experiment};
 pub use validate::validate;
 pub use value::Scalar;

@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn separate_cores_are_fine() {
-        let cpus = serverlab_server::CpuSet::allowed().unwrap();
+        let cpus = serverlab_util::CpuSet::allowed().unwrap();
         let [a, b, ..] = cpus.cpus() else {
             return; // one core here: nothing to separate
         };

@@ -1,8 +1,8 @@
 //! The plan: an experiment expanded into its axes (whatever takes more than
 //! one value) and the points of their product, each with the exact flags
-//! its server and load get.
+//! its server and load get, and the baseline beside them.
 
-use crate::spec::{template_names, Experiment};
+use crate::spec::{template_names, Baseline, Experiment};
 use crate::value::Scalar;
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +68,10 @@ pub const RUN_OVERHEAD_S: f64 = 0.3;
 /// The address a server is told to listen on: any free port, announced.
 pub const SERVER_ADDR: &str = "127.0.0.1:0";
 
+/// The baseline's slug (its runs are `runs/baseline/rep-<k>`). No point's
+/// slug can be this: theirs are `key=value…` or `all`.
+pub const BASELINE: &str = "baseline";
+
 impl Point {
     /// The server's command line after the binary: `serve <protocol>`, the
     /// address and statistics file the sweep sets, then the experiment's
@@ -98,6 +102,8 @@ pub struct Plan {
     pub experiment: Experiment,
     pub axes: Vec<Axis>,
     pub points: Vec<Point>,
+    /// Run once in every block beside the points (slug [`BASELINE`]).
+    pub baseline: Option<Point>,
 }
 
 impl Plan {
@@ -109,15 +115,31 @@ impl Plan {
             .map(|(index, choice)| point(&experiment, &axes, index, &choice))
             .collect();
         dedupe_slugs(&mut points);
+        let baseline = experiment
+            .baseline
+            .as_ref()
+            .map(|b| baseline_point(b, points.len()));
         Plan {
             experiment,
             axes,
             points,
+            baseline,
         }
     }
 
+    /// Runs in the blocks every point gets (before any target adds more).
     pub fn runs(&self) -> usize {
-        self.points.len() * self.experiment.repetitions as usize
+        self.block().len() * self.experiment.design.repetitions as usize
+    }
+
+    /// What one block runs: the baseline (if any) and every point.
+    pub fn block(&self) -> Vec<&Point> {
+        self.baseline.iter().chain(&self.points).collect()
+    }
+
+    /// The point (or baseline) with this slug.
+    pub fn find(&self, slug: &str) -> Option<&Point> {
+        self.block().into_iter().find(|p| p.slug == slug)
     }
 
     /// Seconds one run of `point` should take, start to stop, when its
@@ -135,7 +157,7 @@ impl Plan {
     /// Seconds one run's load lasts, if its flags say (`--duration`).
     pub fn load_seconds(&self, point: &Point) -> Option<f64> {
         let i = point.load_flags.iter().position(|f| f == "--duration")?;
-        crate::duration::parse(point.load_flags.get(i + 1)?)
+        serverlab_util::duration::parse(point.load_flags.get(i + 1)?)
             .ok()
             .map(|d| d.as_secs_f64())
     }
@@ -232,6 +254,36 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
             })
             .collect()
     };
+    // Flags given only where another flag takes one value.
+    let when = |part: &crate::spec::Part, server: bool| -> Vec<String> {
+        part.when
+            .iter()
+            .filter(|w| {
+                let src = if server {
+                    Source::ServerFlag(w.flag.clone())
+                } else {
+                    Source::LoadFlag(w.flag.clone())
+                };
+                let first = part
+                    .flags
+                    .iter()
+                    .find(|(f, _)| *f == w.flag)
+                    .map(|f| &f.1[0]);
+                chosen(&src)
+                    .or(first)
+                    .is_some_and(|v| substitute(v, &vars).to_string() == w.value)
+            })
+            .flat_map(|w| {
+                w.flags
+                    .iter()
+                    .flat_map(|(f, v)| substitute(v, &vars).args(f))
+            })
+            .collect()
+    };
+    let mut server_flags = flags(&e.server.flags, true);
+    server_flags.extend(when(&e.server, true));
+    let mut load_flags = flags(&e.load.flags, false);
+    load_flags.extend(when(&e.load, false));
     let server_protocol = chosen(&Source::ServerProtocol)
         .map(|p| p.to_string())
         .unwrap_or_else(|| e.server.protocols[0].clone());
@@ -245,9 +297,25 @@ fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point
         slug: slug(axes, choice),
         params,
         server_protocol,
-        server_flags: flags(&e.server.flags, true),
+        server_flags,
         load_protocol: e.load.protocols[0].clone(),
-        load_flags: flags(&e.load.flags, false),
+        load_flags,
+    }
+}
+
+/// The baseline as a point: its fixed flags, no axis values.
+fn baseline_point(b: &Baseline, index: usize) -> Point {
+    let flags = |flags: &[(String, Vec<Scalar>)]| -> Vec<String> {
+        flags.iter().flat_map(|(f, v)| v[0].args(f)).collect()
+    };
+    Point {
+        index,
+        slug: BASELINE.into(),
+        params: serde_json::Map::new(),
+        server_protocol: b.server.protocols[0].clone(),
+        server_flags: flags(&b.server.flags),
+        load_protocol: b.load.protocols[0].clone(),
+        load_flags: flags(&b.load.flags),
     }
 }
 
@@ -422,6 +490,28 @@ mod tests {
     }
 
     #[test]
+    fn when_flags_join_only_their_points() {
+        let p = plan(
+            r#"
+            protocol = "bucket"
+            [server]
+            strategy = ["thread-per-request", "pool-locked"]
+            [server.when.strategy.pool-locked]
+            threads = 8
+            "#,
+        );
+        assert_eq!(p.points.len(), 2, "no new axis");
+        assert_eq!(
+            p.points[0].server_flags,
+            vec!["--strategy", "thread-per-request"]
+        );
+        assert_eq!(
+            p.points[1].server_flags,
+            vec!["--strategy", "pool-locked", "--threads", "8"]
+        );
+    }
+
+    #[test]
     fn clashing_names_are_prefixed() {
         let p = plan("protocol = \"board\"\n[server]\nthreads = [1, 2]\n[load]\nthreads = [3, 4]");
         assert_eq!(p.axes[0].key, "server.threads");
@@ -442,6 +532,33 @@ mod tests {
         assert_eq!(p.axes[0].key, "protocol");
         assert_eq!(p.points[1].server_protocol, "echo");
         assert_eq!(p.points[1].load_protocol, "board");
+    }
+
+    #[test]
+    fn the_baseline_runs_in_every_block() {
+        let p = plan(
+            r#"
+            protocol = "board"
+            repetitions = 3
+            [load]
+            posters = [1, 2]
+            [baseline.server]
+            protocol = "echo"
+            cpus = "0"
+            [baseline.load]
+            posters = 2
+            duration = "1s"
+            "#,
+        );
+        let b = p.baseline.as_ref().unwrap();
+        assert_eq!((b.slug.as_str(), b.index), (BASELINE, 2));
+        assert_eq!(b.server_protocol, "echo");
+        assert_eq!(b.load_protocol, "board");
+        assert_eq!(b.server_flags, ["--cpus", "0"]);
+        assert_eq!(b.load_flags, ["--posters", "2", "--duration", "1s"]);
+        assert_eq!(p.runs(), 9);
+        assert_eq!(p.find(BASELINE).unwrap().index, 2);
+        assert_eq!(p.find("posters=2").unwrap().index, 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `run.json`: one run's full configuration, how it was started, and how it
 //! ended, enough to repeat it by hand.
 
+use crate::machine::MachineState;
 use crate::plan::Point;
 use serde::{Deserialize, Serialize};
 
@@ -31,8 +32,12 @@ pub struct RunRecord {
     pub experiment: String,
     pub point: usize,
     pub slug: String,
-    /// 1-based.
+    /// 1-based; also the block the run belongs to (schedule.json).
     pub repetition: u32,
+    /// The run's 1-based place in the sweep's order (schedule.json); 0 in
+    /// sweeps made before the order was recorded.
+    #[serde(default)]
+    pub sequence: usize,
     /// The point's axis values.
     pub params: serde_json::Map<String, serde_json::Value>,
     pub server: Invocation,
@@ -46,6 +51,9 @@ pub struct RunRecord {
     pub error: Option<String>,
     pub started_unix_s: u64,
     pub wall_s: f64,
+    /// The machine while the run lasted; None where /proc is not readable.
+    #[serde(default)]
+    pub machine: Option<MachineState>,
 }
 
 impl RunRecord {

@@ -1,14 +1,19 @@
-//! Running a plan: every point × repetition in its own directory, a fresh
-//! server per run, skipping runs already done (resume), recording failures
-//! and going on.
+//! Running a plan: block by block in the recorded order (schedule.json),
+//! every run in its own directory with a fresh server, skipping runs
+//! already done (resume), recording failures and the machine's state and
+//! going on, and adding blocks for points whose throughput is not yet
+//! known as precisely as the experiment's target asks.
 
 use crate::child::{self, LoadEnd, LoadFiles, Server};
 use crate::error::SweepError;
 use crate::layout::{self, Manifest};
+use crate::machine::Probe;
 use crate::plan::{Plan, Point};
 use crate::record::{Invocation, RunRecord, Status, RUN_SCHEMA};
+use crate::schedule::{self, Schedule};
 use crate::spec::Cpus;
 use serverlab_load::report::LoadReport;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,6 +23,12 @@ use std::time::{Duration, Instant};
 const SERVER_START: Duration = Duration::from_secs(30);
 const SERVER_STOP: Duration = Duration::from_secs(30);
 
+/// The half-width of the 95% confidence interval of a point's mean
+/// throughput, as a share of it, from the throughputs of its runs; None
+/// when there are too few to tell. The report's statistics provide it, so
+/// the sweep stops where the report will agree the target is met.
+pub type Precision = fn(&[f64]) -> Option<f64>;
+
 pub struct Options {
     /// The `serverlab` binary to start servers and loads with.
     pub exe: PathBuf,
@@ -26,115 +37,310 @@ pub struct Options {
     pub force: bool,
     /// Set (by a signal handler) to stop after the current run.
     pub interrupted: Arc<AtomicBool>,
+    /// What a target (`target_ci`) is compared with.
+    pub precision: Precision,
 }
 
 /// One run of the schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct RunRef<'a> {
     pub point: &'a Point,
+    /// Also the block it belongs to.
     pub repetition: u32,
     /// 1-based position among the runs this invocation does.
     pub ordinal: usize,
+    /// Runs this invocation does, as far as known (a target may add more).
     pub todo: usize,
 }
 
 /// What a progress display is told.
 pub trait Observer {
-    /// Before the first run: the point of each run to do, in order, and
-    /// how many are already on disk.
-    fn planned(&mut self, plan: &Plan, todo: &[&Point], done: usize);
+    /// Before the first run: the schedule, the point of each run to do, in
+    /// order, and how many are already on disk.
+    fn planned(&mut self, plan: &Plan, schedule: &Schedule, todo: &[&Point], done: usize);
     fn started(&mut self, run: RunRef<'_>);
     /// `throughput` is the load's requests per second, when it reported one.
     fn finished(&mut self, run: RunRef<'_>, record: &RunRecord, throughput: Option<f64>);
+    /// A target added block `block`: these points, each with the relative
+    /// CI half-width it had, and the baseline.
+    fn extended(&mut self, block: u32, added: &[(&Point, Option<f64>)]);
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
     pub ran: usize,
     pub skipped: usize,
     pub failed: usize,
+    /// Points that ended above the target.
+    pub unresolved: Vec<Unresolved>,
 }
 
-/// Run every run of `plan` not already done under `opts.out`.
-///
-/// Repetitions are the outer loop: every point runs once before any runs
-/// twice, so slow drift of the machine (other work, heat) spreads over all
-/// points instead of biasing the ones that ran last.
-pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summary, SweepError> {
-    let client_cpus = Cpus::written(&plan.experiment.client_cpus);
-    let mut schedule = Vec::new();
-    let mut skipped = 0;
-    for repetition in 1..=plan.experiment.repetitions {
-        for point in &plan.points {
-            let dir = layout::run_dir(&opts.out, point, repetition);
-            match RunRecord::read(&dir.join(layout::RUN_RECORD)) {
-                Some(r) if !opts.force && r.done_as(point, &client_cpus) => skipped += 1,
-                Some(r) if !opts.force => {
-                    if let Some(detail) = r.differs_from(point, &client_cpus) {
-                        return Err(SweepError::Stale { dir, detail });
-                    }
-                    // Same configuration, failed before: try it again.
-                    schedule.push((point, repetition));
-                }
-                _ => schedule.push((point, repetition)),
-            }
+/// A point whose throughput CI stayed wider than the target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unresolved {
+    pub slug: String,
+    /// Blocks it ran in, and how many of those runs succeeded.
+    pub repetitions: u32,
+    pub ok: usize,
+    /// Its CI half-width as a share of the mean; None: too few runs.
+    pub precision: Option<f64>,
+}
+
+impl Unresolved {
+    /// Why it never got there, in words.
+    pub fn why(&self) -> String {
+        let ci = match self.precision {
+            Some(p) => format!("±{:.1}%", 100.0 * p),
+            None => "no interval".into(),
+        };
+        let failed = self.repetitions as usize - self.ok;
+        if failed > 0 {
+            format!(
+                "{ci} after {} repetitions, {failed} of which failed",
+                self.repetitions
+            )
+        } else {
+            format!(
+                "{ci} after {} repetitions (max_repetitions): its runs vary too much",
+                self.repetitions
+            )
         }
     }
+}
+
+/// Run every run of `plan` not already done under `opts.out`, in the
+/// schedule's order, then more blocks while a target asks for them.
+pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summary, SweepError> {
+    let mut schedule = schedule_for(plan, opts);
+    let mut done = done_runs(plan, &schedule, opts)?;
     if opts.force {
         // Everything is redone. Clear the old runs before the manifest
         // names the new configuration, so that a sweep interrupted now
         // leaves no run made with other flags under it.
-        for (point, repetition) in &schedule {
-            let dir = layout::run_dir(&opts.out, point, *repetition);
-            remove_run(&dir)?;
-        }
+        remove_run(&opts.out.join(layout::RUNS))?;
     }
     // Only now, when nothing stale stands in the way, record the experiment.
-    prepare(plan, &opts.out)?;
-    let todo: Vec<&Point> = schedule.iter().map(|(p, _)| *p).collect();
-    obs.planned(plan, &todo, skipped);
+    prepare(plan, &schedule, &opts.out)?;
     let mut summary = Summary {
-        skipped,
+        skipped: done.len(),
         ..Summary::default()
     };
-    let todo = schedule.len();
-    for (i, (point, repetition)) in schedule.into_iter().enumerate() {
-        if opts.interrupted.load(Ordering::Relaxed) {
-            return Err(SweepError::Interrupted);
+    let mut todo = pending(&schedule, &done, 0);
+    let points: Vec<&Point> = todo.iter().filter_map(|(_, _, s)| plan.find(s)).collect();
+    obs.planned(plan, &schedule, &points, summary.skipped);
+    let mut total = todo.len();
+    let mut ordinal = 0;
+    loop {
+        for (sequence, repetition, slug) in todo {
+            let point = plan.find(&slug).expect("the schedule fits the plan");
+            ordinal += 1;
+            let run = RunRef {
+                point,
+                repetition,
+                ordinal,
+                todo: total,
+            };
+            let record = run_and_record(plan, run, sequence, opts, obs)?;
+            summary.ran += 1;
+            summary.failed += usize::from(record.status == Status::Failed);
+            done.insert((repetition, slug));
         }
-        let run = RunRef {
-            point,
-            repetition,
-            ordinal: i + 1,
-            todo,
-        };
-        obs.started(run);
-        let dir = layout::run_dir(&opts.out, point, repetition);
-        let Some(record) = run_one(plan, point, repetition, &dir, opts)? else {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(SweepError::Interrupted);
-        };
-        layout::write_atomic(
-            &dir.join(layout::RUN_RECORD),
-            &(serde_json::to_string_pretty(&record).expect("a record serializes") + "\n"),
-        )?;
-        let throughput = read_load(&dir).map(|r| r.results.throughput_rps);
-        summary.ran += 1;
-        if record.status == Status::Failed {
-            summary.failed += 1;
+        let from = schedule.runs().count();
+        if !add_block(plan, &mut schedule, opts, obs)? {
+            break;
         }
-        obs.finished(run, &record, throughput);
+        todo = pending(&schedule, &done, from);
+        total += todo.len();
     }
+    summary.unresolved = unresolved(plan, &schedule, opts);
     Ok(summary)
 }
 
-/// Create `out`, and write the experiment file and the manifest into it.
-fn prepare(plan: &Plan, out: &Path) -> Result<(), SweepError> {
+/// Runs of the schedule from position `from` on that are not done:
+/// (place in the order, repetition, slug).
+fn pending(
+    schedule: &Schedule,
+    done: &HashSet<(u32, String)>,
+    from: usize,
+) -> Vec<(usize, u32, String)> {
+    schedule
+        .runs()
+        .skip(from)
+        .filter(|(_, b, slug)| !done.contains(&(*b, slug.to_string())))
+        .map(|(q, b, slug)| (q, b, slug.to_string()))
+        .collect()
+}
+
+/// Append (and record) a block for the points a target still wants more
+/// runs of, with the baseline; false when none does.
+fn add_block(
+    plan: &Plan,
+    schedule: &mut Schedule,
+    opts: &Options,
+    obs: &mut dyn Observer,
+) -> Result<bool, SweepError> {
+    let wanting = wanting_more(plan, schedule, opts);
+    if wanting.is_empty() {
+        return Ok(false);
+    }
+    let block = schedule.blocks.len() as u32 + 1;
+    let slugs = plan
+        .baseline
+        .iter()
+        .chain(wanting.iter().map(|(p, _)| *p))
+        .map(|p| p.slug.clone())
+        .collect();
+    schedule.extend(slugs);
+    schedule.write(&opts.out)?;
+    obs.extended(block, &wanting);
+    Ok(true)
+}
+
+/// Run one run of the schedule, write its record, and tell the observer.
+fn run_and_record(
+    plan: &Plan,
+    run: RunRef<'_>,
+    sequence: usize,
+    opts: &Options,
+    obs: &mut dyn Observer,
+) -> Result<RunRecord, SweepError> {
+    if opts.interrupted.load(Ordering::Relaxed) {
+        return Err(SweepError::Interrupted);
+    }
+    obs.started(run);
+    let dir = layout::run_dir(&opts.out, run.point, run.repetition);
+    let Some(record) = run_one(plan, run.point, (run.repetition, sequence), &dir, opts)? else {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(SweepError::Interrupted);
+    };
+    layout::write_atomic(
+        &dir.join(layout::RUN_RECORD),
+        &(serde_json::to_string_pretty(&record).expect("a record serializes") + "\n"),
+    )?;
+    let throughput = read_load(&dir).map(|r| r.results.throughput_rps);
+    obs.finished(run, &record, throughput);
+    Ok(record)
+}
+
+/// The recorded schedule when it still fits the plan (a resumed sweep
+/// keeps its order); otherwise a new one, from the experiment's seed, the
+/// recorded seed, or a fresh one.
+fn schedule_for(plan: &Plan, opts: &Options) -> Schedule {
+    let recorded = if opts.force {
+        None
+    } else {
+        Schedule::read(&opts.out)
+    };
+    match recorded {
+        Some(s) if s.fits(plan) => s,
+        old => {
+            let seed = plan
+                .experiment
+                .design
+                .seed
+                .or(old.map(|s| s.seed))
+                .unwrap_or_else(schedule::fresh_seed);
+            Schedule::new(plan, seed)
+        }
+    }
+}
+
+/// The runs of `schedule` already done as the plan now configures them.
+/// A finished run made with other flags stops the sweep (unless forced):
+/// results of two configurations would be mixed.
+fn done_runs(
+    plan: &Plan,
+    schedule: &Schedule,
+    opts: &Options,
+) -> Result<HashSet<(u32, String)>, SweepError> {
+    let client_cpus = Cpus::written(&plan.experiment.client_cpus);
+    let mut done = HashSet::new();
+    if opts.force {
+        return Ok(done);
+    }
+    for (_, repetition, slug) in schedule.runs() {
+        let point = plan.find(slug).expect("the schedule fits the plan");
+        let dir = layout::run_dir(&opts.out, point, repetition);
+        let Some(r) = RunRecord::read(&dir.join(layout::RUN_RECORD)) else {
+            continue;
+        };
+        if let Some(detail) = r.differs_from(point, &client_cpus) {
+            return Err(SweepError::Stale { dir, detail });
+        }
+        // Same configuration: done if it succeeded, else tried again.
+        if r.status == Status::Ok {
+            done.insert((repetition, slug.to_string()));
+        }
+    }
+    Ok(done)
+}
+
+/// The successful runs' throughputs of `point` in the schedule's blocks.
+fn throughputs(plan: &Plan, schedule: &Schedule, out: &Path, point: &Point) -> Vec<f64> {
+    let client_cpus = Cpus::written(&plan.experiment.client_cpus);
+    (1..=schedule.repetitions_of(&point.slug))
+        .filter_map(|rep| {
+            let dir = layout::run_dir(out, point, rep);
+            let record = RunRecord::read(&dir.join(layout::RUN_RECORD))?;
+            record.done_as(point, &client_cpus).then_some(())?;
+            read_load(&dir).map(|l| l.results.throughput_rps)
+        })
+        .collect()
+}
+
+/// Points below `max_repetitions` whose throughput CI is still wider than
+/// the target (or has too few runs to tell), with that width.
+fn wanting_more<'p>(
+    plan: &'p Plan,
+    schedule: &Schedule,
+    opts: &Options,
+) -> Vec<(&'p Point, Option<f64>)> {
+    let design = &plan.experiment.design;
+    let Some(target) = design.target_ci else {
+        return vec![];
+    };
+    plan.points
+        .iter()
+        .filter(|p| schedule.repetitions_of(&p.slug) < design.max())
+        .filter_map(|p| {
+            let precision = (opts.precision)(&throughputs(plan, schedule, &opts.out, p));
+            precision
+                .is_none_or(|x| x > target)
+                .then_some((p, precision))
+        })
+        .collect()
+}
+
+/// Points that ended above the target.
+fn unresolved(plan: &Plan, schedule: &Schedule, opts: &Options) -> Vec<Unresolved> {
+    let Some(target) = plan.experiment.design.target_ci else {
+        return vec![];
+    };
+    plan.points
+        .iter()
+        .filter_map(|p| {
+            let v = throughputs(plan, schedule, &opts.out, p);
+            let precision = (opts.precision)(&v);
+            precision.is_none_or(|x| x > target).then(|| Unresolved {
+                slug: p.slug.clone(),
+                repetitions: schedule.repetitions_of(&p.slug),
+                ok: v.len(),
+                precision,
+            })
+        })
+        .collect()
+}
+
+/// Create `out`, and write the experiment file, the manifest and the
+/// schedule into it.
+fn prepare(plan: &Plan, schedule: &Schedule, out: &Path) -> Result<(), SweepError> {
     std::fs::create_dir_all(out.join(layout::RUNS))
         .map_err(|e| SweepError::io("cannot create", out, e))?;
     layout::write_atomic(&out.join(layout::EXPERIMENT), &plan.experiment.source)?;
-    let manifest = serde_json::to_string_pretty(&Manifest::of(plan)).expect("serializes") + "\n";
-    layout::write_atomic(&out.join(layout::MANIFEST), &manifest)
+    let manifest = Manifest::of(plan, schedule.seed);
+    let manifest = serde_json::to_string_pretty(&manifest).expect("serializes") + "\n";
+    layout::write_atomic(&out.join(layout::MANIFEST), &manifest)?;
+    schedule.write(out)
 }
 
 /// Remove one run's directory, if there is one.
@@ -152,11 +358,45 @@ fn read_load(dir: &Path) -> Option<LoadReport> {
     serde_json::from_str(&text).ok()
 }
 
-/// One run in `dir` (emptied first). None: interrupted, nothing to keep.
+/// The record of a run about to start: what it runs, not yet how it ended.
+fn new_record(
+    plan: &Plan,
+    point: &Point,
+    (repetition, sequence): (u32, usize),
+    server_argv: Vec<String>,
+) -> RunRecord {
+    let invocation = |protocol: &str, flags: &[String], argv| Invocation {
+        protocol: protocol.into(),
+        flags: flags.to_vec(),
+        argv,
+        exit_code: None,
+    };
+    RunRecord {
+        schema: RUN_SCHEMA.into(),
+        experiment: plan.experiment.name.clone(),
+        point: point.index,
+        slug: point.slug.clone(),
+        repetition,
+        sequence,
+        params: point.params.clone(),
+        server: invocation(&point.server_protocol, &point.server_flags, server_argv),
+        load: invocation(&point.load_protocol, &point.load_flags, vec![]),
+        client_cpus: Cpus::written(&plan.experiment.client_cpus),
+        server_addr: None,
+        status: Status::Failed,
+        error: None,
+        started_unix_s: unix_now(),
+        wall_s: 0.0,
+        machine: None,
+    }
+}
+
+/// One run in `dir` (emptied first): repetition (block) and place in the
+/// sweep's order. None: interrupted, nothing to keep.
 fn run_one(
     plan: &Plan,
     point: &Point,
-    repetition: u32,
+    (repetition, sequence): (u32, usize),
     dir: &Path,
     opts: &Options,
 ) -> Result<Option<RunRecord>, SweepError> {
@@ -164,35 +404,13 @@ fn run_one(
     std::fs::create_dir_all(dir).map_err(|e| SweepError::io("cannot create", dir, e))?;
     let exe = opts.exe.to_string_lossy().into_owned();
     let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-    let server_args = point.serve_args(&path(layout::SERVER_JSON));
-    let mut record = RunRecord {
-        schema: RUN_SCHEMA.into(),
-        experiment: plan.experiment.name.clone(),
-        point: point.index,
-        slug: point.slug.clone(),
-        repetition,
-        params: point.params.clone(),
-        server: Invocation {
-            protocol: point.server_protocol.clone(),
-            flags: point.server_flags.clone(),
-            argv: std::iter::once(exe.clone())
-                .chain(server_args.iter().cloned())
-                .collect(),
-            exit_code: None,
-        },
-        load: Invocation {
-            protocol: point.load_protocol.clone(),
-            flags: point.load_flags.clone(),
-            argv: vec![],
-            exit_code: None,
-        },
-        client_cpus: Cpus::written(&plan.experiment.client_cpus),
-        server_addr: None,
-        status: Status::Failed,
-        error: None,
-        started_unix_s: unix_now(),
-        wall_s: 0.0,
+    let argv = |args: &[String]| {
+        std::iter::once(exe.clone())
+            .chain(args.iter().cloned())
+            .collect()
     };
+    let server_args = point.serve_args(&path(layout::SERVER_JSON));
+    let mut record = new_record(plan, point, (repetition, sequence), argv(&server_args));
     let started = Instant::now();
     let finish = |mut record: RunRecord, error: Option<String>| {
         record.status = if error.is_none() {
@@ -206,15 +424,16 @@ fn run_one(
     };
 
     let log = dir.join(layout::SERVER_LOG);
+    // From before the server starts until both children are reaped, so
+    // their CPU time is ours, not "other processes'".
+    let probe = Probe::start();
     let server = match Server::start(&opts.exe, &server_args, &log, SERVER_START) {
         Ok(s) => s,
         Err(e) => return Ok(finish(record, Some(e.to_string()))),
     };
     record.server_addr = Some(server.addr.to_string());
     let load_args = point.load_args(&server.addr.to_string(), &path(layout::LOAD_JSON));
-    record.load.argv = std::iter::once(exe)
-        .chain(load_args.iter().cloned())
-        .collect();
+    record.load.argv = argv(&load_args);
     let files = LoadFiles {
         stdout: dir.join(layout::LOAD_LOG),
         stderr: dir.join(layout::LOAD_ERR),
@@ -228,12 +447,29 @@ fn run_one(
         &opts.interrupted,
     );
     let stopped = server.stop(SERVER_STOP);
-    if opts.interrupted.load(Ordering::Relaxed) {
+    record.machine = probe.and_then(Probe::finish);
+    if opts.interrupted.load(Ordering::Relaxed) || matches!(end, Ok(LoadEnd::Interrupted)) {
         return Ok(None);
     }
-    let mut error = match end {
+    // Both record their exit codes; the load's error, if any, comes first.
+    let load = load_error(end, &mut record, dir, &files);
+    let error = load.or(server_error(stopped, &mut record, dir, &log));
+    if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&files.stderr);
+    }
+    Ok(finish(record, error))
+}
+
+/// What went wrong with the load, if anything (its exit code recorded).
+fn load_error(
+    end: Result<LoadEnd, child::ChildError>,
+    record: &mut RunRecord,
+    dir: &Path,
+    files: &LoadFiles,
+) -> Option<String> {
+    match end {
         Err(e) => Some(e.to_string()),
-        Ok(LoadEnd::Interrupted) => return Ok(None),
+        Ok(LoadEnd::Interrupted) => Some("interrupted".into()),
         Ok(LoadEnd::TimedOut(t)) => Some(format!("the load ran over the timeout ({t:?})")),
         Ok(LoadEnd::Exited(status)) => {
             record.load.exit_code = status.code();
@@ -249,26 +485,34 @@ fn run_one(
                 ))
             }
         }
-    };
+    }
+}
+
+/// What went wrong with the server's stop, if anything (its exit code
+/// recorded).
+fn server_error(
+    stopped: Result<std::process::ExitStatus, child::ChildError>,
+    record: &mut RunRecord,
+    dir: &Path,
+    log: &Path,
+) -> Option<String> {
     match stopped {
         Ok(status) => {
             record.server.exit_code = status.code();
-            if !status.success() && error.is_none() {
-                error = Some(format!(
+            if !status.success() {
+                Some(format!(
                     "the server ended badly ({}): {}",
                     child::describe(Some(status)),
-                    child::tail(&log, 3)
-                ));
-            } else if error.is_none() && !dir.join(layout::SERVER_JSON).exists() {
-                error = Some("the server wrote no final statistics".into());
+                    child::tail(log, 3)
+                ))
+            } else if !dir.join(layout::SERVER_JSON).exists() {
+                Some("the server wrote no final statistics".into())
+            } else {
+                None
             }
         }
-        Err(e) => error = error.or(Some(e.to_string())),
+        Err(e) => Some(e.to_string()),
     }
-    if std::fs::metadata(&files.stderr).is_ok_and(|m| m.len() == 0) {
-        let _ = std::fs::remove_file(&files.stderr);
-    }
-    Ok(finish(record, error))
 }
 
 fn unix_now() -> u64 {
@@ -285,9 +529,10 @@ mod tests {
 
     struct Quiet;
     impl Observer for Quiet {
-        fn planned(&mut self, _: &Plan, _: &[&Point], _: usize) {}
+        fn planned(&mut self, _: &Plan, _: &Schedule, _: &[&Point], _: usize) {}
         fn started(&mut self, _: RunRef<'_>) {}
         fn finished(&mut self, _: RunRef<'_>, _: &RunRecord, _: Option<f64>) {}
+        fn extended(&mut self, _: u32, _: &[(&Point, Option<f64>)]) {}
     }
 
     fn plan(duration: &str) -> Plan {
@@ -313,6 +558,7 @@ mod tests {
             point: point.index,
             slug: point.slug.clone(),
             repetition,
+            sequence: 0,
             params: point.params.clone(),
             server: invocation(&point.server_protocol, &point.server_flags),
             load: invocation(&point.load_protocol, &point.load_flags),
@@ -322,6 +568,7 @@ mod tests {
             error: None,
             started_unix_s: 0,
             wall_s: 1.0,
+            machine: None,
         };
         let text = serde_json::to_string(&record).unwrap();
         std::fs::write(dir.join(layout::RUN_RECORD), text).unwrap();
@@ -346,6 +593,7 @@ mod tests {
             force,
             // Stop before the first run, as a Ctrl-C right after starting.
             interrupted: Arc::new(AtomicBool::new(true)),
+            precision: |_| None,
         };
         let refused = run(&new, &opts(false), &mut Quiet);
         assert!(matches!(refused, Err(SweepError::Stale { .. })));

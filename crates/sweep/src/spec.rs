@@ -1,6 +1,7 @@
 //! The experiment file: a server part and a load part, each a table of
 //! flags where any value may be a list, plus matrix variables that several
-//! flags share, repetitions and pinning.
+//! flags share, how runs are repeated and ordered, an optional baseline,
+//! and pinning.
 //!
 //! ```toml
 //! name = "caps"
@@ -15,20 +16,28 @@
 //! readers = [1, 2, 3]
 //! duration = "2s"
 //! ```
+//!
+//! Flags that only some values of another flag take go under `when`:
+//!
+//! ```toml
+//! [server]
+//! strategy = ["thread-per-request", "pool-locked"]
+//! [server.when.strategy.pool-locked]
+//! threads = 8
+//! ```
 
-use crate::duration;
+use crate::design::Design;
 use crate::error::SpecError;
 use crate::value::Scalar;
 use serde::Deserialize;
-use serverlab_server::CpuSet;
+use serverlab_util::duration;
+use serverlab_util::CpuSet;
 use std::time::Duration;
 
 /// Flags the runner sets itself; an experiment may not.
 pub const RESERVED_SERVER: [&str; 2] = ["addr", "stats-json"];
 pub const RESERVED_LOAD: [&str; 2] = ["addr", "json"];
 
-const DEFAULT_REPETITIONS: u32 = 3;
-const MAX_REPETITIONS: u32 = 1000;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A parsed, checked experiment.
@@ -36,7 +45,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 pub struct Experiment {
     pub name: String,
     pub description: String,
-    pub repetitions: u32,
+    /// Repetitions, their order, and when to add more.
+    pub design: Design,
     /// CPUs the load is pinned to.
     pub client_cpus: Option<Cpus>,
     /// Longest a load may run before it is stopped and the run failed.
@@ -45,8 +55,19 @@ pub struct Experiment {
     pub matrix: Vec<(String, Vec<Scalar>)>,
     pub server: Part,
     pub load: Part,
+    /// A fixed server and load run once in every block, beside the points.
+    pub baseline: Option<Baseline>,
     /// The file as written, kept with the results.
     pub source: String,
+}
+
+/// `[baseline.server]` and `[baseline.load]`: one fixed configuration
+/// (every flag a single value) whose throughput the report divides each
+/// point's by, run in the same block.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub server: Part,
+    pub load: Part,
 }
 
 /// A CPU list as the experiment wrote it (`1`, `2-3`), which results
@@ -71,6 +92,18 @@ pub struct Part {
     pub protocols: Vec<String>,
     /// Flag name (dashed, no `--`) and its values; more than one = an axis.
     pub flags: Vec<(String, Vec<Scalar>)>,
+    /// Flags given only where another flag takes one value (`[server.when.
+    /// strategy.pool-locked] threads = 8`: `--threads 8` only with
+    /// `--strategy pool-locked`, a flag the other strategies refuse).
+    pub when: Vec<When>,
+}
+
+/// `[<side>.when.<flag>.<value>]`: these flags where `flag` is `value`.
+#[derive(Debug, Clone)]
+pub struct When {
+    pub flag: String,
+    pub value: String,
+    pub flags: Vec<(String, Scalar)>,
 }
 
 #[derive(Deserialize)]
@@ -80,6 +113,10 @@ struct Raw {
     description: Option<String>,
     protocol: Option<String>,
     repetitions: Option<i64>,
+    order: Option<String>,
+    seed: Option<i64>,
+    target_ci: Option<toml::Value>,
+    max_repetitions: Option<i64>,
     client_cpus: Option<toml::Value>,
     timeout: Option<String>,
     #[serde(default)]
@@ -88,6 +125,7 @@ struct Raw {
     server: toml::Table,
     #[serde(default)]
     load: toml::Table,
+    baseline: Option<toml::Table>,
 }
 
 impl Experiment {
@@ -103,49 +141,43 @@ impl Experiment {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "experiment".into());
-        let repetitions = match raw.repetitions {
-            None => DEFAULT_REPETITIONS,
-            Some(n) if (1..=MAX_REPETITIONS as i64).contains(&n) => n as u32,
-            Some(n) => {
-                return Err(err(format!(
-                    "repetitions = {n}: must be 1 to {MAX_REPETITIONS}"
-                )))
-            }
-        };
+        let design = Design::parse(
+            raw.repetitions,
+            raw.order.as_deref(),
+            raw.seed,
+            raw.target_ci.as_ref(),
+            raw.max_repetitions,
+        )
+        .map_err(err)?;
         let timeout = match &raw.timeout {
             None => DEFAULT_TIMEOUT,
             Some(t) => duration::parse(t).map_err(|e| err(format!("timeout: {e}")))?,
         };
-        let client_cpus = match &raw.client_cpus {
-            None => None,
-            Some(v) => {
-                let text = match v {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Integer(i) => i.to_string(),
-                    _ => {
-                        return Err(err(
-                            "client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into(),
-                        ))
-                    }
-                };
-                let set = text
-                    .parse::<CpuSet>()
-                    .map_err(|e| err(format!("client_cpus: {e}")))?;
-                Some(Cpus { written: text, set })
-            }
-        };
+        let client_cpus = raw
+            .client_cpus
+            .as_ref()
+            .map(client_cpus)
+            .transpose()
+            .map_err(err)?;
         let matrix = matrix(&raw.matrix).map_err(err)?;
         let server = part("server", &raw.server, raw.protocol.as_deref(), true).map_err(err)?;
         let load = part("load", &raw.load, raw.protocol.as_deref(), false).map_err(err)?;
+        let baseline = raw
+            .baseline
+            .as_ref()
+            .map(|t| baseline(t, raw.protocol.as_deref()))
+            .transpose()
+            .map_err(err)?;
         let exp = Experiment {
             name: raw.name.unwrap_or(default_name),
             description: raw.description.unwrap_or_default(),
-            repetitions,
+            design,
             client_cpus,
             timeout,
             matrix,
             server,
             load,
+            baseline,
             source: text.to_string(),
         };
         exp.check_templates().map_err(err)?;
@@ -157,7 +189,13 @@ impl Experiment {
     fn check_templates(&self) -> Result<(), String> {
         let mut used = vec![false; self.matrix.len()];
         for (side, part) in [("server", &self.server), ("load", &self.load)] {
-            for (flag, values) in &part.flags {
+            let conditional = part
+                .when
+                .iter()
+                .flat_map(|w| w.flags.iter().map(|(f, v)| (f.clone(), vec![v.clone()])));
+            let all: Vec<(String, Vec<Scalar>)> =
+                part.flags.iter().cloned().chain(conditional).collect();
+            for (flag, values) in &all {
                 for v in values {
                     let Scalar::Str(s) = v else { continue };
                     for name in template_names(s) {
@@ -184,6 +222,19 @@ impl Experiment {
     }
 }
 
+/// `client_cpus = "1"` (or `1`): a CPU list this process may use.
+fn client_cpus(v: &toml::Value) -> Result<Cpus, String> {
+    let text = match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        _ => return Err("client_cpus: expected a CPU list such as \"1\" or \"2-3\"".into()),
+    };
+    let set = text
+        .parse::<CpuSet>()
+        .map_err(|e| format!("client_cpus: {e}"))?;
+    Ok(Cpus { written: text, set })
+}
+
 /// `[matrix]`: each variable a value or a list of values.
 fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
     let mut out = Vec::new();
@@ -198,7 +249,52 @@ fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
     Ok(out)
 }
 
-/// `[server]` or `[load]`.
+/// `[baseline]`: a `server` and a `load` table, each flag one value, no
+/// matrix variables (the baseline does not vary).
+fn baseline(table: &toml::Table, default_protocol: Option<&str>) -> Result<Baseline, String> {
+    if let Some(key) = table.keys().find(|k| *k != "server" && *k != "load") {
+        return Err(format!(
+            "baseline.{key}: a baseline has a [baseline.server] and a [baseline.load] table"
+        ));
+    }
+    let empty = toml::Table::new();
+    let side = |name: &str| -> Result<Part, String> {
+        let what = format!("baseline.{name}");
+        let t = match table.get(name) {
+            None => &empty,
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => return Err(format!("{what}: expected a table of flags")),
+        };
+        let p = part(&what, t, default_protocol, false)?;
+        if let Some(w) = p.when.first() {
+            return Err(format!(
+                "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
+                w.flag
+            ));
+        }
+        for (flag, values) in &p.flags {
+            if values.len() > 1 {
+                return Err(format!(
+                    "{what}.{flag}: a baseline is one fixed configuration: give one value"
+                ));
+            }
+            if let Scalar::Str(s) = &values[0] {
+                if !template_names(s).is_empty() {
+                    return Err(format!(
+                        "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
+                    ));
+                }
+            }
+        }
+        Ok(p)
+    };
+    Ok(Baseline {
+        server: side("server")?,
+        load: side("load")?,
+    })
+}
+
+/// `[server]` or `[load]` (or the baseline's: `baseline.server`…).
 fn part(
     side: &str,
     table: &toml::Table,
@@ -207,17 +303,27 @@ fn part(
 ) -> Result<Part, String> {
     let mut protocols = default_protocol.map(|p| vec![p.to_string()]);
     let mut flags: Vec<(String, Vec<Scalar>)> = Vec::new();
-    let reserved: &[&str] = if side == "server" {
+    let reserved: &[&str] = if side.ends_with("server") {
         &RESERVED_SERVER
     } else {
         &RESERVED_LOAD
     };
+    let mut when_table = None;
     for (key, v) in table {
         let what = format!("{side}.{key}");
+        if key == "when" {
+            when_table = Some(v);
+            continue;
+        }
         if key == "protocol" {
             let list = values(&what, v)?;
             if list.len() > 1 && !protocol_may_vary {
-                return Err(format!("{what}: the load speaks one protocol"));
+                let who = if side == "load" {
+                    "the load"
+                } else {
+                    "a baseline"
+                };
+                return Err(format!("{what}: {who} speaks one protocol"));
             }
             let names: Result<Vec<String>, String> = list
                 .into_iter()
@@ -246,7 +352,70 @@ fn part(
     let protocols = protocols.ok_or_else(|| {
         format!("no protocol for the {side}: set protocol = \"board\" at the top (or in [{side}])")
     })?;
-    Ok(Part { protocols, flags })
+    let when = match when_table {
+        Some(v) => when(side, v, &flags, reserved)?,
+        None => Vec::new(),
+    };
+    Ok(Part {
+        protocols,
+        flags,
+        when,
+    })
+}
+
+/// `[<side>.when.<flag>.<value>]` tables: each names a flag of the part and
+/// one of its values, and holds flags (one value each) the part does not
+/// set otherwise.
+fn when(
+    side: &str,
+    v: &toml::Value,
+    flags: &[(String, Vec<Scalar>)],
+    reserved: &[&str],
+) -> Result<Vec<When>, String> {
+    let table = |what: &str, v: &toml::Value| -> Result<toml::Table, String> {
+        v.as_table()
+            .cloned()
+            .ok_or_else(|| format!("{what}: expected [{what}.<value>] tables of flags"))
+    };
+    let mut out = Vec::new();
+    for (key, by_value) in &table(&format!("{side}.when"), v)? {
+        let what = format!("{side}.when.{key}");
+        let flag = key.replace('_', "-");
+        let Some((_, values)) = flags.iter().find(|(f, _)| *f == flag) else {
+            return Err(format!(
+                "{what}: the {side} has no flag --{flag} to depend on"
+            ));
+        };
+        for (value, extras) in &table(&what, by_value)? {
+            let what = format!("{what}.{value}");
+            if !values.iter().any(|v| v.to_string() == *value) {
+                return Err(format!("{what}: --{flag} never takes the value '{value}'"));
+            }
+            let mut when = When {
+                flag: flag.clone(),
+                value: value.clone(),
+                flags: Vec::new(),
+            };
+            for (extra, v) in &table(&what, extras)? {
+                let name = extra.replace('_', "-");
+                let bad = !is_flag_name(&name)
+                    || reserved.contains(&name.as_str())
+                    || flags.iter().any(|(f, _)| *f == name)
+                    || when.flags.iter().any(|(f, _)| *f == name);
+                let scalar = Scalar::from_toml(v);
+                match (bad, scalar) {
+                    (false, Some(s)) => when.flags.push((name, s)),
+                    _ => {
+                        return Err(format!(
+                            "{what}.{extra}: one value for a flag the {side} does not set otherwise"
+                        ))
+                    }
+                }
+            }
+            out.push(when);
+        }
+    }
+    Ok(out)
 }
 
 /// A scalar, or a non-empty list of scalars without duplicates.
@@ -310,6 +479,53 @@ mod tests {
     }
 
     #[test]
+    fn flags_when_another_flag_takes_a_value() {
+        let e = parse(
+            r#"
+            protocol = "bucket"
+            [server]
+            strategy = ["thread-per-request", "pool-locked"]
+            [server.when.strategy.pool-locked]
+            threads = 8
+            "#,
+        )
+        .unwrap();
+        assert_eq!(e.server.when.len(), 1);
+        assert_eq!(e.server.when[0].flag, "strategy");
+        assert_eq!(e.server.when[0].value, "pool-locked");
+        assert_eq!(
+            e.server.when[0].flags,
+            vec![("threads".to_string(), Scalar::Int(8))]
+        );
+        for (text, complaint) in [
+            ("[server.when.cpus.x]\nthreads = 1", "no flag --cpus"),
+            (
+                "[server.when.strategy.async]\nthreads = 1",
+                "never takes the value 'async'",
+            ),
+            (
+                "[server.when.strategy.pool-locked]\nstrategy = \"x\"",
+                "does not set otherwise",
+            ),
+            (
+                "[server.when.strategy.pool-locked]\nthreads = [1, 2]",
+                "one value",
+            ),
+            ("[server.when.strategy]\npool-locked = 3", "tables of flags"),
+            (
+                "[baseline.server]\nstrategy = \"pool-locked\"\n[baseline.server.when.strategy.pool-locked]\nthreads = 1",
+                "a baseline is one fixed configuration",
+            ),
+        ] {
+            let err = parse(&format!(
+                "protocol = \"bucket\"\n[server]\nstrategy = [\"thread-per-request\", \"pool-locked\"]\n{text}"
+            ))
+            .unwrap_err();
+            assert!(err.contains(complaint), "{text}: {err}");
+        }
+    }
+
+    #[test]
     fn a_full_experiment() {
         let e = parse(
             r#"
@@ -329,7 +545,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.name, "grid");
-        assert_eq!(e.repetitions, 2);
+        assert_eq!(e.design.repetitions, 2);
         assert_eq!(e.timeout, Duration::from_secs(30));
         assert_eq!(e.server.protocols, ["board"]);
         assert_eq!(e.server.flags[1].0, "max-connections");
@@ -341,7 +557,7 @@ mod tests {
     fn defaults() {
         let e = parse("protocol = \"echo\"\n[load]\nprotocol = \"board\"").unwrap();
         assert_eq!(e.name, "x");
-        assert_eq!(e.repetitions, DEFAULT_REPETITIONS);
+        assert_eq!(e.design.repetitions, crate::design::DEFAULT_REPETITIONS);
         assert_eq!(e.load.protocols, ["board"]);
         assert_eq!(e.server.protocols, ["echo"]);
     }

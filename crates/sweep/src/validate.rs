@@ -14,7 +14,8 @@ pub fn validate(
     check: &dyn Fn(&[String]) -> Result<(), String>,
 ) -> Result<(), SpecError> {
     let mut seen = HashSet::new();
-    for point in &plan.points {
+    for point in plan.block() {
+        let baseline = plan.baseline.as_ref().is_some_and(|b| b.slug == point.slug);
         // Placeholders where the runner puts a real port and files: the
         // parser checks their form, not their value.
         let server = argv(point.serve_args("/dev/null"));
@@ -24,11 +25,15 @@ pub fn validate(
                 continue;
             }
             if let Err(complaint) = check(&args) {
+                let whose = if baseline {
+                    format!("[baseline.{side}]")
+                } else {
+                    format!("[{side}] of point {}", point.slug)
+                };
                 return Err(SpecError {
                     file: file.to_string(),
                     message: format!(
-                        "[{side}] of point {}: `serverlab {}` is rejected: {}",
-                        point.slug,
+                        "{whose}: `serverlab {}` is rejected: {}",
                         args[1..].join(" "),
                         first_line(&complaint)
                     ),
@@ -81,5 +86,19 @@ mod tests {
         let seen = seen.borrow();
         assert_eq!(seen[0][..3], ["serverlab", "serve", "board"]);
         assert!(seen[1].ends_with(&["--posters".into(), "1".into(), "--bogus".into(), "3".into()]));
+    }
+
+    #[test]
+    fn the_baseline_is_checked_too() {
+        let e = Experiment::parse("t.toml", "protocol = \"board\"\n[baseline.load]\nbogus = 1")
+            .unwrap();
+        let check = |args: &[String]| -> Result<(), String> {
+            match args.contains(&"--bogus".to_string()) {
+                true => Err("error: unexpected argument '--bogus' found".into()),
+                false => Ok(()),
+            }
+        };
+        let err = validate(&Plan::new(e), "t.toml", &check).unwrap_err();
+        assert!(err.to_string().contains("[baseline.load]"), "{err}");
     }
 }

@@ -16,9 +16,10 @@ fn keys(p: &Plan) -> Vec<&str> {
     p.axes.iter().map(|a| a.key.as_str()).collect()
 }
 
-/// Every run's load duration plus starting and stopping a server.
+/// Every run's load duration plus starting and stopping a server, the
+/// baseline's runs included.
 fn minutes(p: &Plan) -> f64 {
-    let runs = (0..p.experiment.repetitions).flat_map(|_| &p.points);
+    let runs = (0..p.experiment.design.repetitions).flat_map(|_| p.block());
     p.estimate_seconds(runs).expect("a --duration") / 60.0
 }
 
@@ -29,6 +30,13 @@ fn caps_is_posters_by_readers() {
     assert_eq!(p.points.len(), 25);
     assert!(minutes(&p) < 10.0, "{} min", minutes(&p));
     assert!(p.points[24].load_flags.contains(&"--verify".to_string()));
+    let b = p.baseline.as_ref().expect("a baseline");
+    assert_eq!(b.server_protocol, "echo");
+    assert_eq!(
+        b.server_flags,
+        ["--strategy", "thread-per-connection", "--cpus", "0"]
+    );
+    assert_eq!(p.runs(), 104);
 }
 
 #[test]
@@ -43,6 +51,15 @@ fn erss_is_strategy_cores_delay_buckets_in_ms() {
         assert!(text.contains("--buckets 2048"), "{text}");
         assert!(text.contains("--delay-unit ms"), "{text}");
     }
+    // The pool has 8 workers; thread-per-request takes no --threads.
+    for point in &p.points {
+        let text = point.server_flags.join(" ");
+        let pool = text.contains("--strategy pool-locked");
+        assert_eq!(text.contains("--threads 8"), pool, "{text}");
+    }
+    let b = p.baseline.as_ref().expect("a baseline");
+    assert!(b.server_flags.join(" ").contains("--buckets 32"));
+    assert!(b.load_flags.join(" ").contains("--buckets 32"));
 }
 
 #[test]
@@ -52,5 +69,10 @@ fn kvstore_is_queue_threads_store() {
     assert_eq!(p.points.len(), 16);
     // No --duration: a fixed amount of work, 20 000 requests a run.
     assert!(p.load_seconds(&p.points[0]).is_none());
-    assert_eq!(p.runs(), 48);
+    let b = p.baseline.as_ref().expect("a baseline");
+    assert_eq!(
+        b.load_flags, p.points[0].load_flags,
+        "the same load as every point"
+    );
+    assert_eq!(p.runs(), 51);
 }

@@ -5,12 +5,11 @@
 //! checked for status, body, ETag and `Connection: close`.
 
 use super::{Model, Next};
-use crate::session::{Applied, Event, Transcript};
+use crate::session::{Applied, Event, Frame, Transcript};
 use serverlab_proto::kv::client::{parse_response, ResponseHead, Tag};
 use serverlab_proto::kv::{
     digest, scan, Head, HeadScan, Limits, Method, Reject, RequestError, Target, CONTINUE,
 };
-use serverlab_service::Frame;
 use std::collections::HashMap;
 
 pub struct Kv {

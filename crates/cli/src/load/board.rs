@@ -1,17 +1,15 @@
 //! `serverlab load board`, including the reference client's positional form.
 
-use super::{emit, usage_error, Format, OutputArgs};
-use crate::{args, progress};
+use super::{execute, usage_error, Format, OutputArgs, PacingArgs};
+use crate::args;
 use clap::error::ErrorKind;
-use clap::Args;
 use serverlab_load::board::{BoardLoad, ReaderMix};
-use serverlab_load::Progress;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Args)]
-pub struct BoardLoadArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// Reference form: IP POSTERS READERS SECONDS THROTTLE (port 12345; throttle 1 = 1000 requests/s per thread)
     #[arg(value_name = "POSITIONAL", num_args = 0..=5)]
     positional: Vec<String>,
@@ -24,15 +22,11 @@ pub struct BoardLoadArgs {
     /// Reader connections ("threads" in the reference client's output)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
     readers: u16,
-    /// How long to run (10s, 500ms, 2m)
-    #[arg(long, default_value = "10s", value_parser = args::duration)]
+    /// How long to run (10s, 500ms, 2m), after the warm-up
+    #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
     duration: Duration,
-    /// Requests per second per connection; 0: as fast as replies come
-    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
-    throttle: f64,
-    /// Requests in flight per connection (1: lock-step)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pipeline: u16,
+    #[command(flatten)]
+    pacing: PacingArgs,
     /// Topics the posters spread over
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     topics: u32,
@@ -55,20 +49,12 @@ pub struct BoardLoadArgs {
     output: OutputArgs,
 }
 
-fn non_negative(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a non-negative number")),
-    }
-}
-
-pub fn run(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = BoardLoad::new(a.addr);
     cfg.posters = a.posters.into();
     cfg.readers = a.readers.into();
     cfg.duration_s = a.duration.as_secs_f64();
-    cfg.throttle = a.throttle;
-    cfg.pipeline = a.pipeline.into();
+    cfg.pacing = a.pacing.pacing(true);
     cfg.topics = a.topics as usize;
     cfg.message_size = a.message_size as usize;
     cfg.seed = a.seed;
@@ -86,11 +72,7 @@ pub fn run(a: BoardLoadArgs) -> anyhow::Result<ExitCode> {
             "--posters and --readers are both 0: nothing to run".into(),
         );
     }
-    let progress = Progress::default();
-    let report = progress::show(a.duration, &progress, || {
-        serverlab_load::board::run(&cfg, &progress)
-    })?;
-    emit(&report, format, a.output.json.as_ref())
+    execute(&cfg, &a.pacing, a.duration, format, a.output.json.as_ref())
 }
 
 /// `IP POSTERS READERS SECONDS THROTTLE`, as the reference client takes them.
@@ -127,10 +109,12 @@ fn reference_form(p: &[String], cfg: &mut BoardLoad) {
         .ok()
         .filter(|&s: &u32| s > 0)
         .unwrap_or_else(|| bad("SECONDS", &p[3])) as f64;
-    cfg.throttle = match p[4].as_str() {
+    cfg.pacing.throttle = match p[4].as_str() {
         "0" => 0.0,
         "1" => 1000.0,
         v => bad("THROTTLE (0 or 1)", v),
     };
     cfg.send_exit = true;
+    // The reference client measures from its first request.
+    cfg.pacing.warmup_s = 0.0;
 }

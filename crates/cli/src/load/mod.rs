@@ -12,6 +12,9 @@ use std::process::ExitCode;
 mod board;
 mod bucket;
 mod kv;
+mod model;
+
+pub use model::{execute, PacingArgs};
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -19,17 +22,34 @@ pub struct LoadCmd {
     protocol: LoadProtocol,
 }
 
-#[derive(Subcommand)]
-enum LoadProtocol {
+/// The loads, one entry each: `Variant(module)`, where the module has an
+/// `Args` (its flags) and a `run`. Adding a protocol's load adds its
+/// module and one entry (docs/design.md, "Adding a protocol").
+macro_rules! loads {
+    ($($(#[$doc:meta])* $variant:ident($module:ident),)*) => {
+        #[derive(Subcommand)]
+        enum LoadProtocol {
+            $($(#[$doc])* $variant($module::Args),)*
+        }
+
+        fn dispatch(protocol: LoadProtocol) -> anyhow::Result<ExitCode> {
+            match protocol {
+                $(LoadProtocol::$variant(a) => $module::run(a),)*
+            }
+        }
+    };
+}
+
+loads! {
     /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
     /// the reference client's form).
-    Board(board::BoardLoadArgs),
+    Board(board),
     /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
     /// theoretical bound and (with --verify) a check of every bucket.
-    Bucket(bucket::BucketLoadArgs),
+    Bucket(bucket),
     /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
     /// connection doing R requests.
-    Kv(kv::KvLoadArgs),
+    Kv(kv),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,7 +58,7 @@ pub enum Format {
     Text,
     /// The CAPS reference client's output, byte for byte (board only)
     Caps,
-    /// Everything, as JSON (schema serverlab-load/1)
+    /// Everything, as JSON (schema serverlab-load/3)
     Json,
 }
 
@@ -54,11 +74,7 @@ pub struct OutputArgs {
 }
 
 pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        LoadProtocol::Board(a) => board::run(a),
-        LoadProtocol::Bucket(a) => bucket::run(a),
-        LoadProtocol::Kv(a) => kv::run(a),
-    }
+    dispatch(cmd.protocol)
 }
 
 /// Usage error in clap's style (exit 2), naming what is wrong.

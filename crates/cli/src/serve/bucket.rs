@@ -1,6 +1,6 @@
 //! `serverlab serve bucket` (also `serve bucket N`, the assignment's form).
 
-use super::{serve, ServerArgs};
+use super::{serve, Protocol, ServerArgs};
 use crate::args;
 use anyhow::Context;
 use clap::Args;
@@ -24,13 +24,13 @@ pub struct BucketArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// How the buckets are locked
-    #[arg(long, default_value = "lockfree", value_parser = args::store(&serverlab_store::bucket::KINDS))]
+    #[arg(long, default_value = "lockfree", value_parser = args::named_from(&serverlab_store::bucket::KINDS))]
     store: StoreKind,
     /// The unit a request's delay counts in
-    #[arg(long, default_value = "s", value_parser = args::delay_unit())]
+    #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]
     delay_unit: DelayUnit,
     /// How a delay is spent
-    #[arg(long, default_value = "spin", value_parser = args::delay_mode())]
+    #[arg(long, default_value = "spin", value_parser = args::named::<DelayMode>())]
     delay_mode: DelayMode,
     /// Largest delay accepted, in delay units; a larger one gets ERR
     #[arg(long, default_value_t = 60)]
@@ -44,53 +44,61 @@ pub struct BucketArgs {
     close_after_reply: bool,
 }
 
-pub fn run(a: BucketArgs) -> anyhow::Result<ExitCode> {
-    let buckets = a.n.or(a.buckets).unwrap_or(32);
-    let timing = match a.delay_mode {
-        DelayMode::Spin => Timing::spin(a.delay_unit),
-        DelayMode::Sleep => Timing::sleep(a.delay_unit),
-        DelayMode::Work => {
-            // Calibrate where the server will run: pinning now is what
-            // binding the server does first anyway.
-            if let Some(cpus) = &a.server.cpus {
-                cpus.pin_current_thread()
-                    .with_context(|| format!("cannot pin to CPUs {cpus}"))?;
+impl Protocol for BucketArgs {
+    const NAME: &'static str = "bucket";
+
+    fn server(&self) -> &ServerArgs {
+        &self.server
+    }
+
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let buckets = self.n.or(self.buckets).unwrap_or(32);
+        let timing = match self.delay_mode {
+            DelayMode::Spin => Timing::spin(self.delay_unit),
+            DelayMode::Sleep => Timing::sleep(self.delay_unit),
+            DelayMode::Work => {
+                // Calibrate where the server will run: pinning now is what
+                // binding the server does first anyway.
+                if let Some(cpus) = &self.server.cpus {
+                    cpus.pin_current_thread()
+                        .with_context(|| format!("cannot pin to CPUs {cpus}"))?;
+                }
+                let c = calibrate().context("cannot calibrate --delay-mode work")?;
+                let timing = Timing::work(self.delay_unit, &c);
+                println!(
+                    "serverlab serve bucket: work calibration: {c}; 1 {} = {:.0} iterations",
+                    self.delay_unit,
+                    timing.iterations_per_unit()
+                );
+                timing
             }
-            let c = calibrate().context("cannot calibrate --delay-mode work")?;
-            let timing = Timing::work(a.delay_unit, &c);
-            println!(
-                "serverlab serve bucket: work calibration: {c}; 1 {} = {:.0} iterations",
-                a.delay_unit,
-                timing.iterations_per_unit()
-            );
-            timing
-        }
-    };
-    let store = serverlab_store::bucket::new(a.store, buckets as usize)
-        .context("the bucket store does not offer this locking scheme")?;
-    let cfg = BucketConfig {
-        max_line: a.max_line as usize,
-        max_delay: a.max_delay,
-        timing,
-        close_after_reply: a.close_after_reply,
-    };
-    let what = format!(
-        "store {}, {buckets} buckets, delay {} in {}, max delay {}, {}",
-        a.store,
-        a.delay_mode,
-        a.delay_unit,
-        a.max_delay,
-        if a.close_after_reply {
-            "one request per connection"
-        } else {
-            "keep-alive"
-        }
-    );
-    serve(
-        "bucket",
-        12345,
-        Arc::new(BucketService::new(store, cfg)),
-        &a.server,
-        &what,
-    )
+        };
+        let store = serverlab_store::bucket::new(self.store, buckets as usize)
+            .context("the bucket store does not offer this locking scheme")?;
+        let cfg = BucketConfig {
+            max_line: self.max_line as usize,
+            max_delay: self.max_delay,
+            timing,
+            close_after_reply: self.close_after_reply,
+        };
+        let what = format!(
+            "store {}, {buckets} buckets, delay {} in {}, max delay {}, {}",
+            self.store,
+            self.delay_mode,
+            self.delay_unit,
+            self.max_delay,
+            if self.close_after_reply {
+                "one request per connection"
+            } else {
+                "keep-alive"
+            }
+        );
+        serve(
+            Self::NAME,
+            12345,
+            Arc::new(BucketService::new(store, cfg)),
+            &self.server,
+            &what,
+        )
+    }
 }

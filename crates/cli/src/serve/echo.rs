@@ -1,6 +1,6 @@
 //! `serverlab serve echo`.
 
-use super::{serve, ServerArgs};
+use super::{serve, Protocol, ServerArgs};
 use clap::Args;
 use serverlab_service::echo::EchoService;
 use std::process::ExitCode;
@@ -15,12 +15,20 @@ pub struct EchoArgs {
     max_request: u64,
 }
 
-pub fn run(a: EchoArgs) -> anyhow::Result<ExitCode> {
-    serve(
-        "echo",
-        12345,
-        Arc::new(EchoService::new(a.max_request as usize)),
-        &a.server,
-        "",
-    )
+impl Protocol for EchoArgs {
+    const NAME: &'static str = "echo";
+
+    fn server(&self) -> &ServerArgs {
+        &self.server
+    }
+
+    fn run(self) -> anyhow::Result<ExitCode> {
+        serve(
+            Self::NAME,
+            12345,
+            Arc::new(EchoService::new(self.max_request as usize)),
+            &self.server,
+            "",
+        )
+    }
 }

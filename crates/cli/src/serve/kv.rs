@@ -1,6 +1,6 @@
 //! `serverlab serve kv`.
 
-use super::{serve, ServerArgs};
+use super::{serve, Protocol, ServerArgs};
 use crate::args;
 use clap::Args;
 use serverlab_proto::kv::Limits;
@@ -15,7 +15,7 @@ pub struct KvArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// How keys are locked
-    #[arg(long, default_value = "rwlock", value_parser = args::store(&StoreKind::ALL))]
+    #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
     store: StoreKind,
     /// Largest value (request body); a larger one is answered 413 (examples: 1MiB, 4096)
     #[arg(long, default_value = "1MiB", value_name = "SIZE", value_parser = args::size(0, 1 << 30))]
@@ -33,19 +33,27 @@ pub struct KvArgs {
     header_timeout: Duration,
 }
 
-pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
-    let cfg = KvConfig {
-        limits: Limits {
-            max_uri: a.max_uri as usize,
-            max_headers: a.max_headers as usize,
-            max_value: a.max_value as usize,
-        },
-        header_timeout: a.header_timeout,
-    };
-    let svc = KvService::new(serverlab_store::kv::new(a.store), cfg);
-    let what = format!(
-        "store {}, max value {} bytes, header timeout {:?}",
-        a.store, a.max_value, a.header_timeout
-    );
-    serve("kv", 8080, Arc::new(svc), &a.server, &what)
+impl Protocol for KvArgs {
+    const NAME: &'static str = "kv";
+
+    fn server(&self) -> &ServerArgs {
+        &self.server
+    }
+
+    fn run(self) -> anyhow::Result<ExitCode> {
+        let cfg = KvConfig {
+            limits: Limits {
+                max_uri: self.max_uri as usize,
+                max_headers: self.max_headers as usize,
+                max_value: self.max_value as usize,
+            },
+            header_timeout: self.header_timeout,
+        };
+        let svc = KvService::new(serverlab_store::kv::new(self.store), cfg);
+        let what = format!(
+            "store {}, max value {} bytes, header timeout {:?}",
+            self.store, self.max_value, self.header_timeout
+        );
+        serve(Self::NAME, 8080, Arc::new(svc), &self.server, &what)
+    }
 }

@@ -3,8 +3,10 @@
 use crate::args;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serverlab_server::{stop_on_signals, CpuSet, Server, ServerConfig, Shutdown, StrategyKind};
+use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::server_stats::ServerStats;
+use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +17,7 @@ mod board;
 mod bucket;
 mod echo;
 mod kv;
+mod memory;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -26,8 +29,52 @@ pub struct ServeCmd {
     protocol: ServeProtocol,
 }
 
-#[derive(Subcommand)]
-enum ServeProtocol {
+/// A protocol `serve` serves: its flags (the common server flags among
+/// them) and how it starts. Each lives in its own file here and is
+/// registered by one line of `protocols!` below.
+trait Protocol: Sized {
+    /// As `serve` takes it.
+    const NAME: &'static str;
+    fn server(&self) -> &ServerArgs;
+    fn run(self) -> anyhow::Result<ExitCode>;
+}
+
+/// `ServeProtocol`, the `serve` subcommands, from one line per protocol
+/// (its help line, then `Variant(module::Args)`).
+macro_rules! protocols {
+    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+        #[derive(Subcommand)]
+        enum ServeProtocol {
+            $(
+                $(#[doc = $doc])*
+                #[command(name = <$args as Protocol>::NAME)]
+                $variant($args),
+            )*
+        }
+
+        impl ServeProtocol {
+            fn name(&self) -> &'static str {
+                match self {
+                    $(ServeProtocol::$variant(_) => <$args as Protocol>::NAME,)*
+                }
+            }
+
+            fn server(&self) -> &ServerArgs {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.server(),)*
+                }
+            }
+
+            fn run(self) -> anyhow::Result<ExitCode> {
+                match self {
+                    $(ServeProtocol::$variant(a) => a.run(),)*
+                }
+            }
+        }
+    };
+}
+
+protocols! {
     /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
     Board(board::BoardArgs),
     /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
@@ -45,15 +92,18 @@ pub struct ServerArgs {
     #[arg(long, value_name = "HOST:PORT")]
     pub addr: Option<SocketAddr>,
     /// Concurrency strategy
-    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::strategy())]
+    #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
-    /// Workers, event loops or runtime threads [default: the number of CPUs allowed]
+    /// Workers, event loops or runtime threads, where the strategy has them (not
+    /// thread-per-connection or thread-per-request) [default: the number of CPUs allowed]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub threads: Option<u16>,
     /// Pin every server thread to these CPUs, like taskset (examples: 0, 0-1, 1,3)
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
-    /// Connections open at once; more are accepted and closed at once (and counted)
+    /// Connections open at once; past it a new one evicts the connection waiting longest
+    /// for a request, or is closed at once if none waits (both counted). Lowered, and the
+    /// startup line says so, when the file-descriptor limit holds fewer
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
     /// Time unwritten replies may make no progress (a client that does not read them)
@@ -69,13 +119,23 @@ fn parse_cpus(s: &str) -> Result<CpuSet, String> {
     s.parse()
 }
 
-pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        ServeProtocol::Board(a) => board::run(a),
-        ServeProtocol::Bucket(a) => bucket::run(a),
-        ServeProtocol::Echo(a) => echo::run(a),
-        ServeProtocol::Kv(a) => kv::run(a),
+impl ServeCmd {
+    /// The protocol's name, as `serve` takes it.
+    pub fn protocol(&self) -> &'static str {
+        self.protocol.name()
     }
+
+    /// What the flags' parsers cannot check alone: `--threads` only with a
+    /// strategy it sizes (a usage error otherwise, which says why).
+    pub fn check(&self) -> Result<(), String> {
+        config(self.protocol.server(), 0)
+            .check()
+            .map_err(|e| e.to_string())
+    }
+}
+
+pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
+    cmd.protocol.run()
 }
 
 /// The config a set of server flags describes.
@@ -101,9 +161,10 @@ pub(crate) fn serve<S: Service>(
 ) -> anyhow::Result<ExitCode> {
     let cfg = config(args, port);
     let shutdown = Shutdown::new();
-    let server = Server::bind(svc, &cfg, shutdown.clone())
+    let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
         .with_context(|| format!("cannot listen on {}", cfg.addr))?;
     stop_on_signals(&shutdown).context("cannot install signal handlers")?;
+    memory::give_back_after_bursts(svc, shutdown.clone());
     let pinned = cfg
         .cpus
         .as_ref()
@@ -115,19 +176,27 @@ pub(crate) fn serve<S: Service>(
         format!(", {what}")
     };
     println!(
-        "serverlab serve {name}: listening on {} (strategy {}, {} threads{pinned}{what})",
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what})",
         server.local_addr(),
         cfg.strategy,
-        server.threads()
+        cfg.concurrency(),
+        server.connection_limit(),
+        memory::ALLOCATOR,
     );
     let stats = server.run().context("server failed")?;
     println!("serverlab serve {name}: stopped. Final statistics:");
-    print!("{}", render_stats(&stats, 1));
+    print!("{}", render(&stats));
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&stats)? + "\n";
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Final statistics as indented `name: value` lines.
+pub fn render(stats: &ServerStats) -> String {
+    let v = serde_json::to_value(stats).expect("statistics serialize");
+    render_stats(&v, 1)
 }
 
 /// Statistics as indented `name: value` lines; small objects on one line.

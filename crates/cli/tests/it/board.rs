@@ -33,38 +33,8 @@ fn conformance(strategy: &str, store: &str) {
     assert!(out.contains("Final statistics"), "{ctx}: {out}");
 }
 
-macro_rules! matrix {
-    ($($name:ident: $strategy:literal, $store:literal;)*) => {
-        $(#[test] fn $name() { conformance($strategy, $store); })*
-    };
-}
-
-matrix! {
-    tpc_mutex: "thread-per-connection", "mutex";
-    tpc_rwlock: "thread-per-connection", "rwlock";
-    tpc_sharded: "thread-per-connection", "sharded";
-    tpc_lockfree: "thread-per-connection", "lockfree";
-    tpr_mutex: "thread-per-request", "mutex";
-    tpr_rwlock: "thread-per-request", "rwlock";
-    tpr_sharded: "thread-per-request", "sharded";
-    tpr_lockfree: "thread-per-request", "lockfree";
-    locked_mutex: "pool-locked", "mutex";
-    locked_rwlock: "pool-locked", "rwlock";
-    locked_sharded: "pool-locked", "sharded";
-    locked_lockfree: "pool-locked", "lockfree";
-    lockfree_pool_mutex: "pool-lockfree", "mutex";
-    lockfree_pool_rwlock: "pool-lockfree", "rwlock";
-    lockfree_pool_sharded: "pool-lockfree", "sharded";
-    lockfree_pool_lockfree: "pool-lockfree", "lockfree";
-    async_mutex: "async", "mutex";
-    async_rwlock: "async", "rwlock";
-    async_sharded: "async", "sharded";
-    async_lockfree: "async", "lockfree";
-    shared_nothing_mutex: "shared-nothing", "mutex";
-    shared_nothing_rwlock: "shared-nothing", "rwlock";
-    shared_nothing_sharded: "shared-nothing", "sharded";
-    shared_nothing_lockfree: "shared-nothing", "lockfree";
-}
+// Every strategy × every store, from the code's lists.
+per_strategy_and_store!(matrix, conformance);
 
 /// PROTOCOLS.md section 1, in order, on a fresh server.
 fn worked_examples(addr: std::net::SocketAddr, ctx: &str) {
@@ -339,26 +309,9 @@ fn sigterm_drains(strategy: &str) {
     assert!(out.contains("POST 2000"), "{strategy}: {out}");
 }
 
-macro_rules! per_strategy {
-    ($($name:ident: $strategy:literal;)*) => {
-        mod lifecycle {
-            use super::*;
-            $(
-                #[test]
-                fn $name() {
-                    exit_policy_stops($strategy);
-                    sigterm_drains($strategy);
-                }
-            )*
-        }
-    };
+fn lifecycle(strategy: &str) {
+    exit_policy_stops(strategy);
+    sigterm_drains(strategy);
 }
 
-per_strategy! {
-    thread_per_connection: "thread-per-connection";
-    thread_per_request: "thread-per-request";
-    pool_locked: "pool-locked";
-    pool_lockfree: "pool-lockfree";
-    async_tokio: "async";
-    shared_nothing: "shared-nothing";
-}
+per_strategy!(lifecycle, lifecycle);

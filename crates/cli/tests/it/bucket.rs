@@ -1,4 +1,5 @@
-//! The bucket protocol over real sockets, against every strategy × store:
+//! The bucket protocol over real sockets, against every strategy × store
+//! (both from the code's lists):
 //! PROTOCOLS.md section 2's examples and bad inputs, keep-alive order, no
 //! lost update under 40 concurrent clients, concurrent delays, and no
 //! client stalling another.
@@ -31,18 +32,20 @@ fn rejected(addr: SocketAddr, wire: &[u8], want: &str, ctx: &str) {
 fn conformance(strategy: &str, store: &str) {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
+        &with_threads(
             strategy,
-            "--store",
-            store,
-            "--buckets",
-            "16",
-            "--delay-unit",
-            "ms",
-            "--threads",
             "4",
-        ],
+            &[
+                "--strategy",
+                strategy,
+                "--store",
+                store,
+                "--buckets",
+                "16",
+                "--delay-unit",
+                "ms",
+            ],
+        ),
     );
     let addr = server.addr;
     let ctx = format!("{strategy}/{store}");
@@ -60,32 +63,15 @@ fn conformance(strategy: &str, store: &str) {
     );
 }
 
-macro_rules! matrix {
-    ($($name:ident: $strategy:literal, $store:literal;)*) => {
-        $(#[test] fn $name() { conformance($strategy, $store); })*
-    };
+/// The conformance checks under one strategy, against every store the
+/// bucket protocol offers.
+fn every_store(strategy: &str) {
+    for store in bucket_stores() {
+        conformance(strategy, store);
+    }
 }
 
-matrix! {
-    tpc_mutex: "thread-per-connection", "mutex";
-    tpc_sharded: "thread-per-connection", "sharded";
-    tpc_lockfree: "thread-per-connection", "lockfree";
-    tpr_mutex: "thread-per-request", "mutex";
-    tpr_sharded: "thread-per-request", "sharded";
-    tpr_lockfree: "thread-per-request", "lockfree";
-    locked_mutex: "pool-locked", "mutex";
-    locked_sharded: "pool-locked", "sharded";
-    locked_lockfree: "pool-locked", "lockfree";
-    lockfree_pool_mutex: "pool-lockfree", "mutex";
-    lockfree_pool_sharded: "pool-lockfree", "sharded";
-    lockfree_pool_lockfree: "pool-lockfree", "lockfree";
-    async_mutex: "async", "mutex";
-    async_sharded: "async", "sharded";
-    async_lockfree: "async", "lockfree";
-    shared_nothing_mutex: "shared-nothing", "mutex";
-    shared_nothing_sharded: "shared-nothing", "sharded";
-    shared_nothing_lockfree: "shared-nothing", "lockfree";
-}
+per_strategy!(matrix, every_store);
 
 /// Section 2's example, `0,b` reads, a CR before the LF, and the
 /// assignment's one-request-per-connection client.
@@ -230,18 +216,20 @@ fn fastrand_lite(seed: u64) -> impl FnMut() -> u64 {
 fn eight_concurrent_delays(strategy: &str, mode: &str) {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
+        &with_threads(
             strategy,
-            "--threads",
             "8",
-            "--delay-unit",
-            "ms",
-            "--delay-mode",
-            mode,
-            "--max-delay",
-            "1000",
-        ],
+            &[
+                "--strategy",
+                strategy,
+                "--delay-unit",
+                "ms",
+                "--delay-mode",
+                mode,
+                "--max-delay",
+                "1000",
+            ],
+        ),
     );
     let addr = server.addr;
     let barrier = Arc::new(Barrier::new(8));
@@ -274,43 +262,45 @@ fn eight_concurrent_delays(strategy: &str, mode: &str) {
     assert!(server.stop().0.success());
 }
 
-macro_rules! concurrent_delays {
-    ($($name:ident: $strategy:literal, $mode:literal;)*) => {
-        $(#[test] fn $name() { eight_concurrent_delays($strategy, $mode); })*
-    };
+fn spin_overlaps(strategy: &str) {
+    eight_concurrent_delays(strategy, "spin");
 }
 
-concurrent_delays! {
-    spin_overlaps_tpc: "thread-per-connection", "spin";
-    spin_overlaps_tpr: "thread-per-request", "spin";
-    spin_overlaps_pool_locked: "pool-locked", "spin";
-    spin_overlaps_pool_lockfree: "pool-lockfree", "spin";
-    spin_overlaps_async: "async", "spin";
-    spin_overlaps_shared_nothing: "shared-nothing", "spin";
-    sleep_overlaps_async: "async", "sleep";
-    sleep_overlaps_shared_nothing: "shared-nothing", "sleep";
-    sleep_overlaps_pool_locked: "pool-locked", "sleep";
+fn sleep_overlaps(strategy: &str) {
+    eight_concurrent_delays(strategy, "sleep");
 }
+
+per_strategy!(spin_overlaps, spin_overlaps);
+per_strategy!(sleep_overlaps, sleep_overlaps);
 
 /// While one client's long delay (2.5 s: wide margin for a loaded CI machine) runs (and another has sent half a line),
 /// a third client is answered at once: its reply arrives before the long
-/// one's. Event-loop strategies get one thread, so a delay run on the
-/// loop itself would block it; pools get two workers, one left free.
-fn nothing_stalls_others(strategy: &str, mode: &str, threads: &str) {
+/// one's. A strategy whose serving threads hand delays off (timers,
+/// blocking threads) gets one thread, so a delay run on it would block it;
+/// one whose request threads spend delays gets two workers, one left free
+/// (where `--threads` applies).
+fn nothing_stalls_others(strategy: &str, mode: &str) {
+    let kind: StrategyKind = strategy.parse().unwrap();
+    let threads = match kind.delays() {
+        serverlab_server::Delays::OnTheRequestThread => "2",
+        serverlab_server::Delays::OffTheServingThreads => "1",
+    };
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
+        &with_threads(
             strategy,
-            "--threads",
             threads,
-            "--delay-unit",
-            "ms",
-            "--delay-mode",
-            mode,
-            "--max-delay",
-            "5000",
-        ],
+            &[
+                "--strategy",
+                strategy,
+                "--delay-unit",
+                "ms",
+                "--delay-mode",
+                mode,
+                "--max-delay",
+                "5000",
+            ],
+        ),
     );
     let addr = server.addr;
     let mut partial = Client::connect(addr);
@@ -336,23 +326,19 @@ fn nothing_stalls_others(strategy: &str, mode: &str, threads: &str) {
     assert!(server.stop().0.success());
 }
 
-macro_rules! no_stall {
-    ($($name:ident: $strategy:literal, $mode:literal, $threads:literal;)*) => {
-        $(#[test] fn $name() { nothing_stalls_others($strategy, $mode, $threads); })*
-    };
+/// Every strategy with spinning delays; those that hand delays off their
+/// serving threads also with CPU work and with sleeps, which they perform
+/// differently (blocking threads, timers).
+fn no_stall(strategy: &str) {
+    nothing_stalls_others(strategy, "spin");
+    let kind: StrategyKind = strategy.parse().unwrap();
+    if kind.delays() == serverlab_server::Delays::OffTheServingThreads {
+        nothing_stalls_others(strategy, "work");
+        nothing_stalls_others(strategy, "sleep");
+    }
 }
 
-no_stall! {
-    no_stall_tpc_spin: "thread-per-connection", "spin", "1";
-    no_stall_tpr_spin: "thread-per-request", "spin", "1";
-    no_stall_pool_locked_spin: "pool-locked", "spin", "2";
-    no_stall_pool_lockfree_spin: "pool-lockfree", "spin", "2";
-    no_stall_async_spin: "async", "spin", "1";
-    no_stall_async_work: "async", "work", "1";
-    no_stall_async_sleep: "async", "sleep", "1";
-    no_stall_shared_nothing_spin: "shared-nothing", "spin", "1";
-    no_stall_shared_nothing_work: "shared-nothing", "work", "1";
-}
+per_strategy!(no_stall, no_stall);
 
 /// `--delay-mode work` calibrates at start, prints it, and serves.
 #[test]
@@ -404,7 +390,7 @@ fn close_after_reply_closes_each_connection() {
 /// connection closes and the server exits 0, under every strategy.
 #[test]
 fn sigterm_answers_delays_in_progress() {
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let mut server = ServerProc::start(
             "bucket",
             &[

@@ -41,7 +41,7 @@ fn serve_help_lists_strategies_and_stores() {
     let out = run(&["serve", "--help"]);
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for name in STRATEGIES.iter().chain(BOARD_STORES.iter()) {
+    for name in strategies().into_iter().chain(stores()) {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(name)),
             "serve --help lacks {name}:\n{help}"

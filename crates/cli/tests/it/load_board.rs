@@ -77,8 +77,9 @@ fn json_output_parses_with_config_environment_results() {
         serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     std::fs::remove_file(&file).ok();
     assert_eq!(v["results"]["requests"], from_file["results"]["requests"]);
-    assert_eq!(v["schema"], "serverlab-load/1");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "board");
+    assert_eq!(v["results"]["concurrency"], 4);
     assert_eq!(v["config"]["pipeline"], 8);
     assert_eq!(v["config"]["posters"], 2);
     assert!(v["environment"]["cores_online"].as_u64().unwrap() >= 1);
@@ -102,6 +103,14 @@ fn json_output_parses_with_config_environment_results() {
     assert!(!post["histogram_us"].as_array().unwrap().is_empty());
     assert_eq!(r["verification"]["mismatches"], 0);
     assert!(r["verification"]["checked"].as_u64().unwrap() > 100);
+    // The board's own results, typed under its name.
+    let board = &r["board"];
+    let reads = &board["reads"];
+    // Every READ reply is a hit or a miss, those after the window too.
+    let answered = reads["hits"].as_u64().unwrap() + reads["misses"].as_u64().unwrap();
+    let counted = r["operations"][1]["count"].as_u64().unwrap();
+    assert!(counted > 0 && answered >= counted, "{answered} < {counted}");
+    assert!(board["posts_acknowledged"].as_u64().unwrap() >= post["count"].as_u64().unwrap());
 }
 
 /// The reference client's form: IP POSTERS READERS SECONDS THROTTLE on

@@ -69,32 +69,16 @@ fn verified(strategy: &str, store: &str, keep_alive: bool) {
     assert_eq!(served, Some(316), "{ctx}: {stats}");
 }
 
-macro_rules! verify_matrix {
-    ($($name:ident: $strategy:literal, $store:literal, $keep_alive:literal;)*) => {
-        $(#[test] fn $name() { verified($strategy, $store, $keep_alive); })*
-    };
+/// Every bucket store under one strategy, one-request-per-connection and
+/// keep-alive taking turns down the code's lists of strategies and stores.
+fn verify_every_store(strategy: &str) {
+    let i = strategies().iter().position(|s| *s == strategy).unwrap();
+    for (j, store) in bucket_stores().into_iter().enumerate() {
+        verified(strategy, store, (i * 3 + j) % 2 == 1);
+    }
 }
 
-verify_matrix! {
-    verify_tpc_mutex: "thread-per-connection", "mutex", false;
-    verify_tpc_sharded: "thread-per-connection", "sharded", true;
-    verify_tpc_lockfree: "thread-per-connection", "lockfree", false;
-    verify_tpr_mutex: "thread-per-request", "mutex", true;
-    verify_tpr_sharded: "thread-per-request", "sharded", false;
-    verify_tpr_lockfree: "thread-per-request", "lockfree", true;
-    verify_pool_locked_mutex: "pool-locked", "mutex", false;
-    verify_pool_locked_sharded: "pool-locked", "sharded", true;
-    verify_pool_locked_lockfree: "pool-locked", "lockfree", false;
-    verify_pool_lockfree_mutex: "pool-lockfree", "mutex", true;
-    verify_pool_lockfree_sharded: "pool-lockfree", "sharded", false;
-    verify_pool_lockfree_lockfree: "pool-lockfree", "lockfree", true;
-    verify_async_mutex: "async", "mutex", false;
-    verify_async_sharded: "async", "sharded", true;
-    verify_async_lockfree: "async", "lockfree", false;
-    verify_shared_nothing_mutex: "shared-nothing", "mutex", true;
-    verify_shared_nothing_sharded: "shared-nothing", "sharded", false;
-    verify_shared_nothing_lockfree: "shared-nothing", "lockfree", true;
-}
+per_strategy!(verify, verify_every_store);
 
 /// Text output: requests, errors, time, throughput, percentiles, and the
 /// bound with its share; the note when the server's concurrency is unknown.
@@ -186,13 +170,16 @@ fn json_output_has_config_and_bound() {
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
     assert_eq!(v, saved);
-    assert_eq!(v["schema"], "serverlab-load/1");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "bucket");
     assert_eq!(v["config"]["stop"]["requests"], 50);
     assert_eq!(v["config"]["delay"]["lo"], 20);
     assert_eq!(v["config"]["delay_unit"], "us");
     assert_eq!(v["results"]["requests"], 50);
-    let extra = &v["results"]["extra"];
+    assert_eq!(v["results"]["concurrency"], 8);
+    let extra = &v["results"]["bucket"];
+    assert_eq!(extra["delay_unit"], "us");
+    assert_eq!(extra["delay_mode"], "work");
     assert_eq!(extra["mean_delay_units"], 20.0);
     assert_eq!(extra["connections_opened"], 50);
     let bound = &extra["bound"];

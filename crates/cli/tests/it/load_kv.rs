@@ -12,7 +12,7 @@ fn load(args: &[&str]) -> std::process::Output {
 fn verified_run(strategy: &str, store: &str) {
     let server = ServerProc::start(
         "kv",
-        &["--strategy", strategy, "--store", store, "--threads", "2"],
+        &with_threads(strategy, "2", &["--strategy", strategy, "--store", store]),
     );
     let addr = server.addr.to_string();
     let out = load(&[
@@ -56,40 +56,13 @@ fn verified_run(strategy: &str, store: &str) {
 }
 
 fn every_store(strategy: &str) {
-    for store in ["mutex", "rwlock", "sharded", "lockfree"] {
+    for store in stores() {
         verified_run(strategy, store);
     }
 }
 
-#[test]
-fn load_kv_verify_thread_per_connection() {
-    every_store("thread-per-connection");
-}
-
-#[test]
-fn load_kv_verify_thread_per_request() {
-    every_store("thread-per-request");
-}
-
-#[test]
-fn load_kv_verify_pool_locked() {
-    every_store("pool-locked");
-}
-
-#[test]
-fn load_kv_verify_pool_lockfree() {
-    every_store("pool-lockfree");
-}
-
-#[test]
-fn load_kv_verify_async() {
-    every_store("async");
-}
-
-#[test]
-fn load_kv_verify_shared_nothing() {
-    every_store("shared-nothing");
-}
+// Every strategy × store, from the code's lists.
+per_strategy!(load_kv_verify, every_store);
 
 #[test]
 fn text_and_json_outputs() {
@@ -132,11 +105,12 @@ fn text_and_json_outputs() {
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
-    assert_eq!(v["schema"], "serverlab-load/1");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "kv");
     assert_eq!(v["config"]["key_dist"], "zipf:1.1");
     assert_eq!(v["results"]["requests"], 100);
-    let x = &v["results"]["extra"];
+    assert_eq!(v["results"]["concurrency"], 3);
+    let x = &v["results"]["kv"];
     let statuses: u64 = x["statuses"]
         .as_object()
         .unwrap()

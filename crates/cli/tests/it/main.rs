@@ -1,14 +1,21 @@
 //! Black-box tests: the real `serverlab` binary on 127.0.0.1, port 0.
 
+// First, so its macros (the per-strategy matrices) are in scope below.
+#[macro_use]
+mod support;
+
 mod board;
 mod bucket;
+mod check;
 mod cli;
 mod echo;
+mod hostile_conn;
 mod kv;
 mod kv_interop;
+mod lists;
 mod load_board;
 mod load_bucket;
 mod load_kv;
+mod load_openloop;
 mod strategies;
-mod support;
 mod sweep;

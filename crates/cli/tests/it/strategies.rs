@@ -5,7 +5,7 @@ use crate::support::*;
 /// `--cpus 0` pins every thread of the server, whatever the strategy.
 #[test]
 fn cpus_pins_every_thread() {
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let server = ServerProc::start("board", &["--strategy", strategy, "--cpus", "0"]);
         // Exercise the server so lazily started threads exist too.
         let mut c = Client::connect(server.addr);
@@ -30,17 +30,16 @@ fn cpus_pins_every_thread() {
 }
 
 /// 2 workers, 100 persistent lock-step connections: every connection gets
-/// every reply (no connection monopolises a worker).
+/// every reply (no connection monopolises a worker). Strategies without
+/// workers to size (`--threads` does not apply) run with their own
+/// concurrency.
 #[test]
 fn two_workers_serve_a_hundred_connections() {
-    for strategy in [
-        "pool-locked",
-        "pool-lockfree",
-        "thread-per-request",
-        "async",
-        "shared-nothing",
-    ] {
-        let server = ServerProc::start("board", &["--strategy", strategy, "--threads", "2"]);
+    for strategy in strategies() {
+        let server = ServerProc::start(
+            "board",
+            &with_threads(strategy, "2", &["--strategy", strategy]),
+        );
         let mut conns: Vec<Client> = (0..100).map(|_| Client::connect(server.addr)).collect();
         for round in 0..20 {
             for (i, c) in conns.iter_mut().enumerate() {
@@ -62,4 +61,60 @@ fn two_workers_serve_a_hundred_connections() {
         assert_eq!(total, 2000, "{strategy}");
         assert!(server.stop().0.success());
     }
+}
+
+/// `--threads` is a usage error with a strategy it does not apply to, and
+/// the error says what sets the concurrency instead; the announcement says
+/// the same. With a strategy it sizes, the server announces what it sized.
+#[test]
+fn threads_only_where_the_strategy_has_them() {
+    for strategy in strategies() {
+        let kind: StrategyKind = strategy.parse().unwrap();
+        let (server, want) = match kind.threads() {
+            Threads::Unused(instead) => {
+                let why = format!("--threads does not apply to {strategy}: it runs {instead}");
+                usage_error(
+                    &["serve", "board", "--strategy", strategy, "--threads", "7"],
+                    &why,
+                );
+                let server = ServerProc::start("board", &["--strategy", strategy]);
+                (server, format!("(strategy {strategy}, {instead},"))
+            }
+            Threads::Sizes(what) => {
+                let server =
+                    ServerProc::start("board", &["--strategy", strategy, "--threads", "3"]);
+                (server, format!("(strategy {strategy}, 3 {what},"))
+            }
+        };
+        let (status, out) = server.stop();
+        assert!(status.success(), "{strategy}");
+        assert!(out.contains(&want), "{strategy}: {out}");
+    }
+}
+
+/// A sweep that would give `--threads` to such a strategy is refused
+/// before anything runs, naming the point.
+#[test]
+fn a_sweep_giving_threads_where_they_do_not_apply_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let unused: Vec<&str> = strategies()
+        .into_iter()
+        .filter(|s| {
+            matches!(
+                s.parse::<StrategyKind>().unwrap().threads(),
+                Threads::Unused(_)
+            )
+        })
+        .collect();
+    let Some(strategy) = unused.first() else {
+        eprintln!("skipped: every strategy takes --threads");
+        return;
+    };
+    let file = dir.path().join("x.toml");
+    let toml = format!("protocol = \"echo\"\n[server]\nstrategy = '{strategy}'\nthreads = 2\n");
+    std::fs::write(&file, toml).unwrap();
+    usage_error(
+        &["sweep", file.to_str().unwrap(), "--dry-run"],
+        "--threads does not apply",
+    );
 }

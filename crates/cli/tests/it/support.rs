@@ -1,6 +1,6 @@
 //! Starting the real binary and talking to it over real sockets.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -10,16 +10,108 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_serverlab");
 
-/// Every strategy and board store, as `--strategy` / `--store` spell them.
-pub const STRATEGIES: [&str; 6] = [
-    "thread-per-connection",
-    "thread-per-request",
-    "pool-locked",
-    "pool-lockfree",
-    "async",
-    "shared-nothing",
-];
-pub const BOARD_STORES: [&str; 4] = ["mutex", "rwlock", "sharded", "lockfree"];
+pub use serverlab_server::{StrategyKind, Threads};
+pub use serverlab_store::StoreKind;
+pub use serverlab_util::Named;
+
+/// Every strategy, as `--strategy` spells it: the code's one list
+/// (`serverlab_server::for_each_strategy!`), so a strategy added there is
+/// tested here. No test names strategies by hand (`lists.rs` checks).
+pub fn strategies() -> Vec<&'static str> {
+    StrategyKind::ALL.iter().map(|s| s.name()).collect()
+}
+
+/// Every store, as `--store` spells it (the board and kv offer each).
+pub fn stores() -> Vec<&'static str> {
+    StoreKind::ALL.iter().map(|s| s.name()).collect()
+}
+
+/// The stores the bucket protocol offers.
+pub fn bucket_stores() -> Vec<&'static str> {
+    serverlab_store::bucket::KINDS
+        .iter()
+        .map(|s| s.name())
+        .collect()
+}
+
+/// `--threads n` for a strategy that has threads to size; nothing for one
+/// `--threads` does not apply to (it would be a usage error).
+pub fn threads(strategy: &str, n: &'static str) -> Vec<&'static str> {
+    let kind: StrategyKind = strategy.parse().expect("a strategy");
+    match kind.threads() {
+        Threads::Sizes(_) => vec!["--threads", n],
+        Threads::Unused(_) => vec![],
+    }
+}
+
+/// `args` with `--threads n` added where `strategy` takes it.
+pub fn with_threads<'a>(strategy: &str, n: &'static str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend(threads(strategy, n));
+    all
+}
+
+/// `per_strategy!(module, test_fn)`: a module of tests, one per strategy
+/// in the code's list and named after it, each calling `test_fn(name)`.
+macro_rules! per_strategy {
+    ($module:ident, $test:ident) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            serverlab_server::for_each_strategy!(per_strategy_tests, $test);
+        }
+    };
+}
+
+macro_rules! per_strategy_tests {
+    ([$test:ident] $($snake:ident: $variant:ident => $imp:path),* $(,)?) => {
+        $(
+            #[test]
+            fn $snake() {
+                $test(<$crate::support::StrategyKind as $crate::support::Named>::name(
+                    $crate::support::StrategyKind::$variant,
+                ));
+            }
+        )*
+    };
+}
+
+/// `per_strategy_and_store!(module, test_fn)`: a module per strategy, and
+/// in it a test per store, both from the code's lists, each calling
+/// `test_fn(strategy, store)`.
+macro_rules! per_strategy_and_store {
+    ($module:ident, $test:ident) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            serverlab_server::for_each_strategy!(per_strategy_stores, $test);
+        }
+    };
+}
+
+macro_rules! per_strategy_stores {
+    ([$test:ident] $($snake:ident: $variant:ident => $imp:path),* $(,)?) => {
+        $(
+            mod $snake {
+                #[allow(unused_imports)]
+                use super::*;
+                serverlab_store::for_each_store!(per_store_tests, $test, $variant);
+            }
+        )*
+    };
+}
+
+macro_rules! per_store_tests {
+    ([$test:ident, $strategy:ident] $($snake:ident: $variant:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $snake() {
+                use $crate::support::{Named, StoreKind, StrategyKind};
+                $test(StrategyKind::$strategy.name(), StoreKind::$variant.name());
+            }
+        )*
+    };
+}
 
 /// A `serverlab serve` child process.
 pub struct ServerProc {
@@ -46,15 +138,56 @@ impl ServerProc {
         Self::spawn_with_env(&all, env)
     }
 
+    /// As `start`, with the soft limit on open files set to `soft` in the
+    /// server's process before it runs (the hard limit unchanged, unless
+    /// `hard` is given).
+    pub fn start_with_nofile(
+        protocol: &str,
+        args: &[&str],
+        soft: u64,
+        hard: Option<u64>,
+    ) -> ServerProc {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", protocol, "--addr", "127.0.0.1:0"])
+            .args(args);
+        // SAFETY: between fork and exec the closure only calls
+        // getrlimit/setrlimit, which are async-signal-safe, and allocates
+        // nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut l = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                l.rlim_cur = soft;
+                l.rlim_max = hard.unwrap_or(l.rlim_max);
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Self::spawn_command(cmd, args)
+    }
+
     /// Start the binary with exactly these arguments (a `serve` command).
     pub fn spawn(args: &[&str]) -> ServerProc {
         Self::spawn_with_env(args, &[])
     }
 
     fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> ServerProc {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .envs(env.iter().copied())
+        let mut cmd = Command::new(BIN);
+        cmd.args(args).envs(env.iter().copied());
+        Self::spawn_command(cmd, args)
+    }
+
+    /// Run `cmd` (`args` name it in errors) and wait until it listens.
+    fn spawn_command(mut cmd: Command, args: &[&str]) -> ServerProc {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -155,6 +288,14 @@ impl Client {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
+        Client {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    /// A client on a stream connected (and configured) elsewhere.
+    pub fn on(stream: TcpStream) -> Client {
         Client {
             stream,
             buf: Vec::new(),

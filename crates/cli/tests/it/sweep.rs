@@ -1,6 +1,7 @@
 //! `serverlab sweep` and `serverlab report` end to end: a tiny sweep
 //! against real board and echo servers, resume, failures, bad experiment
-//! files, and an interrupted sweep.
+//! files, an interrupted sweep, a CAPS-like sweep with a baseline, and a
+//! run beside a CPU hog flagged as made on a busy machine.
 
 use crate::support::*;
 use std::path::{Path, PathBuf};
@@ -187,7 +188,8 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
     let exp = write(
         tmp.path(),
         "verify.toml",
-        "protocol = \"board\"\nrepetitions = 1\n[server]\nprotocol = [\"echo\", \"board\"]\n\
+        "protocol = \"board\"\nrepetitions = 1\norder = \"round-robin\"\n\
+         [server]\nprotocol = [\"echo\", \"board\"]\n\
          [load]\nposters = 1\nreaders = 1\nduration = \"150ms\"\nverify = true\n",
     );
     let out = tmp.path().join("out");
@@ -265,6 +267,16 @@ fn bad_experiment_files_exit_2_naming_the_problem() {
         );
         assert!(!out.exists(), "{toml}: ran anyway");
     }
+    let exp = write(tmp.path(), "ok.toml", "protocol = \"board\"\n");
+    for (flag, value) in [
+        ("--target-ci", "5"),
+        ("--target-ci", "0%"),
+        ("--max-repetitions", "0"),
+    ] {
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), flag, value, "--dry-run"]);
+        assert_eq!(code, Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+    }
     let (code, _, stderr) = sweep(&["/nonexistent/x.toml"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("/nonexistent/x.toml"), "{stderr}");
@@ -336,7 +348,12 @@ fn the_shipped_experiments_check_out() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
-        stdout.contains("caps: 25 points × 4 repetitions = 100 runs"),
+        stdout.contains("caps: 25 points × 4 repetitions + a baseline per block = 104 runs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("order: randomized blocks"), "{stdout}");
+    assert!(
+        stdout.contains("baseline:\n  serverlab serve echo"),
         "{stdout}"
     );
     assert!(stdout.contains("posters=5,readers=5:"), "{stdout}");
@@ -351,10 +368,153 @@ fn the_shipped_experiments_check_out() {
     let (code, stdout, stderr) = dry("kvstore");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stdout.contains("kvstore: 16 points × 3 repetitions = 48 runs"),
+        stdout.contains("kvstore: 16 points × 3 repetitions + a baseline per block = 51 runs"),
         "{stdout}"
     );
     let (code, stdout, stderr) = dry("erss");
     assert_eq!(code, Some(0), "erss: {stderr}");
     assert!(stdout.contains("serverlab serve bucket"), "{stdout}");
+}
+
+/// A tiny version of the CAPS sweep with a baseline, end to end: the
+/// baseline runs once per block in the recorded order, every run records
+/// the machine's state, and the report gives each point's share of it.
+#[test]
+fn a_tiny_caps_sweep_with_a_baseline_runs_end_to_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "caps.toml",
+        &format!(
+            r#"
+name = "tiny-caps"
+protocol = "board"
+repetitions = 2
+client_cpus = "{client_cpu}"
+[server]
+strategy = "thread-per-connection"
+cpus = "{server_cpu}"
+[load]
+posters = [1, 2]
+readers = 1
+duration = "200ms"
+verify = true
+[baseline.server]
+protocol = "echo"
+strategy = "thread-per-connection"
+cpus = "{server_cpu}"
+[baseline.load]
+posters = 1
+readers = 1
+duration = "200ms"
+"#
+        ),
+    );
+    let out = tmp.path().join("out");
+    let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("2 points × 2 repetitions + a baseline per block = 6 runs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("order: randomized blocks (seed "),
+        "{stdout}"
+    );
+    let schedule = json(&out.join("schedule.json"));
+    let blocks = schedule["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    for block in blocks {
+        let mut slugs: Vec<&str> = block
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        slugs.sort();
+        assert_eq!(slugs, ["baseline", "posters=1", "posters=2"]);
+    }
+    assert_eq!(json(&out.join("sweep.json"))["seed"], schedule["seed"]);
+    for rep in [1, 2] {
+        let run = json(&out.join(format!("runs/baseline/rep-{rep}/run.json")));
+        assert_eq!(run["status"], "ok", "{run}");
+        assert_eq!(run["server"]["argv"][2], "echo");
+        let m = &run["machine"];
+        assert!(m["wall_s"].as_f64().unwrap() > 0.1, "{run}");
+        assert!(m["own_cpu_s"].as_f64().unwrap() > 0.0, "{run}");
+        assert!(run["sequence"].as_u64().unwrap() >= 1);
+    }
+    let rep = run(&["report", out_s]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
+    let stdout = text(&rep.stdout);
+    assert!(stdout.contains("share of baseline (95% CI)"), "{stdout}");
+    assert!(stdout.contains("Noise: these runs vary by"), "{stdout}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.starts_with("# serverlab report: tiny-caps\n\n## Summary\n"),
+        "{md}"
+    );
+    assert!(md.contains("Baseline: `serverlab serve echo"), "{md}");
+}
+
+/// Busy-loops until dropped: a CPU hog beside the sweep.
+struct Hog(Vec<std::process::Child>);
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A run made while the test keeps every core busy is recorded with the
+/// others' CPU time, and flagged by the sweep and by the report.
+#[test]
+fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "busy.toml",
+        &format!(
+            "protocol = \"board\"\nrepetitions = 1\nclient_cpus = \"{client_cpu}\"\n\
+             [server]\ncpus = \"{server_cpu}\"\n[load]\nposters = 1\nreaders = 1\nduration = \"1s\"\n"
+        ),
+    );
+    let out = tmp.path().join("out");
+    let hogs = (0..1)
+        .map(|_| {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("start a CPU hog")
+        })
+        .collect();
+    let hog = Hog(hogs);
+    let (code, stdout, stderr) = sweep(&[exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    drop(hog);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("(busy machine: other processes"),
+        "{stdout}"
+    );
+    let record = json(&out.join("runs/all/rep-1/run.json"));
+    let m = &record["machine"];
+    let others = m["others_cpu_s"].as_f64().unwrap() / m["wall_s"].as_f64().unwrap();
+    assert!(
+        others >= 0.25,
+        "the hogs' CPU is not counted as others': {record}"
+    );
+    let rep = run(&["report", out.to_str().unwrap()]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("all rep 1: made on a busy machine (other processes"),
+        "{md}"
+    );
+    assert!(md.contains("`runs/all/rep-1/run.json`"), "{md}");
 }

@@ -1,9 +1,7 @@
 //! What the board load sends: topic names, message texts and the readers'
 //! mix of operations.
 
-use serde::Serialize;
-use std::fmt;
-use std::str::FromStr;
+use serverlab_util::{Mix, Named};
 
 /// The name of topic `i`.
 pub fn topic_name(i: usize) -> Vec<u8> {
@@ -32,25 +30,6 @@ pub fn write_message(out: &mut Vec<u8>, code: u64, size: usize) {
     }
 }
 
-/// The operations a reader draws from, by weight (`read=90,count=8,list=2`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ReaderMix {
-    pub read: u32,
-    pub count: u32,
-    pub list: u32,
-}
-
-impl Default for ReaderMix {
-    /// READ only, like the reference client.
-    fn default() -> Self {
-        ReaderMix {
-            read: 100,
-            count: 0,
-            list: 0,
-        }
-    }
-}
-
 /// A reader operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReaderOp {
@@ -59,65 +38,24 @@ pub enum ReaderOp {
     List,
 }
 
-impl ReaderMix {
-    pub fn pick(&self, rng: &mut fastrand::Rng) -> ReaderOp {
-        let r = rng.u32(0..self.read + self.count + self.list);
-        if r < self.read {
-            ReaderOp::Read
-        } else if r < self.read + self.count {
-            ReaderOp::Count
-        } else {
-            ReaderOp::List
+impl Named for ReaderOp {
+    const WHAT: &'static str = "reader operation";
+    const ALL: &'static [ReaderOp] = &[ReaderOp::Read, ReaderOp::Count, ReaderOp::List];
+    fn name(self) -> &'static str {
+        match self {
+            ReaderOp::Read => "read",
+            ReaderOp::Count => "count",
+            ReaderOp::List => "list",
         }
     }
 }
 
-impl FromStr for ReaderMix {
-    type Err = String;
+/// The operations a reader draws from, by weight (`read=90,count=8,list=2`).
+pub type ReaderMix = Mix<ReaderOp>;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let mut mix = ReaderMix {
-            read: 0,
-            count: 0,
-            list: 0,
-        };
-        for part in s.split(',') {
-            let (name, weight) = part.split_once('=').ok_or_else(|| {
-                format!("'{part}' is not name=weight (example: read=90,count=8,list=2)")
-            })?;
-            let weight: u32 = weight
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{weight}' is not a whole-number weight"))?;
-            match name.trim() {
-                "read" => mix.read = weight,
-                "count" => mix.count = weight,
-                "list" => mix.list = weight,
-                other => {
-                    return Err(format!(
-                        "unknown reader operation '{other}' (expected read, count, list)"
-                    ))
-                }
-            }
-        }
-        if mix.read as u64 + mix.count as u64 + mix.list as u64 == 0 {
-            return Err("the weights add up to 0".into());
-        }
-        if mix.read as u64 + mix.count as u64 + mix.list as u64 > u32::MAX as u64 {
-            return Err("the weights are too large".into());
-        }
-        Ok(mix)
-    }
-}
-
-impl fmt::Display for ReaderMix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "read={},count={},list={}",
-            self.read, self.count, self.list
-        )
-    }
+/// READ only, like the reference client.
+pub fn reference_reader_mix() -> ReaderMix {
+    Mix::only(ReaderOp::Read)
 }
 
 #[cfg(test)]
@@ -143,22 +81,12 @@ mod tests {
 
     #[test]
     fn mix_parses() {
-        assert_eq!(
-            "read=90,count=8,list=2".parse(),
-            Ok(ReaderMix {
-                read: 90,
-                count: 8,
-                list: 2
-            })
-        );
-        assert_eq!(
-            "count=1".parse(),
-            Ok(ReaderMix {
-                read: 0,
-                count: 1,
-                list: 0
-            })
-        );
+        let mix: ReaderMix = "read=90,count=8,list=2".parse().unwrap();
+        let weights: Vec<u32> = ReaderOp::ALL.iter().map(|&op| mix.weight(op)).collect();
+        assert_eq!(weights, [90, 8, 2]);
+        let mix: ReaderMix = "count=1".parse().unwrap();
+        assert_eq!(mix.ops().collect::<Vec<_>>(), [ReaderOp::Count]);
+        assert_eq!(reference_reader_mix().to_string(), "read=1");
         assert!("read=0".parse::<ReaderMix>().is_err());
         assert!("write=3".parse::<ReaderMix>().is_err());
         assert!("read".parse::<ReaderMix>().is_err());

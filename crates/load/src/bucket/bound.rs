@@ -20,7 +20,8 @@ use serverlab_proto::bucket::DelayMode;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bound {
     /// The server's delay mode the bound assumes.
-    pub delay_mode: String,
+    #[serde(with = "serverlab_util::named::by_name")]
+    pub delay_mode: DelayMode,
     /// Mean delay of the requests counted, in seconds.
     pub mean_delay_s: f64,
     /// Requests that can run at once.
@@ -73,7 +74,7 @@ pub fn compute(cfg: &BucketLoad, mean_units: f64, throughput: f64, cores_here: u
     let mean_delay_s = mean_units * cfg.delay_unit.seconds();
     let rate_rps = (mean_delay_s > 0.0).then(|| concurrency as f64 / mean_delay_s);
     Bound {
-        delay_mode: cfg.delay_mode.name().into(),
+        delay_mode: cfg.delay_mode,
         mean_delay_s,
         concurrency,
         limited_by,

@@ -22,7 +22,7 @@ pub(crate) struct Ack {
 
 /// Check every ack, given each bucket's value before (`base`) and after
 /// (`finals`) the run. `acks` is reordered.
-pub(crate) fn check(base: &[u64], finals: &[u64], acks: &mut [Ack], checks: &Checks) {
+pub(crate) fn check(base: &[u64], finals: &[u64], acks: &mut [Ack], checks: &mut Checks) {
     acks.sort_unstable_by_key(|a| (a.bucket, a.delta == 0, a.value));
     let mut rest = &acks[..];
     for (b, (&before, &after)) in base.iter().zip(finals).enumerate() {
@@ -41,7 +41,7 @@ pub(crate) fn check(base: &[u64], finals: &[u64], acks: &mut [Ack], checks: &Che
 }
 
 /// One bucket's acks: adds (sorted by value), then reads.
-fn bucket(b: usize, before: u64, after: u64, acks: &[Ack], checks: &Checks) {
+fn bucket(b: usize, before: u64, after: u64, acks: &[Ack], checks: &mut Checks) {
     let split = acks.iter().take_while(|a| a.delta > 0).count();
     let (adds, reads) = acks.split_at(split);
     let mut prev = before;
@@ -91,9 +91,10 @@ mod tests {
     }
 
     fn run(base: &[u64], finals: &[u64], acks: &[Ack]) -> (u64, u64, Vec<String>) {
-        let checks = Checks::new(true);
-        check(base, finals, &mut acks.to_vec(), &checks);
-        checks.totals()
+        let mut checks = Checks::new(true);
+        check(base, finals, &mut acks.to_vec(), &mut checks);
+        let (checked, mismatches, examples) = checks.totals();
+        (checked, mismatches, examples.to_vec())
     }
 
     #[test]

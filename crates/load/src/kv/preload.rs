@@ -1,62 +1,80 @@
 //! The preload: every key written once before the run, on a few
-//! connections of the event-loop driver; not measured.
+//! connections of the harness's driver; not measured.
 
 use super::reply::next_response;
 use super::workload::{write_key, write_value};
 use super::KvLoad;
-use crate::driver::{Client, Failure};
+use crate::checks::Checks;
+use crate::driver::Failure;
+use crate::harness::{self, Connections, Exchange, Pacing, Plan, Received, Window};
+use crate::{LoadError, Progress};
 use serverlab_proto::kv::client::encode_request;
 use serverlab_proto::kv::Method;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// Write every key once on up to `concurrency` connections. Returns the
+/// first failure, described.
+pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError> {
+    let plan = Plan {
+        addr: cfg.addr,
+        window: Window::Work,
+        connections: Connections::Series { requests: None },
+        pacing: Pacing::default(),
+        verify: false,
+        timeouts: KvLoad::timeouts(),
+        model_note: None,
+        seed: cfg.seed,
+    };
+    let next = AtomicUsize::new(0);
+    let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))
+        .map(|_| PreloadClient::new(cfg, &next, host))
+        .collect();
+    let run = harness::drive(&plan, 1, clients, &Progress::default())?;
+    Ok(run
+        .clients
+        .into_iter()
+        .find_map(|c| c.errors.kept.into_iter().next()))
+}
+
 /// One preload connection: it PUTs keys taken from a shared counter, one
 /// at a time, until none is left.
-pub(crate) struct PreloadClient<'a> {
+struct PreloadClient<'a> {
     cfg: &'a KvLoad,
     next: &'a AtomicUsize,
     host: &'a str,
     opened: bool,
-    /// The key being written.
-    pending: Option<usize>,
-    /// No key is left.
-    exhausted: bool,
     key: Vec<u8>,
     value: Vec<u8>,
-    pub(crate) error: Option<String>,
 }
 
 impl<'a> PreloadClient<'a> {
-    pub(crate) fn new(cfg: &'a KvLoad, next: &'a AtomicUsize, host: &'a str) -> Self {
+    fn new(cfg: &'a KvLoad, next: &'a AtomicUsize, host: &'a str) -> Self {
         PreloadClient {
             cfg,
             next,
             host,
             opened: false,
-            pending: None,
-            exhausted: false,
             key: Vec::new(),
             value: Vec::new(),
-            error: None,
         }
     }
 }
 
-impl Client for PreloadClient<'_> {
+impl Exchange for PreloadClient<'_> {
+    /// The key being written.
+    type Sent = usize;
+
     /// One connection; after a failure the preload has failed.
     fn connect(&mut self, _now: Instant) -> bool {
         !std::mem::replace(&mut self.opened, true)
     }
 
-    fn fill(&mut self, wire: &mut Vec<u8>, _now: Instant) -> usize {
-        if self.pending.is_some() || self.exhausted {
-            return 0;
-        }
+    fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, usize)> {
         // Relaxed: hands out distinct keys, orders nothing.
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         if i >= self.cfg.keys {
-            self.exhausted = true;
-            return 0;
+            return None;
         }
         write_key(&mut self.key, i);
         write_value(
@@ -73,37 +91,33 @@ impl Client for PreloadClient<'_> {
             self.host,
             false,
         );
-        self.pending = Some(i);
-        1
+        Some((0, i))
     }
 
-    fn take(&mut self, input: &[u8], _now: Instant) -> Result<Option<usize>, String> {
-        if self.pending.is_none() {
-            return Err("a response to no request".into());
-        }
+    fn reply(
+        &mut self,
+        input: &[u8],
+        _key: &usize,
+        _rx: Received,
+        _checks: &mut Checks,
+    ) -> Result<Option<usize>, String> {
         let Some(response) = next_response(input, Method::Put)? else {
             return Ok(None);
         };
         match response.head.status {
-            200 | 201 if !response.head.close => {}
-            st => return Err(format!("status {st}")),
+            200 | 201 if !response.head.close => Ok(Some(response.len)),
+            st => Err(format!("status {st}")),
         }
-        self.pending = None;
-        Ok(Some(response.len))
     }
 
-    fn in_flight(&self) -> usize {
-        usize::from(self.pending.is_some())
-    }
-
-    fn connection_done(&self) -> bool {
-        self.exhausted && self.pending.is_none()
-    }
-
-    fn failed(&mut self, failure: Failure, _now: Instant) {
-        self.error = Some(match self.pending {
+    fn failed(&mut self, failure: &Failure, unanswered: Option<&usize>) -> String {
+        match unanswered {
             Some(i) => format!("preload of key{i}: {failure}"),
             None => format!("preload: {failure}"),
-        });
+        }
+    }
+
+    fn label(&self) -> (&'static str, usize) {
+        ("preload", 0)
     }
 }

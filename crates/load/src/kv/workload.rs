@@ -4,30 +4,9 @@
 
 use serde::Serialize;
 use serverlab_proto::kv::Method;
+use serverlab_util::Named;
 use std::fmt;
 use std::str::FromStr;
-
-/// Methods by weight (`get=80,put=15,delete=5`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Mix {
-    pub get: u32,
-    pub head: u32,
-    pub put: u32,
-    pub post: u32,
-    pub delete: u32,
-}
-
-impl Default for Mix {
-    fn default() -> Self {
-        Mix {
-            get: 80,
-            head: 0,
-            put: 15,
-            post: 0,
-            delete: 5,
-        }
-    }
-}
 
 /// The methods the load sends: each has its own slot in the recorder
 /// (`Op as usize` indexes [`super::OPS`]). A method the store does not
@@ -58,84 +37,26 @@ impl Op {
     }
 }
 
-impl Mix {
-    fn weights(&self) -> [(Op, u32); 5] {
-        [
-            (Op::Get, self.get),
-            (Op::Head, self.head),
-            (Op::Put, self.put),
-            (Op::Post, self.post),
-            (Op::Delete, self.delete),
-        ]
-    }
-
-    pub fn pick(&self, rng: &mut fastrand::Rng) -> Op {
-        let total: u32 = self.weights().iter().map(|w| w.1).sum();
-        let mut r = rng.u32(0..total);
-        for (m, w) in self.weights() {
-            if r < w {
-                return m;
-            }
-            r -= w;
+impl Named for Op {
+    const WHAT: &'static str = "method";
+    const ALL: &'static [Op] = &[Op::Get, Op::Head, Op::Put, Op::Post, Op::Delete];
+    fn name(self) -> &'static str {
+        match self {
+            Op::Get => "get",
+            Op::Head => "head",
+            Op::Put => "put",
+            Op::Post => "post",
+            Op::Delete => "delete",
         }
-        unreachable!("r < total")
     }
 }
 
-impl FromStr for Mix {
-    type Err = String;
+/// Methods by weight (`get=80,put=15,delete=5`).
+pub type Mix = serverlab_util::Mix<Op>;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let mut mix = Mix {
-            get: 0,
-            head: 0,
-            put: 0,
-            post: 0,
-            delete: 0,
-        };
-        for part in s.split(',') {
-            let (name, weight) = part.split_once('=').ok_or_else(|| {
-                format!("'{part}' is not method=weight (example: get=80,put=15,delete=5)")
-            })?;
-            let weight: u32 = weight
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{weight}' is not a whole-number weight"))?;
-            let slot = match name.trim() {
-                "get" => &mut mix.get,
-                "head" => &mut mix.head,
-                "put" => &mut mix.put,
-                "post" => &mut mix.post,
-                "delete" => &mut mix.delete,
-                other => {
-                    return Err(format!(
-                        "unknown method '{other}' (expected get, head, put, post, delete)"
-                    ))
-                }
-            };
-            *slot = weight;
-        }
-        let total: u64 = mix.weights().iter().map(|w| u64::from(w.1)).sum();
-        if total == 0 {
-            return Err("the weights add up to 0".into());
-        }
-        if total > u64::from(u32::MAX) {
-            return Err("the weights are too large".into());
-        }
-        Ok(mix)
-    }
-}
-
-impl fmt::Display for Mix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .weights()
-            .iter()
-            .filter(|w| w.1 > 0)
-            .map(|(op, w)| format!("{}={w}", op.method().name().to_ascii_lowercase()))
-            .collect();
-        f.write_str(&parts.join(","))
-    }
+/// `get=80,put=15,delete=5`.
+pub fn default_mix() -> Mix {
+    Mix::of(&[(Op::Get, 80), (Op::Put, 15), (Op::Delete, 5)]).expect("positive weights")
 }
 
 /// How keys are drawn (`uniform` or `zipf:S`; serialized the same way).
@@ -294,8 +215,8 @@ mod tests {
 
     #[test]
     fn mix_parses_and_picks_by_weight() {
-        assert_eq!("get=80,put=15,delete=5".parse::<Mix>(), Ok(Mix::default()));
-        assert_eq!(Mix::default().to_string(), "get=80,put=15,delete=5");
+        assert_eq!("get=80,put=15,delete=5".parse::<Mix>(), Ok(default_mix()));
+        assert_eq!(default_mix().to_string(), "get=80,put=15,delete=5");
         let only_head: Mix = "head=1".parse().unwrap();
         let mut rng = fastrand::Rng::with_seed(1);
         assert!((0..100).all(|_| only_head.pick(&mut rng) == Op::Head));

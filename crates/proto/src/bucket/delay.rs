@@ -2,8 +2,7 @@
 //! and how the server spends it (`--delay-mode`). Shared by the server,
 //! which performs delays, and the load, which computes their bound.
 
-use std::fmt;
-use std::str::FromStr;
+use serverlab_util::Named;
 use std::time::Duration;
 
 /// The unit of a request's `<delay>`: seconds in the assignment.
@@ -14,18 +13,21 @@ pub enum DelayUnit {
     Micros,
 }
 
-impl DelayUnit {
-    pub const ALL: [DelayUnit; 3] = [DelayUnit::Seconds, DelayUnit::Millis, DelayUnit::Micros];
+impl Named for DelayUnit {
+    const WHAT: &'static str = "delay unit";
+    const ALL: &'static [DelayUnit] = &[DelayUnit::Seconds, DelayUnit::Millis, DelayUnit::Micros];
 
     /// As `--delay-unit` spells it.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             DelayUnit::Seconds => "s",
             DelayUnit::Millis => "ms",
             DelayUnit::Micros => "us",
         }
     }
+}
 
+impl DelayUnit {
     /// One unit, in seconds.
     pub fn seconds(self) -> f64 {
         match self {
@@ -46,21 +48,7 @@ impl DelayUnit {
     }
 }
 
-impl fmt::Display for DelayUnit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for DelayUnit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        DelayUnit::ALL
-            .into_iter()
-            .find(|u| u.name() == s)
-            .ok_or_else(|| format!("unknown delay unit '{s}' (expected s, ms or us)"))
-    }
-}
+serverlab_util::named_enum_impls!(DelayUnit);
 
 /// How the server spends a delay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,11 +64,12 @@ pub enum DelayMode {
     Work,
 }
 
-impl DelayMode {
-    pub const ALL: [DelayMode; 3] = [DelayMode::Spin, DelayMode::Sleep, DelayMode::Work];
+impl Named for DelayMode {
+    const WHAT: &'static str = "delay mode";
+    const ALL: &'static [DelayMode] = &[DelayMode::Spin, DelayMode::Sleep, DelayMode::Work];
 
     /// As `--delay-mode` spells it.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             DelayMode::Spin => "spin",
             DelayMode::Sleep => "sleep",
@@ -88,7 +77,7 @@ impl DelayMode {
         }
     }
 
-    pub fn describe(self) -> &'static str {
+    fn describe(self) -> &'static str {
         match self {
             DelayMode::Spin => {
                 "busy-wait on the clock until the delay has passed (the assignment's)"
@@ -99,21 +88,7 @@ impl DelayMode {
     }
 }
 
-impl fmt::Display for DelayMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for DelayMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        DelayMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown delay mode '{s}' (expected spin, sleep or work)"))
-    }
-}
+serverlab_util::named_enum_impls!(DelayMode);
 
 #[cfg(test)]
 mod tests {
@@ -128,7 +103,7 @@ mod tests {
             DelayUnit::Seconds.duration(u64::MAX),
             Duration::from_secs(u64::MAX)
         );
-        for u in DelayUnit::ALL {
+        for &u in DelayUnit::ALL {
             assert_eq!(u.name().parse::<DelayUnit>(), Ok(u));
             assert!((u.duration(1000).as_secs_f64() - 1000.0 * u.seconds()).abs() < 1e-9);
         }
@@ -137,7 +112,7 @@ mod tests {
 
     #[test]
     fn modes() {
-        for m in DelayMode::ALL {
+        for &m in DelayMode::ALL {
             assert_eq!(m.name().parse::<DelayMode>(), Ok(m));
         }
         assert!("yield".parse::<DelayMode>().is_err());

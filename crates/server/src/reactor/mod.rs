@@ -11,53 +11,58 @@
 //! one worker at a time (so replies stay in order) and that no event is
 //! lost between a worker's last read and its return.
 //!
-//! Graceful stop: the loop closes the listener, marks the server draining
-//! and runs every connection once more; a draining worker answers what was
-//! already received and closes when its socket has nothing more.
+//! Graceful stop: the loop closes the listener and runs every connection
+//! once more; each session, seeing the server draining, answers what was
+//! already received and closes when its socket has nothing more. Past the
+//! drain limit the loop aborts the stop: every connection left is run once
+//! more and reset, and the executor is stopped and joined before `run`
+//! returns, so no worker outlives the server.
 //!
-//! Deadlines (a service's request timeout, and the write timeout for
-//! replies a client does not read) are checked by the loop's timer tick,
-//! which runs a connection whose deadline has passed; its worker then
-//! answers 408 or resets the connection.
+//! Deadlines (a service's request timeout, the write timeout for replies a
+//! client does not read, the end of a lingering close) are checked by the
+//! loop's timer tick, which runs a connection whose deadline has passed;
+//! its session then answers 408, resets, or closes.
 
 mod pool;
 mod queue;
 mod readiness;
 mod tick;
 
-pub(crate) use pool::Pool;
+pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 
-use crate::io::{accept_all, flush_nonblocking, Flushed};
-use crate::session::{Session, Step};
+use crate::accept::accept_all;
+use crate::drive::{drive, Mode, Parked};
+use crate::session::Session;
 use crate::Ctx;
 use mio::{Events, Interest, Poll, Token, Waker};
 use parking_lot::Mutex;
+use pool::{Executor, Pool};
 use readiness::Readiness;
-use serverlab_service::{After, Service};
+use serverlab_service::Service;
 use std::collections::HashMap;
-use std::io::{self, Read};
+use std::io;
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tick::Ticker;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
-/// Requests a pool worker answers on one connection before requeueing it.
-const POOL_BUDGET: usize = 16;
-/// How often request and write deadlines are checked: the loop scans every
-/// connection at most this often.
+/// How often deadlines are checked: the loop scans every connection at
+/// most this often.
 const TIMEOUT_TICK: Duration = Duration::from_millis(100);
+/// How often the loop looks again while stopping.
+const STOP_TICK: Duration = Duration::from_millis(20);
 
 pub(crate) struct Conn<S: Service> {
     token: usize,
     ready: Readiness,
-    /// Milliseconds since the server's epoch when the awaited request times
-    /// out or the stalled replies are given up on, whichever is first; 0
-    /// for none. Written by the worker, read by the loop's timer tick
-    /// (`Relaxed`: a stale value only delays the check by a tick, and the
-    /// worker re-checks the real deadlines under the lock).
+    /// Milliseconds since the server's epoch when the session must run
+    /// again even without an event (see `Session::deadline`); 0 for none.
+    /// Written by the worker, read by the loop's timer tick (`Relaxed`: a
+    /// stale value only delays the check by a tick, and the session
+    /// re-checks the real deadlines itself).
     deadline_ms: AtomicU64,
     io: Mutex<ConnIo<S>>,
 }
@@ -72,20 +77,26 @@ pub(crate) type Job<S> = Arc<Conn<S>>;
 /// What the loop shares with the executor's threads.
 pub(crate) struct Shared<S> {
     pub ctx: Arc<Ctx<S>>,
+    /// Requests a worker answers on one connection before requeueing it.
     budget: usize,
-    /// Set once at graceful stop (`Release`), read by workers (`Acquire`).
-    draining: AtomicBool,
     closed: crossbeam_channel::Sender<usize>,
+    /// Connections evicted at the cap, to be run (and so closed).
+    evicted: crossbeam_channel::Sender<usize>,
     waker: Arc<Waker>,
     epoch: Instant,
 }
 
-enum Outcome {
-    /// Waiting for the socket.
-    Idle,
-    /// Budget spent with work left.
-    More,
-    Closed,
+/// The event loop's state.
+struct Loop<S: Service> {
+    poll: Poll,
+    listener: Option<mio::net::TcpListener>,
+    conns: HashMap<usize, Job<S>>,
+    next_token: usize,
+    closed: crossbeam_channel::Receiver<usize>,
+    evicted: crossbeam_channel::Receiver<usize>,
+    /// When to accept again without a readiness event: the backlog could
+    /// not be drained (see `accept.rs`).
+    accept_retry: Option<Instant>,
 }
 
 pub(crate) fn run<S: Service>(
@@ -93,227 +104,223 @@ pub(crate) fn run<S: Service>(
     listener: TcpListener,
     pool: Pool,
 ) -> io::Result<()> {
-    let mut poll = Poll::new()?;
+    let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
     let w = waker.clone();
     ctx.shutdown.on_trigger(move || {
         let _ = w.wake();
     });
     let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
-    let timeouts = ctx.svc.request_timeout().is_some() || ctx.write_timeout.is_some();
+    let (evicted_tx, evicted_rx) = crossbeam_channel::unbounded();
     let shared = Arc::new(Shared {
         ctx: ctx.clone(),
-        budget: if pool == Pool::Spawn { 1 } else { POOL_BUDGET },
-        draining: AtomicBool::new(false),
+        budget: pool.budget(),
         closed: closed_tx,
+        evicted: evicted_tx,
         waker,
         epoch: Instant::now(),
     });
     let exec = pool::start(pool, shared.clone())?;
-
     listener.set_nonblocking(true)?;
-    let mut listener = Some(mio::net::TcpListener::from_std(listener));
-    if let Some(l) = listener.as_mut() {
-        poll.registry().register(l, LISTENER, Interest::READABLE)?;
+    let mut l = Loop {
+        poll,
+        listener: Some(mio::net::TcpListener::from_std(listener)),
+        conns: HashMap::new(),
+        next_token: 2,
+        closed: closed_rx,
+        evicted: evicted_rx,
+        accept_retry: None,
+    };
+    if let Some(listener) = l.listener.as_mut() {
+        l.poll
+            .registry()
+            .register(listener, LISTENER, Interest::READABLE)?;
     }
-    let mut conns: HashMap<usize, Job<S>> = HashMap::new();
-    let mut next_token = 2usize;
-    let mut events = Events::with_capacity(1024);
-    let mut stopping: Option<Instant> = None;
-    let mut ticker = timeouts.then(|| Ticker::new(TIMEOUT_TICK, Instant::now()));
-    loop {
-        let timeout = if stopping.is_some() {
-            Some(Duration::from_millis(20))
-        } else {
-            ticker.as_ref().map(|t| t.wait(Instant::now()))
+    let result = l.serve(&shared, &*exec);
+    // Every connection is closed (or the loop failed): no worker can be
+    // handed more, so the executor finishes and joins its threads.
+    if result.is_err() {
+        l.abort(&shared, &*exec);
+    }
+    exec.stop();
+    result
+}
+
+impl<S: Service> Loop<S> {
+    /// Run until the stop is triggered and every connection has closed;
+    /// past the drain limit, reset the rest.
+    fn serve(&mut self, shared: &Shared<S>, exec: &dyn Executor<S>) -> io::Result<()> {
+        let ctx = &shared.ctx;
+        let mut events = Events::with_capacity(1024);
+        let mut stopping: Option<Instant> = None;
+        let mut ticker = Ticker::new(TIMEOUT_TICK, Instant::now());
+        loop {
+            let now = Instant::now();
+            let timeout = match stopping {
+                Some(_) => STOP_TICK,
+                None => ticker.wait(now).min(self.until_accept_retry(now)),
+            };
+            crate::io::poll(&mut self.poll, &mut events, Some(timeout))?;
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept(shared),
+                    WAKER => {}
+                    Token(t) => self.notify(t, exec),
+                }
+            }
+            if self.accept_retry.is_some_and(|t| t <= Instant::now()) {
+                self.accept(shared);
+            }
+            for t in self.evicted.try_iter() {
+                self.notify(t, exec);
+            }
+            self.reap();
+            if ticker.due(Instant::now()) {
+                self.run_due(shared, exec);
+                exec.tick();
+            }
+            if ctx.shutdown.is_triggered() && stopping.is_none() {
+                stopping = Some(Instant::now());
+                self.stop_accepting();
+                self.notify_all(exec);
+            }
+            if let Some(t0) = stopping {
+                if self.conns.is_empty() {
+                    return Ok(());
+                }
+                if t0.elapsed() > crate::DRAIN_LIMIT {
+                    self.abort(shared, exec);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, shared: &Shared<S>) {
+        let ctx = &shared.ctx;
+        let Some(listener) = self.listener.as_ref() else {
+            return;
         };
-        crate::io::poll(&mut poll, &mut events, timeout)?;
-        for ev in events.iter() {
-            match ev.token() {
-                LISTENER => {
-                    let Some(l) = listener.as_ref() else { continue };
-                    accept_all(l, &ctx, |mut stream, peer| {
-                        let token = next_token;
-                        next_token += 1;
-                        poll.registry().register(
-                            &mut stream,
-                            Token(token),
-                            Interest::READABLE | Interest::WRITABLE,
-                        )?;
-                        let sess = Session::new(&*ctx.svc, peer);
-                        let conn = Arc::new(Conn {
-                            token,
-                            ready: Readiness::idle(),
-                            deadline_ms: AtomicU64::new(0),
-                            io: Mutex::new(ConnIo { stream, sess }),
-                        });
-                        conns.insert(token, conn);
-                        Ok(())
-                    });
-                }
-                WAKER => {}
-                Token(t) => {
-                    if let Some(c) = conns.get(&t) {
-                        if c.ready.notify() {
-                            exec.submit(c.clone());
-                        }
-                    }
-                }
-            }
-        }
-        for t in closed_rx.try_iter() {
-            conns.remove(&t);
-        }
-        if ticker.as_mut().is_some_and(|t| t.due(Instant::now())) {
-            let now = shared.epoch.elapsed().as_millis() as u64;
-            for c in conns.values() {
-                let d = c.deadline_ms.load(Ordering::Relaxed);
-                if d != 0 && d <= now && c.ready.notify() {
-                    exec.submit(c.clone());
-                }
-            }
-        }
-        if ctx.shutdown.is_triggered() && stopping.is_none() {
-            stopping = Some(Instant::now());
-            if let Some(mut l) = listener.take() {
-                let _ = poll.registry().deregister(&mut l);
-            }
-            shared.draining.store(true, Ordering::Release);
-            for c in conns.values() {
-                if c.ready.notify() {
-                    exec.submit(c.clone());
-                }
-            }
-        }
-        if let Some(t0) = stopping {
-            if conns.is_empty() || t0.elapsed() > crate::DRAIN_LIMIT {
-                break;
+        let (poll, conns, next_token) = (&self.poll, &mut self.conns, &mut self.next_token);
+        let retry = accept_all(listener, ctx, |mut stream, peer| {
+            let token = *next_token;
+            *next_token += 1;
+            poll.registry().register(
+                &mut stream,
+                Token(token),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+            let sess = Session::new(ctx, peer).with_budget(shared.budget);
+            let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
+            sess.on_evict(move || {
+                let _ = evicted.send(token);
+                let _ = waker.wake();
+            });
+            let conn = Arc::new(Conn {
+                token,
+                ready: Readiness::idle(),
+                deadline_ms: AtomicU64::new(0),
+                io: Mutex::new(ConnIo { stream, sess }),
+            });
+            conns.insert(token, conn);
+            Ok(())
+        });
+        self.accept_retry = retry.map(|d| Instant::now() + d);
+    }
+
+    /// How long the loop may wait before it must accept again unasked.
+    fn until_accept_retry(&self, now: Instant) -> Duration {
+        self.accept_retry
+            .map_or(Duration::MAX, |t| t.saturating_duration_since(now))
+    }
+
+    /// Something happened on connection `t`: queue it unless it already is.
+    fn notify(&self, t: usize, exec: &dyn Executor<S>) {
+        if let Some(c) = self.conns.get(&t) {
+            if c.ready.notify() {
+                exec.submit(c.clone());
             }
         }
     }
-    if conns.is_empty() {
-        exec.stop();
+
+    fn notify_all(&self, exec: &dyn Executor<S>) {
+        for c in self.conns.values() {
+            if c.ready.notify() {
+                exec.submit(c.clone());
+            }
+        }
     }
-    // Otherwise some client would not take its replies within the drain
-    // limit: its worker may be blocked, so the process exits without it.
-    Ok(())
+
+    /// Forget connections their workers closed.
+    fn reap(&mut self) {
+        for t in self.closed.try_iter() {
+            self.conns.remove(&t);
+        }
+    }
+
+    /// Run every connection whose deadline has passed.
+    fn run_due(&self, shared: &Shared<S>, exec: &dyn Executor<S>) {
+        let now = shared.epoch.elapsed().as_millis() as u64;
+        for c in self.conns.values() {
+            let d = c.deadline_ms.load(Ordering::Relaxed);
+            if d != 0 && d <= now && c.ready.notify() {
+                exec.submit(c.clone());
+            }
+        }
+    }
+
+    fn stop_accepting(&mut self) {
+        self.accept_retry = None;
+        if let Some(mut l) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut l);
+        }
+    }
+
+    /// The drain limit passed (or the loop failed): every session still
+    /// open resets at its next step. Run each once more and wait until all
+    /// have closed; a worker still performing a delay finishes it first.
+    fn abort(&mut self, shared: &Shared<S>, exec: &dyn Executor<S>) {
+        shared.ctx.shutdown.abort();
+        self.stop_accepting();
+        self.notify_all(exec);
+        while !self.conns.is_empty() {
+            exec.tick();
+            match self.closed.recv_timeout(STOP_TICK) {
+                Ok(t) => {
+                    self.conns.remove(&t);
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => self.notify_all(exec),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
 }
 
 /// Run one scheduled connection. True: queue it again.
 pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
     conn.ready.start();
     let mut io = conn.io.lock();
-    let outcome = step(shared, &mut io).unwrap_or(Outcome::Closed);
-    match outcome {
-        Outcome::Idle => {
-            let write = io.sess.write_deadline(shared.ctx.write_timeout);
-            let deadline = match (io.sess.deadline(), write) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let ms = deadline.map_or(0, |d| {
+    let ConnIo { stream, sess } = &mut *io;
+    match drive(sess, stream, Mode::NonBlocking) {
+        Parked::Wait => {
+            let ms = sess.deadline().map_or(0, |d| {
                 d.saturating_duration_since(shared.epoch).as_millis().max(1) as u64
             });
             conn.deadline_ms.store(ms, Ordering::Relaxed);
             drop(io);
             conn.ready.finish(false)
         }
-        Outcome::More => {
+        Parked::Yield => {
             drop(io);
             conn.ready.finish(true)
         }
-        Outcome::Closed => {
-            io.sess.finish(&*shared.ctx.svc);
-            let _ = io.stream.shutdown(std::net::Shutdown::Both);
+        Parked::Closed => {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
             drop(io);
             conn.ready.close();
-            shared.ctx.stats.closed();
             let _ = shared.closed.send(conn.token);
             let _ = shared.waker.wake();
             false
         }
     }
-}
-
-/// Process the connection until its socket would block or the budget is
-/// spent.
-fn step<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> io::Result<Outcome> {
-    let svc = &*shared.ctx.svc;
-    let draining = shared.draining.load(Ordering::Acquire);
-    // Replies still backed up from the last run go out before any more
-    // work, so a client that does not read cannot grow them.
-    if io.sess.over_high_water()
-        && flush_nonblocking(&mut io.stream, &mut io.sess)? == Flushed::WouldBlock
-    {
-        return Ok(stalled(shared, io));
-    }
-    let mut handled = 0;
-    loop {
-        match io.sess.next(svc) {
-            Step::Ready(delay) => {
-                if let Some(d) = delay {
-                    d.block();
-                }
-                if io.sess.execute(svc) == After::Shutdown {
-                    shared.ctx.shutdown.trigger();
-                }
-                handled += 1;
-                if handled >= shared.budget || io.sess.over_high_water() {
-                    return Ok(match flush_nonblocking(&mut io.stream, &mut io.sess)? {
-                        Flushed::All => Outcome::More,
-                        Flushed::WouldBlock => stalled(shared, io),
-                    });
-                }
-            }
-            Step::NeedInput => {
-                if flush_nonblocking(&mut io.stream, &mut io.sess)? == Flushed::WouldBlock {
-                    return Ok(stalled(shared, io));
-                }
-                if io.sess.deadline().is_some_and(|d| d <= Instant::now()) {
-                    io.sess.time_out(svc);
-                    continue;
-                }
-                match io.stream.read(io.sess.read_buf(svc)) {
-                    Ok(0) => io.sess.set_eof(),
-                    Ok(n) => io.sess.filled(n),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        return Ok(if draining {
-                            Outcome::Closed
-                        } else {
-                            Outcome::Idle
-                        });
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Step::Close => {
-                return Ok(match flush_nonblocking(&mut io.stream, &mut io.sess)? {
-                    Flushed::All => {
-                        if io.sess.should_linger() {
-                            crate::io::linger_nonblocking(&mut io.stream);
-                        }
-                        Outcome::Closed
-                    }
-                    Flushed::WouldBlock => stalled(shared, io),
-                });
-            }
-        }
-    }
-}
-
-/// The socket took no more replies: wait for it, unless they have made no
-/// progress for the write timeout; then the connection is reset.
-fn stalled<S: Service>(shared: &Shared<S>, io: &mut ConnIo<S>) -> Outcome {
-    let limit = shared.ctx.write_timeout;
-    if io
-        .sess
-        .write_deadline(limit)
-        .is_some_and(|d| d <= Instant::now())
-    {
-        shared.ctx.stats.write_timed_out();
-        crate::io::reset_on_close(&io.stream);
-        return Outcome::Closed;
-    }
-    Outcome::Idle
 }

@@ -1,12 +1,67 @@
 //! Who runs ready connections: a pool behind a locked queue, a pool behind
-//! a lock-free queue, or a new thread for each ready request.
+//! crossbeam's channel, or a new thread for each ready request — the three
+//! reactor strategies.
 
 use super::queue::LockedQueue;
 use super::{run_job, Job, Shared};
+use crate::shutdown::Phase;
+use crate::strategy::{Delays, Listeners, Strategy, Threads};
+use crate::Ctx;
 use parking_lot::{Condvar, Mutex};
 use serverlab_service::Service;
+use std::io;
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// Requests a pool worker answers on one connection before requeueing it.
+const POOL_BUDGET: usize = 16;
+
+/// `thread-per-request`.
+pub(crate) struct ThreadPerRequest;
+/// `pool-locked`.
+pub(crate) struct PoolLocked;
+/// `pool-lockfree`.
+pub(crate) struct PoolLockFree;
+
+impl Strategy for ThreadPerRequest {
+    const NAME: &'static str = "thread-per-request";
+    const DESCRIBE: &'static str =
+        "an event loop hands each ready request to a newly spawned thread";
+    const THREADS: Threads = Threads::Unused("a thread per request");
+    const LISTENERS: Listeners = Listeners::One;
+    const DELAYS: Delays = Delays::OnTheRequestThread;
+
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+        super::run(ctx, listeners.remove(0), Pool::Spawn)
+    }
+}
+
+impl Strategy for PoolLocked {
+    const NAME: &'static str = "pool-locked";
+    const DESCRIBE: &'static str =
+        "an event loop queues ready connections for N workers; mutex+condvar queue";
+    const THREADS: Threads = Threads::Sizes("workers");
+    const LISTENERS: Listeners = Listeners::One;
+    const DELAYS: Delays = Delays::OnTheRequestThread;
+
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+        super::run(ctx, listeners.remove(0), Pool::Locked)
+    }
+}
+
+impl Strategy for PoolLockFree {
+    const NAME: &'static str = "pool-lockfree";
+    const DESCRIBE: &'static str =
+        "an event loop queues ready connections for N workers; lock-free queue (crossbeam)";
+    const THREADS: Threads = Threads::Sizes("workers");
+    const LISTENERS: Listeners = Listeners::One;
+    const DELAYS: Delays = Delays::OnTheRequestThread;
+
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+        super::run(ctx, listeners.remove(0), Pool::LockFree)
+    }
+}
 
 /// The executor a reactor strategy uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,24 +70,38 @@ pub(crate) enum Pool {
     Spawn,
     /// pool-locked: N workers, mutex + condvar FIFO.
     Locked,
-    /// pool-lockfree: N workers, crossbeam's lock-free channel.
+    /// pool-lockfree: N workers, crossbeam's channel.
     LockFree,
+}
+
+impl Pool {
+    /// Requests a run of a connection answers before it yields.
+    pub(crate) fn budget(self) -> usize {
+        match self {
+            Pool::Spawn => 1,
+            Pool::Locked | Pool::LockFree => POOL_BUDGET,
+        }
+    }
 }
 
 pub(crate) trait Executor<S: Service>: Send + Sync {
     fn submit(&self, job: Job<S>);
-    /// Finish queued work and join every thread.
+    /// Called on the event loop's timer tick.
+    fn tick(&self) {}
+    /// Finish queued work and join every thread. Called once every
+    /// connection is closed, so nothing is submitted or requeued after.
     fn stop(self: Box<Self>);
 }
 
 pub(crate) fn start<S: Service>(
     pool: Pool,
     shared: Arc<Shared<S>>,
-) -> std::io::Result<Box<dyn Executor<S>>> {
+) -> io::Result<Box<dyn Executor<S>>> {
     Ok(match pool {
         Pool::Spawn => Box::new(Spawner {
             shared,
             live: Arc::default(),
+            deferred: Arc::default(),
         }),
         Pool::Locked => Box::new(LockedPool::start(shared)?),
         Pool::LockFree => Box::new(LockFreePool::start(shared)?),
@@ -43,7 +112,7 @@ fn spawn_workers(
     n: usize,
     name: &str,
     body: impl Fn() + Send + Sync + 'static,
-) -> std::io::Result<Vec<JoinHandle<()>>> {
+) -> io::Result<Vec<JoinHandle<()>>> {
     let body = Arc::new(body);
     (0..n)
         .map(|i| {
@@ -61,7 +130,7 @@ struct LockedPool<S: Service> {
 }
 
 impl<S: Service> LockedPool<S> {
-    fn start(shared: Arc<Shared<S>>) -> std::io::Result<Self> {
+    fn start(shared: Arc<Shared<S>>) -> io::Result<Self> {
         let queue: Arc<LockedQueue<Job<S>>> = Arc::new(LockedQueue::new());
         let q = queue.clone();
         let workers = spawn_workers(shared.ctx.threads, "worker", move || {
@@ -86,6 +155,12 @@ impl<S: Service> Executor<S> for LockedPool<S> {
     }
 }
 
+/// pool-lockfree's queue is crossbeam's unbounded channel: pushing and
+/// popping are lock-free. Waiting is not: a worker that finds it empty
+/// parks, and crossbeam's waker list, which a sender checks to unpark one,
+/// is behind a mutex — so with idle workers a push takes a lock, as
+/// pool-locked's condition variable does. Under load, with no worker
+/// parked, neither side locks.
 struct LockFreePool<S: Service> {
     /// `None` tells one worker to stop.
     tx: crossbeam_channel::Sender<Option<Job<S>>>,
@@ -93,7 +168,7 @@ struct LockFreePool<S: Service> {
 }
 
 impl<S: Service> LockFreePool<S> {
-    fn start(shared: Arc<Shared<S>>) -> std::io::Result<Self> {
+    fn start(shared: Arc<Shared<S>>) -> io::Result<Self> {
         let (tx, rx) = crossbeam_channel::unbounded::<Option<Job<S>>>();
         let requeue = tx.clone();
         let workers = spawn_workers(shared.ctx.threads, "worker", move || {
@@ -112,8 +187,6 @@ impl<S: Service> Executor<S> for LockFreePool<S> {
         let _ = self.tx.send(Some(job));
     }
 
-    /// Called once every connection is closed, so nothing requeues after
-    /// the stop messages.
     fn stop(self: Box<Self>) {
         for _ in &self.workers {
             let _ = self.tx.send(None);
@@ -122,34 +195,43 @@ impl<S: Service> Executor<S> for LockFreePool<S> {
     }
 }
 
-/// A thread per ready request; counts live threads so `stop` can wait.
+/// Live request threads, so `stop` can wait for them.
+type Live = Arc<(Mutex<usize>, Condvar)>;
+
+/// A thread per ready request. When no thread can be made (out of memory
+/// or threads), the request is deferred, not run on the event loop (whose
+/// thread must never block on a request: a 60 s bucket delay there would
+/// stall every connection): the loop's next timer tick tries again.
 struct Spawner<S: Service> {
     shared: Arc<Shared<S>>,
-    live: Arc<(Mutex<usize>, Condvar)>,
+    live: Live,
+    deferred: Arc<Mutex<Vec<Job<S>>>>,
 }
 
 impl<S: Service> Spawner<S> {
-    fn spawn(shared: Arc<Shared<S>>, live: Arc<(Mutex<usize>, Condvar)>, job: Job<S>) {
+    fn spawn(shared: Arc<Shared<S>>, live: Live, deferred: &Arc<Mutex<Vec<Job<S>>>>, job: Job<S>) {
         *live.0.lock() += 1;
-        let (shared2, live2, job2) = (shared.clone(), live.clone(), job.clone());
+        let (s, l, d, j) = (shared.clone(), live.clone(), deferred.clone(), job.clone());
         let spawned = std::thread::Builder::new()
             .name("request".into())
             .stack_size(256 * 1024)
             .spawn(move || {
-                if run_job(&shared2, &job2) {
+                if run_job(&s, &j) {
                     // Another request is waiting: it gets its own thread.
-                    Spawner::spawn(shared2, live2.clone(), job2);
+                    Spawner::spawn(s, l.clone(), &d, j);
                 }
-                let mut n = live2.0.lock();
+                let mut n = l.0.lock();
                 *n -= 1;
-                live2.1.notify_all();
+                l.1.notify_all();
             });
         if let Err(e) = spawned {
-            // Out of threads: the request must not be lost, so the caller
-            // runs it (slowly) itself, and the error is reported.
-            eprintln!("serverlab: cannot spawn a request thread ({e}); running it inline");
-            while run_job(&shared, &job) {}
-            *live.0.lock() -= 1;
+            let mut d = deferred.lock();
+            if d.is_empty() {
+                eprintln!("serverlab: cannot spawn a request thread ({e}); retrying");
+            }
+            d.push(job);
+            let mut n = live.0.lock();
+            *n -= 1;
             live.1.notify_all();
         }
     }
@@ -157,7 +239,21 @@ impl<S: Service> Spawner<S> {
 
 impl<S: Service> Executor<S> for Spawner<S> {
     fn submit(&self, job: Job<S>) {
-        Spawner::spawn(self.shared.clone(), self.live.clone(), job);
+        Spawner::spawn(self.shared.clone(), self.live.clone(), &self.deferred, job);
+    }
+
+    fn tick(&self) {
+        let jobs = std::mem::take(&mut *self.deferred.lock());
+        let aborting = self.shared.ctx.shutdown.phase() == Phase::Aborting;
+        for job in jobs {
+            if aborting {
+                // Past the drain limit a session only resets, at once: safe
+                // to run here, and no thread may be available for it.
+                while run_job(&self.shared, &job) {}
+            } else {
+                self.submit(job);
+            }
+        }
     }
 
     fn stop(self: Box<Self>) {

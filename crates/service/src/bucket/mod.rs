@@ -1,11 +1,11 @@
 //! The bucket service: `<delay>,<bucket>` lines applied to a
 //! [`BucketStore`].
 //!
-//! [`Service::delay`] parses and checks a framed line, keeps the outcome
-//! in the connection, and returns the delay the strategy must perform;
-//! [`Service::apply`] then adds and replies (or replies `ERR` and closes).
-//! A line is therefore parsed once, and the delay happens between parsing
-//! and the add, as the protocol orders them.
+//! [`Service::frame`] finds a line, then parses and checks it into a
+//! [`BucketRequest`]; [`Service::delay`] turns its delay into the one the
+//! strategy must perform; [`Service::apply`] then adds and replies (or
+//! replies `ERR` and closes). A line is therefore parsed once, and the
+//! delay happens between parsing and the add, as the protocol orders them.
 
 mod calibrate;
 mod timing;
@@ -14,7 +14,7 @@ pub use calibrate::{calibrate, Calibration};
 pub use timing::Timing;
 
 use crate::stats::Counters;
-use crate::{After, Delay, Frame, Service};
+use crate::{After, Common, Delay, Frame, Service};
 use serde_json::json;
 use serverlab_proto::bucket::{self, Line, ParseError, Request};
 use serverlab_store::bucket::BucketStore;
@@ -93,14 +93,14 @@ pub struct BucketService {
     buckets: usize,
     cfg: BucketConfig,
     stats: Counters<SLOTS>,
+    common: Common,
 }
 
-/// Per connection: the outcome of checking the line just framed, kept
-/// from `delay` to `apply`.
-#[derive(Default)]
-pub struct BucketConn {
-    checked: Option<Result<Request, Reject>>,
-}
+/// A framed line, parsed and checked against the limits: a request to
+/// apply, or why it gets `ERR`. Only [`BucketService`]'s `frame` builds
+/// one.
+#[derive(Debug)]
+pub struct BucketRequest(Result<Request, Reject>);
 
 impl BucketService {
     pub fn new(store: Arc<dyn BucketStore>, cfg: BucketConfig) -> Self {
@@ -109,6 +109,7 @@ impl BucketService {
             store,
             cfg,
             stats: Counters::default(),
+            common: Common::default(),
         }
     }
 
@@ -116,10 +117,8 @@ impl BucketService {
         &self.cfg
     }
 
-    /// Parse a framed line (with its LF) and check it against the limits.
-    fn check(&self, framed: &[u8]) -> Result<Request, Reject> {
-        let line = framed.strip_suffix(b"\n").unwrap_or(framed);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    /// Parse a line (without CR and LF) and check it against the limits.
+    fn check(&self, line: &[u8]) -> Result<Request, Reject> {
         let req = Request::parse(line).map_err(Reject::Parse)?;
         if req.bucket >= self.buckets as u64 {
             return Err(Reject::NoBucket {
@@ -143,20 +142,22 @@ impl BucketService {
 }
 
 impl Service for BucketService {
-    type Conn = BucketConn;
+    type Conn = ();
+    type Request = BucketRequest;
 
-    fn open(&self, _peer: SocketAddr) -> BucketConn {
-        BucketConn::default()
-    }
+    fn open(&self, _peer: SocketAddr) {}
 
     fn input_limit(&self) -> usize {
         INPUT_BUFFER.max(self.cfg.max_line + 2)
     }
 
-    fn frame(&self, _conn: &mut BucketConn, input: &[u8], out: &mut Vec<u8>) -> Frame {
+    fn frame(&self, _conn: &mut (), input: &[u8], out: &mut Vec<u8>) -> Frame<BucketRequest> {
         match bucket::frame(input, self.cfg.max_line) {
             Line::Incomplete => Frame::Incomplete,
-            Line::Ready { used, .. } => Frame::Ready(used),
+            Line::Ready { len, used } => Frame::Ready {
+                len: used,
+                request: BucketRequest(self.check(&input[..len])),
+            },
             Line::TooLong => {
                 let max = self.cfg.max_line;
                 self.reject(Reject::LineTooLong { max }, out);
@@ -165,19 +166,19 @@ impl Service for BucketService {
         }
     }
 
-    fn delay(&self, conn: &mut BucketConn, request: &[u8]) -> Option<Delay> {
-        let checked = self.check(request);
-        let delay = checked
-            .as_ref()
-            .ok()
-            .and_then(|r| self.cfg.timing.delay(r.delay));
-        conn.checked = Some(checked);
-        delay
+    fn delay(&self, _conn: &mut (), request: &BucketRequest) -> Option<Delay> {
+        let req = request.0.as_ref().ok()?;
+        self.cfg.timing.delay(req.delay)
     }
 
-    fn apply(&self, conn: &mut BucketConn, request: &[u8], out: &mut Vec<u8>) -> After {
-        let checked = conn.checked.take().unwrap_or_else(|| self.check(request));
-        match checked {
+    fn apply(
+        &self,
+        _conn: &mut (),
+        request: BucketRequest,
+        _input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> After {
+        match request.0 {
             Ok(req) => {
                 // `check` ensured bucket < buckets, which is a usize.
                 let value = self.store.add(req.bucket as usize, req.delay);
@@ -203,9 +204,13 @@ impl Service for BucketService {
 
     /// Unreachable while `frame` reports long lines itself (the buffer
     /// always holds more than one line's limit); kept for safety.
-    fn overflow(&self, _conn: &mut BucketConn, out: &mut Vec<u8>) {
+    fn overflow(&self, _conn: &mut (), out: &mut Vec<u8>) {
         let max = self.cfg.max_line;
         self.reject(Reject::LineTooLong { max }, out);
+    }
+
+    fn common(&self) -> &Common {
+        &self.common
     }
 
     fn report(&self) -> serde_json::Value {

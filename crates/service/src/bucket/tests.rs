@@ -20,23 +20,14 @@ fn service(buckets: usize, close_after_reply: bool) -> BucketService {
 /// Feed `wire` through frame/delay/apply as a strategy would; returns the
 /// output, the delays asked for, and whether the connection closed.
 fn run(svc: &BucketService, wire: &[u8]) -> (String, Vec<Option<Delay>>, bool) {
-    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
-    let (mut out, mut delays, mut at) = (Vec::new(), Vec::new(), 0);
-    loop {
-        match svc.frame(&mut conn, &wire[at..], &mut out) {
-            Frame::Ready(n) => {
-                let req = &wire[at..at + n];
-                delays.push(svc.delay(&mut conn, req));
-                let after = svc.apply(&mut conn, req, &mut out);
-                at += n;
-                if after != After::Continue {
-                    return (String::from_utf8(out).unwrap(), delays, true);
-                }
-            }
-            Frame::Incomplete => return (String::from_utf8(out).unwrap(), delays, false),
-            Frame::Close => return (String::from_utf8(out).unwrap(), delays, true),
-        }
-    }
+    let mut out = Vec::new();
+    let ran = crate::run_all(
+        svc,
+        &mut svc.open("127.0.0.1:1".parse().unwrap()),
+        wire,
+        &mut out,
+    );
+    (String::from_utf8(out).unwrap(), ran.delays(), ran.closed())
 }
 
 #[test]
@@ -171,4 +162,26 @@ fn work_mode_uses_the_calibration() {
     let (out, delays, _) = run(&svc, b"2,0\n");
     assert_eq!(out, "2\n");
     assert_eq!(delays, vec![Some(Delay::Work(2_000_000))]);
+}
+
+/// `apply` acts on what `frame` parsed and checked and never parses again:
+/// given the bytes of a read, it still adds the framed delay.
+#[test]
+fn apply_uses_the_parse_frame_made() {
+    let svc = service(4, false);
+    let mut out = Vec::new();
+    let Frame::Ready { len, request } = svc.frame(&mut (), b"5,1\n", &mut out) else {
+        panic!("a whole line");
+    };
+    assert_eq!(len, 4);
+    assert_eq!(
+        svc.delay(&mut (), &request),
+        Some(Delay::Spin(Duration::from_micros(5)))
+    );
+    assert_eq!(
+        svc.apply(&mut (), request, b"0,1\n", &mut out),
+        After::Continue
+    );
+    assert_eq!(out, b"5\n");
+    assert_eq!(svc.report()["requests"]["add"], 1);
 }

@@ -1,8 +1,10 @@
 //! The kv service: HTTP/1.1 requests applied to a [`KvStore`].
 //!
 //! `frame` finds a request head (see [`serverlab_proto::kv::scan`]),
-//! remembers it parsed, and waits for the body its `Content-Length`
-//! names; `apply` takes the parsed head and the body and answers. A
+//! parses it, and waits for the body its `Content-Length` names (keeping
+//! the parsed head in the connection only while the body arrives); it then
+//! returns the head as the request, and `apply` answers it with the body.
+//! A
 //! request the server stops reading (malformed, over a limit, chunked) is
 //! answered from `frame` with `Connection: close`, and the connection
 //! closes. The MD5 of every written value (its ETag) is computed here,
@@ -10,7 +12,7 @@
 
 mod stats;
 
-use crate::{After, Frame, Service};
+use crate::{After, Common, Frame, Service};
 use serverlab_proto::kv::{
     digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
     Response, Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
@@ -20,7 +22,7 @@ use stats::KvStats;
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// The kv server's settings (`--max-uri`, `--max-headers`, `--max-value`,
 /// `--header-timeout`).
@@ -46,22 +48,31 @@ pub struct KvService {
     store: Arc<dyn KvStore>,
     cfg: KvConfig,
     stats: KvStats,
+    common: Common,
 }
 
-/// Per connection: the request being received.
+/// Per connection: how far `frame` has got with the request arriving.
 #[derive(Default)]
 pub struct KvConn {
     /// Head-search progress (see [`scan`]).
     scanned: usize,
-    /// The head, once complete, while its body arrives.
-    pending: Option<Pending>,
+    /// A complete head, parsed, while its body arrives.
+    awaiting_body: Option<AwaitingBody>,
 }
 
-struct Pending {
+struct AwaitingBody {
     head: Head,
     head_len: usize,
     /// `100 Continue` already sent.
     continued: bool,
+}
+
+/// A whole request: its parsed head, and where its body starts. Only
+/// [`KvService`]'s `frame` builds one.
+#[derive(Debug)]
+pub struct KvRequest {
+    head: Head,
+    head_len: usize,
 }
 
 const VALUE_TYPE: &str = "application/octet-stream";
@@ -74,6 +85,7 @@ impl KvService {
             store,
             cfg,
             stats: KvStats::default(),
+            common: Common::default(),
         }
     }
 
@@ -118,8 +130,8 @@ impl KvService {
     }
 
     fn stats_json(&self, reply: &mut Reply) -> Status {
-        let mut json = serde_json::to_vec_pretty(&self.stats.snapshot(self.store.len()))
-            .expect("statistics serialize");
+        let snapshot = self.stats.snapshot(self.store.len(), &self.common);
+        let mut json = serde_json::to_vec_pretty(&snapshot).expect("statistics serialize");
         json.push(b'\n');
         let date = reply.date;
         let mut r = Response::new(Status::Ok, &date, &json);
@@ -232,9 +244,9 @@ impl<'a> Reply<'a> {
 
 impl Service for KvService {
     type Conn = KvConn;
+    type Request = KvRequest;
 
     fn open(&self, _peer: SocketAddr) -> KvConn {
-        self.stats.opened();
         KvConn::default()
     }
 
@@ -242,9 +254,10 @@ impl Service for KvService {
         self.cfg.limits.max_request()
     }
 
-    fn frame(&self, conn: &mut KvConn, input: &[u8], out: &mut Vec<u8>) -> Frame {
-        if conn.pending.is_none() {
-            match scan(input, &mut conn.scanned, &self.cfg.limits) {
+    fn frame(&self, conn: &mut KvConn, input: &[u8], out: &mut Vec<u8>) -> Frame<KvRequest> {
+        let mut wait = match conn.awaiting_body.take() {
+            Some(wait) => wait,
+            None => match scan(input, &mut conn.scanned, &self.cfg.limits) {
                 HeadScan::Incomplete => return Frame::Incomplete,
                 HeadScan::Reject(r) => {
                     self.reject(r, out);
@@ -252,40 +265,37 @@ impl Service for KvService {
                 }
                 HeadScan::Complete { head, len } => {
                     conn.scanned = 0;
-                    conn.pending = Some(Pending {
+                    AwaitingBody {
                         head,
                         head_len: len,
                         continued: false,
-                    });
+                    }
                 }
-            }
-        }
-        let p = conn.pending.as_mut().expect("set above");
-        let total = p.head_len + p.head.content_length;
+            },
+        };
+        let total = wait.head_len + wait.head.content_length;
         if input.len() >= total {
-            return Frame::Ready(total);
+            return Frame::Ready {
+                len: total,
+                request: KvRequest {
+                    head: wait.head,
+                    head_len: wait.head_len,
+                },
+            };
         }
-        if p.head.expect_continue && !p.continued {
+        if wait.head.expect_continue && !wait.continued {
             // Flushed before the strategy waits for the body.
             out.extend_from_slice(CONTINUE);
-            p.continued = true;
+            wait.continued = true;
         }
+        conn.awaiting_body = Some(wait);
         Frame::Incomplete
     }
 
-    fn apply(&self, conn: &mut KvConn, request: &[u8], out: &mut Vec<u8>) -> After {
-        let start = Instant::now();
-        let Some(Pending { head, head_len, .. }) = conn.pending.take() else {
-            // `frame` reported no request: the caller broke the contract
-            // of `Service::apply`. Refuse and close rather than guess.
-            self.reject(RequestError::MalformedHead.into(), out);
-            return After::Close;
-        };
-        let body = request.get(head_len..).unwrap_or_default();
-        let status = self.answer(&head, body, out);
-        let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
-        self.stats.request(head.method, status, ns);
-        if head.keep_alive {
+    fn apply(&self, _conn: &mut KvConn, req: KvRequest, input: &[u8], out: &mut Vec<u8>) -> After {
+        let status = self.answer(&req.head, &input[req.head_len..], out);
+        self.stats.request(req.head.method, status);
+        if req.head.keep_alive {
             After::Continue
         } else {
             After::Close
@@ -304,9 +314,9 @@ impl Service for KvService {
 
     fn timed_out(&self, conn: &mut KvConn, out: &mut Vec<u8>) {
         let head_only = conn
-            .pending
+            .awaiting_body
             .as_ref()
-            .is_some_and(|p| p.head.method == Method::Head);
+            .is_some_and(|w| w.head.method == Method::Head);
         self.reject(
             Reject {
                 error: RequestError::Timeout,
@@ -316,8 +326,8 @@ impl Service for KvService {
         );
     }
 
-    fn close(&self, _conn: KvConn) {
-        self.stats.closed();
+    fn common(&self) -> &Common {
+        &self.common
     }
 
     fn report(&self) -> serde_json::Value {

@@ -15,24 +15,23 @@ fn service(limits: Limits) -> KvService {
 }
 
 /// Feed `wire` as one read; returns the output with every Date value
-/// replaced by `D`, and what the last request asked of the connection.
+/// replaced by `D`, what the last request asked of the connection, and
+/// whether `frame` refused the input.
 fn run(svc: &KvService, conn: &mut KvConn, wire: &[u8]) -> (String, Option<After>, bool) {
-    let (mut out, mut at, mut after) = (Vec::new(), 0, None);
-    loop {
-        match svc.frame(conn, &wire[at..], &mut out) {
-            Frame::Ready(n) => {
-                let a = svc.apply(conn, &wire[at..at + n], &mut out);
-                at += n;
-                after = Some(a);
-                if a != After::Continue {
-                    break;
-                }
-            }
-            Frame::Incomplete => break,
-            Frame::Close => return (undate(&out), after, true),
-        }
-    }
-    (undate(&out), after, false)
+    let mut out = Vec::new();
+    let ran = crate::run_all(svc, conn, wire, &mut out);
+    (
+        undate(&out),
+        ran.applied.last().map(|a| a.1),
+        ran.frame_closed,
+    )
+}
+
+/// A connection as the server makes one: admitted (counted among the
+/// connections), then opened.
+fn connect(svc: &KvService) -> KvConn {
+    assert!(svc.common().connections.admit(u64::MAX));
+    svc.open(peer())
 }
 
 fn undate(out: &[u8]) -> String {
@@ -174,7 +173,7 @@ fn reserved_paths_and_methods() {
 #[test]
 fn stats_json_counts_what_happened() {
     let svc = service(Limits::default());
-    let mut conn = svc.open(peer());
+    let mut conn = connect(&svc);
     run(
         &svc,
         &mut conn,
@@ -200,6 +199,7 @@ fn stats_json_counts_what_happened() {
     for k in ["min", "mean", "median", "p99", "max"] {
         assert!(v["service_time_us"][k].is_number(), "{k}");
     }
+    assert_eq!(v["service_time_us"]["sampled_one_in"], 64);
     svc.close(conn);
     assert_eq!(svc.report()["requests"]["total"], 5);
 }
@@ -298,18 +298,24 @@ fn expect_100_continue_once_then_the_answer() {
     let mut conn = svc.open(peer());
     let head = b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n";
     let mut out = Vec::new();
-    assert_eq!(svc.frame(&mut conn, head, &mut out), Frame::Incomplete);
+    assert!(matches!(
+        svc.frame(&mut conn, head, &mut out),
+        Frame::Incomplete
+    ));
     assert_eq!(out, CONTINUE);
     let mut wire = head.to_vec();
     wire.extend_from_slice(b"ab");
-    assert_eq!(svc.frame(&mut conn, &wire, &mut out), Frame::Incomplete);
+    assert!(matches!(
+        svc.frame(&mut conn, &wire, &mut out),
+        Frame::Incomplete
+    ));
     assert_eq!(out, CONTINUE, "sent once");
     wire.extend_from_slice(b"cd");
-    assert_eq!(
-        svc.frame(&mut conn, &wire, &mut out),
-        Frame::Ready(wire.len())
-    );
-    svc.apply(&mut conn, &wire, &mut out);
+    let Frame::Ready { len, request } = svc.frame(&mut conn, &wire, &mut out) else {
+        panic!("a whole request");
+    };
+    assert_eq!(len, wire.len());
+    svc.apply(&mut conn, request, &wire, &mut out);
     assert!(undate(&out).contains("HTTP/1.1 201 Created\r\n"));
 }
 
@@ -346,14 +352,27 @@ fn input_limit_holds_the_largest_request() {
     assert!(!closed);
 }
 
+/// `apply` answers the head `frame` parsed and never parses again: given
+/// other bytes of the same length, it still answers the framed health
+/// check (parsing those bytes would have been a 400). The request type has
+/// private fields, so no caller can make one but `frame`, and the old
+/// "apply without a framed request" fallback is gone.
 #[test]
-fn apply_without_a_framed_request_refuses_and_closes() {
+fn apply_uses_the_head_frame_parsed() {
     let svc = service(Limits::default());
     let mut conn = svc.open(peer());
     let mut out = Vec::new();
     let wire = b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n";
-    assert_eq!(svc.apply(&mut conn, wire, &mut out), After::Close);
+    let Frame::Ready { len, request } = svc.frame(&mut conn, wire, &mut out) else {
+        panic!("a whole request");
+    };
+    assert_eq!(len, wire.len());
+    let garbage = vec![b'x'; len];
+    assert_eq!(
+        svc.apply(&mut conn, request, &garbage, &mut out),
+        After::Continue
+    );
     let r = undate(&out);
-    assert!(r.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{r}");
-    assert!(r.contains("\r\nConnection: close\r\n"), "{r}");
+    assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
+    assert!(r.ends_with("\r\n\r\nok"), "{r}");
 }

@@ -19,6 +19,7 @@
 //!   `count > k` and `read(k)` returns the message.
 
 use super::log::Log;
+use super::thin::{Owned, ThinBytes};
 use super::BoardStore;
 use crate::sync::{AtomicBool, AtomicPtr, Ordering, Spin};
 use std::hash::BuildHasher;
@@ -38,13 +39,42 @@ struct Topic {
     hash: u64,
     next: *mut Topic,
     listed: AtomicBool,
-    messages: Log<Box<[u8]>>,
+    /// One allocation per message (see [`ThinBytes`]).
+    messages: Log<ThinBytes>,
+}
+
+/// A creation-log entry: a topic owned by its chain, which the log only
+/// points at (no allocation, and nothing to free).
+struct Listed(*const Topic);
+
+// SAFETY: topics are shared read-only (apart from atomics) and live as long
+// as the store, which outlives its creation log.
+unsafe impl Send for Listed {}
+// SAFETY: as above.
+unsafe impl Sync for Listed {}
+
+// SAFETY: the pointer is a chain node's, non-null and aligned, alive until
+// the store drops (after its logs); `free` releases nothing, since the
+// chain owns the node.
+unsafe impl Owned for Listed {
+    type Target = Topic;
+
+    fn into_raw(self) -> *mut u8 {
+        self.0.cast_mut().cast()
+    }
+
+    unsafe fn get<'a>(p: *mut u8) -> &'a Topic {
+        // SAFETY: a live chain node (the caller's contract, and see above).
+        unsafe { &*p.cast::<Topic>() }
+    }
+
+    unsafe fn free(_p: *mut u8) {}
 }
 
 pub struct LockFreeBoard {
     hasher: RandomState,
     buckets: Box<[AtomicPtr<Topic>]>,
-    created: Log<*const Topic>,
+    created: Log<Listed>,
 }
 
 // SAFETY: topics are immutable after publication except through atomics;
@@ -119,7 +149,7 @@ impl LockFreeBoard {
                 Ok(_) => {
                     // SAFETY: we just published `fresh`; it lives as long as the store.
                     let t = unsafe { &*fresh };
-                    self.created.append(Box::new(fresh as *const Topic));
+                    self.created.append(Listed(fresh));
                     t.listed.store(true, Ordering::Release);
                     return t;
                 }
@@ -152,7 +182,7 @@ impl BoardStore for LockFreeBoard {
     fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
         self.find_or_create(topic)
             .messages
-            .append(Box::new(message.into()))
+            .append(ThinBytes::new(message))
     }
 
     fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
@@ -167,8 +197,7 @@ impl BoardStore for LockFreeBoard {
     fn list(&self, out: &mut Vec<u8>) {
         for i in 0..self.created.len() {
             let t = self.created.get(i).expect("published");
-            // SAFETY: creation-log entries point at live chain nodes.
-            super::push_entry(out, i == 0, unsafe { &(**t).name });
+            super::push_entry(out, i == 0, &t.name);
         }
     }
 }

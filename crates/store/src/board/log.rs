@@ -10,8 +10,15 @@
 //! gives the board its linearizable COUNT: after `append` returned `k`,
 //! `len() > k`. The price is that an appender may wait (spinning, then
 //! yielding) for an earlier appender that reserved an index but has not yet
-//! filled it: a window of a few instructions, since the element is allocated
-//! before the reservation. Readers never wait.
+//! filled it. The element is allocated before the reservation, so that
+//! window is usually a few instructions — but not always: the appender that
+//! reserves the first index of a segment allocates and zeroes the whole
+//! segment (`BASE << s` slots of 8 bytes: 256 B for the first, 1 MiB for
+//! the 13th) inside the window, and one descheduled by the kernel there
+//! holds every later appender of the topic until it runs again. Appends are
+//! therefore lock-free for readers only; for appenders this is a short
+//! critical section without a lock, not a lock-free algorithm. Readers never
+//! wait.
 //!
 //! Memory ordering:
 //! - reserve: `Relaxed`; it only picks a unique index, and publication is
@@ -26,7 +33,9 @@
 //! - segment pointers: `Acquire` load, `AcqRel` CAS on install, `Release`
 //!   semantics through the CAS, so the zeroed slots are visible.
 
+use super::thin::Owned;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering, Spin};
+use std::marker::PhantomData;
 use std::ptr;
 
 /// Slots in the first segment.
@@ -34,16 +43,20 @@ const BASE: u64 = if cfg!(serverlab_loom) { 2 } else { 32 };
 /// Enough segments for more than 2^40 elements.
 const SEGMENTS: usize = 40;
 
-pub(crate) struct Log<T> {
-    segments: [AtomicPtr<AtomicPtr<T>>; SEGMENTS],
+/// A log of owned `T`s, each held in its slot as a thin pointer (see
+/// [`Owned`]).
+pub(crate) struct Log<T: Owned> {
+    segments: [AtomicPtr<AtomicPtr<u8>>; SEGMENTS],
     reserved: AtomicU64,
     published: AtomicU64,
+    owns: PhantomData<T>,
 }
 
-// SAFETY: the log owns its elements (boxed, shared by reference only) and
-// hands out `&T` to any thread, so it is Send/Sync when T is.
-unsafe impl<T: Send + Sync> Send for Log<T> {}
-unsafe impl<T: Send + Sync> Sync for Log<T> {}
+// SAFETY: the log owns its elements (`T: Owned` is Send + Sync, shared by
+// reference only) and hands out `&T::Target` to any thread.
+unsafe impl<T: Owned> Send for Log<T> {}
+// SAFETY: as above.
+unsafe impl<T: Owned> Sync for Log<T> {}
 
 /// Segment and offset of index `i`.
 fn locate(i: u64) -> (usize, usize) {
@@ -56,12 +69,13 @@ fn segment_len(s: usize) -> usize {
     (BASE as usize) << s
 }
 
-impl<T> Log<T> {
+impl<T: Owned> Log<T> {
     pub(crate) fn new() -> Self {
         Log {
             segments: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             reserved: AtomicU64::new(0),
             published: AtomicU64::new(0),
+            owns: PhantomData,
         }
     }
 
@@ -71,19 +85,20 @@ impl<T> Log<T> {
     }
 
     /// The element at `i`, if published.
-    pub(crate) fn get(&self, i: u64) -> Option<&T> {
+    pub(crate) fn get(&self, i: u64) -> Option<&T::Target> {
         if i >= self.len() {
             return None;
         }
         let p = self.slot(i)?.load(Ordering::Acquire);
-        // SAFETY: a published slot holds a pointer from Box::into_raw that
-        // is freed only when the log is dropped.
-        unsafe { p.as_ref() }
+        // SAFETY: a published slot holds a non-null pointer from
+        // `T::into_raw`, freed only when the log is dropped (`&self` keeps
+        // it alive for the reference's life).
+        (!p.is_null()).then(|| unsafe { T::get(p) })
     }
 
     /// Append `value`, returning its index once `len()` is past it.
-    pub(crate) fn append(&self, value: Box<T>) -> u64 {
-        let value = Box::into_raw(value);
+    pub(crate) fn append(&self, value: T) -> u64 {
+        let value = value.into_raw();
         let k = self.reserved.fetch_add(1, Ordering::Relaxed);
         self.install_slot(k).store(value, Ordering::Release);
         self.publish_through(k);
@@ -112,7 +127,7 @@ impl<T> Log<T> {
     }
 
     /// The slot for `i` if its segment exists.
-    fn slot(&self, i: u64) -> Option<&AtomicPtr<T>> {
+    fn slot(&self, i: u64) -> Option<&AtomicPtr<u8>> {
         let (s, off) = locate(i);
         let seg = self.segments[s].load(Ordering::Acquire);
         // SAFETY: a non-null segment points to `segment_len(s)` slots that
@@ -121,15 +136,15 @@ impl<T> Log<T> {
     }
 
     /// The slot for `i`, allocating its segment if need be.
-    fn install_slot(&self, i: u64) -> &AtomicPtr<T> {
+    fn install_slot(&self, i: u64) -> &AtomicPtr<u8> {
         if let Some(slot) = self.slot(i) {
             return slot;
         }
         let (s, _) = locate(i);
-        let fresh: Box<[AtomicPtr<T>]> = (0..segment_len(s))
+        let fresh: Box<[AtomicPtr<u8>]> = (0..segment_len(s))
             .map(|_| AtomicPtr::new(ptr::null_mut()))
             .collect();
-        let fresh = Box::into_raw(fresh) as *mut AtomicPtr<T>;
+        let fresh = Box::into_raw(fresh) as *mut AtomicPtr<u8>;
         if let Err(_winner) = self.segments[s].compare_exchange(
             ptr::null_mut(),
             fresh,
@@ -144,7 +159,7 @@ impl<T> Log<T> {
     }
 }
 
-impl<T> Drop for Log<T> {
+impl<T: Owned> Drop for Log<T> {
     fn drop(&mut self) {
         for (s, seg) in self.segments.iter().enumerate() {
             let seg = seg.load(Ordering::Acquire);
@@ -152,13 +167,14 @@ impl<T> Drop for Log<T> {
                 continue;
             }
             // SAFETY: `&mut self`: no other thread can touch the log; the
-            // segment and every non-null slot came from Box::into_raw.
+            // segment came from Box::into_raw, every non-null slot from
+            // `T::into_raw`, and each is freed once here.
             unsafe {
                 let slots = Box::from_raw(ptr::slice_from_raw_parts_mut(seg, segment_len(s)));
                 for slot in slots.iter() {
                     let p = slot.load(Ordering::Relaxed);
                     if !p.is_null() {
-                        drop(Box::from_raw(p));
+                        T::free(p);
                     }
                 }
             }
@@ -184,7 +200,7 @@ mod tests {
 
     #[test]
     fn append_and_get() {
-        let log = Log::new();
+        let log = Log::<Box<u64>>::new();
         for i in 0..1000u64 {
             assert_eq!(log.append(Box::new(i * 3)), i);
             assert_eq!(log.len(), i + 1);
@@ -197,7 +213,7 @@ mod tests {
 
     #[test]
     fn concurrent_appends_are_dense() {
-        let log = std::sync::Arc::new(Log::new());
+        let log = std::sync::Arc::new(Log::<Box<(u64, u64)>>::new());
         let threads: Vec<_> = (0..4u64)
             .map(|t| {
                 let log = log.clone();
@@ -231,7 +247,7 @@ mod loom_tests {
     #[test]
     fn append_publish_read() {
         loom::model(|| {
-            let log = Arc::new(Log::new());
+            let log = Arc::new(Log::<Box<u64>>::new());
             let a = {
                 let log = log.clone();
                 loom::thread::spawn(move || {
@@ -265,7 +281,7 @@ mod loom_tests {
     #[test]
     fn segment_install_race() {
         loom::model(|| {
-            let log = Arc::new(Log::new());
+            let log = Arc::new(Log::<Box<u64>>::new());
             log.append(Box::new(0u64));
             log.append(Box::new(1u64));
             let t = {

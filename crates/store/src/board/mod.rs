@@ -14,6 +14,7 @@ mod mutex;
 mod rwlock;
 mod sharded;
 mod table;
+mod thin;
 
 pub use lockfree::LockFreeBoard;
 pub use mutex::MutexBoard;

@@ -1,10 +1,11 @@
 //! The same behaviour from every store kind, sequential and concurrent.
 
 use super::*;
+use serverlab_util::Named;
 use std::sync::Barrier;
 
 fn each(test: impl Fn(&dyn BoardStore)) {
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         let store = new(kind);
         test(&*store);
     }
@@ -64,7 +65,7 @@ fn many_messages_cross_segments() {
 /// every acknowledged id, and LIST holds every topic that has an answer.
 #[test]
 fn concurrent_invariants() {
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         let store = new(kind);
         let posters = 8;
         let per = 2000u64;

@@ -1,10 +1,11 @@
 //! The same behaviour from every kv store kind, sequential and concurrent.
 
 use super::*;
+use serverlab_util::Named;
 use std::sync::Barrier;
 
 fn each(test: impl Fn(&dyn KvStore)) {
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         test(&*new(kind));
     }
 }
@@ -74,7 +75,7 @@ fn many_keys() {
 fn concurrent_writers_and_readers() {
     const THREADS: usize = 4;
     const KEYS: usize = 64;
-    for kind in StoreKind::ALL {
+    for &kind in StoreKind::ALL {
         let s = new(kind);
         let barrier = Barrier::new(THREADS);
         let created: Vec<usize> = std::thread::scope(|scope| {

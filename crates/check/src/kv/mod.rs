@@ -1,0 +1,58 @@
+//! `check kv`: the HTTP/1.1 key-value store's cases, model and workload.
+
+mod cases;
+mod http;
+pub mod model;
+mod talk;
+mod workload;
+
+use crate::case::Case;
+use crate::concurrency::{drive, judge, ConcurrencyReport, Plan};
+use crate::protocol::Protocol;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// What `check kv` assumes about the server.
+#[derive(Debug, Clone)]
+pub struct Kv {
+    pub max_value: u64,
+    pub max_uri: usize,
+    pub max_headers: usize,
+    pub header_timeout: Duration,
+}
+
+impl Default for Kv {
+    fn default() -> Self {
+        Kv {
+            max_value: 1 << 20,
+            max_uri: 2048,
+            max_headers: 16 * 1024,
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Protocol for Kv {
+    const NAME: &'static str = "kv";
+    const DEFAULT_PORT: u16 = 8080;
+
+    fn cases() -> Vec<Case<Kv>> {
+        cases::all()
+    }
+
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("max_value", self.max_value.to_string()),
+            ("max_uri", self.max_uri.to_string()),
+            ("max_headers", self.max_headers.to_string()),
+            ("header_timeout", format!("{:?}", self.header_timeout)),
+        ]
+    }
+
+    fn concurrency(&self, addr: SocketAddr, plan: &Plan, nonce: &str) -> ConcurrencyReport {
+        let load = workload::Load::new(nonce, addr);
+        let drive = drive(&load, addr, plan);
+        let parts = load.partition(&drive.history);
+        judge(&drive, plan, format!("{} keys", workload::KEYS), parts)
+    }
+}

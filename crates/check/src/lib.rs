@@ -1,0 +1,29 @@
+//! `serverlab check`: conformance cases and linearizability checking of
+//! any server that speaks a serverlab protocol, as a client over TCP.
+//!
+//! Each protocol is one module implementing [`Protocol`]: its cases, its
+//! sequential model, its workload. The rest is shared: [`run`] chooses
+//! and runs the cases and the concurrency phase, [`lin`] checks
+//! histories, [`report`] and [`text`] present the result.
+
+pub mod addr;
+pub mod board;
+pub mod bucket;
+pub mod case;
+pub mod concurrency;
+pub mod error;
+pub mod kv;
+pub mod lin;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod text;
+pub mod wire;
+
+pub use board::Board;
+pub use bucket::Bucket;
+pub use error::CheckError;
+pub use kv::Kv;
+pub use protocol::Protocol;
+pub use report::Report;
+pub use run::{run, Event, Options};

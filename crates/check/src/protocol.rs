@@ -1,0 +1,38 @@
+//! What each protocol supplies to the checker: its cases, its settings,
+//! and its concurrency phase (a workload, a model, a partitioning).
+
+use crate::case::Case;
+use crate::concurrency::{ConcurrencyReport, Plan};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One protocol's checker. A new protocol is one module that implements
+/// this (see docs/checking.md).
+pub trait Protocol: Sync + Sized {
+    /// As `serverlab check` and `serverlab serve` spell it.
+    const NAME: &'static str;
+    const DEFAULT_PORT: u16;
+
+    /// Every conformance case, in the order they run.
+    fn cases() -> Vec<Case<Self>>;
+
+    /// Whether the flag a case's `opt_in` names was given.
+    fn opted_in(&self, flag: &str) -> bool {
+        let _ = flag;
+        false
+    }
+
+    /// Learn what the user did not say (bucket: how many buckets), before
+    /// any case runs. An error means the server cannot be checked.
+    fn prepare(&mut self, addr: SocketAddr, timeout: Duration) -> Result<(), String> {
+        let _ = (addr, timeout);
+        Ok(())
+    }
+
+    /// The settings the run assumes, as `name value` pairs for the report.
+    fn settings(&self) -> Vec<(&'static str, String)>;
+
+    /// Drive the server with `plan.clients` clients and check the history.
+    /// `nonce` prefixes every topic or key, so runs never collide.
+    fn concurrency(&self, addr: SocketAddr, plan: &Plan, nonce: &str) -> ConcurrencyReport;
+}

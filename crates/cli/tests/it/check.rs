@@ -1,0 +1,401 @@
+//! `serverlab check`: every strategy × store passes; deliberately broken
+//! servers are caught, with the right case or a witness named; usage and
+//! unreachable servers exit 2.
+
+mod broken;
+
+use crate::support::*;
+use broken::{BoardBug, BucketBug, KvBug};
+use serde_json::Value;
+use serverlab_server::StrategyKind;
+use serverlab_store::StoreKind;
+use serverlab_util::Named;
+
+/// Run `serverlab check <protocol> <addr> <args> --format json`.
+fn check(protocol: &str, addr: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    let mut all = vec!["check", protocol, addr, "--format", "json"];
+    all.extend(args);
+    let out = run(&all);
+    let stderr = text(&out.stderr);
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {}\n{stderr}", text(&out.stdout)));
+    (out.status.code(), json, stderr)
+}
+
+/// The names of the cases with this status.
+fn cases(report: &Value, status: &str) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == status)
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn verdict(report: &Value) -> &str {
+    report["concurrency"]["verdict"].as_str().unwrap_or("none")
+}
+
+/// Every witness, as one string, for assertions and failure messages.
+fn witnesses(report: &Value) -> String {
+    let parts = report["concurrency"]["partitions"].as_array().unwrap();
+    let w: Vec<String> = parts
+        .iter()
+        .filter(|p| !p["witness"].is_null())
+        .map(|p| serde_json::to_string_pretty(&p["witness"]).unwrap())
+        .collect();
+    w.join("\n")
+}
+
+/// Check a fresh server for every strategy × `stores`; every case and the
+/// concurrency phase must pass. `serve` and `check` are the extra flags.
+fn matrix(protocol: &str, stores: &[StoreKind], serve: &[&str], check_args: &[&str]) {
+    let mut failures = Vec::new();
+    for &strategy in StrategyKind::ALL {
+        for store in stores {
+            let mut args = vec!["--strategy", strategy.name(), "--store", store.name()];
+            args.extend(serve);
+            let server = ServerProc::start(protocol, &args);
+            let addr = server.addr.to_string();
+            let (code, report, stderr) = check(protocol, &addr, check_args);
+            let failed = cases(&report, "failed");
+            if code != Some(0) || !failed.is_empty() || verdict(&report) != "linearizable" {
+                failures.push(format!(
+                    "{strategy}/{store}: exit {code:?}, failed {failed:?}, concurrency {}\n{stderr}{}",
+                    verdict(&report),
+                    witnesses(&report)
+                ));
+            }
+            // Every case ran but EXIT, which needs --include-exit.
+            let skipped = cases(&report, "skipped");
+            assert!(
+                skipped.iter().all(|c| c == "exit"),
+                "{strategy}/{store}: {skipped:?}"
+            );
+            assert!(server.stop().0.success(), "{strategy}/{store}");
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const SHORT: [&str; 4] = ["--duration", "300ms", "--seed", "7"];
+
+#[test]
+fn board_every_strategy_and_store_passes() {
+    matrix("board", StoreKind::ALL, &[], &SHORT);
+}
+
+#[test]
+fn bucket_every_strategy_and_store_passes() {
+    // No --buckets: the check finds the 8 by probing.
+    let mut args = SHORT.to_vec();
+    args.extend(["--delay-unit", "ms"]);
+    matrix(
+        "bucket",
+        &serverlab_store::bucket::KINDS,
+        &["--buckets", "8", "--delay-unit", "ms"],
+        &args,
+    );
+}
+
+#[test]
+fn kv_every_strategy_and_store_passes() {
+    let mut args = SHORT.to_vec();
+    args.extend(["--header-timeout", "1s"]);
+    matrix("kv", StoreKind::ALL, &["--header-timeout", "1s"], &args);
+}
+
+/// Each broken server fails exactly `cases` (and the concurrency phase if
+/// `linearizable`); the same server without its bug passes everything.
+fn caught(
+    protocol: &str,
+    addr: &str,
+    args: &[&str],
+    cases_failed: &[&str],
+    linearizable: bool,
+) -> Value {
+    let (code, report, stderr) = check(protocol, addr, args);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(cases(&report, "failed"), cases_failed, "{report:#}");
+    assert_eq!(
+        verdict(&report) == "linearizable",
+        linearizable,
+        "{}",
+        witnesses(&report)
+    );
+    assert_eq!(report["ok"], false);
+    report
+}
+
+fn passes(protocol: &str, addr: &str, args: &[&str]) {
+    let (code, report, stderr) = check(protocol, addr, args);
+    assert_eq!(code, Some(0), "{stderr}{report:#}{}", witnesses(&report));
+}
+
+const BROKEN: [&str; 6] = ["--duration", "1s", "--seed", "11", "--timeout", "2s"];
+
+#[test]
+fn the_broken_board_without_its_bug_passes() {
+    passes("board", &broken::board(BoardBug::None), &BROKEN);
+}
+
+#[test]
+fn board_non_atomic_ids_are_caught_by_the_witness() {
+    let addr = broken::board(BoardBug::NonAtomicIds);
+    let report = caught("board", &addr, &BROKEN, &[], false);
+    let w = witnesses(&report);
+    assert!(w.contains("POST@"), "{w}");
+    assert!(
+        w.contains("was sent after") || w.contains("cannot come next"),
+        "{w}"
+    );
+}
+
+#[test]
+fn board_post_not_stored_is_caught() {
+    let addr = broken::board(BoardBug::PostNotStored);
+    let report = caught("board", &addr, &BROKEN, &["read-your-write"], false);
+    assert!(witnesses(&report).contains("READ@"));
+}
+
+#[test]
+fn board_snapshot_reads_are_caught() {
+    let addr = broken::board(BoardBug::SnapshotReads);
+    let (code, report, _) = check("board", &addr, &BROKEN);
+    assert_eq!(code, Some(1));
+    let failed = cases(&report, "failed");
+    // read-your-write reads 20 fresh posts: the snapshot cannot have
+    // caught them all. The others each read one or two, and may be lucky.
+    assert!(failed.iter().any(|f| f == "read-your-write"), "{failed:?}");
+    assert!(failed.len() >= 3, "{failed:?}");
+    // Every case that failed reads a message right after posting it
+    // (which of them catch the stale snapshot depends on its timing).
+    const READ_AFTER_POST: [&str; 12] = [
+        "message-with-at-and-hash",
+        "empty-topic",
+        "read-message",
+        "read-leading-zeros",
+        "invalid-keeps-connection",
+        "split-request",
+        "replies-in-order",
+        "read-your-write",
+        "lf-framing",
+        "crlf-framing",
+        "non-utf8-bytes",
+        "long-message",
+    ];
+    for f in &failed {
+        assert!(
+            READ_AFTER_POST.contains(&f.as_str()),
+            "{f} failed: {report:#}"
+        );
+    }
+    assert_eq!(verdict(&report), "not-linearizable");
+}
+
+#[test]
+fn board_wrong_terminator_is_caught() {
+    let addr = broken::board(BoardBug::NulRepliesOnly);
+    caught(
+        "board",
+        &addr,
+        &BROKEN,
+        &["lf-framing", "crlf-framing"],
+        true,
+    );
+    // A student's server is not blamed for serverlab's LF framing.
+    let mut args = BROKEN.to_vec();
+    args.push("--assignment");
+    passes("board", &addr, &args);
+}
+
+#[test]
+fn board_list_in_the_wrong_order_is_caught() {
+    let addr = broken::board(BoardBug::ListSorted);
+    caught("board", &addr, &BROKEN, &["list-creation-order"], true);
+}
+
+#[test]
+fn the_broken_bucket_without_its_bug_passes() {
+    let addr = broken::bucket(BucketBug::None, 4);
+    let mut args = BROKEN.to_vec();
+    args.extend(["--delay-unit", "ms"]);
+    passes("bucket", &addr, &args);
+    args.push("--assignment");
+    passes("bucket", &addr, &args);
+}
+
+#[test]
+fn bucket_lost_updates_are_caught_by_the_witness() {
+    let addr = broken::bucket(BucketBug::LostUpdate, 4);
+    let mut args = BROKEN.to_vec();
+    args.extend(["--delay-unit", "ms", "--buckets", "4"]);
+    let report = caught("bucket", &addr, &args, &[], false);
+    let w = witnesses(&report);
+    assert!(w.contains("(add "), "{w}");
+    assert_eq!(report["settings"]["buckets"], "4");
+}
+
+#[test]
+fn the_broken_kv_without_its_bug_passes_the_assignment() {
+    let mut args = BROKEN.to_vec();
+    args.push("--assignment");
+    passes("kv", &broken::kv(KvBug::None), &args);
+}
+
+#[test]
+fn kv_stale_reads_after_put_are_caught() {
+    let mut args = BROKEN.to_vec();
+    args.push("--assignment");
+    let (code, report, _) = check("kv", &broken::kv(KvBug::StaleAfterPut), &args);
+    assert_eq!(code, Some(1));
+    let failed = cases(&report, "failed");
+    assert!(failed.iter().any(|f| f == "read-your-write"), "{failed:?}");
+    assert_eq!(verdict(&report), "not-linearizable", "{report:#}");
+    assert!(witnesses(&report).contains("GET /"));
+}
+
+#[test]
+fn kv_etag_not_md5_is_caught() {
+    let mut args = BROKEN.to_vec();
+    args.push("--assignment");
+    let report = caught(
+        "kv",
+        &broken::kv(KvBug::EtagNotMd5),
+        &args,
+        &["etag-md5"],
+        false,
+    );
+    assert!(witnesses(&report).contains("not its MD5") || witnesses(&report).contains("MD5"));
+}
+
+/// `--include-exit` sends EXIT last, after the concurrency phase, and
+/// the server stops.
+#[test]
+fn include_exit_runs_last_and_stops_the_server() {
+    let mut server = ServerProc::start("board", &[]);
+    let addr = server.addr.to_string();
+    let (code, report, stderr) = check("board", &addr, &["--include-exit", "--duration", "200ms"]);
+    assert_eq!(code, Some(0), "{stderr}{report:#}");
+    let names: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.last(), Some(&"exit"));
+    assert_eq!(cases(&report, "passed").len(), names.len());
+    let status = server.wait_exit(std::time::Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the server did not stop"
+    );
+}
+
+#[test]
+fn text_output_names_cases_and_the_verdict() {
+    let addr = broken::board(BoardBug::ListSorted);
+    let out = run(&["check", "board", &addr, "--duration", "200ms"]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(s.contains("FAIL  list-creation-order"), "{s}");
+    assert!(s.contains("pass  post-first-id"), "{s}");
+    assert!(s.contains("why it matters"), "{s}");
+    assert!(s.contains("linearizable"), "{s}");
+    assert!(
+        s.lines()
+            .last()
+            .unwrap()
+            .starts_with("failed: list-creation-order"),
+        "{s}"
+    );
+}
+
+#[test]
+fn only_skip_and_assignment_choose_the_cases() {
+    let server = ServerProc::start("board", &[]);
+    let addr = server.addr.to_string();
+    let (code, report, _) = check("board", &addr, &["--only", "count,lf-framing"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(cases(&report, "passed"), ["count", "lf-framing"]);
+    assert!(
+        report["concurrency"].is_null(),
+        "linearizable was not named"
+    );
+    let (_, report, _) = check(
+        "board",
+        &addr,
+        &["--assignment", "--skip", "linearizable", "--skip", "count"],
+    );
+    let skipped = cases(&report, "skipped");
+    assert!(skipped.contains(&"lf-framing".to_string()) && skipped.contains(&"count".to_string()));
+    assert!(!cases(&report, "passed").contains(&"lf-framing".to_string()));
+    assert_eq!(report["assignment"], true);
+}
+
+#[test]
+fn bad_usage_exits_2_naming_it() {
+    let server = ServerProc::start("board", &[]);
+    let addr = server.addr.to_string();
+    usage_error(
+        &["check", "board", &addr, "--only", "no-such-case"],
+        "no-such-case",
+    );
+    usage_error(
+        &["check", "board", &addr, "--only", "exit"],
+        "--include-exit",
+    );
+    usage_error(&["check", "board", "not an address"], "ADDR");
+    usage_error(
+        &["check", "bucket", &addr, "--delay-unit", "h"],
+        "--delay-unit",
+    );
+    usage_error(
+        &["check", "kv", &addr, "--concurrency", "0"],
+        "--concurrency",
+    );
+    usage_error(&["check", "redis"], "redis");
+}
+
+/// A port on 127.0.0.1 that refuses connections for as long as the
+/// returned socket lives: bound (so no other test's server can take it)
+/// but not listening.
+fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
+    use nix::sys::socket::{
+        bind, getsockname, socket, AddressFamily, SockFlag, SockType, SockaddrIn,
+    };
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::empty(),
+        None,
+    )
+    .unwrap();
+    bind(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &SockaddrIn::new(127, 0, 0, 1, 0),
+    )
+    .unwrap();
+    let addr: SockaddrIn = getsockname(std::os::fd::AsRawFd::as_raw_fd(&fd)).unwrap();
+    (fd, addr.port())
+}
+
+#[test]
+fn an_unreachable_server_exits_2_with_a_next_step() {
+    let (_held, port) = refusing_port();
+    for (protocol, serve) in [
+        ("board", "serve board"),
+        ("bucket", "serve bucket"),
+        ("kv", "serve kv"),
+    ] {
+        let out = run(&["check", protocol, &format!("127.0.0.1:{port}")]);
+        assert_eq!(out.status.code(), Some(2), "{protocol}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("cannot connect") && err.contains(serve),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

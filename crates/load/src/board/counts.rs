@@ -1,0 +1,81 @@
+//! The board's state around a run: every topic's COUNT before it (what
+//! the checks start from) and after it (the final check), and the EXIT
+//! the reference client sends at the end. Blocking requests on their own
+//! connection; the run itself is on the driver.
+
+use super::mirror::Mirror;
+use super::{workload, BoardLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
+use crate::checks::Checks;
+use crate::conn::FramedConn;
+use crate::LoadError;
+use serverlab_proto::board::Request;
+use serverlab_proto::number::parse_u64;
+use serverlab_proto::Terminator;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
+    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect { addr, source })
+}
+
+/// Ask COUNT for every topic on one connection.
+pub(super) fn counts(addr: SocketAddr, topics: usize) -> Result<Vec<u64>, LoadError> {
+    let mut conn = connect(addr)?;
+    conn.set_read_timeout(Some(CHECK_TIMEOUT))?;
+    let mut wire = Vec::new();
+    let names: Vec<Vec<u8>> = (0..topics).map(workload::topic_name).collect();
+    for name in &names {
+        Request::Count { topic: name }.encode(&mut wire, Terminator::Nul);
+    }
+    conn.send(&wire)?;
+    // A reply that is not a count (from an echo server, say) counts as 0:
+    // only a verifying run relies on these numbers.
+    names
+        .iter()
+        .map(|_| Ok(parse_u64(conn.recv()?).ok().flatten().unwrap_or(0)))
+        .collect()
+}
+
+/// Send EXIT on a new connection, as the reference client does at the end.
+pub fn send_exit(addr: SocketAddr) -> Result<(), LoadError> {
+    let mut conn = connect(addr)?;
+    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut wire = Vec::new();
+    Request::Exit.encode(&mut wire, Terminator::Nul);
+    conn.send(&wire)?;
+    let _ = conn.recv();
+    Ok(())
+}
+
+/// After the run: no gaps in any topic, and COUNT equals what was acknowledged.
+pub(super) fn final_checks(
+    cfg: &BoardLoad,
+    mirror: &Mirror,
+    bases: &[u64],
+    checks: &mut Checks,
+    errors: &mut Vec<String>,
+) {
+    for t in 0..cfg.topics {
+        let gaps = mirror.gaps(t);
+        if !gaps.is_empty() {
+            checks.mismatch(format!(
+                "topic t{t}: ids {gaps:?} were never acknowledged to any poster (gap)"
+            ));
+        }
+    }
+    match counts(cfg.addr, cfg.topics) {
+        Ok(finals) => {
+            for t in 0..cfg.topics {
+                checks.checked(1);
+                let want = bases[t] + mirror.acked(t);
+                if finals[t] != want {
+                    checks.mismatch(format!(
+                        "topic t{t}: final COUNT {} but {} messages were acknowledged",
+                        finals[t], want
+                    ));
+                }
+            }
+        }
+        Err(e) => errors.push(format!("final COUNT check: {e}")),
+    }
+}

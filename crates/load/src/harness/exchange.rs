@@ -1,0 +1,57 @@
+//! What a protocol supplies for one client: the next request and what its
+//! reply must be. When a request goes out, how many are in flight, how it
+//! is timed and recorded, and when the run ends are the harness's.
+
+use crate::checks::Checks;
+use crate::driver::Failure;
+use std::time::Instant;
+
+/// One client's side of the protocol. The harness holds each request's
+/// [`Exchange::Sent`] while it is in flight (with its timing) and hands it
+/// back with the reply, so a client needs no queue of its own and never
+/// reads a clock.
+pub trait Exchange {
+    /// What a reply needs from its request: how to frame it (kv: a HEAD's
+    /// response has no body) and what it must say.
+    type Sent: Send;
+
+    /// The client has no connection: start one at `now`? False when it
+    /// has no more work (or stops after a failure). With
+    /// [`super::Connections::Persistent`] the harness calls it once before
+    /// the window opens, and again only after that connection failed.
+    fn connect(&mut self, now: Instant) -> bool;
+
+    /// Append the next request to `wire` and return its operation (an
+    /// index into [`super::Protocol::OPS`]) with what its reply must be.
+    /// None: this connection has nothing more to send; it closes once its
+    /// replies are in.
+    fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Self::Sent)>;
+
+    /// If the whole reply to `sent` is at the front of `input`, check it
+    /// (when `checks.enabled`) and return how many bytes it takes (never
+    /// 0); `Ok(None)` while it is incomplete. `Err`: the stream cannot be
+    /// read on, or the reply says the run cannot go on (the connection
+    /// fails with that description).
+    fn reply(
+        &mut self,
+        input: &[u8],
+        sent: &Self::Sent,
+        rx: Received,
+        checks: &mut Checks,
+    ) -> Result<Option<usize>, String>;
+
+    /// The connection failed; `unanswered` is the oldest request it still
+    /// owed a reply to. Returns the error as the run reports it.
+    fn failed(&mut self, failure: &Failure, unanswered: Option<&Self::Sent>) -> String;
+
+    /// Who this client is in the per-client figures: a role ("poster",
+    /// "connection") and its index in that role.
+    fn label(&self) -> (&'static str, usize);
+}
+
+/// When a reply came, and whether it counts (it came inside the window).
+#[derive(Debug, Clone, Copy)]
+pub struct Received {
+    pub at: Instant,
+    pub counted: bool,
+}

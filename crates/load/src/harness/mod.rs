@@ -1,0 +1,376 @@
+//! The one load harness every protocol runs on. It owns the run: the
+//! environment, the clients on the event-loop driver, the load model
+//! (when each request goes out: closed loop, or open loop on a schedule),
+//! the warm-up and the window, the recorders and checks merged at the
+//! end, the client's CPU, the report — and runs made of several (a
+//! capacity search, a scan of rates). A protocol supplies only what is
+//! its own ([`Protocol`]): its settings, its setup before the window
+//! (state to check against), its clients ([`Exchange`]: what to send and
+//! what each reply must be), and its final checks and typed results.
+
+mod exchange;
+mod gather;
+mod pace;
+pub mod rates;
+mod runner;
+mod schedule;
+pub mod search;
+pub mod target;
+
+pub use exchange::{Exchange, Received};
+pub use gather::Measured;
+pub use pace::Pacing;
+pub use runner::ErrorLog;
+pub use schedule::Arrivals;
+pub use search::{execute, Execution, Mode, Outcome};
+
+use crate::checks::Checks;
+use crate::driver::{self, Slot};
+use crate::env::Environment;
+use crate::intervals::IntervalLog;
+use crate::record::{Recorder, Span};
+use crate::report::{ClientCpu, LoadReport, ProtocolResults, SCHEMA};
+use crate::{LoadError, Progress};
+use runner::Runner;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant, SystemTime};
+
+/// One protocol's load: everything the harness cannot know.
+pub trait Protocol: Serialize + Sync {
+    /// As `serverlab load` spells it, and the results' tag.
+    const NAME: &'static str;
+    /// Operation names, in recorder order (an [`Exchange`]'s op indexes it).
+    const OPS: &'static [&'static str];
+    /// What the setup prepares and the clients share (board: the mirror
+    /// of acknowledged posts; kv: the key picker).
+    type Shared: Sync;
+    /// One client.
+    type Exchange<'a>: Exchange + Send
+    where
+        Self: 'a;
+
+    /// How the run is bounded and connections are used.
+    fn plan(&self) -> Plan;
+
+    /// Before the window: read the state to check against, preload. An
+    /// `Err` means the run cannot start; descriptions pushed to `errors`
+    /// fail the run without starting the load.
+    fn setup(&self, errors: &mut Vec<String>) -> Result<Self::Shared, LoadError>;
+
+    /// The run's clients, one per slot (its concurrency).
+    fn exchanges<'a>(&'a self, shared: &'a Self::Shared) -> Vec<Self::Exchange<'a>>;
+
+    /// After the window: the final checks, and the protocol's own results.
+    fn finish<'a>(
+        &'a self,
+        shared: &'a Self::Shared,
+        done: Finish<'_, Self::Exchange<'a>>,
+    ) -> ProtocolResults;
+
+    /// These settings for a run the harness times itself (each step of a
+    /// capacity search or a scan), where the load would otherwise stop on
+    /// a count of its own (kv's sessions). None, the default: nothing to
+    /// lift.
+    fn timed(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// How a run is bounded and how its clients use connections.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub addr: SocketAddr,
+    pub window: Window,
+    pub connections: Connections,
+    pub pacing: Pacing,
+    pub verify: bool,
+    pub timeouts: Timeouts,
+    /// How this load uses connections, said after the load model
+    /// ("keep-alive"), if worth saying.
+    pub model_note: Option<&'static str>,
+    /// Seeds an open loop's Poisson gaps (the load's `--seed`).
+    pub seed: u64,
+}
+
+/// When a run ends, and what its measured window is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// Replies count when they arrive within this long of the start
+    /// (taken once every persistent connection is open) and the warm-up
+    /// ([`Pacing::warmup_s`]) after it; nothing is sent after it, and
+    /// replies still in flight are collected, not counted. Replies in the
+    /// warm-up are checked, not counted.
+    Duration(Duration),
+    /// This many requests in all, over every client; every reply counts
+    /// and the window runs to the last one (no warm-up: a count is a
+    /// count).
+    Requests(u64),
+    /// Until every client has done its own work (kv's sessions); every
+    /// reply counts and the window runs to the last one.
+    Work,
+}
+
+impl Window {
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            Window::Duration(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// How a client uses connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connections {
+    /// One, opened before the window opens and kept for the whole run.
+    Persistent,
+    /// A new one for every request, opened when the request is due: the
+    /// connection is part of the request (its latency starts there).
+    PerRequest,
+    /// One after another, each carrying up to `requests` requests (None:
+    /// until the client has nothing more for it), like kv's sessions.
+    Series { requests: Option<usize> },
+}
+
+/// How long anything may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// A connection with requests in flight fails when nothing arrives
+    /// for this long (None: it may wait for ever).
+    pub reply: Option<Duration>,
+    /// How long after a timed window closes replies in flight may take.
+    pub drain: Option<Duration>,
+}
+
+/// What a protocol's `finish` gets: its clients back, the run's figures,
+/// and the merged checks and errors to add its final checks to.
+pub struct Finish<'r, E> {
+    pub exchanges: Vec<E>,
+    pub measured: Measured,
+    pub environment: &'r Environment,
+    pub checks: &'r mut Checks,
+    pub errors: &'r mut Vec<String>,
+}
+
+/// Run `p`'s load once, as its plan says, and gather its report.
+pub fn run<P: Protocol>(p: &P, progress: &Progress) -> Result<LoadReport, LoadError> {
+    let outcome = execute(p, &Execution::default(), progress, &mut |_| {})?;
+    Ok(outcome.report)
+}
+
+/// Where a run's per-second histograms go, when an HDR log is kept: its
+/// interval timestamps count from `origin` (the log's base).
+pub struct LogTo<'a> {
+    pub log: &'a mut IntervalLog,
+    pub origin: Instant,
+}
+
+/// One run of `p` under `plan` (a protocol's own, or a search step's).
+pub(crate) fn once<P: Protocol>(
+    p: &P,
+    plan: &Plan,
+    progress: &Progress,
+    log: Option<LogTo<'_>>,
+) -> Result<LoadReport, LoadError> {
+    let environment = Environment::capture();
+    let mut errors = Vec::new();
+    let shared = p.setup(&mut errors)?;
+    let exchanges = if errors.is_empty() {
+        p.exchanges(&shared)
+    } else {
+        Vec::new()
+    };
+    let run = drive(plan, P::OPS.len(), exchanges, progress)?;
+    let gathered = gather::gather(run, P::OPS, plan, &mut errors, log);
+    let mut checks = gathered.checks;
+    let protocol = p.finish(
+        &shared,
+        Finish {
+            exchanges: gathered.exchanges,
+            measured: gathered.measured,
+            environment: &environment,
+            checks: &mut checks,
+            errors: &mut errors,
+        },
+    );
+    debug_assert_eq!(
+        protocol.name(),
+        P::NAME,
+        "a protocol's results carry its name"
+    );
+    let mut results = gathered.results;
+    results.errors = errors;
+    results.verification = checks.into_verification();
+    results.protocol = Some(protocol);
+    Ok(LoadReport {
+        schema: SCHEMA.into(),
+        protocol: P::NAME.into(),
+        load_model: plan.load_model(),
+        config: serde_json::to_value(p).expect("a configuration serializes"),
+        environment,
+        results,
+        search: None,
+        scan: None,
+    })
+}
+
+impl Plan {
+    /// The load model as results name it.
+    pub fn load_model(&self) -> String {
+        let model = self.pacing.model();
+        match self.model_note {
+            Some(note) => format!("{model}, {note}"),
+            None => model.into(),
+        }
+    }
+
+    /// The measured window of a run that starts at `start`: after the
+    /// warm-up, for as long as the window says (a count: until the end).
+    pub fn span(&self, start: Instant) -> Span {
+        match self.window {
+            Window::Duration(d) => {
+                let open = start + self.pacing.warmup();
+                Span {
+                    start: open,
+                    end: Some(open + d),
+                }
+            }
+            Window::Requests(_) | Window::Work => Span { start, end: None },
+        }
+    }
+}
+
+/// The clients after a run, in the order given, with the run's timing.
+pub struct Run<E> {
+    pub clients: Vec<Ran<E>>,
+    /// Each event loop's recorder.
+    pub recorders: Vec<Recorder>,
+    /// When the run started (every persistent connection open), by the
+    /// monotonic clock and the wall clock.
+    pub start: Instant,
+    pub started: SystemTime,
+    /// The measured window (after the warm-up).
+    pub span: Span,
+    /// From the start until the last client finished.
+    pub wall: Duration,
+    pub client_cpu: ClientCpu,
+}
+
+/// One client after the run.
+pub struct Ran<E> {
+    pub exchange: E,
+    /// Requests it sent that were meant for the window (closed loop: that
+    /// it sent in the window).
+    pub sent: u64,
+    /// Replies it had recorded, in all and per second of the window.
+    pub total: u64,
+    pub per_second: Vec<u64>,
+    pub checks: Checks,
+    pub errors: ErrorLog,
+    /// From the window's start until it stopped sending (the window
+    /// closed) or finished its work.
+    pub runtime: Duration,
+    pub last_reply: Option<Instant>,
+}
+
+/// Run `exchanges` under `plan` on the event-loop driver (one loop per
+/// CPU the client may use) and hand them back with what they measured.
+/// The kv preload runs its unmeasured clients this way too.
+pub fn drive<E: Exchange + Send>(
+    plan: &Plan,
+    ops: usize,
+    exchanges: Vec<E>,
+    progress: &Progress,
+) -> Result<Run<E>, LoadError> {
+    let budget = match plan.window {
+        Window::Requests(n) => Some(AtomicU64::new(n)),
+        _ => None,
+    };
+    let start = Instant::now();
+    let clients = exchanges.len();
+    let runners = exchanges
+        .into_iter()
+        .enumerate()
+        .map(|(k, e)| Runner::new(e, plan, budget.as_ref(), (k, clients), start));
+    let mut slots = if plan.connections == Connections::Persistent {
+        runners
+            .map(|r| open(plan, r, start))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        runners.map(Slot::new).collect()
+    };
+    // Connecting took time: the run starts now, for every client.
+    let (start, started) = (Instant::now(), SystemTime::now());
+    for s in &mut slots {
+        s.client.restart(start);
+    }
+    let span = plan.span(start);
+    let opts = driver::Options {
+        addr: plan.addr,
+        connect_timeout: plan.timeouts.connect,
+        reply_timeout: plan.timeouts.reply,
+        deadline: span.end,
+        drain_timeout: plan.timeouts.drain,
+    };
+    let open = plan.pacing.is_open();
+    let driven = driver::drive(slots, &opts, progress, &|| Recorder::new(ops, span, open));
+    let wall = start.elapsed();
+    let client_cpu = ClientCpu::measure(
+        driven.cpu,
+        driven.idle_poll_s,
+        wall.as_secs_f64(),
+        crate::env::allowed_cpus().len(),
+    );
+    let clients = driven
+        .slots
+        .into_iter()
+        .map(|s| {
+            let until = s.stopped_at.or(s.finished_at).unwrap_or(start + wall);
+            let r = s.client;
+            Ran {
+                runtime: until.saturating_duration_since(span.start),
+                exchange: r.exchange,
+                sent: r.sent,
+                total: r.total,
+                per_second: r.per_second,
+                checks: r.checks,
+                errors: r.errors,
+                last_reply: r.last_reply,
+            }
+        })
+        .collect();
+    Ok(Run {
+        clients,
+        recorders: driven.sinks,
+        start,
+        started,
+        span,
+        wall,
+        client_cpu,
+    })
+}
+
+/// A persistent client's connection, opened now (before the window).
+fn open<'r, E: Exchange>(
+    plan: &Plan,
+    mut runner: Runner<'r, E>,
+    now: Instant,
+) -> Result<Slot<Runner<'r, E>>, LoadError> {
+    use crate::driver::Client;
+    if !runner.connect(now) {
+        return Ok(Slot::new(runner));
+    }
+    Slot::connected(plan.addr, plan.timeouts.connect, runner).map_err(|source| LoadError::Connect {
+        addr: plan.addr,
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;

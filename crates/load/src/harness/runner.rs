@@ -1,0 +1,302 @@
+//! One client on the driver: a protocol's [`Exchange`] with everything
+//! the harness adds to it — when requests may go (pipeline depth, pacing
+//! or the open loop's schedule, the run's request budget), how many a
+//! connection carries, the requests in flight with their clocks (intended
+//! send time, when their connection had room, actual send), recording
+//! into its loop's recorder, its own per-second counts, its checks and
+//! its errors.
+
+use super::exchange::{Exchange, Received};
+use super::pace::Pacer;
+use super::{Connections, Plan};
+use crate::checks::Checks;
+use crate::driver::{Client, Failure};
+use crate::record::{Recorder, Span, Timing};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Error descriptions a client keeps; the rest are only counted.
+const ERRORS_KEPT: usize = 10;
+
+/// A client's errors: the first few described, all counted.
+#[derive(Debug, Default)]
+pub struct ErrorLog {
+    pub kept: Vec<String>,
+    pub count: u64,
+}
+
+impl ErrorLog {
+    pub fn push(&mut self, what: String) {
+        self.count += 1;
+        if self.kept.len() < ERRORS_KEPT {
+            self.kept.push(what);
+        }
+    }
+}
+
+/// A request in flight: its operation, its clocks, and what its reply
+/// must be.
+struct InFlight<S> {
+    op: usize,
+    timing: Timing,
+    sent: S,
+}
+
+pub(crate) struct Runner<'r, E: Exchange> {
+    pub(crate) exchange: E,
+    plan: &'r Plan,
+    /// Requests left to claim across all clients (a run bounded by a
+    /// request count).
+    budget: Option<&'r AtomicU64>,
+    inflight: VecDeque<InFlight<E::Sent>>,
+    pacer: Pacer,
+    /// When a paced client that is waiting for its slot (or its next
+    /// request's intended time) wants to send.
+    due: Option<Instant>,
+    /// The measured window.
+    span: Span,
+    /// Requests sent that were meant for the window.
+    pub(crate) sent: u64,
+    /// Replies recorded, in all and per second of the window.
+    pub(crate) total: u64,
+    pub(crate) per_second: Vec<u64>,
+    /// Since when the connection has had room for another request (a
+    /// request due earlier waited for the server, not for the client).
+    room_at: Instant,
+    pub(crate) checks: Checks,
+    pub(crate) errors: ErrorLog,
+    pub(crate) last_reply: Option<Instant>,
+    /// Requests sent on the current connection.
+    sent_here: usize,
+    /// The exchange has nothing more for the current connection.
+    ended: bool,
+    /// A request already claimed from the budget: a new connection's
+    /// first, claimed when it was started.
+    ticket: bool,
+    /// With a connection per request: when its connection began to open,
+    /// where the request's latency starts.
+    opened_at: Option<Instant>,
+    /// The budget ran out: this client is done.
+    exhausted: bool,
+}
+
+impl<'r, E: Exchange> Runner<'r, E> {
+    /// Client `index` of `clients`.
+    pub(crate) fn new(
+        exchange: E,
+        plan: &'r Plan,
+        budget: Option<&'r AtomicU64>,
+        (index, clients): (usize, usize),
+        start: Instant,
+    ) -> Self {
+        Runner {
+            exchange,
+            plan,
+            budget,
+            inflight: VecDeque::with_capacity(plan.pacing.pipeline.max(1)),
+            pacer: Pacer::new(&plan.pacing, index, clients, plan.seed, start),
+            due: None,
+            span: plan.span(start),
+            sent: 0,
+            total: 0,
+            per_second: Vec::new(),
+            room_at: start,
+            checks: Checks::new(plan.verify),
+            errors: ErrorLog::default(),
+            last_reply: None,
+            sent_here: 0,
+            ended: false,
+            ticket: false,
+            opened_at: None,
+            exhausted: false,
+        }
+    }
+
+    /// Count the run from `start` (set once every connection is open).
+    pub(crate) fn restart(&mut self, start: Instant) {
+        self.span = self.plan.span(start);
+        self.pacer.restart(start);
+        self.room_at = start;
+    }
+
+    /// The clocks of a request that goes out at `at` (its connection begun
+    /// then, if it has one of its own), due at `due` if paced.
+    fn timing(&self, due: Option<Instant>, at: Instant) -> Timing {
+        match due {
+            Some(intended) if self.pacer.is_open() => Timing {
+                intended,
+                ready: self.room_at.max(intended),
+                sent: at,
+            },
+            _ => Timing {
+                intended: at,
+                ready: at,
+                sent: at,
+            },
+        }
+    }
+
+    /// Count a recorded reply among this client's own figures.
+    fn counted(&mut self, now: Instant) {
+        let sec = self.span.second(now);
+        if self.per_second.len() <= sec {
+            self.per_second.resize(sec + 1, 0);
+        }
+        self.per_second[sec] += 1;
+        self.total += 1;
+    }
+
+    /// Claim the right to send one more request.
+    fn claim(&mut self) -> bool {
+        if std::mem::take(&mut self.ticket) {
+            return true;
+        }
+        let Some(budget) = self.budget else {
+            return true;
+        };
+        // Relaxed: a counter that hands out tickets; nothing else is
+        // published through it.
+        let granted = budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        self.exhausted |= !granted;
+        granted
+    }
+
+    /// Give back a ticket that no request used.
+    fn unclaim(&mut self) {
+        if let Some(budget) = self.budget {
+            budget.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The current connection may carry no more requests.
+    fn spent(&self) -> bool {
+        match self.plan.connections {
+            Connections::Persistent => self.exhausted,
+            Connections::PerRequest => self.sent_here >= 1,
+            Connections::Series { requests } => {
+                self.exhausted || requests.is_some_and(|r| self.sent_here >= r)
+            }
+        }
+    }
+}
+
+impl<E: Exchange> Client for Runner<'_, E> {
+    type Sink = Recorder;
+
+    fn connect(&mut self, now: Instant) -> bool {
+        if self.exhausted {
+            return false;
+        }
+        let per_request = self.plan.connections == Connections::PerRequest;
+        // A new connection's first request is claimed first, so no
+        // connection opens for a request that will not be sent.
+        if !self.claim() {
+            return false;
+        }
+        if !self.exchange.connect(now) {
+            self.unclaim();
+            return false;
+        }
+        self.ticket = true;
+        // A connection per request is part of its request.
+        self.opened_at = per_request.then_some(now);
+        self.sent_here = 0;
+        self.ended = false;
+        true
+    }
+
+    fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize {
+        let mut n = 0;
+        self.due = None;
+        while self.inflight.len() < self.plan.pacing.pipeline && !self.ended && !self.spent() {
+            let due = self.pacer.due();
+            if let Some(due) = due.filter(|&d| d > now) {
+                self.due = Some(due);
+                break;
+            }
+            if !self.claim() {
+                break;
+            }
+            let Some((op, sent)) = self.exchange.request(wire) else {
+                self.ended = true;
+                self.unclaim();
+                break;
+            };
+            let at = self.opened_at.take().unwrap_or(now);
+            let timing = self.timing(due, at);
+            // Meant for the window (a warm-up's backlog sent late is not).
+            self.sent += u64::from(self.span.contains(timing.intended));
+            self.inflight.push_back(InFlight { op, timing, sent });
+            self.pacer.issued();
+            self.sent_here += 1;
+            n += 1;
+        }
+        n
+    }
+
+    fn take(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        rec: &mut Recorder,
+    ) -> Result<Option<usize>, String> {
+        let Some(front) = self.inflight.front() else {
+            return Err("a reply to no request: the server answered more than it was asked".into());
+        };
+        let rx = Received {
+            at: now,
+            counted: self.span.contains(now),
+        };
+        let Some(len) = self
+            .exchange
+            .reply(input, &front.sent, rx, &mut self.checks)?
+        else {
+            return Ok(None);
+        };
+        let full = self.inflight.len() >= self.plan.pacing.pipeline;
+        let done = self.inflight.pop_front().expect("a request in flight");
+        if full || self.spent() {
+            self.room_at = now;
+        }
+        if rec.record(done.op, &done.timing, now) {
+            self.counted(now);
+        }
+        self.last_reply = Some(now);
+        Ok(Some(len))
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    fn connection_done(&self) -> bool {
+        self.inflight.is_empty() && (self.ended || self.spent())
+    }
+
+    fn failed(&mut self, failure: Failure, now: Instant) {
+        let unanswered = self.inflight.front().map(|f| &f.sent);
+        let what = self.exchange.failed(&failure, unanswered);
+        self.errors.push(what);
+        // What was in flight is lost with the connection, and so is a
+        // request claimed for it but not sent: it was tried (so a budget
+        // also bounds how often a client retries a server that is gone).
+        self.inflight.clear();
+        self.ticket = false;
+        self.opened_at = None;
+        self.room_at = now;
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.due
+    }
+
+    /// A paced request that has its own connection opens it when due, so
+    /// its latency (which counts from the connect) holds no waiting.
+    fn connect_at(&self) -> Option<Instant> {
+        let paced = self.plan.connections == Connections::PerRequest && !self.exhausted;
+        self.pacer.due().filter(|_| paced)
+    }
+}

@@ -1,0 +1,307 @@
+//! The result of a load run: what the JSON output holds (schema
+//! `serverlab-load/3`, documented in docs/load-json.md) and what the text
+//! and caps sinks print. Reading also accepts `serverlab-load/2` files
+//! (the same fields, less what open loops added) and `serverlab-load/1`
+//! files ([`v1`]), so reports of old result directories still work.
+
+mod open;
+mod protocols;
+mod steps;
+pub mod v1;
+
+pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
+pub use protocols::{ProtocolResults, TextLines};
+pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
+
+use crate::env::Environment;
+use crate::record::Recorder;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub const SCHEMA: &str = "serverlab-load/3";
+/// The schema before open loops: read as the current one.
+pub const SCHEMA_V2: &str = "serverlab-load/2";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadReport {
+    /// [`SCHEMA`] when written; as the file said when read.
+    pub schema: String,
+    pub protocol: String,
+    /// How requests were issued: `closed-loop` (the next request waits for
+    /// a reply) or `closed-loop, throttled` (and also for its slot), with
+    /// how the protocol uses connections where it matters
+    /// (`closed-loop, keep-alive`).
+    pub load_model: String,
+    /// Every setting of the run, enough to repeat it.
+    pub config: serde_json::Value,
+    pub environment: Environment,
+    /// A capacity search's: the run at the capacity found (or the last
+    /// step run, when no rate passed).
+    pub results: Results,
+    /// A capacity search (`--search`): every step and the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchReport>,
+    /// A scan of rates (`--scan`): every step; `results` is the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// The measured window, in seconds.
+    pub duration_s: f64,
+    /// Requests answered within the window.
+    pub requests: u64,
+    pub throughput_rps: f64,
+    /// Open loop: the rate asked for, over all connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_rps: Option<f64>,
+    /// Clients the load ran at once, each with its connection: a closed
+    /// loop's concurrency. 0 when unknown (a version-1 file that did not
+    /// say).
+    pub concurrency: u64,
+    pub operations: Vec<OpSummary>,
+    /// Requests answered in each second of the window, all clients.
+    pub per_second: Vec<u64>,
+    /// Open loop: each second's replies and their latency (from the
+    /// intended send time), so a stall shows in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_second_latency_us: Option<Vec<SecondLatency>>,
+    /// Open loop: how well the schedule was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleReport>,
+    pub threads: Vec<ThreadSummary>,
+    /// Replies that arrived after the window: not counted (checked when
+    /// verification is on).
+    pub late_replies: u64,
+    pub errors: Vec<String>,
+    pub verification: Verification,
+    pub client_cpu: ClientCpu,
+    /// The protocol's own results, under its name (`"board": {…}`). Always
+    /// there in what a run writes; absent only from a version-1 file whose
+    /// `extra` could not be read. (Read by [`LoadReport`], which reads this
+    /// part on its own.)
+    #[serde(flatten)]
+    pub protocol: Option<ProtocolResults>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub name: String,
+    pub count: u64,
+    pub rate_rps: f64,
+    /// Open loop: from the intended send time (the figure to quote).
+    /// Closed loop: from the send.
+    pub latency_us: Percentiles,
+    /// Open loop: from the actual send (what a closed loop would measure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us: Option<Percentiles>,
+    /// The latency histogram: `[upper bound µs, count]` per non-empty bucket.
+    pub histogram_us: Vec<(f64, u64)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    /// Not in files before `serverlab-load/3` (read as 0).
+    #[serde(default)]
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Percentiles {
+            mean: h.mean() / 1000.0,
+            p50: us(h.value_at_quantile(0.5)),
+            p90: us(h.value_at_quantile(0.9)),
+            p99: us(h.value_at_quantile(0.99)),
+            p99_9: us(h.value_at_quantile(0.999)),
+            p99_99: us(h.value_at_quantile(0.9999)),
+            max: us(h.max()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    pub role: String,
+    pub index: usize,
+    pub total: u64,
+    pub per_second: Vec<u64>,
+    /// From the common start to the moment this thread stopped counting.
+    pub runtime_s: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    pub enabled: bool,
+    /// Replies checked against what the server must return.
+    pub checked: u64,
+    pub mismatches: u64,
+    /// The first few mismatches, described.
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientCpu {
+    pub user_s: f64,
+    pub system_s: f64,
+    /// Of that CPU time, seconds spent polling for replies that had not
+    /// arrived yet (the client spins briefly rather than sleep; see
+    /// docs/measuring.md). Not work.
+    #[serde(default)]
+    pub idle_poll_s: f64,
+    /// CPUs the client could use.
+    pub cores: usize,
+    /// Working CPU time (excluding idle polling) over (wall time × cores):
+    /// 1.0 means every allowed core was busy working.
+    pub utilization: f64,
+    /// The client was busy enough that it, not the server, may have set the
+    /// pace.
+    pub bottleneck: bool,
+}
+
+/// Utilisation above which the client is flagged as a possible bottleneck.
+pub const CLIENT_BOTTLENECK: f64 = 0.9;
+
+impl ClientCpu {
+    /// From the CPU time the load's threads used (and how much of it was
+    /// idle polling), over `wall_s`.
+    pub fn measure(used: (f64, f64), idle_poll_s: f64, wall_s: f64, cores: usize) -> Self {
+        let (user_s, system_s) = used;
+        let work = (user_s + system_s - idle_poll_s).max(0.0);
+        let utilization = if wall_s > 0.0 {
+            work / (wall_s * cores.max(1) as f64)
+        } else {
+            0.0
+        };
+        ClientCpu {
+            user_s,
+            system_s,
+            idle_poll_s,
+            cores,
+            utilization,
+            bottleneck: utilization >= CLIENT_BOTTLENECK,
+        }
+    }
+}
+
+/// Summaries of a merged recorder's operations, named in order.
+pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSummary> {
+    rec.ops
+        .iter()
+        .zip(names)
+        .map(|(op, name)| OpSummary {
+            name: name.to_string(),
+            count: op.count,
+            rate_rps: if duration_s > 0.0 {
+                op.count as f64 / duration_s
+            } else {
+                0.0
+            },
+            latency_us: Percentiles::of(&op.latency_ns),
+            service_us: op.service_ns.as_ref().map(Percentiles::of),
+            histogram_us: op
+                .latency_ns
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_at_value()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Why a result file cannot be read as a load result.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("no \"schema\": not a serverlab load result")]
+    Missing,
+    #[error("unknown schema {0:?} (this serverlab reads {SCHEMA}, {SCHEMA_V2} and {v1})", v1 = v1::SCHEMA)]
+    Unknown(String),
+    #[error("results.{0} (the {0} load's own results) is missing or malformed: {1}")]
+    ProtocolPart(String, String),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The current schema's fields, as written.
+#[derive(Deserialize)]
+struct Current {
+    schema: String,
+    protocol: String,
+    load_model: String,
+    config: serde_json::Value,
+    environment: Environment,
+    results: Results,
+    #[serde(default)]
+    search: Option<SearchReport>,
+    #[serde(default)]
+    scan: Option<ScanReport>,
+}
+
+impl LoadReport {
+    /// A result of any schema: the current one (or version 2, its fields
+    /// less open loops') as written, a version-1 one as [`v1::upgrade`]
+    /// reads it.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, SchemaError> {
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA | SCHEMA_V2) => Self::current(value),
+            Some(v1::SCHEMA) => v1::upgrade(value),
+            Some(other) => Err(SchemaError::Unknown(other.into())),
+            None => Err(SchemaError::Missing),
+        }
+    }
+
+    fn current(mut value: serde_json::Value) -> Result<Self, SchemaError> {
+        // The protocol's part is read on its own, straight from JSON (a
+        // flattened field reads as absent however it is malformed, and
+        // loses integer map keys such as kv's statuses).
+        let protocol = value["protocol"].as_str().unwrap_or_default().to_string();
+        let part = value
+            .get_mut("results")
+            .and_then(|r| r.as_object_mut())
+            .and_then(|r| r.remove(&protocol));
+        let c: Current = serde_json::from_value(value)?;
+        let typed = match part {
+            None => Err("absent".to_string()),
+            Some(part) => ProtocolResults::named(&protocol, part).map_err(|e| e.to_string()),
+        };
+        let typed = typed.map_err(|why| SchemaError::ProtocolPart(protocol, why))?;
+        Ok(LoadReport {
+            schema: c.schema,
+            protocol: c.protocol,
+            load_model: c.load_model,
+            config: c.config,
+            environment: c.environment,
+            results: Results {
+                protocol: Some(typed),
+                ..c.results
+            },
+            search: c.search,
+            scan: c.scan,
+        })
+    }
+
+    /// Whether the run failed: errors, or replies that did not verify.
+    pub fn failed(&self) -> bool {
+        !self.results.errors.is_empty() || self.results.verification.mismatches > 0
+    }
+}
+
+impl<'de> Deserialize<'de> for LoadReport {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        LoadReport::from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests;

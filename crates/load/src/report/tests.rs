@@ -1,0 +1,175 @@
+//! The result schema: every protocol's typed results round-trip through
+//! JSON under their name, and files that are not current results are
+//! refused with the reason.
+
+use super::*;
+use crate::board::{BoardLoad, BoardResults, Reads};
+use crate::bucket::{Bound, BucketLoad, BucketResults};
+use crate::harness::Protocol;
+use crate::kv::{KvLoad, KvResults, Preload, SessionTimes, Sessions};
+use serverlab_proto::bucket::{DelayMode, DelayUnit};
+
+fn report(protocol: ProtocolResults) -> LoadReport {
+    LoadReport {
+        schema: SCHEMA.into(),
+        protocol: protocol.name().into(),
+        load_model: "closed-loop".into(),
+        config: serde_json::json!({"addr": "127.0.0.1:1"}),
+        environment: Environment::capture(),
+        results: Results {
+            duration_s: 2.0,
+            requests: 3,
+            throughput_rps: 1.5,
+            requested_rps: None,
+            concurrency: 2,
+            operations: Vec::new(),
+            per_second: vec![2, 1],
+            per_second_latency_us: None,
+            schedule: None,
+            threads: Vec::new(),
+            late_replies: 0,
+            errors: Vec::new(),
+            verification: Verification::default(),
+            client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
+            protocol: Some(protocol),
+        },
+        search: None,
+        scan: None,
+    }
+}
+
+fn every_protocol() -> Vec<ProtocolResults> {
+    vec![
+        BoardResults {
+            reads: Reads::of(3, 1),
+            posts_acknowledged: 17,
+        }
+        .into(),
+        BucketResults {
+            delay_unit: DelayUnit::Millis,
+            delay_mode: DelayMode::Work,
+            mean_delay_units: 2.5,
+            delay_units: 50,
+            connections_opened: 20,
+            bound: Bound {
+                delay_mode: DelayMode::Work,
+                mean_delay_s: 0.0025,
+                concurrency: 2,
+                limited_by: "min(8 client connections, 2 server cores)".into(),
+                rate_rps: Some(800.0),
+                share: Some(0.5),
+                notes: vec!["a note".into()],
+            },
+        }
+        .into(),
+        KvResults {
+            total_time_s: 1.25,
+            replies_per_s: 80.0,
+            statuses: [(200, 90), (404, 10)].into_iter().collect(),
+            sessions: Sessions {
+                planned: 10,
+                completed: 9,
+                failed: 1,
+                time_ms: SessionTimes {
+                    mean: 1.5,
+                    median: 1.25,
+                    min: 0.5,
+                    max: 4.0,
+                },
+            },
+            preload: Some(Preload {
+                keys: 100,
+                time_s: 0.25,
+            }),
+        }
+        .into(),
+    ]
+}
+
+#[test]
+fn typed_results_round_trip_through_json_under_their_name() {
+    let all = every_protocol();
+    assert_eq!(
+        all.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        ProtocolResults::NAMES,
+        "a case for every protocol"
+    );
+    for p in all {
+        let name = p.name();
+        let written = report(p);
+        let text = crate::output::json(&written);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["schema"], "serverlab-load/3");
+        assert_eq!(v["results"]["concurrency"], 2);
+        assert!(v["results"][name].is_object(), "{name}: {text}");
+        assert!(v["results"].get("extra").is_none());
+        let read: LoadReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, written, "{name}");
+    }
+}
+
+#[test]
+fn each_protocols_results_carry_its_load_name() {
+    let names = [BoardLoad::NAME, BucketLoad::NAME, KvLoad::NAME];
+    assert_eq!(ProtocolResults::NAMES, names);
+}
+
+#[test]
+fn bad_files_are_refused_with_the_reason() {
+    let good = serde_json::to_value(report(every_protocol().remove(2))).unwrap();
+    let refused = |v: serde_json::Value| LoadReport::from_value(v).unwrap_err().to_string();
+
+    let mut v = good.clone();
+    v["results"].as_object_mut().unwrap().remove("kv");
+    assert!(refused(v).contains("results.kv"), "absent");
+
+    let mut v = good.clone();
+    v["results"]["kv"]["statuses"] = serde_json::json!("many");
+    let why = refused(v);
+    assert!(
+        why.contains("results.kv") && why.contains("invalid type"),
+        "{why}"
+    );
+
+    let mut v = good.clone();
+    v["protocol"] = "board".into();
+    assert!(refused(v).contains("results.board"));
+
+    let mut v = good.clone();
+    v["schema"] = "serverlab-load/9".into();
+    assert!(refused(v).contains("unknown schema \"serverlab-load/9\""));
+
+    let mut v = good;
+    v.as_object_mut().unwrap().remove("schema");
+    assert!(refused(v).contains("not a serverlab load result"));
+}
+
+#[test]
+fn a_version_2_file_reads_as_the_current_schema() {
+    let mut written = report(every_protocol().remove(0));
+    written.results.operations = vec![OpSummary {
+        name: "POST".into(),
+        count: 3,
+        rate_rps: 1.5,
+        latency_us: Percentiles {
+            p99: 80.0,
+            p99_99: 95.0,
+            ..Percentiles::default()
+        },
+        service_us: None,
+        histogram_us: vec![(80.0, 3)],
+    }];
+    let mut v = serde_json::to_value(&written).unwrap();
+    v["schema"] = "serverlab-load/2".into();
+    // Version 2 had no p99.99 (nor any open-loop field).
+    v["results"]["operations"][0]["latency_us"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99_99");
+    let read = LoadReport::from_value(v).unwrap();
+    assert_eq!(read.schema, "serverlab-load/2");
+    let op = &read.results.operations[0];
+    assert_eq!((op.latency_us.p99, op.latency_us.p99_99), (80.0, 0.0));
+    assert_eq!(read.results.requested_rps, None);
+    assert!(read.search.is_none() && read.results.schedule.is_none());
+}

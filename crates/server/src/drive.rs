@@ -1,0 +1,161 @@
+//! Carrying out a session's I/O with plain socket calls, for the
+//! strategies that make them on threads: thread-per-connection (blocking
+//! sockets, so a call waits) and the reactor's workers (non-blocking
+//! sockets run after a readiness event, so a call that would wait returns
+//! to the event loop instead).
+
+use crate::io::{reset_on_close, shutdown_write};
+use crate::session::{Io, Session};
+use serverlab_service::Service;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+/// Whether the socket's calls wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Blocking calls: a read waits until input, end of stream or its
+    /// deadline (`SO_RCVTIMEO`, set here). A write never blocks in the
+    /// call: it sends what the socket takes now, and if that is nothing,
+    /// waits until the socket is writable or the session's deadline. (A
+    /// blocking send bounded by `SO_SNDTIMEO` returns a partial count at
+    /// its timeout whenever it copied anything, even in its first
+    /// microsecond, so a client that stops reading was reset only after two
+    /// or three timeouts.)
+    Blocking,
+    /// Non-blocking calls: one that would wait returns [`Parked::Wait`].
+    NonBlocking,
+}
+
+/// Why [`drive`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parked {
+    /// The socket has nothing for now (non-blocking only): run the session
+    /// again when it is ready, or at [`Session::deadline`].
+    Wait,
+    /// The session's budget is spent: run it again after others.
+    Yield,
+    /// The connection is finished (its session too); drop the socket.
+    Closed,
+}
+
+/// Carry out the session's I/O on `stream` until it must wait, yields, or
+/// is closed.
+pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
+    sess: &mut Session<S>,
+    stream: &mut T,
+    mode: Mode,
+) -> Parked {
+    // The read timeout now set on a blocking socket.
+    let mut read_timeout = None;
+    loop {
+        match sess.next() {
+            Io::Delay(d) => d.block(),
+            Io::Write => match write(stream, sess.unwritten(), mode) {
+                Ok(0) => return closed(sess),
+                Ok(n) => sess.wrote(n),
+                Err(e) if would_block(&e) => {
+                    sess.write_blocked();
+                    if mode == Mode::NonBlocking {
+                        return Parked::Wait;
+                    }
+                    // `next` resets the connection once the stall passes
+                    // the write timeout.
+                    if wait_writable(stream, sess.deadline()).is_err() {
+                        return closed(sess);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return closed(sess),
+            },
+            Io::Read { deadline, wait } => {
+                if mode == Mode::Blocking
+                    && set_read_timeout(stream, deadline, &mut read_timeout).is_err()
+                {
+                    return closed(sess);
+                }
+                match stream.read(sess.read_buf()) {
+                    Ok(0) => sess.set_eof(),
+                    Ok(n) => sess.filled(n),
+                    // Blocking: the deadline passed, which `next` deals with.
+                    Err(e) if would_block(&e) && mode == Mode::Blocking => {}
+                    Err(e) if would_block(&e) && wait => return Parked::Wait,
+                    // Draining: what had arrived is all there is.
+                    Err(e) if would_block(&e) => sess.set_eof(),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return closed(sess),
+                }
+            }
+            Io::ShutdownWrite => shutdown_write(stream),
+            Io::Yield => return Parked::Yield,
+            Io::Close => return closed(sess),
+            Io::Reset => {
+                reset_on_close(stream);
+                return closed(sess);
+            }
+        }
+    }
+}
+
+fn closed<S: Service>(sess: &mut Session<S>) -> Parked {
+    sess.finish();
+    Parked::Closed
+}
+
+/// Write what the socket takes now. Blocking mode asks not to wait
+/// (`MSG_DONTWAIT`) so the stall is timed by the session, as it is for
+/// non-blocking sockets.
+fn write<T: Write + AsFd>(stream: &mut T, buf: &[u8], mode: Mode) -> io::Result<usize> {
+    match mode {
+        Mode::NonBlocking => stream.write(buf),
+        Mode::Blocking => socket2::SockRef::from(&*stream)
+            .send_with_flags(buf, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL),
+    }
+}
+
+/// Wait until `stream` is writable (or fails, or hangs up), or until
+/// `deadline`. An interrupted wait returns early: the caller asks again.
+fn wait_writable(stream: &impl AsFd, deadline: Option<Instant>) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let timeout = match deadline {
+        // Rounded up, so the wait never ends just short of the deadline.
+        Some(d) => PollTimeout::try_from(
+            d.saturating_duration_since(Instant::now()) + Duration::from_micros(999),
+        )
+        .unwrap_or(PollTimeout::MAX),
+        None => PollTimeout::NONE,
+    };
+    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLOUT)];
+    match poll(&mut fds, timeout) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A call that would have waited: `EAGAIN` from a non-blocking socket, or
+/// a blocking one's timeout.
+fn would_block(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Bound a blocking read by `deadline`, changing the socket's read timeout
+/// only when it must.
+fn set_read_timeout(
+    stream: &impl AsFd,
+    deadline: Option<Instant>,
+    current: &mut Option<Duration>,
+) -> io::Result<()> {
+    // A zero timeout means "none" to the kernel: wait at least 1 ms.
+    let want = deadline.map(|d| {
+        d.saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    });
+    if want.is_some() || current.is_some() {
+        socket2::SockRef::from(stream).set_read_timeout(want)?;
+        *current = want;
+    }
+    Ok(())
+}

@@ -1,0 +1,380 @@
+//! The session without sockets: the I/O it asks for, fed by hand.
+
+use super::*;
+use crate::Shutdown;
+use serverlab_service::board::{BoardService, ExitPolicy};
+use serverlab_service::bucket::{BucketConfig, BucketService, Timing};
+use serverlab_service::echo::EchoService;
+use serverlab_service::kv::{KvConfig, KvService};
+use serverlab_store::StoreKind;
+
+fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
+    Arc::new(Ctx {
+        svc: Arc::new(svc),
+        shutdown: Shutdown::new(),
+        max_connections: 100,
+        write_timeout,
+        threads: 1,
+        cpus: None,
+        idle: Default::default(),
+        accept: crate::accept::Acceptor::new(),
+    })
+}
+
+fn open<S: Service>(ctx: &Arc<Ctx<S>>) -> Session<S> {
+    assert!(ctx.conns().admit(ctx.max_connections));
+    Session::new(ctx, "127.0.0.1:1".parse().unwrap())
+}
+
+fn echo(max: usize) -> Arc<Ctx<EchoService>> {
+    ctx(EchoService::new(max), Some(Duration::from_secs(30)))
+}
+
+/// Bytes arriving, as a strategy reports them.
+fn feed<S: Service>(s: &mut Session<S>, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        let n = s.receive(bytes);
+        assert!(n > 0, "no room");
+        bytes = &bytes[n..];
+    }
+}
+
+/// Write everything the session asks to, until it asks for something else.
+fn write_all<S: Service>(s: &mut Session<S>) -> Io {
+    loop {
+        match s.next() {
+            Io::Write => {
+                let n = s.unwritten().len();
+                s.wrote(n);
+            }
+            other => return other,
+        }
+    }
+}
+
+fn reading(io: Io) -> bool {
+    matches!(io, Io::Read { wait: true, .. })
+}
+
+#[test]
+fn split_and_pipelined_frames() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    feed(&mut s, b"ab");
+    assert!(reading(s.next()));
+    feed(&mut s, b"c\0xy\nz");
+    assert_eq!(s.next(), Io::Write, "replies go out before more is read");
+    assert_eq!(s.unwritten(), b"cba\0yx\n");
+    assert!(reading(write_all(&mut s)));
+    s.set_eof();
+    assert_eq!(s.next(), Io::Close, "the peer closed: no lingering");
+}
+
+#[test]
+fn never_buffers_past_the_limit() {
+    let ctx = echo(10);
+    let mut s = open(&ctx);
+    feed(&mut s, b"0123456789");
+    assert!(reading(s.next()));
+    assert_eq!(s.read_buf().len(), 1);
+    feed(&mut s, b"x");
+    assert_eq!(
+        s.next(),
+        Io::ShutdownWrite,
+        "over the limit: the session closes (lingering, the peer may still send)"
+    );
+}
+
+#[test]
+fn the_request_clock_runs_while_idle() {
+    let store = serverlab_store::kv::new(StoreKind::Mutex);
+    let ctx = ctx(KvService::new(store, KvConfig::default()), None);
+    let mut s = open(&ctx);
+    assert_eq!(s.deadline(), None);
+    let Io::Read {
+        deadline: Some(first),
+        wait: true,
+    } = s.next()
+    else {
+        panic!("nothing sent yet, and a deadline");
+    };
+    assert_eq!(s.deadline(), Some(first));
+    feed(&mut s, b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.deadline(), None, "a framed request stops the clock");
+    let n = s.unwritten().len();
+    s.wrote(n - 1);
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(
+        s.deadline(),
+        None,
+        "not while part of the reply is unwritten"
+    );
+    s.wrote(1);
+    let Io::Read {
+        deadline: Some(second),
+        ..
+    } = s.next()
+    else {
+        panic!("idle keep-alive has a deadline");
+    };
+    assert!(second >= first);
+}
+
+#[test]
+fn a_request_that_does_not_arrive_in_time_is_answered_and_closed() {
+    let store = serverlab_store::kv::new(StoreKind::Mutex);
+    let cfg = KvConfig {
+        header_timeout: Duration::from_millis(1),
+        ..KvConfig::default()
+    };
+    let ctx = ctx(KvService::new(store, cfg), None);
+    let mut s = open(&ctx);
+    feed(&mut s, b"GET /a HTT");
+    assert!(reading(s.next()));
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(s.next(), Io::Write);
+    assert!(s.unwritten().starts_with(b"HTTP/1.1 408 "));
+    assert_eq!(write_all(&mut s), Io::ShutdownWrite);
+}
+
+#[test]
+fn the_write_clock_runs_only_while_replies_are_stalled() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    s.write_blocked();
+    assert_eq!(s.deadline(), None, "nothing to write");
+    feed(&mut s, b"abcd\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.deadline(), None, "not refused yet");
+    s.write_blocked();
+    let first = s.deadline().expect("stalled");
+    s.write_blocked();
+    assert_eq!(s.deadline(), Some(first), "still the same stall");
+    s.wrote(0);
+    assert_eq!(s.deadline(), Some(first), "no progress");
+    s.wrote(2);
+    assert_eq!(s.deadline(), None, "progress stops the clock");
+    s.write_blocked();
+    assert!(s.deadline().expect("stalled again") >= first);
+    s.wrote(3);
+    assert_eq!(s.deadline(), None, "all written");
+
+    let no_limit = ctx_without_write_timeout();
+    let mut s = open(&no_limit);
+    feed(&mut s, b"abcd\0");
+    assert_eq!(s.next(), Io::Write);
+    s.write_blocked();
+    assert_eq!(s.deadline(), None, "no limit");
+}
+
+fn ctx_without_write_timeout() -> Arc<Ctx<EchoService>> {
+    ctx(EchoService::new(100), None)
+}
+
+#[test]
+fn stalled_replies_past_the_write_timeout_reset_and_count() {
+    let ctx = ctx(EchoService::new(100), Some(Duration::from_millis(1)));
+    let mut s = open(&ctx);
+    feed(&mut s, b"abcd\0");
+    assert_eq!(s.next(), Io::Write);
+    s.write_blocked();
+    assert_eq!(s.next(), Io::Write, "within the timeout: try again");
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(s.next(), Io::Reset);
+    // A strategy that bounds writes itself reports it instead.
+    let mut t = open(&ctx);
+    feed(&mut t, b"ab\0");
+    assert_eq!(t.next(), Io::Write);
+    t.write_timed_out();
+    assert_eq!(t.next(), Io::Reset);
+    assert_eq!(ctx.conns().snapshot().reset_write_timeout, 2);
+}
+
+#[test]
+fn no_request_clock_without_a_request_timeout() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    feed(&mut s, b"ab\0");
+    assert_eq!(
+        write_all(&mut s),
+        Io::Read {
+            deadline: None,
+            wait: true
+        }
+    );
+    assert_eq!(s.deadline(), None);
+}
+
+#[test]
+fn buffer_shrinks_after_a_large_request() {
+    let ctx = echo(2 << 20);
+    let mut s = open(&ctx);
+    let mut big = vec![b'a'; 1 << 20];
+    big.push(0);
+    feed(&mut s, &big);
+    assert_eq!(s.next(), Io::Write);
+    assert!(s.input.capacity() > 1 << 20);
+    assert!(reading(write_all(&mut s)));
+    assert!(s.read_buf().len() <= INITIAL_INPUT);
+    assert!(s.input.capacity() <= INITIAL_INPUT);
+}
+
+#[test]
+fn output_is_released_once_a_large_reply_is_written() {
+    let ctx = echo(2 << 20);
+    let mut s = open(&ctx);
+    let mut big = vec![b'a'; 1 << 20];
+    big.push(0);
+    feed(&mut s, &big);
+    assert_eq!(s.next(), Io::Write);
+    let n = s.unwritten().len();
+    s.wrote(n - 1);
+    assert!(s.output.capacity() > 1 << 20, "kept while partly written");
+    s.wrote(1);
+    assert!(s.unwritten().is_empty());
+    assert!(s.output.capacity() <= SHRINK_ABOVE);
+    // Small replies keep their buffer: no allocation per reply.
+    feed(&mut s, b"abc\0");
+    assert_eq!(s.next(), Io::Write);
+    s.wrote(4);
+    assert!(s.output.capacity() >= 4);
+}
+
+#[test]
+fn large_input_grows_and_compacts() {
+    let ctx = echo(200_000);
+    let mut s = open(&ctx);
+    let mut big = vec![b'a'; 150_000];
+    big.push(0);
+    for _ in 0..3 {
+        feed(&mut s, &big);
+        assert_eq!(s.next(), Io::Write);
+        assert_eq!(s.unwritten().len(), big.len());
+        assert!(reading(write_all(&mut s)));
+    }
+}
+
+#[test]
+fn a_delay_comes_between_framing_and_applying() {
+    let svc = BucketService::new(
+        serverlab_store::bucket::new(StoreKind::Mutex, 4).unwrap(),
+        BucketConfig {
+            max_line: 64,
+            max_delay: 10,
+            timing: Timing::sleep(serverlab_proto::bucket::DelayUnit::Millis),
+            close_after_reply: false,
+        },
+    );
+    let ctx = ctx(svc, None);
+    let mut s = open(&ctx);
+    feed(&mut s, b"3,1\n0,1\n");
+    assert_eq!(s.next(), Io::Delay(Delay::Sleep(Duration::from_millis(3))));
+    assert!(s.unwritten().is_empty(), "not applied before its delay");
+    assert_eq!(s.next(), Io::Write, "applied; the read needs no delay");
+    assert_eq!(s.unwritten(), b"3\n3\n");
+}
+
+#[test]
+fn a_budget_yields_after_writing() {
+    let ctx = echo(100);
+    let mut s = open(&ctx).with_budget(2);
+    feed(&mut s, b"a\0b\0c\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"a\0b\0");
+    s.wrote(4);
+    assert_eq!(s.next(), Io::Yield);
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"c\0");
+}
+
+#[test]
+fn exit_stops_the_server_and_the_connection_lingers() {
+    let store = serverlab_store::board::new(StoreKind::Mutex);
+    let ctx = ctx(BoardService::new(store, 100, ExitPolicy::Any), None);
+    let mut s = open(&ctx);
+    feed(&mut s, b"EXIT\0COUNT@t\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"TERMINATING\0", "nothing after EXIT");
+    assert!(ctx.shutdown.is_triggered());
+    assert_eq!(write_all(&mut s), Io::ShutdownWrite);
+    let Io::Read {
+        deadline: Some(_),
+        wait: false,
+    } = s.next()
+    else {
+        panic!("lingering, without waiting: the server is draining");
+    };
+    s.set_eof();
+    assert_eq!(s.next(), Io::Close);
+}
+
+#[test]
+fn lingering_discards_up_to_a_limit() {
+    let ctx = echo(10);
+    let mut s = open(&ctx);
+    feed(&mut s, &[b'z'; 11]);
+    assert_eq!(s.next(), Io::ShutdownWrite);
+    let mut discarded = 0;
+    while let Io::Read { .. } = s.next() {
+        let n = s.read_buf().len();
+        s.filled(n);
+        discarded += n;
+    }
+    assert!((LINGER_BYTES..LINGER_BYTES + DISCARD_CHUNK * 2).contains(&discarded));
+    assert_eq!(s.next(), Io::Close);
+}
+
+#[test]
+fn draining_reads_only_what_arrived_and_aborting_resets() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    assert!(reading(s.next()));
+    ctx.shutdown.trigger();
+    assert_eq!(
+        s.next(),
+        Io::Read {
+            deadline: None,
+            wait: false
+        }
+    );
+    feed(&mut s, b"ab\0");
+    assert_eq!(s.next(), Io::Write, "what arrived is answered");
+    ctx.shutdown.abort();
+    assert_eq!(s.next(), Io::Reset);
+    assert_eq!(ctx.conns().snapshot().reset_write_timeout, 0);
+}
+
+#[test]
+fn finishing_counts_the_close_once() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    s.finish();
+    s.finish();
+    drop(s);
+    drop(open(&ctx));
+    let c = ctx.conns().snapshot();
+    assert_eq!((c.accepted, c.closed), (2, 2));
+}
+
+/// Evicted while it waits for a request, a session closes at its next
+/// step, applying nothing; one that turned busy first is not evicted.
+#[test]
+fn an_evicted_idle_session_closes_and_a_busy_one_is_spared() {
+    let ctx = echo(100);
+    let mut idle = open(&ctx);
+    let mut busy = open(&ctx);
+    idle.on_evict(|| {});
+    busy.on_evict(|| {});
+    assert!(reading(idle.next()));
+    std::thread::sleep(Duration::from_millis(30));
+    assert!(reading(busy.next()));
+    feed(&mut busy, b"ab\0");
+    assert_eq!(busy.next(), Io::Write, "a whole request: busy");
+    assert!(ctx.idle.evict_longest(), "the idle one");
+    assert!(!ctx.idle.evict_longest(), "the other turned busy");
+    assert_eq!(busy.unwritten(), b"ba\0");
+    feed(&mut idle, b"cd\0");
+    assert_eq!(idle.next(), Io::Close, "closes without answering");
+    assert!(idle.unwritten().is_empty());
+}

@@ -1,0 +1,108 @@
+//! The shape of a server's final statistics (`serve --stats-json FILE`,
+//! and what `serve` prints when it stops): written by the server, read by
+//! the report, so both sides share these types.
+//!
+//! Every protocol reports the same typed part — its connections and its
+//! service time, with the unit in the field's name — beside its own
+//! statistics (`protocol`, a JSON object whose shape each protocol
+//! documents in docs/protocols/).
+
+use serde::{Deserialize, Serialize};
+
+/// A server's statistics when it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerStats {
+    pub connections: Connections,
+    /// Service time: from the start of applying a complete request to its
+    /// reply being appended to the connection's output (the store and the
+    /// encoding; no I/O, no queueing, no requested delay), in microseconds.
+    pub service_time_us: ServiceTime,
+    /// The protocol's own counts (requests by kind, rejects, …).
+    pub protocol: serde_json::Value,
+}
+
+/// Connection counts, the same for every protocol and strategy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Seconds from binding to the statistics being taken.
+    pub uptime_s: f64,
+    /// Connections admitted (accepted under `--max-connections`).
+    pub accepted: u64,
+    /// Admitted connections since closed.
+    pub closed: u64,
+    /// Most admitted connections open at once.
+    pub peak_active: u64,
+    /// Accepted and closed at once: `--max-connections` were open and
+    /// none was idle to evict.
+    pub refused_over_max_connections: u64,
+    /// Closed while waiting for a request, to admit a new connection when
+    /// `--max-connections` were open (the one idle longest).
+    #[serde(default)]
+    pub evicted_idle: u64,
+    /// Accepted with the spare descriptor and closed at once: the process
+    /// was out of file descriptors.
+    #[serde(default)]
+    pub shed_out_of_fds: u64,
+    /// Reset because their replies made no progress for `--write-timeout`.
+    pub reset_write_timeout: u64,
+}
+
+/// Service-time statistics. Every applied request is counted; one in
+/// `sampled_one_in` per server thread is timed (two clock reads cost a
+/// measurable share of a pipelined sub-microsecond request), and the
+/// quantiles are over the timed ones. All times in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceTime {
+    /// Requests applied.
+    pub count: u64,
+    /// Requests timed.
+    pub timed: u64,
+    /// Each server thread times one request in this many (1: every one).
+    pub sampled_one_in: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_json_with_the_documented_names() {
+        let stats = ServerStats {
+            connections: Connections {
+                uptime_s: 1.5,
+                accepted: 3,
+                closed: 3,
+                peak_active: 2,
+                refused_over_max_connections: 0,
+                evicted_idle: 2,
+                shed_out_of_fds: 3,
+                reset_write_timeout: 1,
+            },
+            service_time_us: ServiceTime {
+                count: 1000,
+                timed: 16,
+                sampled_one_in: 64,
+                min: 0.1,
+                mean: 0.5,
+                p50: 0.4,
+                p90: 0.9,
+                p99: 2.0,
+                max: 3.25,
+            },
+            protocol: serde_json::json!({ "requests": { "POST": 1000 } }),
+        };
+        let v = serde_json::to_value(&stats).unwrap();
+        assert_eq!(v["connections"]["reset_write_timeout"], 1);
+        assert_eq!(v["service_time_us"]["sampled_one_in"], 64);
+        assert_eq!(v["service_time_us"]["p99"], 2.0);
+        assert_eq!(v["protocol"]["requests"]["POST"], 1000);
+        let back: ServerStats = serde_json::from_value(v).unwrap();
+        assert_eq!(back, stats);
+    }
+}
