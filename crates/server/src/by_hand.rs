@@ -143,3 +143,53 @@ impl<S: Service> HandSession<S> {
         self.sess.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_service::echo::EchoService;
+
+    fn echo() -> HandSession<EchoService> {
+        HandSession::new(
+            Arc::new(EchoService::new(64)),
+            "127.0.0.1:1".parse().unwrap(),
+        )
+    }
+
+    fn feed(s: &mut HandSession<EchoService>, bytes: &[u8]) {
+        let buf = s.read_buf();
+        buf[..bytes.len()].copy_from_slice(bytes);
+        s.filled(bytes.len());
+    }
+
+    #[test]
+    fn a_request_read_by_hand_is_answered_and_the_end_closes() {
+        let mut s = echo();
+        assert!(matches!(s.need(), Need::Read { wait: true, .. }));
+        feed(&mut s, b"abc\n");
+        assert_eq!(s.need(), Need::Write);
+        assert_eq!(s.unwritten(), b"cba\n");
+        s.wrote(4);
+        assert!(matches!(s.need(), Need::Read { wait: true, .. }));
+        s.set_eof();
+        assert_eq!(s.need(), Need::Close);
+        s.finish();
+    }
+
+    #[test]
+    fn a_stopped_server_answers_what_arrived_then_closes() {
+        let mut s = echo();
+        feed(&mut s, b"ab\ncd");
+        s.stop_server();
+        assert!(s.stopping());
+        assert_eq!(s.need(), Need::Write, "what was read is answered");
+        assert_eq!(s.unwritten(), b"ba\n");
+        s.wrote(3);
+        assert!(
+            matches!(s.need(), Need::Read { wait: false, .. }),
+            "stopping: reads take only what has arrived"
+        );
+        s.set_eof();
+        assert_eq!(s.need(), Need::Close);
+    }
+}
