@@ -10,8 +10,8 @@
 //!
 //! Now and then, as planned: a pool's budget (the session yields), a
 //! header timeout (the spy makes the service's request timeout expire), a
-//! graceful stop of the server part way (then only the bytes that have
-//! "arrived" by then are read: a planned prefix of the stream).
+//! graceful stop of the server part way (from then on the session reads
+//! nothing more, and must answer every request it has read).
 //!
 //! Checked for every protocol (a failed check panics: a fuzz crash):
 //! - the service never sees more unconsumed input than its input limit,
@@ -193,9 +193,10 @@ pub fn drive<S: Service>(svc: S, stream: &[u8], plan: &mut Plan) -> Transcript {
                     false
                 } else {
                     if wait && !sess.stopping() && plan.one_in(128) {
-                        // SIGTERM: only what has arrived by now is read.
+                        // SIGTERM: a stopping server reads nothing more and
+                        // answers what it has read.
                         sess.stop_server();
-                        c.arrived = c.read + plan.read_len(stream.len() - c.read);
+                        c.arrived = c.read;
                     }
                     read(&mut sess, &spy, &mut c, plan);
                     true

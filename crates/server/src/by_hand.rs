@@ -177,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_server_answers_what_arrived_then_closes() {
+    fn a_stopped_server_answers_what_it_read_then_closes() {
         let mut s = echo();
         feed(&mut s, b"ab\ncd");
         s.stop_server();
@@ -185,9 +185,14 @@ mod tests {
         assert_eq!(s.need(), Need::Write, "what was read is answered");
         assert_eq!(s.unwritten(), b"ba\n");
         s.wrote(3);
+        assert_eq!(
+            s.need(),
+            Need::ShutdownWrite,
+            "stopping: nothing more is read, the connection closes (lingering)"
+        );
         assert!(
-            matches!(s.need(), Need::Read { wait: false, .. }),
-            "stopping: reads take only what has arrived"
+            matches!(s.need(), Need::Read { .. }),
+            "lingering: what still arrives is read and discarded"
         );
         s.set_eof();
         assert_eq!(s.need(), Need::Close);

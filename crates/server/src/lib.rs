@@ -10,6 +10,7 @@
 mod accept;
 mod blocking;
 pub mod by_hand;
+mod delay;
 mod drive;
 pub mod fds;
 mod idle;
@@ -22,6 +23,7 @@ pub mod strategy;
 mod tokio_rt;
 
 pub use fds::ConnectionLimit;
+pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads};
 
