@@ -9,6 +9,7 @@
 
 mod accept;
 mod blocking;
+pub mod by_hand;
 mod delay;
 mod drive;
 pub mod fds;

@@ -7,7 +7,7 @@
 //! bytes, and ETags must be the MD5 of the body.
 
 mod preload;
-mod reply;
+pub mod reply;
 mod results;
 mod session;
 pub mod workload;

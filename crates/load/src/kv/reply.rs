@@ -13,17 +13,17 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 1 << 30;
 
 /// A final response at the front of a client's input.
-pub(crate) struct Response<'a> {
-    pub(crate) head: ResponseHead,
-    pub(crate) body: &'a [u8],
+pub struct Response<'a> {
+    pub head: ResponseHead,
+    pub body: &'a [u8],
     /// Bytes it takes, with any interim responses before it.
-    pub(crate) len: usize,
+    pub len: usize,
 }
 
 /// The final response to a request of `method` at the front of `input`,
 /// once it is whole; `Ok(None)` until then. `Err` describes a stream that
 /// cannot be read on.
-pub(crate) fn next_response(input: &[u8], method: Method) -> Result<Option<Response<'_>>, String> {
+pub fn next_response(input: &[u8], method: Method) -> Result<Option<Response<'_>>, String> {
     let mut at = 0;
     loop {
         let rest = &input[at..];

@@ -46,7 +46,9 @@ pub fn frame(buf: &[u8], max: usize) -> Line {
     }
     // No LF within reach: over the limit unless all that is missing is the
     // LF after a CR that ends a full-length payload.
-    let crlf_pending = buf.len() == max + 1 && buf[max] == b'\r';
+    // (`len - 1 == max`, not `len == max + 1`: any `max` is allowed,
+    // `usize::MAX` included.)
+    let crlf_pending = buf.len().checked_sub(1) == Some(max) && buf[max] == b'\r';
     if buf.len() > max && !crlf_pending {
         Line::TooLong
     } else {
@@ -234,6 +236,17 @@ mod tests {
         assert_eq!(frame(b"1234\rx", 4), Line::TooLong);
         // A long line is too long even when an LF comes later.
         assert_eq!(frame(&[b'9'; 100], 64), Line::TooLong);
+    }
+
+    #[test]
+    fn no_limit_at_all_is_a_limit_too() {
+        // Fuzz finding (bucket_frame): `max + 1` overflowed for usize::MAX.
+        assert_eq!(frame(b"1,2", usize::MAX), Line::Incomplete);
+        assert_eq!(frame(b"1,2\r", usize::MAX), Line::Incomplete);
+        assert_eq!(
+            frame(b"1,2\r\n", usize::MAX),
+            Line::Ready { len: 3, used: 5 }
+        );
     }
 
     #[test]

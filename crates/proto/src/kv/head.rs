@@ -92,6 +92,16 @@ fn reject(error: RequestError) -> HeadScan {
     HeadScan::Reject(Reject::new(error))
 }
 
+/// A rejection of the request whose line starts `line`: a response to
+/// HEAD has no body (RFC 9110 §9.3.2), so it is marked as soon as the
+/// method is known, whether or not the head is complete.
+fn reject_request(line: &[u8], error: RequestError) -> HeadScan {
+    HeadScan::Reject(Reject {
+        error,
+        head_only: line.starts_with(b"HEAD "),
+    })
+}
+
 /// Look for a request head at the front of `input`. `scanned` carries the
 /// search's progress between calls on the same head: start it at 0, and
 /// reset it to 0 for the next request.
@@ -136,6 +146,7 @@ fn find_end(input: &[u8], lead: usize, scanned: &mut usize) -> Option<usize> {
 /// has passed a limit. `new_line`: a line end arrived since the last call.
 fn incomplete(input: &[u8], lead: usize, new_line: bool, limits: &Limits) -> HeadScan {
     let line = &input[lead..];
+    let reject = |error| reject_request(line, error);
     let eol = memchr::memchr(b'\n', line);
     // While the request line arrives each check costs at most a line;
     // after it, one check per line bounds the work per head.
@@ -155,9 +166,10 @@ fn incomplete(input: &[u8], lead: usize, new_line: bool, limits: &Limits) -> Hea
             }
         }
         None => HeadScan::Incomplete,
-        Some(eol) if eol + 1 > limits.max_line() || target_len(&line[..eol]) > limits.max_uri => {
+        Some(eol) if target_len(&line[..eol]) > limits.max_uri => {
             reject(RequestError::TargetTooLong)
         }
+        Some(eol) if eol + 1 > limits.max_line() => reject(RequestError::LineTooLong),
         Some(eol) if line.len() - (eol + 1) > limits.max_headers + 2 => {
             reject(RequestError::HeadersTooLarge)
         }
@@ -186,6 +198,7 @@ fn target_len(line: &[u8]) -> usize {
 fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADER_COUNT];
     let mut req = httparse::Request::new(&mut fields);
+    let reject = |error| reject_request(&head[lead..], error);
     let len = match req.parse(head) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return reject(RequestError::MalformedHead),
@@ -195,16 +208,16 @@ fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
         return reject(RequestError::MalformedHead);
     };
     let method = Method::parse(method);
-    let fail = |error| {
-        HeadScan::Reject(Reject {
-            error,
-            head_only: method == Method::Head,
-        })
-    };
+    let fail = reject;
     if uri.len() > limits.max_uri {
         return fail(RequestError::TargetTooLong);
     }
     let line_end = lead + memchr::memchr(b'\n', &head[lead..]).map_or(0, |i| i + 1);
+    // As when the line arrives on its own (see `incomplete`): a head's
+    // verdict must not depend on how it was split into reads.
+    if line_end - lead > limits.max_line() {
+        return fail(RequestError::LineTooLong);
+    }
     if len - line_end > limits.max_headers + 2 {
         return fail(RequestError::HeadersTooLarge);
     }
@@ -569,9 +582,71 @@ mod tests {
     }
 
     #[test]
+    fn a_long_request_line_is_refused_however_it_arrives() {
+        // Fuzz finding (kv_head): a long method with a short target was
+        // refused (414) when the head arrived in pieces, but accepted when
+        // it arrived whole, making a head of more than `max_head` bytes.
+        let limits = Limits {
+            max_uri: 16,
+            max_headers: 64,
+            max_value: 16,
+        };
+        let method = "M".repeat(limits.max_line());
+        let wire = format!("{method} /k HTTP/1.1\r\nHost: x\r\n\r\n");
+        let line_end = wire.find('\n').unwrap() + 1;
+        let mut scanned = 0;
+        let split = scan(&wire.as_bytes()[..line_end], &mut scanned, &limits);
+        let whole = scan(wire.as_bytes(), &mut 0, &limits);
+        for got in [split, whole] {
+            match got {
+                HeadScan::Reject(r) => {
+                    assert_eq!(r.error, RequestError::LineTooLong);
+                    assert_eq!(r.status(), Status::UriTooLong);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // The longest line allowed still passes, whole or in pieces.
+        let method = "M".repeat(limits.max_line() - " /k HTTP/1.1\r\n".len());
+        let wire = format!("{method} /k HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(matches!(
+            scan(wire.as_bytes(), &mut 0, &limits),
+            HeadScan::Complete { .. }
+        ));
+    }
+
+    #[test]
     fn head_requests_are_marked_in_rejections() {
         match scan_all(b"HEAD /a%zz HTTP/1.1\r\nHost: x\r\n\r\n") {
             HeadScan::Reject(r) => assert!(r.head_only),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn head_requests_are_marked_before_their_head_is_complete() {
+        // Fuzz finding (session_kv): a HEAD whose header section passed the
+        // limit before it ended was refused with a body, which a response
+        // to HEAD must not have; whole, the same head was marked.
+        let limits = Limits {
+            max_uri: 16,
+            max_headers: 64,
+            max_value: 16,
+        };
+        let fields = "A: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\r\n";
+        for head in [
+            format!("HEAD /k HTTP/1.1\r\nHost: x\r\n{fields}"),
+            format!("HEAD /k HTTP/1.1\r\nHost: x\r\n{fields}\r\n"),
+            "HEAD /k HTTP/1.1\r\nHo st: x\r\n".to_string(),
+            format!("HEAD /{} HTTP/1.1\r\n", "k".repeat(20)),
+        ] {
+            match scan(head.as_bytes(), &mut 0, &limits) {
+                HeadScan::Reject(r) => assert!(r.head_only, "{head:?}: {r:?}"),
+                other => panic!("{head:?}: {other:?}"),
+            }
+        }
+        match scan(b"HEADER /k HTTP/1.1\r\nHo st: x\r\n", &mut 0, &limits) {
+            HeadScan::Reject(r) => assert!(!r.head_only, "another method"),
             other => panic!("{other:?}"),
         }
     }
