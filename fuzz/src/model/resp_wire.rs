@@ -129,8 +129,10 @@ fn hex(c: u8) -> Option<u8> {
 }
 
 /// `sdssplitargs` as redis-server 7 runs it, over a C string (a NUL ends
-/// it): `None` for unbalanced quotes. Unquoted words end at a blank
-/// (C's `isspace`).
+/// it): `None` for unbalanced quotes. Blanks between words, and after a
+/// closing quote, are C's `isspace`; an unquoted word ends only at a
+/// space, tab, CR or LF (Redis's `switch`), so VT and FF inside it are
+/// part of it.
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     let line = line.split(|&c| c == 0).next().unwrap_or(&[]);
     let at = |i: usize| line.get(i).copied().unwrap_or(0);
@@ -191,8 +193,8 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 }
             } else {
                 match c {
-                    0 => done = true,
-                    c if space(c) => done = true,
+                    // Not `isspace`: a VT or FF inside a word is part of it.
+                    0 | b' ' | b'\n' | b'\r' | b'\t' => done = true,
                     b'"' => inq = true,
                     b'\'' => insq = true,
                     c => cur.push(c),
