@@ -401,7 +401,6 @@ impl<S: Service> Session<S> {
     /// Bytes that arrived elsewhere (a completion-based strategy's own
     /// buffers) copied in, as far as `read_buf` has room; returns how many
     /// were taken. The rest must be offered again at the next read.
-    #[allow(dead_code)] // for completion-based strategies (io_uring, to come)
     pub(crate) fn receive(&mut self, bytes: &[u8]) -> usize {
         let buf = self.read_buf();
         let n = buf.len().min(bytes.len());

@@ -26,7 +26,7 @@
 mod pool;
 mod queue;
 mod readiness;
-mod tick;
+pub(crate) mod tick;
 
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 

@@ -16,6 +16,7 @@ fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
         write_timeout,
         threads: 1,
         cpus: None,
+        uring_sqpoll: false,
     })
 }
 

@@ -1,0 +1,379 @@
+//! One ring's loop: a thread, its io_uring, its listener, and the
+//! connections it accepted, which never leave it.
+//!
+//! A turn: submit everything the last turn queued and wait for at least
+//! one completion (not at all if a connection yielded and is still to
+//! run; at most until the next deadline tick); fold every completion in;
+//! then run each connection that became ready, which queues its next
+//! operations for the following turn's single submission. So sends (and
+//! everything else) are batched per turn: one `io_uring_enter` carries
+//! them all, and reaps what completed.
+//!
+//! Deadlines (a request that must arrive in time, the end of a lingering
+//! close, a send that makes no progress for `--write-timeout`) are checked
+//! by a tick every 100 ms, which runs or cancels what is due. The stop: the
+//! multishot accept is cancelled and every connection waiting for input
+//! runs once more, reading only what has arrived; past the drain limit the
+//! server aborts, and every send and timer still in flight is cancelled so
+//! each session resets at its next step. The loop ends when every
+//! connection is closed.
+
+use super::conn::{Conn, Delays, Parked, Wait};
+use super::mailbox::Mailbox;
+use super::sys::{Completion, EventFd, Op, Uring};
+use crate::reactor::tick::Ticker;
+use crate::session::Session;
+use crate::shutdown::Phase;
+use crate::Ctx;
+use serverlab_service::{Delay, Service};
+use slab::Slab;
+use std::collections::VecDeque;
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Requests one connection answers before the ring runs the others.
+const BUDGET: usize = 64;
+/// How often deadlines are checked.
+const TIMEOUT_TICK: Duration = Duration::from_millis(100);
+/// How often a stopping ring looks at the drain limit.
+const STOP_TICK: Duration = Duration::from_millis(20);
+
+/// Where the ring is in stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Running,
+    Draining(Instant),
+    Aborting,
+}
+
+/// Serve `listener` on this thread's ring until the stop has closed every
+/// connection.
+pub(super) fn serve<S: Service>(
+    ctx: Arc<Ctx<S>>,
+    listener: TcpListener,
+    io: Uring,
+) -> io::Result<()> {
+    let mailbox = Arc::new(Mailbox::new(EventFd::new()?));
+    let m = mailbox.clone();
+    ctx.shutdown.on_trigger(move || m.wake());
+    let mut ring = Ring {
+        conns: Slab::new(),
+        io,
+        delays: OffRing {
+            mailbox: mailbox.clone(),
+            runtime: None,
+        },
+        mailbox,
+        ctx,
+        listener: Some(listener),
+        accepting: false,
+        accept_failed: false,
+        ready: VecDeque::new(),
+        cqes: Vec::new(),
+        posted: Vec::new(),
+        ticker: Ticker::new(TIMEOUT_TICK, Instant::now()),
+        stop: Stop::Running,
+    };
+    ring.run()
+}
+
+struct Ring<S: Service> {
+    // Dropped first: connections (their sockets, and sessions not lent to
+    // the kernel) go before the ring waits for its operations to end.
+    conns: Slab<Conn<S>>,
+    io: Uring,
+    // Dropped last: waits for the delay threads to finish.
+    delays: OffRing,
+    mailbox: Arc<Mailbox<EventFd>>,
+    ctx: Arc<Ctx<S>>,
+    /// Until the stop's cancelled accept has completed.
+    listener: Option<TcpListener>,
+    /// The multishot accept is armed.
+    accepting: bool,
+    /// An accept failed (out of descriptors?): reported, and armed again
+    /// at the next tick rather than at once.
+    accept_failed: bool,
+    /// Tokens of connections to run this turn, in order.
+    ready: VecDeque<u32>,
+    cqes: Vec<Completion>,
+    posted: Vec<u32>,
+    ticker: Ticker,
+    stop: Stop,
+}
+
+impl<S: Service> Ring<S> {
+    fn run(&mut self) -> io::Result<()> {
+        self.io.read_wake(self.mailbox.signal());
+        self.arm_accept();
+        loop {
+            let wait = self
+                .ready
+                .is_empty()
+                .then(|| self.wait_time(Instant::now()));
+            self.io.submit(wait)?;
+            self.io.reap(&mut self.cqes);
+            let mut cqes = std::mem::take(&mut self.cqes);
+            for c in cqes.drain(..) {
+                self.complete(c);
+            }
+            self.cqes = cqes;
+            let now = Instant::now();
+            self.check_stop(now);
+            if self.ticker.due(now) {
+                self.tick(now);
+            }
+            self.run_ready(now);
+            if self.stop != Stop::Running && self.conns.is_empty() && !self.accepting {
+                return Ok(());
+            }
+        }
+    }
+
+    fn wait_time(&self, now: Instant) -> Duration {
+        match self.stop {
+            Stop::Running => self.ticker.wait(now),
+            _ => STOP_TICK,
+        }
+    }
+
+    fn arm_accept(&mut self) {
+        if let Some(listener) = &self.listener {
+            self.io.accept_multi(listener);
+            self.accepting = true;
+        }
+    }
+
+    fn complete(&mut self, c: Completion) {
+        match c.op {
+            Op::Accept => self.accepted(c),
+            Op::Wake => self.woken(c),
+            // What it cancelled reports how that ended.
+            Op::Cancel => {}
+            Op::Recv | Op::RecvNow | Op::Send | Op::Sleep => self.conn_completed(c),
+        }
+    }
+
+    fn conn_completed(&mut self, c: Completion) {
+        let token = c.token;
+        let conn = self
+            .conns
+            .get_mut(token as usize)
+            .expect("a connection outlives its operations");
+        if !c.more {
+            conn.in_flight -= 1;
+        }
+        let run = conn.complete(c, &mut self.io);
+        self.settle(token, run);
+    }
+
+    /// After a completion: close a closing connection once nothing of it
+    /// is in flight, or queue it to run.
+    fn settle(&mut self, token: u32, run: bool) {
+        let conn = &mut self.conns[token as usize];
+        if conn.wait == Wait::Closing {
+            if conn.in_flight == 0 {
+                self.finish(token);
+            }
+        } else if run {
+            self.make_ready(token);
+        }
+    }
+
+    fn make_ready(&mut self, token: u32) {
+        let conn = &mut self.conns[token as usize];
+        if !matches!(conn.wait, Wait::Ready | Wait::Closing) {
+            conn.wait = Wait::Ready;
+            self.ready.push_back(token);
+        }
+    }
+
+    /// Run every connection ready at the start; one that yields runs
+    /// again next turn, after the completions that came meanwhile.
+    fn run_ready(&mut self, now: Instant) {
+        for _ in 0..self.ready.len() {
+            let Some(token) = self.ready.pop_front() else {
+                break;
+            };
+            let Some(conn) = self.conns.get_mut(token as usize) else {
+                continue;
+            };
+            if conn.wait != Wait::Ready {
+                continue;
+            }
+            match conn.drive(&mut self.io, &mut self.delays, now) {
+                Parked::Waiting => {}
+                Parked::Yield => self.ready.push_back(token),
+                Parked::Closed { reset } => {
+                    if conn.close(&mut self.io, reset) {
+                        self.finish(token);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, token: u32) {
+        let mut conn = self.conns.remove(token as usize);
+        conn.finish();
+    }
+
+    fn accepted(&mut self, c: Completion) {
+        if !c.more {
+            self.accepting = false;
+        }
+        if let Some(stream) = c.accepted {
+            self.accept_failed = false;
+            self.admit(stream);
+        } else if c.result < 0 && c.result != -libc::ECANCELED {
+            if !self.accept_failed {
+                let e = io::Error::from_raw_os_error(-c.result);
+                eprintln!("serverlab: accept failed: {e} (retrying)");
+            }
+            self.accept_failed = true;
+        }
+        if !self.accepting {
+            if self.stop != Stop::Running {
+                self.listener = None;
+            } else if !self.accept_failed {
+                // The kernel ended it (its completion queue overflowed).
+                self.arm_accept();
+            }
+        }
+    }
+
+    /// A new connection: admitted under `--max-connections`, or closed.
+    fn admit(&mut self, stream: TcpStream) {
+        let ctx = &self.ctx;
+        if !ctx.conns().admit(ctx.max_connections) {
+            return;
+        }
+        let _ = stream.set_nodelay(true);
+        let Ok(peer) = stream.peer_addr() else {
+            // Gone already.
+            ctx.conns().closed();
+            return;
+        };
+        let sess = Session::new(ctx, peer).with_budget(BUDGET);
+        let entry = self.conns.vacant_entry();
+        let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");
+        entry.insert(Conn::new(token, stream, sess));
+        self.ready.push_back(token);
+    }
+
+    /// The eventfd was signalled: delays spent on other threads, or the
+    /// stop (which `check_stop` sees).
+    fn woken(&mut self, c: Completion) {
+        self.mailbox.take(&mut self.posted);
+        for token in std::mem::take(&mut self.posted) {
+            let conn = &mut self.conns[token as usize];
+            conn.in_flight -= 1;
+            let run = conn.wait == Wait::Delay { timer: false };
+            self.settle(token, run);
+        }
+        if c.result != -libc::ECANCELED {
+            self.io.read_wake(self.mailbox.signal());
+        }
+    }
+
+    fn check_stop(&mut self, now: Instant) {
+        let phase = self.ctx.shutdown.phase();
+        match self.stop {
+            Stop::Running if phase != Phase::Running => {
+                self.stop = Stop::Draining(now);
+                if self.accepting {
+                    self.io.cancel(Op::Accept, 0);
+                } else {
+                    self.listener = None;
+                }
+                self.wake_waiting(false);
+            }
+            Stop::Draining(t0) if phase == Phase::Aborting || now - t0 > crate::DRAIN_LIMIT => {
+                self.ctx.shutdown.abort();
+                self.stop = Stop::Aborting;
+                self.wake_waiting(true);
+            }
+            _ => {}
+        }
+    }
+
+    /// Run every connection waiting for input (its session sees the stop);
+    /// `abort`: also cancel every send and timer, so those sessions reset.
+    fn wake_waiting(&mut self, abort: bool) {
+        let mut due = Vec::new();
+        for (token, conn) in self.conns.iter_mut() {
+            if let Wait::Input(_) = conn.wait {
+                due.push(token as u32);
+            } else if abort {
+                conn.cancel_all(&mut self.io);
+            }
+        }
+        for token in due {
+            self.make_ready(token);
+        }
+    }
+
+    /// Run connections whose deadline passed; cancel sends that made no
+    /// progress for the write timeout; retry a failed accept.
+    fn tick(&mut self, now: Instant) {
+        let mut due = Vec::new();
+        let limit = self.ctx.write_timeout;
+        for (token, conn) in self.conns.iter_mut() {
+            match conn.wait {
+                Wait::Input(Some(deadline)) if deadline <= now => due.push(token as u32),
+                Wait::Output => {
+                    if let Some(limit) = limit {
+                        conn.expire_send(&mut self.io, limit, now);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for token in due {
+            self.make_ready(token);
+        }
+        if self.accept_failed && !self.accepting && self.stop == Stop::Running {
+            self.arm_accept();
+        }
+    }
+}
+
+/// Delays: sleeps on the ring's timer; spin and CPU work on a blocking
+/// thread pool (tokio's, started on first use from the ring's thread, so
+/// its threads inherit the ring's CPU), whose threads post the end back.
+struct OffRing {
+    mailbox: Arc<Mailbox<EventFd>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Delays for OffRing {
+    fn start(&mut self, delay: Delay, token: u32, io: &mut Uring) -> bool {
+        if let Delay::Sleep(d) = delay {
+            io.sleep(d, token);
+            return true;
+        }
+        let runtime = match &self.runtime {
+            Some(rt) => rt,
+            None => match tokio::runtime::Builder::new_current_thread()
+                .thread_name("uring-delay")
+                .build()
+            {
+                Ok(rt) => self.runtime.insert(rt),
+                Err(e) => {
+                    // No pool: spend it here, holding up this ring only.
+                    eprintln!("serverlab: cannot start delay threads ({e}); delaying on the ring");
+                    delay.block();
+                    self.mailbox.post(token);
+                    return false;
+                }
+            },
+        };
+        let mailbox = self.mailbox.clone();
+        runtime.spawn_blocking(move || {
+            delay.block();
+            mailbox.post(token);
+        });
+        false
+    }
+}

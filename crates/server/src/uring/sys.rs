@@ -1,0 +1,782 @@
+//! The one module of `--strategy uring` with `unsafe`: an io_uring and the
+//! operations the strategy submits to it, the provided-buffer ring its
+//! receives land in, the guard that lends a session's unwritten replies to
+//! the kernel while a send reads them, accepted descriptors, and the
+//! eventfd other threads wake a ring with. Everything it exports is safe to
+//! call.
+//!
+//! Who owns what while the kernel holds it (every `unsafe` block below
+//! argues from these rules):
+//!
+//! 1. Memory the kernel writes (the provided buffers, their ring of
+//!    descriptors, the 8 bytes an eventfd read lands in) or reads (a
+//!    sleep's timespec, a lent reply) belongs to a [`Uring`] or to a
+//!    [`Lent`], and stays allocated and in place until the completion that
+//!    ends the operation has been reaped.
+//! 2. A provided buffer belongs to the kernel from when its descriptor is
+//!    published on the buffer ring until a completion names it; then to
+//!    the caller, through a [`Received`], until [`Uring::take`] hands it
+//!    back. Only a buffer the caller owns is ever made into a slice.
+//! 3. A lent session's unwritten replies are read by the kernel from the
+//!    send's submission until its completion yields a [`Returned`]; until
+//!    that is handed to [`Lent::give_back`], `Lent` gives shared access
+//!    only (`Session`'s output changes only through `&mut`), and dropping
+//!    a `Lent` that is still lent leaks the session rather than free memory
+//!    the kernel may read.
+//! 4. Nothing is freed while an operation might still use it: dropping a
+//!    `Uring` cancels everything in flight and reaps every completion
+//!    before it unregisters the buffer ring and closes the ring; what does
+//!    not complete within a bound is leaked, never freed.
+//!
+//! A descriptor named in an operation must stay open until the operation's
+//! last completion: that is the strategy's to keep (it closes a connection
+//! only when nothing of it is in flight), and not a memory-safety matter
+//! here, since the kernel holds its own reference to the open file.
+
+use crate::session::Session;
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use serverlab_service::Service;
+use std::alloc::{self, Layout};
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::mem::ManuallyDrop;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+/// The buffer group every receive selects from (one per ring).
+const BUFFER_GROUP: u16 = 0;
+/// How long the kernel's submission-polling thread spins without work
+/// before it sleeps (and the next submission must wake it).
+const SQPOLL_IDLE_MS: u32 = 100;
+/// How long dropping a ring waits for cancelled operations to complete
+/// before it leaks their memory instead.
+const DROP_PATIENCE: Duration = Duration::from_secs(5);
+
+/// What an operation is, in the top byte of its user data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Op {
+    /// Multishot accept on the ring's listener.
+    Accept = 1,
+    /// A read of the ring's eventfd: another thread woke it.
+    Wake,
+    /// Multishot receive into provided buffers.
+    Recv,
+    /// One receive that does not wait (`MSG_DONTWAIT`).
+    RecvNow,
+    /// A send of a lent session's unwritten replies.
+    Send,
+    /// A timer (a delay the session asked for).
+    Sleep,
+    /// A cancellation of another operation.
+    Cancel,
+}
+
+impl Op {
+    const ALL: [Op; 7] = [
+        Op::Accept,
+        Op::Wake,
+        Op::Recv,
+        Op::RecvNow,
+        Op::Send,
+        Op::Sleep,
+        Op::Cancel,
+    ];
+
+    fn decode(user_data: u64) -> Op {
+        let byte = (user_data >> 56) as u8;
+        Op::ALL
+            .into_iter()
+            .find(|op| *op as u8 == byte)
+            .expect("every submitted operation carries its kind")
+    }
+}
+
+/// User data: the kind in the top byte, a sequence number in the next
+/// three (sends only, so a completion can be matched to its loan), the
+/// caller's token in the low four.
+fn user_data(op: Op, seq: u32, token: u32) -> u64 {
+    (op as u64) << 56 | u64::from(seq & 0x00ff_ffff) << 32 | u64::from(token)
+}
+
+/// How a ring is set up.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Submission queue entries (the completion queue gets 8 times as
+    /// many, since multishot operations complete many times).
+    pub entries: u32,
+    /// Provided buffers (a power of two) and the size of each.
+    pub buffers: u16,
+    pub buffer_len: u32,
+    /// A kernel thread polls the submission queue, pinned to this CPU if
+    /// one is given.
+    pub sqpoll: Option<Option<usize>>,
+    /// Pin the kernel's io-wq worker threads for this ring to these CPUs.
+    pub workers_on: Option<Vec<usize>>,
+}
+
+/// Why a ring could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    #[error("io_uring_setup failed: {0}")]
+    Ring(io::Error),
+    #[error("registering a provided-buffer ring failed: {0}")]
+    Buffers(io::Error),
+    #[error("pinning io_uring's worker threads failed: {0}")]
+    Workers(io::Error),
+    #[error("the kernel lacks {0}")]
+    Missing(&'static str),
+}
+
+/// One completion, decoded.
+pub(crate) struct Completion {
+    pub op: Op,
+    pub token: u32,
+    /// The kernel's result: a count or a descriptor, or a negated errno.
+    pub result: i32,
+    /// A multishot operation is still armed: more completions will come.
+    pub more: bool,
+    /// The provided buffer a receive filled (`result` bytes of it).
+    pub received: Option<Received>,
+    /// The connection an accept made.
+    pub accepted: Option<TcpStream>,
+    /// A send is over: its session may be handed back.
+    pub returned: Option<Returned>,
+}
+
+/// A provided buffer the kernel filled and the caller now owns (rule 2);
+/// [`Uring::take`] reads it and hands it back.
+pub(crate) struct Received {
+    bid: u16,
+    len: usize,
+}
+
+impl Drop for Received {
+    fn drop(&mut self) {
+        // Not unsafe (the buffer is only lost to the pool), but a bug.
+        debug_assert!(
+            std::thread::panicking(),
+            "a received buffer was dropped without being handed back"
+        );
+    }
+}
+
+/// Proof that the send a [`Lent`] was lent to has completed.
+#[derive(Debug)]
+pub(crate) struct Returned(u64);
+
+/// A session that a send may lend to the kernel (rule 3).
+pub(crate) struct Lent<T> {
+    value: ManuallyDrop<Box<T>>,
+    /// The user data of the send reading it, while one is.
+    lent_to: Option<u64>,
+}
+
+impl<T> Lent<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Lent {
+            value: ManuallyDrop::new(Box::new(value)),
+            lent_to: None,
+        }
+    }
+
+    /// Shared access, always: the kernel only reads while it holds it.
+    pub(crate) fn get(&self) -> &T {
+        &self.value
+    }
+
+    /// Exclusive access, unless a send is reading it.
+    pub(crate) fn get_mut(&mut self) -> Option<&mut T> {
+        match self.lent_to {
+            None => Some(&mut self.value),
+            Some(_) => None,
+        }
+    }
+
+    pub(crate) fn is_lent(&self) -> bool {
+        self.lent_to.is_some()
+    }
+
+    /// The send it was lent to has completed. Panics if `back` is another
+    /// send's: handing it back early would let the replies change while
+    /// the kernel reads them.
+    pub(crate) fn give_back(&mut self, back: Returned) {
+        assert_eq!(
+            self.lent_to,
+            Some(back.0),
+            "a send's completion handed back another send's session"
+        );
+        self.lent_to = None;
+    }
+}
+
+impl<T> Drop for Lent<T> {
+    fn drop(&mut self) {
+        if self.lent_to.is_none() {
+            // SAFETY: dropped once, here; not lent, so the kernel holds no
+            // pointer into it. A lent value is leaked instead (rule 3).
+            unsafe { ManuallyDrop::drop(&mut self.value) }
+        }
+    }
+}
+
+/// An eventfd: other threads wake a ring by adding to its counter; the
+/// ring's pending read of it completes.
+pub(crate) struct EventFd(std::fs::File);
+
+impl EventFd {
+    /// A blocking eventfd: io_uring returns `EAGAIN` for a read of a
+    /// non-blocking file instead of waiting for it.
+    pub(crate) fn new() -> io::Result<EventFd> {
+        // SAFETY: `eventfd` takes no pointers.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `eventfd` just returned this descriptor; nothing else
+        // owns it.
+        Ok(EventFd(std::fs::File::from(unsafe {
+            OwnedFd::from_raw_fd(fd)
+        })))
+    }
+
+    /// Wake the ring. A failure (the counter at its maximum) means a wake
+    /// is pending anyway.
+    pub(crate) fn signal(&self) {
+        let _ = (&self.0).write(&1u64.to_ne_bytes());
+    }
+}
+
+/// An io_uring with a provided-buffer ring, and the memory its operations
+/// use. Dropping it waits for every operation to end (rule 4).
+pub(crate) struct Uring {
+    // Declared first, so it is closed before the memory below is freed.
+    ring: IoUring,
+    bufs: BufRing,
+    /// Entries the submission queue had no room for, in order.
+    backlog: VecDeque<squeue::Entry>,
+    /// Each pending sleep's timespec, by token (rule 1).
+    timers: HashMap<u32, Box<types::Timespec>>,
+    /// Where the eventfd read lands (rule 1); never read.
+    wake_buf: Box<[u8; 8]>,
+    /// Operations submitted (or in the backlog) whose last completion has
+    /// not been reaped.
+    in_flight: usize,
+    /// The next send's sequence number.
+    seq: u32,
+    sqpoll: bool,
+}
+
+impl Uring {
+    pub(crate) fn new(cfg: &Config) -> Result<Uring, SetupError> {
+        let ring = build(cfg).map_err(SetupError::Ring)?;
+        if !ring.params().is_feature_ext_arg() {
+            return Err(SetupError::Missing(
+                "waiting with a timeout (IORING_FEAT_EXT_ARG, 5.11)",
+            ));
+        }
+        if let Some(cpus) = &cfg.workers_on {
+            pin_workers(&ring, cpus).map_err(SetupError::Workers)?;
+        }
+        let mut bufs = BufRing::new(cfg.buffers, cfg.buffer_len);
+        bufs.register(&ring).map_err(SetupError::Buffers)?;
+        Ok(Uring {
+            ring,
+            bufs,
+            backlog: VecDeque::new(),
+            timers: HashMap::new(),
+            wake_buf: Box::new([0; 8]),
+            in_flight: 0,
+            seq: 0,
+            sqpoll: cfg.sqpoll.is_some(),
+        })
+    }
+
+    /// Operations not yet over.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Queue an entry for the next submission.
+    ///
+    /// # Safety
+    /// Every buffer or timespec the entry points to stays valid (and, if
+    /// the kernel reads it, unchanged) until the entry's last completion
+    /// is reaped.
+    unsafe fn push(&mut self, entry: squeue::Entry) {
+        self.in_flight += 1;
+        if self.backlog.is_empty() {
+            // SAFETY: the caller's promise covers the entry.
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                return;
+            }
+        }
+        self.backlog.push_back(entry);
+    }
+
+    /// Move backlogged entries into the submission queue, submitting to
+    /// make room while it is full.
+    fn drain_backlog(&mut self) -> io::Result<()> {
+        while let Some(entry) = self.backlog.front() {
+            // SAFETY: pushed through `push`, whose caller promised the
+            // entry's memory stays valid until its completion.
+            if unsafe { self.ring.submission().push(entry) }.is_ok() {
+                self.backlog.pop_front();
+                continue;
+            }
+            match self.ring.submit() {
+                Ok(0) if !self.sqpoll => return Ok(()),
+                Ok(_) => {}
+                Err(e) if transient(&e) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+            if self.sqpoll {
+                self.ring.submitter().squeue_wait()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Start a multishot accept on `listener`, which must stay open until
+    /// the accept's last completion.
+    pub(crate) fn accept_multi(&mut self, listener: &TcpListener) {
+        let entry = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
+            .flags(libc::SOCK_CLOEXEC)
+            .build()
+            .user_data(user_data(Op::Accept, 0, 0));
+        // SAFETY: an accept names no memory.
+        unsafe { self.push(entry) }
+    }
+
+    /// Start a multishot receive on `fd` into the provided buffers.
+    pub(crate) fn recv_multi(&mut self, fd: RawFd, token: u32) {
+        let entry = opcode::RecvMulti::new(types::Fd(fd), BUFFER_GROUP)
+            .build()
+            .user_data(user_data(Op::Recv, 0, token));
+        // SAFETY: it writes only into provided buffers, which this ring
+        // owns and keeps until its last completion (rules 1, 2).
+        unsafe { self.push(entry) }
+    }
+
+    /// Receive what has already arrived on `fd`, into a provided buffer;
+    /// `-EAGAIN` if nothing has.
+    pub(crate) fn recv_now(&mut self, fd: RawFd, token: u32) {
+        let entry = opcode::Recv::new(types::Fd(fd), std::ptr::null_mut(), 0)
+            .buf_group(BUFFER_GROUP)
+            .flags(libc::MSG_DONTWAIT)
+            .build()
+            .flags(squeue::Flags::BUFFER_SELECT)
+            .user_data(user_data(Op::RecvNow, 0, token));
+        // SAFETY: as `recv_multi`: provided buffers only.
+        unsafe { self.push(entry) }
+    }
+
+    /// Send the session's unwritten replies on `fd`, lending it to the
+    /// kernel until the completion returns it. Panics if it is lent.
+    pub(crate) fn send<S: Service>(&mut self, fd: RawFd, sess: &mut Lent<Session<S>>, token: u32) {
+        assert!(!sess.is_lent(), "a session lent to two sends");
+        self.seq = self.seq.wrapping_add(1);
+        let ud = user_data(Op::Send, self.seq, token);
+        let out = sess.get().unwritten();
+        let len = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let entry = opcode::Send::new(types::Fd(fd), out.as_ptr(), len)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(ud);
+        sess.lent_to = Some(ud);
+        // SAFETY: the bytes are the boxed session's output buffer. From
+        // here until the completion's `Returned` is given back, the `Lent`
+        // hands out only `&Session`, and `Session` changes its output only
+        // through `&mut self`, so they stay allocated and unchanged; if the
+        // `Lent` is dropped meanwhile it leaks the session (rule 3).
+        unsafe { self.push(entry) }
+    }
+
+    /// Complete after `d` (`-ETIME`), unless cancelled first.
+    pub(crate) fn sleep(&mut self, d: Duration, token: u32) {
+        let ts = Box::new(timespec(d));
+        let ptr: *const types::Timespec = &*ts;
+        // One sleep per token at a time: a second would free the first's
+        // timespec while the kernel may still read it.
+        assert!(
+            self.timers.insert(token, ts).is_none(),
+            "two sleeps for token {token}"
+        );
+        let entry = opcode::Timeout::new(ptr)
+            .build()
+            .user_data(user_data(Op::Sleep, 0, token));
+        // SAFETY: the boxed timespec stays in `timers` (moving the box
+        // does not move it) until this sleep's completion is reaped
+        // (rule 1).
+        unsafe { self.push(entry) }
+    }
+
+    /// Read the eventfd: completes once another thread signals it.
+    pub(crate) fn read_wake(&mut self, efd: &EventFd) {
+        let entry = opcode::Read::new(types::Fd(efd.0.as_raw_fd()), self.wake_buf.as_mut_ptr(), 8)
+            .build()
+            .user_data(user_data(Op::Wake, 0, 0));
+        // SAFETY: `wake_buf` is this ring's and lives until it is dropped,
+        // after every completion is reaped (rules 1, 4); nothing reads it.
+        unsafe { self.push(entry) }
+    }
+
+    /// Cancel the operation of this kind and token (not a send: see
+    /// `cancel_send`). Its own completion reports how it ended.
+    pub(crate) fn cancel(&mut self, op: Op, token: u32) {
+        self.cancel_user_data(user_data(op, 0, token), token);
+    }
+
+    /// Cancel the send `sess` is lent to, if it is.
+    pub(crate) fn cancel_send<T>(&mut self, sess: &Lent<T>, token: u32) {
+        if let Some(ud) = sess.lent_to {
+            self.cancel_user_data(ud, token);
+        }
+    }
+
+    fn cancel_user_data(&mut self, target: u64, token: u32) {
+        let entry = opcode::AsyncCancel2::new(types::CancelBuilder::user_data(target))
+            .build()
+            .user_data(user_data(Op::Cancel, 0, token));
+        // SAFETY: a cancellation names no memory.
+        unsafe { self.push(entry) }
+    }
+
+    /// Submit what is queued; with `wait`, also wait up to that long for
+    /// at least one completion.
+    pub(crate) fn submit(&mut self, wait: Option<Duration>) -> io::Result<()> {
+        self.bufs.publish();
+        self.drain_backlog()?;
+        let submitted = match wait {
+            None => self.ring.submit(),
+            Some(d) => {
+                let ts = timespec(d);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+        };
+        match submitted {
+            Ok(_) => Ok(()),
+            Err(e) if transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every completion now in the queue, decoded, in order.
+    pub(crate) fn reap(&mut self, out: &mut Vec<Completion>) {
+        let Uring {
+            ring,
+            timers,
+            in_flight,
+            ..
+        } = self;
+        for cqe in ring.completion() {
+            let c = decode(&cqe);
+            if !c.more {
+                *in_flight -= 1;
+            }
+            if c.op == Op::Sleep {
+                timers.remove(&c.token);
+            }
+            out.push(c);
+        }
+    }
+
+    /// Read a received buffer, then hand it back to the kernel (it is
+    /// published at the next submission).
+    pub(crate) fn take<R>(&mut self, received: Received, read: impl FnOnce(&[u8]) -> R) -> R {
+        let (bid, len) = (received.bid, received.len);
+        std::mem::forget(received);
+        assert!(bid < self.bufs.count && len <= self.bufs.len as usize);
+        // SAFETY: the completion that named `bid` made the buffer ours
+        // until it is pushed back below (rule 2): the kernel wrote `len`
+        // bytes into it before posting that completion, and reading the
+        // completion queue's tail (acquire) orders those writes before
+        // this read. The slice does not outlive `read`.
+        let bytes = unsafe { std::slice::from_raw_parts(self.bufs.buffer(bid), len) };
+        let out = read(bytes);
+        self.bufs.push(bid);
+        out
+    }
+
+    /// Cancel every operation and reap until none is in flight, or the
+    /// patience runs out. True if none is left.
+    fn quiesce(&mut self) -> bool {
+        let give_up = Instant::now() + DROP_PATIENCE;
+        self.in_flight -= self.backlog.len();
+        self.backlog.clear();
+        let mut done = Vec::new();
+        while self.in_flight > 0 && Instant::now() < give_up {
+            let entry = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+                .build()
+                .user_data(user_data(Op::Cancel, 0, 0));
+            // SAFETY: a cancellation names no memory.
+            unsafe { self.push(entry) };
+            if self.submit(Some(Duration::from_millis(50))).is_err() {
+                break;
+            }
+            self.reap(&mut done);
+            for c in done.drain(..) {
+                if let Some(r) = c.received {
+                    self.take(r, |_| ());
+                }
+            }
+        }
+        self.in_flight == 0
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        if self.quiesce() {
+            // Nothing can select a buffer any more.
+            let _ = self.ring.submitter().unregister_buf_ring(BUFFER_GROUP);
+        } else {
+            // Some operation may still touch this memory: leak it (rule 4).
+            self.bufs.leak = true;
+            std::mem::forget(std::mem::take(&mut self.timers));
+            std::mem::forget(std::mem::replace(&mut self.wake_buf, Box::new([0; 8])));
+        }
+    }
+}
+
+/// The ring, with the cheapest completion handling the kernel offers:
+/// completions are processed only when this thread asks for them
+/// (`DEFER_TASKRUN`, one submitting thread), unless a polling thread
+/// submits for it.
+fn build(cfg: &Config) -> io::Result<IoUring> {
+    let mut b = IoUring::builder();
+    b.setup_cqsize(cfg.entries * 8);
+    match cfg.sqpoll {
+        Some(cpu) => {
+            b.setup_sqpoll(SQPOLL_IDLE_MS);
+            if let Some(cpu) = cpu {
+                b.setup_sqpoll_cpu(cpu as u32);
+            }
+            b.build(cfg.entries)
+        }
+        None => {
+            let mut fast = b.clone();
+            fast.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_taskrun_flag();
+            match fast.build(cfg.entries) {
+                // Before 6.1: plain task work.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => b.build(cfg.entries),
+                other => other,
+            }
+        }
+    }
+}
+
+/// Pin the ring's io-wq workers (created for operations that must block)
+/// to `cpus`, so `--cpus` holds for the kernel threads working for us too.
+fn pin_workers(ring: &IoUring, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: `cpu_set_t` is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        // SAFETY: `cpu` is within the set, checked above.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    ring.submitter().register_iowq_aff(&set)
+}
+
+fn decode(cqe: &cqueue::Entry) -> Completion {
+    let ud = cqe.user_data();
+    let op = Op::decode(ud);
+    let result = cqe.result();
+    let mut c = Completion {
+        op,
+        token: ud as u32,
+        result,
+        more: cqueue::more(cqe.flags()),
+        received: None,
+        accepted: None,
+        returned: None,
+    };
+    match op {
+        Op::Recv | Op::RecvNow => {
+            c.received = cqueue::buffer_select(cqe.flags()).map(|bid| Received {
+                bid,
+                len: result.max(0) as usize,
+            });
+        }
+        Op::Accept if result >= 0 => {
+            // SAFETY: an accept's result is a descriptor the kernel just
+            // created for us; nothing else owns it.
+            let fd = unsafe { OwnedFd::from_raw_fd(result) };
+            c.accepted = Some(TcpStream::from(fd));
+        }
+        Op::Send => c.returned = Some(Returned(ud)),
+        _ => {}
+    }
+    c
+}
+
+/// Errors after which the loop simply goes on: the wait timed out, a
+/// signal arrived, or completions must be reaped before more submissions.
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
+    )
+}
+
+fn timespec(d: Duration) -> types::Timespec {
+    types::Timespec::new()
+        .sec(d.as_secs())
+        .nsec(d.subsec_nanos())
+}
+
+/// The layout of one descriptor on a buffer ring (`struct io_uring_buf`).
+/// The ring's tail overlays the `resv` field of its first descriptor.
+#[repr(C)]
+struct BufDesc {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    resv: u16,
+}
+
+const TAIL_OFFSET: usize = 14;
+
+/// Provided buffers: `count` buffers of `len` bytes and the ring of
+/// descriptors that offers them to the kernel.
+struct BufRing {
+    descs: NonNull<BufDesc>,
+    descs_layout: Layout,
+    mem: NonNull<u8>,
+    mem_layout: Layout,
+    count: u16,
+    len: u32,
+    /// Our tail: descriptors up to it are (or will be, once published)
+    /// the kernel's.
+    tail: u16,
+    /// Memory an operation might still use is leaked, not freed.
+    leak: bool,
+}
+
+impl BufRing {
+    fn new(count: u16, len: u32) -> BufRing {
+        assert!(count.is_power_of_two() && count <= 1 << 15 && len > 0);
+        let descs_layout = Layout::from_size_align(
+            usize::from(count) * std::mem::size_of::<BufDesc>(),
+            page_size(),
+        )
+        .expect("a buffer ring layout");
+        let mem_layout = Layout::from_size_align(usize::from(count) * len as usize, 64)
+            .expect("a buffer layout");
+        // SAFETY: both layouts have a non-zero size (count, len > 0).
+        let (descs, mem) = unsafe {
+            (
+                alloc::alloc_zeroed(descs_layout),
+                alloc::alloc_zeroed(mem_layout),
+            )
+        };
+        let (Some(descs), Some(mem)) = (NonNull::new(descs.cast()), NonNull::new(mem)) else {
+            alloc::handle_alloc_error(mem_layout)
+        };
+        BufRing {
+            descs,
+            descs_layout,
+            mem,
+            mem_layout,
+            count,
+            len,
+            tail: 0,
+            leak: false,
+        }
+    }
+
+    /// Register with `ring` and offer every buffer.
+    fn register(&mut self, ring: &IoUring) -> io::Result<()> {
+        // SAFETY: the descriptors are page-aligned, zeroed, `count` long,
+        // and stay allocated until the ring is unregistered or closed
+        // (rule 4: `Uring` drops its ring before this memory, and leaks
+        // this memory if it could not quiesce).
+        unsafe {
+            ring.submitter().register_buf_ring_with_flags(
+                self.descs.as_ptr() as u64,
+                self.count,
+                BUFFER_GROUP,
+                0,
+            )?;
+        }
+        for bid in 0..self.count {
+            self.push(bid);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    fn buffer(&self, bid: u16) -> *const u8 {
+        // SAFETY: `bid < count` (callers check), so the offset is inside
+        // the allocation.
+        unsafe { self.mem.as_ptr().add(usize::from(bid) * self.len as usize) }
+    }
+
+    /// Offer buffer `bid` again (visible to the kernel once published).
+    fn push(&mut self, bid: u16) {
+        let slot = usize::from(self.tail & (self.count - 1));
+        let addr = self.buffer(bid) as u64;
+        // SAFETY: `slot < count`. The kernel reads only descriptors
+        // between its head and the published tail, and this one is past
+        // the tail; only its own fields are written, never `resv`, which
+        // for slot 0 is the tail the kernel reads.
+        unsafe {
+            let d = self.descs.as_ptr().add(slot);
+            std::ptr::addr_of_mut!((*d).addr).write(addr);
+            std::ptr::addr_of_mut!((*d).len).write(self.len);
+            std::ptr::addr_of_mut!((*d).bid).write(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Make every pushed buffer visible to the kernel.
+    fn publish(&self) {
+        // SAFETY: the tail is the aligned u16 at byte 14 of the
+        // descriptors, shared with the kernel, which reads it atomically.
+        let tail = unsafe {
+            AtomicU16::from_ptr(
+                self.descs
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(TAIL_OFFSET)
+                    .cast::<u16>(),
+            )
+        };
+        // Release: the descriptors written before are visible to the
+        // kernel before the tail that offers them.
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        if self.leak {
+            return;
+        }
+        // SAFETY: allocated in `new` with these layouts, freed once, after
+        // the ring was closed (field order in `Uring`) with nothing in
+        // flight (rule 4).
+        unsafe {
+            alloc::dealloc(self.descs.as_ptr().cast(), self.descs_layout);
+            alloc::dealloc(self.mem.as_ptr(), self.mem_layout);
+        }
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: `sysconf` takes no pointers.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096).max(4096)
+}
+
+#[cfg(all(test, not(serverlab_loom)))]
+mod tests;
