@@ -296,7 +296,8 @@ impl Uring {
     }
 
     /// Operations not yet over.
-    pub(crate) fn in_flight(&self) -> usize {
+    #[cfg(all(test, not(serverlab_loom)))]
+    fn in_flight(&self) -> usize {
         self.in_flight
     }
 
