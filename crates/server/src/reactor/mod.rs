@@ -26,7 +26,7 @@
 mod pool;
 mod queue;
 mod readiness;
-pub(crate) mod tick;
+mod tick;
 
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 

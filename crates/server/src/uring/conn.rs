@@ -218,7 +218,7 @@ impl<S: Service> Conn<S> {
             Op::Recv | Op::RecvNow => self.received(c, io),
             Op::Send => self.sent(c),
             Op::Sleep => self.wait == Wait::Delay { timer: true },
-            Op::Accept | Op::Wake | Op::Cancel => false,
+            Op::Accept | Op::Wake | Op::Tick | Op::Cancel => false,
         }
     }
 

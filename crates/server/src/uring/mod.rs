@@ -28,6 +28,7 @@ use serverlab_service::Service;
 use std::io;
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Submission queue entries per ring.
 const ENTRIES: u32 = 1024;
@@ -36,6 +37,8 @@ const ENTRIES: u32 = 1024;
 /// the completions of one turn.
 const BUFFERS: u16 = 256;
 const BUFFER_LEN: u32 = 16 * 1024;
+/// How often a ring checks deadlines (and, stopping, the drain limit).
+const TICK: Duration = Duration::from_millis(100);
 
 /// `uring`.
 pub(crate) struct Uring;
@@ -105,5 +108,6 @@ fn config(sqpoll: bool, cpu: Option<serverlab_util::CpuSet>) -> sys::Config {
         buffer_len: BUFFER_LEN,
         sqpoll: sqpoll.then_some(cpu),
         workers_on: cpu.map(|c| vec![c]),
+        tick: TICK,
     }
 }

@@ -83,7 +83,7 @@ fn diagnose(f: &Facts) -> Result<(), String> {
         Ok(()) if old => return Err(too_old()),
         Ok(()) => return Ok(()),
         Err(SetupError::Ring(e)) => e,
-        Err(SetupError::Buffers(_) | SetupError::Missing(_)) if old => return Err(too_old()),
+        Err(SetupError::Buffers(_)) if old => return Err(too_old()),
         Err(other) => return Err(format!("io_uring cannot be set up: {other}")),
     };
     let errno = e.raw_os_error();

@@ -3,7 +3,8 @@
 //!
 //! A turn: submit everything the last turn queued and wait for at least
 //! one completion (not at all if a connection yielded and is still to
-//! run; at most until the next deadline tick); fold every completion in;
+//! run; a tick, itself a timeout operation, completes every 100 ms, and
+//! the eventfd when the stop starts); fold every completion in;
 //! then run each connection that became ready, which queues its next
 //! operations for the following turn's single submission. So sends (and
 //! everything else) are batched per turn: one `io_uring_enter` carries
@@ -11,7 +12,7 @@
 //!
 //! Deadlines (a request that must arrive in time, the end of a lingering
 //! close, a send that makes no progress for `--write-timeout`) are checked
-//! by a tick every 100 ms, which runs or cancels what is due. The stop: the
+//! at each tick, which runs or cancels what is due. The stop: the
 //! multishot accept is cancelled and every connection waiting for input
 //! runs once more, reading only what has arrived; past the drain limit the
 //! server aborts, and every send and timer still in flight is cancelled so
@@ -21,7 +22,6 @@
 use super::conn::{Conn, Delays, Parked, Wait};
 use super::mailbox::Mailbox;
 use super::sys::{Completion, EventFd, Op, Uring};
-use crate::reactor::tick::Ticker;
 use crate::session::Session;
 use crate::shutdown::Phase;
 use crate::Ctx;
@@ -31,14 +31,10 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Requests one connection answers before the ring runs the others.
 const BUDGET: usize = 64;
-/// How often deadlines are checked.
-const TIMEOUT_TICK: Duration = Duration::from_millis(100);
-/// How often a stopping ring looks at the drain limit.
-const STOP_TICK: Duration = Duration::from_millis(20);
 
 /// Where the ring is in stopping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +69,6 @@ pub(super) fn serve<S: Service>(
         ready: VecDeque::new(),
         cqes: Vec::new(),
         posted: Vec::new(),
-        ticker: Ticker::new(TIMEOUT_TICK, Instant::now()),
         stop: Stop::Running,
     };
     ring.run()
@@ -99,42 +94,30 @@ struct Ring<S: Service> {
     ready: VecDeque<u32>,
     cqes: Vec<Completion>,
     posted: Vec<u32>,
-    ticker: Ticker,
     stop: Stop,
 }
 
 impl<S: Service> Ring<S> {
     fn run(&mut self) -> io::Result<()> {
         self.io.read_wake(self.mailbox.signal());
+        self.io.tick();
         self.arm_accept();
         loop {
-            let wait = self
-                .ready
-                .is_empty()
-                .then(|| self.wait_time(Instant::now()));
-            self.io.submit(wait)?;
+            // Wait only if no connection is ready to run: the tick
+            // completes every 100 ms, the eventfd on a stop.
+            self.io.submit(self.ready.is_empty())?;
             self.io.reap(&mut self.cqes);
+            let now = Instant::now();
             let mut cqes = std::mem::take(&mut self.cqes);
             for c in cqes.drain(..) {
-                self.complete(c);
+                self.complete(c, now);
             }
             self.cqes = cqes;
-            let now = Instant::now();
             self.check_stop(now);
-            if self.ticker.due(now) {
-                self.tick(now);
-            }
             self.run_ready(now);
             if self.stop != Stop::Running && self.conns.is_empty() && !self.accepting {
                 return Ok(());
             }
-        }
-    }
-
-    fn wait_time(&self, now: Instant) -> Duration {
-        match self.stop {
-            Stop::Running => self.ticker.wait(now),
-            _ => STOP_TICK,
         }
     }
 
@@ -145,10 +128,16 @@ impl<S: Service> Ring<S> {
         }
     }
 
-    fn complete(&mut self, c: Completion) {
+    fn complete(&mut self, c: Completion, now: Instant) {
         match c.op {
             Op::Accept => self.accepted(c),
             Op::Wake => self.woken(c),
+            Op::Tick => {
+                self.tick(now);
+                if c.result != -libc::ECANCELED {
+                    self.io.tick();
+                }
+            }
             // What it cancelled reports how that ended.
             Op::Cancel => {}
             Op::Recv | Op::RecvNow | Op::Send | Op::Sleep => self.conn_completed(c),

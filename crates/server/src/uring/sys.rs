@@ -71,18 +71,21 @@ pub(crate) enum Op {
     Send,
     /// A timer (a delay the session asked for).
     Sleep,
+    /// The ring's periodic tick.
+    Tick,
     /// A cancellation of another operation.
     Cancel,
 }
 
 impl Op {
-    const ALL: [Op; 7] = [
+    const ALL: [Op; 8] = [
         Op::Accept,
         Op::Wake,
         Op::Recv,
         Op::RecvNow,
         Op::Send,
         Op::Sleep,
+        Op::Tick,
         Op::Cancel,
     ];
 
@@ -116,6 +119,8 @@ pub(crate) struct Config {
     pub sqpoll: Option<Option<usize>>,
     /// Pin the kernel's io-wq worker threads for this ring to these CPUs.
     pub workers_on: Option<Vec<usize>>,
+    /// The period of `Uring::tick`.
+    pub tick: Duration,
 }
 
 /// Why a ring could not be set up.
@@ -127,8 +132,6 @@ pub(crate) enum SetupError {
     Buffers(io::Error),
     #[error("pinning io_uring's worker threads failed: {0}")]
     Workers(io::Error),
-    #[error("the kernel lacks {0}")]
-    Missing(&'static str),
 }
 
 /// One completion, decoded.
@@ -262,6 +265,8 @@ pub(crate) struct Uring {
     timers: HashMap<u32, Box<types::Timespec>>,
     /// Where the eventfd read lands (rule 1); never read.
     wake_buf: Box<[u8; 8]>,
+    /// The tick's period (rule 1).
+    tick: Box<types::Timespec>,
     /// Operations submitted (or in the backlog) whose last completion has
     /// not been reaped.
     in_flight: usize,
@@ -273,11 +278,6 @@ pub(crate) struct Uring {
 impl Uring {
     pub(crate) fn new(cfg: &Config) -> Result<Uring, SetupError> {
         let ring = build(cfg).map_err(SetupError::Ring)?;
-        if !ring.params().is_feature_ext_arg() {
-            return Err(SetupError::Missing(
-                "waiting with a timeout (IORING_FEAT_EXT_ARG, 5.11)",
-            ));
-        }
         if let Some(cpus) = &cfg.workers_on {
             pin_workers(&ring, cpus).map_err(SetupError::Workers)?;
         }
@@ -289,6 +289,7 @@ impl Uring {
             backlog: VecDeque::new(),
             timers: HashMap::new(),
             wake_buf: Box::new([0; 8]),
+            tick: Box::new(timespec(cfg.tick)),
             in_flight: 0,
             seq: 0,
             sqpoll: cfg.sqpoll.is_some(),
@@ -415,6 +416,18 @@ impl Uring {
         unsafe { self.push(entry) }
     }
 
+    /// Complete (`-ETIME`) one tick from now.
+    pub(crate) fn tick(&mut self) {
+        let ptr: *const types::Timespec = &*self.tick;
+        let entry = opcode::Timeout::new(ptr)
+            .build()
+            .user_data(user_data(Op::Tick, 0, 0));
+        // SAFETY: the tick's timespec is this ring's, never changed, and
+        // lives until it is dropped, after every completion is reaped
+        // (rules 1, 4).
+        unsafe { self.push(entry) }
+    }
+
     /// Read the eventfd: completes once another thread signals it.
     pub(crate) fn read_wake(&mut self, efd: &EventFd) {
         let entry = opcode::Read::new(types::Fd(efd.0.as_raw_fd()), self.wake_buf.as_mut_ptr(), 8)
@@ -446,20 +459,12 @@ impl Uring {
         unsafe { self.push(entry) }
     }
 
-    /// Submit what is queued; with `wait`, also wait up to that long for
-    /// at least one completion.
-    pub(crate) fn submit(&mut self, wait: Option<Duration>) -> io::Result<()> {
+    /// Submit what is queued; with `wait`, also wait for at least one
+    /// completion.
+    pub(crate) fn submit(&mut self, wait: bool) -> io::Result<()> {
         self.bufs.publish();
         self.drain_backlog()?;
-        let submitted = match wait {
-            None => self.ring.submit(),
-            Some(d) => {
-                let ts = timespec(d);
-                let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(1, &args)
-            }
-        };
-        match submitted {
+        match self.ring.submit_and_wait(usize::from(wait)) {
             Ok(_) => Ok(()),
             Err(e) if transient(&e) => Ok(()),
             Err(e) => Err(e),
@@ -516,7 +521,7 @@ impl Uring {
                 .user_data(user_data(Op::Cancel, 0, 0));
             // SAFETY: a cancellation names no memory.
             unsafe { self.push(entry) };
-            if self.submit(Some(Duration::from_millis(50))).is_err() {
+            if self.submit(true).is_err() {
                 break;
             }
             self.reap(&mut done);
@@ -540,6 +545,10 @@ impl Drop for Uring {
             self.bufs.leak = true;
             std::mem::forget(std::mem::take(&mut self.timers));
             std::mem::forget(std::mem::replace(&mut self.wake_buf, Box::new([0; 8])));
+            std::mem::forget(std::mem::replace(
+                &mut self.tick,
+                Box::new(timespec(Duration::ZERO)),
+            ));
         }
     }
 }
@@ -620,8 +629,8 @@ fn decode(cqe: &cqueue::Entry) -> Completion {
     c
 }
 
-/// Errors after which the loop simply goes on: the wait timed out, a
-/// signal arrived, or completions must be reaped before more submissions.
+/// Errors after which the loop simply goes on: a signal arrived, or
+/// completions must be reaped before more submissions.
 fn transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
