@@ -12,14 +12,18 @@
 //! docs/strategies.md argues the choice.
 //!
 //! Files: `ring.rs` is a thread's loop, `conn.rs` one connection's state
-//! between submissions and completions, `sys.rs` the one module with
+//! between submissions and completions, `sys/` the one module with
 //! `unsafe` (the ring, its buffers, and who owns them while the kernel
 //! does), `probe.rs` whether io_uring can run here and why not.
+
+// Only `sys` may use `unsafe`; the compiler holds the rest to that.
+#![deny(unsafe_code)]
 
 mod conn;
 mod mailbox;
 mod probe;
 mod ring;
+#[allow(unsafe_code)]
 mod sys;
 
 use crate::strategy::{Delays, Listeners, Strategy, Threads};

@@ -1,9 +1,9 @@
 //! The one module of `--strategy uring` with `unsafe`: an io_uring and the
-//! operations the strategy submits to it, the provided-buffer ring its
-//! receives land in, the guard that lends a session's unwritten replies to
-//! the kernel while a send reads them, accepted descriptors, and the
-//! eventfd other threads wake a ring with. Everything it exports is safe to
-//! call.
+//! operations the strategy submits to it (here), the provided-buffer ring
+//! its receives land in (`buffers.rs`), the guard that lends a session's
+//! unwritten replies to the kernel while a send reads them (`lent.rs`),
+//! accepted descriptors, and the eventfd other threads wake a ring with
+//! (`eventfd.rs`). Everything it exports is safe to call.
 //!
 //! Who owns what while the kernel holds it (every `unsafe` block below
 //! argues from these rules):
@@ -33,21 +33,26 @@
 //! only when nothing of it is in flight), and not a memory-safety matter
 //! here, since the kernel holds its own reference to the open file.
 
+mod buffers;
+mod eventfd;
+mod lent;
+
+pub(crate) use buffers::Received;
+pub(crate) use eventfd::EventFd;
+pub(crate) use lent::{Lent, Returned};
+
 use crate::session::Session;
+use buffers::BufRing;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use serverlab_service::Service;
-use std::alloc::{self, Layout};
 use std::collections::{HashMap, VecDeque};
-use std::io::{self, Write};
-use std::mem::ManuallyDrop;
+use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 /// The buffer group every receive selects from (one per ring).
-const BUFFER_GROUP: u16 = 0;
+pub(super) const BUFFER_GROUP: u16 = 0;
 /// How long the kernel's submission-polling thread spins without work
 /// before it sleeps (and the next submission must wake it).
 const SQPOLL_IDLE_MS: u32 = 100;
@@ -148,109 +153,6 @@ pub(crate) struct Completion {
     pub accepted: Option<TcpStream>,
     /// A send is over: its session may be handed back.
     pub returned: Option<Returned>,
-}
-
-/// A provided buffer the kernel filled and the caller now owns (rule 2);
-/// [`Uring::take`] reads it and hands it back.
-pub(crate) struct Received {
-    bid: u16,
-    len: usize,
-}
-
-impl Drop for Received {
-    fn drop(&mut self) {
-        // Not unsafe (the buffer is only lost to the pool), but a bug.
-        debug_assert!(
-            std::thread::panicking(),
-            "a received buffer was dropped without being handed back"
-        );
-    }
-}
-
-/// Proof that the send a [`Lent`] was lent to has completed.
-#[derive(Debug)]
-pub(crate) struct Returned(u64);
-
-/// A session that a send may lend to the kernel (rule 3).
-pub(crate) struct Lent<T> {
-    value: ManuallyDrop<Box<T>>,
-    /// The user data of the send reading it, while one is.
-    lent_to: Option<u64>,
-}
-
-impl<T> Lent<T> {
-    pub(crate) fn new(value: T) -> Self {
-        Lent {
-            value: ManuallyDrop::new(Box::new(value)),
-            lent_to: None,
-        }
-    }
-
-    /// Shared access, always: the kernel only reads while it holds it.
-    pub(crate) fn get(&self) -> &T {
-        &self.value
-    }
-
-    /// Exclusive access, unless a send is reading it.
-    pub(crate) fn get_mut(&mut self) -> Option<&mut T> {
-        match self.lent_to {
-            None => Some(&mut self.value),
-            Some(_) => None,
-        }
-    }
-
-    pub(crate) fn is_lent(&self) -> bool {
-        self.lent_to.is_some()
-    }
-
-    /// The send it was lent to has completed. Panics if `back` is another
-    /// send's: handing it back early would let the replies change while
-    /// the kernel reads them.
-    pub(crate) fn give_back(&mut self, back: Returned) {
-        assert_eq!(
-            self.lent_to,
-            Some(back.0),
-            "a send's completion handed back another send's session"
-        );
-        self.lent_to = None;
-    }
-}
-
-impl<T> Drop for Lent<T> {
-    fn drop(&mut self) {
-        if self.lent_to.is_none() {
-            // SAFETY: dropped once, here; not lent, so the kernel holds no
-            // pointer into it. A lent value is leaked instead (rule 3).
-            unsafe { ManuallyDrop::drop(&mut self.value) }
-        }
-    }
-}
-
-/// An eventfd: other threads wake a ring by adding to its counter; the
-/// ring's pending read of it completes.
-pub(crate) struct EventFd(std::fs::File);
-
-impl EventFd {
-    /// A blocking eventfd: io_uring returns `EAGAIN` for a read of a
-    /// non-blocking file instead of waiting for it.
-    pub(crate) fn new() -> io::Result<EventFd> {
-        // SAFETY: `eventfd` takes no pointers.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `eventfd` just returned this descriptor; nothing else
-        // owns it.
-        Ok(EventFd(std::fs::File::from(unsafe {
-            OwnedFd::from_raw_fd(fd)
-        })))
-    }
-
-    /// Wake the ring. A failure (the counter at its maximum) means a wake
-    /// is pending anyway.
-    pub(crate) fn signal(&self) {
-        let _ = (&self.0).write(&1u64.to_ne_bytes());
-    }
 }
 
 /// An io_uring with a provided-buffer ring, and the memory its operations
@@ -399,14 +301,15 @@ impl Uring {
 
     /// Complete after `d` (`-ETIME`), unless cancelled first.
     pub(crate) fn sleep(&mut self, d: Duration, token: u32) {
-        let ts = Box::new(timespec(d));
-        let ptr: *const types::Timespec = &*ts;
-        // One sleep per token at a time: a second would free the first's
-        // timespec while the kernel may still read it.
+        // One sleep per token at a time: replacing the first's timespec
+        // would free it while the kernel may still read it.
         assert!(
-            self.timers.insert(token, ts).is_none(),
+            !self.timers.contains_key(&token),
             "two sleeps for token {token}"
         );
+        let ts = Box::new(timespec(d));
+        let ptr: *const types::Timespec = &*ts;
+        self.timers.insert(token, ts);
         let entry = opcode::Timeout::new(ptr)
             .build()
             .user_data(user_data(Op::Sleep, 0, token));
@@ -430,7 +333,7 @@ impl Uring {
 
     /// Read the eventfd: completes once another thread signals it.
     pub(crate) fn read_wake(&mut self, efd: &EventFd) {
-        let entry = opcode::Read::new(types::Fd(efd.0.as_raw_fd()), self.wake_buf.as_mut_ptr(), 8)
+        let entry = opcode::Read::new(types::Fd(efd.raw()), self.wake_buf.as_mut_ptr(), 8)
             .build()
             .user_data(user_data(Op::Wake, 0, 0));
         // SAFETY: `wake_buf` is this ring's and lives until it is dropped,
@@ -642,150 +545,6 @@ fn timespec(d: Duration) -> types::Timespec {
     types::Timespec::new()
         .sec(d.as_secs())
         .nsec(d.subsec_nanos())
-}
-
-/// The layout of one descriptor on a buffer ring (`struct io_uring_buf`).
-/// The ring's tail overlays the `resv` field of its first descriptor.
-#[repr(C)]
-struct BufDesc {
-    addr: u64,
-    len: u32,
-    bid: u16,
-    resv: u16,
-}
-
-const TAIL_OFFSET: usize = 14;
-
-/// Provided buffers: `count` buffers of `len` bytes and the ring of
-/// descriptors that offers them to the kernel.
-struct BufRing {
-    descs: NonNull<BufDesc>,
-    descs_layout: Layout,
-    mem: NonNull<u8>,
-    mem_layout: Layout,
-    count: u16,
-    len: u32,
-    /// Our tail: descriptors up to it are (or will be, once published)
-    /// the kernel's.
-    tail: u16,
-    /// Memory an operation might still use is leaked, not freed.
-    leak: bool,
-}
-
-impl BufRing {
-    fn new(count: u16, len: u32) -> BufRing {
-        assert!(count.is_power_of_two() && count <= 1 << 15 && len > 0);
-        let descs_layout = Layout::from_size_align(
-            usize::from(count) * std::mem::size_of::<BufDesc>(),
-            page_size(),
-        )
-        .expect("a buffer ring layout");
-        let mem_layout = Layout::from_size_align(usize::from(count) * len as usize, 64)
-            .expect("a buffer layout");
-        // SAFETY: both layouts have a non-zero size (count, len > 0).
-        let (descs, mem) = unsafe {
-            (
-                alloc::alloc_zeroed(descs_layout),
-                alloc::alloc_zeroed(mem_layout),
-            )
-        };
-        let (Some(descs), Some(mem)) = (NonNull::new(descs.cast()), NonNull::new(mem)) else {
-            alloc::handle_alloc_error(mem_layout)
-        };
-        BufRing {
-            descs,
-            descs_layout,
-            mem,
-            mem_layout,
-            count,
-            len,
-            tail: 0,
-            leak: false,
-        }
-    }
-
-    /// Register with `ring` and offer every buffer.
-    fn register(&mut self, ring: &IoUring) -> io::Result<()> {
-        // SAFETY: the descriptors are page-aligned, zeroed, `count` long,
-        // and stay allocated until the ring is unregistered or closed
-        // (rule 4: `Uring` drops its ring before this memory, and leaks
-        // this memory if it could not quiesce).
-        unsafe {
-            ring.submitter().register_buf_ring_with_flags(
-                self.descs.as_ptr() as u64,
-                self.count,
-                BUFFER_GROUP,
-                0,
-            )?;
-        }
-        for bid in 0..self.count {
-            self.push(bid);
-        }
-        self.publish();
-        Ok(())
-    }
-
-    fn buffer(&self, bid: u16) -> *const u8 {
-        // SAFETY: `bid < count` (callers check), so the offset is inside
-        // the allocation.
-        unsafe { self.mem.as_ptr().add(usize::from(bid) * self.len as usize) }
-    }
-
-    /// Offer buffer `bid` again (visible to the kernel once published).
-    fn push(&mut self, bid: u16) {
-        let slot = usize::from(self.tail & (self.count - 1));
-        let addr = self.buffer(bid) as u64;
-        // SAFETY: `slot < count`. The kernel reads only descriptors
-        // between its head and the published tail, and this one is past
-        // the tail; only its own fields are written, never `resv`, which
-        // for slot 0 is the tail the kernel reads.
-        unsafe {
-            let d = self.descs.as_ptr().add(slot);
-            std::ptr::addr_of_mut!((*d).addr).write(addr);
-            std::ptr::addr_of_mut!((*d).len).write(self.len);
-            std::ptr::addr_of_mut!((*d).bid).write(bid);
-        }
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Make every pushed buffer visible to the kernel.
-    fn publish(&self) {
-        // SAFETY: the tail is the aligned u16 at byte 14 of the
-        // descriptors, shared with the kernel, which reads it atomically.
-        let tail = unsafe {
-            AtomicU16::from_ptr(
-                self.descs
-                    .as_ptr()
-                    .cast::<u8>()
-                    .add(TAIL_OFFSET)
-                    .cast::<u16>(),
-            )
-        };
-        // Release: the descriptors written before are visible to the
-        // kernel before the tail that offers them.
-        tail.store(self.tail, Ordering::Release);
-    }
-}
-
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        if self.leak {
-            return;
-        }
-        // SAFETY: allocated in `new` with these layouts, freed once, after
-        // the ring was closed (field order in `Uring`) with nothing in
-        // flight (rule 4).
-        unsafe {
-            alloc::dealloc(self.descs.as_ptr().cast(), self.descs_layout);
-            alloc::dealloc(self.mem.as_ptr(), self.mem_layout);
-        }
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: `sysconf` takes no pointers.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(4096)
 }
 
 #[cfg(all(test, not(serverlab_loom)))]
