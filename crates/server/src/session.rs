@@ -459,6 +459,19 @@ impl<S: Service> Session<S> {
         self.ctx.write_timeout
     }
 
+    /// Once its unwritten replies are written, the session's next step is
+    /// a read: it is serving, no whole request is buffered, and no yield
+    /// is due. A hint for a completion-based strategy deciding whether to
+    /// wait for more than a send's completion (a wrong answer costs it a
+    /// wait, never a reply).
+    pub(crate) fn reads_next(&self) -> bool {
+        self.stage == Stage::Open
+            && self.starved
+            && !self.eof
+            && self.delayed.is_none()
+            && self.since_yield < self.budget
+    }
+
     fn over_high_water(&self) -> bool {
         self.output.len() - self.written >= OUTPUT_HIGH_WATER
     }

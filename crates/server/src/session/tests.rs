@@ -287,6 +287,26 @@ fn a_budget_yields_after_writing() {
     assert_eq!(s.unwritten(), b"c\0");
 }
 
+/// `reads_next`: a write because the input ran dry is followed by a read;
+/// one because the budget is spent (a yield), or before closing, is not.
+#[test]
+fn reads_next_after_a_write_only_when_the_input_ran_dry() {
+    let ctx = echo(100);
+    let mut s = open(&ctx).with_budget(2);
+    feed(&mut s, b"a\0b");
+    assert_eq!(s.next(), Io::Write);
+    assert!(s.reads_next(), "b is incomplete: a read comes next");
+    assert!(reading(write_all(&mut s)));
+    feed(&mut s, b"\0c\0d\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"b\0c\0");
+    assert!(!s.reads_next(), "the budget is spent: a yield comes next");
+    assert_eq!(write_all(&mut s), Io::Yield);
+    s.set_eof();
+    assert_eq!(s.next(), Io::Write);
+    assert!(!s.reads_next(), "the peer is done: closing comes next");
+}
+
 #[test]
 fn exit_stops_the_server_and_the_connection_lingers() {
     let store = serverlab_store::board::new(StoreKind::Mutex);

@@ -141,7 +141,13 @@ impl<S: Service> Conn<S> {
                     return Parked::Waiting;
                 }
                 Io::Write => {
-                    io.send(self.stream.as_raw_fd(), &mut self.sess, self.token);
+                    let then_waits = self.stash.is_empty() && sess.reads_next();
+                    io.send(
+                        self.stream.as_raw_fd(),
+                        &mut self.sess,
+                        self.token,
+                        then_waits,
+                    );
                     self.in_flight += 1;
                     self.sending_since = Some(now);
                     self.wait = Wait::Output;

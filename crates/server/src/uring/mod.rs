@@ -43,6 +43,10 @@ const BUFFERS: u16 = 256;
 const BUFFER_LEN: u32 = 16 * 1024;
 /// How often a ring checks deadlines (and, stopping, the drain limit).
 const TICK: Duration = Duration::from_millis(100);
+/// How long a ring that submitted replies waits for the next requests in
+/// the same system call before it settles for the replies' completions
+/// (see `sys::Uring::submit`): a client's round trip, with room to spare.
+const SEND_WAIT: Duration = Duration::from_millis(2);
 
 /// `uring`.
 pub(crate) struct Uring;
@@ -113,5 +117,6 @@ fn config(sqpoll: bool, cpu: Option<serverlab_util::CpuSet>) -> sys::Config {
         sqpoll: sqpoll.then_some(cpu),
         workers_on: cpu.map(|c| vec![c]),
         tick: TICK,
+        send_wait: SEND_WAIT,
     }
 }

@@ -56,6 +56,9 @@ pub(super) const BUFFER_GROUP: u16 = 0;
 /// How long the kernel's submission-polling thread spins without work
 /// before it sleeps (and the next submission must wake it).
 const SQPOLL_IDLE_MS: u32 = 100;
+/// At most this many of a submission's sends are waited for (see
+/// `Uring::submit`).
+const MAX_WAIT_SENDS: usize = 64;
 /// How long dropping a ring waits for cancelled operations to complete
 /// before it leaks their memory instead.
 const DROP_PATIENCE: Duration = Duration::from_secs(5);
@@ -126,6 +129,9 @@ pub(crate) struct Config {
     pub workers_on: Option<Vec<usize>>,
     /// The period of `Uring::tick`.
     pub tick: Duration,
+    /// How long a wait that looks past its sends' completions may take
+    /// before it settles for what has completed (see `Uring::submit`).
+    pub send_wait: Duration,
 }
 
 /// Why a ring could not be set up.
@@ -169,11 +175,16 @@ pub(crate) struct Uring {
     wake_buf: Box<[u8; 8]>,
     /// The tick's period (rule 1).
     tick: Box<types::Timespec>,
+    send_wait: types::Timespec,
     /// Operations submitted (or in the backlog) whose last completion has
     /// not been reaped.
     in_flight: usize,
     /// The next send's sequence number.
     seq: u32,
+    /// Sends queued since the last submission.
+    sends_queued: usize,
+    /// The kernel can bound a wait by time (`IORING_FEAT_EXT_ARG`, 5.11).
+    timed_wait: bool,
     sqpoll: bool,
 }
 
@@ -185,6 +196,7 @@ impl Uring {
         }
         let mut bufs = BufRing::new(cfg.buffers, cfg.buffer_len);
         bufs.register(&ring).map_err(SetupError::Buffers)?;
+        let timed_wait = ring.params().is_feature_ext_arg();
         Ok(Uring {
             ring,
             bufs,
@@ -192,8 +204,11 @@ impl Uring {
             timers: HashMap::new(),
             wake_buf: Box::new([0; 8]),
             tick: Box::new(timespec(cfg.tick)),
+            send_wait: timespec(cfg.send_wait),
             in_flight: 0,
             seq: 0,
+            sends_queued: 0,
+            timed_wait,
             sqpoll: cfg.sqpoll.is_some(),
         })
     }
@@ -280,7 +295,15 @@ impl Uring {
 
     /// Send the session's unwritten replies on `fd`, lending it to the
     /// kernel until the completion returns it. Panics if it is lent.
-    pub(crate) fn send<S: Service>(&mut self, fd: RawFd, sess: &mut Lent<Session<S>>, token: u32) {
+    /// `then_waits`: once it completes, the connection waits for the
+    /// kernel (its next request), not for work of ours (see `submit`).
+    pub(crate) fn send<S: Service>(
+        &mut self,
+        fd: RawFd,
+        sess: &mut Lent<Session<S>>,
+        token: u32,
+        then_waits: bool,
+    ) {
         assert!(!sess.is_lent(), "a session lent to two sends");
         self.seq = self.seq.wrapping_add(1);
         let ud = user_data(Op::Send, self.seq, token);
@@ -291,6 +314,7 @@ impl Uring {
             .build()
             .user_data(ud);
         sess.lent_to = Some(ud);
+        self.sends_queued += usize::from(then_waits);
         // SAFETY: the bytes are the boxed session's output buffer. From
         // here until the completion's `Returned` is given back, the `Lent`
         // hands out only `&Session`, and `Session` changes its output only
@@ -363,11 +387,29 @@ impl Uring {
     }
 
     /// Submit what is queued; with `wait`, also wait for at least one
-    /// completion.
+    /// completion. If sends were submitted after which their connections
+    /// wait for their next requests, wait for one completion beyond
+    /// theirs: a send to a socket with room completes within the
+    /// submission itself, and waiting for "one completion" would return at
+    /// once with it, needing a second system call to wait for the request.
+    /// That longer wait is bounded (`Config::send_wait`), since a send may
+    /// also find no room, and a connection's next step may be ours after
+    /// all.
     pub(crate) fn submit(&mut self, wait: bool) -> io::Result<()> {
         self.bufs.publish();
         self.drain_backlog()?;
-        match self.ring.submit_and_wait(usize::from(wait)) {
+        let sends = std::mem::take(&mut self.sends_queued).min(MAX_WAIT_SENDS);
+        // Sends still in the backlog are not submitted, so cannot complete.
+        let all_in = self.backlog.is_empty();
+        let submitted = match (wait, sends) {
+            (false, _) => self.ring.submit(),
+            (true, sends) if sends > 0 && all_in && self.timed_wait => {
+                let args = types::SubmitArgs::new().timespec(&self.send_wait);
+                self.ring.submitter().submit_with_args(1 + sends, &args)
+            }
+            (true, _) => self.ring.submit_and_wait(1),
+        };
+        match submitted {
             Ok(_) => Ok(()),
             Err(e) if transient(&e) => Ok(()),
             Err(e) => Err(e),
@@ -532,8 +574,8 @@ fn decode(cqe: &cqueue::Entry) -> Completion {
     c
 }
 
-/// Errors after which the loop simply goes on: a signal arrived, or
-/// completions must be reaped before more submissions.
+/// Errors after which the loop simply goes on: a wait timed out, a signal
+/// arrived, or completions must be reaped before more submissions.
 fn transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),

@@ -21,6 +21,7 @@ fn ring(buffers: u16, len: u32) -> Option<Uring> {
         sqpoll: None,
         workers_on: None,
         tick: Duration::from_secs(1),
+        send_wait: Duration::from_secs(5),
     };
     match Uring::new(&cfg) {
         Ok(io) => Some(io),
@@ -84,8 +85,11 @@ fn reap_until(
 
 /// The next completion, submitting and waiting as needed (at most 5 s).
 fn next(io: &mut Uring, queue: &mut VecDeque<Completion>) -> Completion {
-    if queue.is_empty() {
-        queue.extend(reap_until(io, Duration::from_secs(5), |_| true));
+    for _ in 0..50 {
+        if let Some(c) = queue.pop_front() {
+            return c;
+        }
+        queue.extend(reap_until(io, Duration::from_millis(100), |_| true));
     }
     queue.pop_front().expect("a completion within 5 s")
 }
@@ -187,7 +191,7 @@ fn a_lent_session_is_read_only_until_its_send_completes() {
     let (mut client, server) = pair();
     let mut sess = Lent::new(session(1000));
     replies_to(sess.get_mut().unwrap(), b"hello\n");
-    io.send(server.as_raw_fd(), &mut sess, 9);
+    io.send(server.as_raw_fd(), &mut sess, 9, false);
     assert!(sess.is_lent() && sess.get_mut().is_none());
     assert_eq!(sess.get().unwritten(), b"olleh\n", "readable meanwhile");
     let c = next(&mut io, &mut VecDeque::new());
@@ -212,8 +216,8 @@ fn another_sends_completion_cannot_give_a_session_back() {
     let (mut a, mut b) = (Lent::new(session(100)), Lent::new(session(100)));
     replies_to(a.get_mut().unwrap(), b"a\n");
     replies_to(b.get_mut().unwrap(), b"b\n");
-    io.send(s1.as_raw_fd(), &mut a, 1);
-    io.send(s2.as_raw_fd(), &mut b, 2);
+    io.send(s1.as_raw_fd(), &mut a, 1, false);
+    io.send(s2.as_raw_fd(), &mut b, 2, false);
     let mut q = VecDeque::new();
     let first = next(&mut io, &mut q);
     let wrong = if first.token == 1 { &mut b } else { &mut a };
@@ -251,7 +255,7 @@ fn stuck_send(io: &mut Uring, server: &TcpStream) -> Lent<Session<EchoService>> 
     line.push(b'\n');
     replies_to(sess.get_mut().unwrap(), &line);
     loop {
-        io.send(server.as_raw_fd(), &mut sess, 3);
+        io.send(server.as_raw_fd(), &mut sess, 3, false);
         let mut reaped = reap_until(io, Duration::from_millis(300), |c| c.op == Op::Send);
         let Some(c) = reaped.pop() else {
             assert!(sess.is_lent());
@@ -348,4 +352,43 @@ fn a_ring_dropped_busy_quiesces_first() {
     // Never given back: dropping it leaks the session (rule 3).
     assert!(sess.is_lent());
     drop(sess);
+}
+
+/// A submission that carries sends waits for something beyond their
+/// completions (which come within the submission itself): one system call
+/// both sends the replies and waits for the next request.
+#[test]
+fn a_wait_looks_past_the_sends_it_submitted() {
+    let Some(mut io) = ring(4, 4096) else { return };
+    let (mut client, server) = pair();
+    io.recv_multi(server.as_raw_fd(), 1);
+    let mut sess = Lent::new(session(1000));
+    replies_to(sess.get_mut().unwrap(), b"ping\n");
+    io.send(server.as_raw_fd(), &mut sess, 1, true);
+    let writer = std::thread::spawn(move || {
+        let mut reply = [0; 5];
+        client.read_exact(&mut reply).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        client.write_all(b"next\n").unwrap();
+        (client, reply)
+    });
+    io.submit(true).unwrap();
+    let mut reaped = Vec::new();
+    io.reap(&mut reaped);
+    let ops: Vec<Op> = reaped.iter().map(|c| c.op).collect();
+    assert_eq!(
+        ops,
+        [Op::Send, Op::Recv],
+        "one wait: the send, then the request"
+    );
+    for c in reaped {
+        if let Some(r) = c.received {
+            assert_eq!(io.take(r, |b| b.to_vec()), b"next\n");
+        }
+        if let Some(back) = c.returned {
+            sess.give_back(back);
+        }
+    }
+    let (_client, reply) = writer.join().unwrap();
+    assert_eq!(&reply, b"gnip\n");
 }
