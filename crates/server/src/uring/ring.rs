@@ -79,11 +79,12 @@ struct Ring<S: Service> {
     // the kernel) go before the ring waits for its operations to end.
     conns: Slab<Conn<S>>,
     io: Uring,
-    // Dropped last: waits for the delay threads to finish.
+    // Dropped after the ring: waits for the delay threads to finish.
     delays: OffRing,
     mailbox: Arc<Mailbox<EventFd>>,
     ctx: Arc<Ctx<S>>,
-    /// Until the stop's cancelled accept has completed.
+    /// Until the stop's cancelled accept has completed (and dropped after
+    /// the ring, so it outlives an accept still in flight).
     listener: Option<TcpListener>,
     /// The multishot accept is armed.
     accepting: bool,
