@@ -9,7 +9,8 @@
 //! other reply that arrived in the same read).
 //!
 //! The driver owns sockets, buffers, timeouts, wake-ups and the run's
-//! window; the [`Client`] in each [`Slot`] (the harness's runner around a
+//! window, and hands each loop's replies a sink of that loop's own (the
+//! harness's recorder); the [`Client`] in each [`Slot`] (the harness's runner around a
 //! protocol's exchange) decides what to send and when, how replies are
 //! framed (lines for board, echo and bucket, HTTP responses for kv), what
 //! each must be, and when its connection has done its work. A slot's
@@ -18,12 +19,15 @@
 
 use crate::Progress;
 use mio::{Events, Interest, Poll, Registry, Token};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use serverlab_util::InputBuf;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
 
 /// How long to busy-poll for replies before sleeping in the kernel. A
@@ -32,6 +36,8 @@ use std::time::{Duration, Instant};
 /// measures its own wake-ups, not the server. Time spent polling in vain
 /// is reported apart from real work.
 const SPIN: Duration = Duration::from_millis(1);
+/// The token of the loop's kernel timer (no slot has it).
+const TIMER: Token = Token(usize::MAX);
 /// How often timeouts are looked for: they are seconds long, so a sweep
 /// over every slot this often costs nothing per request.
 const SWEEP: Duration = Duration::from_millis(50);
@@ -41,18 +47,27 @@ const INPUT: usize = 16 * 1024;
 /// One slot's protocol logic. A slot holds at most one connection at a
 /// time; its client may span many connections, one after another.
 pub trait Client {
+    /// What replies are recorded into: one per event loop, shared by the
+    /// loop's clients on its thread only.
+    type Sink;
     /// The slot has no connection: start one at `now`? False when this
     /// client is finished. Not called once the run's window has closed.
     fn connect(&mut self, now: Instant) -> bool;
     /// Append as many requests as may go out at `now` (up to any pipeline
-    /// depth, and no earlier than any throttle allows) and note `now` as
-    /// their send time. Returns how many were appended.
+    /// depth, and none before it is due) and note `now` as their send
+    /// time. Returns how many were appended.
     fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize;
     /// If a whole reply is at the front of `input`, take it (received at
-    /// `now`) and return how many bytes it took (never 0); `Ok(None)` if
-    /// the reply is still incomplete. `Err`: the stream cannot be read on
-    /// (the connection fails with that description).
-    fn take(&mut self, input: &[u8], now: Instant) -> Result<Option<usize>, String>;
+    /// `now`, recorded into `sink`) and return how many bytes it took
+    /// (never 0); `Ok(None)` if the reply is still incomplete. `Err`: the
+    /// stream cannot be read on (the connection fails with that
+    /// description).
+    fn take(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        sink: &mut Self::Sink,
+    ) -> Result<Option<usize>, String>;
     /// Requests sent on this connection and not yet answered.
     fn in_flight(&self) -> usize;
     /// This connection has done its work: nothing in flight and nothing
@@ -61,7 +76,8 @@ pub trait Client {
     /// The connection failed and was closed; what was in flight on it is
     /// lost. The driver then calls `connect` (unless the window closed).
     fn failed(&mut self, failure: Failure, now: Instant);
-    /// When a throttled client that is waiting for its slot wants to send.
+    /// When a paced client waiting for its slot (or its request's
+    /// intended send time) wants to send.
     fn next_due(&self) -> Option<Instant> {
         None
     }
@@ -129,7 +145,7 @@ pub struct Slot<C> {
     input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    /// The throttle wake-up already scheduled.
+    /// The paced wake-up already scheduled.
     armed: Option<Instant>,
     /// Counted as connecting or waiting for replies (see `Loop::waiting`).
     busy: bool,
@@ -244,7 +260,7 @@ impl<C: Client> Slot<C> {
     /// handing each whole reply to the client. Returns the replies taken.
     /// `hung_up`: the event said the peer closed, so read on to the end
     /// of the stream.
-    fn receive(&mut self, now: Instant, hung_up: bool) -> Result<u64, Failure> {
+    fn receive(&mut self, now: Instant, hung_up: bool, sink: &mut C::Sink) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
             if self.input.spare().is_empty() {
@@ -261,7 +277,7 @@ impl<C: Client> Slot<C> {
                 Ok(n) => {
                     self.input.filled(n);
                     self.progress_at = now;
-                    replies += self.take_all(now).map_err(Failure::Reply)?;
+                    replies += self.take_all(now, sink).map_err(Failure::Reply)?;
                     // A read that did not fill the buffer emptied the
                     // socket: data arriving later raises a new edge, so
                     // the read that would only say "would block" is saved.
@@ -277,10 +293,10 @@ impl<C: Client> Slot<C> {
         }
     }
 
-    fn take_all(&mut self, now: Instant) -> Result<u64, String> {
+    fn take_all(&mut self, now: Instant, sink: &mut C::Sink) -> Result<u64, String> {
         let mut replies = 0;
         while !self.input.is_empty() {
-            match self.client.take(self.input.data(), now)? {
+            match self.client.take(self.input.data(), now, sink)? {
                 Some(n) => {
                     debug_assert!(n > 0, "a reply takes at least a byte");
                     self.input.consume(n);
@@ -297,9 +313,11 @@ impl<C: Client> Slot<C> {
 }
 
 /// The slots after the run, with the CPU their loops used.
-pub struct Driven<C> {
+pub struct Driven<C: Client> {
     /// In the order they were given.
     pub slots: Vec<Slot<C>>,
+    /// Each event loop's sink.
+    pub sinks: Vec<C::Sink>,
     /// CPU time of the loops' threads: (user, system) seconds.
     pub cpu: (f64, f64),
     /// Of that, seconds spent busy-polling for replies that had not come.
@@ -307,12 +325,18 @@ pub struct Driven<C> {
 }
 
 /// Run `slots` to the end: spread over one event loop per CPU the client
-/// may use (each on its own thread), then gathered back in order.
-pub fn drive<C: Client + Send>(
+/// may use (each on its own thread, with its own sink from `sink`), then
+/// gathered back in order.
+pub fn drive<C>(
     slots: Vec<Slot<C>>,
     opts: &Options,
     progress: &Progress,
-) -> Driven<C> {
+    sink: &(dyn Fn() -> C::Sink + Sync),
+) -> Driven<C>
+where
+    C: Client + Send,
+    C::Sink: Send,
+{
     let loops = crate::env::allowed_cpus()
         .len()
         .clamp(1, slots.len().max(1));
@@ -326,11 +350,13 @@ pub fn drive<C: Client + Send>(
             .map(|group| {
                 s.spawn(move || {
                     let (order, mut group): (Vec<usize>, Vec<Slot<C>>) = group.into_iter().unzip();
+                    let mut sink = sink();
                     let cpu0 = crate::env::thread_cpu_time();
-                    let spun = run(&mut group, opts, progress);
+                    let spun = run(&mut group, opts, progress, &mut sink);
                     let cpu1 = crate::env::thread_cpu_time();
                     let cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
-                    (order.into_iter().zip(group).collect::<Vec<_>>(), cpu, spun)
+                    let slots = order.into_iter().zip(group).collect::<Vec<_>>();
+                    (slots, sink, cpu, spun)
                 })
             })
             .collect();
@@ -340,24 +366,32 @@ pub fn drive<C: Client + Send>(
             .collect()
     });
     let mut all = Vec::new();
+    let mut sinks = Vec::new();
     let (mut cpu, mut spun) = ((0.0, 0.0), Duration::ZERO);
-    for (group, c, s) in outs {
+    for (group, sink, c, s) in outs {
         all.extend(group);
+        sinks.push(sink);
         cpu = (cpu.0 + c.0, cpu.1 + c.1);
         spun += s;
     }
     all.sort_by_key(|(k, _)| *k);
     Driven {
         slots: all.into_iter().map(|(_, s)| s).collect(),
+        sinks,
         cpu,
         idle_poll_s: spun.as_secs_f64(),
     }
 }
 
-/// Run `slots` on this thread until every one is finished. A failure of
-/// the loop itself fails every connection. Returns the time spent
-/// busy-polling in vain.
-pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress) -> Duration {
+/// Run `slots` on this thread until every one is finished, recording
+/// replies into `sink`. A failure of the loop itself fails every
+/// connection. Returns the time spent busy-polling in vain.
+pub fn run<C: Client>(
+    slots: &mut [Slot<C>],
+    opts: &Options,
+    progress: &Progress,
+    sink: &mut C::Sink,
+) -> Duration {
     let poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
@@ -365,10 +399,14 @@ pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress
             return Duration::ZERO;
         }
     };
+    let timer = kernel_timer(&poll);
     let mut lp = Loop {
         poll,
         slots,
         opts,
+        sink,
+        timer,
+        armed_for: None,
         live: 0,
         waiting: 0,
         stopped: false,
@@ -383,6 +421,23 @@ pub fn run<C: Client>(slots: &mut [Slot<C>], opts: &Options, progress: &Progress
     }
 }
 
+/// A timer with the kernel's resolution for paced sends, registered with
+/// `poll`. epoll's own timeout counts whole milliseconds (mio rounds a
+/// fraction up) and comes late by the thread's timer slack besides: an
+/// open loop that slept on it would send requests up to a millisecond or
+/// two after they were due, and count that in their latency. A timerfd
+/// fires within microseconds, without polling for it. None: it could not
+/// be made (the loop then wakes on epoll's timeout).
+fn kernel_timer(poll: &Poll) -> Option<TimerFd> {
+    let flags = TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC;
+    let timer = TimerFd::new(ClockId::CLOCK_MONOTONIC, flags).ok()?;
+    let fd = timer.as_fd().as_raw_fd();
+    poll.registry()
+        .register(&mut mio::unix::SourceFd(&fd), TIMER, Interest::READABLE)
+        .ok()?;
+    Some(timer)
+}
+
 fn fail_all<C: Client>(slots: &mut [Slot<C>], e: &io::Error) {
     let now = Instant::now();
     for s in slots.iter_mut().filter(|s| s.finished_at.is_none()) {
@@ -393,10 +448,15 @@ fn fail_all<C: Client>(slots: &mut [Slot<C>], e: &io::Error) {
     }
 }
 
-struct Loop<'a, C> {
+struct Loop<'a, C: Client> {
     poll: Poll,
     slots: &'a mut [Slot<C>],
     opts: &'a Options,
+    sink: &'a mut C::Sink,
+    /// Wakes the loop when the earliest paced slot is due.
+    timer: Option<TimerFd>,
+    /// What `timer` is set to.
+    armed_for: Option<Instant>,
     /// Slots not finished.
     live: usize,
     /// Slots connecting or waiting for replies: while any are, the loop
@@ -404,7 +464,7 @@ struct Loop<'a, C> {
     waiting: usize,
     /// The window has closed.
     stopped: bool,
-    /// Throttle wake-ups, to send or to connect: (when, slot).
+    /// Wake-ups of paced slots, to send or to connect: (when, slot).
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
@@ -441,12 +501,8 @@ impl<C: Client> Loop<'_, C> {
             if self.live == 0 {
                 return Ok(spun);
             }
-            let spin = self.waiting > 0 && quiet_since.is_none_or(|t| now - t < SPIN);
-            let timeout = if spin {
-                Duration::ZERO
-            } else {
-                self.wake_at(next_sweep).saturating_duration_since(now)
-            };
+            let replies_due = self.waiting > 0 && quiet_since.is_none_or(|t| now - t < SPIN);
+            let timeout = self.timeout(now, next_sweep, replies_due);
             match self.poll.poll(&mut events, Some(timeout)) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => other?,
@@ -454,8 +510,10 @@ impl<C: Client> Loop<'_, C> {
             let before = now;
             let now = Instant::now();
             if events.is_empty() {
-                if spin {
+                if timeout.is_zero() {
                     spun += now - before;
+                }
+                if replies_due {
                     quiet_since.get_or_insert(before);
                 }
                 continue;
@@ -479,17 +537,53 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
-    /// When to wake at the latest: the next sweep, the window's end, a
-    /// throttle's slot.
-    fn wake_at(&self, next_sweep: Instant) -> Instant {
+    /// How long to wait for events: not at all while replies are due (see
+    /// [`SPIN`]: the loop comes round often enough to fire paced slots
+    /// itself, and the timer is left alone — at high rates that spares a
+    /// system call per request); else until the next sweep or the window's
+    /// end, while the kernel timer, set to the earliest paced slot, wakes
+    /// the loop when that slot is due.
+    fn timeout(&mut self, now: Instant, next_sweep: Instant, replies_due: bool) -> Duration {
+        if replies_due {
+            return Duration::ZERO;
+        }
+        let due = self.timers.peek().map(|Reverse((due, _))| *due);
+        self.arm(due, now);
         let mut wake = next_sweep;
         if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
             wake = wake.min(d);
         }
-        if let Some(Reverse((due, _))) = self.timers.peek() {
-            wake = wake.min(*due);
+        if self.timer.is_none() {
+            wake = wake.min(due.unwrap_or(wake));
         }
-        wake
+        wake.saturating_duration_since(now)
+    }
+
+    /// Set the kernel timer to `due` (after `now`), or clear it.
+    fn arm(&mut self, due: Option<Instant>, now: Instant) {
+        let Some(timer) = self.timer.as_ref() else {
+            return;
+        };
+        if due == self.armed_for {
+            return;
+        }
+        let set = match due {
+            // A zero expiration would disarm it: at least a nanosecond.
+            Some(d) => {
+                let after = d
+                    .saturating_duration_since(now)
+                    .max(Duration::from_nanos(1));
+                let at = Expiration::OneShot(TimeSpec::from_duration(after));
+                timer.set(at, TimerSetTimeFlags::empty())
+            }
+            None => timer.unset(),
+        };
+        // A timer that cannot be set is a loop that cannot keep time:
+        // fall back to epoll's timeout.
+        if set.is_err() {
+            self.timer = None;
+        }
+        self.armed_for = due;
     }
 
     fn event(&mut self, i: usize, ev: &mio::event::Event, now: Instant, progress: &Progress) {
@@ -520,7 +614,7 @@ impl<C: Client> Loop<'_, C> {
         }
         let hung_up = ev.is_read_closed() || ev.is_error();
         if ev.is_readable() || hung_up {
-            match slot.receive(now, hung_up) {
+            match slot.receive(now, hung_up, self.sink) {
                 Ok(n) => progress.add(n),
                 Err(f) => return self.fail(i, f, now),
             }
@@ -653,7 +747,8 @@ impl<C: Client> Loop<'_, C> {
         }
     }
 
-    /// Throttled slots whose time has come (to send, or to connect).
+    /// Paced slots whose time has come (to send, or to connect), all
+    /// stamped with the same `now`.
     fn fire_timers(&mut self, now: Instant) {
         while let Some(&Reverse((due, i))) = self.timers.peek() {
             if due > now {
@@ -756,6 +851,8 @@ mod tests {
     }
 
     impl Client for Probe {
+        type Sink = ();
+
         fn connect(&mut self, _now: Instant) -> bool {
             if self.opened == self.connects {
                 return false;
@@ -775,7 +872,12 @@ mod tests {
             1
         }
 
-        fn take(&mut self, input: &[u8], _now: Instant) -> Result<Option<usize>, String> {
+        fn take(
+            &mut self,
+            input: &[u8],
+            _now: Instant,
+            _: &mut (),
+        ) -> Result<Option<usize>, String> {
             let Some((reply, len)) = take_line(input)? else {
                 return Ok(None);
             };
@@ -813,7 +915,7 @@ mod tests {
 
     fn drive_probes(probes: Vec<Probe>, opts: &Options) -> Vec<Slot<Probe>> {
         let slots = probes.into_iter().map(Slot::new).collect();
-        drive(slots, opts, &Progress::default()).slots
+        drive(slots, opts, &Progress::default(), &|| ()).slots
     }
 
     #[test]

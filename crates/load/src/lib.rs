@@ -2,11 +2,13 @@
 //! it, verification that checks every reply, and sinks that print results.
 //!
 //! Every protocol's load runs on one [`harness`]: it owns the run (the
-//! load model, the window, recording, merging, the report) on the
-//! event-loop [`driver`] (one loop per client CPU multiplexing
-//! non-blocking connections), and a protocol supplies only its clients,
-//! its setup and its final checks ([`harness::Protocol`]). Every client
-//! records into its own [`record::Recorder`]; they merge once at the end.
+//! load model — closed loop, or open loop on a schedule — the warm-up and
+//! the window, recording, merging, the report, capacity searches and
+//! scans) on the event-loop [`driver`] (one loop per client CPU
+//! multiplexing non-blocking connections), and a protocol supplies only
+//! its clients, its setup and its final checks ([`harness::Protocol`]).
+//! Every event loop records into its own [`record::Recorder`]; they merge
+//! once at the end.
 
 pub mod board;
 pub mod bucket;
@@ -15,6 +17,7 @@ pub mod conn;
 pub mod driver;
 pub mod env;
 pub mod harness;
+pub mod intervals;
 pub mod kv;
 pub mod output;
 pub mod record;

@@ -1,73 +1,156 @@
-//! Per-worker measurement: latency histograms per operation and a count of
-//! completions per second. Workers never share a recorder; they merge once
-//! at the end, so recording costs no synchronisation.
+//! Measurement, one recorder per event loop of the driver: latency
+//! histograms per operation (and, open loop, service-time histograms and
+//! how late requests went), completions per second, and per-second
+//! histograms ([`crate::intervals`]). A loop's clients share its recorder
+//! on that loop's thread only, so recording costs no synchronisation; the
+//! loops' recorders merge once at the end.
 
+use crate::intervals::Intervals;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
 /// Latencies are recorded in nanoseconds, 3 significant digits, up to an
 /// hour (longer ones saturate).
-fn new_histogram() -> Histogram<u64> {
+pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// A request is late when it went out more than this after its intended
+/// send time.
+pub const LATE: Duration = Duration::from_millis(1);
+
 pub struct OpRecord {
     pub count: u64,
+    /// From the intended send time (closed loop: from the send).
     pub latency_ns: Histogram<u64>,
+    /// Open loop: from the actual send.
+    pub service_ns: Option<Histogram<u64>>,
+}
+
+/// When a request's clocks start.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// When it was meant to go: its latency counts from here. Closed loop:
+    /// when it went.
+    pub intended: Instant,
+    /// When its connection had room for it (no earlier than `intended`):
+    /// from here on, any wait was the client's own.
+    pub ready: Instant,
+    /// When it went: its bytes handed to the socket, or its connection
+    /// begun when it has one of its own. Its service time counts from here.
+    pub sent: Instant,
+}
+
+/// How far an open loop's requests fell behind their schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Lag {
+    /// Requests sent more than [`LATE`] after their intended time, for any
+    /// reason (a busy connection included).
+    pub late: u64,
+    pub max: Duration,
+    /// Requests sent more than [`LATE`] after their connection had room:
+    /// the client's own lateness.
+    pub own_late: u64,
+    pub own_max: Duration,
+}
+
+impl Lag {
+    fn add(&mut self, t: &Timing) {
+        let lag = t.sent.saturating_duration_since(t.intended);
+        let own = t.sent.saturating_duration_since(t.ready);
+        self.late += u64::from(lag > LATE);
+        self.max = self.max.max(lag);
+        self.own_late += u64::from(own > LATE);
+        self.own_max = self.own_max.max(own);
+    }
+
+    pub fn merge(&mut self, o: &Lag) {
+        self.late += o.late;
+        self.max = self.max.max(o.max);
+        self.own_late += o.own_late;
+        self.own_max = self.own_max.max(o.own_max);
+    }
+}
+
+/// The measured window: replies arriving in it are recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// When the window opens (the warm-up, if any, is over).
+    pub start: Instant,
+    /// When it closes, for a timed run.
+    pub end: Option<Instant>,
+}
+
+impl Span {
+    /// Whether a reply received at `done` counts (falls in the window).
+    pub fn contains(&self, done: Instant) -> bool {
+        done >= self.start && self.end.is_none_or(|e| done < e)
+    }
+
+    /// The second of the window `done` falls in.
+    pub fn second(&self, done: Instant) -> usize {
+        done.saturating_duration_since(self.start).as_secs() as usize
+    }
 }
 
 pub struct Recorder {
-    start: Instant,
-    window: Option<Duration>,
+    pub span: Span,
     pub ops: Vec<OpRecord>,
     pub per_second: Vec<u64>,
     /// Replies that arrived after the measured window (drained, and
     /// checked if the run verifies, but not counted).
     pub late: u64,
+    /// Open loop: the schedule's lag over the recorded requests.
+    pub lag: Lag,
+    pub intervals: Intervals,
 }
 
 impl Recorder {
-    /// A recorder for `ops` operation kinds. Completions after `window`
-    /// (when given) are not counted.
-    pub fn new(ops: usize, start: Instant, window: Option<Duration>) -> Self {
+    /// A recorder for `ops` operation kinds over `span`; `open`: requests
+    /// have intended send times (service times and lag are recorded too).
+    pub fn new(ops: usize, span: Span, open: bool) -> Self {
         Recorder {
-            start,
-            window,
+            span,
             ops: (0..ops)
                 .map(|_| OpRecord {
                     count: 0,
                     latency_ns: new_histogram(),
+                    service_ns: open.then(new_histogram),
                 })
                 .collect(),
             per_second: Vec::new(),
             late: 0,
+            lag: Lag::default(),
+            intervals: Intervals::new(ops, open),
         }
     }
 
-    /// Whether a reply received at `done` counts (falls in the window).
-    pub fn in_window(&self, done: Instant) -> bool {
-        self.window
-            .is_none_or(|w| done.saturating_duration_since(self.start) < w)
-    }
-
-    /// One request of kind `op`, timed from `from` (when it was sent, or
-    /// when it was due), answered at `done`. Returns false when it fell
-    /// outside the window.
-    pub fn record(&mut self, op: usize, from: Instant, done: Instant) -> bool {
-        if !self.in_window(done) {
-            self.late += 1;
+    /// One request of kind `op`, timed by `t`, answered at `done`. Returns
+    /// false when it fell outside the window (in the warm-up, or late).
+    pub fn record(&mut self, op: usize, t: &Timing, done: Instant) -> bool {
+        if !self.span.contains(done) {
+            self.late += u64::from(done >= self.span.start);
             return false;
         }
-        let at = done.saturating_duration_since(self.start);
-        let sec = at.as_secs() as usize;
+        let sec = self.span.second(done);
         if self.per_second.len() <= sec {
             self.per_second.resize(sec + 1, 0);
         }
         self.per_second[sec] += 1;
+        let ns = |from: Instant| done.saturating_duration_since(from).as_nanos().max(1) as u64;
+        let latency = ns(t.intended);
         let rec = &mut self.ops[op];
         rec.count += 1;
-        rec.latency_ns
-            .saturating_record(done.saturating_duration_since(from).as_nanos().max(1) as u64);
+        rec.latency_ns.saturating_record(latency);
+        let service = rec.service_ns.as_mut().map(|h| {
+            let v = ns(t.sent);
+            h.saturating_record(v);
+            v
+        });
+        if service.is_some() {
+            self.lag.add(t);
+        }
+        self.intervals.record(sec, op, latency, service);
         true
     }
 
@@ -75,11 +158,15 @@ impl Recorder {
         self.ops.iter().map(|o| o.count).sum()
     }
 
-    /// Fold another worker's recorder into this one.
+    /// Fold another loop's recorder into this one (its per-second
+    /// histograms stay where they are: see [`crate::intervals::merge`]).
     pub fn merge(&mut self, other: &Recorder) {
         for (a, b) in self.ops.iter_mut().zip(&other.ops) {
             a.count += b.count;
             a.latency_ns.add(&b.latency_ns).expect("same bounds");
+            if let (Some(x), Some(y)) = (a.service_ns.as_mut(), b.service_ns.as_ref()) {
+                x.add(y).expect("same bounds");
+            }
         }
         if self.per_second.len() < other.per_second.len() {
             self.per_second.resize(other.per_second.len(), 0);
@@ -88,6 +175,7 @@ impl Recorder {
             *a += b;
         }
         self.late += other.late;
+        self.lag.merge(&other.lag);
     }
 }
 
@@ -95,15 +183,31 @@ impl Recorder {
 mod tests {
     use super::*;
 
+    fn at(t0: Instant, ms: u64) -> Instant {
+        t0 + Duration::from_millis(ms)
+    }
+
+    fn sent_at(t: Instant) -> Timing {
+        Timing {
+            intended: t,
+            ready: t,
+            sent: t,
+        }
+    }
+
     #[test]
     fn window_and_merge() {
         let t0 = Instant::now();
-        let mut a = Recorder::new(2, t0, Some(Duration::from_secs(2)));
-        assert!(a.record(0, t0, t0 + Duration::from_micros(50)));
-        assert!(a.record(1, t0, t0 + Duration::from_millis(1500)));
-        assert!(!a.record(1, t0, t0 + Duration::from_secs(2)));
-        let mut b = Recorder::new(2, t0, Some(Duration::from_secs(2)));
-        b.record(0, t0, t0 + Duration::from_micros(70));
+        let span = Span {
+            start: t0,
+            end: Some(at(t0, 2000)),
+        };
+        let mut a = Recorder::new(2, span, false);
+        assert!(a.record(0, &sent_at(t0), t0 + Duration::from_micros(50)));
+        assert!(a.record(1, &sent_at(t0), at(t0, 1500)));
+        assert!(!a.record(1, &sent_at(t0), at(t0, 2000)));
+        let mut b = Recorder::new(2, span, false);
+        b.record(0, &sent_at(t0), t0 + Duration::from_micros(70));
         a.merge(&b);
         assert_eq!(a.per_second, vec![2, 1]);
         assert_eq!(a.ops[0].count, 2);
@@ -111,5 +215,44 @@ mod tests {
         assert_eq!(a.total(), 3);
         let max_us = a.ops[0].latency_ns.max() as f64 / 1000.0;
         assert!((max_us - 70.0).abs() < 0.1, "{max_us}");
+        assert!(a.ops[0].service_ns.is_none());
+    }
+
+    #[test]
+    fn warm_up_replies_are_neither_recorded_nor_late() {
+        let t0 = Instant::now();
+        let span = Span {
+            start: at(t0, 1000),
+            end: None,
+        };
+        let mut r = Recorder::new(1, span, false);
+        assert!(!r.record(0, &sent_at(t0), at(t0, 999)));
+        assert!(r.record(0, &sent_at(t0), at(t0, 1000)));
+        assert_eq!((r.total(), r.late, r.per_second.clone()), (1, 0, vec![1]));
+    }
+
+    #[test]
+    fn open_loop_latency_counts_from_the_intended_time() {
+        let t0 = Instant::now();
+        let span = Span {
+            start: t0,
+            end: None,
+        };
+        let mut r = Recorder::new(1, span, true);
+        // Meant for 0, its connection free at 100 ms, sent at 103 ms,
+        // answered at 110 ms.
+        let t = Timing {
+            intended: t0,
+            ready: at(t0, 100),
+            sent: at(t0, 103),
+        };
+        r.record(0, &t, at(t0, 110));
+        let op = &r.ops[0];
+        let ms = |h: &Histogram<u64>| (h.max() as f64 / 1e6).round();
+        assert_eq!(ms(&op.latency_ns), 110.0);
+        assert_eq!(ms(op.service_ns.as_ref().unwrap()), 7.0);
+        assert_eq!((r.lag.late, r.lag.own_late), (1, 1));
+        assert_eq!(r.lag.max, Duration::from_millis(103));
+        assert_eq!(r.lag.own_max, Duration::from_millis(3));
     }
 }

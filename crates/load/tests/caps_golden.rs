@@ -26,9 +26,12 @@ fn fixture() -> LoadReport {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
+            requested_rps: None,
             concurrency: 3,
             operations: Vec::new(),
             per_second: vec![31671, 31699, 22598],
+            per_second_latency_us: None,
+            schedule: None,
             threads: vec![
                 thread("poster", 0, &[10671, 10697, 10596], 3.00012),
                 thread("poster", 1, &[9000, 9001], 3.00017),
@@ -40,6 +43,8 @@ fn fixture() -> LoadReport {
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
             protocol: None,
         },
+        search: None,
+        scan: None,
     }
 }
 

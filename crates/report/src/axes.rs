@@ -17,6 +17,8 @@ pub enum Role {
     Buckets,
     Store,
     Protocol,
+    /// The open loop's offered rate (`--rate`).
+    Rate,
     Other,
 }
 
@@ -43,6 +45,7 @@ pub fn role(axis: &Axis) -> Role {
         "buckets" => Role::Buckets,
         "store" if server_side => Role::Store,
         "protocol" => Role::Protocol,
+        "rate" if load_side => Role::Rate,
         _ => Role::Other,
     }
 }
@@ -67,6 +70,7 @@ pub fn title(axis: &Axis, points: &[Point]) -> String {
         Role::Buckets => "bucket count (--buckets)".into(),
         Role::Store => "store (--store)".into(),
         Role::Protocol => "server protocol".into(),
+        Role::Rate => "offered rate (--rate, requests/s)".into(),
         Role::Other => axis.key.clone(),
     }
 }

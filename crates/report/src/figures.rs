@@ -65,6 +65,7 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     if stats.iter().any(|s| !s.service.is_empty()) {
         out.extend(service_time(m, stats, &clients));
     }
+    out.extend(crate::openloop::figures(m, stats));
     out.retain(|f| {
         f.panels
             .iter()
@@ -114,7 +115,7 @@ pub(crate) fn groups(
 }
 
 /// A marker at the summary's centre (its geometric mean) with its CI.
-fn pt(x: f64, s: &Summary, k: f64) -> Pt {
+pub(crate) fn pt(x: f64, s: &Summary, k: f64) -> Pt {
     let s = s.scaled(k);
     Pt {
         x,
@@ -125,7 +126,13 @@ fn pt(x: f64, s: &Summary, k: f64) -> Pt {
 }
 
 /// A series of `points`, sorted by x when `by_x` (else in the order given).
-fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool, by_x: bool) -> Series {
+pub(crate) fn series(
+    name: &str,
+    color: usize,
+    mut points: Vec<Pt>,
+    lines: bool,
+    by_x: bool,
+) -> Series {
     if by_x {
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
@@ -148,7 +155,7 @@ fn series(name: &str, color: usize, mut points: Vec<Pt>, lines: bool, by_x: bool
 /// statistic with its own marker. One group: a colour per statistic.
 /// Several: a colour per group, the first statistic solid and the others
 /// dashed. `point(p, stat)` gives point `p`'s value.
-fn stat_series(
+pub(crate) fn stat_series(
     grouped: &[(String, Vec<usize>)],
     names: &[&str],
     lines: bool,
@@ -176,7 +183,7 @@ fn stat_series(
 
 /// How the statistics' styles read, for a title: "p50 solid, p99 dashed"
 /// when several groups share colours.
-fn styles(groups: usize, names: &[&str]) -> String {
+pub(crate) fn styles(groups: usize, names: &[&str]) -> String {
     if groups <= 1 || names.len() < 2 {
         return names.join(", ");
     }

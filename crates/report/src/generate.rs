@@ -195,6 +195,11 @@ fn document(sweep: &Sweep, stats: &[PointStats], parts: Parts) -> Document {
         ));
     }
     b.push(Block::List(findings));
+    if let Some(t) = crate::openloop::capacity_table(m, stats) {
+        b.push(Block::Heading("Capacity".into()));
+        b.push(Block::Para(crate::openloop::CAPACITY_NOTE.into()));
+        b.push(Block::Table(t));
+    }
     if !parts.figures.is_empty() {
         b.push(Block::Heading("Plots".into()));
         b.extend(parts.figures.into_iter().map(Block::Figure));

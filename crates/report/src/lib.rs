@@ -18,6 +18,7 @@ pub mod generate;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub mod openloop;
 pub mod points;
 pub mod problems;
 pub mod server_stats;

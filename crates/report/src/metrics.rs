@@ -50,6 +50,11 @@ pub struct RunMetrics {
     pub service_us: Vec<(String, f64)>,
     /// The client used most of its CPUs: it may have set the pace.
     pub client_bottleneck: bool,
+    /// Open loop: the rate offered (asked for), requests/s.
+    pub offered_rps: Option<f64>,
+    /// A capacity search's answer, requests/s, and its target.
+    pub capacity_rps: Option<f64>,
+    pub capacity_target: Option<String>,
 }
 
 impl RunMetrics {
@@ -81,6 +86,9 @@ impl RunMetrics {
                 .collect(),
             service_us: server.map(server_stats::service_time).unwrap_or_default(),
             client_bottleneck: r.client_cpu.bottleneck,
+            offered_rps: r.requested_rps,
+            capacity_rps: load.search.as_ref().and_then(|s| s.capacity_rps),
+            capacity_target: load.search.as_ref().map(|s| s.target.clone()),
         }
     }
 }

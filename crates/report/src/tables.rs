@@ -28,7 +28,7 @@ fn point_cells(m: &Manifest, s: &PointStats) -> Vec<String> {
         .collect()
 }
 
-fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
+pub(crate) fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     let mut h: Vec<String> = m.axes.iter().map(|a| a.key.clone()).collect();
     if h.is_empty() {
         h.push("point".into());
@@ -37,7 +37,7 @@ fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     h
 }
 
-fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
+pub(crate) fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     let mut c = point_cells(m, s);
     if c.is_empty() {
         c.push(s.runs.point.slug.clone());

@@ -9,12 +9,18 @@
 //! off after the drain limit.
 //!
 //! A client that stops reading its replies would hold its thread in a
-//! blocked write forever: the socket's send timeout (`SO_SNDTIMEO`, set to
-//! the write timeout) fails a write that makes no progress within it, and
-//! the session resets the connection.
+//! blocked write forever: writes wait for the socket to take more only
+//! until the session's write deadline (`drive.rs`), and the session resets
+//! the connection.
+//!
+//! Each connection holds two descriptors: its socket, and a clone kept in
+//! the open-connection table so the stop (and an eviction at the
+//! connection cap) can reach the blocked thread by shutting the socket's
+//! read side.
 
+use crate::accept::accept_all;
 use crate::drive::{drive, Mode};
-use crate::io::{accept_all, to_std};
+use crate::io::to_std;
 use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
@@ -40,6 +46,7 @@ impl Strategy for ThreadPerConnection {
     const THREADS: Threads = Threads::Unused("a thread per connection");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
+    const FDS_PER_CONNECTION: u64 = 2;
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
         run(ctx, listeners.remove(0))
@@ -64,9 +71,11 @@ fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Result<()> {
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
     let mut events = Events::with_capacity(64);
+    // When to accept again without an event (the backlog was not drained).
+    let mut retry = None;
     while !ctx.shutdown.is_triggered() {
-        crate::io::poll(&mut poll, &mut events, None)?;
-        accept_all(&listener, &ctx, |stream, peer| {
+        crate::io::poll(&mut poll, &mut events, retry)?;
+        retry = accept_all(&listener, &ctx, |stream, peer| {
             next_id += 1;
             threads.push(start(&ctx, &open, next_id, to_std(stream)?, peer)?);
             Ok(())
@@ -92,7 +101,7 @@ fn start<S: Service>(
     let spawned = std::thread::Builder::new()
         .name("conn".into())
         .spawn(move || {
-            serve(&ctx, stream, peer);
+            serve(&ctx, stream, peer, &registry, id);
             registry.lock().remove(&id);
         });
     if spawned.is_err() {
@@ -101,11 +110,22 @@ fn start<S: Service>(
     spawned
 }
 
-/// Serve one connection until it closes.
-fn serve<S: Service>(ctx: &Arc<Ctx<S>>, mut stream: TcpStream, peer: SocketAddr) {
+/// Serve one connection until it closes. Evicted, its thread is woken
+/// from its blocked read by shutting the socket's read side.
+fn serve<S: Service>(
+    ctx: &Arc<Ctx<S>>,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    open: &Open,
+    id: u64,
+) {
     let mut sess = Session::new(ctx, peer);
-    // Fails only for a zero timeout; the connection is served regardless.
-    let _ = stream.set_write_timeout(ctx.write_timeout);
+    let open = open.clone();
+    sess.on_evict(move || {
+        if let Some(s) = open.lock().get(&id) {
+            let _ = s.shutdown(HalfClose::Read);
+        }
+    });
     drive(&mut sess, &mut stream, Mode::Blocking);
 }
 

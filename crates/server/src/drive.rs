@@ -15,8 +15,13 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// Blocking calls: a read waits until input, end of stream or its
-    /// deadline (`SO_RCVTIMEO`, set here); a write until progress or the
-    /// write timeout (`SO_SNDTIMEO`, which the caller sets once).
+    /// deadline (`SO_RCVTIMEO`, set here). A write never blocks in the
+    /// call: it sends what the socket takes now, and if that is nothing,
+    /// waits until the socket is writable or the session's deadline. (A
+    /// blocking send bounded by `SO_SNDTIMEO` returns a partial count at
+    /// its timeout whenever it copied anything, even in its first
+    /// microsecond, so a client that stops reading was reset only after two
+    /// or three timeouts.)
     Blocking,
     /// Non-blocking calls: one that would wait returns [`Parked::Wait`].
     NonBlocking,
@@ -46,16 +51,20 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
     loop {
         match sess.next() {
             Io::Delay(d) => d.block(),
-            Io::Write => match stream.write(sess.unwritten()) {
+            Io::Write => match write(stream, sess.unwritten(), mode) {
                 Ok(0) => return closed(sess),
                 Ok(n) => sess.wrote(n),
-                Err(e) if would_block(&e) => match mode {
-                    Mode::Blocking => sess.write_timed_out(),
-                    Mode::NonBlocking => {
-                        sess.write_blocked();
+                Err(e) if would_block(&e) => {
+                    sess.write_blocked();
+                    if mode == Mode::NonBlocking {
                         return Parked::Wait;
                     }
-                },
+                    // `next` resets the connection once the stall passes
+                    // the write timeout.
+                    if wait_writable(stream, sess.deadline()).is_err() {
+                        return closed(sess);
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return closed(sess),
             },
@@ -91,6 +100,36 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
 fn closed<S: Service>(sess: &mut Session<S>) -> Parked {
     sess.finish();
     Parked::Closed
+}
+
+/// Write what the socket takes now. Blocking mode asks not to wait
+/// (`MSG_DONTWAIT`) so the stall is timed by the session, as it is for
+/// non-blocking sockets.
+fn write<T: Write + AsFd>(stream: &mut T, buf: &[u8], mode: Mode) -> io::Result<usize> {
+    match mode {
+        Mode::NonBlocking => stream.write(buf),
+        Mode::Blocking => socket2::SockRef::from(&*stream)
+            .send_with_flags(buf, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL),
+    }
+}
+
+/// Wait until `stream` is writable (or fails, or hangs up), or until
+/// `deadline`. An interrupted wait returns early: the caller asks again.
+fn wait_writable(stream: &impl AsFd, deadline: Option<Instant>) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let timeout = match deadline {
+        // Rounded up, so the wait never ends just short of the deadline.
+        Some(d) => PollTimeout::try_from(
+            d.saturating_duration_since(Instant::now()) + Duration::from_micros(999),
+        )
+        .unwrap_or(PollTimeout::MAX),
+        None => PollTimeout::NONE,
+    };
+    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLOUT)];
+    match poll(&mut fds, timeout) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A call that would have waited: `EAGAIN` from a non-blocking socket, or

@@ -1,9 +1,6 @@
 //! Socket plumbing shared by the strategies.
 
-use crate::Ctx;
-use serverlab_service::Service;
 use std::io;
-use std::net::SocketAddr;
 
 /// `poll`, retrying when a signal interrupts it.
 pub(crate) fn poll(
@@ -15,40 +12,6 @@ pub(crate) fn poll(
         match poll.poll(events, timeout) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             other => return other,
-        }
-    }
-}
-
-/// Accept every pending connection, admitting each under
-/// `--max-connections` (a refused one is closed at once). Errors from
-/// `accept` such as running out of file descriptors are reported once
-/// and retried on the next readiness event: they must not stop the server.
-pub(crate) fn accept_all<S: Service>(
-    listener: &mio::net::TcpListener,
-    ctx: &Ctx<S>,
-    mut admit: impl FnMut(mio::net::TcpStream, SocketAddr) -> io::Result<()>,
-) {
-    loop {
-        match listener.accept() {
-            Ok((stream, peer)) => {
-                if !ctx.conns().admit(ctx.max_connections) {
-                    continue;
-                }
-                let _ = stream.set_nodelay(true);
-                if let Err(e) = admit(stream, peer) {
-                    ctx.conns().closed();
-                    eprintln!("serverlab: cannot serve a connection from {peer}: {e}");
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
-            Err(e) => {
-                eprintln!("serverlab: accept failed: {e}");
-                // Out of descriptors: back off briefly instead of spinning.
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                return;
-            }
         }
     }
 }

@@ -7,8 +7,11 @@
 //! draining); a strategy is only its scheduling. The strategies are listed
 //! once, in [`for_each_strategy!`].
 
+mod accept;
 mod blocking;
 mod drive;
+pub mod fds;
+mod idle;
 mod io;
 mod listen;
 mod reactor;
@@ -18,6 +21,7 @@ pub mod strategy;
 mod tokio_rt;
 mod uring;
 
+pub use fds::ConnectionLimit;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads, Unavailable};
 
@@ -44,7 +48,9 @@ pub struct ServerConfig {
     pub threads: Option<usize>,
     /// Pin every server thread to these CPUs.
     pub cpus: Option<CpuSet>,
-    /// Connections open at once; more are accepted and closed at once.
+    /// Connections open at once; past it a new one evicts the connection
+    /// idle longest, or is closed at once if none is idle. Lowered when
+    /// the descriptor limit holds fewer (see [`ConnectionLimit`]).
     pub max_connections: u64,
     /// How long unwritten replies may make no progress (a client that does
     /// not read them) before the connection is reset and counted;
@@ -128,11 +134,16 @@ impl ServerConfig {
 pub(crate) struct Ctx<S> {
     pub svc: Arc<S>,
     pub shutdown: Shutdown,
+    /// The connection cap in force (see [`ConnectionLimit`]).
     pub max_connections: u64,
     pub write_timeout: Option<std::time::Duration>,
     pub threads: usize,
     pub cpus: Option<CpuSet>,
     pub uring_sqpoll: bool,
+    /// Open connections' idle states, for eviction at the cap.
+    pub idle: idle::IdleTable,
+    /// The spare descriptor and the accept log's rate limit.
+    pub accept: accept::Acceptor,
 }
 
 impl<S: Service> Ctx<S> {
@@ -148,11 +159,16 @@ pub struct Server<S: Service> {
     strategy: StrategyKind,
     listeners: Vec<std::net::TcpListener>,
     local_addr: SocketAddr,
+    limit: ConnectionLimit,
+    /// Held while the server runs: this process owns the port.
+    _port: Option<listen::PortLock>,
 }
 
 impl<S: Service> Server<S> {
     /// Check the config, pin the calling thread (and so every thread the
-    /// server starts), and bind the listening socket(s) the strategy wants.
+    /// server starts), bind the listening socket(s) the strategy wants (a
+    /// group sharing the port only on a port no one else serves), raise
+    /// the descriptor limit and size the connection cap under it.
     pub fn bind(svc: Arc<S>, cfg: &ServerConfig, shutdown: Shutdown) -> std::io::Result<Self> {
         cfg.check()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
@@ -162,35 +178,49 @@ impl<S: Service> Server<S> {
             cpus.pin_current_thread()?;
         }
         let threads = cfg.resolved_threads();
-        let (count, reuse_port) = match cfg.strategy.listeners() {
-            Listeners::One => (1, false),
-            Listeners::PerThread => (threads, true),
+        let (listeners, port) = match cfg.strategy.listeners() {
+            Listeners::One => (vec![listen::bind(cfg.addr, false)?], None),
+            Listeners::PerThread => {
+                let (group, lock) = listen::bind_group(cfg.addr, threads)?;
+                (group, Some(lock))
+            }
         };
-        let first = listen::bind(cfg.addr, reuse_port)?;
-        let local_addr = first.local_addr()?;
-        let mut listeners = vec![first];
-        for _ in 1..count {
-            listeners.push(listen::bind(local_addr, true)?);
-        }
+        let local_addr = listeners[0].local_addr()?;
+        // The accept's spare descriptor first, so the sizing counts it.
+        let accept = accept::Acceptor::new();
+        let limit = ConnectionLimit::size(
+            cfg.max_connections,
+            cfg.strategy.fds_per_connection(),
+            threads,
+        );
         let ctx = Arc::new(Ctx {
             svc,
             shutdown,
-            max_connections: cfg.max_connections,
+            max_connections: limit.max,
             write_timeout: cfg.write_timeout,
             threads,
             cpus: cfg.cpus.clone(),
             uring_sqpoll: cfg.uring_sqpoll,
+            idle: idle::IdleTable::default(),
+            accept,
         });
         Ok(Server {
             ctx,
             strategy: cfg.strategy,
             listeners,
             local_addr,
+            limit,
+            _port: port,
         })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The connection cap in force, and which limit set it.
+    pub fn connection_limit(&self) -> ConnectionLimit {
+        self.limit
     }
 
     /// Serve until the shutdown is triggered and every connection has been

@@ -24,7 +24,10 @@
 //!   are not destroyed by a reset;
 //! - once the server stops, reads take only what has already arrived
 //!   (draining), and past the drain limit the connection is reset;
-//! - a request that stops the server (board `EXIT`) triggers the stop.
+//! - a request that stops the server (board `EXIT`) triggers the stop;
+//! - a connection tells the server's idle table (`idle.rs`) when it waits
+//!   for a request and when one arrives; evicted at the connection cap
+//!   while it waits, it closes.
 //!
 //! One I/O at a time: a strategy reports the outcome of the last [`Io`]
 //! before it calls `next` again. In particular the output buffer changes
@@ -33,6 +36,7 @@
 //! completes, and received bytes may be copied in with
 //! [`Session::receive`] whenever a read is asked for.
 
+use crate::idle;
 use crate::io::{LINGER_BYTES, LINGER_TIME};
 use crate::shutdown::Phase;
 use crate::Ctx;
@@ -136,6 +140,13 @@ pub(crate) struct Session<S: Service> {
     stalled_since: Option<Instant>,
     /// The strategy's own bound on a write expired.
     write_expired: bool,
+    /// This connection in the server's idle table.
+    idle: idle::Entry,
+    /// It told the table it waits for a request, and has not since said a
+    /// request arrived.
+    idle_marked: bool,
+    /// Evicted at the connection cap: close.
+    evicted: bool,
 }
 
 impl<S: Service> Session<S> {
@@ -157,7 +168,17 @@ impl<S: Service> Session<S> {
             waiting_since: None,
             stalled_since: None,
             write_expired: false,
+            idle: ctx.idle.join(),
+            idle_marked: false,
+            evicted: false,
         }
+    }
+
+    /// How to wake this connection when it is evicted at the connection
+    /// cap (it then closes at its next step). A session without one is
+    /// never evicted.
+    pub(crate) fn on_evict(&self, wake: impl Fn() + Send + Sync + 'static) {
+        self.idle.on_evict(Box::new(wake));
     }
 
     /// Yield (after writing every reply) once `budget` requests were
@@ -176,6 +197,11 @@ impl<S: Service> Session<S> {
         if self.write_expired || self.stall_expired() {
             self.ctx.svc.common().connections.write_timed_out();
             return Io::Reset;
+        }
+        if self.evicted || (self.idle_marked && self.idle.evicted()) {
+            // Nothing is unanswered: it was evicted while waiting.
+            self.evicted = true;
+            return Io::Close;
         }
         if let Some((len, request)) = self.delayed.take() {
             self.apply(len, request);
@@ -236,6 +262,13 @@ impl<S: Service> Session<S> {
             Frame::Ready { len, request } => {
                 self.awaiting = false;
                 self.waiting_since = None;
+                if std::mem::take(&mut self.idle_marked) && !self.idle.busy() {
+                    // Evicted just before the request arrived: it is not
+                    // applied, and the connection closes.
+                    self.evicted = true;
+                    self.stage = Stage::Closing;
+                    return Framed::Stopped;
+                }
                 if let Some(d) = svc.delay(conn, &request) {
                     self.delayed = Some((len, request));
                     return Framed::Delay(d);
@@ -283,6 +316,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
+        if wait && !self.idle_marked {
+            self.idle.idle();
+            self.idle_marked = true;
+        }
         Some(Io::Read { deadline, wait })
     }
 
@@ -306,6 +343,9 @@ impl<S: Service> Session<S> {
     /// Closing: write what is left, then close — lingering when the peer
     /// may still be sending, or it may lose the last replies to a reset.
     fn close(&mut self) -> Io {
+        if self.evicted {
+            return Io::Close;
+        }
         if !self.unwritten().is_empty() {
             return Io::Write;
         }
@@ -480,6 +520,7 @@ impl<S: Service> Session<S> {
     /// service and count it. Idempotent; dropping the session does it too.
     pub(crate) fn finish(&mut self) {
         if let Some(conn) = self.conn.take() {
+            self.ctx.idle.leave(&self.idle);
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
         }

@@ -64,6 +64,9 @@ pub(crate) trait Strategy {
     const THREADS: Threads;
     const LISTENERS: Listeners;
     const DELAYS: Delays;
+    /// File descriptors one connection holds (the connection cap is sized
+    /// so that they fit under the descriptor limit).
+    const FDS_PER_CONNECTION: u64 = 1;
 
     /// Whether this machine can run the strategy as `cfg` describes; if
     /// not, why, and what to use instead. Checked before the server binds.
@@ -138,6 +141,13 @@ macro_rules! registry {
             pub fn listeners(self) -> Listeners {
                 match self {
                     $(StrategyKind::$variant => <$imp as Strategy>::LISTENERS),*
+                }
+            }
+
+            /// File descriptors one connection holds under this strategy.
+            pub fn fds_per_connection(self) -> u64 {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::FDS_PER_CONNECTION),*
                 }
             }
 

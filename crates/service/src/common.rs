@@ -43,6 +43,8 @@ pub struct ConnCounters {
     accepted: AtomicU64,
     closed: AtomicU64,
     refused: AtomicU64,
+    evicted: AtomicU64,
+    shed: AtomicU64,
     peak: AtomicU64,
     write_timeouts: AtomicU64,
 }
@@ -54,6 +56,8 @@ impl Default for ConnCounters {
             accepted: AtomicU64::new(0),
             closed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            shed: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             write_timeouts: AtomicU64::new(0),
         }
@@ -72,16 +76,40 @@ impl ConnCounters {
         self.accepted.load(Ordering::Relaxed)
     }
 
-    /// A connection arrived: admit it unless `max` are already open.
+    /// A connection arrived: admit it unless `max` are already open
+    /// (then the caller evicts another, or refuses it and counts that).
     pub fn admit(&self, max: u64) -> bool {
         if self.active() >= max {
-            self.refused.fetch_add(1, Ordering::Relaxed);
             return false;
         }
+        self.admit_over_max();
+        true
+    }
+
+    /// Admit a connection whatever is open: another was just evicted for
+    /// it, and is closing.
+    pub fn admit_over_max(&self) {
         let now =
             self.accepted.fetch_add(1, Ordering::Relaxed) + 1 - self.closed.load(Ordering::Relaxed);
         self.peak.fetch_max(now, Ordering::Relaxed);
-        true
+    }
+
+    /// A connection was closed at once: `--max-connections` were open and
+    /// none was idle to evict.
+    pub fn refused(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An idle connection was evicted to admit a new one (it is counted
+    /// `closed` when it has closed).
+    pub fn evicted(&self) {
+        self.evicted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A connection was accepted with the spare descriptor and closed at
+    /// once: the process was out of file descriptors.
+    pub fn shed(&self) {
+        self.shed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// An admitted connection is closed.
@@ -102,6 +130,8 @@ impl ConnCounters {
             closed: self.closed.load(Ordering::Relaxed),
             peak_active: self.peak.load(Ordering::Relaxed),
             refused_over_max_connections: self.refused.load(Ordering::Relaxed),
+            evicted_idle: self.evicted.load(Ordering::Relaxed),
+            shed_out_of_fds: self.shed.load(Ordering::Relaxed),
             reset_write_timeout: self.write_timeouts.load(Ordering::Relaxed),
         }
     }
@@ -117,13 +147,18 @@ mod tests {
         assert!(c.admit(2));
         assert!(c.admit(2));
         assert!(!c.admit(2), "two are open");
+        c.refused();
         c.closed();
         assert!(c.admit(2));
         c.write_timed_out();
+        c.evicted();
+        c.admit_over_max();
+        c.shed();
         let s = c.snapshot();
-        assert_eq!((s.accepted, s.closed, s.peak_active), (3, 1, 2), "{s:?}");
+        assert_eq!((s.accepted, s.closed, s.peak_active), (4, 1, 3), "{s:?}");
         assert_eq!(s.refused_over_max_connections, 1);
+        assert_eq!((s.evicted_idle, s.shed_out_of_fds), (1, 1));
         assert_eq!(s.reset_write_timeout, 1);
-        assert_eq!(c.active(), 2);
+        assert_eq!(c.active(), 3);
     }
 }

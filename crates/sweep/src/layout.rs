@@ -6,7 +6,7 @@
 //! DIR/sweep.json                      axes, points and baseline (this manifest)
 //! DIR/schedule.json                   the order of the runs, block by block
 //! DIR/runs/<point>/rep-<k>/run.json   what ran, how, how it ended, the machine
-//!                         load.json   the load's result (serverlab-load/2, docs/load-json.md)
+//!                         load.json   the load's result (serverlab-load/3, docs/load-json.md)
 //!                         server.json the server's final statistics
 //!                         load.log, load.err, server.log
 //! ```

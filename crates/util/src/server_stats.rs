@@ -32,8 +32,17 @@ pub struct Connections {
     pub closed: u64,
     /// Most admitted connections open at once.
     pub peak_active: u64,
-    /// Accepted and closed at once: `--max-connections` were open.
+    /// Accepted and closed at once: `--max-connections` were open and
+    /// none was idle to evict.
     pub refused_over_max_connections: u64,
+    /// Closed while waiting for a request, to admit a new connection when
+    /// `--max-connections` were open (the one idle longest).
+    #[serde(default)]
+    pub evicted_idle: u64,
+    /// Accepted with the spare descriptor and closed at once: the process
+    /// was out of file descriptors.
+    #[serde(default)]
+    pub shed_out_of_fds: u64,
     /// Reset because their replies made no progress for `--write-timeout`.
     pub reset_write_timeout: u64,
 }
@@ -71,6 +80,8 @@ mod tests {
                 closed: 3,
                 peak_active: 2,
                 refused_over_max_connections: 0,
+                evicted_idle: 2,
+                shed_out_of_fds: 3,
                 reset_write_timeout: 1,
             },
             service_time_us: ServiceTime {

@@ -1,10 +1,9 @@
 //! `serverlab load board`, including the reference client's positional form.
 
-use super::{emit, usage_error, Format, OutputArgs, PacingArgs};
-use crate::{args, progress};
+use super::{execute, usage_error, Format, OutputArgs, PacingArgs};
+use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::board::{BoardLoad, ReaderMix};
-use serverlab_load::Progress;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -23,8 +22,8 @@ pub struct Args {
     /// Reader connections ("threads" in the reference client's output)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
     readers: u16,
-    /// How long to run (10s, 500ms, 2m)
-    #[arg(long, default_value = "10s", value_parser = args::duration)]
+    /// How long to run (10s, 500ms, 2m), after the warm-up
+    #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
     duration: Duration,
     #[command(flatten)]
     pacing: PacingArgs,
@@ -55,7 +54,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.posters = a.posters.into();
     cfg.readers = a.readers.into();
     cfg.duration_s = a.duration.as_secs_f64();
-    cfg.pacing = a.pacing.pacing();
+    cfg.pacing = a.pacing.pacing(true);
     cfg.topics = a.topics as usize;
     cfg.message_size = a.message_size as usize;
     cfg.seed = a.seed;
@@ -73,11 +72,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "--posters and --readers are both 0: nothing to run".into(),
         );
     }
-    let progress = Progress::default();
-    let report = progress::show(a.duration, &progress, || {
-        serverlab_load::run(&cfg, &progress)
-    })?;
-    emit(&report, format, a.output.json.as_ref())
+    execute(&cfg, &a.pacing, a.duration, format, a.output.json.as_ref())
 }
 
 /// `IP POSTERS READERS SECONDS THROTTLE`, as the reference client takes them.
@@ -120,4 +115,6 @@ fn reference_form(p: &[String], cfg: &mut BoardLoad) {
         v => bad("THROTTLE (0 or 1)", v),
     };
     cfg.send_exit = true;
+    // The reference client measures from its first request.
+    cfg.pacing.warmup_s = 0.0;
 }

@@ -1,10 +1,9 @@
 //! `serverlab load bucket`.
 
-use super::{emit, Format};
-use crate::{args, progress};
+use super::{execute, Format, PacingArgs};
+use crate::args;
 use clap::ValueEnum;
 use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
-use serverlab_load::Progress;
 use serverlab_proto::bucket::{DelayMode, DelayUnit};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,11 +18,12 @@ pub struct Args {
     /// Concurrent clients, each with one request in flight (multiplexed on one event loop per client core)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     connections: u16,
-    /// Stop after this many requests in all [default: run for --duration]
-    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Stop after this many requests in all, every one counted (no warm-up) [default: run for --duration]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["duration", "warmup", "search", "scan"])]
     requests: Option<u64>,
-    /// How long to run (10s, 500ms, 2m) [default: 10s]
-    #[arg(long, value_parser = args::duration)]
+    /// How long to run (10s, 500ms, 2m), after the warm-up [default: 10s]
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
     duration: Option<Duration>,
     /// Delays, drawn uniformly from LO-HI units (or one number for a fixed delay)
     #[arg(long, value_name = "LO-HI", default_value = "1-3")]
@@ -41,7 +41,9 @@ pub struct Args {
     /// (default: a new connection per request, like the assignment's client)
     #[arg(long)]
     keep_alive: bool,
-    /// Seed for delay and bucket choices
+    #[command(flatten)]
+    pacing: PacingArgs,
+    /// Seed for delay and bucket choices (and an open loop's Poisson gaps)
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Check every reply and every bucket's final value (read with 0,b before
@@ -67,7 +69,7 @@ pub struct Args {
 enum BucketFormat {
     /// Totals, rates, latency percentiles, the bound, errors, client CPU
     Text,
-    /// Everything, as JSON (schema serverlab-load/2)
+    /// Everything, as JSON (schema serverlab-load/3)
     Json,
 }
 
@@ -83,17 +85,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.delay_mode = a.delay_mode;
     cfg.buckets = a.buckets;
     cfg.keep_alive = a.keep_alive;
+    cfg.pacing = a.pacing.pacing(a.requests.is_none());
     cfg.seed = a.seed;
     cfg.verify = a.verify;
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
-    let progress = Progress::default();
-    let report = progress::show(cfg.planned(), &progress, || {
-        serverlab_load::run(&cfg, &progress)
-    })?;
     let format = match a.format {
         BucketFormat::Text => Format::Text,
         BucketFormat::Json => Format::Json,
     };
-    emit(&report, format, a.json.as_ref())
+    execute(&cfg, &a.pacing, cfg.planned(), format, a.json.as_ref())
 }

@@ -1,10 +1,9 @@
 //! `serverlab load kv`: httperf-style sessions against a kv server.
 
-use super::{emit, usage_error_in, Format, OutputArgs};
-use crate::{args, progress};
+use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
+use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
-use serverlab_load::Progress;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,8 +13,9 @@ pub struct Args {
     /// Server address
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// Sessions to run, each a new keep-alive connection
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
+          conflicts_with_all = ["search", "scan"])]
     sessions: u32,
     /// Requests per session, sent one after another on its connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -38,6 +38,8 @@ pub struct Args {
     /// Write every key once before the run (not measured)
     #[arg(long)]
     preload: bool,
+    #[command(flatten)]
+    pacing: PacingArgs,
     /// Seed for methods, keys and values (a session's requests depend only on it and the session number)
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -60,6 +62,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.preload = a.preload;
     cfg.seed = a.seed;
     cfg.verify = a.verify;
+    // Sessions are counted, every request of them: no warm-up, except in
+    // the timed steps of a search or scan.
+    if a.pacing.warmup.is_some() && !a.pacing.steps() {
+        usage_error_in(
+            "kv",
+            ErrorKind::ArgumentConflict,
+            "--warmup applies to timed runs: a kv run counts every request of its --sessions \
+             (use --warmup with --search or --scan)"
+                .into(),
+        );
+    }
+    cfg.pacing = a.pacing.pacing(false);
     let format = a.output.format.unwrap_or(Format::Text);
     if format == Format::Caps {
         usage_error_in(
@@ -81,10 +95,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             ),
         );
     }
-    let progress = Progress::default();
     // No fixed duration: the bar shows requests, against a nominal minute.
-    let report = progress::show(Duration::from_secs(60), &progress, || {
-        serverlab_load::run(&cfg, &progress)
-    })?;
-    emit(&report, format, a.output.json.as_ref())
+    let planned = Duration::from_secs(60);
+    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
 }

@@ -4,7 +4,6 @@
 use anyhow::Context;
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Subcommand, ValueEnum};
-use serverlab_load::harness::Pacing;
 use serverlab_load::output;
 use serverlab_load::report::LoadReport;
 use std::path::PathBuf;
@@ -13,6 +12,9 @@ use std::process::ExitCode;
 mod board;
 mod bucket;
 mod kv;
+mod model;
+
+pub use model::{execute, PacingArgs};
 
 #[derive(Args)]
 pub struct LoadCmd {
@@ -56,36 +58,8 @@ pub enum Format {
     Text,
     /// The CAPS reference client's output, byte for byte (board only)
     Caps,
-    /// Everything, as JSON (schema serverlab-load/2)
+    /// Everything, as JSON (schema serverlab-load/3)
     Json,
-}
-
-/// How requests are issued: flags of the load model, the harness's
-/// concern whatever the protocol.
-#[derive(Args)]
-pub struct PacingArgs {
-    /// Requests per second per connection; 0: as fast as replies come
-    #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
-    pub throttle: f64,
-    /// Requests in flight per connection (1: lock-step)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=4096))]
-    pub pipeline: u16,
-}
-
-impl PacingArgs {
-    pub fn pacing(&self) -> Pacing {
-        Pacing {
-            pipeline: self.pipeline.into(),
-            throttle: self.throttle,
-        }
-    }
-}
-
-fn non_negative(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a non-negative number")),
-    }
 }
 
 /// Output flags every load takes.

@@ -17,6 +17,7 @@ mod board;
 mod bucket;
 mod echo;
 mod kv;
+mod memory;
 
 /// The strategy a server runs when none is named.
 pub const DEFAULT_STRATEGY: &str = "async";
@@ -100,7 +101,9 @@ pub struct ServerArgs {
     /// Pin every server thread to these CPUs, like taskset (examples: 0, 0-1, 1,3)
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
-    /// Connections open at once; more are accepted and closed at once (and counted)
+    /// Connections open at once; past it a new one evicts the connection waiting longest
+    /// for a request, or is closed at once if none waits (both counted). Lowered, and the
+    /// startup line says so, when the file-descriptor limit holds fewer
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
     /// Time unwritten replies may make no progress (a client that does not read them)
@@ -166,9 +169,10 @@ pub(crate) fn serve<S: Service>(
     // why, not as a failure to listen.
     cfg.preflight()?;
     let shutdown = Shutdown::new();
-    let server = Server::bind(svc, &cfg, shutdown.clone())
+    let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
         .with_context(|| format!("cannot listen on {}", cfg.addr))?;
     stop_on_signals(&shutdown).context("cannot install signal handlers")?;
+    memory::give_back_after_bursts(svc, shutdown.clone());
     let pinned = cfg
         .cpus
         .as_ref()
@@ -180,10 +184,12 @@ pub(crate) fn serve<S: Service>(
         format!(", {what}")
     };
     println!(
-        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}{what})",
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what})",
         server.local_addr(),
         cfg.strategy,
-        cfg.concurrency()
+        cfg.concurrency(),
+        server.connection_limit(),
+        memory::ALLOCATOR,
     );
     let stats = server.run().context("server failed")?;
     println!("serverlab serve {name}: stopped. Final statistics:");

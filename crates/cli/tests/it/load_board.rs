@@ -77,7 +77,7 @@ fn json_output_parses_with_config_environment_results() {
         serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     std::fs::remove_file(&file).ok();
     assert_eq!(v["results"]["requests"], from_file["results"]["requests"]);
-    assert_eq!(v["schema"], "serverlab-load/2");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "board");
     assert_eq!(v["results"]["concurrency"], 4);
     assert_eq!(v["config"]["pipeline"], 8);

@@ -170,7 +170,7 @@ fn json_output_has_config_and_bound() {
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
     assert_eq!(v, saved);
-    assert_eq!(v["schema"], "serverlab-load/2");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "bucket");
     assert_eq!(v["config"]["stop"]["requests"], 50);
     assert_eq!(v["config"]["delay"]["lo"], 20);

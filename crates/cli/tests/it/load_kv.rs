@@ -105,7 +105,7 @@ fn text_and_json_outputs() {
     }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
-    assert_eq!(v["schema"], "serverlab-load/2");
+    assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "kv");
     assert_eq!(v["config"]["key_dist"], "zipf:1.1");
     assert_eq!(v["results"]["requests"], 100);

@@ -168,15 +168,56 @@ impl ServerProc {
         Self::spawn_with_env(&all, env)
     }
 
+    /// As `start`, with the soft limit on open files set to `soft` in the
+    /// server's process before it runs (the hard limit unchanged, unless
+    /// `hard` is given).
+    pub fn start_with_nofile(
+        protocol: &str,
+        args: &[&str],
+        soft: u64,
+        hard: Option<u64>,
+    ) -> ServerProc {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", protocol, "--addr", "127.0.0.1:0"])
+            .args(args);
+        // SAFETY: between fork and exec the closure only calls
+        // getrlimit/setrlimit, which are async-signal-safe, and allocates
+        // nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut l = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                l.rlim_cur = soft;
+                l.rlim_max = hard.unwrap_or(l.rlim_max);
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Self::spawn_command(cmd, args)
+    }
+
     /// Start the binary with exactly these arguments (a `serve` command).
     pub fn spawn(args: &[&str]) -> ServerProc {
         Self::spawn_with_env(args, &[])
     }
 
     fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> ServerProc {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .envs(env.iter().copied())
+        let mut cmd = Command::new(BIN);
+        cmd.args(args).envs(env.iter().copied());
+        Self::spawn_command(cmd, args)
+    }
+
+    /// Run `cmd` (`args` name it in errors) and wait until it listens.
+    fn spawn_command(mut cmd: Command, args: &[&str]) -> ServerProc {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -277,6 +318,14 @@ impl Client {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
+        Client {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    /// A client on a stream connected (and configured) elsewhere.
+    pub fn on(stream: TcpStream) -> Client {
         Client {
             stream,
             buf: Vec::new(),

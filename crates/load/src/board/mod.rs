@@ -100,6 +100,7 @@ impl harness::Protocol for BoardLoad {
                 drain: Some(DRAIN_TIMEOUT),
             },
             model_note: None,
+            seed: self.seed,
         }
     }
 

@@ -135,6 +135,7 @@ impl harness::Protocol for BucketLoad {
                 drain: None,
             },
             model_note: Some(note),
+            seed: self.seed,
         }
     }
 

@@ -1,11 +1,20 @@
-//! After the run: every client's recorder, checks and errors merged, the
-//! measured window, the per-second series padded to it, and a summary per
-//! client — the parts of the results that are the same for every protocol.
+//! After the run: every loop's recorder and every client's checks and
+//! errors merged, the measured window, the per-second series padded to
+//! it, a summary per client, and for an open loop each second's latency
+//! and how well the schedule was kept — the parts of the results that are
+//! the same for every protocol. The per-second histograms also go to an
+//! HDR interval log, when one is kept.
 
-use super::{Run, Window};
+use super::{LogTo, Plan, Run, Window};
 use crate::checks::Checks;
-use crate::record::Recorder;
-use crate::report::{op_summaries, Results, ThreadSummary, Verification};
+use crate::intervals::{self, buckets, View};
+use crate::record::{new_histogram, Recorder, Span};
+use crate::report::{op_summaries, Results, ScheduleReport, SecondLatency, ThreadSummary};
+use crate::report::{Percentiles, Verification};
+use hdrhistogram::Histogram;
+use serverlab_util::Named;
+use std::collections::HashMap;
+use std::time::Duration;
 
 /// The run's figures, for a protocol's `finish` (and its results).
 #[derive(Debug, Clone, Copy)]
@@ -15,7 +24,8 @@ pub struct Measured {
     /// Requests answered within it.
     pub requests: u64,
     pub throughput_rps: f64,
-    /// From the start until the last client finished, in seconds.
+    /// From the start until the last client finished, in seconds (the
+    /// warm-up included).
     pub wall_s: f64,
 }
 
@@ -27,56 +37,62 @@ pub(super) struct Gathered<E> {
     pub results: Results,
 }
 
-/// Merge `run`'s clients; their errors go to `errors` (after any already
-/// there), with a line counting those not kept.
+/// Merge `run`'s loops and clients; their errors go to `errors` (after
+/// any already there), with a line counting those not kept.
 pub(super) fn gather<E: super::Exchange>(
     run: Run<E>,
     ops: &[&str],
-    verify: bool,
-    window: Window,
+    plan: &Plan,
     errors: &mut Vec<String>,
+    log: Option<LogTo<'_>>,
 ) -> Gathered<E> {
-    let mut merged = Recorder::new(ops.len(), run.start, None);
-    let mut checks = Checks::new(verify);
-    let (mut kept, mut count) = (0u64, 0u64);
-    let duration_s = window_s(&run, window);
+    let open = plan.pacing.is_open();
+    let mut merged = Recorder::new(ops.len(), run.span, open);
+    let mut loops = Vec::with_capacity(run.recorders.len());
+    for r in run.recorders {
+        merged.merge(&r);
+        loops.push(r.intervals);
+    }
+    let duration_s = window_s(&run.clients, run.span, plan.window);
+    let per_s = |n: u64| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
-    let mut threads = Vec::with_capacity(run.clients.len());
-    let mut exchanges = Vec::with_capacity(run.clients.len());
-    for c in run.clients {
-        merged.merge(&c.rec);
-        checks.merge(c.checks);
-        kept += c.errors.kept.len() as u64;
-        count += c.errors.count;
-        errors.extend(c.errors.kept);
-        let (role, index) = c.exchange.label();
-        threads.push(ThreadSummary {
-            role: role.into(),
-            index,
-            total: c.rec.total(),
-            per_second: padded(&c.rec.per_second, seconds),
-            runtime_s: c.runtime.as_secs_f64(),
-        });
-        exchanges.push(c.exchange);
-    }
-    if count > kept {
-        errors.push(format!("… and {} more errors", count - kept));
-    }
+    let sent = run.clients.iter().map(|c| c.sent).sum();
+    let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
-    let throughput_rps = if duration_s > 0.0 {
-        requests as f64 / duration_s
-    } else {
-        0.0
+    let throughput_rps = per_s(requests);
+    let per_second = padded(&merged.per_second, seconds);
+    let window = SecondsOf {
+        span: run.span,
+        duration_s,
+        ops,
+        active: merged.ops.iter().map(|o| o.count > 0).collect(),
+        open,
     };
+    let by_second = window.merge(loops, &per_second, log);
+    let schedule = plan.pacing.rate.map(|rate| {
+        let arrivals = plan.pacing.arrivals.name();
+        let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
+        (s.sent_requests, s.sent_rps) = (sent, per_s(sent));
+        s
+    });
     let results = Results {
         duration_s,
         requests,
         throughput_rps,
+        requested_rps: plan.pacing.rate,
         concurrency,
         operations: op_summaries(&merged, ops, duration_s),
-        per_second: padded(&merged.per_second, seconds),
-        threads,
+        per_second,
+        per_second_latency_us: open.then_some(by_second),
+        schedule,
+        threads: clients.threads,
         late_replies: merged.late,
         errors: Vec::new(),
         verification: Verification::default(),
@@ -84,30 +100,71 @@ pub(super) fn gather<E: super::Exchange>(
         protocol: None,
     };
     Gathered {
-        exchanges,
+        exchanges: clients.exchanges,
         measured: Measured {
             duration_s,
             requests,
             throughput_rps,
             wall_s: run.wall.as_secs_f64(),
         },
-        checks,
+        checks: clients.checks,
         results,
     }
 }
 
+/// The clients after a run, taken apart.
+struct Clients<E> {
+    exchanges: Vec<E>,
+    threads: Vec<ThreadSummary>,
+    checks: Checks,
+}
+
+/// Each client's summary over `seconds` of window, its checks merged and
+/// its errors added to `errors` (with a line counting those not kept).
+fn clients<E: super::Exchange>(
+    ran: Vec<super::Ran<E>>,
+    seconds: usize,
+    verify: bool,
+    errors: &mut Vec<String>,
+) -> Clients<E> {
+    let mut out = Clients {
+        exchanges: Vec::with_capacity(ran.len()),
+        threads: Vec::with_capacity(ran.len()),
+        checks: Checks::new(verify),
+    };
+    let (mut kept, mut count) = (0u64, 0u64);
+    for c in ran {
+        out.checks.merge(c.checks);
+        kept += c.errors.kept.len() as u64;
+        count += c.errors.count;
+        errors.extend(c.errors.kept);
+        let (role, index) = c.exchange.label();
+        out.threads.push(ThreadSummary {
+            role: role.into(),
+            index,
+            total: c.total,
+            per_second: padded(&c.per_second, seconds),
+            runtime_s: c.runtime.as_secs_f64(),
+        });
+        out.exchanges.push(c.exchange);
+    }
+    if count > kept {
+        errors.push(format!("… and {} more errors", count - kept));
+    }
+    out
+}
+
 /// The measured window: a timed run's duration; otherwise every reply
 /// counts, and the window runs to the last.
-fn window_s<E>(run: &Run<E>, window: Window) -> f64 {
+fn window_s<E>(clients: &[super::Ran<E>], span: Span, window: Window) -> f64 {
     match window {
         Window::Duration(d) => d.as_secs_f64(),
-        Window::Requests(_) | Window::Work => run
-            .clients
+        Window::Requests(_) | Window::Work => clients
             .iter()
             .filter_map(|c| c.last_reply)
             .max()
             .map_or(0.0, |t| {
-                t.saturating_duration_since(run.start).as_secs_f64()
+                t.saturating_duration_since(span.start).as_secs_f64()
             }),
     }
 }
@@ -117,4 +174,94 @@ fn padded(series: &[u64], seconds: usize) -> Vec<u64> {
     let mut out = series.to_vec();
     out.resize(seconds.max(out.len()), 0);
     out
+}
+
+/// The window, second by second.
+struct SecondsOf<'a> {
+    span: Span,
+    duration_s: f64,
+    ops: &'a [&'a str],
+    /// Operations with replies in the window: an interval log has a line
+    /// for each, every second.
+    active: Vec<bool>,
+    /// Open loop: the service view is logged too.
+    open: bool,
+}
+
+impl SecondsOf<'_> {
+    /// Merge the loops' per-second histograms: each second's latency over
+    /// every operation, and (with `log`) every second of every active
+    /// operation and view as a line of the interval log.
+    fn merge(
+        &self,
+        loops: Vec<intervals::Intervals>,
+        per_second: &[u64],
+        log: Option<LogTo<'_>>,
+    ) -> Vec<SecondLatency> {
+        let mut out: Vec<SecondLatency> = per_second
+            .iter()
+            .map(|&requests| SecondLatency {
+                requests,
+                ..SecondLatency::default()
+            })
+            .collect();
+        let mut all = new_histogram();
+        let mut current = None;
+        let mut lines: HashMap<(usize, View, usize), Vec<(u64, u64)>> = HashMap::new();
+        intervals::merge(loops, |sec, view, op, h| {
+            if current != Some(sec) {
+                summarise(current, &all, &mut out);
+                all.reset();
+                current = Some(sec);
+            }
+            if view == View::Latency {
+                all.add(h).expect("same bounds");
+            }
+            if log.is_some() {
+                lines.insert((sec, view, op), buckets(h));
+            }
+        });
+        summarise(current, &all, &mut out);
+        if let Some(log) = log {
+            self.log(log, lines);
+        }
+        out
+    }
+
+    /// Every second of the window, for each active operation and view, as
+    /// a line of `log`: seconds without replies as empty intervals, so a
+    /// stall shows as a gap in the counts, not as missing lines.
+    fn log(&self, to: LogTo<'_>, mut lines: HashMap<(usize, View, usize), Vec<(u64, u64)>>) {
+        let views: &[View] = if self.open {
+            &[View::Latency, View::Service]
+        } else {
+            &[View::Latency]
+        };
+        for sec in 0..self.duration_s.ceil() as usize {
+            let from = Duration::from_secs(sec as u64);
+            let length = Duration::from_secs_f64((self.duration_s - sec as f64).clamp(0.0, 1.0));
+            let start = (self.span.start + from).saturating_duration_since(to.origin);
+            for &view in views {
+                for op in (0..self.ops.len()).filter(|&o| self.active[o]) {
+                    let tag = match view {
+                        View::Latency => self.ops[op].to_string(),
+                        View::Service => format!("{}.service", self.ops[op]),
+                    };
+                    let b = lines.remove(&(sec, view, op)).unwrap_or_default();
+                    to.log.push(start, length, tag, b);
+                }
+            }
+        }
+    }
+}
+
+/// Second `sec`'s latency percentiles, from `h`, into `out`.
+fn summarise(sec: Option<usize>, h: &Histogram<u64>, out: &mut Vec<SecondLatency>) {
+    let Some(sec) = sec else { return };
+    if out.len() <= sec {
+        out.resize(sec + 1, SecondLatency::default());
+    }
+    let p = Percentiles::of(h);
+    let s = &mut out[sec];
+    (s.p50, s.p99, s.max) = (Some(p.p50), Some(p.p99), Some(p.max));
 }

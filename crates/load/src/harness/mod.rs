@@ -1,33 +1,41 @@
 //! The one load harness every protocol runs on. It owns the run: the
 //! environment, the clients on the event-loop driver, the load model
-//! (when each request goes out), the window, the recorders and checks
-//! merged at the end, the client's CPU, and the report. A protocol
-//! supplies only what is its own ([`Protocol`]): its settings, its setup
-//! before the window (state to check against), its clients
-//! ([`Exchange`]: what to send and what each reply must be), and its
-//! final checks and typed results.
+//! (when each request goes out: closed loop, or open loop on a schedule),
+//! the warm-up and the window, the recorders and checks merged at the
+//! end, the client's CPU, the report — and runs made of several (a
+//! capacity search, a scan of rates). A protocol supplies only what is
+//! its own ([`Protocol`]): its settings, its setup before the window
+//! (state to check against), its clients ([`Exchange`]: what to send and
+//! what each reply must be), and its final checks and typed results.
 
 mod exchange;
 mod gather;
 mod pace;
+pub mod rates;
 mod runner;
+mod schedule;
+pub mod search;
+pub mod target;
 
 pub use exchange::{Exchange, Received};
 pub use gather::Measured;
 pub use pace::Pacing;
 pub use runner::ErrorLog;
+pub use schedule::Arrivals;
+pub use search::{execute, Execution, Mode, Outcome};
 
 use crate::checks::Checks;
 use crate::driver::{self, Slot};
 use crate::env::Environment;
-use crate::record::Recorder;
+use crate::intervals::IntervalLog;
+use crate::record::{Recorder, Span};
 use crate::report::{ClientCpu, LoadReport, ProtocolResults, SCHEMA};
 use crate::{LoadError, Progress};
 use runner::Runner;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// One protocol's load: everything the harness cannot know.
 pub trait Protocol: Serialize + Sync {
@@ -60,6 +68,17 @@ pub trait Protocol: Serialize + Sync {
         shared: &'a Self::Shared,
         done: Finish<'_, Self::Exchange<'a>>,
     ) -> ProtocolResults;
+
+    /// These settings for a run the harness times itself (each step of a
+    /// capacity search or a scan), where the load would otherwise stop on
+    /// a count of its own (kv's sessions). None, the default: nothing to
+    /// lift.
+    fn timed(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// How a run is bounded and how its clients use connections.
@@ -74,17 +93,22 @@ pub struct Plan {
     /// How this load uses connections, said after the load model
     /// ("keep-alive"), if worth saying.
     pub model_note: Option<&'static str>,
+    /// Seeds an open loop's Poisson gaps (the load's `--seed`).
+    pub seed: u64,
 }
 
 /// When a run ends, and what its measured window is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Window {
     /// Replies count when they arrive within this long of the start
-    /// (taken once every persistent connection is open); nothing is sent
-    /// after it, and replies still in flight are collected, not counted.
+    /// (taken once every persistent connection is open) and the warm-up
+    /// ([`Pacing::warmup_s`]) after it; nothing is sent after it, and
+    /// replies still in flight are collected, not counted. Replies in the
+    /// warm-up are checked, not counted.
     Duration(Duration),
     /// This many requests in all, over every client; every reply counts
-    /// and the window runs to the last one.
+    /// and the window runs to the last one (no warm-up: a count is a
+    /// count).
     Requests(u64),
     /// Until every client has done its own work (kv's sessions); every
     /// reply counts and the window runs to the last one.
@@ -134,10 +158,27 @@ pub struct Finish<'r, E> {
     pub errors: &'r mut Vec<String>,
 }
 
-/// Run `p`'s load and gather its report.
+/// Run `p`'s load once, as its plan says, and gather its report.
 pub fn run<P: Protocol>(p: &P, progress: &Progress) -> Result<LoadReport, LoadError> {
+    let outcome = execute(p, &Execution::default(), progress, &mut |_| {})?;
+    Ok(outcome.report)
+}
+
+/// Where a run's per-second histograms go, when an HDR log is kept: its
+/// interval timestamps count from `origin` (the log's base).
+pub struct LogTo<'a> {
+    pub log: &'a mut IntervalLog,
+    pub origin: Instant,
+}
+
+/// One run of `p` under `plan` (a protocol's own, or a search step's).
+pub(crate) fn once<P: Protocol>(
+    p: &P,
+    plan: &Plan,
+    progress: &Progress,
+    log: Option<LogTo<'_>>,
+) -> Result<LoadReport, LoadError> {
     let environment = Environment::capture();
-    let plan = p.plan();
     let mut errors = Vec::new();
     let shared = p.setup(&mut errors)?;
     let exchanges = if errors.is_empty() {
@@ -145,8 +186,8 @@ pub fn run<P: Protocol>(p: &P, progress: &Progress) -> Result<LoadReport, LoadEr
     } else {
         Vec::new()
     };
-    let run = drive(&plan, P::OPS.len(), exchanges, progress)?;
-    let gathered = gather::gather(run, P::OPS, plan.verify, plan.window, &mut errors);
+    let run = drive(plan, P::OPS.len(), exchanges, progress)?;
+    let gathered = gather::gather(run, P::OPS, plan, &mut errors, log);
     let mut checks = gathered.checks;
     let protocol = p.finish(
         &shared,
@@ -174,6 +215,8 @@ pub fn run<P: Protocol>(p: &P, progress: &Progress) -> Result<LoadReport, LoadEr
         config: serde_json::to_value(p).expect("a configuration serializes"),
         environment,
         results,
+        search: None,
+        scan: None,
     })
 }
 
@@ -186,13 +229,34 @@ impl Plan {
             None => model.into(),
         }
     }
+
+    /// The measured window of a run that starts at `start`: after the
+    /// warm-up, for as long as the window says (a count: until the end).
+    pub fn span(&self, start: Instant) -> Span {
+        match self.window {
+            Window::Duration(d) => {
+                let open = start + self.pacing.warmup();
+                Span {
+                    start: open,
+                    end: Some(open + d),
+                }
+            }
+            Window::Requests(_) | Window::Work => Span { start, end: None },
+        }
+    }
 }
 
 /// The clients after a run, in the order given, with the run's timing.
 pub struct Run<E> {
     pub clients: Vec<Ran<E>>,
-    /// When the window opened.
+    /// Each event loop's recorder.
+    pub recorders: Vec<Recorder>,
+    /// When the run started (every persistent connection open), by the
+    /// monotonic clock and the wall clock.
     pub start: Instant,
+    pub started: SystemTime,
+    /// The measured window (after the warm-up).
+    pub span: Span,
     /// From the start until the last client finished.
     pub wall: Duration,
     pub client_cpu: ClientCpu,
@@ -201,11 +265,16 @@ pub struct Run<E> {
 /// One client after the run.
 pub struct Ran<E> {
     pub exchange: E,
-    pub rec: Recorder,
+    /// Requests it sent that were meant for the window (closed loop: that
+    /// it sent in the window).
+    pub sent: u64,
+    /// Replies it had recorded, in all and per second of the window.
+    pub total: u64,
+    pub per_second: Vec<u64>,
     pub checks: Checks,
     pub errors: ErrorLog,
-    /// From the start until it stopped sending (the window closed) or
-    /// finished its work.
+    /// From the window's start until it stopped sending (the window
+    /// closed) or finished its work.
     pub runtime: Duration,
     pub last_reply: Option<Instant>,
 }
@@ -224,9 +293,11 @@ pub fn drive<E: Exchange + Send>(
         _ => None,
     };
     let start = Instant::now();
+    let clients = exchanges.len();
     let runners = exchanges
         .into_iter()
-        .map(|e| Runner::new(e, plan, budget.as_ref(), ops, start));
+        .enumerate()
+        .map(|(k, e)| Runner::new(e, plan, budget.as_ref(), (k, clients), start));
     let mut slots = if plan.connections == Connections::Persistent {
         runners
             .map(|r| open(plan, r, start))
@@ -234,19 +305,21 @@ pub fn drive<E: Exchange + Send>(
     } else {
         runners.map(Slot::new).collect()
     };
-    // Connecting took time: the window starts now, for every client.
-    let start = Instant::now();
+    // Connecting took time: the run starts now, for every client.
+    let (start, started) = (Instant::now(), SystemTime::now());
     for s in &mut slots {
         s.client.restart(start);
     }
+    let span = plan.span(start);
     let opts = driver::Options {
         addr: plan.addr,
         connect_timeout: plan.timeouts.connect,
         reply_timeout: plan.timeouts.reply,
-        deadline: plan.window.duration().map(|d| start + d),
+        deadline: span.end,
         drain_timeout: plan.timeouts.drain,
     };
-    let driven = driver::drive(slots, &opts, progress);
+    let open = plan.pacing.is_open();
+    let driven = driver::drive(slots, &opts, progress, &|| Recorder::new(ops, span, open));
     let wall = start.elapsed();
     let client_cpu = ClientCpu::measure(
         driven.cpu,
@@ -258,12 +331,14 @@ pub fn drive<E: Exchange + Send>(
         .slots
         .into_iter()
         .map(|s| {
-            let until = s.stopped_at.or(s.finished_at);
+            let until = s.stopped_at.or(s.finished_at).unwrap_or(start + wall);
             let r = s.client;
             Ran {
-                runtime: until.map_or(wall, |t| t.saturating_duration_since(start)),
+                runtime: until.saturating_duration_since(span.start),
                 exchange: r.exchange,
-                rec: r.rec,
+                sent: r.sent,
+                total: r.total,
+                per_second: r.per_second,
                 checks: r.checks,
                 errors: r.errors,
                 last_reply: r.last_reply,
@@ -272,7 +347,10 @@ pub fn drive<E: Exchange + Send>(
         .collect();
     Ok(Run {
         clients,
+        recorders: driven.sinks,
         start,
+        started,
+        span,
         wall,
         client_cpu,
     })

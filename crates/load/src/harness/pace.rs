@@ -1,9 +1,13 @@
 //! When a client's requests may go out: the load model. Closed loop, a
 //! connection sends as soon as it has room (up to `pipeline` requests in
 //! flight); throttled, it also waits for its slot, one every 1/throttle s
-//! from the start. The same for every protocol: a protocol says what to
-//! send, never when.
+//! from the start. Open loop, every request has an intended send time
+//! from a schedule at the run's total rate ([`super::schedule`]): it goes
+//! then, or as soon as its connection has room, and its latency counts
+//! from the intended time. The same for every protocol: a protocol says
+//! what to send, never when.
 
+use super::schedule::{Arrivals, Schedule};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -15,6 +19,13 @@ pub struct Pacing {
     pub pipeline: usize,
     /// Requests per second per connection; 0: as fast as replies come.
     pub throttle: f64,
+    /// Open loop: requests per second over all connections, each with an
+    /// intended send time. None: closed loop.
+    pub rate: Option<f64>,
+    /// How an open loop's intended send times are spaced.
+    pub arrivals: Arrivals,
+    /// Seconds at the start of a timed run whose replies are not recorded.
+    pub warmup_s: f64,
 }
 
 impl Default for Pacing {
@@ -22,6 +33,9 @@ impl Default for Pacing {
         Pacing {
             pipeline: 1,
             throttle: 0.0,
+            rate: None,
+            arrivals: Arrivals::Constant,
+            warmup_s: 0.0,
         }
     }
 }
@@ -29,47 +43,105 @@ impl Default for Pacing {
 impl Pacing {
     /// The load model as results name it.
     pub fn model(&self) -> &'static str {
-        if self.throttle > 0.0 {
-            "closed-loop, throttled"
-        } else {
-            "closed-loop"
+        match (self.rate, self.arrivals) {
+            (Some(_), Arrivals::Constant) => "open-loop, constant",
+            (Some(_), Arrivals::Poisson) => "open-loop, poisson",
+            (None, _) if self.throttle > 0.0 => "closed-loop, throttled",
+            (None, _) => "closed-loop",
         }
+    }
+
+    /// Whether requests follow a schedule (and have a latency from it).
+    pub fn is_open(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    pub fn warmup(&self) -> Duration {
+        Duration::from_secs_f64(self.warmup_s.max(0.0))
     }
 }
 
 /// One client's pacing at run time.
 #[derive(Debug, Clone)]
-pub(crate) struct Pacer {
-    /// One request per `interval`, counted from `start`; None: no slots.
-    interval: Option<Duration>,
-    start: Instant,
-    issued: u32,
+pub(crate) enum Pacer {
+    /// Closed loop: as soon as there is room.
+    Free,
+    /// Closed loop, throttled: one slot every `interval` from `start`.
+    Slots {
+        interval: Duration,
+        start: Instant,
+        issued: u32,
+    },
+    /// Open loop.
+    Open(Schedule),
 }
 
 impl Pacer {
-    pub(crate) fn new(pacing: &Pacing, start: Instant) -> Self {
-        Pacer {
-            interval: (pacing.throttle > 0.0)
-                .then(|| Duration::from_secs_f64(1.0 / pacing.throttle)),
-            start,
-            issued: 0,
+    /// Client `index` of `clients`, from `start`.
+    pub(crate) fn new(
+        pacing: &Pacing,
+        index: usize,
+        clients: usize,
+        seed: u64,
+        start: Instant,
+    ) -> Self {
+        match pacing.rate {
+            Some(rate) => Pacer::Open(Schedule::new(
+                pacing.arrivals,
+                rate,
+                index,
+                clients,
+                seed,
+                start,
+            )),
+            None if pacing.throttle > 0.0 => Pacer::Slots {
+                interval: Duration::from_secs_f64(1.0 / pacing.throttle),
+                start,
+                issued: 0,
+            },
+            None => Pacer::Free,
         }
     }
 
-    /// Slots count from `start` (set once every connection is open).
-    pub(crate) fn restart(&mut self, start: Instant) {
-        self.start = start;
-        self.issued = 0;
+    /// Slots and schedules count from `start` (set once every connection
+    /// is open).
+    pub(crate) fn restart(&mut self, at: Instant) {
+        match self {
+            Pacer::Free => {}
+            Pacer::Slots { start, issued, .. } => {
+                *start = at;
+                *issued = 0;
+            }
+            Pacer::Open(s) => s.restart(at),
+        }
     }
 
-    /// When the next request may go, if not as soon as there is room.
+    /// When the next request may go (open loop: is meant to go), if not
+    /// as soon as there is room.
     pub(crate) fn due(&self) -> Option<Instant> {
-        self.interval.map(|iv| self.start + iv * self.issued)
+        match self {
+            Pacer::Free => None,
+            Pacer::Slots {
+                interval,
+                start,
+                issued,
+            } => Some(*start + *interval * *issued),
+            Pacer::Open(s) => Some(s.due()),
+        }
     }
 
     /// A request went out.
     pub(crate) fn issued(&mut self) {
-        self.issued = self.issued.saturating_add(1);
+        match self {
+            Pacer::Free => {}
+            Pacer::Slots { issued, .. } => *issued = issued.saturating_add(1),
+            Pacer::Open(s) => s.advance(),
+        }
+    }
+
+    /// Latency counts from the intended send time.
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self, Pacer::Open(_))
     }
 }
 
@@ -80,15 +152,13 @@ mod tests {
     #[test]
     fn throttle_slots_count_from_the_start() {
         let t0 = Instant::now();
-        let free = Pacer::new(&Pacing::default(), t0);
+        let free = Pacer::new(&Pacing::default(), 0, 1, 1, t0);
         assert_eq!(free.due(), None);
-        let mut p = Pacer::new(
-            &Pacing {
-                pipeline: 1,
-                throttle: 100.0,
-            },
-            t0,
-        );
+        let throttled = Pacing {
+            throttle: 100.0,
+            ..Pacing::default()
+        };
+        let mut p = Pacer::new(&throttled, 0, 1, 1, t0);
         assert_eq!(p.due(), Some(t0));
         p.issued();
         p.issued();
@@ -96,5 +166,20 @@ mod tests {
         let t1 = t0 + Duration::from_secs(1);
         p.restart(t1);
         assert_eq!(p.due(), Some(t1));
+    }
+
+    #[test]
+    fn the_model_is_named_by_rate_arrivals_and_throttle() {
+        let mut p = Pacing::default();
+        assert_eq!(p.model(), "closed-loop");
+        p.throttle = 5.0;
+        assert_eq!(p.model(), "closed-loop, throttled");
+        p.throttle = 0.0;
+        p.rate = Some(1000.0);
+        assert_eq!(p.model(), "open-loop, constant");
+        p.arrivals = Arrivals::Poisson;
+        assert_eq!(p.model(), "open-loop, poisson");
+        let open = Pacer::new(&p, 0, 2, 1, Instant::now());
+        assert!(open.is_open() && open.due().is_some());
     }
 }

@@ -1,15 +1,17 @@
 //! One client on the driver: a protocol's [`Exchange`] with everything
-//! the harness adds to it — when requests may go (pipeline depth, pacing,
-//! the run's request budget), how many a connection carries, the requests
-//! in flight with their start times, the recorder, the client's checks
-//! and its errors.
+//! the harness adds to it — when requests may go (pipeline depth, pacing
+//! or the open loop's schedule, the run's request budget), how many a
+//! connection carries, the requests in flight with their clocks (intended
+//! send time, when their connection had room, actual send), recording
+//! into its loop's recorder, its own per-second counts, its checks and
+//! its errors.
 
 use super::exchange::{Exchange, Received};
 use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
 use crate::driver::{Client, Failure};
-use crate::record::Recorder;
+use crate::record::{Recorder, Span, Timing};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -33,11 +35,11 @@ impl ErrorLog {
     }
 }
 
-/// A request in flight: its operation, when its clock started, and what
-/// its reply must be.
+/// A request in flight: its operation, its clocks, and what its reply
+/// must be.
 struct InFlight<S> {
     op: usize,
-    from: Instant,
+    timing: Timing,
     sent: S,
 }
 
@@ -49,9 +51,19 @@ pub(crate) struct Runner<'r, E: Exchange> {
     budget: Option<&'r AtomicU64>,
     inflight: VecDeque<InFlight<E::Sent>>,
     pacer: Pacer,
-    /// When a throttled client that is waiting for its slot wants to send.
+    /// When a paced client that is waiting for its slot (or its next
+    /// request's intended time) wants to send.
     due: Option<Instant>,
-    pub(crate) rec: Recorder,
+    /// The measured window.
+    span: Span,
+    /// Requests sent that were meant for the window.
+    pub(crate) sent: u64,
+    /// Replies recorded, in all and per second of the window.
+    pub(crate) total: u64,
+    pub(crate) per_second: Vec<u64>,
+    /// Since when the connection has had room for another request (a
+    /// request due earlier waited for the server, not for the client).
+    room_at: Instant,
     pub(crate) checks: Checks,
     pub(crate) errors: ErrorLog,
     pub(crate) last_reply: Option<Instant>,
@@ -70,11 +82,12 @@ pub(crate) struct Runner<'r, E: Exchange> {
 }
 
 impl<'r, E: Exchange> Runner<'r, E> {
+    /// Client `index` of `clients`.
     pub(crate) fn new(
         exchange: E,
         plan: &'r Plan,
         budget: Option<&'r AtomicU64>,
-        ops: usize,
+        (index, clients): (usize, usize),
         start: Instant,
     ) -> Self {
         Runner {
@@ -82,9 +95,13 @@ impl<'r, E: Exchange> Runner<'r, E> {
             plan,
             budget,
             inflight: VecDeque::with_capacity(plan.pacing.pipeline.max(1)),
-            pacer: Pacer::new(&plan.pacing, start),
+            pacer: Pacer::new(&plan.pacing, index, clients, plan.seed, start),
             due: None,
-            rec: Recorder::new(ops, start, plan.window.duration()),
+            span: plan.span(start),
+            sent: 0,
+            total: 0,
+            per_second: Vec::new(),
+            room_at: start,
             checks: Checks::new(plan.verify),
             errors: ErrorLog::default(),
             last_reply: None,
@@ -96,10 +113,38 @@ impl<'r, E: Exchange> Runner<'r, E> {
         }
     }
 
-    /// Count the window from `start` (set once every connection is open).
+    /// Count the run from `start` (set once every connection is open).
     pub(crate) fn restart(&mut self, start: Instant) {
-        self.rec = Recorder::new(self.rec.ops.len(), start, self.plan.window.duration());
+        self.span = self.plan.span(start);
         self.pacer.restart(start);
+        self.room_at = start;
+    }
+
+    /// The clocks of a request that goes out at `at` (its connection begun
+    /// then, if it has one of its own), due at `due` if paced.
+    fn timing(&self, due: Option<Instant>, at: Instant) -> Timing {
+        match due {
+            Some(intended) if self.pacer.is_open() => Timing {
+                intended,
+                ready: self.room_at.max(intended),
+                sent: at,
+            },
+            _ => Timing {
+                intended: at,
+                ready: at,
+                sent: at,
+            },
+        }
+    }
+
+    /// Count a recorded reply among this client's own figures.
+    fn counted(&mut self, now: Instant) {
+        let sec = self.span.second(now);
+        if self.per_second.len() <= sec {
+            self.per_second.resize(sec + 1, 0);
+        }
+        self.per_second[sec] += 1;
+        self.total += 1;
     }
 
     /// Claim the right to send one more request.
@@ -139,6 +184,8 @@ impl<'r, E: Exchange> Runner<'r, E> {
 }
 
 impl<E: Exchange> Client for Runner<'_, E> {
+    type Sink = Recorder;
+
     fn connect(&mut self, now: Instant) -> bool {
         if self.exhausted {
             return false;
@@ -165,7 +212,8 @@ impl<E: Exchange> Client for Runner<'_, E> {
         let mut n = 0;
         self.due = None;
         while self.inflight.len() < self.plan.pacing.pipeline && !self.ended && !self.spent() {
-            if let Some(due) = self.pacer.due().filter(|&d| d > now) {
+            let due = self.pacer.due();
+            if let Some(due) = due.filter(|&d| d > now) {
                 self.due = Some(due);
                 break;
             }
@@ -177,8 +225,11 @@ impl<E: Exchange> Client for Runner<'_, E> {
                 self.unclaim();
                 break;
             };
-            let from = self.opened_at.take().unwrap_or(now);
-            self.inflight.push_back(InFlight { op, from, sent });
+            let at = self.opened_at.take().unwrap_or(now);
+            let timing = self.timing(due, at);
+            // Meant for the window (a warm-up's backlog sent late is not).
+            self.sent += u64::from(self.span.contains(timing.intended));
+            self.inflight.push_back(InFlight { op, timing, sent });
             self.pacer.issued();
             self.sent_here += 1;
             n += 1;
@@ -186,13 +237,18 @@ impl<E: Exchange> Client for Runner<'_, E> {
         n
     }
 
-    fn take(&mut self, input: &[u8], now: Instant) -> Result<Option<usize>, String> {
+    fn take(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        rec: &mut Recorder,
+    ) -> Result<Option<usize>, String> {
         let Some(front) = self.inflight.front() else {
             return Err("a reply to no request: the server answered more than it was asked".into());
         };
         let rx = Received {
             at: now,
-            counted: self.rec.in_window(now),
+            counted: self.span.contains(now),
         };
         let Some(len) = self
             .exchange
@@ -200,8 +256,14 @@ impl<E: Exchange> Client for Runner<'_, E> {
         else {
             return Ok(None);
         };
+        let full = self.inflight.len() >= self.plan.pacing.pipeline;
         let done = self.inflight.pop_front().expect("a request in flight");
-        self.rec.record(done.op, done.from, now);
+        if full || self.spent() {
+            self.room_at = now;
+        }
+        if rec.record(done.op, &done.timing, now) {
+            self.counted(now);
+        }
         self.last_reply = Some(now);
         Ok(Some(len))
     }
@@ -214,7 +276,7 @@ impl<E: Exchange> Client for Runner<'_, E> {
         self.inflight.is_empty() && (self.ended || self.spent())
     }
 
-    fn failed(&mut self, failure: Failure, _now: Instant) {
+    fn failed(&mut self, failure: Failure, now: Instant) {
         let unanswered = self.inflight.front().map(|f| &f.sent);
         let what = self.exchange.failed(&failure, unanswered);
         self.errors.push(what);
@@ -224,6 +286,7 @@ impl<E: Exchange> Client for Runner<'_, E> {
         self.inflight.clear();
         self.ticket = false;
         self.opened_at = None;
+        self.room_at = now;
     }
 
     fn next_due(&self) -> Option<Instant> {

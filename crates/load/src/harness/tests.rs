@@ -18,6 +18,12 @@ struct Server {
 }
 
 fn server(delay: Duration) -> Server {
+    stalling(delay, usize::MAX, Duration::ZERO)
+}
+
+/// As [`server`], but the `at`-th line of the first connection (from 0)
+/// is answered only after `stall`.
+fn stalling(delay: Duration, at: usize, stall: Duration) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
@@ -26,17 +32,19 @@ fn server(delay: Duration) -> Server {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };
-            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let first = c.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0;
             let d = d.clone();
             std::thread::spawn(move || {
                 let mut w = stream.try_clone().unwrap();
                 let mut r = BufReader::new(stream);
                 let mut line = String::new();
+                let mut n = 0;
                 while r.read_line(&mut line).unwrap_or(0) > 0 {
                     // Lines already buffered were sent before this reply.
                     let waiting = 1 + r.buffer().iter().filter(|&&b| b == b'\n').count();
                     d.fetch_max(waiting, std::sync::atomic::Ordering::Relaxed);
-                    std::thread::sleep(delay);
+                    std::thread::sleep(if first && n == at { stall } else { delay });
+                    n += 1;
                     if w.write_all(b"pong\n").is_err() {
                         return;
                     }
@@ -113,6 +121,7 @@ fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
             drain: Some(Duration::from_secs(10)),
         },
         model_note: None,
+        seed: 1,
     }
 }
 
@@ -127,7 +136,7 @@ fn pings(n: usize) -> Vec<Ping> {
 
 fn total(run: &Run<Ping>) -> (u64, u64) {
     let sent = run.clients.iter().map(|c| c.exchange.sent).sum();
-    let counted = run.clients.iter().map(|c| c.rec.total()).sum();
+    let counted = run.clients.iter().map(|c| c.total).sum();
     (sent, counted)
 }
 
@@ -212,7 +221,7 @@ fn a_timed_window_counts_replies_within_it_and_says_what_failed() {
         counted > 0 && counted <= sent,
         "{sent} sent, {counted} counted"
     );
-    let late: u64 = run.clients.iter().map(|c| c.rec.late).sum();
+    let late: u64 = run.recorders.iter().map(|r| r.late).sum();
     assert_eq!(
         counted + late,
         sent,
@@ -256,9 +265,113 @@ fn a_paced_request_with_its_own_connection_opens_it_when_due() {
     assert_eq!(total(&run), (4, 4));
     assert_eq!(s.connections.load(std::sync::atomic::Ordering::Relaxed), 4);
     // Opened early, all but the first would wait almost a whole slot.
-    let median = run.clients[0].rec.ops[0].latency_ns.value_at_quantile(0.5);
+    let median = run.recorders[0].ops[0].latency_ns.value_at_quantile(0.5);
     assert!(
         median < 125_000_000,
         "median latency {median} ns holds the wait for a slot"
     );
+}
+
+fn open_loop(addr: SocketAddr, rate: f64, window: Duration) -> Plan {
+    let mut p = plan(addr, Window::Duration(window), Connections::Persistent);
+    p.pacing.rate = Some(rate);
+    p
+}
+
+/// Every recorder merged.
+fn merged(run: &Run<Ping>) -> Recorder {
+    let mut all = Recorder::new(1, run.span, true);
+    for r in &run.recorders {
+        all.merge(r);
+    }
+    all
+}
+
+fn ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / 1e6
+}
+
+#[test]
+fn an_open_loop_sends_at_its_rate_from_its_schedule() {
+    let s = server(Duration::ZERO);
+    let p = open_loop(s.addr, 400.0, Duration::from_millis(1500));
+    let run = drive(&p, 1, pings(4), &Progress::default()).unwrap();
+    let (sent, counted) = total(&run);
+    // 400/s for 1.5 s: 600 requests in the window, 150 per client (a
+    // client that fell behind catches up; a few may be in flight at the
+    // end on a busy machine).
+    assert!((585..=606).contains(&counted), "{counted} of {sent} sent");
+    for c in &run.clients {
+        assert!((145..=152).contains(&c.total), "{}", c.total);
+    }
+    let all = merged(&run);
+    let op = &all.ops[0];
+    assert!(op.service_ns.is_some());
+    // A fast server: latency counts from each request's own intended
+    // time (not, say, from the start), so the median stays small.
+    assert!(
+        ms(&op.latency_ns, 0.5) < 200.0,
+        "{}",
+        ms(&op.latency_ns, 0.5)
+    );
+}
+
+#[test]
+fn a_stall_shows_in_the_latency_from_the_schedule_not_in_the_service_time() {
+    // 200 requests/s on one connection for 2 s; the 100th waits a second,
+    // and the 200 meant for that second wait behind it.
+    let s = stalling(Duration::ZERO, 100, Duration::from_secs(1));
+    let p = open_loop(s.addr, 200.0, Duration::from_secs(2));
+    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let all = merged(&run);
+    let op = &all.ops[0];
+    let service = op.service_ns.as_ref().unwrap();
+    assert!(
+        ms(&op.latency_ns, 1.0) >= 900.0,
+        "max {}",
+        ms(&op.latency_ns, 1.0)
+    );
+    assert!(
+        ms(&op.latency_ns, 0.99) >= 600.0,
+        "p99 {}",
+        ms(&op.latency_ns, 0.99)
+    );
+    assert!(
+        ms(service, 0.99) < 300.0,
+        "service p99 {}",
+        ms(service, 0.99)
+    );
+    assert!(all.lag.late >= 100, "{:?}", all.lag);
+    // Closed loop, the same stall costs one request.
+    let s = stalling(Duration::from_millis(5), 100, Duration::from_secs(1));
+    let window = Window::Duration(Duration::from_secs(2));
+    let p = plan(s.addr, window, Connections::Persistent);
+    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let h = &merged(&run).ops[0].latency_ns;
+    assert!(ms(h, 1.0) >= 900.0, "closed max {}", ms(h, 1.0));
+    assert!(ms(h, 0.99) < 300.0, "closed p99 {}", ms(h, 0.99));
+}
+
+#[test]
+fn a_warm_up_is_run_but_not_recorded() {
+    let s = server(Duration::from_millis(1));
+    let mut p = plan(
+        s.addr,
+        Window::Duration(Duration::from_millis(300)),
+        Connections::Persistent,
+    );
+    p.pacing.warmup_s = 0.3;
+    let t0 = Instant::now();
+    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(600));
+    let (sent, counted) = total(&run);
+    let late = merged(&run).late;
+    assert!(
+        counted > 0 && sent > counted + late + 20,
+        "{sent} sent, {counted} counted"
+    );
+    // The window (and the client's figures) start after the warm-up.
+    assert_eq!(run.span.start - run.start, Duration::from_millis(300));
+    assert!(run.clients[0].runtime < Duration::from_millis(400));
+    assert_eq!(run.clients[0].per_second.len(), 1);
 }

@@ -115,6 +115,7 @@ impl harness::Protocol for KvLoad {
             verify: self.verify,
             timeouts: KvLoad::timeouts(),
             model_note: Some("sessions"),
+            seed: self.seed,
         }
     }
 
@@ -178,5 +179,13 @@ impl harness::Protocol for KvLoad {
             }),
         }
         .into()
+    }
+
+    /// A search or scan times each step: sessions without end.
+    fn timed(&self) -> Option<Self> {
+        Some(KvLoad {
+            sessions: usize::MAX,
+            ..self.clone()
+        })
     }
 }

@@ -24,6 +24,7 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
         verify: false,
         timeouts: KvLoad::timeouts(),
         model_note: None,
+        seed: cfg.seed,
     };
     let next = AtomicUsize::new(0);
     let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))

@@ -1,29 +1,42 @@
 //! The default, human output: totals, rates and latency percentiles per
-//! operation, errors, verification, and the client's own CPU use.
+//! operation (open loop: from the intended send time, then from the
+//! actual send, and how well the schedule was kept), errors,
+//! verification, and the client's own CPU use.
 
-use crate::report::LoadReport;
+use crate::report::{LoadReport, OpSummary, Percentiles, Results, ScheduleReport};
 use std::fmt::Write;
 
 pub fn render(report: &LoadReport) -> String {
     let r = &report.results;
-    let mut out = String::new();
+    let mut out = super::steps::render(report);
+    if report.search.is_some() {
+        out.push_str("\nthe step at the capacity (or the last step run):\n");
+    } else if report.scan.is_some() {
+        out.push_str("\nthe last step:\n");
+    }
     let _ = writeln!(
         out,
         "{} load: {} requests in {:.2} s = {:.1} req/s ({})",
         report.protocol, r.requests, r.duration_s, r.throughput_rps, report.load_model
     );
-    let _ = writeln!(
-        out,
-        "  {:<8} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>10}",
-        "op", "count", "rate/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"
-    );
-    for op in r.operations.iter().filter(|o| o.count > 0) {
-        let l = &op.latency_us;
-        let _ = writeln!(
-            out,
-            "  {:<8} {:>10} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
-            op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
-        );
+    match (r.requested_rps, &r.schedule) {
+        (Some(rate), Some(s)) => {
+            let _ = writeln!(
+                out,
+                "  requested {rate:.1} req/s ({} arrivals): {:.1} sent, {:.1}% of it answered",
+                s.arrivals,
+                s.sent_rps,
+                s.achieved_share * 100.0
+            );
+            out.push_str(
+                "  latency, from each request's intended send time (the figure to quote):\n",
+            );
+            latency_table(&mut out, r, |o| Some(&o.latency_us));
+            out.push_str("  service time, from the actual send (what a closed loop measures):\n");
+            latency_table(&mut out, r, |o| o.service_us.as_ref());
+            schedule_lines(&mut out, s);
+        }
+        _ => latency_table(&mut out, r, |o| Some(&o.latency_us)),
     }
     // The protocol's own lines.
     for line in r.protocol.iter().flat_map(|p| p.text_lines()) {
@@ -42,6 +55,54 @@ pub fn render(report: &LoadReport) -> String {
             r.late_replies
         );
     }
+    errors_checks_and_cpu(&mut out, r);
+    out
+}
+
+/// One row per operation that completed anything: counts, rates, and the
+/// percentiles `view` picks.
+fn latency_table(out: &mut String, r: &Results, view: impl Fn(&OpSummary) -> Option<&Percentiles>) {
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "op", "count", "rate/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"
+    );
+    for op in r.operations.iter().filter(|o| o.count > 0) {
+        let Some(l) = view(op) else { continue };
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>10} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
+            op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
+        );
+    }
+}
+
+/// How late requests went, and whether the rate was kept up.
+fn schedule_lines(out: &mut String, s: &ScheduleReport) {
+    let late = ScheduleReport::late_ms();
+    let _ = writeln!(
+        out,
+        "  schedule: {} requests sent over {late} ms late, the largest lag {} \
+         (a request waits while its connection is busy); the client's own lag: {} over {late} ms, \
+         the largest {}",
+        s.late_requests,
+        super::micros(s.max_lag_us),
+        s.client_late_requests,
+        super::micros(s.client_max_lag_us)
+    );
+    if !s.kept_up {
+        let _ = writeln!(
+            out,
+            "  warning: could not keep up: {:.1}% of the requested rate was achieved \
+             (the server, or the client — see client CPU)",
+            s.achieved_share * 100.0
+        );
+    }
+}
+
+/// Errors, verification, and the client's CPU (with the warning when it
+/// may have set the pace).
+fn errors_checks_and_cpu(out: &mut String, r: &Results) {
     if r.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {
@@ -82,5 +143,4 @@ pub fn render(report: &LoadReport) -> String {
             c.utilization * 100.0
         );
     }
-    out
 }

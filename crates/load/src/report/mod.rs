@@ -1,19 +1,26 @@
 //! The result of a load run: what the JSON output holds (schema
-//! `serverlab-load/2`, documented in docs/load-json.md) and what the text
-//! and caps sinks print. Reading also accepts `serverlab-load/1` files
-//! ([`v1`]), so reports of old result directories still work.
+//! `serverlab-load/3`, documented in docs/load-json.md) and what the text
+//! and caps sinks print. Reading also accepts `serverlab-load/2` files
+//! (the same fields, less what open loops added) and `serverlab-load/1`
+//! files ([`v1`]), so reports of old result directories still work.
 
+mod open;
 mod protocols;
+mod steps;
 pub mod v1;
 
+pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
 pub use protocols::{ProtocolResults, TextLines};
+pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
 
 use crate::env::Environment;
 use crate::record::Recorder;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub const SCHEMA: &str = "serverlab-load/2";
+pub const SCHEMA: &str = "serverlab-load/3";
+/// The schema before open loops: read as the current one.
+pub const SCHEMA_V2: &str = "serverlab-load/2";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoadReport {
@@ -28,7 +35,15 @@ pub struct LoadReport {
     /// Every setting of the run, enough to repeat it.
     pub config: serde_json::Value,
     pub environment: Environment,
+    /// A capacity search's: the run at the capacity found (or the last
+    /// step run, when no rate passed).
     pub results: Results,
+    /// A capacity search (`--search`): every step and the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchReport>,
+    /// A scan of rates (`--scan`): every step; `results` is the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +53,9 @@ pub struct Results {
     /// Requests answered within the window.
     pub requests: u64,
     pub throughput_rps: f64,
+    /// Open loop: the rate asked for, over all connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_rps: Option<f64>,
     /// Clients the load ran at once, each with its connection: a closed
     /// loop's concurrency. 0 when unknown (a version-1 file that did not
     /// say).
@@ -45,6 +63,13 @@ pub struct Results {
     pub operations: Vec<OpSummary>,
     /// Requests answered in each second of the window, all clients.
     pub per_second: Vec<u64>,
+    /// Open loop: each second's replies and their latency (from the
+    /// intended send time), so a stall shows in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_second_latency_us: Option<Vec<SecondLatency>>,
+    /// Open loop: how well the schedule was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleReport>,
     pub threads: Vec<ThreadSummary>,
     /// Replies that arrived after the window: not counted (checked when
     /// verification is on).
@@ -65,7 +90,12 @@ pub struct OpSummary {
     pub name: String,
     pub count: u64,
     pub rate_rps: f64,
+    /// Open loop: from the intended send time (the figure to quote).
+    /// Closed loop: from the send.
     pub latency_us: Percentiles,
+    /// Open loop: from the actual send (what a closed loop would measure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us: Option<Percentiles>,
     /// The latency histogram: `[upper bound µs, count]` per non-empty bucket.
     pub histogram_us: Vec<(f64, u64)>,
 }
@@ -77,6 +107,9 @@ pub struct Percentiles {
     pub p90: f64,
     pub p99: f64,
     pub p99_9: f64,
+    /// Not in files before `serverlab-load/3` (read as 0).
+    #[serde(default)]
+    pub p99_99: f64,
     pub max: f64,
 }
 
@@ -92,6 +125,7 @@ impl Percentiles {
             p90: us(h.value_at_quantile(0.9)),
             p99: us(h.value_at_quantile(0.99)),
             p99_9: us(h.value_at_quantile(0.999)),
+            p99_99: us(h.value_at_quantile(0.9999)),
             max: us(h.max()),
         }
     }
@@ -175,6 +209,7 @@ pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSu
                 0.0
             },
             latency_us: Percentiles::of(&op.latency_ns),
+            service_us: op.service_ns.as_ref().map(Percentiles::of),
             histogram_us: op
                 .latency_ns
                 .iter_recorded()
@@ -189,7 +224,7 @@ pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSu
 pub enum SchemaError {
     #[error("no \"schema\": not a serverlab load result")]
     Missing,
-    #[error("unknown schema {0:?} (this serverlab reads {SCHEMA} and {v1})", v1 = v1::SCHEMA)]
+    #[error("unknown schema {0:?} (this serverlab reads {SCHEMA}, {SCHEMA_V2} and {v1})", v1 = v1::SCHEMA)]
     Unknown(String),
     #[error("results.{0} (the {0} load's own results) is missing or malformed: {1}")]
     ProtocolPart(String, String),
@@ -206,14 +241,19 @@ struct Current {
     config: serde_json::Value,
     environment: Environment,
     results: Results,
+    #[serde(default)]
+    search: Option<SearchReport>,
+    #[serde(default)]
+    scan: Option<ScanReport>,
 }
 
 impl LoadReport {
-    /// A result of either schema: the current one as written, a version-1
-    /// one as [`v1::upgrade`] reads it.
+    /// A result of any schema: the current one (or version 2, its fields
+    /// less open loops') as written, a version-1 one as [`v1::upgrade`]
+    /// reads it.
     pub fn from_value(value: serde_json::Value) -> Result<Self, SchemaError> {
         match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => Self::current(value),
+            Some(SCHEMA | SCHEMA_V2) => Self::current(value),
             Some(v1::SCHEMA) => v1::upgrade(value),
             Some(other) => Err(SchemaError::Unknown(other.into())),
             None => Err(SchemaError::Missing),
@@ -245,6 +285,8 @@ impl LoadReport {
                 protocol: Some(typed),
                 ..c.results
             },
+            search: c.search,
+            scan: c.scan,
         })
     }
 

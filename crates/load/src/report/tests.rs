@@ -20,9 +20,12 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             duration_s: 2.0,
             requests: 3,
             throughput_rps: 1.5,
+            requested_rps: None,
             concurrency: 2,
             operations: Vec::new(),
             per_second: vec![2, 1],
+            per_second_latency_us: None,
+            schedule: None,
             threads: Vec::new(),
             late_replies: 0,
             errors: Vec::new(),
@@ -30,6 +33,8 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
             protocol: Some(protocol),
         },
+        search: None,
+        scan: None,
     }
 }
 
@@ -94,7 +99,7 @@ fn typed_results_round_trip_through_json_under_their_name() {
         let written = report(p);
         let text = crate::output::json(&written);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["schema"], "serverlab-load/2");
+        assert_eq!(v["schema"], "serverlab-load/3");
         assert_eq!(v["results"]["concurrency"], 2);
         assert!(v["results"][name].is_object(), "{name}: {text}");
         assert!(v["results"].get("extra").is_none());
@@ -137,4 +142,34 @@ fn bad_files_are_refused_with_the_reason() {
     let mut v = good;
     v.as_object_mut().unwrap().remove("schema");
     assert!(refused(v).contains("not a serverlab load result"));
+}
+
+#[test]
+fn a_version_2_file_reads_as_the_current_schema() {
+    let mut written = report(every_protocol().remove(0));
+    written.results.operations = vec![OpSummary {
+        name: "POST".into(),
+        count: 3,
+        rate_rps: 1.5,
+        latency_us: Percentiles {
+            p99: 80.0,
+            p99_99: 95.0,
+            ..Percentiles::default()
+        },
+        service_us: None,
+        histogram_us: vec![(80.0, 3)],
+    }];
+    let mut v = serde_json::to_value(&written).unwrap();
+    v["schema"] = "serverlab-load/2".into();
+    // Version 2 had no p99.99 (nor any open-loop field).
+    v["results"]["operations"][0]["latency_us"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99_99");
+    let read = LoadReport::from_value(v).unwrap();
+    assert_eq!(read.schema, "serverlab-load/2");
+    let op = &read.results.operations[0];
+    assert_eq!((op.latency_us.p99, op.latency_us.p99_99), (80.0, 0.0));
+    assert_eq!(read.results.requested_rps, None);
+    assert!(read.search.is_none() && read.results.schedule.is_none());
 }

@@ -58,9 +58,12 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             duration_s: r.duration_s,
             requests: r.requests,
             throughput_rps: r.throughput_rps,
+            requested_rps: None,
             concurrency,
             operations: r.operations,
             per_second: r.per_second,
+            per_second_latency_us: None,
+            schedule: None,
             threads: r.threads,
             late_replies: r.late_replies,
             errors: r.errors,
@@ -68,6 +71,8 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             client_cpu: r.client_cpu,
             protocol,
         },
+        search: None,
+        scan: None,
     })
 }
 

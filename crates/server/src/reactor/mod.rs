@@ -30,8 +30,8 @@ mod tick;
 
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 
+use crate::accept::accept_all;
 use crate::drive::{drive, Mode, Parked};
-use crate::io::accept_all;
 use crate::session::Session;
 use crate::Ctx;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -80,6 +80,8 @@ pub(crate) struct Shared<S> {
     /// Requests a worker answers on one connection before requeueing it.
     budget: usize,
     closed: crossbeam_channel::Sender<usize>,
+    /// Connections evicted at the cap, to be run (and so closed).
+    evicted: crossbeam_channel::Sender<usize>,
     waker: Arc<Waker>,
     epoch: Instant,
 }
@@ -91,6 +93,10 @@ struct Loop<S: Service> {
     conns: HashMap<usize, Job<S>>,
     next_token: usize,
     closed: crossbeam_channel::Receiver<usize>,
+    evicted: crossbeam_channel::Receiver<usize>,
+    /// When to accept again without a readiness event: the backlog could
+    /// not be drained (see `accept.rs`).
+    accept_retry: Option<Instant>,
 }
 
 pub(crate) fn run<S: Service>(
@@ -105,10 +111,12 @@ pub(crate) fn run<S: Service>(
         let _ = w.wake();
     });
     let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
+    let (evicted_tx, evicted_rx) = crossbeam_channel::unbounded();
     let shared = Arc::new(Shared {
         ctx: ctx.clone(),
         budget: pool.budget(),
         closed: closed_tx,
+        evicted: evicted_tx,
         waker,
         epoch: Instant::now(),
     });
@@ -120,6 +128,8 @@ pub(crate) fn run<S: Service>(
         conns: HashMap::new(),
         next_token: 2,
         closed: closed_rx,
+        evicted: evicted_rx,
+        accept_retry: None,
     };
     if let Some(listener) = l.listener.as_mut() {
         l.poll
@@ -145,9 +155,10 @@ impl<S: Service> Loop<S> {
         let mut stopping: Option<Instant> = None;
         let mut ticker = Ticker::new(TIMEOUT_TICK, Instant::now());
         loop {
+            let now = Instant::now();
             let timeout = match stopping {
                 Some(_) => STOP_TICK,
-                None => ticker.wait(Instant::now()),
+                None => ticker.wait(now).min(self.until_accept_retry(now)),
             };
             crate::io::poll(&mut self.poll, &mut events, Some(timeout))?;
             for ev in events.iter() {
@@ -156,6 +167,12 @@ impl<S: Service> Loop<S> {
                     WAKER => {}
                     Token(t) => self.notify(t, exec),
                 }
+            }
+            if self.accept_retry.is_some_and(|t| t <= Instant::now()) {
+                self.accept(shared);
+            }
+            for t in self.evicted.try_iter() {
+                self.notify(t, exec);
             }
             self.reap();
             if ticker.due(Instant::now()) {
@@ -185,7 +202,7 @@ impl<S: Service> Loop<S> {
             return;
         };
         let (poll, conns, next_token) = (&self.poll, &mut self.conns, &mut self.next_token);
-        accept_all(listener, ctx, |mut stream, peer| {
+        let retry = accept_all(listener, ctx, |mut stream, peer| {
             let token = *next_token;
             *next_token += 1;
             poll.registry().register(
@@ -194,6 +211,11 @@ impl<S: Service> Loop<S> {
                 Interest::READABLE | Interest::WRITABLE,
             )?;
             let sess = Session::new(ctx, peer).with_budget(shared.budget);
+            let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
+            sess.on_evict(move || {
+                let _ = evicted.send(token);
+                let _ = waker.wake();
+            });
             let conn = Arc::new(Conn {
                 token,
                 ready: Readiness::idle(),
@@ -203,6 +225,13 @@ impl<S: Service> Loop<S> {
             conns.insert(token, conn);
             Ok(())
         });
+        self.accept_retry = retry.map(|d| Instant::now() + d);
+    }
+
+    /// How long the loop may wait before it must accept again unasked.
+    fn until_accept_retry(&self, now: Instant) -> Duration {
+        self.accept_retry
+            .map_or(Duration::MAX, |t| t.saturating_duration_since(now))
     }
 
     /// Something happened on connection `t`: queue it unless it already is.
@@ -241,6 +270,7 @@ impl<S: Service> Loop<S> {
     }
 
     fn stop_accepting(&mut self) {
+        self.accept_retry = None;
         if let Some(mut l) = self.listener.take() {
             let _ = self.poll.registry().deregister(&mut l);
         }

@@ -17,6 +17,8 @@ fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
         threads: 1,
         cpus: None,
         uring_sqpoll: false,
+        idle: Default::default(),
+        accept: crate::accept::Acceptor::new(),
     })
 }
 
@@ -374,4 +376,26 @@ fn finishing_counts_the_close_once() {
     drop(open(&ctx));
     let c = ctx.conns().snapshot();
     assert_eq!((c.accepted, c.closed), (2, 2));
+}
+
+/// Evicted while it waits for a request, a session closes at its next
+/// step, applying nothing; one that turned busy first is not evicted.
+#[test]
+fn an_evicted_idle_session_closes_and_a_busy_one_is_spared() {
+    let ctx = echo(100);
+    let mut idle = open(&ctx);
+    let mut busy = open(&ctx);
+    idle.on_evict(|| {});
+    busy.on_evict(|| {});
+    assert!(reading(idle.next()));
+    std::thread::sleep(Duration::from_millis(30));
+    assert!(reading(busy.next()));
+    feed(&mut busy, b"ab\0");
+    assert_eq!(busy.next(), Io::Write, "a whole request: busy");
+    assert!(ctx.idle.evict_longest(), "the idle one");
+    assert!(!ctx.idle.evict_longest(), "the other turned busy");
+    assert_eq!(busy.unwritten(), b"ba\0");
+    feed(&mut idle, b"cd\0");
+    assert_eq!(idle.next(), Io::Close, "closes without answering");
+    assert!(idle.unwritten().is_empty());
 }

@@ -16,6 +16,7 @@
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 
+use crate::accept::Accepted;
 use crate::io::{reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
@@ -23,10 +24,12 @@ use crate::Ctx;
 use serverlab_service::{Delay, Service};
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsFd;
 use std::sync::Arc;
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 /// `async`.
 pub(crate) struct Async;
@@ -103,24 +106,33 @@ async fn accept_loop<S: Service>(
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
-    let listener = tokio::net::TcpListener::from_std(listener)?;
+    // The listener's readiness is ours to clear (tokio's `TcpListener`
+    // keeps it set after any error): out of descriptors, `accept` fails
+    // before it looks at the backlog, so only the shedding can tell that
+    // the backlog is empty (`accept.rs`).
+    let listener = mio::net::TcpListener::from_std(listener);
+    // SAFETY: the mio listener owns its descriptor, which stays open and
+    // the same until the `AsyncFd` (which owns the listener) is dropped.
+    let listener =
+        unsafe { AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE)? };
     let mut tasks = tokio::task::JoinSet::new();
     let mut stopping = stop.clone();
     loop {
         tokio::select! {
             _ = stopping.wait_for(|s| *s) => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    if !ctx.conns().admit(ctx.max_connections) {
-                        continue;
+            ready = listener.readable() => {
+                let mut ready = ready?;
+                match ctx.accept(listener.as_fd(), || listener.get_ref().accept()) {
+                    Accepted::Serve(stream, peer) => {
+                        let stream = TcpStream::from_std(stream.into())?;
+                        tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
                     }
-                    let _ = stream.set_nodelay(true);
-                    tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
-                }
-                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted) => {}
-                Err(e) => {
-                    eprintln!("serverlab: accept failed: {e}");
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    Accepted::Again => {}
+                    Accepted::Drained => ready.clear_ready(),
+                    Accepted::RetryIn(d) => {
+                        drop(ready);
+                        tokio::time::sleep(d).await;
+                    }
                 }
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
@@ -147,7 +159,11 @@ async fn serve<S: Service>(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut sess = Session::new(&ctx, peer);
-    drive(&mut sess, &mut stream, &mut stop).await;
+    let evicted = Arc::new(Notify::new());
+    let wake = evicted.clone();
+    // `notify_one` keeps a permit if the task is not waiting yet.
+    sess.on_evict(move || wake.notify_one());
+    drive(&mut sess, &mut stream, &mut stop, &evicted).await;
     sess.finish();
 }
 
@@ -156,6 +172,7 @@ async fn drive<S: Service>(
     sess: &mut Session<S>,
     stream: &mut TcpStream,
     stop: &mut watch::Receiver<bool>,
+    evicted: &Notify,
 ) {
     loop {
         match sess.next() {
@@ -188,8 +205,10 @@ async fn drive<S: Service>(
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         Err(_) => return,
                     },
-                    // The session sees the stop, or the deadline, itself.
+                    // The session sees the stop, an eviction, or the
+                    // deadline, itself.
                     _ = stop.wait_for(|s| *s) => {}
+                    _ = evicted.notified() => {}
                     _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {}
                 }
             }

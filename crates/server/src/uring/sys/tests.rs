@@ -104,6 +104,8 @@ fn session(max_request: usize) -> Session<EchoService> {
         threads: 1,
         cpus: None,
         uring_sqpoll: false,
+        idle: Default::default(),
+        accept: crate::accept::Acceptor::new(),
     });
     let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
     assert!(ctx.conns().admit(ctx.max_connections));

@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Hostile clients against every strategy: what a normal client sees, and
+what the server holds (docs/reliability.md, "Measuring").
+
+Attacks (each against a fresh server, pinned to --server-cpu; the attack
+and the normal client run on --client-cpu):
+
+  slowloris      N connections each trickling a board request one byte a
+                 second, never finishing it. Meanwhile `load board`
+                 (lock-step, persistent connections) and a fresh-connection
+                 probe (connect, COUNT, close, one after another).
+  idle           N idle board connections held open (the server runs with
+                 --max-connections N+100). Meanwhile the same normal client
+                 and probe.
+  never-reading  N kv clients each pipelining GETs of a 1 MiB value and
+                 never reading. Peak resident memory while they hold on,
+                 and 5 s after they reset their connections; meanwhile
+                 `load kv` and the probe.
+
+Prints, per attack and strategy, the normal client's p99 (and the
+probe's), the server's CPU use during the attack, and its resident memory.
+Repeats --reps times, alternating the strategies' order, and reports
+medians.
+
+Usage: benches/hostile.py [slowloris|idle|never-reading ...] [--clients N] [--duration 5]
+                          [--reps 3] [--strategies a,b] [--bin PATH] [--json out.json]
+(from the repository root, after `cargo build --release`). A tiny check
+that it runs: benches/hostile.py --clients 20 --duration 1 --reps 1 --strategies async
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
+TICK = os.sysconf("SC_CLK_TCK")
+MIB = 1 << 20
+
+
+def strategies(binary):
+    """Every strategy the binary serves (`serve --help`), in its order."""
+    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    block = out.split("Strategies (--strategy):", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in block.strip().splitlines()]
+
+
+def raise_fd_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Server:
+    """`serverlab serve PROTOCOL` on 127.0.0.1:0, pinned; stopped with SIGTERM."""
+
+    def __init__(self, binary, protocol, strategy, cpu, extra=()):
+        self.p = subprocess.Popen([binary, "serve", protocol, "--strategy", strategy,
+                                   "--cpus", cpu, "--addr", "127.0.0.1:0", *extra],
+                                  stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        m = re.search(r"listening on (\S+)", line)
+        if not m:
+            self.p.kill()
+            sys.exit(f"server did not start: {line!r}")
+        host, port = m.group(1).rsplit(":", 1)
+        self.addr, self.host, self.port, self.line = m.group(1), host, int(port), line.strip()
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        out, _ = self.p.communicate(timeout=30)
+        return out
+
+
+def load(binary, cpu, protocol, addr, duration):
+    """A normal client's run: its JSON results."""
+    args = {"board": ["--posters", "2", "--readers", "2", "--duration", f"{duration}s"],
+            # kv runs a count of sessions (its window is until they are done).
+            "kv": ["--sessions", str(int(100 * duration)), "--concurrency", "4",
+                   "--requests-per-session", "50", "--keys", "100", "--value-size", "128",
+                   "--preload"]}[protocol]
+    cmd = ["taskset", "-c", cpu, binary, "load", protocol, "--addr", addr, *args,
+           "--format", "json"]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
+    except subprocess.TimeoutExpired:
+        return None
+    if out.returncode != 0 and not out.stdout:
+        print(f"  load failed: {out.stderr.strip()[:200]}", file=sys.stderr)
+        return None
+    return json.loads(out.stdout)["results"]
+
+
+def p99_us(results):
+    """The worst p99 over the run's operations, in microseconds."""
+    if not results:
+        return float("nan")
+    return max(op["latency_us"]["p99"] for op in results["operations"])
+
+
+def probe(host, port, seconds, request, stop):
+    """Fresh connections one after another for `seconds`: each connects,
+    sends `request`, reads one reply, closes. Returns latencies in µs."""
+    lat = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not stop.is_set():
+        t0 = time.monotonic()
+        try:
+            with socket.create_connection((host, port), timeout=5) as s:
+                s.sendall(request)
+                s.recv(65536)
+            lat.append((time.monotonic() - t0) * 1e6)
+        except OSError:
+            lat.append(5e6)
+    return lat
+
+
+def p99(xs):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(0.99 * len(xs)))]
+
+
+def connect_many(srv, n):
+    """Up to `n` connections (those the server takes within 5 s each)."""
+    conns = []
+    for _ in range(n):
+        try:
+            conns.append(socket.create_connection((srv.host, srv.port), timeout=5))
+        except OSError:
+            pass
+    return conns
+
+
+def slowloris(srv, n, stop):
+    """`n` connections trickling one byte a second of a board request that
+    never ends (no NUL)."""
+    conns = connect_many(srv, n)
+    while not stop.wait(1.0):
+        for c in conns:
+            try:
+                c.send(b"P")
+            except OSError:
+                pass
+    for c in conns:
+        c.close()
+
+
+def hold_idle(srv, n, stop):
+    conns = connect_many(srv, n)
+    stop.wait()
+    for c in conns:
+        c.close()
+
+
+def kv_request(method, path, body=b""):
+    head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+def never_reading(srv, n, gets=64):
+    """`n` clients each sending `gets` pipelined GETs of /big and never
+    reading. Returns the sockets (close them with reset())."""
+    burst = []
+    wire = kv_request("GET", "/big") * gets
+    for _ in range(n):
+        try:
+            s = socket.create_connection((srv.host, srv.port), timeout=5)
+            s.settimeout(0.5)
+            try:
+                s.sendall(wire)
+            except OSError:
+                pass
+            burst.append(s)
+        except OSError:
+            pass
+    return burst
+
+
+def reset(socks):
+    """Close with a reset (SO_LINGER 0), as a client that gives up does."""
+    for s in socks:
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        except OSError:
+            pass
+        s.close()
+
+
+def put_big(srv):
+    with socket.create_connection((srv.host, srv.port), timeout=5) as s:
+        s.sendall(kv_request("PUT", "/big", b"v" * MIB))
+        s.recv(4096)
+
+
+def run_attack(attack, strategy, args):
+    """One run of `attack` against a fresh server: a dict of figures."""
+    n = args.clients
+    proto = "kv" if attack == "never-reading" else "board"
+    extra = ["--max-connections", str(n + 100)] if attack == "idle" else []
+    srv = Server(args.bin, proto, strategy, args.server_cpu, extra)
+    fig = {"attack": attack, "strategy": strategy, "clients": n}
+    stop = threading.Event()
+    try:
+        if proto == "kv":
+            put_big(srv)
+        time.sleep(0.3)
+        fig["rss_start_mib"] = rss_mib(srv.p.pid)
+        burst = []
+        if attack == "slowloris":
+            t = threading.Thread(target=slowloris, args=(srv, n, stop))
+        elif attack == "idle":
+            t = threading.Thread(target=hold_idle, args=(srv, n, stop))
+        else:
+            t = None
+            burst = never_reading(srv, n)
+        if t:
+            t.start()
+        time.sleep(1.0)
+        c0, w0 = cpu_seconds(srv.p.pid), time.monotonic()
+        request = b"GET /k HTTP/1.1\r\nHost: x\r\n\r\n" if proto == "kv" else b"COUNT@t\0"
+        fresh = []
+        pt = threading.Thread(target=lambda: fresh.extend(
+            probe(srv.host, srv.port, args.duration, request, stop)))
+        pt.start()
+        results = load(args.bin, args.client_cpu, proto, srv.addr, args.duration)
+        pt.join()
+        fig["server_cpu"] = (cpu_seconds(srv.p.pid) - c0) / (time.monotonic() - w0)
+        fig["rss_peak_mib"] = rss_mib(srv.p.pid)
+        fig["normal_p99_us"] = p99_us(results)
+        fig["fresh_p99_us"] = p99(fresh)
+        if burst:
+            reset(burst)
+            time.sleep(5.0)
+            fig["rss_after_mib"] = rss_mib(srv.p.pid)
+    finally:
+        stop.set()
+        if t:
+            t.join()
+        out = srv.stop()
+    m = re.search(r"connections: (.*)", out or "")
+    fig["server_connections"] = m.group(1) if m else ""
+    return fig
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("attacks", nargs="*", default=["slowloris", "idle", "never-reading"])
+    ap.add_argument("--clients", type=int, default=0,
+                    help="attacking connections (default: slowloris 2000, idle 10000, never-reading 50)")
+    ap.add_argument("--duration", type=float, default=5.0, help="seconds the normal client runs")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--server-cpu", default="0")
+    ap.add_argument("--client-cpu", default="1")
+    ap.add_argument("--strategies", help="comma-separated (default: every strategy the binary serves)")
+    ap.add_argument("--bin", default=BIN)
+    ap.add_argument("--json", help="also write every run here")
+    args = ap.parse_args()
+    if not os.path.exists(args.bin):
+        sys.exit("build first: cargo build --release")
+    raise_fd_limit()
+    chosen = args.strategies.split(",") if args.strategies else strategies(args.bin)
+    defaults = {"slowloris": 2000, "idle": 10000, "never-reading": 50}
+    given = args.clients
+    raw = []
+    for attack in args.attacks:
+        if attack not in defaults:
+            sys.exit(f"unknown attack {attack!r}: slowloris, idle or never-reading")
+        args.clients = given or defaults[attack]
+        runs = {s: [] for s in chosen}
+        for rep in range(args.reps):
+            for strategy in (chosen if rep % 2 == 0 else chosen[::-1]):
+                fig = run_attack(attack, strategy, args)
+                runs[strategy].append(fig)
+                raw.append(fig)
+                print(f"  {attack} {strategy}: {fig}", file=sys.stderr)
+        print_table(attack, runs, args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(raw, f, indent=1)
+
+
+def print_table(attack, runs, args):
+    med = lambda figs, k: statistics.median(f[k] for f in figs) if figs and k in figs[0] else float("nan")
+    print(f"\n{attack}: {args.clients} attacking connections; normal client {args.duration:g} s;"
+          f" medians of {args.reps}\n")
+    print("| strategy | normal p99 (ms) | fresh-connection p99 (ms) | server CPU "
+          "| RSS start / peak / 5 s after (MiB) |")
+    print("|---|---:|---:|---:|---|")
+    for strategy, figs in runs.items():
+        print(f"| {strategy} | {med(figs, 'normal_p99_us') / 1000:.2f} "
+              f"| {med(figs, 'fresh_p99_us') / 1000:.2f} | {med(figs, 'server_cpu'):.0%} "
+              f"| {med(figs, 'rss_start_mib'):.0f} / {med(figs, 'rss_peak_mib'):.0f} / "
+              f"{med(figs, 'rss_after_mib'):.0f} |")
+
+
+if __name__ == "__main__":
+    main()

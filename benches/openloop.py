@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The open loop's measured figures for docs/measuring.md, in one sitting.
+
+stall        Coordinated omission, seen both ways: a board server is stopped
+             (SIGSTOP) for 1 s in the middle of a 4 s run, once under an open
+             loop at a constant rate and once closed loop. Prints the latency
+             from the intended send time, the service time (from the actual
+             send) and the closed loop's latency: p50, p99, p99.9, max.
+client-cost  How much load the open-loop client itself can offer: the closed
+             loop's throughput against `serve echo`, then open-loop steps at a
+             rising share of it until the client's own schedule lags (over 1%
+             of requests sent more than 1 ms after their connection had room)
+             or the rate is not kept up. Prints both and their ratio.
+
+Server and load are pinned apart (--server-cpu, --client-cpu). Run from the
+repository root after `cargo build --release`, on a quiet machine:
+
+    benches/openloop.py stall
+    benches/openloop.py client-cost [--duration 5] [--steps 0.5,0.7,0.8,0.9,1.0,1.1]
+
+`--duration 0.5` checks the script itself in a few seconds (the figures are
+then meaningless). The capacity table and the hockey stick come from
+experiments/capacity.toml and experiments/openloop.toml (`serverlab sweep`).
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
+
+
+def start(args, protocol, extra=()):
+    p = subprocess.Popen([args.bin, "serve", protocol, "--cpus", args.server_cpu,
+                          "--addr", "127.0.0.1:0", *extra], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    m = re.search(r"listening on (\S+)", line)
+    if not m:
+        p.kill()
+        sys.exit(f"server did not start: {line!r}")
+    return p, m.group(1)
+
+
+def stop(server):
+    server.send_signal(signal.SIGCONT)
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+
+
+def load(args, addr, *flags):
+    return ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
+            *flags, "--format", "json"]
+
+
+def finish(proc):
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        sys.exit(f"load failed: {err}")
+    return json.loads(out)
+
+
+def stalled_run(args, extra):
+    """One 4 s board run (after a 1 s warm-up) with the server stopped for
+    a second in its middle."""
+    server, addr = start(args, "board")
+    try:
+        window = 4 * args.duration
+        proc = subprocess.Popen(
+            load(args, addr, "--posters", "2", "--readers", "2", "--duration", f"{window}s",
+                 "--warmup", "1s", *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        time.sleep(1 + window / 2 - args.duration / 2)
+        server.send_signal(signal.SIGSTOP)
+        time.sleep(args.duration)
+        server.send_signal(signal.SIGCONT)
+        return finish(proc)
+    finally:
+        stop(server)
+
+
+def figures(op, view):
+    p = op.get(view)
+    if not p:
+        return "– | – | – | –"
+    return " | ".join(f"{p[k] / 1000:.2f} ms" for k in ("p50", "p99", "p99_9", "max"))
+
+
+def stall(args):
+    rate = str(args.rate)
+    open_ = stalled_run(args, ["--rate", rate])
+    closed = stalled_run(args, [])
+    print(f"A board server stopped for {args.duration} s in the middle of a "
+          f"{4 * args.duration} s run (2 posters + 2 readers):\n")
+    print("| run | op | requests | p50 | p99 | p99.9 | max |")
+    print("|---|---|---|---|---|---|---|")
+    for name, v, view in [(f"open loop, {rate} req/s: latency from the intended send time",
+                           open_, "latency_us"),
+                          ("open loop: service time, from the actual send", open_, "service_us"),
+                          ("closed loop: latency", closed, "latency_us")]:
+        for op in (o for o in v["results"]["operations"] if o["count"] > 0):
+            print(f"| {name} | {op['name']} | {op['count']} | {figures(op, view)} |")
+    s = open_["results"]["schedule"]
+    print(f"\nopen loop: {s['late_requests']} requests sent over 1 ms late (largest lag "
+          f"{s['max_lag_us'] / 1000:.1f} ms), {s['client_late_requests']} of them the "
+          f"client's own; per second (replies, p99, max):")
+    for i, sec in enumerate(open_["results"]["per_second_latency_us"]):
+        p99, mx = sec["p99"], sec["max"]
+        shown = "–" if p99 is None else f"{p99 / 1000:.1f} ms, {mx / 1000:.1f} ms"
+        print(f"  second {i}: {sec['requests']} replies, {shown}")
+    print(f"closed loop: {closed['results']['throughput_rps']:.0f} req/s")
+
+
+def client_cost(args):
+    server, addr = start(args, "echo")
+    try:
+        conns = ["--posters", str(args.connections // 2), "--readers",
+                 str(args.connections - args.connections // 2)]
+        closed = finish(subprocess.Popen(
+            load(args, addr, *conns, "--duration", f"{args.duration}s"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        ceiling = closed["results"]["throughput_rps"]
+        print(f"closed loop against serve echo, {args.connections} connections: "
+              f"{ceiling:.0f} req/s\n")
+        print("| offered | share of closed | sent/s | achieved/s | client late >1 ms | "
+              "largest own lag | kept up |")
+        print("|---|---|---|---|---|---|---|")
+        best = None
+        for share in [float(x) for x in args.steps.split(",")]:
+            rate = round(ceiling * share)
+            v = finish(subprocess.Popen(
+                load(args, addr, *conns, "--rate", str(rate), "--duration",
+                     f"{args.duration}s"),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            s = v["results"]["schedule"]
+            own = s["client_late_requests"] / max(s["sent_requests"], 1)
+            ok = s["kept_up"] and own <= 0.01
+            print(f"| {rate} | {share:.2f} | {s['sent_rps']:.0f} | "
+                  f"{v['results']['throughput_rps']:.0f} | {own:.2%} | "
+                  f"{s['client_max_lag_us'] / 1000:.2f} ms | {'yes' if ok else 'no'} |")
+            if ok:
+                best = rate
+            else:
+                break
+        if best is None:
+            print("\nthe open-loop client lagged at every rate tried")
+        else:
+            print(f"\nthe open-loop client keeps its schedule up to {best} req/s: "
+                  f"{best / ceiling:.2f} of the closed loop's throughput")
+    finally:
+        stop(server)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=["stall", "client-cost"])
+    ap.add_argument("--bin", default=BIN)
+    ap.add_argument("--server-cpu", default="0")
+    ap.add_argument("--client-cpu", default="1")
+    ap.add_argument("--duration", type=float, default=1.0,
+                    help="stall: the stall's length, the run 4 times it (default 1 s); "
+                         "client-cost: each step's window (default 5 s)")
+    ap.add_argument("--rate", type=int, default=2000, help="stall: the open loop's rate")
+    ap.add_argument("--connections", type=int, default=4, help="client-cost: connections")
+    ap.add_argument("--steps", default="0.5,0.7,0.8,0.85,0.9,0.95,1.0,1.05,1.1",
+                    help="client-cost: offered rates as shares of the closed loop's")
+    args = ap.parse_args()
+    if args.what == "client-cost" and "--duration" not in sys.argv:
+        args.duration = 5.0
+    stall(args) if args.what == "stall" else client_cost(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+//! Accepting connections so the listener never gives up: what every
+//! strategy does with the outcome of an `accept`, in one place.
+//!
+//! A connection accepted is admitted under the connection cap (evicting
+//! the connection idle longest when the cap is reached, `idle.rs`) or
+//! closed at once, counted either way.
+//!
+//! Running out of file descriptors (`EMFILE`, `ENFILE`) must not wedge
+//! the listener. An edge-triggered listener whose backlog is left full is
+//! never signalled again (no new connection can complete to make an
+//! edge), so "log and wait for the next event" stops accepting for good.
+//! Instead the backlog is drained with the reserve-descriptor technique:
+//! the server keeps one spare descriptor open (`/dev/null`); out of
+//! descriptors, it closes the spare, accepts one pending connection with
+//! the freed slot, closes that connection at once (its client sees the
+//! server close instead of waiting in the backlog forever), and reopens
+//! the spare — until the backlog is empty, so the next connection makes a
+//! new edge. Each one shed is counted (`shed_out_of_fds`), as is a
+//! connection accepted into the last descriptor and closed because its
+//! strategy could not get the one more it needs per connection. If the spare
+//! cannot be had (another thread holds it, or the system table is full),
+//! the strategy retries after a short back-off without waiting for an
+//! event. Log lines about it are rate-limited.
+//!
+//! The slot the spare frees must not be taken by another thread's
+//! `accept` (shared-nothing runs one accept loop per core): that would
+//! serve one more connection but lose the spare until some connection
+//! closes, leaving new clients waiting in the backlog meanwhile. So once
+//! an accept has run out of descriptors, every accept goes through the
+//! spare's lock until one succeeds again; until then no lock is taken.
+
+use crate::Ctx;
+use parking_lot::Mutex;
+use serverlab_service::Service;
+use std::fs::File;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long to wait before accepting again when nothing else can be done.
+pub(crate) const BACKOFF: Duration = Duration::from_millis(10);
+/// Least time between two log lines about failing accepts.
+const LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// What to do after an `accept`.
+#[derive(Debug)]
+pub(crate) enum Accepted<T> {
+    /// A connection, admitted: serve it.
+    Serve(T, SocketAddr),
+    /// Accept again at once (a connection was refused, evicted for, shed,
+    /// or a transient error passed).
+    Again,
+    /// The backlog is empty: wait for the listener's next readiness.
+    Drained,
+    /// Nothing can be done now: accept again after this long, even without
+    /// a readiness event (the backlog may be full and never signal again).
+    RetryIn(Duration),
+}
+
+/// The spare descriptor and the log's rate limit, one per server.
+pub(crate) struct Acceptor {
+    spare: Mutex<Option<File>>,
+    /// An accept ran out of descriptors and none has succeeded since:
+    /// accepts take the spare's lock. A hint only (the lock serialises),
+    /// so `Relaxed`.
+    exhausted: AtomicBool,
+    log: Mutex<LogState>,
+}
+
+/// What the shedding came to.
+#[derive(Debug, PartialEq, Eq)]
+enum Shed {
+    /// A pending connection was accepted and closed.
+    One,
+    /// The backlog is empty.
+    Empty,
+    /// No spare to shed with.
+    NoSpare,
+}
+
+#[derive(Default)]
+struct LogState {
+    last: Option<Instant>,
+    /// Failures since the last line.
+    since: u64,
+}
+
+impl Acceptor {
+    pub(crate) fn new() -> Self {
+        Acceptor {
+            spare: Mutex::new(open_spare()),
+            exhausted: AtomicBool::new(false),
+            log: Mutex::default(),
+        }
+    }
+
+    /// Run `accept`; out of descriptors, shed a pending connection on
+    /// `listener` with the spare instead (see the module's doc).
+    fn run<T>(
+        &self,
+        listener: BorrowedFd<'_>,
+        accept: impl Fn() -> io::Result<T>,
+    ) -> Result<io::Result<T>, (io::Error, Shed)> {
+        if !self.exhausted.load(Ordering::Relaxed) {
+            match accept() {
+                Err(e) if out_of_fds(&e) => self.exhausted.store(true, Ordering::Relaxed),
+                other => return Ok(other),
+            }
+        }
+        let mut spare = self.spare.lock();
+        match accept() {
+            Err(e) if out_of_fds(&e) => Err((e, shed(&mut spare, listener))),
+            other => {
+                self.exhausted.store(false, Ordering::Relaxed);
+                Ok(other)
+            }
+        }
+    }
+
+    /// Log `what` unless a line was logged within `LOG_EVERY`; the next
+    /// line says how many went unlogged.
+    fn note(&self, what: &str) {
+        let mut log = self.log.lock();
+        log.since += 1;
+        let now = Instant::now();
+        if log.last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
+            return;
+        }
+        let more = match log.since - 1 {
+            0 => String::new(),
+            n => format!(" ({n} more since the last such line)"),
+        };
+        eprintln!("serverlab: {what}{more}");
+        log.last = Some(now);
+        log.since = 0;
+    }
+}
+
+fn open_spare() -> Option<File> {
+    File::open("/dev/null").ok()
+}
+
+fn out_of_fds(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Out of descriptors: free the spare's slot, accept one pending
+/// connection on `listener` into it, close that, and take the slot back.
+fn shed(spare: &mut Option<File>, listener: BorrowedFd<'_>) -> Shed {
+    if spare.take().is_none() {
+        // Try to get it back for next time, in case some are free now.
+        *spare = open_spare();
+        return Shed::NoSpare;
+    }
+    let shed = match socket2::SockRef::from(&listener).accept() {
+        // Closed here, before the spare is reopened into its slot.
+        Ok(accepted) => {
+            drop(accepted);
+            Shed::One
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Shed::Empty,
+        Err(_) => Shed::NoSpare,
+    };
+    *spare = open_spare();
+    shed
+}
+
+impl<S: Service> Ctx<S> {
+    /// Admit a connection just accepted: under the cap, or by evicting the
+    /// connection idle longest; otherwise it is refused (the caller drops
+    /// it, which closes it). Counted either way. An evicted connection
+    /// takes a moment to close, so the new one is admitted over the cap —
+    /// by `EVICTION_SLACK` at most, however fast connections arrive.
+    pub(crate) fn admit(&self) -> bool {
+        let conns = self.conns();
+        if conns.admit(self.max_connections) {
+            return true;
+        }
+        let room = conns.active() < self.max_connections + crate::fds::EVICTION_SLACK;
+        if room && self.idle.evict_longest() {
+            conns.evicted();
+            conns.admit_over_max();
+            return true;
+        }
+        conns.refused();
+        false
+    }
+
+    /// Accept a connection on `listener` with `accept` (the strategy's
+    /// own call), and say what to do next. Out of descriptors, a pending
+    /// connection is shed instead (see the module's doc).
+    pub(crate) fn accept<T: AsFd>(
+        &self,
+        listener: BorrowedFd<'_>,
+        accept: impl Fn() -> io::Result<(T, SocketAddr)>,
+    ) -> Accepted<T> {
+        let e = match self.accept.run(listener, accept) {
+            Ok(Ok((stream, peer))) => {
+                if !self.admit() {
+                    return Accepted::Again;
+                }
+                let _ = socket2::SockRef::from(&stream).set_tcp_nodelay(true);
+                return Accepted::Serve(stream, peer);
+            }
+            Ok(Err(e)) => e,
+            Err((e, shed)) => return self.shed(e, shed),
+        };
+        match e.raw_os_error() {
+            _ if e.kind() == io::ErrorKind::WouldBlock => Accepted::Drained,
+            // Errors of the connection, not the listener (Linux reports a
+            // pending connection's network error from accept), or a signal.
+            Some(
+                libc::EINTR
+                | libc::ECONNABORTED
+                | libc::EPROTO
+                | libc::ENETDOWN
+                | libc::ENOPROTOOPT
+                | libc::EHOSTDOWN
+                | libc::ENONET
+                | libc::EHOSTUNREACH
+                | libc::EOPNOTSUPP
+                | libc::ENETUNREACH
+                | libc::EPERM,
+            ) => Accepted::Again,
+            // Out of memory, or anything else: never spin, never give up.
+            _ => {
+                self.accept.note(&format!("accept failed: {e}; retrying"));
+                Accepted::RetryIn(BACKOFF)
+            }
+        }
+    }
+
+    /// Out of descriptors (`e`): what the shedding came to.
+    fn shed<T>(&self, e: io::Error, shed: Shed) -> Accepted<T> {
+        match shed {
+            Shed::One => {
+                self.conns().shed();
+                self.accept.note(&format!(
+                    "accept failed: {e}; closing new connections at once until descriptors \
+                     free up (counted as shed_out_of_fds)"
+                ));
+                Accepted::Again
+            }
+            Shed::Empty => Accepted::Drained,
+            Shed::NoSpare => {
+                self.accept.note(&format!("accept failed: {e}; retrying"));
+                Accepted::RetryIn(BACKOFF)
+            }
+        }
+    }
+}
+
+/// Accept every pending connection on a mio (edge-triggered) listener,
+/// handing each admitted one to `serve` (whose failure closes it, counted).
+/// Returns when to try again without waiting for a readiness event, if the
+/// backlog could not be drained.
+pub(crate) fn accept_all<S: Service>(
+    listener: &mio::net::TcpListener,
+    ctx: &Ctx<S>,
+    mut serve: impl FnMut(mio::net::TcpStream, SocketAddr) -> io::Result<()>,
+) -> Option<Duration> {
+    loop {
+        match ctx.accept(listener.as_fd(), || listener.accept()) {
+            Accepted::Serve(stream, peer) => {
+                if let Err(e) = serve(stream, peer) {
+                    ctx.conns().closed();
+                    // Accepted into the last descriptor, the connection
+                    // could not get the one more its strategy needs (a
+                    // thread's clone of the socket): closed at once for
+                    // want of descriptors, so counted as shed too.
+                    if out_of_fds(&e) {
+                        ctx.conns().shed();
+                    }
+                    ctx.accept
+                        .note(&format!("cannot serve a connection from {peer}: {e}"));
+                }
+            }
+            Accepted::Again => {}
+            Accepted::Drained => return None,
+            Accepted::RetryIn(d) => return Some(d),
+        }
+    }
+}
+
+#[cfg(all(test, not(serverlab_loom)))]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn shedding_closes_a_pending_connection_and_keeps_the_spare() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let mut spare = open_spare();
+        assert_eq!(shed(&mut spare, listener.as_fd()), Shed::Empty);
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while shed(&mut spare, listener.as_fd()) != Shed::One {
+            assert!(Instant::now() < deadline, "never shed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        client
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 1];
+        let n = io::Read::read(&mut client, &mut buf);
+        assert!(
+            matches!(n, Ok(0)) || n.is_err(),
+            "closed by the server: {n:?}"
+        );
+        assert!(spare.is_some(), "the spare is back");
+    }
+
+    #[test]
+    fn out_of_descriptors_accepts_are_serialised_until_one_succeeds() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let a = Acceptor::new();
+        let emfile = || -> io::Result<()> { Err(io::Error::from_raw_os_error(libc::EMFILE)) };
+        let r = a.run(listener.as_fd(), emfile);
+        assert!(matches!(r, Err((_, Shed::Empty))), "{r:?}");
+        assert!(a.exhausted.load(Ordering::Relaxed));
+        assert!(matches!(a.run(listener.as_fd(), || Ok(())), Ok(Ok(()))));
+        assert!(!a.exhausted.load(Ordering::Relaxed), "one succeeded");
+    }
+}

@@ -1,0 +1,217 @@
+//! Eviction at the connection cap: which open connection has waited
+//! longest for its next request, and telling it to close.
+//!
+//! Every session registers here when it opens and leaves when it
+//! finishes. It marks itself *idle* when it has written every reply and
+//! waits for its next request (a request arriving byte by byte, as in a
+//! slowloris attack, still counts as waited for since the wait began), and
+//! *busy* when a whole request has arrived. When a connection arrives and
+//! `--max-connections` are open, admission evicts the one idle longest:
+//! it is flagged and woken (each strategy says how, with
+//! `Session::on_evict`), and closes at its next step, having nothing
+//! unanswered. A lock-step client idles for microseconds between
+//! requests, an idle or slowloris connection for as long as it exists, so
+//! the clients doing work keep their connections and the new one is
+//! served. Docs: docs/reliability.md ("Lock-out").
+//!
+//! A session becomes busy and is evicted by compare-and-swap on one state
+//! word, so exactly one of the two happens: an evicted session has applied
+//! no request since it was chosen, and a session that won the race is
+//! never closed under a request.
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// A slot's state: busy.
+const BUSY: u64 = 0;
+/// A slot's state: evicted (it stays so).
+const EVICTED: u64 = u64::MAX;
+
+type Wake = Box<dyn Fn() + Send + Sync>;
+
+/// One connection's entry.
+#[derive(Default)]
+struct Slot {
+    /// `BUSY`, `EVICTED`, or (idle) the coarse monotonic millisecond, plus
+    /// one, when the connection began waiting for its next request. Every
+    /// access is a single atomic step of this state machine and publishes
+    /// nothing else (the waker has its own synchronisation), so `Relaxed`.
+    state: AtomicU64,
+    /// How to wake the connection so it sees the eviction; a connection
+    /// without one is never chosen.
+    wake: OnceLock<Wake>,
+}
+
+/// A session's registration; hand it back with [`IdleTable::leave`].
+pub(crate) struct Entry {
+    key: u64,
+    slot: Arc<Slot>,
+}
+
+/// The open connections' idle states.
+#[derive(Default)]
+pub(crate) struct IdleTable {
+    slots: Mutex<HashMap<u64, Arc<Slot>>>,
+    next_key: AtomicU64,
+}
+
+impl IdleTable {
+    /// Register a connection just opened (busy until it first waits).
+    pub(crate) fn join(&self) -> Entry {
+        // Relaxed: only uniqueness matters.
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot::default());
+        self.slots.lock().insert(key, slot.clone());
+        Entry { key, slot }
+    }
+
+    /// The connection is finished: it can no longer be chosen.
+    pub(crate) fn leave(&self, entry: &Entry) {
+        self.slots.lock().remove(&entry.key);
+    }
+
+    /// Evict the connection idle longest, if any is idle: flag it, then
+    /// wake it. Returns whether one was.
+    pub(crate) fn evict_longest(&self) -> bool {
+        let victim = {
+            let slots = self.slots.lock();
+            // A session may turn busy between the scan and the swap: look
+            // again, a few times at most (each retry needs such a race).
+            (0..4).find_map(|_| {
+                let (since, slot) = slots
+                    .values()
+                    .filter(|s| s.wake.get().is_some())
+                    .map(|s| (s.state.load(Ordering::Relaxed), s))
+                    .filter(|&(st, _)| st != BUSY && st != EVICTED)
+                    .min_by_key(|&(st, _)| st)?;
+                slot.state
+                    .compare_exchange(since, EVICTED, Ordering::Relaxed, Ordering::Relaxed)
+                    .ok()
+                    .map(|_| slot.clone())
+            })
+        };
+        // Woken outside the table's lock: a waker may take its strategy's.
+        match victim.as_ref().and_then(|s| s.wake.get()) {
+            Some(wake) => {
+                wake();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Entry {
+    /// How to wake this connection when it is evicted (set once).
+    pub(crate) fn on_evict(&self, wake: Wake) {
+        let _ = self.slot.wake.set(wake);
+    }
+
+    /// The connection has written every reply and waits for a request.
+    pub(crate) fn idle(&self) {
+        let _ = self.slot.state.compare_exchange(
+            BUSY,
+            coarse_now_ms() + 1,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// A request has arrived: the connection is busy, unless it was
+    /// evicted first (then false, and it must close without applying it).
+    pub(crate) fn busy(&self) -> bool {
+        let state = &self.slot.state;
+        let mut now = state.load(Ordering::Relaxed);
+        loop {
+            if now == EVICTED {
+                return false;
+            }
+            if now == BUSY {
+                return true;
+            }
+            match state.compare_exchange(now, BUSY, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// Whether the connection was evicted.
+    pub(crate) fn evicted(&self) -> bool {
+        self.slot.state.load(Ordering::Relaxed) == EVICTED
+    }
+}
+
+/// Milliseconds on the coarse monotonic clock (a few nanoseconds to read,
+/// a few milliseconds fine: enough to tell a connection idle for seconds
+/// from one idle between requests).
+fn coarse_now_ms() -> u64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_MONOTONIC_COARSE)
+        .map(|t| t.tv_sec() as u64 * 1000 + t.tv_nsec() as u64 / 1_000_000)
+        .unwrap_or(0)
+}
+
+#[cfg(all(test, not(serverlab_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn woken(e: &Entry) -> Arc<AtomicUsize> {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        e.on_evict(Box::new(move || {
+            m.fetch_add(1, Ordering::Relaxed);
+        }));
+        n
+    }
+
+    #[test]
+    fn evicts_the_longest_idle_and_wakes_it() {
+        let t = IdleTable::default();
+        let (a, b, c) = (t.join(), t.join(), t.join());
+        let (wa, wb, wc) = (woken(&a), woken(&b), woken(&c));
+        assert!(!t.evict_longest(), "none is idle");
+        b.idle();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        a.idle();
+        assert!(t.evict_longest());
+        assert!(b.evicted() && !a.evicted() && !c.evicted());
+        assert_eq!(wb.load(Ordering::Relaxed), 1);
+        assert!(!b.busy(), "an evicted connection cannot turn busy");
+        assert!(a.busy(), "a busy one is not chosen");
+        assert!(!t.evict_longest(), "none idle is left");
+        assert_eq!(wa.load(Ordering::Relaxed) + wc.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn connections_without_a_waker_or_gone_are_not_chosen() {
+        let t = IdleTable::default();
+        let a = t.join();
+        a.idle();
+        assert!(!t.evict_longest(), "no way to wake it");
+        let b = t.join();
+        let _ = woken(&b);
+        b.idle();
+        t.leave(&b);
+        assert!(!t.evict_longest(), "it left");
+    }
+
+    #[test]
+    fn idle_then_busy_then_idle_restarts_the_wait() {
+        let t = IdleTable::default();
+        let (a, b) = (t.join(), t.join());
+        let (_wa, _wb) = (woken(&a), woken(&b));
+        a.idle();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        b.idle();
+        assert!(a.busy());
+        // Past the coarse clock's resolution, so the waits differ.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        a.idle();
+        assert!(t.evict_longest());
+        assert!(b.evicted() && !a.evicted(), "a's wait began anew");
+    }
+}
