@@ -224,7 +224,7 @@ impl<S: Service> Conn<S> {
             Op::Recv | Op::RecvNow => self.received(c, io),
             Op::Send => self.sent(c),
             Op::Sleep => self.wait == Wait::Delay { timer: true },
-            Op::Accept | Op::Wake | Op::Tick | Op::Cancel => false,
+            Op::Accept | Op::Wake | Op::Tick | Op::Cancel | Op::Backoff | Op::Readable => false,
         }
     }
 

@@ -1,6 +1,9 @@
 //! The one cross-thread hand-off of `--strategy uring`: a thread that
 //! spent a delay off the ring (spin or CPU work) posts the connection's
-//! token back to the ring that owns it, and a stop wakes every ring.
+//! token back to the ring that owns it; a thread that evicted one of the
+//! ring's idle connections at the connection cap (admission runs on
+//! whichever ring accepted the newcomer) posts its token too; and a stop
+//! wakes every ring.
 //!
 //! A post pushes the token under a lock, then signals (an eventfd the ring
 //! always has a read pending on). The ring takes the tokens only after
@@ -26,8 +29,19 @@ impl Signal for super::sys::EventFd {
     }
 }
 
+/// What another thread tells a ring about one of its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Post {
+    /// Its delay is spent.
+    Spent(u32),
+    /// It was evicted at the connection cap (by token: if it closed
+    /// meanwhile, the token may name a newer connection, which is then
+    /// run once for nothing).
+    Evicted(u32),
+}
+
 pub(crate) struct Mailbox<W> {
-    posted: Mutex<Vec<u32>>,
+    posted: Mutex<Vec<Post>>,
     signal: W,
 }
 
@@ -39,13 +53,13 @@ impl<W: Signal> Mailbox<W> {
         }
     }
 
-    /// The delay of connection `token` is spent. Push, then signal: the
-    /// read that consumes this signal happens after the push.
-    pub(crate) fn post(&self, token: u32) {
+    /// Tell the ring. Push, then signal: the read that consumes this
+    /// signal happens after the push.
+    pub(crate) fn post(&self, post: Post) {
         self.posted
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(token);
+            .push(post);
         self.signal.signal();
     }
 
@@ -54,9 +68,9 @@ impl<W: Signal> Mailbox<W> {
         self.signal.signal();
     }
 
-    /// After the ring's read of the signal completed: every token posted
+    /// After the ring's read of the signal completed: everything posted
     /// before the signals that read consumed (and perhaps some after).
-    pub(crate) fn take(&self, into: &mut Vec<u32>) {
+    pub(crate) fn take(&self, into: &mut Vec<Post>) {
         into.append(&mut self.posted.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
@@ -82,18 +96,18 @@ mod loom_tests {
         }
     }
 
-    /// Two threads post while the ring reads and takes: the ring gets
-    /// each token exactly once, and never waits on a read while a token
-    /// sits in the box unsignalled.
+    /// Two threads post (a delay spent, an eviction) while the ring reads
+    /// and takes: the ring gets each post exactly once, and never waits on
+    /// a read while a post sits in the box unsignalled.
     #[test]
     fn no_post_is_lost() {
         loom::model(|| {
             let mailbox = Arc::new(Mailbox::new(Counter(AtomicU64::new(0))));
-            let posters: Vec<_> = [7, 9]
+            let posters: Vec<_> = [Post::Spent(7), Post::Evicted(9)]
                 .into_iter()
-                .map(|token| {
+                .map(|post| {
                     let m = mailbox.clone();
-                    loom::thread::spawn(move || m.post(token))
+                    loom::thread::spawn(move || m.post(post))
                 })
                 .collect();
             let mut got = Vec::new();
@@ -112,7 +126,7 @@ mod loom_tests {
             // Nothing left behind, nothing twice.
             mailbox.take(&mut got);
             got.sort_unstable();
-            assert_eq!(got, vec![7, 9]);
+            assert_eq!(got, vec![Post::Spent(7), Post::Evicted(9)]);
         });
     }
 }
@@ -133,14 +147,14 @@ mod tests {
     #[test]
     fn posts_signal_and_are_taken_in_order() {
         let m = Mailbox::new(Counter(AtomicU64::new(0)));
-        m.post(3);
-        m.post(1);
+        m.post(Post::Spent(3));
+        m.post(Post::Evicted(1));
         m.wake();
         assert_eq!(m.signal().0.load(Ordering::Acquire), 3);
         let mut got = vec![];
         m.take(&mut got);
-        assert_eq!(got, vec![3, 1]);
+        assert_eq!(got, vec![Post::Spent(3), Post::Evicted(1)]);
         m.take(&mut got);
-        assert_eq!(got, vec![3, 1], "taken once");
+        assert_eq!(got, vec![Post::Spent(3), Post::Evicted(1)], "taken once");
     }
 }

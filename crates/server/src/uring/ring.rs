@@ -12,24 +12,30 @@
 //!
 //! Deadlines (a request that must arrive in time, the end of a lingering
 //! close, a send that makes no progress for `--write-timeout`) are checked
-//! at each tick, which runs or cancels what is due. The stop: the
-//! multishot accept is cancelled and every connection waiting for input
-//! runs once more, reading only what has arrived; past the drain limit the
-//! server aborts, and every send and timer still in flight is cancelled so
-//! each session resets at its next step. The loop ends when every
-//! connection is closed.
+//! at each tick, which runs or cancels what is due.
+//!
+//! Accepting (a multishot accept while there is room, readiness and one
+//! accept at a time near the cap or out of descriptors) is `accept.rs`'s.
+//!
+//! The stop: what waits for connections is cancelled, and every
+//! connection waiting for input runs once more, reading only what has
+//! arrived; past the drain limit the server aborts, and every send and
+//! timer still in flight is cancelled so each session resets at its next
+//! step. The loop ends when every connection is closed.
+
+mod accept;
 
 use super::conn::{Conn, Delays, Parked, Wait};
-use super::mailbox::Mailbox;
+use super::mailbox::{Mailbox, Post};
 use super::sys::{Completion, EventFd, Op, Uring};
-use crate::session::Session;
 use crate::shutdown::Phase;
 use crate::Ctx;
+use accept::Accepting;
 use serverlab_service::{Delay, Service};
 use slab::Slab;
 use std::collections::VecDeque;
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -51,6 +57,9 @@ pub(super) fn serve<S: Service>(
     listener: TcpListener,
     io: Uring,
 ) -> io::Result<()> {
+    // The ring also accepts on it itself (`accept.rs`), and shedding
+    // needs an empty backlog to say so, not wait.
+    listener.set_nonblocking(true)?;
     let mailbox = Arc::new(Mailbox::new(EventFd::new()?));
     let m = mailbox.clone();
     ctx.shutdown.on_trigger(move || m.wake());
@@ -64,8 +73,8 @@ pub(super) fn serve<S: Service>(
         mailbox,
         ctx,
         listener: Some(listener),
-        accepting: false,
-        accept_failed: false,
+        accepting: Accepting::Off,
+        backoff: false,
         ready: VecDeque::new(),
         cqes: Vec::new(),
         posted: Vec::new(),
@@ -86,15 +95,14 @@ struct Ring<S: Service> {
     /// Until the stop's cancelled accept has completed (and dropped after
     /// the ring, so it outlives an accept still in flight).
     listener: Option<TcpListener>,
-    /// The multishot accept is armed.
-    accepting: bool,
-    /// An accept failed (out of descriptors?): reported, and armed again
-    /// at the next tick rather than at once.
-    accept_failed: bool,
+    /// What waits for connections on it.
+    accepting: Accepting,
+    /// A backoff timer is pending: accepting failed, and is retried then.
+    backoff: bool,
     /// Tokens of connections to run this turn, in order.
     ready: VecDeque<u32>,
     cqes: Vec<Completion>,
-    posted: Vec<u32>,
+    posted: Vec<Post>,
     stop: Stop,
 }
 
@@ -116,22 +124,20 @@ impl<S: Service> Ring<S> {
             self.cqes = cqes;
             self.check_stop(now);
             self.run_ready(now);
-            if self.stop != Stop::Running && self.conns.is_empty() && !self.accepting {
+            if self.stop != Stop::Running
+                && self.conns.is_empty()
+                && self.accepting == Accepting::Off
+            {
                 return Ok(());
             }
-        }
-    }
-
-    fn arm_accept(&mut self) {
-        if let Some(listener) = &self.listener {
-            self.io.accept_multi(listener);
-            self.accepting = true;
         }
     }
 
     fn complete(&mut self, c: Completion, now: Instant) {
         match c.op {
             Op::Accept => self.accepted(c),
+            Op::Readable => self.readable(),
+            Op::Backoff => self.backoff_over(),
             Op::Wake => self.woken(c),
             Op::Tick => {
                 self.tick(now);
@@ -209,58 +215,28 @@ impl<S: Service> Ring<S> {
         conn.finish();
     }
 
-    fn accepted(&mut self, c: Completion) {
-        if !c.more {
-            self.accepting = false;
-        }
-        if let Some(stream) = c.accepted {
-            self.accept_failed = false;
-            self.admit(stream);
-        } else if c.result < 0 && c.result != -libc::ECANCELED {
-            if !self.accept_failed {
-                let e = io::Error::from_raw_os_error(-c.result);
-                eprintln!("serverlab: accept failed: {e} (retrying)");
-            }
-            self.accept_failed = true;
-        }
-        if !self.accepting {
-            if self.stop != Stop::Running {
-                self.listener = None;
-            } else if !self.accept_failed {
-                // The kernel ended it (its completion queue overflowed).
-                self.arm_accept();
-            }
-        }
-    }
-
-    /// A new connection: admitted under `--max-connections`, or closed.
-    fn admit(&mut self, stream: TcpStream) {
-        let ctx = &self.ctx;
-        if !ctx.conns().admit(ctx.max_connections) {
-            return;
-        }
-        let _ = stream.set_nodelay(true);
-        let Ok(peer) = stream.peer_addr() else {
-            // Gone already.
-            ctx.conns().closed();
-            return;
-        };
-        let sess = Session::new(ctx, peer).with_budget(BUDGET);
-        let entry = self.conns.vacant_entry();
-        let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");
-        entry.insert(Conn::new(token, stream, sess));
-        self.ready.push_back(token);
-    }
-
-    /// The eventfd was signalled: delays spent on other threads, or the
-    /// stop (which `check_stop` sees).
+    /// The eventfd was signalled: delays spent on other threads,
+    /// evictions, or the stop (which `check_stop` sees).
     fn woken(&mut self, c: Completion) {
         self.mailbox.take(&mut self.posted);
-        for token in std::mem::take(&mut self.posted) {
-            let conn = &mut self.conns[token as usize];
-            conn.in_flight -= 1;
-            let run = conn.wait == Wait::Delay { timer: false };
-            self.settle(token, run);
+        for post in std::mem::take(&mut self.posted) {
+            match post {
+                Post::Spent(token) => {
+                    let conn = &mut self.conns[token as usize];
+                    conn.in_flight -= 1;
+                    let run = conn.wait == Wait::Delay { timer: false };
+                    self.settle(token, run);
+                }
+                // Run it if it waits for a request: its session sees the
+                // eviction and closes. (Otherwise it runs soon anyway; or
+                // it has closed, and a newer connection with its token
+                // runs once for nothing.)
+                Post::Evicted(token) => {
+                    if let Some(Wait::Input(_)) = self.conns.get(token as usize).map(|c| c.wait) {
+                        self.make_ready(token);
+                    }
+                }
+            }
         }
         if c.result != -libc::ECANCELED {
             self.io.read_wake(self.mailbox.signal());
@@ -272,11 +248,7 @@ impl<S: Service> Ring<S> {
         match self.stop {
             Stop::Running if phase != Phase::Running => {
                 self.stop = Stop::Draining(now);
-                if self.accepting {
-                    self.io.cancel(Op::Accept, 0);
-                } else {
-                    self.listener = None;
-                }
+                self.stop_accepting();
                 self.wake_waiting(false);
             }
             Stop::Draining(t0) if phase == Phase::Aborting || now - t0 > crate::DRAIN_LIMIT => {
@@ -305,7 +277,7 @@ impl<S: Service> Ring<S> {
     }
 
     /// Run connections whose deadline passed; cancel sends that made no
-    /// progress for the write timeout; retry a failed accept.
+    /// progress for the write timeout.
     fn tick(&mut self, now: Instant) {
         let mut due = Vec::new();
         let limit = self.ctx.write_timeout;
@@ -322,9 +294,6 @@ impl<S: Service> Ring<S> {
         }
         for token in due {
             self.make_ready(token);
-        }
-        if self.accept_failed && !self.accepting && self.stop == Stop::Running {
-            self.arm_accept();
         }
     }
 }
@@ -354,7 +323,7 @@ impl Delays for OffRing {
                     // No pool: spend it here, holding up this ring only.
                     eprintln!("serverlab: cannot start delay threads ({e}); delaying on the ring");
                     delay.block();
-                    self.mailbox.post(token);
+                    self.mailbox.post(Post::Spent(token));
                     return false;
                 }
             },
@@ -362,7 +331,7 @@ impl Delays for OffRing {
         let mailbox = self.mailbox.clone();
         runtime.spawn_blocking(move || {
             delay.block();
-            mailbox.post(token);
+            mailbox.post(Post::Spent(token));
         });
         false
     }

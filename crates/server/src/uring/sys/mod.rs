@@ -83,10 +83,14 @@ pub(crate) enum Op {
     Tick,
     /// A cancellation of another operation.
     Cancel,
+    /// A pause before accepting again, when accepting failed.
+    Backoff,
+    /// A wait until the listener has a connection to accept.
+    Readable,
 }
 
 impl Op {
-    const ALL: [Op; 8] = [
+    const ALL: [Op; 10] = [
         Op::Accept,
         Op::Wake,
         Op::Recv,
@@ -95,6 +99,8 @@ impl Op {
         Op::Sleep,
         Op::Tick,
         Op::Cancel,
+        Op::Backoff,
+        Op::Readable,
     ];
 
     fn decode(user_data: u64) -> Op {
@@ -169,8 +175,9 @@ pub(crate) struct Uring {
     bufs: BufRing,
     /// Entries the submission queue had no room for, in order.
     backlog: VecDeque<squeue::Entry>,
-    /// Each pending sleep's timespec, by token (rule 1).
-    timers: HashMap<u32, Box<types::Timespec>>,
+    /// Each pending timer's timespec (sleeps, the backoff), by its
+    /// operation's user data (rule 1).
+    timers: HashMap<u64, Box<types::Timespec>>,
     /// Where the eventfd read lands (rule 1); never read.
     wake_buf: Box<[u8; 8]>,
     /// The tick's period (rule 1).
@@ -270,6 +277,16 @@ impl Uring {
         unsafe { self.push(entry) }
     }
 
+    /// Complete once `listener` has a connection to accept (a one-shot
+    /// poll); it must stay open until then.
+    pub(crate) fn readable(&mut self, listener: &TcpListener) {
+        let entry = opcode::PollAdd::new(types::Fd(listener.as_raw_fd()), libc::POLLIN as u32)
+            .build()
+            .user_data(user_data(Op::Readable, 0, 0));
+        // SAFETY: a poll names no memory.
+        unsafe { self.push(entry) }
+    }
+
     /// Start a multishot receive on `fd` into the provided buffers.
     pub(crate) fn recv_multi(&mut self, fd: RawFd, token: u32) {
         let entry = opcode::RecvMulti::new(types::Fd(fd), BUFFER_GROUP)
@@ -325,20 +342,29 @@ impl Uring {
 
     /// Complete after `d` (`-ETIME`), unless cancelled first.
     pub(crate) fn sleep(&mut self, d: Duration, token: u32) {
-        // One sleep per token at a time: replacing the first's timespec
-        // would free it while the kernel may still read it.
+        self.timer(user_data(Op::Sleep, 0, token), d);
+    }
+
+    /// Complete (`Op::Backoff`, `-ETIME`) after `d`. One at a time.
+    pub(crate) fn backoff(&mut self, d: Duration) {
+        self.timer(user_data(Op::Backoff, 0, 0), d);
+    }
+
+    fn timer(&mut self, ud: u64, d: Duration) {
+        // One timer per user data at a time: replacing the first's
+        // timespec would free it while the kernel may still read it.
         assert!(
-            !self.timers.contains_key(&token),
-            "two sleeps for token {token}"
+            !self.timers.contains_key(&ud),
+            "two timers for {:?} {}",
+            Op::decode(ud),
+            ud as u32
         );
         let ts = Box::new(timespec(d));
         let ptr: *const types::Timespec = &*ts;
-        self.timers.insert(token, ts);
-        let entry = opcode::Timeout::new(ptr)
-            .build()
-            .user_data(user_data(Op::Sleep, 0, token));
+        self.timers.insert(ud, ts);
+        let entry = opcode::Timeout::new(ptr).build().user_data(ud);
         // SAFETY: the boxed timespec stays in `timers` (moving the box
-        // does not move it) until this sleep's completion is reaped
+        // does not move it) until this timer's completion is reaped
         // (rule 1).
         unsafe { self.push(entry) }
     }
@@ -429,8 +455,8 @@ impl Uring {
             if !c.more {
                 *in_flight -= 1;
             }
-            if c.op == Op::Sleep {
-                timers.remove(&c.token);
+            if matches!(c.op, Op::Sleep | Op::Backoff) {
+                timers.remove(&cqe.user_data());
             }
             out.push(c);
         }

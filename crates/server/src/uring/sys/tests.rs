@@ -292,11 +292,39 @@ fn sleeps_end_on_time_or_when_cancelled() {
     assert!(t0.elapsed() < Duration::from_secs(10));
 }
 
-/// One multishot accept yields every connection, each a stream we own.
+/// The accept's backoff is a timer of its own, beside a sleep of any
+/// token; a second one while the first is pending is refused before the
+/// first's timespec could be freed.
+#[test]
+fn the_backoff_ends_on_time_beside_sleeps() {
+    let Some(mut io) = ring(4, 4096) else { return };
+    let mut q = VecDeque::new();
+    let t0 = Instant::now();
+    io.sleep(Duration::from_secs(60), 0);
+    io.backoff(Duration::from_millis(20));
+    let c = next(&mut io, &mut q);
+    assert_eq!((c.op, c.result), (Op::Backoff, -libc::ETIME));
+    assert!(t0.elapsed() >= Duration::from_millis(20));
+    io.backoff(Duration::from_millis(10));
+    let second = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        io.backoff(Duration::from_millis(10));
+    }));
+    assert!(second.is_err(), "a second pending backoff is refused");
+    assert_eq!(next(&mut io, &mut q).op, Op::Backoff);
+}
+
+/// One multishot accept yields every connection, each a stream we own,
+/// on a non-blocking listener (the server's, which it may also accept on
+/// itself: then an empty backlog says `WouldBlock` instead of waiting).
 #[test]
 fn a_multishot_accept_yields_each_connection() {
     let Some(mut io) = ring(4, 4096) else { return };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    assert_eq!(
+        listener.accept().unwrap_err().kind(),
+        io::ErrorKind::WouldBlock
+    );
     io.accept_multi(&listener);
     let clients: Vec<_> = (0..3)
         .map(|_| TcpStream::connect(listener.local_addr().unwrap()).unwrap())
@@ -307,7 +335,11 @@ fn a_multishot_accept_yields_each_connection() {
             let c = next(&mut io, &mut q);
             assert_eq!(c.op, Op::Accept);
             assert!(c.more, "still armed");
-            c.accepted.expect("a stream").peer_addr().unwrap()
+            let stream = c.accepted.expect("a stream");
+            // Accepted by the kernel: a blocking socket whatever the
+            // listener's mode.
+            assert!(!socket2::SockRef::from(&stream).nonblocking().unwrap());
+            stream.peer_addr().unwrap()
         })
         .collect();
     let mut want: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
