@@ -348,6 +348,24 @@ fn a_multishot_accept_yields_each_connection() {
     assert_eq!(peers, want);
 }
 
+/// A readiness poll on the listener completes only once a connection is
+/// waiting, which it leaves in the backlog for the caller to accept.
+#[test]
+fn a_listener_poll_completes_when_a_connection_waits() {
+    let Some(mut io) = ring(4, 4096) else { return };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    io.readable(&listener);
+    let early = reap_until(&mut io, Duration::from_millis(50), |_| true);
+    assert!(early.is_empty(), "nothing to accept yet");
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let c = next(&mut io, &mut VecDeque::new());
+    assert_eq!(c.op, Op::Readable);
+    assert!(c.result > 0 && c.result & libc::POLLIN as i32 != 0);
+    let (_, peer) = listener.accept().expect("still in the backlog");
+    assert_eq!(peer, client.local_addr().unwrap());
+}
+
 /// Another thread's signal completes the ring's read of its eventfd.
 #[test]
 fn another_thread_wakes_the_ring() {
