@@ -178,6 +178,35 @@ fn accept_outlives_fd_exhaustion(strategy: &str) {
 }
 per_strategy!(fd_exhaustion, accept_outlives_fd_exhaustion);
 
+/// uring, out of descriptors twice. The first time, its multishot accept
+/// was armed under the old limit (which it keeps) and is re-armed; once
+/// descriptors free up it is armed again under the lowered limit, so the
+/// second time the kernel's own `EMFILE` ends it. Both times a late client
+/// is closed at once and, after the release, a new one is served within
+/// 2 s: the listener is never left unwatched.
+#[test]
+fn uring_accept_outlives_fd_exhaustion_twice() {
+    if !runnable(StrategyKind::Uring) {
+        return;
+    }
+    let server = ServerProc::start_with_nofile("board", &["--strategy", "uring"], 256, None);
+    startup_line(&server);
+    lower_fd_limit(server.pid(), 64);
+    for round in ["first", "second"] {
+        let held = connect_many(server.addr, 1200);
+        assert!(held.len() > 1024, "{round}: {} connected", held.len());
+        let mut late = Client::connect(server.addr);
+        late.stream.set_read_timeout(Some(PROMPTLY)).unwrap();
+        let _ = late.stream.write_all(b"COUNT@late\0");
+        assert!(late.closed_by_server(), "{round}");
+        drop(held);
+        served_within(server.addr, PROMPTLY, round);
+    }
+    let (status, out) = server.stop();
+    assert!(status.success());
+    assert!(stat(&out, "shed_out_of_fds") > 0, "{out}");
+}
+
 /// A server full of idle connections (`--max-connections 100`, 100 served
 /// once and idle) answers a new client within 2 s, by closing the one idle
 /// longest: exactly one of the 100 is gone, the other 99 are served on.

@@ -31,7 +31,7 @@ use crate::{Ctx, ServerConfig};
 use serverlab_service::Service;
 use std::io;
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 /// Submission queue entries per ring.
@@ -67,15 +67,16 @@ impl Strategy for Uring {
     }
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
+        let set_up = Arc::new(Barrier::new(listeners.len()));
         let rings: Vec<_> = listeners
             .into_iter()
             .enumerate()
             .map(|(i, listener)| {
-                let ctx = ctx.clone();
+                let (ctx, set_up) = (ctx.clone(), set_up.clone());
                 std::thread::Builder::new()
                     .name(format!("uring-{i}"))
                     .spawn(move || {
-                        let served = serve_ring(&ctx, i, listener);
+                        let served = serve_ring(&ctx, i, listener, &set_up);
                         if served.is_err() {
                             // Stop the other rings too: the server failed.
                             ctx.shutdown.trigger();
@@ -96,14 +97,30 @@ impl Strategy for Uring {
 }
 
 /// Ring `i`'s thread: pinned, then its ring set up (on this thread: the
-/// ring has one submitter, this one) and served.
-fn serve_ring<S: Service>(ctx: &Arc<Ctx<S>>, i: usize, listener: TcpListener) -> io::Result<()> {
+/// ring has one submitter, this one) and served. No ring accepts before
+/// every ring is set up (`set_up`), so a burst of connections on one
+/// cannot take the descriptors another still needs.
+fn serve_ring<S: Service>(
+    ctx: &Arc<Ctx<S>>,
+    i: usize,
+    listener: TcpListener,
+    set_up: &Barrier,
+) -> io::Result<()> {
     let cpu = ctx.cpus.as_ref().map(|c| c.nth(i));
-    if let Some(cpu) = &cpu {
-        cpu.pin_current_thread()?;
+    let ring = (|| -> io::Result<_> {
+        if let Some(cpu) = &cpu {
+            cpu.pin_current_thread()?;
+        }
+        let io = sys::Uring::new(&config(ctx.uring_sqpoll, cpu)).map_err(io::Error::other)?;
+        Ok((io, sys::EventFd::new()?))
+    })();
+    if ring.is_err() {
+        // Before the others pass the barrier: they see the stop at once.
+        ctx.shutdown.trigger();
     }
-    let io = sys::Uring::new(&config(ctx.uring_sqpoll, cpu)).map_err(io::Error::other)?;
-    ring::serve(ctx.clone(), listener, io)
+    set_up.wait();
+    let (io, wake) = ring?;
+    ring::serve(ctx.clone(), listener, io, wake)
 }
 
 /// A ring's setup: with `--cpus`, its thread's one CPU also pins its

@@ -56,11 +56,12 @@ pub(super) fn serve<S: Service>(
     ctx: Arc<Ctx<S>>,
     listener: TcpListener,
     io: Uring,
+    wake: EventFd,
 ) -> io::Result<()> {
     // The ring also accepts on it itself (`accept.rs`), and shedding
     // needs an empty backlog to say so, not wait.
     listener.set_nonblocking(true)?;
-    let mailbox = Arc::new(Mailbox::new(EventFd::new()?));
+    let mailbox = Arc::new(Mailbox::new(wake));
     let m = mailbox.clone();
     ctx.shutdown.on_trigger(move || m.wake());
     let mut ring = Ring {
