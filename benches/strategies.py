@@ -117,6 +117,9 @@ def measure(server, addr, pipeline, args):
     if out.returncode != 0:
         sys.exit(f"load failed against {addr}: {out.stderr}")
     r = json.loads(out.stdout)["results"]
+    if not r["requests"]:
+        sys.exit(f"the load against {addr} counted no requests: is --duration "
+                 f"({args.duration:g} s) longer than the load's warm-up?")
     return {"rps": r["throughput_rps"], "requests": r["requests"],
             "server_cpu": (c1 - c0) / (t1 - t0), "client_cpu": r["client_cpu"]["utilization"]}
 
