@@ -16,13 +16,21 @@ and the normal client run on --client-cpu):
                  never reading. Peak resident memory while they hold on,
                  and 5 s after they reset their connections; meanwhile
                  `load kv` and the probe.
+  list           a board holding 200 topics of 32 KB names (a 6.5 MB
+                 LIST); N clients send LIST and never read. Peak and
+                 after-reset memory, the normal board client and the probe.
+
+Resident memory is sampled every 20 ms while the attack holds (the peak is
+the largest sample). The never-reading attackers keep a 64 KiB receive
+buffer, so it is the server, not the client's kernel, that must hold what
+they do not read.
 
 Prints, per attack and strategy, the normal client's p99 (and the
 probe's), the server's CPU use during the attack, and its resident memory.
 Repeats --reps times, alternating the strategies' order, and reports
 medians.
 
-Usage: benches/hostile.py [slowloris|idle|never-reading ...] [--clients N] [--duration 5]
+Usage: benches/hostile.py [slowloris|idle|never-reading|list ...] [--clients N] [--duration 5]
                           [--reps 3] [--strategies a,b] [--bin PATH] [--json out.json]
 (from the repository root, after `cargo build --release`). A tiny check
 that it runs: benches/hostile.py --clients 20 --duration 1 --reps 1 --strategies async
@@ -181,14 +189,16 @@ def kv_request(method, path, body=b""):
     return head.encode() + body
 
 
-def never_reading(srv, n, gets=64):
-    """`n` clients each sending `gets` pipelined GETs of /big and never
+def never_reading(srv, n, wire):
+    """`n` clients each sending `wire` (pipelined requests) and never
     reading. Returns the sockets (close them with reset())."""
     burst = []
-    wire = kv_request("GET", "/big") * gets
     for _ in range(n):
         try:
-            s = socket.create_connection((srv.host, srv.port), timeout=5)
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            s.settimeout(5)
+            s.connect((srv.host, srv.port))
             s.settimeout(0.5)
             try:
                 s.sendall(wire)
@@ -216,10 +226,39 @@ def put_big(srv):
         s.recv(4096)
 
 
+def fill_board(srv, topics=200, name_len=32 * 1024):
+    """`topics` topics with long names, so one LIST is topics x name_len."""
+    with socket.create_connection((srv.host, srv.port), timeout=30) as s:
+        for i in range(topics):
+            s.sendall(b"POST@" + f"{i:03}".encode().ljust(name_len, b"n") + b"#m\0")
+            while not s.recv(4096).endswith(b"\0"):
+                pass
+
+
+class PeakRss:
+    """The largest resident memory of `pid`, sampled every 20 ms."""
+
+    def __init__(self, pid):
+        self.pid, self.peak, self.stop = pid, rss_mib(pid), threading.Event()
+        self.t = threading.Thread(target=self.sample, daemon=True)
+        self.t.start()
+
+    def sample(self):
+        while not self.stop.wait(0.02):
+            self.peak = max(self.peak, rss_mib(self.pid))
+
+    def end(self):
+        self.stop.set()
+        self.t.join()
+        return max(self.peak, rss_mib(self.pid))
+
+
 def run_attack(attack, strategy, args):
     """One run of `attack` against a fresh server: a dict of figures."""
     n = args.clients
     proto = "kv" if attack == "never-reading" else "board"
+    if attack == "list" and args.topics is None:
+        args.topics = 200
     extra = ["--max-connections", str(n + 100)] if attack == "idle" else []
     srv = Server(args.bin, proto, strategy, args.server_cpu, extra)
     fig = {"attack": attack, "strategy": strategy, "clients": n}
@@ -227,16 +266,22 @@ def run_attack(attack, strategy, args):
     try:
         if proto == "kv":
             put_big(srv)
+        elif attack == "list":
+            fill_board(srv, args.topics)
         time.sleep(0.3)
         fig["rss_start_mib"] = rss_mib(srv.p.pid)
+        peak = PeakRss(srv.p.pid)
         burst = []
         if attack == "slowloris":
             t = threading.Thread(target=slowloris, args=(srv, n, stop))
         elif attack == "idle":
             t = threading.Thread(target=hold_idle, args=(srv, n, stop))
+        elif attack == "list":
+            t = None
+            burst = never_reading(srv, n, b"LIST\0")
         else:
             t = None
-            burst = never_reading(srv, n)
+            burst = never_reading(srv, n, kv_request("GET", "/big") * 64)
         if t:
             t.start()
         time.sleep(1.0)
@@ -249,7 +294,7 @@ def run_attack(attack, strategy, args):
         results = load(args.bin, args.client_cpu, proto, srv.addr, args.duration)
         pt.join()
         fig["server_cpu"] = (cpu_seconds(srv.p.pid) - c0) / (time.monotonic() - w0)
-        fig["rss_peak_mib"] = rss_mib(srv.p.pid)
+        fig["rss_peak_mib"] = peak.end()
         fig["normal_p99_us"] = p99_us(results)
         fig["fresh_p99_us"] = p99(fresh)
         if burst:
@@ -268,9 +313,11 @@ def run_attack(attack, strategy, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("attacks", nargs="*", default=["slowloris", "idle", "never-reading"])
+    ap.add_argument("attacks", nargs="*", default=["slowloris", "idle", "never-reading", "list"])
     ap.add_argument("--clients", type=int, default=0,
-                    help="attacking connections (default: slowloris 2000, idle 10000, never-reading 50)")
+                    help="attacking connections (default: slowloris 2000, idle 10000, "
+                         "never-reading 50, list 50)")
+    ap.add_argument("--topics", type=int, help="list: topics of 32 KB (default 200)")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds the normal client runs")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--server-cpu", default="0")
@@ -283,12 +330,12 @@ def main():
         sys.exit("build first: cargo build --release")
     raise_fd_limit()
     chosen = args.strategies.split(",") if args.strategies else strategies(args.bin)
-    defaults = {"slowloris": 2000, "idle": 10000, "never-reading": 50}
+    defaults = {"slowloris": 2000, "idle": 10000, "never-reading": 50, "list": 50}
     given = args.clients
     raw = []
     for attack in args.attacks:
         if attack not in defaults:
-            sys.exit(f"unknown attack {attack!r}: slowloris, idle or never-reading")
+            sys.exit(f"unknown attack {attack!r}: slowloris, idle, never-reading or list")
         args.clients = given or defaults[attack]
         runs = {s: [] for s in chosen}
         for rep in range(args.reps):

@@ -2,11 +2,16 @@
 //! whole life. Simple and fast at low connection counts; costs a thread
 //! (stack, scheduler entry) per idle connection.
 //!
-//! Graceful stop: the acceptor stops, then every open connection's read
-//! side is shut down, so its thread's blocked `read` returns what was
-//! already received and then end-of-file; the thread answers it all,
-//! closes, and is joined. A client that does not read its replies is cut
-//! off after the drain limit.
+//! Graceful stop: the acceptor stops, then every thread blocked reading
+//! for a request is interrupted (a signal, `SIGURG`, whose handler does
+//! nothing but is installed without `SA_RESTART`, so the `read` fails with
+//! `EINTR`); its session, seeing the server draining, answers what it has
+//! read and closes, lingering like every other strategy. Shutting the read
+//! side instead would wake it too, but Linux then resets the connection as
+//! soon as the client sends more after our FIN, destroying replies still
+//! queued. Past the drain limit every socket still open is shut both ways,
+//! which ends any blocked write, read or delay at once, and every thread
+//! is joined before `run` returns.
 //!
 //! A client that stops reading its replies would hold its thread in a
 //! blocked write forever: writes wait for the socket to take more only
@@ -14,9 +19,10 @@
 //! the connection.
 //!
 //! Each connection holds two descriptors: its socket, and a clone kept in
-//! the open-connection table so the stop (and an eviction at the
-//! connection cap) can reach the blocked thread by shutting the socket's
-//! read side.
+//! the open-connection table so an eviction at the connection cap can wake
+//! the blocked thread by shutting the socket's read side (an idle
+//! connection owes no replies, so nothing queued is lost), and the stop
+//! past the drain limit can shut it both ways.
 
 use crate::accept::accept_all;
 use crate::drive::{drive, Mode};
@@ -25,14 +31,18 @@ use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
 use mio::{Events, Interest, Poll, Token, Waker};
+use nix::sys::pthread::{pthread_kill, Pthread};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use parking_lot::Mutex;
 use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown as HalfClose, SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::os::unix::thread::JoinHandleExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -53,10 +63,42 @@ impl Strategy for ThreadPerConnection {
     }
 }
 
-/// Open connections, so the stop reaches each thread's socket.
-type Open = Arc<Mutex<HashMap<u64, TcpStream>>>;
+/// The signal that interrupts a connection thread's blocked read.
+const WAKE: Signal = Signal::SIGURG;
+/// How often the stop interrupts threads still blocked reading for a
+/// request (a signal that lands just before its thread enters `read` is
+/// lost; the next one is not).
+const WAKE_EVERY: Duration = Duration::from_millis(10);
+
+/// What the stop needs of an open connection.
+struct Conn {
+    /// A handle on its socket, to shut it both ways past the drain limit.
+    stream: TcpStream,
+    /// Its thread, once known.
+    thread: Option<Pthread>,
+    /// Its thread is (about to be) blocked reading for a request.
+    reading: Arc<AtomicBool>,
+}
+
+/// Open connections, so the stop reaches each thread and socket.
+type Open = Arc<Mutex<HashMap<u64, Conn>>>;
+
+/// Install [`WAKE`]'s handler: it does nothing, but without `SA_RESTART`
+/// a blocking `read` it interrupts fails with `EINTR`. `SIGURG` is ignored
+/// by default and sent by nobody else here (only for out-of-band data to
+/// a socket's owner, which no socket here has).
+fn install_wake() -> io::Result<()> {
+    static INSTALLED: OnceLock<nix::Result<()>> = OnceLock::new();
+    extern "C" fn wake(_: nix::libc::c_int) {}
+    let action = SigAction::new(SigHandler::Handler(wake), SaFlags::empty(), SigSet::empty());
+    // SAFETY: the handler is async-signal-safe (it does nothing), and
+    // replacing SIGURG's default (ignore) changes nothing else.
+    let installed = INSTALLED.get_or_init(|| unsafe { sigaction(WAKE, &action) }.map(drop));
+    installed.map_err(io::Error::from)
+}
 
 fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Result<()> {
+    install_wake()?;
     let mut poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
     ctx.shutdown.on_trigger(move || {
@@ -96,57 +138,85 @@ fn start<S: Service>(
     stream: TcpStream,
     peer: SocketAddr,
 ) -> io::Result<JoinHandle<()>> {
-    open.lock().insert(id, stream.try_clone()?);
+    let reading = Arc::new(AtomicBool::new(false));
+    let conn = Conn {
+        stream: stream.try_clone()?,
+        thread: None,
+        reading: reading.clone(),
+    };
+    open.lock().insert(id, conn);
     let (ctx, registry) = (ctx.clone(), open.clone());
     let spawned = std::thread::Builder::new()
         .name("conn".into())
         .spawn(move || {
-            serve(&ctx, stream, peer, &registry, id);
+            serve(&ctx, stream, peer, &reading, &registry, id);
             registry.lock().remove(&id);
         });
-    if spawned.is_err() {
-        open.lock().remove(&id);
+    let mut open = open.lock();
+    match &spawned {
+        // Still registered: the thread has not finished, so its handle is
+        // valid for as long as the entry stays (it removes it last).
+        Ok(t) => {
+            if let Some(c) = open.get_mut(&id) {
+                c.thread = Some(t.as_pthread_t());
+            }
+        }
+        Err(_) => drop(open.remove(&id)),
     }
     spawned
 }
 
-/// Serve one connection until it closes. Evicted, its thread is woken
-/// from its blocked read by shutting the socket's read side.
+/// Serve one connection until it closes. Evicted (it is idle, so it owes
+/// no replies), its thread is woken from its blocked read by shutting the
+/// socket's read side: the read returns end of stream and the session
+/// closes.
 fn serve<S: Service>(
     ctx: &Arc<Ctx<S>>,
     mut stream: TcpStream,
     peer: SocketAddr,
+    reading: &AtomicBool,
     open: &Open,
     id: u64,
 ) {
     let mut sess = Session::new(ctx, peer);
     let open = open.clone();
     sess.on_evict(move || {
-        if let Some(s) = open.lock().get(&id) {
-            let _ = s.shutdown(HalfClose::Read);
+        if let Some(c) = open.lock().get(&id) {
+            let _ = c.stream.shutdown(HalfClose::Read);
         }
     });
-    drive(&mut sess, &mut stream, Mode::Blocking);
+    drive(&mut sess, &mut stream, Mode::Blocking(reading));
 }
 
-/// The graceful stop: shut every connection's read side, so its thread's
-/// blocked `read` returns what was already received and then end of
-/// stream; the thread answers it all and closes. A client that will not
-/// read its replies must not hold the stop up: after the drain limit its
-/// socket is shut both ways, which fails the thread's blocked write.
+/// The graceful stop: interrupt every thread blocked reading for a request
+/// (again every [`WAKE_EVERY`] while any is), so its session answers what
+/// it has read and closes; wait for every thread up to the drain limit.
+/// A client that will not read its replies, or a delay that would outlast
+/// the limit, must not hold the stop up: past it the server aborts, every
+/// socket still open is shut both ways, which ends a blocked write, read
+/// or delay at once, and every thread is joined.
 fn stop<S: Service>(ctx: &Ctx<S>, open: &Open, threads: Vec<JoinHandle<()>>) {
-    for stream in open.lock().values() {
-        let _ = stream.shutdown(HalfClose::Read);
-    }
     let deadline = Instant::now() + crate::DRAIN_LIMIT;
-    while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    if threads.iter().any(|t| !t.is_finished()) {
-        ctx.shutdown.abort();
-        for stream in open.lock().values() {
-            let _ = stream.shutdown(HalfClose::Both);
+    loop {
+        for c in open.lock().values() {
+            // Relaxed: a flag seen late is seen at the next round.
+            if let (Some(t), true) = (c.thread, c.reading.load(Ordering::Relaxed)) {
+                // Fails only for a thread that has exited, which is no
+                // longer in `open`.
+                let _ = pthread_kill(t, WAKE);
+            }
         }
+        if threads.iter().all(|t| t.is_finished()) {
+            break;
+        }
+        if Instant::now() >= deadline {
+            ctx.shutdown.abort();
+            for c in open.lock().values() {
+                let _ = c.stream.shutdown(HalfClose::Both);
+            }
+            break;
+        }
+        std::thread::sleep(WAKE_EVERY);
     }
     for t in threads {
         let _ = t.join();

@@ -9,20 +9,23 @@ use crate::session::{Io, Session};
 use serverlab_service::Service;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Whether the socket's calls wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Blocking calls: a read waits until input, end of stream or its
-    /// deadline (`SO_RCVTIMEO`, set here). A write never blocks in the
-    /// call: it sends what the socket takes now, and if that is nothing,
-    /// waits until the socket is writable or the session's deadline. (A
-    /// blocking send bounded by `SO_SNDTIMEO` returns a partial count at
-    /// its timeout whenever it copied anything, even in its first
-    /// microsecond, so a client that stops reading was reset only after two
-    /// or three timeouts.)
-    Blocking,
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mode<'a> {
+    /// Blocking calls: a read waits until input, end of stream, its
+    /// deadline (`SO_RCVTIMEO`, set here) or a signal (`EINTR`). The flag
+    /// is set while the thread is blocked reading for a request, so the
+    /// stop knows whom to interrupt. A write never blocks in the call: it
+    /// sends what the socket takes now, and if that is nothing, waits until
+    /// the socket is writable or the session's deadline. (A blocking send
+    /// bounded by `SO_SNDTIMEO` returns a partial count at its timeout
+    /// whenever it copied anything, even in its first microsecond, so a
+    /// client that stops reading was reset only after two or three
+    /// timeouts.)
+    Blocking(&'a AtomicBool),
     /// Non-blocking calls: one that would wait returns [`Parked::Wait`].
     NonBlocking,
 }
@@ -44,19 +47,26 @@ pub(crate) enum Parked {
 pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
     sess: &mut Session<S>,
     stream: &mut T,
-    mode: Mode,
+    mode: Mode<'_>,
 ) -> Parked {
+    let blocking = matches!(mode, Mode::Blocking(_));
     // The read timeout now set on a blocking socket.
     let mut read_timeout = None;
     loop {
         match sess.next() {
-            Io::Delay(d) => d.block(),
-            Io::Write => match write(stream, sess.unwritten(), mode) {
+            Io::Delay(d) => {
+                // Abandoned when the client has gone or the stop passed
+                // its drain limit.
+                if !crate::delay::perform(d, stream, sess.shutdown()) {
+                    sess.abandon_delay();
+                }
+            }
+            Io::Write => match write(stream, sess.unwritten(), blocking) {
                 Ok(0) => return closed(sess),
                 Ok(n) => sess.wrote(n),
                 Err(e) if would_block(&e) => {
                     sess.write_blocked();
-                    if mode == Mode::NonBlocking {
+                    if !blocking {
                         return Parked::Wait;
                     }
                     // `next` resets the connection once the stall passes
@@ -69,19 +79,30 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
                 Err(_) => return closed(sess),
             },
             Io::Read { deadline, wait } => {
-                if mode == Mode::Blocking
-                    && set_read_timeout(stream, deadline, &mut read_timeout).is_err()
-                {
+                if blocking && set_read_timeout(stream, deadline, &mut read_timeout).is_err() {
                     return closed(sess);
                 }
-                match stream.read(sess.read_buf()) {
+                let marked = match mode {
+                    // Relaxed: the stop looks again until the thread is out.
+                    Mode::Blocking(reading) if sess.reading_requests() => {
+                        reading.store(true, Ordering::Relaxed);
+                        Some(reading)
+                    }
+                    _ => None,
+                };
+                let read = stream.read(sess.read_buf());
+                if let Some(reading) = marked {
+                    reading.store(false, Ordering::Relaxed);
+                }
+                match read {
                     Ok(0) => sess.set_eof(),
                     Ok(n) => sess.filled(n),
                     // Blocking: the deadline passed, which `next` deals with.
-                    Err(e) if would_block(&e) && mode == Mode::Blocking => {}
+                    Err(e) if would_block(&e) && blocking => {}
                     Err(e) if would_block(&e) && wait => return Parked::Wait,
-                    // Draining: what had arrived is all there is.
+                    // Not waiting: what had arrived is all there is.
                     Err(e) if would_block(&e) => sess.set_eof(),
+                    // A signal (the stop, under blocking calls): `next` looks.
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(_) => return closed(sess),
                 }
@@ -105,11 +126,12 @@ fn closed<S: Service>(sess: &mut Session<S>) -> Parked {
 /// Write what the socket takes now. Blocking mode asks not to wait
 /// (`MSG_DONTWAIT`) so the stall is timed by the session, as it is for
 /// non-blocking sockets.
-fn write<T: Write + AsFd>(stream: &mut T, buf: &[u8], mode: Mode) -> io::Result<usize> {
-    match mode {
-        Mode::NonBlocking => stream.write(buf),
-        Mode::Blocking => socket2::SockRef::from(&*stream)
-            .send_with_flags(buf, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL),
+fn write<T: Write + AsFd>(stream: &mut T, buf: &[u8], blocking: bool) -> io::Result<usize> {
+    if blocking {
+        socket2::SockRef::from(&*stream)
+            .send_with_flags(buf, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+    } else {
+        stream.write(buf)
     }
 }
 

@@ -38,6 +38,21 @@ pub(crate) fn shutdown_write(socket: &impl std::os::fd::AsFd) {
     let _ = socket2::SockRef::from(socket).shutdown(std::net::Shutdown::Write);
 }
 
+/// Whether the connection is gone both ways, waiting up to `wait_ms` for
+/// it: the peer reset it (a client that closed entirely resets the
+/// connection as soon as a reply reaches it) or it was shut down both ways
+/// here (thread-per-connection's abort). A peer that only half-closed may
+/// still be reading its replies: it is not gone. One `poll` asking for no
+/// events, so only a hang-up or an error wakes it; an interrupted or
+/// failed poll answers "not gone".
+pub(crate) fn gone(socket: &impl std::os::fd::AsFd, wait_ms: u16) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags};
+    let mut fds = [PollFd::new(socket.as_fd(), PollFlags::empty())];
+    let gone = PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL;
+    matches!(poll(&mut fds, wait_ms), Ok(n) if n > 0)
+        && fds[0].revents().is_some_and(|r| r.intersects(gone))
+}
+
 /// Most a closing connection reads and discards while lingering.
 pub(crate) const LINGER_BYTES: usize = 1 << 20;
 /// Longest a closing connection lingers before closing.

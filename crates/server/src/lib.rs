@@ -9,6 +9,7 @@
 
 mod accept;
 mod blocking;
+mod delay;
 mod drive;
 pub mod fds;
 mod idle;
@@ -22,6 +23,7 @@ mod tokio_rt;
 mod uring;
 
 pub use fds::ConnectionLimit;
+pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads, Unavailable};
 

@@ -10,11 +10,20 @@
 //! nothing itself, and decides everything else the same way for every
 //! strategy:
 //!
-//! - requests are framed, delayed and applied in order; replies accumulate
-//!   and are written when the input runs dry (so pipelined requests are
-//!   answered in as few writes as possible), when they pass a high-water
-//!   mark, before a yield, and before closing;
-//! - no read is asked for past the service's input limit;
+//! - requests are framed, delayed and applied in order. Replies are written
+//!   as soon as something could hold them back: when the input runs dry,
+//!   before a delay (and before a request large enough to take time to
+//!   apply), when they pass a high-water mark (in bytes, or in replies),
+//!   before a yield, and before closing. Replies to requests already buffered go out together, so
+//!   pipelined requests cost few writes, but no reply waits behind work
+//!   that takes time;
+//! - a reply too large to append at once (board LIST, kv GET bodies) is
+//!   appended a chunk at a time ([`Service::more`]) as the output drains,
+//!   so unwritten output stays under the high-water mark plus one chunk;
+//! - no read is asked for while replies are unwritten, nor past the
+//!   service's input limit: a client that does not read its replies is not
+//!   read from, so its memory is bounded by the input limit, the mark and
+//!   a chunk;
 //! - a request must arrive within the service's request timeout (kv's
 //!   header timeout), counted from when every reply so far is written;
 //! - replies that make no progress for the write timeout reset the
@@ -22,12 +31,16 @@
 //! - a connection closed while its peer may still send closes lingering
 //!   (half-close, discard what arrives for a while), so the last replies
 //!   are not destroyed by a reset;
-//! - once the server stops, reads take only what has already arrived
-//!   (draining), and past the drain limit the connection is reset;
+//! - once the server stops (draining), nothing more is read: the requests
+//!   already read are answered, then the connection closes (lingering);
+//!   past the drain limit it is reset, and applied requests whose replies
+//!   were not all written are counted;
+//! - a delay the strategy abandons (the client has gone, or the drain limit
+//!   passed) drops its request unapplied, counted, and resets;
 //! - a request that stops the server (board `EXIT`) triggers the stop;
 //! - a connection tells the server's idle table (`idle.rs`) when it waits
 //!   for a request and when one arrives; evicted at the connection cap
-//!   while it waits, it closes.
+//!   while it waits (so it owes no reply), it closes.
 //!
 //! One I/O at a time: a strategy reports the outcome of the last [`Io`]
 //! before it calls `next` again. In particular the output buffer changes
@@ -38,9 +51,9 @@
 
 use crate::idle;
 use crate::io::{LINGER_BYTES, LINGER_TIME};
-use crate::shutdown::Phase;
+use crate::shutdown::{Phase, Shutdown};
 use crate::Ctx;
-use serverlab_service::{apply_timed, After, Delay, Frame, Service};
+use serverlab_service::{apply_timed, After, Delay, Frame, Service, REPLY_CHUNK};
 use serverlab_util::InputBuf;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -54,14 +67,29 @@ const SHRINK_ABOVE: usize = 256 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 /// Room to read into while lingering (what arrives is discarded).
 const DISCARD_CHUNK: usize = 16 * 1024;
-/// Unwritten output beyond which replies are written before more work.
-pub(crate) const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Unwritten output beyond which replies are written before more work: a
+/// connection holds at most this much plus one reply chunk unwritten.
+pub const OUTPUT_HIGH_WATER: usize = 256 * 1024;
+/// Replies unwritten beyond which they are written before more work, so
+/// the record of where each ends (what a reset counts) stays small.
+const REPLIES_HIGH_WATER: usize = 1024;
+/// Written output at the front of the buffer beyond which it is dropped
+/// (the unwritten rest moved down), so a client reading slowly but never
+/// quite catching up does not make the buffer grow.
+const COMPACT_ABOVE: usize = REPLY_CHUNK;
+/// A request at least this large is applied only after every reply before
+/// it is written: applying it takes time (kv's MD5 of a large PUT), and one
+/// more write is nothing beside its size.
+const HOLD_ABOVE: usize = 64 * 1024;
 
 /// What a connection needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Io {
-    /// Perform this delay (a framed request asked for it), then call
-    /// `next`, which applies the request.
+    /// Perform this delay (a framed request asked for it; every reply
+    /// before it is written), then call `next`, which applies the request.
+    /// A strategy that can abandon it part way — the peer has gone (see
+    /// `io::gone`), or the server passed its drain limit — reports
+    /// [`Session::abandon_delay`] instead.
     Delay(Delay),
     /// Write [`Session::unwritten`]; report [`Session::wrote`], or
     /// [`Session::write_blocked`] when the socket takes nothing now (then
@@ -71,9 +99,14 @@ pub(crate) enum Io {
     Write,
     /// Read into [`Session::read_buf`] and report [`Session::filled`], or
     /// [`Session::set_eof`] at end of stream. `wait`: if nothing has
-    /// arrived, wait for input — but not past `deadline`; then call `next`
-    /// again, which deals with the deadline. Without `wait` (the server is
-    /// draining), nothing arrived means the end: report `set_eof`.
+    /// arrived, wait for input — but not past `deadline`, nor past the
+    /// stop's next phase (a strategy wakes waiting reads when the stop
+    /// starts, and again past the drain limit); then call `next` again,
+    /// which deals with the deadline. Without `wait`, nothing arrived means
+    /// the end: report `set_eof`. (The session asks with `wait` always: a
+    /// draining session reads no requests, and its lingering close must
+    /// wait for the peer. The flag stays for strategies written against
+    /// it.)
     Read {
         deadline: Option<Instant>,
         wait: bool,
@@ -92,8 +125,8 @@ pub(crate) enum Io {
 
 /// What framing the next request came to.
 enum Framed {
-    /// A request asks for this delay before it is applied.
-    Delay(Delay),
+    /// A request is held until the replies before it are written.
+    Held,
     /// A request was applied; the session serves on.
     Applied,
     /// No whole request is buffered.
@@ -115,14 +148,31 @@ enum Stage {
     Lingering { until: Instant, discarded: usize },
 }
 
+/// A framed request held until every reply before it is written: it asks
+/// for a delay, or is large.
+struct Held<R> {
+    len: usize,
+    request: R,
+    delay: Option<Delay>,
+    /// Its delay was handed to the strategy.
+    delaying: bool,
+}
+
 pub(crate) struct Session<S: Service> {
     ctx: Arc<Ctx<S>>,
     conn: Option<S::Conn>,
     input: InputBuf,
     output: Vec<u8>,
     written: usize,
-    /// A framed request waiting for its delay, and its length.
-    delayed: Option<(usize, S::Request)>,
+    /// Where each whole reply in `output` not yet wholly written ends:
+    /// what a reset counts as unanswered. At most [`REPLIES_HIGH_WATER`].
+    ends: Vec<usize>,
+    /// A reply is being appended: applied, and `more` has not yet said it
+    /// is whole.
+    replying: bool,
+    held: Option<Held<S::Request>>,
+    /// The strategy abandoned a delay: reset.
+    abandoned: bool,
     stage: Stage,
     eof: bool,
     /// `frame` found no whole request in the input as it is.
@@ -158,7 +208,10 @@ impl<S: Service> Session<S> {
             input: InputBuf::new(),
             output: Vec::new(),
             written: 0,
-            delayed: None,
+            ends: Vec::new(),
+            replying: false,
+            held: None,
+            abandoned: false,
             stage: Stage::Open,
             eof: false,
             starved: false,
@@ -191,25 +244,25 @@ impl<S: Service> Session<S> {
     /// What to do next.
     pub(crate) fn next(&mut self) -> Io {
         let phase = self.ctx.shutdown.phase();
-        if phase == Phase::Aborting {
-            return Io::Reset;
+        if phase == Phase::Aborting || self.abandoned {
+            return self.reset();
         }
         if self.write_expired || self.stall_expired() {
             self.ctx.svc.common().connections.write_timed_out();
-            return Io::Reset;
+            return self.reset();
         }
         if self.evicted || (self.idle_marked && self.idle.evicted()) {
             // Nothing is unanswered: it was evicted while waiting.
             self.evicted = true;
             return Io::Close;
         }
-        if let Some((len, request)) = self.delayed.take() {
-            self.apply(len, request);
+        if self.written >= COMPACT_ABOVE {
+            self.compact();
         }
-        let wait = phase == Phase::Running;
+        let draining = phase == Phase::Draining;
         loop {
             let io = match self.stage {
-                Stage::Open => self.serve(wait),
+                Stage::Open => self.serve(draining),
                 Stage::Closing => Some(self.close()),
                 Stage::Lingering { until, discarded } => Some(
                     if self.eof || discarded >= LINGER_BYTES || Instant::now() >= until {
@@ -217,7 +270,7 @@ impl<S: Service> Session<S> {
                     } else {
                         Io::Read {
                             deadline: Some(until),
-                            wait,
+                            wait: true,
                         }
                     },
                 ),
@@ -230,10 +283,21 @@ impl<S: Service> Session<S> {
 
     /// The I/O serving requests needs next; `None` once the session stops
     /// serving.
-    fn serve(&mut self, wait: bool) -> Option<Io> {
+    fn serve(&mut self, draining: bool) -> Option<Io> {
         loop {
             if self.over_high_water() {
                 return Some(Io::Write);
+            }
+            if self.replying {
+                self.continue_reply();
+                continue;
+            }
+            if self.held.is_some() {
+                match self.release_held() {
+                    Some(io) => return Some(io),
+                    None if self.stage != Stage::Open => return None,
+                    None => continue,
+                }
             }
             if self.since_yield >= self.budget {
                 if !self.unwritten().is_empty() {
@@ -243,18 +307,16 @@ impl<S: Service> Session<S> {
                 return Some(Io::Yield);
             }
             if self.starved {
-                return self.starve(wait);
+                return self.starve(draining);
             }
-            match self.frame_next() {
-                Framed::Delay(d) => return Some(Io::Delay(d)),
-                Framed::Stopped => return None,
-                Framed::Applied | Framed::Starved => {}
+            if let Framed::Stopped = self.frame_next() {
+                return None;
             }
         }
     }
 
-    /// Frame the next buffered request, and apply it unless it asks for a
-    /// delay first.
+    /// Frame the next buffered request, and apply it unless it must wait
+    /// for the replies before it to be written.
     fn frame_next(&mut self) -> Framed {
         let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
@@ -269,9 +331,15 @@ impl<S: Service> Session<S> {
                     self.stage = Stage::Closing;
                     return Framed::Stopped;
                 }
-                if let Some(d) = svc.delay(conn, &request) {
-                    self.delayed = Some((len, request));
-                    return Framed::Delay(d);
+                let delay = svc.delay(conn, &request);
+                if delay.is_some() || (len >= HOLD_ABOVE && self.written < self.output.len()) {
+                    self.held = Some(Held {
+                        len,
+                        request,
+                        delay,
+                        delaying: false,
+                    });
+                    return Framed::Held;
                 }
                 self.apply(len, request);
                 if self.stage == Stage::Open {
@@ -291,15 +359,32 @@ impl<S: Service> Session<S> {
         }
     }
 
+    /// A held request goes once every reply before it is written: first
+    /// its delay (handed out once), then it is applied.
+    fn release_held(&mut self) -> Option<Io> {
+        if !self.unwritten().is_empty() {
+            return Some(Io::Write);
+        }
+        let held = self.held.as_mut().expect("a held request");
+        if let (Some(d), false) = (held.delay, held.delaying) {
+            held.delaying = true;
+            return Some(Io::Delay(d));
+        }
+        let held = self.held.take().expect("a held request");
+        self.apply(held.len, held.request);
+        None
+    }
+
     /// No whole request is buffered: close, write, or read more.
-    fn starve(&mut self, wait: bool) -> Option<Io> {
+    fn starve(&mut self, draining: bool) -> Option<Io> {
         if self.input.len() >= self.ctx.svc.input_limit() {
             let conn = self.conn.as_mut().expect("session used after finish");
             self.ctx.svc.overflow(conn, &mut self.output);
             self.stage = Stage::Closing;
             return None;
         }
-        if self.eof {
+        // Draining: what has been read is answered; nothing more is read.
+        if self.eof || draining {
             self.stage = Stage::Closing;
             return None;
         }
@@ -316,20 +401,25 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
-        if wait && !self.idle_marked {
+        if !self.idle_marked {
             self.idle.idle();
             self.idle_marked = true;
         }
-        Some(Io::Read { deadline, wait })
+        Some(Io::Read {
+            deadline,
+            wait: true,
+        })
     }
 
     fn apply(&mut self, len: usize, request: S::Request) {
         let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
         let input = &self.input.data()[..len];
+        room_for_a_part(&mut self.output);
         let after = apply_timed(svc, conn, request, input, &mut self.output);
         self.input.consume(len);
         self.since_yield += 1;
+        self.replying = true;
         match after {
             After::Continue => {}
             After::Close => self.stage = Stage::Closing,
@@ -340,11 +430,66 @@ impl<S: Service> Session<S> {
         }
     }
 
-    /// Closing: write what is left, then close — lingering when the peer
-    /// may still be sending, or it may lose the last replies to a reset.
+    /// Append the next part of the reply being appended, or note where it
+    /// ended.
+    fn continue_reply(&mut self) {
+        let conn = self.conn.as_mut().expect("session used after finish");
+        room_for_a_part(&mut self.output);
+        if !self.ctx.svc.more(conn, &mut self.output) {
+            self.replying = false;
+            // An empty reply is answered already.
+            if self.output.len() > self.written {
+                self.ends.push(self.output.len());
+            }
+        }
+    }
+
+    /// Drop the written front of the output.
+    fn compact(&mut self) {
+        let written = self.written;
+        self.output.drain(..written);
+        self.ends.retain(|&e| e > written);
+        self.ends.iter_mut().for_each(|e| *e -= written);
+        self.written = 0;
+    }
+
+    /// Reset the connection, counting what it drops: a request whose delay
+    /// was begun but never applied, and applied requests whose replies were
+    /// not all written.
+    fn reset(&mut self) -> Io {
+        self.count_dropped();
+        Io::Reset
+    }
+
+    /// Count (once) what a connection cut off drops, and drop it.
+    fn count_dropped(&mut self) {
+        let counts = &self.ctx.svc.common().connections;
+        if self.held.take().is_some_and(|h| h.delaying) {
+            counts.delay_abandoned();
+        }
+        let whole = self.ends.len() - self.ends.partition_point(|&e| e <= self.written);
+        let unanswered = whole + usize::from(self.replying);
+        if unanswered > 0 {
+            counts.unanswered_on_reset(unanswered as u64);
+        }
+        self.ends.clear();
+        self.replying = false;
+        self.output.clear();
+        self.written = 0;
+    }
+
+    /// Closing: write what is left (the rest of a reply being appended
+    /// too), then close — lingering when the peer may still be sending, or
+    /// it may lose the last replies to a reset.
     fn close(&mut self) -> Io {
         if self.evicted {
             return Io::Close;
+        }
+        while self.replying {
+            if self.over_high_water() {
+                return Io::Write;
+            }
+            self.continue_reply();
         }
         if !self.unwritten().is_empty() {
             return Io::Write;
@@ -449,6 +594,25 @@ impl<S: Service> Session<S> {
         n
     }
 
+    /// The delay the last [`Io::Delay`] asked for was abandoned part way:
+    /// the client has gone, or the server passed its drain limit. Its
+    /// request is dropped unapplied (counted), and `next` resets the
+    /// connection.
+    pub(crate) fn abandon_delay(&mut self) {
+        self.abandoned = true;
+    }
+
+    /// The server's stop signal: a strategy performing a delay gives it up
+    /// once the stop passes its drain limit ([`Phase::Aborting`]).
+    pub(crate) fn shutdown(&self) -> &Shutdown {
+        &self.ctx.shutdown
+    }
+
+    /// A read asked for now waits for a request (not a lingering close's).
+    pub(crate) fn reading_requests(&self) -> bool {
+        self.stage == Stage::Open
+    }
+
     /// The peer closed its side: no more input will come.
     pub(crate) fn set_eof(&mut self) {
         self.eof = true;
@@ -474,7 +638,12 @@ impl<S: Service> Session<S> {
                 self.output.clear();
             }
             self.written = 0;
+            self.ends.clear();
             self.start_request_clock();
+        } else {
+            // Part of it: forget the replies now wholly written.
+            let answered = self.ends.partition_point(|&e| e <= self.written);
+            self.ends.drain(..answered);
         }
     }
 
@@ -500,30 +669,54 @@ impl<S: Service> Session<S> {
     }
 
     /// Once its unwritten replies are written, the session's next step is
-    /// a read: it is serving, no whole request is buffered, and no yield
-    /// is due. A hint for a completion-based strategy deciding whether to
-    /// wait for more than a send's completion (a wrong answer costs it a
-    /// wait, never a reply).
+    /// a read: it is serving (not draining), no whole request is buffered
+    /// or held, no reply is still being appended, the input has room, and
+    /// no yield is due. A hint for a completion-based strategy deciding
+    /// whether to wait for more than a send's completion (a wrong answer
+    /// costs it a wait, never a reply).
     pub(crate) fn reads_next(&self) -> bool {
         self.stage == Stage::Open
             && self.starved
             && !self.eof
-            && self.delayed.is_none()
+            && self.held.is_none()
+            && !self.replying
+            && self.input.len() < self.ctx.svc.input_limit()
             && self.since_yield < self.budget
+            && self.ctx.shutdown.phase() == Phase::Running
     }
 
+    /// Enough is unwritten to write before doing more: the byte mark, or
+    /// as many replies (so the record of where they end stays small).
     fn over_high_water(&self) -> bool {
         self.output.len() - self.written >= OUTPUT_HIGH_WATER
+            || self.ends.len() >= REPLIES_HIGH_WATER
     }
 
     /// The connection is closed: hand the protocol state back to the
     /// service and count it. Idempotent; dropping the session does it too.
+    /// Cut off past the drain limit without being asked (a strategy that
+    /// drops its sessions then), it counts what it drops as a reset does.
     pub(crate) fn finish(&mut self) {
+        if self.conn.is_some() && self.ctx.shutdown.phase() == Phase::Aborting {
+            self.count_dropped();
+        }
         if let Some(conn) = self.conn.take() {
             self.ctx.idle.leave(&self.idle);
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
         }
+    }
+}
+
+/// Make room for a reply or a part of one (at most [`REPLY_CHUNK`] but for
+/// a single reply or LIST entry larger than that) in a large buffer, by
+/// exactly that much: appending would double it, and a buffer held at the
+/// mark would then hold twice the mark. Small buffers grow as usual, and a
+/// buffer with room is left alone: one comparison per request.
+#[inline]
+fn room_for_a_part(output: &mut Vec<u8>) {
+    if output.len() >= REPLY_CHUNK {
+        output.reserve_exact(REPLY_CHUNK);
     }
 }
 

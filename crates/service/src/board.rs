@@ -1,7 +1,13 @@
 //! The message-board service: CAPS requests applied to a [`BoardStore`].
+//!
+//! A LIST, or a READ of a message, larger than [`REPLY_CHUNK`] is appended
+//! a chunk at a time ([`Service::more`]) as the connection's output drains,
+//! straight from the store: the server holds at most a chunk of it beyond
+//! what the socket has not taken, so the board's memory grows with what
+//! clients post and with nothing else (docs/protocols/board.md).
 
 use crate::stats::Counters;
-use crate::{After, Common, Frame, Service};
+use crate::{After, Common, Frame, Service, REPLY_CHUNK};
 use serde_json::json;
 use serverlab_proto::board::{self, Kind, Parsed, Request};
 use serverlab_proto::line::{self, Framed};
@@ -79,9 +85,30 @@ pub struct BoardRequest {
     term: Terminator,
 }
 
-/// Per connection: whether this peer may stop the server.
+/// Per connection: whether this peer may stop the server, and the rest of
+/// a reply too large to append at once.
 pub struct BoardConn {
     exit_allowed: bool,
+    unfinished: Option<Unfinished>,
+}
+
+/// A reply `apply` began and [`Service::more`] continues.
+struct Unfinished {
+    rest: Rest,
+    /// Its request's terminator, which ends it.
+    term: Terminator,
+}
+
+/// What is left of a large reply: positions in the store, not a copy.
+enum Rest {
+    /// LIST entries `next..end` (`end`: the topics when LIST was applied).
+    List { next: usize, end: usize },
+    /// Message `id` of `topic`, from its byte `at`.
+    Read {
+        topic: Box<[u8]>,
+        id: u64,
+        at: usize,
+    },
 }
 
 impl BoardService {
@@ -103,12 +130,66 @@ impl BoardService {
         self.stats.add(slot, 1);
     }
 
-    fn read(&self, topic: &[u8], id: Option<u64>, out: &mut Vec<u8>, term: Terminator) {
-        let hit = id.is_some_and(|id| self.store.read(topic, id, out));
-        if !hit {
+    fn read(
+        &self,
+        conn: &mut BoardConn,
+        topic: &[u8],
+        id: Option<u64>,
+        out: &mut Vec<u8>,
+        term: Terminator,
+    ) {
+        let Some((id, len)) =
+            id.and_then(|id| Some((id, self.store.read_part(topic, id, 0, REPLY_CHUNK, out)?)))
+        else {
             self.stats.add(READ_MISSES, 1);
-        }
-        out.push(term.byte());
+            out.push(term.byte());
+            return;
+        };
+        let rest = (len > REPLY_CHUNK).then(|| Rest::Read {
+            topic: topic.into(),
+            id,
+            at: REPLY_CHUNK,
+        });
+        finish_or_keep(conn, rest, term, out);
+    }
+
+    fn list(&self, conn: &mut BoardConn, out: &mut Vec<u8>, term: Terminator) {
+        let end = self.store.topics();
+        let next = self.store.list_part(0, end, REPLY_CHUNK, out);
+        finish_or_keep(
+            conn,
+            (next < end).then_some(Rest::List { next, end }),
+            term,
+            out,
+        );
+    }
+
+    /// Append the next chunk of an unfinished reply.
+    #[inline(never)]
+    fn continue_reply(&self, conn: &mut BoardConn, u: Unfinished, out: &mut Vec<u8>) {
+        let rest = match u.rest {
+            Rest::List { next, end } => {
+                let next = self.store.list_part(next, end, REPLY_CHUNK, out);
+                (next < end).then_some(Rest::List { next, end })
+            }
+            Rest::Read { topic, id, at } => {
+                // Messages never change: the rest is there (0: gone, which
+                // cannot happen, ends the reply rather than loop).
+                let len = self.store.read_part(&topic, id, at, REPLY_CHUNK, out);
+                let at = at + REPLY_CHUNK;
+                (at < len.unwrap_or(0)).then_some(Rest::Read { topic, id, at })
+            }
+        };
+        finish_or_keep(conn, rest, u.term, out);
+    }
+}
+
+/// End the reply with its terminator, or keep what is left of it for
+/// [`Service::more`].
+fn finish_or_keep(conn: &mut BoardConn, rest: Option<Rest>, term: Terminator, out: &mut Vec<u8>) {
+    match rest {
+        Some(rest) => conn.unfinished = Some(Unfinished { rest, term }),
+        None => out.push(term.byte()),
     }
 }
 
@@ -119,6 +200,7 @@ impl Service for BoardService {
     fn open(&self, peer: SocketAddr) -> BoardConn {
         BoardConn {
             exit_allowed: self.exit_policy.allows(peer),
+            unfinished: None,
         }
     }
 
@@ -168,12 +250,9 @@ impl Service for BoardService {
             Request::Post { topic, message } => {
                 board::reply_number(out, self.store.post(topic, message), term)
             }
-            Request::Read { topic, id } => self.read(topic, id, out, term),
+            Request::Read { topic, id } => self.read(conn, topic, id, out, term),
             Request::Count { topic } => board::reply_number(out, self.store.count(topic), term),
-            Request::List => {
-                self.store.list(out);
-                out.push(term.byte());
-            }
+            Request::List => self.list(conn, out, term),
             Request::Exit => {
                 board::reply_bytes(out, board::TERMINATING, term);
                 return After::Shutdown;
@@ -181,6 +260,17 @@ impl Service for BoardService {
             Request::Invalid => out.push(term.byte()),
         }
         After::Continue
+    }
+
+    #[inline]
+    fn more(&self, conn: &mut BoardConn, out: &mut Vec<u8>) -> bool {
+        match conn.unfinished.take() {
+            None => false,
+            Some(u) => {
+                self.continue_reply(conn, u, out);
+                true
+            }
+        }
     }
 
     fn common(&self) -> &Common {
@@ -266,6 +356,53 @@ mod tests {
             svc.frame(&mut conn, &[b'a'; 100], &mut Vec::new()),
             Frame::Incomplete
         ));
+    }
+
+    /// A LIST or READ larger than a chunk is appended a chunk at a time
+    /// through `more`; the whole is what the store holds, terminated.
+    #[test]
+    fn large_replies_come_in_chunks() {
+        let svc = board(ExitPolicy::Never);
+        let svc = BoardService {
+            max_request: 1 << 20,
+            ..svc
+        };
+        let message = vec![b'm'; 3 * REPLY_CHUNK + 5];
+        let mut post = b"POST@t#".to_vec();
+        post.extend_from_slice(&message);
+        post.push(0);
+        for i in 0..100 {
+            let mut p = format!("POST@{i:03}").into_bytes();
+            p.resize(2000, b'n');
+            p.extend_from_slice(b"#x\n");
+            post.extend_from_slice(&p);
+        }
+        let (out, _) = run(&svc, "127.0.0.1:1", &post);
+        assert_eq!(out.iter().filter(|&&b| b == 0 || b == b'\n').count(), 101);
+        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        for (req, want) in [
+            (&b"READ@t#0\0"[..], message.len() + 1),
+            (b"LIST\n", 2 + 100 * 1997 + 1),
+        ] {
+            let mut out = Vec::new();
+            let Frame::Ready { len, request } = svc.frame(&mut conn, req, &mut out) else {
+                panic!("a whole request");
+            };
+            svc.apply(&mut conn, request, &req[..len], &mut out);
+            assert!(out.len() <= REPLY_CHUNK + 1997, "{}", out.len());
+            let mut parts = 1;
+            while svc.more(&mut conn, &mut out) {
+                parts += 1;
+            }
+            assert!(parts >= 3, "{parts}");
+            assert_eq!(out.len(), want);
+            assert_eq!(out.last(), req.last(), "ends with the request's terminator");
+        }
+        let mut list = Vec::new();
+        svc.store.list(&mut list);
+        let (whole, _) = run(&svc, "127.0.0.1:1", b"LIST\0READ@t#0\0");
+        assert!(whole[..list.len()] == list[..] && whole[list.len()] == 0);
+        assert!(whole[list.len() + 1..whole.len() - 1] == message[..]);
     }
 
     /// `apply` acts on what `frame` parsed and never parses again: given

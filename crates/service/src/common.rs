@@ -47,6 +47,8 @@ pub struct ConnCounters {
     shed: AtomicU64,
     peak: AtomicU64,
     write_timeouts: AtomicU64,
+    delays_abandoned: AtomicU64,
+    unanswered_on_reset: AtomicU64,
 }
 
 impl Default for ConnCounters {
@@ -60,6 +62,8 @@ impl Default for ConnCounters {
             shed: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             write_timeouts: AtomicU64::new(0),
+            delays_abandoned: AtomicU64::new(0),
+            unanswered_on_reset: AtomicU64::new(0),
         }
     }
 }
@@ -123,6 +127,18 @@ impl ConnCounters {
         self.write_timeouts.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A request's delay was begun and abandoned (its client had gone, or
+    /// the drain limit passed): the request was never applied.
+    pub fn delay_abandoned(&self) {
+        self.delays_abandoned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A connection was reset with `n` applied requests whose replies were
+    /// not all written.
+    pub fn unanswered_on_reset(&self, n: u64) {
+        self.unanswered_on_reset.fetch_add(n, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> Connections {
         Connections {
             uptime_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -133,6 +149,8 @@ impl ConnCounters {
             evicted_idle: self.evicted.load(Ordering::Relaxed),
             shed_out_of_fds: self.shed.load(Ordering::Relaxed),
             reset_write_timeout: self.write_timeouts.load(Ordering::Relaxed),
+            delays_abandoned: self.delays_abandoned.load(Ordering::Relaxed),
+            unanswered_on_reset: self.unanswered_on_reset.load(Ordering::Relaxed),
         }
     }
 }
@@ -151,6 +169,8 @@ mod tests {
         c.closed();
         assert!(c.admit(2));
         c.write_timed_out();
+        c.delay_abandoned();
+        c.unanswered_on_reset(3);
         c.evicted();
         c.admit_over_max();
         c.shed();
@@ -159,6 +179,7 @@ mod tests {
         assert_eq!(s.refused_over_max_connections, 1);
         assert_eq!((s.evicted_idle, s.shed_out_of_fds), (1, 1));
         assert_eq!(s.reset_write_timeout, 1);
+        assert_eq!((s.delays_abandoned, s.unanswered_on_reset), (1, 3));
         assert_eq!(c.active(), 3);
     }
 }

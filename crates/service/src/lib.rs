@@ -3,9 +3,10 @@
 //! A [`Service`] knows nothing of sockets or threads. A server strategy owns
 //! the buffers and calls, per connection and strictly in order:
 //! [`Service::frame`] to find and parse the next request, [`Service::delay`]
-//! for any work the request asks to be done before its reply, and
+//! for any work the request asks to be done before its reply,
 //! [`apply_timed`] (which times [`Service::apply`]) to change state and
-//! append the reply. `frame` parses once, into the service's own
+//! append the reply, and [`Service::more`] for the rest of a reply too
+//! large to append at once. `frame` parses once, into the service's own
 //! [`Service::Request`], which `delay` and `apply` take: no service parses
 //! a request twice. Every strategy is generic over this trait, so one
 //! strategy implementation serves every protocol.
@@ -20,10 +21,17 @@ pub mod service_time;
 pub mod stats;
 
 pub use common::{final_stats, Common, ConnCounters};
-pub use delay::Delay;
+pub use delay::{work, Delay};
 
 use std::net::SocketAddr;
 use std::time::Duration;
+
+/// About how much of a large reply a service appends at a time (board
+/// `LIST` and large `READ`s, kv `GET` bodies): the rest follows through
+/// [`Service::more`] as the connection's output drains, so a reply costs
+/// the server at most this much memory beyond what it has not yet sent,
+/// however large the reply is.
+pub const REPLY_CHUNK: usize = 64 * 1024;
 
 /// What `frame` found at the front of a connection's unconsumed input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +89,10 @@ pub trait Service: Send + Sync + 'static {
 
     /// Apply the request `frame` returned and append its reply to `out`.
     /// `input` is the request's bytes (the `len` bytes `frame` reported),
-    /// for the positions the request holds.
+    /// for the positions the request holds. A reply much larger than
+    /// [`REPLY_CHUNK`] may be left unfinished: `apply` appends its start
+    /// and keeps in `conn` where it stopped, and [`Service::more`] appends
+    /// the rest.
     fn apply(
         &self,
         conn: &mut Self::Conn,
@@ -89,6 +100,19 @@ pub trait Service: Send + Sync + 'static {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> After;
+
+    /// Continue the reply the last `apply` left unfinished: append its
+    /// next part (about [`REPLY_CHUNK`] bytes) to `out` and return true, or
+    /// return false, appending nothing, when no reply is unfinished. The
+    /// caller calls it after every `apply`, and again whenever its output
+    /// has room, until it returns false; only then does it frame the next
+    /// request (replies stay in order). A service that finishes every
+    /// reply in `apply` keeps this default. Keep it `#[inline]` and cheap
+    /// when nothing is unfinished: it runs once per request.
+    #[inline]
+    fn more(&self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) -> bool {
+        false
+    }
 
     /// The input reached `input_limit` without a complete request. Append
     /// any reply; the connection then closes.
@@ -167,9 +191,10 @@ impl Ran {
 
 /// Feed `wire` through a service as a server does, as one connection's
 /// input arriving at once: frame, delay (asked for, not performed), then
-/// [`apply_timed`], until a request ends the connection or no complete
-/// request is left. Replies go to `out`. The sans-I/O way to drive a
-/// service in tests, benchmarks and fuzzing.
+/// [`apply_timed`] and [`Service::more`] until the reply is whole, until a
+/// request ends the connection or no complete request is left. Replies go
+/// to `out`. The sans-I/O way to drive a service in tests, benchmarks and
+/// fuzzing.
 pub fn run_all<S: Service>(svc: &S, conn: &mut S::Conn, wire: &[u8], out: &mut Vec<u8>) -> Ran {
     let mut ran = Ran {
         applied: Vec::new(),
@@ -181,6 +206,7 @@ pub fn run_all<S: Service>(svc: &S, conn: &mut S::Conn, wire: &[u8], out: &mut V
             Frame::Ready { len, request } => {
                 let delay = svc.delay(conn, &request);
                 let after = apply_timed(svc, conn, request, &wire[at..at + len], out);
+                while svc.more(conn, out) {}
                 ran.applied.push((delay, after));
                 at += len;
                 if after != After::Continue {

@@ -45,6 +45,14 @@ pub struct Connections {
     pub shed_out_of_fds: u64,
     /// Reset because their replies made no progress for `--write-timeout`.
     pub reset_write_timeout: u64,
+    /// Requests whose delay was begun and abandoned, unapplied, because
+    /// their client had gone or the stop passed its drain limit.
+    #[serde(default)]
+    pub delays_abandoned: u64,
+    /// Applied requests whose replies were not all written when their
+    /// connection was reset (past the drain limit, or `--write-timeout`).
+    #[serde(default)]
+    pub unanswered_on_reset: u64,
 }
 
 /// Service-time statistics. Every applied request is counted; one in
@@ -83,6 +91,8 @@ mod tests {
                 evicted_idle: 2,
                 shed_out_of_fds: 3,
                 reset_write_timeout: 1,
+                delays_abandoned: 2,
+                unanswered_on_reset: 0,
             },
             service_time_us: ServiceTime {
                 count: 1000,
@@ -99,6 +109,7 @@ mod tests {
         };
         let v = serde_json::to_value(&stats).unwrap();
         assert_eq!(v["connections"]["reset_write_timeout"], 1);
+        assert_eq!(v["connections"]["delays_abandoned"], 2);
         assert_eq!(v["service_time_us"]["sampled_one_in"], 64);
         assert_eq!(v["service_time_us"]["p99"], 2.0);
         assert_eq!(v["protocol"]["requests"]["POST"], 1000);

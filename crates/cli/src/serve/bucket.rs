@@ -5,7 +5,9 @@ use crate::args;
 use anyhow::Context;
 use clap::Args;
 use serverlab_proto::bucket::{DelayMode, DelayUnit, MAX_LINE};
-use serverlab_service::bucket::{calibrate, BucketConfig, BucketService, Timing};
+use serverlab_service::bucket::{
+    calibrate, BucketConfig, BucketService, Timing, DEFAULT_MAX_PIPELINED,
+};
 use serverlab_store::StoreKind;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -42,6 +44,10 @@ pub struct BucketArgs {
     /// (default: answer further lines until the client closes)
     #[arg(long)]
     close_after_reply: bool,
+    /// Requests a connection may have read ahead of its replies (each a delay queued
+    /// for it); the server reads no more from it until they are answered
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PIPELINED as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_pipelined: u64,
 }
 
 impl Protocol for BucketArgs {
@@ -82,11 +88,12 @@ impl Protocol for BucketArgs {
             close_after_reply: self.close_after_reply,
         };
         let what = format!(
-            "store {}, {buckets} buckets, delay {} in {}, max delay {}, {}",
+            "store {}, {buckets} buckets, delay {} in {}, max delay {}, max pipelined {}, {}",
             self.store,
             self.delay_mode,
             self.delay_unit,
             self.max_delay,
+            self.max_pipelined,
             if self.close_after_reply {
                 "one request per connection"
             } else {
@@ -96,7 +103,9 @@ impl Protocol for BucketArgs {
         serve(
             Self::NAME,
             12345,
-            Arc::new(BucketService::new(store, cfg)),
+            Arc::new(
+                BucketService::new(store, cfg).with_max_pipelined(self.max_pipelined as usize),
+            ),
             &self.server,
             &what,
         )

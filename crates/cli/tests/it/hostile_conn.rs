@@ -1,9 +1,9 @@
 //! Hostile clients at the connection level (issue 16), under every
 //! strategy: running out of file descriptors, a server full of idle
-//! connections, clients that never read their replies, memory after a
-//! burst of them, and a second server on a served port. Real sockets on
-//! 127.0.0.1, each test bounded in time. docs/reliability.md says how
-//! each attack is met.
+//! connections, clients that never read their replies (their memory, and
+//! memory after they leave, is `hostile_flow::get_memory`), and a second
+//! server on a served port. Real sockets on 127.0.0.1, each test bounded
+//! in time. docs/reliability.md says how each attack is met.
 
 use crate::kv::{request, Http};
 use crate::support::*;
@@ -317,88 +317,6 @@ fn write_timeout_on_time(strategy: &str) {
     assert_eq!(stat(&out, "reset_write_timeout"), 5, "{strategy}: {out}");
 }
 per_strategy!(write_timeout, write_timeout_on_time);
-
-/// 50 clients pipeline GETs of a 1 MiB value and never read. The server's
-/// resident memory stays under a bound derived from its limits — per
-/// connection, replies are read no further once 256 KiB are unwritten, so
-/// it holds at most that plus one reply (1 MiB and its head), twice over
-/// for a growing buffer's spare room — and five seconds after the clients
-/// reset their connections it is back within 50 MB of where it started.
-fn memory_after_a_never_reading_burst(strategy: &str) {
-    const MIB: u64 = 1 << 20;
-    const CLIENTS: u64 = 50;
-    let server = ServerProc::start(
-        "kv",
-        &with_threads(strategy, "2", &["--strategy", strategy]),
-    );
-    let mut c = Http::connect(server.addr);
-    let value = vec![b'v'; MIB as usize];
-    assert_eq!(c.request("PUT", "/big", Some(&value)).status, 201);
-    assert_eq!(c.request("GET", "/big", None).body.len(), MIB as usize);
-    std::thread::sleep(Duration::from_millis(200));
-    let start_kib = rss_kib(server.pid());
-    let per_conn = 2 * (256 * 1024 + MIB + 64 * 1024);
-    let bound_kib = start_kib + CLIENTS * per_conn / 1024 + 64 * 1024;
-    let gets: Vec<u8> = (0..64)
-        .flat_map(|_| request("GET", "/big", None, ""))
-        .collect();
-    let burst: Vec<TcpStream> = (0..CLIENTS)
-        .map(|_| {
-            let mut s = TcpStream::connect(server.addr).unwrap();
-            s.set_write_timeout(Some(Duration::from_millis(200)))
-                .unwrap();
-            let _ = s.write_all(&gets);
-            s
-        })
-        .collect();
-    let mut peak_kib = 0;
-    for _ in 0..10 {
-        std::thread::sleep(Duration::from_millis(100));
-        peak_kib = peak_kib.max(rss_kib(server.pid()));
-    }
-    assert!(
-        peak_kib < bound_kib,
-        "{strategy}: {peak_kib} KiB resident, over the bound of {bound_kib} KiB"
-    );
-    for s in &burst {
-        // Close with a reset, as a client that gives up does.
-        let _ = socket_linger_zero(s);
-    }
-    drop(burst);
-    std::thread::sleep(Duration::from_secs(5));
-    let after_kib = rss_kib(server.pid());
-    assert!(
-        after_kib < start_kib + 50 * 1000,
-        "{strategy}: {after_kib} KiB resident 5 s after the burst, from {start_kib} KiB (peak {peak_kib})"
-    );
-    assert_eq!(c.request("GET", "/big", None).body.len(), MIB as usize);
-    assert!(server.stop().0.success(), "{strategy}");
-}
-per_strategy!(memory, memory_after_a_never_reading_burst);
-
-fn socket_linger_zero(s: &TcpStream) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket descriptor and a pointer to an initialised
-    // `linger` of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
 
 /// A server whose strategy shares its port among listeners
 /// (SO_REUSEPORT) refuses to start on a port another server serves,

@@ -10,13 +10,12 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// The tests here take turns: each load busy-polls for its replies on
-/// every core it may use, and two at once on a small machine would
-/// measure each other (the timing tests judge what they measure).
-static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// The tests here take turns, with the other heavy tests
+/// ([`heavy_turn`]): each load busy-polls for its replies on every core it
+/// may use, and two at once on a small machine would measure each other
+/// (the timing tests judge what they measure).
 fn timing() -> std::sync::MutexGuard<'static, ()> {
-    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+    heavy_turn()
 }
 
 fn json(out: &std::process::Output) -> Value {

@@ -10,6 +10,7 @@ mod check;
 mod cli;
 mod echo;
 mod hostile_conn;
+mod hostile_flow;
 mod kv;
 mod kv_interop;
 mod lists;

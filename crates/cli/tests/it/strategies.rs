@@ -194,3 +194,65 @@ fn uring_sqpoll_serves_and_applies_only_to_uring() {
         "--uring-sqpoll applies only to --strategy uring",
     );
 }
+
+/// uring spends a sleep on its ring's timer, not in a `poll` on the socket
+/// as the other strategies' delay threads do (`hostile_flow` covers
+/// spinning, under every strategy): the timer too is given up when the
+/// client has gone (the ring's tick looks) and when the stop passes its
+/// drain limit, the request unapplied and counted.
+#[test]
+fn uring_abandons_sleeps_for_clients_that_left_and_at_the_drain_limit() {
+    use crate::hostile_flow::{read_stats, stats_file};
+    use std::time::{Duration, Instant};
+    if !runnable(StrategyKind::Uring) {
+        return;
+    }
+    let (_dir, stats) = stats_file();
+    let stats_arg = stats.to_str().unwrap();
+    let sleeping = [
+        "--strategy",
+        "uring",
+        "--delay-mode",
+        "sleep",
+        "--stats-json",
+        stats_arg,
+    ];
+    // 300 ms sleeps, and the client leaves: the first reply meets its
+    // reset, and the next sleep is cancelled within a tick. Spent whole,
+    // 2 s would apply six or seven.
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            &sleeping[..],
+            &["--delay-unit", "ms", "--max-delay", "1000"],
+        ]
+        .concat(),
+    );
+    let mut c = Client::connect(server.addr);
+    c.send("300,1\n".repeat(20).as_bytes());
+    drop(c);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(server.stop().0.success());
+    let s = read_stats(&stats);
+    assert!(
+        s["connections"]["delays_abandoned"].as_u64() >= Some(1),
+        "{s}"
+    );
+    assert!(s["protocol"]["requests"]["add"].as_u64() <= Some(3), "{s}");
+    assert_eq!(s["connections"]["closed"], 1, "{s}");
+    // Minute-long sleeps, then SIGTERM: past the 5 s drain limit the sleep
+    // in progress is abandoned and the server exits.
+    let mut server = ServerProc::start("bucket", &sleeping);
+    let mut c = Client::connect(server.addr);
+    c.send("60,1\n".repeat(8).as_bytes());
+    std::thread::sleep(Duration::from_millis(200));
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    let signalled = Instant::now();
+    let status = server.wait_exit(Duration::from_secs(15));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    assert!(signalled.elapsed() < Duration::from_secs(7));
+    assert!(c.closed_by_server());
+    let s = read_stats(&stats);
+    assert_eq!(s["connections"]["delays_abandoned"], 1, "{s}");
+    assert_eq!(s["protocol"]["requests"]["add"], 0, "{s}");
+}

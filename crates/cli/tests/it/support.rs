@@ -385,6 +385,18 @@ impl Client {
 }
 
 /// Run the binary to completion.
+/// Tests that load the machine hard (many clients, busy-polling loads) or
+/// judge what they measure (latency, CPU, memory) take turns through this
+/// one lock, so on a small machine none measures another: an open-loop
+/// capacity search beside a test spinning up 50 never-reading clients
+/// measures the machine, not the method.
+static HEAVY: Mutex<()> = Mutex::new(());
+
+/// Take a turn among the heavy or measuring tests (see [`HEAVY`]).
+pub fn heavy_turn() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn run(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)

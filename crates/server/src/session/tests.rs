@@ -6,6 +6,7 @@ use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_service::bucket::{BucketConfig, BucketService, Timing};
 use serverlab_service::echo::EchoService;
 use serverlab_service::kv::{KvConfig, KvService};
+use serverlab_service::REPLY_CHUNK;
 use serverlab_store::StoreKind;
 
 fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
@@ -20,6 +21,14 @@ fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
         idle: Default::default(),
         accept: crate::accept::Acceptor::new(),
     })
+}
+
+impl<S: Service> Ctx<S> {
+    /// (delays abandoned, requests unanswered on reset).
+    fn common_counts(&self) -> (u64, u64) {
+        let c = self.conns().snapshot();
+        (c.delays_abandoned, c.unanswered_on_reset)
+    }
 }
 
 fn open<S: Service>(ctx: &Arc<Ctx<S>>) -> Session<S> {
@@ -276,6 +285,171 @@ fn a_delay_comes_between_framing_and_applying() {
     assert_eq!(s.unwritten(), b"3\n3\n");
 }
 
+fn bucket_ctx(unit: serverlab_proto::bucket::DelayUnit) -> Arc<Ctx<BucketService>> {
+    let svc = BucketService::new(
+        serverlab_store::bucket::new(StoreKind::Mutex, 4).unwrap(),
+        BucketConfig {
+            max_line: 64,
+            max_delay: 100,
+            timing: Timing::sleep(unit),
+            close_after_reply: false,
+        },
+    );
+    ctx(svc, None)
+}
+
+/// A reply is written as soon as it exists when work that takes time
+/// follows: before each delay, the replies so far go out.
+#[test]
+fn replies_go_out_before_each_delay() {
+    let ctx = bucket_ctx(serverlab_proto::bucket::DelayUnit::Millis);
+    let mut s = open(&ctx);
+    feed(&mut s, b"5,1\n6,1\n0,1\n0,2\n");
+    assert_eq!(s.next(), Io::Delay(Delay::Sleep(Duration::from_millis(5))));
+    assert_eq!(
+        s.next(),
+        Io::Write,
+        "the first reply before the second delay"
+    );
+    assert_eq!(s.unwritten(), b"5\n");
+    s.wrote(1);
+    assert_eq!(s.next(), Io::Write, "all of it");
+    s.wrote(1);
+    assert_eq!(s.next(), Io::Delay(Delay::Sleep(Duration::from_millis(6))));
+    assert_eq!(
+        s.next(),
+        Io::Write,
+        "requests without delays answered together"
+    );
+    assert_eq!(s.unwritten(), b"11\n11\n0\n");
+}
+
+/// A delay abandoned (the client gone, or the drain limit) drops its
+/// request unapplied, counted, and resets; nothing after it is applied.
+#[test]
+fn an_abandoned_delay_drops_its_request() {
+    let ctx = bucket_ctx(serverlab_proto::bucket::DelayUnit::Seconds);
+    let mut s = open(&ctx);
+    feed(&mut s, b"0,1\n60,1\n60,1\n");
+    assert_eq!(s.next(), Io::Write);
+    s.wrote(2);
+    assert!(matches!(s.next(), Io::Delay(_)));
+    s.abandon_delay();
+    assert_eq!(s.next(), Io::Reset);
+    s.finish();
+    assert_eq!(ctx.common_counts(), (1, 0));
+    assert_eq!(ctx.svc.report()["requests"]["add"], 0, "never applied");
+}
+
+/// A request large enough to take time to apply waits until the replies
+/// before it are written; small ones do not.
+#[test]
+fn a_large_request_waits_for_the_replies_before_it() {
+    let ctx = echo(200_000);
+    let mut s = open(&ctx);
+    let mut wire = b"ab\0".to_vec();
+    wire.extend(std::iter::repeat_n(b'x', HOLD_ABOVE));
+    wire.push(0);
+    feed(&mut s, &wire);
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"ba\0", "the large one is not applied yet");
+    s.wrote(3);
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten().len(), HOLD_ABOVE + 1);
+}
+
+fn board_with_topics(topics: usize, name_len: usize) -> Arc<Ctx<BoardService>> {
+    let store = serverlab_store::board::new(StoreKind::Mutex);
+    for i in 0..topics {
+        let mut name = format!("{i:04}").into_bytes();
+        name.resize(name_len, b'n');
+        store.post(&name, b"m");
+    }
+    ctx(BoardService::new(store, 65535, ExitPolicy::Never), None)
+}
+
+/// A LIST larger than the high-water mark is appended a chunk at a time as
+/// the output drains: a client taking it slowly never makes the server hold
+/// more than the mark and a chunk (and an entry) of it, the buffer does
+/// not grow with what was written, and the reply is the whole LIST.
+#[test]
+fn a_large_reply_is_appended_as_the_output_drains() {
+    let ctx = board_with_topics(200, 8000);
+    let mut s = open(&ctx);
+    feed(&mut s, b"LIST\0COUNT@0001nnnn\0");
+    let mut got = Vec::new();
+    let bound = OUTPUT_HIGH_WATER + REPLY_CHUNK;
+    loop {
+        match s.next() {
+            Io::Write => {
+                assert!(s.unwritten().len() <= bound, "{}", s.unwritten().len());
+                let capacity = s.output.capacity();
+                assert!(capacity <= COMPACT_ABOVE + bound, "{capacity}");
+                // A slow reader: 10 KiB at a time.
+                let n = s.unwritten().len().min(10_000);
+                got.extend_from_slice(&s.unwritten()[..n]);
+                s.wrote(n);
+            }
+            other => {
+                assert!(reading(other), "{other:?}");
+                break;
+            }
+        }
+    }
+    let store = serverlab_store::board::new(StoreKind::Mutex);
+    for i in 0..200 {
+        let mut name = format!("{i:04}").into_bytes();
+        name.resize(8000, b'n');
+        store.post(&name, b"m");
+    }
+    let mut want = Vec::new();
+    store.list(&mut want);
+    want.push(0);
+    want.extend_from_slice(b"0\0");
+    assert!(want.len() > 1_600_000);
+    assert!(got == want, "the whole LIST, then the COUNT");
+}
+
+/// Past the drain limit a reply being appended counts as unanswered.
+#[test]
+fn a_reply_cut_off_while_appended_counts_as_unanswered() {
+    let ctx = board_with_topics(100, 8000);
+    let mut s = open(&ctx);
+    feed(&mut s, b"COUNT@x\0LIST\0");
+    assert_eq!(s.next(), Io::Write);
+    s.wrote(2);
+    assert_eq!(s.next(), Io::Write);
+    ctx.shutdown.abort();
+    assert_eq!(s.next(), Io::Reset);
+    assert_eq!(ctx.common_counts(), (0, 1), "the LIST");
+}
+
+/// However small the replies, at most REPLIES_HIGH_WATER wait unwritten:
+/// the record of where they end stays small.
+#[test]
+fn many_tiny_replies_are_written_in_bounded_batches() {
+    let ctx = echo(100_000);
+    let mut s = open(&ctx);
+    feed(&mut s, &b"\0".repeat(3000));
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten().len(), REPLIES_HIGH_WATER);
+    s.wrote(10);
+    assert_eq!(
+        s.ends.len(),
+        REPLIES_HIGH_WATER - 10,
+        "the written ones forgotten"
+    );
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(
+        s.unwritten().len(),
+        REPLIES_HIGH_WATER,
+        "topped up to the mark"
+    );
+    ctx.shutdown.abort();
+    assert_eq!(s.next(), Io::Reset);
+    assert_eq!(ctx.common_counts(), (0, REPLIES_HIGH_WATER as u64));
+}
+
 #[test]
 fn a_budget_yields_after_writing() {
     let ctx = echo(100);
@@ -321,11 +495,12 @@ fn exit_stops_the_server_and_the_connection_lingers() {
     assert_eq!(write_all(&mut s), Io::ShutdownWrite);
     let Io::Read {
         deadline: Some(_),
-        wait: false,
+        wait: true,
     } = s.next()
     else {
-        panic!("lingering, without waiting: the server is draining");
+        panic!("lingering, waiting for the peer, though the server is draining");
     };
+    assert!(!s.reading_requests());
     s.set_eof();
     assert_eq!(s.next(), Io::Close);
 }
@@ -347,23 +522,66 @@ fn lingering_discards_up_to_a_limit() {
 }
 
 #[test]
-fn draining_reads_only_what_arrived_and_aborting_resets() {
+fn draining_answers_what_was_read_and_reads_nothing_more() {
     let ctx = echo(100);
     let mut s = open(&ctx);
     assert!(reading(s.next()));
+    assert!(s.reading_requests());
+    feed(&mut s, b"ab\0cd\0e");
     ctx.shutdown.trigger();
+    assert_eq!(s.next(), Io::Write, "what was read is answered");
+    assert_eq!(s.unwritten(), b"ba\0dc\0", "the partial request is dropped");
     assert_eq!(
-        s.next(),
-        Io::Read {
-            deadline: None,
-            wait: false
-        }
+        write_all(&mut s),
+        Io::ShutdownWrite,
+        "then it closes, lingering: no request is read while draining"
     );
-    feed(&mut s, b"ab\0");
-    assert_eq!(s.next(), Io::Write, "what arrived is answered");
+    assert!(matches!(s.next(), Io::Read { wait: true, .. }));
+    assert_eq!(ctx.common_counts(), (0, 0));
+}
+
+#[test]
+fn aborting_resets_and_counts_the_replies_it_drops() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    feed(&mut s, b"a\0bb\0ccc\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"a\0bb\0ccc\0");
+    // The first reply and half the second went out.
+    s.wrote(4);
     ctx.shutdown.abort();
     assert_eq!(s.next(), Io::Reset);
+    assert_eq!(s.unwritten(), b"", "nothing more to write");
+    s.finish();
+    assert_eq!(
+        ctx.common_counts(),
+        (0, 2),
+        "two applied requests never wholly answered"
+    );
     assert_eq!(ctx.conns().snapshot().reset_write_timeout, 0);
+}
+
+/// A session dropped past the drain limit (a strategy that drops what is
+/// left) counts what it drops as a reset does, once.
+#[test]
+fn a_session_dropped_while_aborting_counts_once() {
+    let ctx = echo(100);
+    let mut s = open(&ctx);
+    feed(&mut s, b"a\0b\0");
+    assert_eq!(s.next(), Io::Write);
+    ctx.shutdown.abort();
+    drop(s);
+    assert_eq!(ctx.common_counts(), (0, 2));
+    let mut t = open(&ctx);
+    feed(&mut t, b"c\0");
+    assert_eq!(t.next(), Io::Reset);
+    t.finish();
+    drop(t);
+    assert_eq!(
+        ctx.common_counts(),
+        (0, 2),
+        "nothing is applied once aborting, so nothing more is dropped"
+    );
 }
 
 #[test]

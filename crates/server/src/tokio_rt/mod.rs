@@ -7,18 +7,27 @@
 //! Delays never block a loop: sleeps are timers, and spin or CPU work runs
 //! on the runtime's blocking threads.
 //!
-//! Graceful stop: a watch channel tells the accept loops to stop and every
-//! waiting connection to look again (its session, seeing the server
-//! draining, answers what already arrived, then closes); the runtime is
-//! dropped only after every connection task has finished. Past the drain
-//! limit the tasks left are aborted (their sessions, dropped, close).
+//! Graceful stop: a watch channel carries the stop's phase. Draining tells
+//! the accept loops to stop and every connection waiting for a request to
+//! look again (its session answers what it has read, then closes,
+//! lingering); past the drain limit, aborting ends every wait — a
+//! lingering read, a write the client does not take, a delay — and each
+//! session resets. The runtime is dropped only after every connection task
+//! has finished (and dropping it joins its blocking threads), so the final
+//! statistics are complete.
 //!
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
+//!
+//! A delay is abandoned when the client has gone or the stop aborts: a
+//! sleep looks at the socket every [`LOOK_EVERY`], and spin or CPU work on
+//! a blocking thread looks itself (`crate::delay`), through a duplicate of
+//! the socket's descriptor, which stays valid whatever happens to the task.
 
 use crate::accept::Accepted;
-use crate::io::{reset_on_close, shutdown_write};
+use crate::io::{gone, reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
+use crate::shutdown::{Phase, Shutdown};
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
 use serverlab_service::{Delay, Service};
@@ -26,10 +35,18 @@ use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify};
+
+/// How often a sleeping delay looks whether its client has gone.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+/// How long tasks get to finish once the stop aborts before they are
+/// dropped where they wait (every wait ends at the abort, so this is only
+/// a backstop).
+const ABORT_GRACE: Duration = Duration::from_secs(1);
 
 /// `async`.
 pub(crate) struct Async;
@@ -92,10 +109,17 @@ impl Strategy for SharedNothing {
     }
 }
 
-fn stop_channel<S: Service>(ctx: &Ctx<S>) -> watch::Receiver<bool> {
-    let (tx, rx) = watch::channel(false);
-    ctx.shutdown.on_trigger(move || {
-        let _ = tx.send(true);
+/// The stop's phase, as a channel tasks can await.
+fn stop_channel<S: Service>(ctx: &Ctx<S>) -> watch::Receiver<Phase> {
+    let (tx, rx) = watch::channel(Phase::Running);
+    ctx.shutdown.on_phase(move |phase| {
+        tx.send_if_modified(|now| {
+            let forward = phase > *now;
+            if forward {
+                *now = phase;
+            }
+            forward
+        });
     });
     rx
 }
@@ -103,7 +127,7 @@ fn stop_channel<S: Service>(ctx: &Ctx<S>) -> watch::Receiver<bool> {
 async fn accept_loop<S: Service>(
     ctx: Arc<Ctx<S>>,
     listener: TcpListener,
-    stop: watch::Receiver<bool>,
+    stop: watch::Receiver<Phase>,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     // The listener's readiness is ours to clear (tokio's `TcpListener`
@@ -119,7 +143,7 @@ async fn accept_loop<S: Service>(
     let mut stopping = stop.clone();
     loop {
         tokio::select! {
-            _ = stopping.wait_for(|s| *s) => break,
+            _ = stopping.wait_for(|p| *p != Phase::Running) => break,
             ready = listener.readable() => {
                 let mut ready = ready?;
                 match ctx.accept(listener.as_fd(), || listener.get_ref().accept()) {
@@ -139,15 +163,21 @@ async fn accept_loop<S: Service>(
         }
     }
     drop(listener);
-    // Connections drain; past the drain limit the rest are aborted (a task
-    // dropped mid-await drops its session, which closes it).
+    // Connections drain; past the drain limit the stop aborts, which ends
+    // every wait, and each session resets. Tasks that somehow still wait
+    // are dropped (a session dropped while aborting counts what it drops).
     let drained = tokio::time::timeout(crate::DRAIN_LIMIT, async {
         while tasks.join_next().await.is_some() {}
     });
     if drained.await.is_err() {
         ctx.shutdown.abort();
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
+        let reset = tokio::time::timeout(ABORT_GRACE, async {
+            while tasks.join_next().await.is_some() {}
+        });
+        if reset.await.is_err() {
+            tasks.abort_all();
+            while tasks.join_next().await.is_some() {}
+        }
     }
     Ok(())
 }
@@ -156,7 +186,7 @@ async fn serve<S: Service>(
     ctx: Arc<Ctx<S>>,
     mut stream: TcpStream,
     peer: SocketAddr,
-    mut stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<Phase>,
 ) {
     let mut sess = Session::new(&ctx, peer);
     let evicted = Arc::new(Notify::new());
@@ -171,25 +201,25 @@ async fn serve<S: Service>(
 async fn drive<S: Service>(
     sess: &mut Session<S>,
     stream: &mut TcpStream,
-    stop: &mut watch::Receiver<bool>,
+    stop: &mut watch::Receiver<Phase>,
     evicted: &Notify,
 ) {
     loop {
         match sess.next() {
             Io::Delay(d) => {
-                if perform(d).await.is_err() {
-                    return;
+                if !perform(d, stream, sess.shutdown(), stop).await {
+                    sess.abandon_delay();
                 }
             }
             Io::Write => {
-                if write(sess, stream).await.is_err() {
+                if write(sess, stream, stop).await.is_err() {
                     return;
                 }
             }
             Io::Read { wait: false, .. } => match stream.try_read(sess.read_buf()) {
                 Ok(0) => sess.set_eof(),
                 Ok(n) => sess.filled(n),
-                // Draining: what had arrived is all there is.
+                // Not waiting: what had arrived is all there is.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => sess.set_eof(),
                 Err(_) => return,
             },
@@ -197,6 +227,14 @@ async fn drive<S: Service>(
                 deadline,
                 wait: true,
             } => {
+                // A read for a request ends when the stop starts; a
+                // lingering close's read when it aborts. The session sees
+                // the stop, or the deadline, itself.
+                let wake_at = if sess.reading_requests() {
+                    Phase::Draining
+                } else {
+                    Phase::Aborting
+                };
                 let deadline = deadline.map(tokio::time::Instant::from_std);
                 tokio::select! {
                     r = stream.read(sess.read_buf()) => match r {
@@ -207,7 +245,7 @@ async fn drive<S: Service>(
                     },
                     // The session sees the stop, an eviction, or the
                     // deadline, itself.
-                    _ = stop.wait_for(|s| *s) => {}
+                    _ = stop.wait_for(|p| *p >= wake_at) => {}
                     _ = evicted.notified() => {}
                     _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {}
                 }
@@ -223,35 +261,82 @@ async fn drive<S: Service>(
     }
 }
 
-/// One write, bounded by the write timeout.
-async fn write<S: Service>(sess: &mut Session<S>, stream: &mut TcpStream) -> io::Result<()> {
-    let write = stream.write(sess.unwritten());
-    let written = match sess.write_timeout() {
-        Some(limit) => match tokio::time::timeout(limit, write).await {
-            Ok(written) => written,
-            Err(_elapsed) => {
-                sess.write_timed_out();
-                return Ok(());
+/// One write, bounded by the write timeout, and ended by the abort (then
+/// the session resets).
+async fn write<S: Service>(
+    sess: &mut Session<S>,
+    stream: &mut TcpStream,
+    stop: &mut watch::Receiver<Phase>,
+) -> io::Result<()> {
+    let limit = sess.write_timeout();
+    let written = {
+        let write = stream.write(sess.unwritten());
+        let bounded = async {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, write).await.ok(),
+                None => Some(write.await),
+            }
+        };
+        tokio::select! {
+            w = bounded => Some(w),
+            _ = stop.wait_for(|p| *p == Phase::Aborting) => None,
+        }
+    };
+    match written {
+        // Aborting: `next` resets.
+        None => Ok(()),
+        Some(None) => {
+            sess.write_timed_out();
+            Ok(())
+        }
+        Some(Some(w)) => match w? {
+            0 => Err(io::ErrorKind::WriteZero.into()),
+            n => {
+                sess.wrote(n);
+                Ok(())
             }
         },
-        None => write.await,
-    };
-    match written? {
-        0 => Err(io::ErrorKind::WriteZero.into()),
-        n => {
-            sess.wrote(n);
-            Ok(())
+    }
+}
+
+/// Delay without blocking the event loop; false when abandoned (the client
+/// has gone, or the stop aborted).
+async fn perform(
+    delay: Delay,
+    stream: &TcpStream,
+    shutdown: &Shutdown,
+    stop: &mut watch::Receiver<Phase>,
+) -> bool {
+    match delay {
+        Delay::Sleep(d) => {
+            let client_gone = async {
+                while !gone(stream, 0) {
+                    tokio::time::sleep(LOOK_EVERY).await;
+                }
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(d) => true,
+                _ = client_gone => false,
+                _ = stop.wait_for(|p| *p == Phase::Aborting) => false,
+            }
+        }
+        busy => {
+            // Without a descriptor to spare, the work can still be
+            // abandoned at the abort, not when the client leaves.
+            let fd = stream.as_fd().try_clone_to_owned().ok();
+            let shutdown = shutdown.clone();
+            tokio::task::spawn_blocking(move || match &fd {
+                Some(fd) => crate::delay::perform(busy, fd, &shutdown),
+                None => crate::delay::perform_with(busy, never_gone, &shutdown),
+            })
+            .await
+            .unwrap_or(false)
         }
     }
 }
 
-/// Delay without blocking the event loop.
-async fn perform(delay: Delay) -> io::Result<()> {
-    match delay {
-        Delay::Sleep(d) => tokio::time::sleep(d).await,
-        busy => tokio::task::spawn_blocking(move || busy.block())
-            .await
-            .map_err(io::Error::other)?,
-    }
-    Ok(())
+/// For a delay with no socket to look at: waits as asked, never gone.
+fn never_gone(wait_ms: u16) -> bool {
+    std::thread::sleep(Duration::from_millis(wait_ms.into()));
+    false
 }

@@ -11,13 +11,19 @@
 //! session has taken the stash and asks for more. At most one receive is
 //! ever in flight, so bytes arrive in order.
 //!
-//! Draining (a read that must not wait): the multishot receive is
-//! cancelled and its last completion awaited, then one receive that does
-//! not wait (`MSG_DONTWAIT`) takes what has already arrived; `EAGAIN`
-//! means nothing did, which the session takes as the end of input.
+//! A read that must not wait (the session always asks with `wait` now, but
+//! the contract keeps the flag): the multishot receive is cancelled and
+//! its last completion awaited, then one receive that does not wait
+//! (`MSG_DONTWAIT`) takes what has already arrived; `EAGAIN` means nothing
+//! did, which the session takes as the end of input.
+//!
+//! Delays: a sleep is a timer on the ring, cancelled (and the delay
+//! abandoned) when a tick finds the client gone or the server aborts;
+//! spinning and CPU work run on another thread, which gives them up itself
+//! the same way (`delay::perform`) and posts whether they were spent.
 
 use super::sys::{Completion, Lent, Op, Uring};
-use crate::io::shutdown_write;
+use crate::io::{gone, shutdown_write};
 use crate::session::{Io, Session};
 use serverlab_service::{Delay, Service};
 use std::net::TcpStream;
@@ -73,9 +79,11 @@ pub(super) enum Parked {
 
 /// How a delay is spent: on the ring's timer, or by another thread.
 pub(super) trait Delays {
-    /// Start `delay` for connection `token`; true if it is the ring's
-    /// timer (`Op::Sleep`), false if a thread will post its end.
-    fn start(&mut self, delay: Delay, token: u32, io: &mut Uring) -> bool;
+    /// Start `delay` for connection `token` on `stream`; true if it is the
+    /// ring's timer (`Op::Sleep`), false if a thread will post its end
+    /// (spent, or abandoned because the client has gone or the stop
+    /// passed its drain limit).
+    fn start(&mut self, delay: Delay, token: u32, stream: &TcpStream, io: &mut Uring) -> bool;
 }
 
 pub(super) struct Conn<S: Service> {
@@ -135,7 +143,7 @@ impl<S: Service> Conn<S> {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
             match sess.next() {
                 Io::Delay(d) => {
-                    let timer = delays.start(d, self.token, io);
+                    let timer = delays.start(d, self.token, &self.stream, io);
                     self.in_flight += 1;
                     self.wait = Wait::Delay { timer };
                     return Parked::Waiting;
@@ -223,7 +231,14 @@ impl<S: Service> Conn<S> {
         match c.op {
             Op::Recv | Op::RecvNow => self.received(c, io),
             Op::Send => self.sent(c),
-            Op::Sleep => self.wait == Wait::Delay { timer: true },
+            Op::Sleep => {
+                // Cancelled: the client has gone (`abandon_if_gone`) or
+                // the server aborts.
+                if c.result == -libc::ECANCELED {
+                    self.abandon_delay();
+                }
+                self.wait == Wait::Delay { timer: true }
+            }
             Op::Accept | Op::Wake | Op::Tick | Op::Cancel | Op::Backoff | Op::Readable => false,
         }
     }
@@ -298,6 +313,23 @@ impl<S: Service> Conn<S> {
             .is_some_and(|t| now.saturating_duration_since(t) >= limit)
         {
             self.cancel_send(io);
+        }
+    }
+
+    /// Its delay was given up part way: the session drops the request
+    /// (counted) and resets.
+    pub(super) fn abandon_delay(&mut self) {
+        if let Some(sess) = self.sess.get_mut() {
+            sess.abandon_delay();
+        }
+    }
+
+    /// A delay on the ring's timer is given up once the client is gone
+    /// both ways (`io::gone`, one `poll` asking for nothing): cancel it.
+    /// A delay on another thread looks for itself (`delay::perform`).
+    pub(super) fn abandon_if_gone(&mut self, io: &mut Uring) {
+        if self.wait == (Wait::Delay { timer: true }) && gone(&self.stream, 0) {
+            io.cancel(Op::Sleep, self.token);
         }
     }
 

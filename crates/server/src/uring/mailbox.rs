@@ -34,6 +34,9 @@ impl Signal for super::sys::EventFd {
 pub(crate) enum Post {
     /// Its delay is spent.
     Spent(u32),
+    /// Its delay was given up part way: the client has gone, or the stop
+    /// passed its drain limit.
+    Abandoned(u32),
     /// It was evicted at the connection cap (by token: if it closed
     /// meanwhile, the token may name a newer connection, which is then
     /// run once for nothing).

@@ -18,26 +18,30 @@
 //! accept at a time near the cap or out of descriptors) is `accept.rs`'s.
 //!
 //! The stop: what waits for connections is cancelled, and every
-//! connection waiting for input runs once more, reading only what has
-//! arrived; past the drain limit the server aborts, and every send and
-//! timer still in flight is cancelled so each session resets at its next
-//! step. The loop ends when every connection is closed.
+//! connection waiting for input runs once more: its session reads nothing
+//! more, answers what it read, and closes lingering (a wait for input
+//! again, until the peer ends or the linger time). Past the drain limit
+//! the server aborts: every connection waiting for input runs again, and
+//! every send and timer still in flight is cancelled (a delay on another
+//! thread sees the abort itself), so each session resets at its next step,
+//! counting what it drops. The loop ends when every connection is closed.
 
 mod accept;
 
 use super::conn::{Conn, Delays, Parked, Wait};
 use super::mailbox::{Mailbox, Post};
 use super::sys::{Completion, EventFd, Op, Uring};
-use crate::shutdown::Phase;
+use crate::delay;
+use crate::shutdown::{Phase, Shutdown};
 use crate::Ctx;
 use accept::Accepting;
 use serverlab_service::{Delay, Service};
 use slab::Slab;
 use std::collections::VecDeque;
 use std::io;
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Requests one connection answers before the ring runs the others.
 const BUDGET: usize = 64;
@@ -63,12 +67,14 @@ pub(super) fn serve<S: Service>(
     listener.set_nonblocking(true)?;
     let mailbox = Arc::new(Mailbox::new(wake));
     let m = mailbox.clone();
-    ctx.shutdown.on_trigger(move || m.wake());
+    // Each phase of the stop (draining, aborting) wakes the ring at once.
+    ctx.shutdown.on_phase(move |_| m.wake());
     let mut ring = Ring {
         conns: Slab::new(),
         io,
         delays: OffRing {
             mailbox: mailbox.clone(),
+            shutdown: ctx.shutdown.clone(),
             runtime: None,
         },
         mailbox,
@@ -222,9 +228,12 @@ impl<S: Service> Ring<S> {
         self.mailbox.take(&mut self.posted);
         for post in std::mem::take(&mut self.posted) {
             match post {
-                Post::Spent(token) => {
+                Post::Spent(token) | Post::Abandoned(token) => {
                     let conn = &mut self.conns[token as usize];
                     conn.in_flight -= 1;
+                    if let Post::Abandoned(_) = post {
+                        conn.abandon_delay();
+                    }
                     let run = conn.wait == Wait::Delay { timer: false };
                     self.settle(token, run);
                 }
@@ -278,7 +287,8 @@ impl<S: Service> Ring<S> {
     }
 
     /// Run connections whose deadline passed; cancel sends that made no
-    /// progress for the write timeout.
+    /// progress for the write timeout, and sleeps for clients that have
+    /// gone.
     fn tick(&mut self, now: Instant) {
         let mut due = Vec::new();
         let limit = self.ctx.write_timeout;
@@ -290,6 +300,7 @@ impl<S: Service> Ring<S> {
                         conn.expire_send(&mut self.io, limit, now);
                     }
                 }
+                Wait::Delay { timer: true } => conn.abandon_if_gone(&mut self.io),
                 _ => {}
             }
         }
@@ -301,14 +312,17 @@ impl<S: Service> Ring<S> {
 
 /// Delays: sleeps on the ring's timer; spin and CPU work on a blocking
 /// thread pool (tokio's, started on first use from the ring's thread, so
-/// its threads inherit the ring's CPU), whose threads post the end back.
+/// its threads inherit the ring's CPU), whose threads perform them in
+/// slices (`delay::perform`), giving up when the client has gone or the
+/// stop passes its drain limit, and post how they ended.
 struct OffRing {
     mailbox: Arc<Mailbox<EventFd>>,
+    shutdown: Shutdown,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Delays for OffRing {
-    fn start(&mut self, delay: Delay, token: u32, io: &mut Uring) -> bool {
+    fn start(&mut self, delay: Delay, token: u32, stream: &TcpStream, io: &mut Uring) -> bool {
         if let Delay::Sleep(d) = delay {
             io.sleep(d, token);
             return true;
@@ -323,17 +337,44 @@ impl Delays for OffRing {
                 Err(e) => {
                     // No pool: spend it here, holding up this ring only.
                     eprintln!("serverlab: cannot start delay threads ({e}); delaying on the ring");
-                    delay.block();
-                    self.mailbox.post(Post::Spent(token));
+                    let spent = delay::perform(delay, stream, &self.shutdown);
+                    self.mailbox.post(ended(spent, token));
                     return false;
                 }
             },
         };
-        let mailbox = self.mailbox.clone();
+        // The pool thread looks at the socket through a duplicate of its
+        // descriptor: the ring's may not be borrowed across threads. It is
+        // closed before the post, and the connection (counting the delay
+        // in flight) cannot close before the post, so the socket's close
+        // is still the ring's. Out of descriptors, only the stop's abort
+        // ends the delay early.
+        let socket = stream.try_clone().ok();
+        let (mailbox, shutdown) = (self.mailbox.clone(), self.shutdown.clone());
         runtime.spawn_blocking(move || {
-            delay.block();
-            mailbox.post(Post::Spent(token));
+            let spent = match &socket {
+                Some(s) => delay::perform(delay, s, &shutdown),
+                None => delay::perform_with(
+                    delay,
+                    |ms| {
+                        std::thread::sleep(Duration::from_millis(ms.into()));
+                        false
+                    },
+                    &shutdown,
+                ),
+            };
+            drop(socket);
+            mailbox.post(ended(spent, token));
         });
         false
+    }
+}
+
+/// What a delay's thread tells the ring.
+fn ended(spent: bool, token: u32) -> Post {
+    if spent {
+        Post::Spent(token)
+    } else {
+        Post::Abandoned(token)
     }
 }

@@ -84,14 +84,19 @@ impl Reject {
     }
 }
 
-/// Input a connection may buffer: several pipelined lines per read, and
-/// always room for one over-long line to be seen as such.
-const INPUT_BUFFER: usize = 16 * 1024;
+/// The shortest request line, `0,0` and its LF: `--max-pipelined` lines
+/// take at least this many bytes each.
+pub const SHORTEST_LINE: usize = 4;
+
+/// The default `--max-pipelined`: requests a connection may have read but
+/// not yet answered.
+pub const DEFAULT_MAX_PIPELINED: usize = 64;
 
 pub struct BucketService {
     store: Arc<dyn BucketStore>,
     buckets: usize,
     cfg: BucketConfig,
+    max_pipelined: usize,
     stats: Counters<SLOTS>,
     common: Common,
 }
@@ -108,6 +113,7 @@ impl BucketService {
             buckets: store.len(),
             store,
             cfg,
+            max_pipelined: DEFAULT_MAX_PIPELINED,
             stats: Counters::default(),
             common: Common::default(),
         }
@@ -115,6 +121,15 @@ impl BucketService {
 
     pub fn config(&self) -> &BucketConfig {
         &self.cfg
+    }
+
+    /// Bound the delay work a connection can queue (`--max-pipelined`): it
+    /// holds at most `n` requests read but not yet answered (its input is
+    /// at most `n` shortest lines), and the server reads no more from it
+    /// until they are answered. Default [`DEFAULT_MAX_PIPELINED`].
+    pub fn with_max_pipelined(mut self, n: usize) -> Self {
+        self.max_pipelined = n.max(1);
+        self
     }
 
     /// Parse a line (without CR and LF) and check it against the limits.
@@ -147,8 +162,11 @@ impl Service for BucketService {
 
     fn open(&self, _peer: SocketAddr) {}
 
+    /// `--max-pipelined` shortest lines, so no more requests than that are
+    /// ever buffered; but always room for one over-long line to be seen as
+    /// such (`--max-line` and a CR LF).
     fn input_limit(&self) -> usize {
-        INPUT_BUFFER.max(self.cfg.max_line + 2)
+        (self.max_pipelined * SHORTEST_LINE).max(self.cfg.max_line + 2)
     }
 
     fn frame(&self, _conn: &mut (), input: &[u8], out: &mut Vec<u8>) -> Frame<BucketRequest> {

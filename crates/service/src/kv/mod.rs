@@ -9,10 +9,15 @@
 //! answered from `frame` with `Connection: close`, and the connection
 //! closes. The MD5 of every written value (its ETag) is computed here,
 //! before the store is touched, so no lock is held during it.
+//!
+//! A GET body larger than [`REPLY_CHUNK`] is not copied whole: the reply
+//! holds the store's value (an `Arc`, so a later PUT or DELETE does not
+//! disturb it) and [`Service::more`] copies it out a chunk at a time as the
+//! connection's output drains.
 
 mod stats;
 
-use crate::{After, Common, Frame, Service};
+use crate::{After, Common, Frame, Service, REPLY_CHUNK};
 use serverlab_proto::kv::{
     digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
     Response, Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
@@ -58,6 +63,8 @@ pub struct KvConn {
     scanned: usize,
     /// A complete head, parsed, while its body arrives.
     awaiting_body: Option<AwaitingBody>,
+    /// A GET body being sent: the value, and how much of it is appended.
+    sending: Option<(Arc<Value>, usize)>,
 }
 
 struct AwaitingBody {
@@ -103,7 +110,7 @@ impl KvService {
     }
 
     /// Append the response to one applied request; returns its status.
-    fn answer(&self, head: &Head, body: &[u8], out: &mut Vec<u8>) -> Status {
+    fn answer(&self, conn: &mut KvConn, head: &Head, body: &[u8], out: &mut Vec<u8>) -> Status {
         let mut reply = Reply::new(head, out);
         let reserved = matches!(head.target, Target::Health | Target::Stats);
         if head.method == Method::Other {
@@ -121,7 +128,7 @@ impl KvService {
             ),
             Target::KeyTooLong => reply.text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
             Target::Key(key) => match head.method {
-                Method::Get | Method::Head => self.get(head, key, &mut reply),
+                Method::Get | Method::Head => self.get(conn, head, key, &mut reply),
                 Method::Put | Method::Post => self.put(key, body, &mut reply),
                 Method::Delete => self.delete(key, &mut reply),
                 Method::Other => unreachable!("answered above"),
@@ -139,8 +146,9 @@ impl KvService {
         reply.send(r)
     }
 
-    /// GET or HEAD of a key.
-    fn get(&self, head: &Head, key: &[u8], reply: &mut Reply) -> Status {
+    /// GET or HEAD of a key. A body over [`REPLY_CHUNK`] is appended a
+    /// chunk at a time (see [`Service::more`]).
+    fn get(&self, conn: &mut KvConn, head: &Head, key: &[u8], reply: &mut Reply) -> Status {
         let Some(v) = self.store.get(key) else {
             self.stats.miss();
             return reply.text(Status::NotFound, "not found\n");
@@ -155,11 +163,17 @@ impl KvService {
             Status::Ok
         };
         let date = reply.date;
+        let streamed = reply.send_body && !unchanged && v.bytes.len() > REPLY_CHUNK;
         let mut r = Response::new(status, &date, &v.bytes);
         r.etag = Some(&v.digest);
         r.content_type = Some(VALUE_TYPE);
-        r.send_body = !unchanged;
-        reply.send(r)
+        r.send_body = !unchanged && !streamed;
+        let status = reply.send(r);
+        if streamed {
+            reply.out.extend_from_slice(&v.bytes[..REPLY_CHUNK]);
+            conn.sending = Some((v, REPLY_CHUNK));
+        }
+        status
     }
 
     /// PUT or POST: store the body. Its MD5 is computed before the store
@@ -292,14 +306,27 @@ impl Service for KvService {
         Frame::Incomplete
     }
 
-    fn apply(&self, _conn: &mut KvConn, req: KvRequest, input: &[u8], out: &mut Vec<u8>) -> After {
-        let status = self.answer(&req.head, &input[req.head_len..], out);
+    fn apply(&self, conn: &mut KvConn, req: KvRequest, input: &[u8], out: &mut Vec<u8>) -> After {
+        let status = self.answer(conn, &req.head, &input[req.head_len..], out);
         self.stats.request(req.head.method, status);
         if req.head.keep_alive {
             After::Continue
         } else {
             After::Close
         }
+    }
+
+    #[inline]
+    fn more(&self, conn: &mut KvConn, out: &mut Vec<u8>) -> bool {
+        let Some((value, at)) = conn.sending.take() else {
+            return false;
+        };
+        let end = value.bytes.len().min(at + REPLY_CHUNK);
+        out.extend_from_slice(&value.bytes[at..end]);
+        if end < value.bytes.len() {
+            conn.sending = Some((value, end));
+        }
+        true
     }
 
     /// Not reached with the input limit above (a head or body that would

@@ -376,3 +376,85 @@ fn apply_uses_the_head_frame_parsed() {
     assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
     assert!(r.ends_with("\r\n\r\nok"), "{r}");
 }
+
+/// A GET body larger than a chunk is appended a chunk at a time through
+/// `more`, from the stored value (a PUT meanwhile does not change it), and
+/// is the same bytes as one appended at once; HEAD and 304 send no body.
+#[test]
+fn large_get_bodies_are_appended_a_chunk_at_a_time() {
+    let svc = service(Limits::default());
+    let value: Vec<u8> = (0..3 * REPLY_CHUNK + 123)
+        .map(|i| (i % 251) as u8)
+        .collect();
+    let mut wire = format!(
+        "PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        value.len()
+    )
+    .into_bytes();
+    wire.extend_from_slice(&value);
+    let mut conn = connect(&svc);
+    let mut out = Vec::new();
+    crate::run_all(&svc, &mut conn, &wire, &mut out);
+    out.clear();
+    let get = b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+    let Frame::Ready { len, request } = svc.frame(&mut conn, get, &mut out) else {
+        panic!("a whole request")
+    };
+    svc.apply(&mut conn, request, &get[..len], &mut out);
+    let head = out.len() - REPLY_CHUNK;
+    assert!(undate(&out[..head]).contains(&format!("Content-Length: {}", value.len())));
+    // Replaced meanwhile: the reply goes on with the value it began with.
+    let put = b"PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx";
+    crate::run_all(&svc, &mut svc.open(peer()), put, &mut Vec::new());
+    let mut parts = 1;
+    loop {
+        let before = out.len();
+        if !svc.more(&mut conn, &mut out) {
+            break;
+        }
+        assert!(out.len() - before <= REPLY_CHUNK);
+        parts += 1;
+    }
+    assert_eq!(parts, 4);
+    assert!(out[head..] == value[..], "the body, whole and in order");
+    assert!(!svc.more(&mut conn, &mut out), "done");
+
+    for (req, body) in [
+        ("HEAD /big HTTP/1.1\r\nHost: x\r\n\r\n", false),
+        ("GET /big HTTP/1.1\r\nHost: x\r\n\r\n", true),
+    ] {
+        let mut out = Vec::new();
+        let mut c = connect(&svc);
+        crate::run_all(&svc, &mut c, req.as_bytes(), &mut out);
+        assert_eq!(out.ends_with(b"\r\n\r\nx"), body, "{req}");
+        assert!(!svc.more(&mut c, &mut out));
+    }
+}
+
+/// HEAD and a matching If-None-Match never start a body.
+#[test]
+fn no_body_no_chunks() {
+    let svc = service(Limits::default());
+    let value = vec![b'v'; 2 * REPLY_CHUNK];
+    let mut wire = format!(
+        "PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        value.len()
+    )
+    .into_bytes();
+    wire.extend_from_slice(&value);
+    crate::run_all(&svc, &mut connect(&svc), &wire, &mut Vec::new());
+    let etag = tag(&value);
+    for req in [
+        "HEAD /k HTTP/1.1\r\nHost: x\r\n\r\n".to_string(),
+        format!("GET /k HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n"),
+    ] {
+        let mut conn = connect(&svc);
+        let mut out = Vec::new();
+        let Frame::Ready { len, request } = svc.frame(&mut conn, req.as_bytes(), &mut out) else {
+            panic!("a whole request")
+        };
+        svc.apply(&mut conn, request, &req.as_bytes()[..len], &mut out);
+        assert!(out.ends_with(b"\r\n\r\n"), "{req}");
+        assert!(!svc.more(&mut conn, &mut out), "{req}");
+    }
+}

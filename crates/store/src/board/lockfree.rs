@@ -185,20 +185,33 @@ impl BoardStore for LockFreeBoard {
             .append(ThinBytes::new(message))
     }
 
-    fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
-        let found = self.find(topic).and_then(|t| t.messages.get(id));
-        found.map(|m| out.extend_from_slice(m)).is_some()
+    fn read_part(
+        &self,
+        topic: &[u8],
+        id: u64,
+        from: usize,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        let message = self.find(topic)?.messages.get(id)?;
+        Some(super::push_part(message, from, max, out))
     }
 
     fn count(&self, topic: &[u8]) -> u64 {
         self.find(topic).map_or(0, |t| t.messages.len())
     }
 
-    fn list(&self, out: &mut Vec<u8>) {
-        for i in 0..self.created.len() {
-            let t = self.created.get(i).expect("published");
-            super::push_entry(out, i == 0, &t.name);
-        }
+    fn topics(&self) -> usize {
+        self.created.len() as usize
+    }
+
+    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
+        let end = end.min(self.created.len() as usize);
+        let names = (from.min(end)..end).map(|i| {
+            let topic = self.created.get(i as u64).expect("published");
+            &*topic.name
+        });
+        super::push_entries(names, from, budget, out)
     }
 }
 

@@ -13,13 +13,23 @@ impl BoardStore for RwLockBoard {
     fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
         self.0.write().post(topic, message)
     }
-    fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
-        self.0.read().read(topic, id, out)
+    fn read_part(
+        &self,
+        topic: &[u8],
+        id: u64,
+        from: usize,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        self.0.read().read_part(topic, id, from, max, out)
     }
     fn count(&self, topic: &[u8]) -> u64 {
         self.0.read().count(topic)
     }
-    fn list(&self, out: &mut Vec<u8>) {
-        self.0.read().list(out)
+    fn topics(&self) -> usize {
+        self.0.read().topics()
+    }
+    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
+        self.0.read().list_part(from, end, budget, out)
     }
 }

@@ -53,19 +53,31 @@ impl BoardStore for ShardedBoard {
         0
     }
 
-    fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
+    fn read_part(
+        &self,
+        topic: &[u8],
+        id: u64,
+        from: usize,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
         let shard = self.shard(topic).read();
-        let found = shard.get(topic).and_then(|m| m.get(id));
-        found.map(|m| out.extend_from_slice(m)).is_some()
+        let message = shard.get(topic)?.get(id)?;
+        Some(super::push_part(message, from, max, out))
     }
 
     fn count(&self, topic: &[u8]) -> u64 {
         self.shard(topic).read().get(topic).map_or(0, Messages::len)
     }
 
-    fn list(&self, out: &mut Vec<u8>) {
-        for (i, t) in self.created.lock().iter().enumerate() {
-            super::push_entry(out, i == 0, t);
-        }
+    fn topics(&self) -> usize {
+        self.created.lock().len()
+    }
+
+    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
+        let created = self.created.lock();
+        let end = end.min(created.len());
+        let names = created[from.min(end)..end].iter().map(|t| &**t);
+        super::push_entries(names, from, budget, out)
     }
 }

@@ -34,18 +34,35 @@ impl Table {
         self.index.get(topic).map(|&i| &self.topics[i].messages)
     }
 
-    pub(crate) fn read(&self, topic: &[u8], id: u64, out: &mut Vec<u8>) -> bool {
-        let found = self.messages(topic).and_then(|m| m.get(id));
-        found.map(|m| out.extend_from_slice(m)).is_some()
+    pub(crate) fn read_part(
+        &self,
+        topic: &[u8],
+        id: u64,
+        from: usize,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        let message = self.messages(topic)?.get(id)?;
+        Some(super::push_part(message, from, max, out))
     }
 
     pub(crate) fn count(&self, topic: &[u8]) -> u64 {
         self.messages(topic).map_or(0, Messages::len)
     }
 
-    pub(crate) fn list(&self, out: &mut Vec<u8>) {
-        for (i, t) in self.topics.iter().enumerate() {
-            super::push_entry(out, i == 0, &t.name);
-        }
+    pub(crate) fn topics(&self) -> usize {
+        self.topics.len()
+    }
+
+    pub(crate) fn list_part(
+        &self,
+        from: usize,
+        end: usize,
+        budget: usize,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let end = end.min(self.topics.len());
+        let names = self.topics[from.min(end)..end].iter().map(|t| &*t.name);
+        super::push_entries(names, from, budget, out)
     }
 }

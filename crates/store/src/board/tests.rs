@@ -134,3 +134,55 @@ fn concurrent_invariants() {
         assert_eq!(l.len(), 8, "{kind}: {:?}", String::from_utf8_lossy(&l));
     }
 }
+
+/// A LIST appended in parts, from the length taken when it was asked for,
+/// is the LIST appended at once then — even when topics are created in
+/// between; each part fits its budget.
+#[test]
+fn list_in_parts_is_the_list_when_asked() {
+    each(|s| {
+        for i in 0..50 {
+            s.post(format!("topic-{i:02}").as_bytes(), b"m");
+        }
+        let whole = list(s);
+        let end = s.topics();
+        assert_eq!(end, 50);
+        let (mut parts, mut next, mut calls) = (Vec::new(), 0, 0);
+        while next < end {
+            let before = parts.len();
+            next = s.list_part(next, end, 30, &mut parts);
+            assert!(parts.len() - before <= 30, "within the budget");
+            s.post(format!("later-{calls}").as_bytes(), b"m");
+            calls += 1;
+        }
+        assert_eq!(parts, whole);
+        assert!(calls > 10, "in parts: {calls}");
+        assert_eq!(s.list_part(end, end, 30, &mut parts), end, "nothing left");
+        assert_eq!(s.topics(), 50 + calls);
+        // One entry larger than the budget still goes, alone.
+        let mut one = Vec::new();
+        assert_eq!(s.list_part(0, end, 3, &mut one), 1);
+        assert_eq!(one, b"@topic-00");
+    });
+}
+
+/// A message read in parts is the message; a missing one appends nothing.
+#[test]
+fn read_in_parts() {
+    each(|s| {
+        let message: Vec<u8> = (0..1000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        s.post(b"t", &message);
+        let mut out = Vec::new();
+        let mut from = 0;
+        while from < message.len() {
+            assert_eq!(s.read_part(b"t", 0, from, 64, &mut out), Some(1000));
+            from += 64;
+        }
+        assert_eq!(out, message);
+        assert_eq!(s.read_part(b"t", 0, 5000, 64, &mut out), Some(1000));
+        assert_eq!(out.len(), 1000, "past the end: nothing");
+        assert_eq!(s.read_part(b"t", 1, 0, 64, &mut out), None);
+        assert_eq!(s.read_part(b"u", 0, 0, 64, &mut out), None);
+        assert_eq!(out.len(), 1000);
+    });
+}
