@@ -253,20 +253,22 @@ impl<S: Service> Ring<S> {
         }
     }
 
+    /// Follow the stop: draining once it is triggered, aborting past the
+    /// drain limit or once another ring aborted (both in one turn if the
+    /// wake-ups of both phases came together).
     fn check_stop(&mut self, now: Instant) {
         let phase = self.ctx.shutdown.phase();
-        match self.stop {
-            Stop::Running if phase != Phase::Running => {
-                self.stop = Stop::Draining(now);
-                self.stop_accepting();
-                self.wake_waiting(false);
-            }
-            Stop::Draining(t0) if phase == Phase::Aborting || now - t0 > crate::DRAIN_LIMIT => {
+        if self.stop == Stop::Running && phase != Phase::Running {
+            self.stop = Stop::Draining(now);
+            self.stop_accepting();
+            self.wake_waiting(false);
+        }
+        if let Stop::Draining(t0) = self.stop {
+            if phase == Phase::Aborting || now - t0 > crate::DRAIN_LIMIT {
                 self.ctx.shutdown.abort();
                 self.stop = Stop::Aborting;
                 self.wake_waiting(true);
             }
-            _ => {}
         }
     }
 
