@@ -12,23 +12,45 @@ a result whose client was busier than its server was set by the client.
 
 Usage: benches/strategies.py [--duration 4] [--reps 3] [--json out.json] [--bin PATH]
                              [--before OLD_BINARY]
+       benches/strategies.py --ceiling [--compare STRATEGY] [--reps 5] [--strategies a,b]
+       benches/strategies.py --syscalls [--strategies a,b] [--duration 2]
 (from the repository root, after `cargo build --release`). The strategies
 are the binary's own (`serve --help`); `--strategies a,b` picks some.
 `--before OLD_BINARY` also serves every run with an older build,
 interleaved run by run under the same client, and prints after/before.
+
+`--ceiling` compares each strategy's board with the readiness-loop ceiling,
+benches/epoll_echo.c (built here with cc): every repetition runs the board
+under each strategy and the C echo server once, in an order that rotates,
+so the servers share the machine's drifts alike; the table gives medians,
+and each board's ratio to the C echo (the median of the per-repetition
+ratios). `--compare X` also prints X against the best of the other
+strategies, repetition by repetition.
+
+`--syscalls` counts the system calls each server makes per request: one
+short run each, with `strace -c -f` attached to every server thread for the
+load's duration (strace slows the server several times over, so read the
+calls per request, not the rates).
 """
 
 import argparse
 import json
 import os
+import shutil
 import re
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
+HERE = os.path.dirname(__file__)
+BIN = os.path.join(HERE, "..", "target", "release", "serverlab")
+C_ECHO_SRC = os.path.join(HERE, "epoll_echo.c")
+C_ECHO = os.path.join(HERE, "..", "target", "epoll_echo")
+# The C epoll echo server's name in tables: not a strategy.
+C_ECHO_NAME = "C epoll echo"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -49,9 +71,16 @@ def cpu_seconds(pid):
 
 
 def start(protocol, strategy, cpu, extra, binary):
-    p = subprocess.Popen([binary, "serve", protocol, "--strategy", strategy, "--cpus", cpu,
-                          "--addr", "127.0.0.1:0", *extra],
-                         stdout=subprocess.PIPE, text=True)
+    return wait_listening([binary, "serve", protocol, "--strategy", strategy, "--cpus", cpu,
+                           "--addr", "127.0.0.1:0", *extra])
+
+
+def start_c_echo(cpu):
+    return wait_listening(["taskset", "-c", cpu, C_ECHO, "0"])
+
+
+def wait_listening(command):
+    p = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     m = re.search(r"listening on (\S+)", line)
     if not m:
@@ -60,27 +89,144 @@ def start(protocol, strategy, cpu, extra, binary):
     return p, m.group(1)
 
 
-def one_run(protocol, strategy, pipeline, args, server_bin=None):
-    """One load run against a fresh server (of `server_bin`, default the
-    binary under test); the client is always the binary under test."""
-    server_bin = server_bin or args.bin
-    server, addr = start(protocol, strategy, args.server_cpu, args.server_args, server_bin)
+def build_c_echo():
+    """Build benches/epoll_echo.c (again, if the source is newer)."""
+    if os.path.exists(C_ECHO) and os.path.getmtime(C_ECHO) >= os.path.getmtime(C_ECHO_SRC):
+        return
+    cc = shutil.which("cc") or sys.exit("no C compiler (cc) to build benches/epoll_echo.c")
+    os.makedirs(os.path.dirname(C_ECHO), exist_ok=True)
+    subprocess.run([cc, "-O2", "-o", C_ECHO, C_ECHO_SRC], check=True)
+
+
+def load_command(addr, pipeline, args):
+    return ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
+            "--posters", "5", "--readers", "5", "--duration", f"{args.duration}s",
+            "--pipeline", str(pipeline), "--format", "json"]
+
+
+def measure(server, addr, pipeline, args):
+    """Drive a started server with the board load; stop it; the run's
+    throughput, requests and both sides' CPU."""
     try:
         c0, t0 = cpu_seconds(server.pid), time.monotonic()
-        out = subprocess.run(
-            ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
-             "--posters", "5", "--readers", "5", "--duration", f"{args.duration}s",
-             "--pipeline", str(pipeline), "--format", "json"],
-            capture_output=True, text=True)
+        out = subprocess.run(load_command(addr, pipeline, args), capture_output=True, text=True)
         c1, t1 = cpu_seconds(server.pid), time.monotonic()
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     if out.returncode != 0:
-        sys.exit(f"load failed against {protocol}/{strategy}: {out.stderr}")
+        sys.exit(f"load failed against {addr}: {out.stderr}")
     r = json.loads(out.stdout)["results"]
-    return {"rps": r["throughput_rps"], "server_cpu": (c1 - c0) / (t1 - t0),
-            "client_cpu": r["client_cpu"]["utilization"]}
+    if not r["requests"]:
+        sys.exit(f"the load against {addr} counted no requests: is --duration "
+                 f"({args.duration:g} s) longer than the load's warm-up?")
+    return {"rps": r["throughput_rps"], "requests": r["requests"],
+            "server_cpu": (c1 - c0) / (t1 - t0), "client_cpu": r["client_cpu"]["utilization"]}
+
+
+def one_run(protocol, strategy, pipeline, args, server_bin=None):
+    """One load run against a fresh server (of `server_bin`, default the
+    binary under test); the client is always the binary under test."""
+    server_bin = server_bin or args.bin
+    server, addr = start(protocol, strategy, args.server_cpu, args.server_args, server_bin)
+    return measure(server, addr, pipeline, args)
+
+
+def c_echo_run(pipeline, args):
+    server, addr = start_c_echo(args.server_cpu)
+    return measure(server, addr, pipeline, args)
+
+
+def ceiling(args):
+    """Board under each strategy against the C echo ceiling, interleaved."""
+    build_c_echo()
+    servers = args.strategies.split(",") + [C_ECHO_NAME]
+    raw = []
+    for pipeline in [int(p) for p in args.pipelines.split(",")]:
+        runs = {name: [] for name in servers}
+        for rep in range(args.reps):
+            shift = rep % len(servers)
+            for name in servers[shift:] + servers[:shift]:
+                r = (c_echo_run(pipeline, args) if name == C_ECHO_NAME
+                     else one_run("board", name, pipeline, args))
+                runs[name].append(r)
+                raw.append({"server": name, "pipeline": pipeline, "rep": rep, **r})
+                print(f"  {name:<22} pipeline {pipeline:>2} rep {rep}: {r['rps']:>10.0f}/s",
+                      file=sys.stderr)
+        print_ceiling(pipeline, runs, args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(raw, f, indent=1)
+
+
+def print_ceiling(pipeline, runs, args):
+    med = lambda name, k: statistics.median(r[k] for r in runs[name])
+    ceiling_runs = runs[C_ECHO_NAME]
+    print(f"\nboard (5 posters + 5 readers, pipeline {pipeline}) against the C epoll echo ceiling; "
+          f"{args.duration:g} s runs, {args.reps} interleaved repetitions; server on CPU "
+          f"{args.server_cpu}, client on CPU {args.client_cpu}\n")
+    print("| server | req/s (min–max) | ÷ C echo (min–max) | server CPU | client CPU |")
+    print("|---|---:|---|---:|---:|")
+    for name in runs:
+        rps = [r["rps"] for r in runs[name]]
+        ratios = [a["rps"] / c["rps"] for a, c in zip(runs[name], ceiling_runs)]
+        print(f"| {name} | {statistics.median(rps):,.0f} ({min(rps):,.0f}–{max(rps):,.0f}) "
+              f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) "
+              f"| {med(name, 'server_cpu'):.0%} | {med(name, 'client_cpu'):.0%} |")
+    others = [n for n in runs if n not in (C_ECHO_NAME, args.compare)]
+    if args.compare in runs and others:
+        best = max(others, key=lambda n: med(n, "rps"))
+        ratios = [a["rps"] / b["rps"] for a, b in zip(runs[args.compare], runs[best])]
+        print(f"\n{args.compare} ÷ the best other strategy ({best}), per repetition: "
+              f"median {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})")
+
+
+def strace_run(command, pipeline, args):
+    """One short run of a server started by `command` with strace counting
+    its system calls: (calls by syscall, requests served)."""
+    server, addr = wait_listening(command)
+    tasks = ",".join(os.listdir(f"/proc/{server.pid}/task"))
+    with open(os.devnull, "w") as quiet:
+        with tempfile.NamedTemporaryFile("r", suffix=".strace") as summary:
+            tracer = subprocess.Popen(["strace", "-c", "-f", "-o", summary.name, "-p", tasks],
+                                      stderr=quiet)
+            time.sleep(0.5)  # attached
+            r = measure(server, addr, pipeline, args)
+            tracer.send_signal(signal.SIGINT)
+            tracer.wait(timeout=30)
+            calls = parse_strace(summary.read())
+    return calls, r["requests"]
+
+
+def parse_strace(text):
+    """`strace -c`'s table: calls by syscall name."""
+    calls = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0].replace(".", "").isdigit() and fields[-1] != "total":
+            calls[fields[-1]] = int(fields[3])
+    return calls
+
+
+def syscalls(args):
+    """System calls per request, for each strategy's board and the C echo."""
+    if not shutil.which("strace"):
+        sys.exit("needs strace (apt-get install strace)")
+    build_c_echo()
+    for pipeline in [int(p) for p in args.pipelines.split(",")]:
+        print(f"\nsystem calls per request, board load, pipeline {pipeline} "
+              f"({args.duration:g} s under strace -c -f; the top five by count)\n")
+        print("| server | calls/request | top calls/request |")
+        print("|---|---:|---|")
+        servers = [(s, [args.bin, "serve", "board", "--strategy", s, "--cpus", args.server_cpu,
+                        "--addr", "127.0.0.1:0", *args.server_args])
+                   for s in args.strategies.split(",")]
+        servers.append((C_ECHO_NAME, ["taskset", "-c", args.server_cpu, C_ECHO, "0"]))
+        for name, command in servers:
+            calls, requests = strace_run(command, pipeline, args)
+            top = sorted(calls.items(), key=lambda kv: -kv[1])[:5]
+            per = ", ".join(f"{k} {v / requests:.3f}" for k, v in top)
+            print(f"| {name} | {sum(calls.values()) / requests:.3f} | {per} |")
 
 
 def main():
@@ -94,6 +240,13 @@ def main():
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--server-args", default="", help="extra flags for both servers")
     ap.add_argument("--json", help="also write every run here")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="compare each strategy's board with the C epoll echo server "
+                         "(benches/epoll_echo.c), interleaved")
+    ap.add_argument("--compare", metavar="STRATEGY",
+                    help="with --ceiling: also this strategy against the best of the others")
+    ap.add_argument("--syscalls", action="store_true",
+                    help="count system calls per request under strace (one short run each)")
     ap.add_argument("--before", metavar="BIN",
                     help="also serve with this (older) binary, interleaved run by run with --bin's "
                          "servers under the same client, and print after/before throughput")
@@ -106,6 +259,10 @@ def main():
         args.strategies = ",".join(strategies(args.bin))
     if args.before and not os.path.exists(args.before):
         sys.exit(f"no binary at {args.before}")
+    if args.ceiling:
+        return ceiling(args)
+    if args.syscalls:
+        return syscalls(args)
 
     if args.before and not args.strategies_given:
         before = set(strategies(args.before))

@@ -119,9 +119,15 @@ impl Acceptor {
         }
     }
 
+    /// Whether accepts are out of descriptors: one failed so, and none
+    /// has succeeded since (server-wide: descriptors are the process's).
+    pub(crate) fn out_of_fds(&self) -> bool {
+        self.exhausted.load(Ordering::Relaxed)
+    }
+
     /// Log `what` unless a line was logged within `LOG_EVERY`; the next
     /// line says how many went unlogged.
-    fn note(&self, what: &str) {
+    pub(crate) fn note(&self, what: &str) {
         let mut log = self.log.lock();
         log.since += 1;
         let now = Instant::now();
@@ -230,6 +236,18 @@ impl<S: Service> Ctx<S> {
                 Accepted::RetryIn(BACKOFF)
             }
         }
+    }
+
+    /// A connection that an accept armed earlier made past the descriptor
+    /// limit now in force (`fds::past_limit`): closed at once and counted
+    /// as shed, as `accept` would have shed it.
+    pub(crate) fn shed_accepted<T>(&self, stream: T) {
+        drop(stream);
+        self.conns().shed();
+        self.accept.note(
+            "accepted past the descriptor limit; closing new connections at once until \
+             descriptors free up (counted as shed_out_of_fds)",
+        );
     }
 
     /// Out of descriptors (`e`): what the shedding came to.

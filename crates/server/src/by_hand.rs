@@ -76,6 +76,7 @@ impl<S: Service> HandSession<S> {
             cpus: None,
             idle: idle::IdleTable::default(),
             accept: accept::Acceptor::new(),
+            uring_sqpoll: false,
         });
         ctx.conns().admit_over_max();
         HandSession {

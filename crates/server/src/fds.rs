@@ -104,6 +104,16 @@ fn raise_soft_limit() -> (u64, Option<u64>) {
     (target, Some(soft))
 }
 
+/// Whether descriptor `fd` lies past the soft descriptor limit now in
+/// force. Descriptors are allocated lowest first, so every one below it is
+/// open and the process holds more than the limit allows — which only an
+/// operation armed before the limit was lowered can do (io_uring's accept
+/// keeps the limit of when it was armed).
+pub(crate) fn past_limit(fd: std::os::fd::RawFd) -> bool {
+    use nix::sys::resource::{getrlimit, Resource};
+    getrlimit(Resource::RLIMIT_NOFILE).is_ok_and(|(soft, _)| fd as u64 >= soft)
+}
+
 /// The kernel's per-process ceiling on descriptors.
 fn nr_open() -> Option<u64> {
     std::fs::read_to_string("/proc/sys/fs/nr_open")
@@ -147,6 +157,18 @@ mod tests {
         assert!(tight.to_string().starts_with(
             "max 490 connections (the fd limit binds: 1024 descriptors, 2 per connection"
         ));
+    }
+
+    #[test]
+    fn a_descriptor_is_past_the_limit_only_at_or_above_it() {
+        use nix::sys::resource::{getrlimit, Resource};
+        let (soft, _) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+        assert!(!past_limit(0));
+        // An unlimited soft limit has no descriptor past it.
+        if let Ok(at) = i32::try_from(soft) {
+            assert!(!past_limit(at - 1));
+            assert!(past_limit(at));
+        }
     }
 
     #[test]

@@ -21,11 +21,12 @@ pub(crate) mod session;
 pub mod shutdown;
 pub mod strategy;
 mod tokio_rt;
+mod uring;
 
 pub use fds::ConnectionLimit;
 pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
-pub use strategy::{Delays, Listeners, StrategyKind, Threads};
+pub use strategy::{Delays, Listeners, StrategyKind, Threads, Unavailable};
 
 use serverlab_service::{ConnCounters, Service};
 use serverlab_util::server_stats::ServerStats;
@@ -58,6 +59,9 @@ pub struct ServerConfig {
     /// not read them) before the connection is reset and counted;
     /// `None`: forever.
     pub write_timeout: Option<std::time::Duration>,
+    /// `uring` only: a kernel thread polls each ring's submissions
+    /// (`--uring-sqpoll`).
+    pub uring_sqpoll: bool,
 }
 
 /// A configuration no server can run.
@@ -68,6 +72,8 @@ pub enum ConfigError {
         strategy: StrategyKind,
         instead: &'static str,
     },
+    #[error("--uring-sqpoll applies only to --strategy uring, not {strategy}")]
+    SqpollUnused { strategy: StrategyKind },
 }
 
 impl ServerConfig {
@@ -79,12 +85,18 @@ impl ServerConfig {
             cpus: None,
             max_connections: 10_000,
             write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
+            uring_sqpoll: false,
         }
     }
 
     /// Whether the strategy can run as configured: `threads` only where it
-    /// sizes something.
+    /// sizes something, `uring_sqpoll` only under `uring`.
     pub fn check(&self) -> Result<(), ConfigError> {
+        if self.uring_sqpoll && self.strategy != StrategyKind::Uring {
+            return Err(ConfigError::SqpollUnused {
+                strategy: self.strategy,
+            });
+        }
         match (self.threads, self.strategy.threads()) {
             (Some(_), Threads::Unused(instead)) => Err(ConfigError::ThreadsUnused {
                 strategy: self.strategy,
@@ -92,6 +104,12 @@ impl ServerConfig {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// Whether this machine can run the strategy as configured (`uring`
+    /// needs io_uring); if not, the error says why and what to use.
+    pub fn preflight(&self) -> Result<(), Unavailable> {
+        self.strategy.preflight(self)
     }
 
     /// The thread count this config resolves to (where the strategy has
@@ -128,6 +146,7 @@ pub(crate) struct Ctx<S> {
     pub write_timeout: Option<std::time::Duration>,
     pub threads: usize,
     pub cpus: Option<CpuSet>,
+    pub uring_sqpoll: bool,
     /// Open connections' idle states, for eviction at the cap.
     pub idle: idle::IdleTable,
     /// The spare descriptor and the accept log's rate limit.
@@ -160,6 +179,8 @@ impl<S: Service> Server<S> {
     pub fn bind(svc: Arc<S>, cfg: &ServerConfig, shutdown: Shutdown) -> std::io::Result<Self> {
         cfg.check()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        cfg.preflight()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::Unsupported, e))?;
         if let Some(cpus) = &cfg.cpus {
             cpus.pin_current_thread()?;
         }
@@ -186,6 +207,7 @@ impl<S: Service> Server<S> {
             write_timeout: cfg.write_timeout,
             threads,
             cpus: cfg.cpus.clone(),
+            uring_sqpoll: cfg.uring_sqpoll,
             idle: idle::IdleTable::default(),
             accept,
         });

@@ -586,7 +586,6 @@ impl<S: Service> Session<S> {
     /// Bytes that arrived elsewhere (a completion-based strategy's own
     /// buffers) copied in, as far as `read_buf` has room; returns how many
     /// were taken. The rest must be offered again at the next read.
-    #[allow(dead_code)] // for completion-based strategies (io_uring, to come)
     pub(crate) fn receive(&mut self, bytes: &[u8]) -> usize {
         let buf = self.read_buf();
         let n = buf.len().min(bytes.len());
@@ -667,6 +666,23 @@ impl<S: Service> Session<S> {
     /// themselves.
     pub(crate) fn write_timeout(&self) -> Option<Duration> {
         self.ctx.write_timeout
+    }
+
+    /// Once its unwritten replies are written, the session's next step is
+    /// a read: it is serving (not draining), no whole request is buffered
+    /// or held, no reply is still being appended, the input has room, and
+    /// no yield is due. A hint for a completion-based strategy deciding
+    /// whether to wait for more than a send's completion (a wrong answer
+    /// costs it a wait, never a reply).
+    pub(crate) fn reads_next(&self) -> bool {
+        self.stage == Stage::Open
+            && self.starved
+            && !self.eof
+            && self.held.is_none()
+            && !self.replying
+            && self.input.len() < self.ctx.svc.input_limit()
+            && self.since_yield < self.budget
+            && self.ctx.shutdown.phase() == Phase::Running
     }
 
     /// Enough is unwritten to write before doing more: the byte mark, or

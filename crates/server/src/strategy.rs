@@ -9,7 +9,7 @@
 //! `StrategyKind`, `--strategy`, `serve --help` and the tests' matrices are
 //! all made from.
 
-use crate::Ctx;
+use crate::{Ctx, ServerConfig};
 use serverlab_service::Service;
 use std::io;
 use std::net::TcpListener;
@@ -46,6 +46,15 @@ pub enum Delays {
     OffTheServingThreads,
 }
 
+/// A strategy this machine cannot run (a usable configuration, but not
+/// here), and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--strategy {strategy} cannot run here: {reason}")]
+pub struct Unavailable {
+    pub strategy: StrategyKind,
+    pub reason: String,
+}
+
 /// A concurrency strategy: what it answers about itself, and how it runs.
 pub(crate) trait Strategy {
     /// As `--strategy` takes it.
@@ -58,6 +67,14 @@ pub(crate) trait Strategy {
     /// File descriptors one connection holds (the connection cap is sized
     /// so that they fit under the descriptor limit).
     const FDS_PER_CONNECTION: u64 = 1;
+
+    /// Whether this machine can run the strategy as `cfg` describes; if
+    /// not, why, and what to use instead. Checked before the server binds.
+    /// Most strategies need nothing a Linux machine lacks.
+    fn preflight(cfg: &ServerConfig) -> Result<(), String> {
+        let _ = cfg;
+        Ok(())
+    }
 
     /// Serve on `listeners` (as many as [`Strategy::LISTENERS`] asks for)
     /// until the stop is triggered and every connection has finished.
@@ -81,6 +98,7 @@ macro_rules! for_each_strategy {
             pool_lockfree: PoolLockFree => $crate::reactor::PoolLockFree,
             async_tokio: Async => $crate::tokio_rt::Async,
             shared_nothing: SharedNothing => $crate::tokio_rt::SharedNothing,
+            uring: Uring => $crate::uring::Uring,
         }
     };
 }
@@ -138,6 +156,14 @@ macro_rules! registry {
                 match self {
                     $(StrategyKind::$variant => <$imp as Strategy>::DELAYS),*
                 }
+            }
+
+            /// Whether this machine can run it as `cfg` describes.
+            pub(crate) fn preflight(self, cfg: &ServerConfig) -> Result<(), Unavailable> {
+                let reason = match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::preflight(cfg)),*
+                };
+                reason.map_err(|reason| Unavailable { strategy: self, reason })
             }
 
             pub(crate) fn run<S: Service>(

@@ -118,6 +118,10 @@ pub struct ServerArgs {
     /// before the connection is reset, and counted (30s, 500ms)
     #[arg(long, default_value = "30s", value_parser = args::duration)]
     pub write_timeout: Duration,
+    /// With --strategy uring: a kernel thread polls each ring for submissions, so submitting
+    /// needs no system call (the thread spins a CPU while the server is busy)
+    #[arg(long)]
+    pub uring_sqpoll: bool,
     /// Also write the final statistics, as JSON, to this file
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
@@ -156,6 +160,7 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
     cfg.cpus = args.cpus.clone();
     cfg.max_connections = args.max_connections;
     cfg.write_timeout = Some(args.write_timeout);
+    cfg.uring_sqpoll = args.uring_sqpoll;
     cfg
 }
 
@@ -168,6 +173,9 @@ pub(crate) fn serve<S: Service>(
     what: &str,
 ) -> anyhow::Result<ExitCode> {
     let cfg = config(args, port);
+    // Before binding, so a strategy this machine cannot run fails naming
+    // why, not as a failure to listen.
+    cfg.preflight()?;
     let shutdown = Shutdown::new();
     let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
         .with_context(|| format!("cannot listen on {}", cfg.addr))?;

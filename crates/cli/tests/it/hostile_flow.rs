@@ -35,13 +35,13 @@ fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// A file for `--stats-json`, in a directory removed with the guard.
-fn stats_file() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn stats_file() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stats.json");
     (dir, path)
 }
 
-fn read_stats(path: &Path) -> serde_json::Value {
+pub(crate) fn read_stats(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the statistics file"))
         .expect("statistics as JSON")
 }

@@ -1,6 +1,7 @@
 //! Strategy properties: pinning, and fairness of the pools.
 
 use crate::support::*;
+use std::process::Command;
 
 /// `--cpus 0` pins every thread of the server, whatever the strategy.
 #[test]
@@ -117,4 +118,141 @@ fn a_sweep_giving_threads_where_they_do_not_apply_is_refused() {
         &["sweep", file.to_str().unwrap(), "--dry-run"],
         "--threads does not apply",
     );
+}
+
+/// Where io_uring cannot run, `--strategy uring` fails at start, before it
+/// announces that it listens: exit 1, naming the reason and a strategy
+/// that works, which then does start on the same machine. The machine
+/// without io_uring is faked through a switch only test builds honour.
+#[test]
+fn uring_where_io_uring_is_unavailable_fails_at_start_naming_why() {
+    let cases = [
+        ("disabled", "io_uring_disabled is 2"),
+        ("restricted", "io_uring_group"),
+        ("seccomp", "seccomp"),
+        ("old-kernel", "too old"),
+    ];
+    for (case, reason) in cases {
+        let out = Command::new(BIN)
+            .args([
+                "serve",
+                "board",
+                "--strategy",
+                "uring",
+                "--addr",
+                "127.0.0.1:0",
+            ])
+            .env("SERVERLAB_TEST_URING_UNAVAILABLE", case)
+            .output()
+            .expect("run serverlab");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        assert!(
+            err.contains("--strategy uring cannot run here"),
+            "{case}: {err}"
+        );
+        assert!(err.contains(reason), "{case}: {err}");
+        assert!(!text(&out.stdout).contains("listening"), "{case}");
+        let instead = err
+            .split("--strategy ")
+            .last()
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("a strategy suggested");
+        let works = ServerProc::start_with_env(
+            "board",
+            &["--strategy", instead],
+            &[("SERVERLAB_TEST_URING_UNAVAILABLE", case)],
+        );
+        assert!(works.stop().0.success(), "{case}: --strategy {instead}");
+    }
+}
+
+/// `--uring-sqpoll` gives uring's rings a kernel polling thread and
+/// serves as ever; with any other strategy it is a usage error.
+#[test]
+fn uring_sqpoll_serves_and_applies_only_to_uring() {
+    if runnable(StrategyKind::Uring) {
+        let server = ServerProc::start(
+            "board",
+            &["--strategy", "uring", "--uring-sqpoll", "--threads", "1"],
+        );
+        let mut c = Client::connect(server.addr);
+        assert_eq!(c.req(b"POST@s#a"), b"0");
+        let mut wire = Vec::new();
+        for i in 1..=100 {
+            wire.extend_from_slice(format!("POST@s#{i}\0").as_bytes());
+        }
+        c.send(&wire);
+        for i in 1..=100u32 {
+            assert_eq!(c.recv(), i.to_string().as_bytes());
+        }
+        assert_eq!(c.req(b"COUNT@s"), b"101");
+        assert!(server.stop().0.success());
+    }
+    usage_error(
+        &["serve", "board", "--strategy", "async", "--uring-sqpoll"],
+        "--uring-sqpoll applies only to --strategy uring",
+    );
+}
+
+/// uring spends a sleep on its ring's timer, not in a `poll` on the socket
+/// as the other strategies' delay threads do (`hostile_flow` covers
+/// spinning, under every strategy): the timer too is given up when the
+/// client has gone (the ring's tick looks) and when the stop passes its
+/// drain limit, the request unapplied and counted.
+#[test]
+fn uring_abandons_sleeps_for_clients_that_left_and_at_the_drain_limit() {
+    use crate::hostile_flow::{read_stats, stats_file};
+    use std::time::{Duration, Instant};
+    if !runnable(StrategyKind::Uring) {
+        return;
+    }
+    let (_dir, stats) = stats_file();
+    let stats_arg = stats.to_str().unwrap();
+    let sleeping = [
+        "--strategy",
+        "uring",
+        "--delay-mode",
+        "sleep",
+        "--stats-json",
+        stats_arg,
+    ];
+    // 300 ms sleeps, and the client leaves: the first reply meets its
+    // reset, and the next sleep is cancelled within a tick. Spent whole,
+    // 2 s would apply six or seven.
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            &sleeping[..],
+            &["--delay-unit", "ms", "--max-delay", "1000"],
+        ]
+        .concat(),
+    );
+    let mut c = Client::connect(server.addr);
+    c.send("300,1\n".repeat(20).as_bytes());
+    drop(c);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(server.stop().0.success());
+    let s = read_stats(&stats);
+    assert!(
+        s["connections"]["delays_abandoned"].as_u64() >= Some(1),
+        "{s}"
+    );
+    assert!(s["protocol"]["requests"]["add"].as_u64() <= Some(3), "{s}");
+    assert_eq!(s["connections"]["closed"], 1, "{s}");
+    // Minute-long sleeps, then SIGTERM: past the 5 s drain limit the sleep
+    // in progress is abandoned and the server exits.
+    let mut server = ServerProc::start("bucket", &sleeping);
+    let mut c = Client::connect(server.addr);
+    c.send("60,1\n".repeat(8).as_bytes());
+    std::thread::sleep(Duration::from_millis(200));
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    let signalled = Instant::now();
+    let status = server.wait_exit(Duration::from_secs(15));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    assert!(signalled.elapsed() < Duration::from_secs(7));
+    assert!(c.closed_by_server());
+    let s = read_stats(&stats);
+    assert_eq!(s["connections"]["delays_abandoned"], 1, "{s}");
+    assert_eq!(s["protocol"]["requests"]["add"], 0, "{s}");
 }

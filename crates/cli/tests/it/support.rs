@@ -10,15 +10,39 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_serverlab");
 
-pub use serverlab_server::{StrategyKind, Threads};
+pub use serverlab_server::{ServerConfig, StrategyKind, Threads};
 pub use serverlab_store::StoreKind;
 pub use serverlab_util::Named;
 
-/// Every strategy, as `--strategy` spells it: the code's one list
-/// (`serverlab_server::for_each_strategy!`), so a strategy added there is
-/// tested here. No test names strategies by hand (`lists.rs` checks).
+/// Every strategy this machine can run, as `--strategy` spells it: the
+/// code's one list (`serverlab_server::for_each_strategy!`), so a strategy
+/// added there is tested here. No test names strategies by hand
+/// (`lists.rs` checks). One the machine cannot run (`uring` without
+/// io_uring) is skipped, saying why.
 pub fn strategies() -> Vec<&'static str> {
+    StrategyKind::ALL
+        .iter()
+        .filter(|s| runnable(**s))
+        .map(|s| s.name())
+        .collect()
+}
+
+/// Every strategy, whether or not this machine can run it.
+pub fn all_strategies() -> Vec<&'static str> {
     StrategyKind::ALL.iter().map(|s| s.name()).collect()
+}
+
+/// Whether this machine can run `kind`; if not, say why (the test using
+/// it is skipped).
+pub fn runnable(kind: StrategyKind) -> bool {
+    let cfg = ServerConfig::new(([127, 0, 0, 1], 0).into(), kind);
+    match cfg.preflight() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
 }
 
 /// Every store, as `--store` spells it (the board and kv offer each).
@@ -68,6 +92,9 @@ macro_rules! per_strategy_tests {
         $(
             #[test]
             fn $snake() {
+                if !$crate::support::runnable($crate::support::StrategyKind::$variant) {
+                    return;
+                }
                 $test(<$crate::support::StrategyKind as $crate::support::Named>::name(
                     $crate::support::StrategyKind::$variant,
                 ));
@@ -107,6 +134,9 @@ macro_rules! per_store_tests {
             #[test]
             fn $snake() {
                 use $crate::support::{Named, StoreKind, StrategyKind};
+                if !$crate::support::runnable(StrategyKind::$strategy) {
+                    return;
+                }
                 $test(StrategyKind::$strategy.name(), StoreKind::$variant.name());
             }
         )*

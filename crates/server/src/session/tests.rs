@@ -17,6 +17,7 @@ fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
         write_timeout,
         threads: 1,
         cpus: None,
+        uring_sqpoll: false,
         idle: Default::default(),
         accept: crate::accept::Acceptor::new(),
     })
@@ -460,6 +461,26 @@ fn a_budget_yields_after_writing() {
     assert_eq!(s.next(), Io::Yield);
     assert_eq!(s.next(), Io::Write);
     assert_eq!(s.unwritten(), b"c\0");
+}
+
+/// `reads_next`: a write because the input ran dry is followed by a read;
+/// one because the budget is spent (a yield), or before closing, is not.
+#[test]
+fn reads_next_after_a_write_only_when_the_input_ran_dry() {
+    let ctx = echo(100);
+    let mut s = open(&ctx).with_budget(2);
+    feed(&mut s, b"a\0b");
+    assert_eq!(s.next(), Io::Write);
+    assert!(s.reads_next(), "b is incomplete: a read comes next");
+    assert!(reading(write_all(&mut s)));
+    feed(&mut s, b"\0c\0d\0");
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(s.unwritten(), b"b\0c\0");
+    assert!(!s.reads_next(), "the budget is spent: a yield comes next");
+    assert_eq!(write_all(&mut s), Io::Yield);
+    s.set_eof();
+    assert_eq!(s.next(), Io::Write);
+    assert!(!s.reads_next(), "the peer is done: closing comes next");
 }
 
 #[test]

@@ -80,21 +80,31 @@ impl Strategy for SharedNothing {
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
         let stop = stop_channel(&ctx);
+        // No loop accepts before every loop has its runtime: a burst
+        // accepted by one could take the descriptors another's runtime
+        // needs (its epoll and eventfd), failing the server at start.
+        let ready = Arc::new(std::sync::Barrier::new(listeners.len()));
         let loops: Vec<_> = listeners
             .into_iter()
             .enumerate()
             .map(|(i, listener)| {
-                let (ctx, stop) = (ctx.clone(), stop.clone());
+                let (ctx, stop, ready) = (ctx.clone(), stop.clone(), ready.clone());
                 std::thread::Builder::new()
                     .name(format!("loop-{i}"))
                     .spawn(move || {
-                        if let Some(cpus) = &ctx.cpus {
-                            cpus.nth(i).pin_current_thread()?;
-                        }
-                        let rt = tokio::runtime::Builder::new_current_thread()
-                            .enable_all()
-                            .build()?;
-                        rt.block_on(accept_loop(ctx, listener, stop))
+                        let rt = ctx
+                            .cpus
+                            .as_ref()
+                            .map_or(Ok(()), |cpus| cpus.nth(i).pin_current_thread())
+                            .and_then(|()| {
+                                tokio::runtime::Builder::new_current_thread()
+                                    .enable_all()
+                                    .build()
+                            });
+                        // Waited for whatever the outcome, so a loop that
+                        // failed never leaves the others waiting.
+                        ready.wait();
+                        rt?.block_on(accept_loop(ctx, listener, stop))
                     })
             })
             .collect::<io::Result<_>>()?;

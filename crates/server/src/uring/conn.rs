@@ -1,0 +1,372 @@
+//! One connection on a ring: its socket, its session, the bytes received
+//! ahead of the session asking for them, and what it waits for. It carries
+//! out the session's I/O as submissions, and folds completions back in.
+//!
+//! Input arrives through one multishot receive, armed when the session
+//! first asks to read and left armed: completions land in the session
+//! directly when it is waiting for input, and in `stash` otherwise (while
+//! it writes or spends a delay). A stash past `STASH_LIMIT` cancels the
+//! receive, so a client that sends without reading is held back by TCP's
+//! flow control instead of our memory; the receive is armed again once the
+//! session has taken the stash and asks for more. At most one receive is
+//! ever in flight, so bytes arrive in order.
+//!
+//! A read that must not wait (the session always asks with `wait` now, but
+//! the contract keeps the flag): the multishot receive is cancelled and
+//! its last completion awaited, then one receive that does not wait
+//! (`MSG_DONTWAIT`) takes what has already arrived; `EAGAIN` means nothing
+//! did, which the session takes as the end of input.
+//!
+//! Delays: a sleep is a timer on the ring, cancelled (and the delay
+//! abandoned) when a tick finds the client gone or the server aborts;
+//! spinning and CPU work run on another thread, which gives them up itself
+//! the same way (`delay::perform`) and posts whether they were spent.
+
+use super::sys::{Completion, Lent, Op, Uring};
+use crate::io::{gone, shutdown_write};
+use crate::session::{Io, Session};
+use serverlab_service::{Delay, Service};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Bytes received ahead of the session beyond which receiving stops.
+const STASH_LIMIT: usize = 64 * 1024;
+
+/// What a connection waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wait {
+    /// Nothing: it is queued to run.
+    Ready,
+    /// Input, end of stream or an error, or the deadline (checked by the
+    /// ring's tick), or the stop.
+    Input(Option<Instant>),
+    /// Its send's completion (the write timeout cancels it).
+    Output,
+    /// Its delay: a timer on the ring (`timer`), or a thread's post.
+    Delay { timer: bool },
+    /// The last completion of its receive, before a read that must not
+    /// wait.
+    Drain,
+    /// Closed by the session: the last completions of what is in flight,
+    /// then the socket is closed.
+    Closing,
+}
+
+/// The state of its receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recv {
+    Idle,
+    /// The multishot receive is armed.
+    Armed,
+    /// It was cancelled; its last completion is to come.
+    Cancelling,
+    /// A receive that does not wait is in flight.
+    Now,
+}
+
+/// Why [`Conn::drive`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Parked {
+    /// Something was submitted (or a thread spends its delay): its
+    /// completion runs the connection again.
+    Waiting,
+    /// Its budget is spent: run it again after the others.
+    Yield,
+    /// The session is finished: close the socket (`reset`: with a reset).
+    Closed { reset: bool },
+}
+
+/// How a delay is spent: on the ring's timer, or by another thread.
+pub(super) trait Delays {
+    /// Start `delay` for connection `token` on `stream`; true if it is the
+    /// ring's timer (`Op::Sleep`), false if a thread will post its end
+    /// (spent, or abandoned because the client has gone or the stop
+    /// passed its drain limit).
+    fn start(&mut self, delay: Delay, token: u32, stream: &TcpStream, io: &mut Uring) -> bool;
+}
+
+pub(super) struct Conn<S: Service> {
+    token: u32,
+    stream: TcpStream,
+    sess: Lent<Session<S>>,
+    /// Received, not yet taken by the session.
+    stash: Vec<u8>,
+    recv: Recv,
+    /// The peer ended its side (a receive completed with 0).
+    eof: bool,
+    /// A receive failed: the connection is gone.
+    broken: bool,
+    /// A send failed: the connection is gone.
+    write_failed: bool,
+    /// A receive that does not wait found nothing.
+    dry: bool,
+    pub(super) wait: Wait,
+    /// Operations (and delays on other threads) not yet over, each of
+    /// which will name this connection's token once more.
+    pub(super) in_flight: u32,
+    /// When the send in flight was submitted, unless it was cancelled.
+    sending_since: Option<Instant>,
+}
+
+impl<S: Service> Conn<S> {
+    pub(super) fn new(token: u32, stream: TcpStream, sess: Session<S>) -> Self {
+        Conn {
+            token,
+            stream,
+            sess: Lent::new(sess),
+            stash: Vec::new(),
+            recv: Recv::Idle,
+            eof: false,
+            broken: false,
+            write_failed: false,
+            dry: false,
+            wait: Wait::Ready,
+            in_flight: 0,
+            sending_since: None,
+        }
+    }
+
+    /// Carry out the session's I/O until it waits for a completion,
+    /// yields, or is finished. Only when `wait` is `Ready`.
+    pub(super) fn drive(
+        &mut self,
+        io: &mut Uring,
+        delays: &mut impl Delays,
+        now: Instant,
+    ) -> Parked {
+        debug_assert_eq!(self.wait, Wait::Ready);
+        if self.write_failed {
+            return Parked::Closed { reset: false };
+        }
+        loop {
+            let sess = self.sess.get_mut().expect("no send holds a ready session");
+            match sess.next() {
+                Io::Delay(d) => {
+                    let timer = delays.start(d, self.token, &self.stream, io);
+                    self.in_flight += 1;
+                    self.wait = Wait::Delay { timer };
+                    return Parked::Waiting;
+                }
+                Io::Write => {
+                    let then_waits = self.stash.is_empty() && sess.reads_next();
+                    io.send(
+                        self.stream.as_raw_fd(),
+                        &mut self.sess,
+                        self.token,
+                        then_waits,
+                    );
+                    self.in_flight += 1;
+                    self.sending_since = Some(now);
+                    self.wait = Wait::Output;
+                    return Parked::Waiting;
+                }
+                Io::Read { deadline, wait } => {
+                    if let Some(parked) = self.read(io, deadline, wait) {
+                        return parked;
+                    }
+                }
+                Io::ShutdownWrite => shutdown_write(&self.stream),
+                Io::Yield => return Parked::Yield,
+                Io::Close => return Parked::Closed { reset: false },
+                Io::Reset => return Parked::Closed { reset: true },
+            }
+        }
+    }
+
+    /// A read: from the stash, or the end, or submit (or wait for) a
+    /// receive. `None`: the session has something new; ask it again.
+    fn read(&mut self, io: &mut Uring, deadline: Option<Instant>, wait: bool) -> Option<Parked> {
+        let sess = self.sess.get_mut().expect("no send holds a ready session");
+        if !self.stash.is_empty() {
+            let n = sess.receive(&self.stash);
+            if n == 0 {
+                // A session asks to read only with room to read into.
+                debug_assert!(false, "a read with no room");
+                return Some(Parked::Closed { reset: true });
+            }
+            self.stash.drain(..n);
+            return None;
+        }
+        if self.broken {
+            return Some(Parked::Closed { reset: false });
+        }
+        if self.eof {
+            sess.set_eof();
+            return None;
+        }
+        if wait {
+            // A cancelled receive must end before another starts.
+            if self.recv == Recv::Idle {
+                io.recv_multi(self.stream.as_raw_fd(), self.token);
+                self.recv = Recv::Armed;
+                self.in_flight += 1;
+            }
+            self.wait = Wait::Input(deadline);
+            return Some(Parked::Waiting);
+        }
+        if std::mem::take(&mut self.dry) {
+            sess.set_eof();
+            return None;
+        }
+        match self.recv {
+            Recv::Armed => {
+                io.cancel(Op::Recv, self.token);
+                self.recv = Recv::Cancelling;
+            }
+            Recv::Idle => {
+                io.recv_now(self.stream.as_raw_fd(), self.token);
+                self.recv = Recv::Now;
+                self.in_flight += 1;
+            }
+            Recv::Cancelling | Recv::Now => {}
+        }
+        self.wait = Wait::Drain;
+        Some(Parked::Waiting)
+    }
+
+    /// Fold in a completion of one of its operations (its in-flight count
+    /// already settled). True: run it now.
+    pub(super) fn complete(&mut self, c: Completion, io: &mut Uring) -> bool {
+        match c.op {
+            Op::Recv | Op::RecvNow => self.received(c, io),
+            Op::Send => self.sent(c),
+            Op::Sleep => {
+                // Cancelled: the client has gone (`abandon_if_gone`) or
+                // the server aborts.
+                if c.result == -libc::ECANCELED {
+                    self.abandon_delay();
+                }
+                self.wait == Wait::Delay { timer: true }
+            }
+            Op::Accept | Op::Wake | Op::Tick | Op::Cancel | Op::Backoff | Op::Readable => false,
+        }
+    }
+
+    fn received(&mut self, mut c: Completion, io: &mut Uring) -> bool {
+        if !c.more {
+            self.recv = Recv::Idle;
+        }
+        if let Some(buf) = c.received.take() {
+            io.take(buf, |bytes| self.keep(bytes));
+        }
+        match c.result {
+            n if n > 0 => {}
+            0 => self.eof = true,
+            e if e == -libc::EAGAIN => self.dry = true,
+            // Out of provided buffers, or cancelled: asked again at the
+            // next read.
+            e if e == -libc::ENOBUFS || e == -libc::ECANCELED => {}
+            _ => self.broken = true,
+        }
+        if self.stash.len() >= STASH_LIMIT && self.recv == Recv::Armed {
+            io.cancel(Op::Recv, self.token);
+            self.recv = Recv::Cancelling;
+        }
+        match self.wait {
+            Wait::Input(_) => true,
+            Wait::Drain => self.recv == Recv::Idle,
+            _ => false,
+        }
+    }
+
+    /// Received bytes: into the session if it is waiting for them, else
+    /// into the stash (in order behind what is there); dropped once the
+    /// session is finished.
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.wait == Wait::Closing {
+            return;
+        }
+        let mut rest = bytes;
+        if self.stash.is_empty() && matches!(self.wait, Wait::Input(_)) {
+            if let Some(sess) = self.sess.get_mut() {
+                rest = &bytes[sess.receive(bytes)..];
+            }
+        }
+        self.stash.extend_from_slice(rest);
+    }
+
+    fn sent(&mut self, mut c: Completion) -> bool {
+        let back = c
+            .returned
+            .take()
+            .expect("a send's completion returns its session");
+        self.sess.give_back(back);
+        self.sending_since = None;
+        let sess = self.sess.get_mut().expect("just given back");
+        match c.result {
+            n if n > 0 => sess.wrote(n as usize),
+            // Cancelled: the write timeout expired (or the server aborts,
+            // where the session resets anyway).
+            e if e == -libc::ECANCELED => sess.write_timed_out(),
+            _ => self.write_failed = true,
+        }
+        true
+    }
+
+    /// The send in flight made no progress for `limit` by `now`: cancel it
+    /// (its completion then reports `ECANCELED`, or its progress if it
+    /// raced the cancel).
+    pub(super) fn expire_send(&mut self, io: &mut Uring, limit: Duration, now: Instant) {
+        if self
+            .sending_since
+            .is_some_and(|t| now.saturating_duration_since(t) >= limit)
+        {
+            self.cancel_send(io);
+        }
+    }
+
+    /// Its delay was given up part way: the session drops the request
+    /// (counted) and resets.
+    pub(super) fn abandon_delay(&mut self) {
+        if let Some(sess) = self.sess.get_mut() {
+            sess.abandon_delay();
+        }
+    }
+
+    /// A delay on the ring's timer is given up once the client is gone
+    /// both ways (`io::gone`, one `poll` asking for nothing): cancel it.
+    /// A delay on another thread looks for itself (`delay::perform`).
+    pub(super) fn abandon_if_gone(&mut self, io: &mut Uring) {
+        if self.wait == (Wait::Delay { timer: true }) && gone(&self.stream, 0) {
+            io.cancel(Op::Sleep, self.token);
+        }
+    }
+
+    /// Cancel whatever the connection waits on in the ring (the server
+    /// aborts); a delay on another thread cannot be cancelled.
+    pub(super) fn cancel_all(&mut self, io: &mut Uring) {
+        match self.wait {
+            Wait::Output => self.cancel_send(io),
+            Wait::Delay { timer: true } => io.cancel(Op::Sleep, self.token),
+            _ => {}
+        }
+    }
+
+    fn cancel_send(&mut self, io: &mut Uring) {
+        if self.sending_since.take().is_some() {
+            io.cancel_send(&self.sess, self.token);
+        }
+    }
+
+    /// The session finished: reset first if asked, stop receiving, and
+    /// wait for what is in flight. True: nothing is, close it now.
+    pub(super) fn close(&mut self, io: &mut Uring, reset: bool) -> bool {
+        if reset {
+            crate::io::reset_on_close(&self.stream);
+        }
+        self.wait = Wait::Closing;
+        if self.recv == Recv::Armed {
+            io.cancel(Op::Recv, self.token);
+            self.recv = Recv::Cancelling;
+        }
+        self.in_flight == 0
+    }
+
+    /// Count the connection closed; dropping it then closes the socket.
+    pub(super) fn finish(&mut self) {
+        if let Some(sess) = self.sess.get_mut() {
+            sess.finish();
+        }
+    }
+}
