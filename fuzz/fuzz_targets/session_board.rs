@@ -14,8 +14,8 @@ use serverlab_util::Named;
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     let max_request = input.pick(&[1, 4, 16, 64, 65535]);
-    let store = serverlab_store::board::new(input.pick(&StoreKind::ALL));
-    let policy = input.pick(&ExitPolicy::ALL);
+    let store = serverlab_store::board::new(input.pick(StoreKind::ALL));
+    let policy = input.pick(ExitPolicy::ALL);
     let mut plan = Plan::new(input.byte());
     let stream = input.rest();
     let svc = BoardService::new(store, max_request, policy);

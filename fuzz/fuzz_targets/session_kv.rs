@@ -16,7 +16,7 @@ use std::time::Duration;
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
     let limits = model::kv::limits(input.byte());
-    let store = serverlab_store::kv::new(input.pick(&StoreKind::ALL));
+    let store = serverlab_store::kv::new(input.pick(StoreKind::ALL));
     let mut plan = Plan::new(input.byte());
     let stream = input.rest();
     let cfg = KvConfig {

@@ -63,6 +63,23 @@ RESPONSES = [
     b"HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
     b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nre",
 ]
+RESP = [
+    b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n",
+    b"GET k\r\n", b"SET k \"a\\r\\nb\\x41\" 'it\\'s'\r\n", b"PING\n", b"\r\n", b"*0\r\n", b"*-1\r\n",
+    b"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n", b"*2\r\n$4\r\nECHO\r\n$-1\r\n", b"*2\r\n:1\r\n",
+    b"*1\r\n$3\r\nabcd\r\n", b"*01\r\n", b"*1\r\n$01\r\n", b"*1\rx", b"$3\r\nGET\r\n", b"SET k \"v\"x\r\n",
+    b"SET k 'v\r\n", b"*99999999999999999999\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk", b"a\0b c\r\n",
+    b"INCR n\r\nINCRBY n -5\r\nDECRBY n 9223372036854775807\r\nDECR n\r\nINCR n\r\n",
+    b"RPUSH l a b c\r\nLPUSH l z\r\nLRANGE l 0 -1\r\nLINDEX l -1\r\nLLEN l\r\nLPOP l\r\nRPOP l 2\r\nLPOP l 0\r\n",
+    b"SET s x\r\nLPUSH s a\r\nINCR s\r\nGET l\r\nRPUSH l a\r\nGET l\r\nMGET s l nope\r\n",
+    b"SET k v NX\r\nSET k w XX\r\nSET k w NX XX\r\nSET k v EX 10\r\nSET k\r\nDEL k k q\r\nEXISTS k k\r\n",
+    b"MSET a 1 b 2\r\nMSET a\r\nDBSIZE\r\nFLUSHALL\r\nDBSIZE\r\nFLUSHDB ASYNC\r\nFLUSHALL x\r\n",
+    b"NOPE a b\r\nping a b\r\nINFO\r\nCOMMAND COUNT\r\nCONFIG GET save\r\nCLIENT SETNAME n\r\nCLIENT GETNAME\r\n",
+    b"HELLO 2\r\nHELLO 3\r\nSELECT 0\r\nSELECT 1\r\nLPOP l -1\r\nLINDEX l x\r\nQUIT\r\nPING\r\n",
+]
+REPLIES = [b"+OK\r\n", b"-ERR x\r\n", b":-3\r\n", b"$-1\r\n", b"$2\r\nab\r\n", b"*2\r\n$1\r\na\r\n*-1\r\n",
+           b"*0\r\n", b"+a\nb\r\n", b"$5\r\nab", b"?x\r\n", b"$2\r\nabc\r\n", b":01\r\n", b"*-2\r\n",
+           b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n" + b"*1\r\n" * 40]
 
 
 def write(target, seeds):
@@ -127,6 +144,15 @@ def main():
                   b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nvGET /k HTTP/1.1\r\nHost: x\r\n\r\n"
                   b"HEAD /k HTTP/1.1\r\nHost: x\r\n\r\nDELETE /k HTTP/1.1\r\nHost: x\r\n\r\n"]
     write("session_kv", [bytes([l, k, s]) + b for b in kv_streams for (l, k, s) in ((0, 0, 0), (1, 3, 6))])
+    write("resp_frame", [bytes([i, b, a, s]) + r for r in RESP for (i, b, a, s) in ((255, 255, 255, 0), (4, 3, 2, 7))])
+    write("resp_command", [b" " + c for c in (b"GET k", b"set k v nx", b"SET k v NX XX", b"SET k v PX 1", b"INCRBY k -9",
+                                                b"DECRBY k -9223372036854775808", b"LPOP l 3", b"RPOP l -1", b"LRANGE l 0 -1",
+                                                b"LINDEX l 01", b"MSET a 1 b", b"PING a b", b"FLUSHALL SYNC", b"SELECT 0",
+                                                b"CLIENT SETNAME x", b"HELLO 2 SETNAME n", b"COMMAND DOCS", b"NOPE", b"",
+                                                b"QUIT now", b"CONFIG GET *")] + [b"\n" + b"ECHO\na b\r\n"])
+    write("resp_reply", [bytes([s]) + r for r in REPLIES for s in (0, 5)] + [b"\0" + b"".join(REPLIES[:7])])
+    write("session_resp", [bytes([i, b, a, q, k, s]) + r for r in RESP
+                           for (i, b, a, q, k, s) in ((5, 4, 5, 4, 0, 0), (2, 3, 4, 2, 1, 3), (3, 2, 3, 3, 3, 9))])
 
 
 if __name__ == "__main__":

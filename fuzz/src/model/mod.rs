@@ -14,6 +14,8 @@ pub mod bucket;
 pub mod echo;
 pub mod kv;
 pub mod line;
+pub mod resp;
+pub mod resp_wire;
 
 use crate::session::{Applied, Event, Frame, Transcript};
 use serverlab_service::After;
@@ -37,6 +39,12 @@ pub trait Model {
     /// Check the reply to the request just framed and apply the request to
     /// the model. Returns whether the connection closes after it.
     fn answer(&mut self, applied: &Applied) -> bool;
+
+    /// Whether `request` asks for nothing and is answered with nothing
+    /// (RESP's `*0` and blank lines); every other request gets a reply.
+    fn silent(&self, _request: &[u8]) -> bool {
+        false
+    }
 
     /// Check the event that refused the input (the transcript's last),
     /// given the unconsumed bytes the session had read when it did.
@@ -65,6 +73,10 @@ pub fn check<M: Model>(model: &mut M, t: &Transcript, stream: &[u8]) {
                 assert_eq!(
                     a.request, request,
                     "applied other bytes than the protocol frames"
+                );
+                assert!(
+                    !a.reply.is_empty() || model.silent(request),
+                    "a request got no reply: {request:?}"
                 );
                 at += used;
                 let closes = model.answer(&a);

@@ -82,14 +82,17 @@ pub fn skip(input: &[u8]) -> Result<Option<usize>, ReplyError> {
     skip_at(input, 0, 0)
 }
 
-/// The line at `at` (after its type byte) and where the next starts.
+/// The line at `at` (after its type byte, which the caller has seen) and
+/// where the next starts. The CR is looked for after the type byte: a
+/// type byte that is itself a CR is no line's end.
 fn line(input: &[u8], at: usize) -> Result<Option<(&[u8], usize)>, ReplyError> {
-    let Some(cr) = memchr::memchr(b'\r', &input[at..]) else {
+    let text = at + 1;
+    let Some(cr) = memchr::memchr(b'\r', &input[text..]) else {
         return Ok(None);
     };
-    match input.get(at + cr + 1) {
+    match input.get(text + cr + 1) {
         None => Ok(None),
-        Some(b'\n') => Ok(Some((&input[at + 1..at + cr], at + cr + 2))),
+        Some(b'\n') => Ok(Some((&input[text..text + cr], text + cr + 2))),
         Some(_) => Err(ReplyError::Crlf),
     }
 }
@@ -109,6 +112,9 @@ fn parse_at(
     let Some(&kind) = input.get(at) else {
         return Ok(None);
     };
+    if !b"+-:$*".contains(&kind) {
+        return Err(ReplyError::Type(kind as char));
+    }
     let Some((text, next)) = line(input, at)? else {
         return Ok(None);
     };
@@ -157,6 +163,9 @@ fn skip_at(input: &[u8], at: usize, depth: usize) -> Result<Option<usize>, Reply
     let Some(&kind) = input.get(at) else {
         return Ok(None);
     };
+    if !b"+-:$*".contains(&kind) {
+        return Err(ReplyError::Type(kind as char));
+    }
     let Some((text, next)) = line(input, at)? else {
         return Ok(None);
     };
@@ -226,5 +235,24 @@ mod tests {
         assert_eq!(skip(b"*2\r\n:1\r\n").unwrap(), None);
         assert!(parse(b"?x\r\n").is_err());
         assert!(parse(b"$2\r\nabc\r\n").is_err());
+    }
+
+    /// Found by the fuzz target `resp_reply`: a reply starting with CR
+    /// (a server sending a bare CR LF) panicked the client's parser (a
+    /// slice from 1 to 0) instead of being refused as not RESP. A type
+    /// byte that is none of RESP's is now refused at once, before its
+    /// line is complete.
+    #[test]
+    fn a_reply_starting_with_cr_is_an_error_not_a_panic() {
+        for input in [
+            &b"\r\n"[..],
+            b"\r",
+            b"\r\r\n",
+            b"*1\r\n\r\n",
+            b"*2\r\n:1\r\n\r",
+        ] {
+            assert_eq!(parse(input), Err(ReplyError::Type('\r')), "{input:?}");
+            assert_eq!(skip(input), Err(ReplyError::Type('\r')), "{input:?}");
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Splitting an inline command line into arguments as redis-server does
-//! (`sdssplitargs`): words separated by blanks; `"…"` with the escapes
-//! `\n \r \t \b \a \xHH` and `\<c>`, and `'…'` with `\'`, group words;
+//! (`sdssplitargs`): words separated by blanks (an unquoted word ends
+//! at a space, tab, CR or LF; VT and FF inside it are part of it);
+//! `"…"` with the escapes `\n \r \t \b \a \xHH` and `\<c>`, and `'…'`
+//! with `\'`, group words;
 //! a closing quote must be followed by a blank or the end of the line. A
 //! NUL ends the line, as it ends Redis's C string.
 
@@ -9,8 +11,16 @@ use super::frame::Span;
 /// The quotes do not balance.
 pub(crate) struct Unbalanced;
 
+/// C's `isspace`: what `sdssplitargs` skips between words and accepts
+/// after a closing quote.
 fn blank(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
+}
+
+/// What ends an unquoted word in `sdssplitargs` (its `switch`): not VT
+/// or FF, which belong to the word.
+fn ends_word(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
 }
 
 /// Split `line` into `args`: words without quotes are spans of `line`;
@@ -33,10 +43,10 @@ pub(crate) fn split(
             return Ok(());
         }
         let start = p;
-        while p < line.len() && !blank(line[p]) && line[p] != b'"' && line[p] != b'\'' {
+        while p < line.len() && !ends_word(line[p]) && line[p] != b'"' && line[p] != b'\'' {
             p += 1;
         }
-        if p == line.len() || blank(line[p]) {
+        if p == line.len() || ends_word(line[p]) {
             args.push(Span::input(start, p - start));
             continue;
         }

@@ -80,6 +80,22 @@ fn inline_commands() {
     );
 }
 
+/// Found by the fuzz target `resp_frame` against `sdssplitargs`: an
+/// unquoted inline word ended at VT or FF, splitting `a\x0bb` in two;
+/// redis-server ends a word only at a space, tab, CR or LF, and skips
+/// VT and FF only between words.
+#[test]
+fn vertical_tab_and_form_feed_belong_to_an_unquoted_word() {
+    let got = all(b"SET a\x0bb \x0cc\x0c \x0b'q'\x0c\r\n", 1, &limits());
+    let want = vec![
+        b"SET".to_vec(),
+        b"a\x0bb".to_vec(),
+        b"c\x0c".to_vec(),
+        b"q".to_vec(),
+    ];
+    assert_eq!(got, vec![Ok(want)]);
+}
+
 #[test]
 fn protocol_errors_and_limits() {
     let small = Limits {

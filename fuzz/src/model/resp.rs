@@ -1,0 +1,455 @@
+//! RESP as PROTOCOLS.md section 5 states it (and redis-server 7 where it
+//! is silent), on plain collections: strings, integers and lists, with
+//! Redis 7's arity and argument errors, WRONGTYPE, and the protocol
+//! errors and limits (`--max-bulk`, `--max-args`, `--max-inline`,
+//! `--max-query`) that close the connection.
+//!
+//! Requests are framed by [`resp_wire`](super::resp_wire), the framing
+//! written a second time. Commands about the server and the connection
+//! (INFO, COMMAND, CONFIG, CLIENT, HELLO, SELECT) are checked for their
+//! arity and for answering exactly one well-formed reply; the rest are
+//! checked byte for byte.
+
+use super::resp_wire::{self, int, Wire};
+use super::{Model, Next};
+use crate::session::{Applied, Event};
+use serverlab_proto::resp::{Limits, ProtocolError};
+use std::collections::{HashMap, VecDeque};
+
+/// Redis 7's arity of every command served (n: exactly n arguments with
+/// the name; -n: at least n).
+pub const ARITY: [(&str, i64); 29] = [
+    ("ping", -1),
+    ("echo", 2),
+    ("get", 2),
+    ("set", -3),
+    ("del", -2),
+    ("exists", -2),
+    ("incr", 2),
+    ("decr", 2),
+    ("incrby", 3),
+    ("decrby", 3),
+    ("mget", -2),
+    ("mset", -3),
+    ("lpush", -3),
+    ("rpush", -3),
+    ("lpop", -2),
+    ("rpop", -2),
+    ("llen", 2),
+    ("lindex", 3),
+    ("lrange", 4),
+    ("dbsize", 1),
+    ("flushall", -1),
+    ("flushdb", -1),
+    ("select", 2),
+    ("info", -1),
+    ("command", -1),
+    ("config", -2),
+    ("client", -2),
+    ("hello", -1),
+    ("quit", -1),
+];
+
+/// Why a command is refused before it runs: the statistics' name
+/// (`Rejection::name`), and the exact error reply where the model knows
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: &'static str,
+    pub reply: Option<String>,
+}
+
+fn refusal(kind: &'static str, reply: Option<String>) -> Refusal {
+    Refusal { kind, reply }
+}
+
+fn arity(name: &str) -> Refusal {
+    let text = format!("-ERR wrong number of arguments for '{name}' command\r\n");
+    refusal("wrong_arity", Some(text))
+}
+
+fn not_integer() -> Refusal {
+    let text = "-ERR value is not an integer or out of range\r\n".to_string();
+    refusal("not_an_integer", Some(text))
+}
+
+/// The command's name in lower case, if it is one served.
+pub fn known(args: &[Vec<u8>]) -> Option<&'static str> {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    ARITY.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+}
+
+/// The refusal, if any, Redis 7 gives `args` before running it: unknown,
+/// arity, and the argument checks of the commands modelled byte for byte.
+/// `Ok` also for a server command whose subcommand checks are not
+/// modelled.
+pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
+    let Some(name) = known(args) else {
+        return Err(refusal("unknown_command", None));
+    };
+    let argc = args.len() as i64;
+    let a = ARITY.iter().find(|(n, _)| *n == name).expect("known").1;
+    if (a >= 0 && argc != a) || (a < 0 && argc < -a) {
+        return Err(arity(name));
+    }
+    let is = |i: usize, w: &str| args[i].eq_ignore_ascii_case(w.as_bytes());
+    let need_int = |i: usize| int(&args[i]).ok_or_else(not_integer);
+    match name {
+        "ping" if argc > 2 => return Err(arity(name)),
+        "mset" if argc % 2 == 0 => return Err(arity(name)),
+        "incrby" => drop(need_int(2)?),
+        "decrby" if need_int(2)? == i64::MIN => {
+            let text = "-ERR decrement would overflow\r\n".to_string();
+            return Err(refusal("not_an_integer", Some(text)));
+        }
+        "lindex" => drop(need_int(2)?),
+        "lrange" => drop((need_int(2)?, need_int(3)?)),
+        "lpop" | "rpop" if argc > 3 => return Err(arity(name)),
+        "lpop" | "rpop" if argc == 3 && need_int(2)? < 0 => {
+            let text = "-ERR value is out of range, must be positive\r\n".to_string();
+            return Err(refusal("not_an_integer", Some(text)));
+        }
+        "set" => drop(set_cond(args)?),
+        "flushall" | "flushdb" if argc > 2 || (argc == 2 && !is(1, "async") && !is(1, "sync")) => {
+            return Err(refusal("syntax", Some("-ERR syntax error\r\n".into())));
+        }
+        _ => {}
+    }
+    Ok(name)
+}
+
+/// SET's options: `Some(true)` NX, `Some(false)` XX, `None` neither.
+fn set_cond(args: &[Vec<u8>]) -> Result<Option<bool>, Refusal> {
+    let mut cond = None;
+    for a in &args[3..] {
+        let a = String::from_utf8_lossy(a).to_ascii_lowercase();
+        let want = match a.as_str() {
+            "nx" => true,
+            "xx" => false,
+            "get" | "keepttl" | "ex" | "px" | "exat" | "pxat" => {
+                return Err(refusal("syntax", None));
+            }
+            _ => return Err(refusal("syntax", Some("-ERR syntax error\r\n".into()))),
+        };
+        if cond.is_some_and(|c| c != want) {
+            return Err(refusal("syntax", Some("-ERR syntax error\r\n".into())));
+        }
+        cond = Some(want);
+    }
+    Ok(cond)
+}
+
+#[derive(Debug, Clone)]
+enum Value {
+    Str(Vec<u8>),
+    List(VecDeque<Vec<u8>>),
+}
+
+const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+
+fn bulk(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+    out.extend_from_slice(b);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn integer(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(format!(":{n}\r\n").as_bytes());
+}
+
+/// One connection's view of a RESP server.
+pub struct Resp {
+    pub limits: Limits,
+    db: HashMap<Vec<u8>, Value>,
+}
+
+impl Resp {
+    pub fn new(limits: Limits) -> Self {
+        Resp {
+            limits,
+            db: HashMap::new(),
+        }
+    }
+
+    /// The reply to a command [`refuse`] let through, applied to the
+    /// model; `None` for a server command checked only for its shape.
+    fn run(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let key = || args[1].clone();
+        match name {
+            "ping" if args.len() == 2 => bulk(&mut out, &args[1]),
+            "ping" => out.extend_from_slice(b"+PONG\r\n"),
+            "echo" => bulk(&mut out, &args[1]),
+            "get" => match self.db.get(&args[1]) {
+                None => out.extend_from_slice(b"$-1\r\n"),
+                Some(Value::Str(v)) => bulk(&mut out, v),
+                Some(Value::List(_)) => out.extend_from_slice(WRONGTYPE.as_bytes()),
+            },
+            "set" => {
+                let cond = set_cond(args).expect("refuse checked SET's options");
+                let exists = self.db.contains_key(&args[1]);
+                if cond.is_none_or(|nx| nx != exists) {
+                    self.db.insert(key(), Value::Str(args[2].clone()));
+                    out.extend_from_slice(b"+OK\r\n");
+                } else {
+                    out.extend_from_slice(b"$-1\r\n");
+                }
+            }
+            "del" => {
+                let n = args[1..]
+                    .iter()
+                    .filter(|k| self.db.remove(*k).is_some())
+                    .count();
+                integer(&mut out, n as i64);
+            }
+            "exists" => {
+                let n = args[1..]
+                    .iter()
+                    .filter(|k| self.db.contains_key(*k))
+                    .count();
+                integer(&mut out, n as i64);
+            }
+            "incr" | "decr" | "incrby" | "decrby" => self.incr(name, args, &mut out),
+            "mget" => {
+                out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
+                for k in &args[1..] {
+                    match self.db.get(k) {
+                        Some(Value::Str(v)) => bulk(&mut out, v),
+                        _ => out.extend_from_slice(b"$-1\r\n"),
+                    }
+                }
+            }
+            "mset" => {
+                for kv in args[1..].chunks(2) {
+                    self.db.insert(kv[0].clone(), Value::Str(kv[1].clone()));
+                }
+                out.extend_from_slice(b"+OK\r\n");
+            }
+            "dbsize" => integer(&mut out, self.db.len() as i64),
+            "flushall" | "flushdb" => {
+                self.db.clear();
+                out.extend_from_slice(b"+OK\r\n");
+            }
+            "quit" => out.extend_from_slice(b"+OK\r\n"),
+            "lpush" | "rpush" | "lpop" | "rpop" | "llen" | "lindex" | "lrange" => {
+                match self.db.get_mut(&args[1]) {
+                    Some(Value::Str(_)) => out.extend_from_slice(WRONGTYPE.as_bytes()),
+                    _ => self.list(name, args, &mut out),
+                }
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+
+    fn incr(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let by = match name {
+            "incr" => 1,
+            "decr" => -1,
+            "incrby" => int(&args[2]).expect("refused otherwise"),
+            _ => -int(&args[2]).expect("refused otherwise"),
+        };
+        let old = match self.db.get(&args[1]) {
+            None => Some(0),
+            Some(Value::Str(v)) => int(v),
+            Some(Value::List(_)) => return out.extend_from_slice(WRONGTYPE.as_bytes()),
+        };
+        let Some(old) = old else {
+            return out.extend_from_slice(not_integer().reply.expect("text").as_bytes());
+        };
+        match old.checked_add(by) {
+            Some(n) => {
+                self.db
+                    .insert(args[1].clone(), Value::Str(n.to_string().into_bytes()));
+                integer(out, n);
+            }
+            None => out.extend_from_slice(b"-ERR increment or decrement would overflow\r\n"),
+        }
+    }
+
+    /// The list commands, on a key that holds a list or nothing.
+    fn list(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let empty = VecDeque::new();
+        let list = match self.db.get(&args[1]) {
+            Some(Value::List(l)) => l,
+            _ => &empty,
+        };
+        let len = list.len() as i64;
+        match name {
+            "llen" => integer(out, len),
+            "lindex" => {
+                let i = int(&args[2]).expect("refused otherwise");
+                let i = if i < 0 { len + i } else { i };
+                match usize::try_from(i).ok().and_then(|i| list.get(i)) {
+                    Some(v) => bulk(out, v),
+                    None => out.extend_from_slice(b"$-1\r\n"),
+                }
+            }
+            "lrange" => {
+                let (start, stop) = (int(&args[2]).unwrap(), int(&args[3]).unwrap());
+                let start = if start < 0 {
+                    (len + start).max(0)
+                } else {
+                    start
+                };
+                let stop = if stop < 0 {
+                    len + stop
+                } else {
+                    stop.min(len - 1)
+                };
+                let items: Vec<&Vec<u8>> = if start > stop || start >= len {
+                    Vec::new()
+                } else {
+                    list.range(start as usize..=stop as usize).collect()
+                };
+                out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
+                items.iter().for_each(|v| bulk(out, v));
+            }
+            "lpush" | "rpush" => {
+                let mut list = list.clone();
+                for v in &args[2..] {
+                    if name == "lpush" {
+                        list.push_front(v.clone());
+                    } else {
+                        list.push_back(v.clone());
+                    }
+                }
+                integer(out, list.len() as i64);
+                self.db.insert(args[1].clone(), Value::List(list));
+            }
+            _ => self.pop(name, args, out),
+        }
+    }
+
+    /// LPOP/RPOP, with or without a count; a list popped empty is gone.
+    fn pop(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let count = args
+            .get(2)
+            .map(|c| int(c).expect("refused otherwise") as usize);
+        let Some(Value::List(list)) = self.db.get_mut(&args[1]) else {
+            let nil: &[u8] = if count.is_some() {
+                b"*-1\r\n"
+            } else {
+                b"$-1\r\n"
+            };
+            return out.extend_from_slice(nil);
+        };
+        let n = count.unwrap_or(1).min(list.len());
+        let popped: Vec<Vec<u8>> = (0..n)
+            .filter_map(|_| {
+                if name == "lpop" {
+                    list.pop_front()
+                } else {
+                    list.pop_back()
+                }
+            })
+            .collect();
+        if list.is_empty() {
+            self.db.remove(&args[1]);
+        }
+        match count {
+            None => bulk(out, &popped[0]),
+            Some(_) => {
+                out.extend_from_slice(format!("*{}\r\n", popped.len()).as_bytes());
+                popped.iter().for_each(|v| bulk(out, v));
+            }
+        }
+    }
+}
+
+/// Exactly one whole reply, as a client reads it.
+fn one_reply(out: &[u8]) -> bool {
+    serverlab_proto::resp::client::parse(out).is_ok_and(|r| r.is_some_and(|(_, n)| n == out.len()))
+}
+
+fn show(b: &[u8]) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned()
+}
+
+impl Model for Resp {
+    fn next(&mut self, rest: &[u8]) -> Next {
+        // The session holds at most --max-query unconsumed bytes: a
+        // request not whole within them overflows (once they are all
+        // there, whether or not more would come).
+        let room = rest.len().min(self.limits.max_query);
+        match resp_wire::frame(&rest[..room], &self.limits) {
+            Wire::Request { len, .. } => Next::Request(len),
+            Wire::Wait if room == self.limits.max_query => Next::Refuse,
+            Wire::Wait => Next::Wait,
+            Wire::Error(_) => Next::Refuse,
+        }
+    }
+
+    fn silent(&self, request: &[u8]) -> bool {
+        matches!(resp_wire::frame(request, &self.limits), Wire::Request { args, .. } if args.is_empty())
+    }
+
+    fn answer(&mut self, a: &Applied) -> bool {
+        let Wire::Request { args, .. } = resp_wire::frame(a.request, &self.limits) else {
+            panic!("applied {:?}, not a request", show(a.request));
+        };
+        assert_eq!(a.delay, None, "RESP has no delays");
+        if args.is_empty() {
+            assert!(
+                a.reply.is_empty(),
+                "a request of nothing answered {:?}",
+                show(a.reply)
+            );
+            return false;
+        }
+        let req = || args.iter().map(|a| show(a)).collect::<Vec<_>>();
+        match refuse(&args) {
+            Err(r) => {
+                match &r.reply {
+                    Some(text) => assert_eq!(show(a.reply), *text, "{:?}", req()),
+                    None => assert!(
+                        a.reply.starts_with(b"-ERR ") && one_reply(a.reply),
+                        "{:?} refused with {:?}",
+                        req(),
+                        show(a.reply)
+                    ),
+                }
+                if r.kind == "unknown_command" {
+                    assert!(
+                        a.reply.starts_with(b"-ERR unknown command '"),
+                        "{:?}",
+                        show(a.reply)
+                    );
+                }
+                false
+            }
+            Ok(name) => {
+                match self.run(name, &args) {
+                    Some(want) => assert_eq!(show(a.reply), show(&want), "reply to {:?}", req()),
+                    None => assert!(
+                        one_reply(a.reply),
+                        "{:?} answered {:?}",
+                        req(),
+                        show(a.reply)
+                    ),
+                }
+                name == "quit"
+            }
+        }
+    }
+
+    fn refused(&self, refusal: Option<&Event>, seen: &[u8]) {
+        let room = seen.len().min(self.limits.max_query);
+        let want = match resp_wire::frame(&seen[..room], &self.limits) {
+            Wire::Error(e) => e,
+            _ => ProtocolError::QueryBufferFull,
+        };
+        let text = format!("-ERR {}\r\n", want.message());
+        match refusal {
+            Some(Event::Overflow { out }) if want == ProtocolError::QueryBufferFull => {
+                assert_eq!(show(out), text)
+            }
+            _ => assert_eq!(
+                show(super::framing_refusal(refusal)),
+                text,
+                "{:?}",
+                show(seen)
+            ),
+        }
+    }
+}
