@@ -306,8 +306,13 @@ while True:
     total = tags.setdefault(h.get_tag(), [0, HdrHistogram(1, 3600 * 10**9, 3)])
     total[0] += 1
     total[1].add(h)
+# The p99 one rank either side too: percentile-to-rank rounding differs
+# between HdrHistogram's ports, and a sparse tail makes adjacent ranks
+# differ by more than the histogram's precision.
+def p99(h, ranks):
+    return h.get_value_at_percentile(min(100.0, 99 + ranks * 100.0 / h.get_total_count())) / 1000.0
 print(json.dumps({t: {"intervals": n, "count": h.get_total_count(),
-                      "p99_us": h.get_value_at_percentile(99) / 1000.0,
+                      "p99_us": [p99(h, -1), p99(h, 1)],
                       "max_us": h.get_max_value() / 1000.0} for t, (n, h) in tags.items()}))
 "#;
     let out = Command::new("python3")
@@ -331,10 +336,15 @@ print(json.dumps({t: {"intervals": n, "count": h.get_total_count(),
             assert_eq!(t["intervals"], 3, "{tag}: one interval per second: {read}");
             assert_eq!(t["count"], json_op["count"], "{tag}: {read}");
             let near = |a: f64, b: f64| (a - b).abs() <= 0.01 * b.max(1.0);
-            let (p99, max) = (t["p99_us"].as_f64().unwrap(), t["max_us"].as_f64().unwrap());
+            let (lo, hi) = (
+                t["p99_us"][0].as_f64().unwrap(),
+                t["p99_us"][1].as_f64().unwrap(),
+            );
+            let max = t["max_us"].as_f64().unwrap();
+            let p99 = json_op[view]["p99"].as_f64().unwrap();
             assert!(
-                near(p99, json_op[view]["p99"].as_f64().unwrap()),
-                "{tag} p99 {p99}: {json_op}"
+                (lo * 0.99..=hi * 1.01).contains(&p99),
+                "{tag} p99 {p99} not within the reader's [{lo}, {hi}]: {json_op}"
             );
             assert!(
                 near(max, json_op[view]["max"].as_f64().unwrap()),
