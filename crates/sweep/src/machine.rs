@@ -182,11 +182,14 @@ mod tests {
 
     #[test]
     fn proc_files_parse() {
-        let stat = "cpu  119079 31 22595 55070 721 0 1199 1134 0 0\n\
+        let stat = "cpu  119079 31 22595 55070 721 17 1199 1134 0 0\n\
                     cpu0 58882 20 11080 28582 258 0 546 537 0 0\n\
                     cpu1 60196 11 11515 26487 462 0 652 596 0 0\nintr 1 2\n";
         let (t, cores) = parse_stat(stat).unwrap();
-        assert_eq!((t.busy, t.steal, cores), (119079 + 31 + 22595 + 0 + 1199, 1134, 2));
+        assert_eq!(
+            (t.busy, t.steal, cores),
+            (119079 + 31 + 22595 + 17 + 1199, 1134, 2)
+        );
         assert_eq!(
             parse_loadavg("4.84 3.91 2.30 3/99 29696\n"),
             Some([4.84, 3.91, 2.30])
