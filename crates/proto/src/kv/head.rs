@@ -196,75 +196,79 @@ fn target_len(line: &[u8]) -> usize {
 
 /// Parse a complete head and apply the limits and rules that need it whole.
 fn parse(head: &[u8], lead: usize, limits: &Limits) -> HeadScan {
+    match parse_complete(head, lead, limits) {
+        Ok((head, len)) => HeadScan::Complete { head, len },
+        Err(error) => reject_request(&head[lead..], error),
+    }
+}
+
+/// [`parse`], with every rule's failure as the error it answers.
+fn parse_complete(
+    head: &[u8],
+    lead: usize,
+    limits: &Limits,
+) -> Result<(Head, usize), RequestError> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADER_COUNT];
     let mut req = httparse::Request::new(&mut fields);
-    let reject = |error| reject_request(&head[lead..], error);
     let len = match req.parse(head) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return reject(RequestError::MalformedHead),
-        Err(e) => return reject(RequestError::from_httparse(e)),
+        Ok(httparse::Status::Partial) => return Err(RequestError::MalformedHead),
+        Err(e) => return Err(RequestError::from_httparse(e)),
     };
     let (Some(method), Some(uri), Some(minor)) = (req.method, req.path, req.version) else {
-        return reject(RequestError::MalformedHead);
+        return Err(RequestError::MalformedHead);
     };
     let method = Method::parse(method);
-    let fail = reject;
-    if uri.len() > limits.max_uri {
-        return fail(RequestError::TargetTooLong);
-    }
-    let line_end = lead + memchr::memchr(b'\n', &head[lead..]).map_or(0, |i| i + 1);
-    // As when the line arrives on its own (see `incomplete`): a head's
-    // verdict must not depend on how it was split into reads.
-    if line_end - lead > limits.max_line() {
-        return fail(RequestError::LineTooLong);
-    }
-    if len - line_end > limits.max_headers + 2 {
-        return fail(RequestError::HeadersTooLarge);
-    }
+    check_sizes(head, lead, len, uri, limits)?;
     let version = if minor == 0 {
         Version::Http10
     } else {
         Version::Http11
     };
-    let f = match Fields::read(req.headers) {
-        Ok(f) => f,
-        Err(e) => return fail(e),
-    };
-    if f.hosts > 1 || (version == Version::Http11 && f.hosts == 0) {
-        return fail(RequestError::Host);
-    }
-    if f.transfer_encoding {
-        return fail(RequestError::TransferEncoding);
-    }
-    let content_length = match f.content_length.get() {
-        Some(Some(n)) if n <= limits.max_value as u64 => n as usize,
-        Some(_) => return fail(RequestError::BodyTooLarge),
-        None if method.writes() => return fail(RequestError::LengthRequired),
-        None => 0,
-    };
-    if f.expect_other && version == Version::Http11 {
-        return fail(RequestError::Expectation);
-    }
+    let f = Fields::read(req.headers)?;
+    let content_length = f.check(method, version, limits)?;
     let target = match Target::parse(uri) {
         Ok(t) => t,
         // The target of a method we do not serve does not matter: 405.
         Err(_) if method == Method::Other => Target::NoKey,
-        Err(e) => return fail(RequestError::Target(e)),
+        Err(e) => return Err(RequestError::Target(e)),
     };
     let c = f.connection;
     let keep_alive = !c.close && (version == Version::Http11 || c.keep_alive);
-    HeadScan::Complete {
-        head: Head {
-            method,
-            target,
-            version,
-            keep_alive,
-            content_length,
-            if_none_match: f.if_none_match,
-            expect_continue: f.expect_continue && version == Version::Http11,
-        },
-        len,
+    let head = Head {
+        method,
+        target,
+        version,
+        keep_alive,
+        content_length,
+        if_none_match: f.if_none_match,
+        expect_continue: f.expect_continue && version == Version::Http11,
+    };
+    Ok((head, len))
+}
+
+/// The size limits of a complete head: its target, its request line and
+/// its header fields.
+fn check_sizes(
+    head: &[u8],
+    lead: usize,
+    len: usize,
+    uri: &str,
+    limits: &Limits,
+) -> Result<(), RequestError> {
+    if uri.len() > limits.max_uri {
+        return Err(RequestError::TargetTooLong);
     }
+    let line_end = lead + memchr::memchr(b'\n', &head[lead..]).map_or(0, |i| i + 1);
+    // As when the line arrives on its own (see `incomplete`): a head's
+    // verdict must not depend on how it was split into reads.
+    if line_end - lead > limits.max_line() {
+        return Err(RequestError::LineTooLong);
+    }
+    if len - line_end > limits.max_headers + 2 {
+        return Err(RequestError::HeadersTooLarge);
+    }
+    Ok(())
 }
 
 /// What the header fields say, before the rules that combine them.
@@ -280,6 +284,32 @@ struct Fields {
 }
 
 impl Fields {
+    /// The rules that combine fields with the method and version; the
+    /// body's length when they hold.
+    fn check(
+        &self,
+        method: Method,
+        version: Version,
+        limits: &Limits,
+    ) -> Result<usize, RequestError> {
+        if self.hosts > 1 || (version == Version::Http11 && self.hosts == 0) {
+            return Err(RequestError::Host);
+        }
+        if self.transfer_encoding {
+            return Err(RequestError::TransferEncoding);
+        }
+        let content_length = match self.content_length.get() {
+            Some(Some(n)) if n <= limits.max_value as u64 => n as usize,
+            Some(_) => return Err(RequestError::BodyTooLarge),
+            None if method.writes() => return Err(RequestError::LengthRequired),
+            None => 0,
+        };
+        if self.expect_other && version == Version::Http11 {
+            return Err(RequestError::Expectation);
+        }
+        Ok(content_length)
+    }
+
     fn read(headers: &[httparse::Header]) -> Result<Fields, RequestError> {
         let mut f = Fields::default();
         for h in headers {
