@@ -37,6 +37,14 @@ pub struct Bound {
     pub notes: Vec<String>,
 }
 
+/// A share under which the bound is out of the server's reach for a
+/// reason of its own, said on the bound's line.
+const FAR_BELOW: f64 = 0.5;
+/// Why a run stays far below its bound.
+const WHY_FAR_BELOW: &str = " (the bound counts the delays alone, not the server's own cost \
+     per request — a thread spawned or a connection opened per request — nor how it schedules \
+     them on its cores; compare strategies by throughput, not by this share)";
+
 /// The bound for `cfg`, given the mean delay (in units) of the requests
 /// counted, the throughput reached, and the cores online here (assumed to
 /// be the server's when `--server-cores` is absent).
@@ -90,11 +98,12 @@ impl Bound {
         let mean = self.mean_delay_s / unit_s;
         let mut out = vec![match (self.rate_rps, self.share) {
             (Some(rate), Some(share)) => format!(
-                "bound ({}): {} = {} at once / {mean:.3} {unit} mean delay = {rate:.1} req/s; reached {:.1}%",
+                "bound ({}): {} = {} at once / {mean:.3} {unit} mean delay = {rate:.1} req/s; reached {:.1}%{}",
                 self.delay_mode,
                 self.limited_by,
                 self.concurrency,
-                share * 100.0
+                share * 100.0,
+                if share < FAR_BELOW { WHY_FAR_BELOW } else { "" }
             ),
             _ => format!(
                 "bound ({}): none, the mean delay is 0 (every request was a read)",
@@ -162,6 +171,29 @@ mod tests {
         let b = compute(&c, 2.0, 250.0, 2);
         assert_eq!(b.concurrency, 2);
         assert!(b.notes[0].contains("--server-cores"));
+    }
+
+    #[test]
+    fn a_bound_far_out_of_reach_says_why_on_its_line() {
+        // 1000 connections of 2 ms delays: 500k req/s, which a server that
+        // spawns a thread per request cannot approach.
+        let b = compute(&cfg(1000, DelayMode::Spin), 2.0, 500.0, 2);
+        let line = &b.lines("ms", 1e-3)[0];
+        assert!(
+            line.contains("reached 0.1% (the bound counts the delays alone"),
+            "{line}"
+        );
+        assert!(
+            line.contains("a thread spawned or a connection opened per request"),
+            "{line}"
+        );
+        // Near the bound, nothing more is said.
+        let b = compute(&cfg(4, DelayMode::Spin), 2.0, 1800.0, 2);
+        assert!(
+            b.lines("ms", 1e-3)[0].ends_with("reached 90.0%"),
+            "{:?}",
+            b.lines("ms", 1e-3)
+        );
     }
 
     #[test]
