@@ -54,6 +54,15 @@ fn set(args: &mut [String], flag: &str, value: &str) {
     }
 }
 
+/// `load board IP POSTERS READERS SECONDS THROTTLE [flags]`: the CAPS
+/// reference client's form.
+fn reference_form(args: &[String]) -> bool {
+    args.len() >= 7
+        && args[..2] == ["load", "board"]
+        && !args[2].starts_with('-')
+        && args[3..7].iter().all(|a| a.parse::<f64>().is_ok())
+}
+
 /// A command of the tour made short and pointed at the test's address.
 fn shortened(mut args: Vec<String>, ip: &str, results: &Path) -> Vec<String> {
     for a in args.iter_mut() {
@@ -64,7 +73,7 @@ fn shortened(mut args: Vec<String>, ip: &str, results: &Path) -> Vec<String> {
     match args[0].as_str() {
         "load" if !args.iter().any(|a| a.contains(ip)) => args.extend(["--addr".into(), ip.into()]),
         // The reference form: IP POSTERS READERS SECONDS THROTTLE.
-        "load" if args.len() == 7 && !args[2].starts_with('-') => args[5] = "1".into(),
+        "load" if reference_form(&args) => args[5] = "1".into(),
         "sweep" => args.push("--dry-run".into()),
         "report" => args[1] = results.to_str().unwrap().into(),
         _ => {}
@@ -125,8 +134,7 @@ fn readme_tour() {
             "serverlab {args:?} failed:\n{stdout}{stderr}"
         );
         assert_eq!(stderr, "", "serverlab {args:?} wrote to stderr");
-        let reference_form = argv[0] == "load" && argv.len() == 7 && argv[2] == ip;
-        if reference_form {
+        if reference_form(&args) {
             // As the README says: its EXIT stops the server.
             let mut s = server.take().expect("a server for the reference form");
             assert!(
