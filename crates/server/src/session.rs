@@ -84,7 +84,7 @@ const HOLD_ABOVE: usize = 64 * 1024;
 
 /// What a connection needs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Io {
+pub enum Io {
     /// Perform this delay (a framed request asked for it; every reply
     /// before it is written), then call `next`, which applies the request.
     /// A strategy that can abandon it part way — the peer has gone (see
@@ -98,19 +98,12 @@ pub(crate) enum Io {
     /// write expired.
     Write,
     /// Read into [`Session::read_buf`] and report [`Session::filled`], or
-    /// [`Session::set_eof`] at end of stream. `wait`: if nothing has
-    /// arrived, wait for input — but not past `deadline`, nor past the
-    /// stop's next phase (a strategy wakes waiting reads when the stop
-    /// starts, and again past the drain limit); then call `next` again,
-    /// which deals with the deadline. Without `wait`, nothing arrived means
-    /// the end: report `set_eof`. (The session asks with `wait` always: a
-    /// draining session reads no requests, and its lingering close must
-    /// wait for the peer. The flag stays for strategies written against
-    /// it.)
-    Read {
-        deadline: Option<Instant>,
-        wait: bool,
-    },
+    /// [`Session::set_eof`] at end of stream. If nothing has arrived, wait
+    /// for input — but not past `deadline`, nor past the stop's next phase
+    /// (a strategy wakes waiting reads when the stop starts, and again past
+    /// the drain limit); then call `next` again, which deals with the
+    /// deadline.
+    Read { deadline: Option<Instant> },
     /// Shut the socket's write side (lingering close), then call `next`.
     ShutdownWrite,
     /// The strategy's budget of requests is spent and every reply written:
@@ -270,7 +263,6 @@ impl<S: Service> Session<S> {
                     } else {
                         Io::Read {
                             deadline: Some(until),
-                            wait: true,
                         }
                     },
                 ),
@@ -405,10 +397,7 @@ impl<S: Service> Session<S> {
             self.idle.idle();
             self.idle_marked = true;
         }
-        Some(Io::Read {
-            deadline,
-            wait: true,
-        })
+        Some(Io::Read { deadline })
     }
 
     fn apply(&mut self, len: usize, request: S::Request) {

@@ -63,7 +63,7 @@ fn write_all<S: Service>(s: &mut Session<S>) -> Io {
 }
 
 fn reading(io: Io) -> bool {
-    matches!(io, Io::Read { wait: true, .. })
+    matches!(io, Io::Read { .. })
 }
 
 #[test]
@@ -103,7 +103,6 @@ fn the_request_clock_runs_while_idle() {
     assert_eq!(s.deadline(), None);
     let Io::Read {
         deadline: Some(first),
-        wait: true,
     } = s.next()
     else {
         panic!("nothing sent yet, and a deadline");
@@ -208,10 +207,7 @@ fn no_request_clock_without_a_request_timeout() {
     feed(&mut s, b"ab\0");
     assert_eq!(
         write_all(&mut s),
-        Io::Read {
-            deadline: None,
-            wait: true
-        }
+        Io::Read { deadline: None }
     );
     assert_eq!(s.deadline(), None);
 }
@@ -495,7 +491,6 @@ fn exit_stops_the_server_and_the_connection_lingers() {
     assert_eq!(write_all(&mut s), Io::ShutdownWrite);
     let Io::Read {
         deadline: Some(_),
-        wait: true,
     } = s.next()
     else {
         panic!("lingering, waiting for the peer, though the server is draining");
@@ -536,7 +531,7 @@ fn draining_answers_what_was_read_and_reads_nothing_more() {
         Io::ShutdownWrite,
         "then it closes, lingering: no request is read while draining"
     );
-    assert!(matches!(s.next(), Io::Read { wait: true, .. }));
+    assert!(matches!(s.next(), Io::Read { .. }));
     assert_eq!(ctx.common_counts(), (0, 0));
 }
 

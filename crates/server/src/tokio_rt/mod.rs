@@ -226,17 +226,7 @@ async fn drive<S: Service>(
                     return;
                 }
             }
-            Io::Read { wait: false, .. } => match stream.try_read(sess.read_buf()) {
-                Ok(0) => sess.set_eof(),
-                Ok(n) => sess.filled(n),
-                // Not waiting: what had arrived is all there is.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => sess.set_eof(),
-                Err(_) => return,
-            },
-            Io::Read {
-                deadline,
-                wait: true,
-            } => {
+            Io::Read { deadline } => {
                 // A read for a request ends when the stop starts; a
                 // lingering close's read when it aborts. The session sees
                 // the stop, or the deadline, itself.
