@@ -10,8 +10,8 @@
 //! timeout (a fuzzer has no time to wait); its graceful stop can be
 //! triggered ([`HandSession::stop_server`]) to drive the drain.
 
-use crate::session::Session;
 pub use crate::session::Io;
+use crate::session::Session;
 use crate::{accept, idle, Ctx, Shutdown};
 use serverlab_service::Service;
 use std::net::SocketAddr;

@@ -16,6 +16,7 @@ pub mod fds;
 mod idle;
 mod io;
 mod listen;
+mod listeners;
 mod reactor;
 pub(crate) mod session;
 pub mod shutdown;

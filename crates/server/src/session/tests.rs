@@ -205,10 +205,7 @@ fn no_request_clock_without_a_request_timeout() {
     let ctx = echo(100);
     let mut s = open(&ctx);
     feed(&mut s, b"ab\0");
-    assert_eq!(
-        write_all(&mut s),
-        Io::Read { deadline: None }
-    );
+    assert_eq!(write_all(&mut s), Io::Read { deadline: None });
     assert_eq!(s.deadline(), None);
 }
 
@@ -489,10 +486,7 @@ fn exit_stops_the_server_and_the_connection_lingers() {
     assert_eq!(s.unwritten(), b"TERMINATING\0", "nothing after EXIT");
     assert!(ctx.shutdown.is_triggered());
     assert_eq!(write_all(&mut s), Io::ShutdownWrite);
-    let Io::Read {
-        deadline: Some(_),
-    } = s.next()
-    else {
+    let Io::Read { deadline: Some(_) } = s.next() else {
         panic!("lingering, waiting for the peer, though the server is draining");
     };
     assert!(!s.reading_requests());

@@ -187,7 +187,7 @@ impl BoardStore for LockFreeBoard {
 
     fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool {
         let message = self.find(topic).and_then(|t| t.messages.get(id));
-        message.map(|m| found(m)).is_some()
+        message.map(found).is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {

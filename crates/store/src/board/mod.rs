@@ -23,8 +23,8 @@ pub use sharded::ShardedBoard;
 
 use crate::guarded::Guarded;
 use crate::StoreKind;
-use table::Table;
 use std::sync::Arc;
+use table::Table;
 
 /// The board's operations. Bytes are opaque: topics and messages need not be
 /// UTF-8.

@@ -55,7 +55,11 @@ impl BoardStore for ShardedBoard {
 
     fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool {
         let shard = self.shard(topic).read();
-        shard.get(topic).and_then(|m| m.get(id)).map(found).is_some()
+        shard
+            .get(topic)
+            .and_then(|m| m.get(id))
+            .map(found)
+            .is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {
