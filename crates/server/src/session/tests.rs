@@ -428,7 +428,7 @@ fn many_tiny_replies_are_written_in_bounded_batches() {
     assert_eq!(s.unwritten().len(), REPLIES_HIGH_WATER);
     s.wrote(10);
     assert_eq!(
-        s.ends.len(),
+        s.output.replies_unwritten(),
         REPLIES_HIGH_WATER - 10,
         "the written ones forgotten"
     );

@@ -127,37 +127,48 @@ impl<S: Service> Conn<S> {
         }
         loop {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
-            match sess.next() {
-                Io::Delay(d) => {
-                    let timer = delays.start(d, self.token, &self.stream, io);
-                    self.in_flight += 1;
-                    self.wait = Wait::Delay { timer };
-                    return Parked::Waiting;
+            let parked = match sess.next() {
+                Io::Delay(d) => Some(self.delay(d, io, delays)),
+                Io::Write => Some(self.send(io, now)),
+                Io::Read { deadline } => self.read(io, deadline),
+                Io::ShutdownWrite => {
+                    shutdown_write(&self.stream);
+                    None
                 }
-                Io::Write => {
-                    let then_waits = self.stash.is_empty() && sess.reads_next();
-                    io.send(
-                        self.stream.as_raw_fd(),
-                        &mut self.sess,
-                        self.token,
-                        then_waits,
-                    );
-                    self.in_flight += 1;
-                    self.sending_since = Some(now);
-                    self.wait = Wait::Output;
-                    return Parked::Waiting;
-                }
-                Io::Read { deadline } => {
-                    if let Some(parked) = self.read(io, deadline) {
-                        return parked;
-                    }
-                }
-                Io::ShutdownWrite => shutdown_write(&self.stream),
-                Io::Yield => return Parked::Yield,
-                Io::Close => return Parked::Closed { reset: false },
-                Io::Reset => return Parked::Closed { reset: true },
+                Io::Yield => Some(Parked::Yield),
+                Io::Close => Some(Parked::Closed { reset: false }),
+                Io::Reset => Some(Parked::Closed { reset: true }),
+            };
+            if let Some(parked) = parked {
+                return parked;
             }
         }
+    }
+
+    /// Start the delay the session asked for: on the ring's timer, or on
+    /// another thread.
+    fn delay(&mut self, d: Delay, io: &mut Uring, delays: &mut impl Delays) -> Parked {
+        let timer = delays.start(d, self.token, &self.stream, io);
+        self.in_flight += 1;
+        self.wait = Wait::Delay { timer };
+        Parked::Waiting
+    }
+
+    /// Submit a send of the session's unwritten replies, lending it to the
+    /// kernel until the send completes.
+    fn send(&mut self, io: &mut Uring, now: Instant) -> Parked {
+        let sess = self.sess.get_mut().expect("no send holds a ready session");
+        let then_waits = self.stash.is_empty() && sess.reads_next();
+        io.send(
+            self.stream.as_raw_fd(),
+            &mut self.sess,
+            self.token,
+            then_waits,
+        );
+        self.in_flight += 1;
+        self.sending_since = Some(now);
+        self.wait = Wait::Output;
+        Parked::Waiting
     }
 
     /// A read: from the stash, or the end, or submit (or wait for) a
