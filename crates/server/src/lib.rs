@@ -21,6 +21,8 @@ mod reactor;
 pub(crate) mod session;
 pub mod shutdown;
 pub mod strategy;
+#[cfg(test)]
+mod test_server;
 mod tokio_rt;
 mod uring;
 

@@ -121,3 +121,48 @@ impl<S: Service> Group<'_, S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::test_server::start;
+    use crate::{Listeners, ServerConfig, StrategyKind};
+    use serverlab_util::{CpuSet, Named};
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    /// One loop cannot pin its thread (its CPU is not one this process may
+    /// use): the whole server stops, with that error, without being asked
+    /// — under every strategy with a loop per listener.
+    #[test]
+    fn a_loop_that_fails_stops_the_whole_server_with_its_error() {
+        let allowed = CpuSet::allowed().unwrap();
+        let Some(bad) = (0..1024).rev().find(|c| !allowed.cpus().contains(c)) else {
+            return; // every CPU number is allowed: none to fail on
+        };
+        let cpus = CpuSet::parse_unchecked(&format!("{},{bad}", allowed.cpus()[0])).unwrap();
+        for &strategy in StrategyKind::ALL {
+            if strategy.listeners() != Listeners::PerThread {
+                continue;
+            }
+            let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), strategy);
+            cfg.threads = Some(2);
+            cfg.cpus = Some(cpus.clone());
+            if let Err(why) = cfg.preflight() {
+                eprintln!("skipped: {why}");
+                continue;
+            }
+            let (addr, _stop, done) = start(cfg);
+            let outcome = done
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| {
+                    panic!("{strategy}: the server still runs, though a loop failed")
+                });
+            let err = outcome.expect_err("a loop failed");
+            assert_eq!(err.raw_os_error(), Some(libc::EINVAL), "{strategy}: {err}");
+            assert!(
+                TcpStream::connect(addr).is_err(),
+                "{strategy}: no loop serves on once the server has stopped"
+            );
+        }
+    }
+}

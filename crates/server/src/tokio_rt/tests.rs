@@ -1,13 +1,11 @@
-//! Loops and connections that fail, over real sockets.
+//! A connection that fails, over real sockets (a loop that fails:
+//! `listeners.rs`).
 
-use crate::{Server, ServerConfig, Shutdown, StrategyKind};
-use serverlab_service::echo::EchoService;
-use serverlab_util::server_stats::ServerStats;
-use serverlab_util::CpuSet;
+use crate::test_server::start;
+use crate::{ServerConfig, StrategyKind};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Peers whose connection's registration fails, as out of epoll watches.
@@ -21,55 +19,10 @@ pub(super) fn refuse_registration_of(peer: SocketAddr) -> io::Result<()> {
     Ok(())
 }
 
-/// An echo server of `cfg`'s strategy, running on a thread of its own
-/// (binding pins that thread under `--cpus`): its address and stop, and
-/// where its outcome arrives.
-fn start(
-    cfg: ServerConfig,
-) -> (
-    SocketAddr,
-    Shutdown,
-    mpsc::Receiver<io::Result<ServerStats>>,
-) {
-    let stop = Shutdown::new();
-    let (addr_tx, addr_rx) = mpsc::channel();
-    let (done_tx, done_rx) = mpsc::channel();
-    let s = stop.clone();
-    std::thread::spawn(move || {
-        let server = Server::bind(Arc::new(EchoService::new(64)), &cfg, s).unwrap();
-        addr_tx.send(server.local_addr()).unwrap();
-        let _ = done_tx.send(server.run());
-    });
-    (addr_rx.recv().unwrap(), stop, done_rx)
-}
-
 fn config(threads: usize) -> ServerConfig {
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), StrategyKind::SharedNothing);
     cfg.threads = Some(threads);
     cfg
-}
-
-/// One loop cannot pin its thread (its CPU is not one this process may
-/// use): the whole server stops, with that error, without being asked.
-#[test]
-fn a_loop_that_fails_stops_the_whole_server_with_its_error() {
-    let allowed = CpuSet::allowed().unwrap();
-    let Some(bad) = (0..1024).rev().find(|c| !allowed.cpus().contains(c)) else {
-        return; // every CPU number is allowed: none to fail on
-    };
-    let mut cfg = config(2);
-    let cpus = format!("{},{bad}", allowed.cpus()[0]);
-    cfg.cpus = Some(CpuSet::parse_unchecked(&cpus).unwrap());
-    let (addr, _stop, done) = start(cfg);
-    let outcome = done
-        .recv_timeout(Duration::from_secs(10))
-        .expect("the server still runs: the loop that failed did not stop it");
-    let err = outcome.expect_err("a loop failed");
-    assert_eq!(err.raw_os_error(), Some(libc::EINVAL), "{err}");
-    assert!(
-        TcpStream::connect(addr).is_err(),
-        "no loop serves on once the server has stopped"
-    );
 }
 
 /// A connection that cannot be registered with its loop's reactor is
