@@ -16,6 +16,12 @@
 //! has finished (and dropping it joins its blocking threads), so the final
 //! statistics are complete.
 //!
+//! Failures: a loop that cannot accept any more (or cannot be set up:
+//! shared-nothing's loops run through `listeners.rs`) stops the whole
+//! server, and returns its error only once its own connections have
+//! drained. A connection that cannot be registered with its loop's
+//! reactor is closed and counted, and the loop accepts on.
+//!
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 //!
