@@ -30,7 +30,7 @@
 //!   neither read, write nor apply).
 
 use crate::input::Plan;
-use serverlab_server::by_hand::{HandSession, Need};
+use serverlab_server::by_hand::{HandSession, Io};
 use serverlab_service::{After, Common, Delay, Service};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -185,15 +185,15 @@ pub fn drive<S: Service>(svc: S, stream: &[u8], plan: &mut Plan) -> Transcript {
     loop {
         let progressed = match sess.need() {
             // Recorded by the spy, not performed: no time to wait.
-            Need::Delay(_) => true,
-            Need::Write => write_some(&mut sess, &mut c.wire, plan),
-            Need::Read { deadline, wait } => {
-                if wait && !c.lingering && deadline.is_some() && plan.one_in(64) {
+            Io::Delay(_) => true,
+            Io::Write => write_some(&mut sess, &mut c.wire, plan),
+            Io::Read { deadline } => {
+                if !c.lingering && deadline.is_some() && plan.one_in(64) {
                     // The header timeout passes: `need` deals with it.
                     spy.expired.store(true, Ordering::Relaxed);
                     false
                 } else {
-                    if wait && !sess.stopping() && plan.one_in(128) {
+                    if !sess.stopping() && plan.one_in(128) {
                         // SIGTERM: a stopping server reads nothing more and
                         // answers what it has read.
                         sess.stop_server();
@@ -203,13 +203,13 @@ pub fn drive<S: Service>(svc: S, stream: &[u8], plan: &mut Plan) -> Transcript {
                     true
                 }
             }
-            Need::ShutdownWrite => {
+            Io::ShutdownWrite => {
                 c.lingering = true;
                 true
             }
-            Need::Yield => false,
-            Need::Close => break,
-            Need::Reset => panic!("a reset, with no write timeout and no abort"),
+            Io::Yield => false,
+            Io::Close => break,
+            Io::Reset => panic!("a reset, with no write timeout and no abort"),
         };
         if !progressed {
             idle_steps = idle_steps.checked_sub(1).unwrap_or_else(|| {

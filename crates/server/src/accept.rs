@@ -250,6 +250,20 @@ impl<S: Service> Ctx<S> {
         );
     }
 
+    /// An admitted connection from `peer` that its strategy could not
+    /// serve (`e`; its socket is closed): counted closed, and logged.
+    /// Accepted into the last descriptor, the connection could not get the
+    /// one more its strategy needs (a thread's clone of the socket): closed
+    /// at once for want of descriptors, so counted as shed too.
+    pub(crate) fn cannot_serve(&self, peer: SocketAddr, e: &io::Error) {
+        self.conns().closed();
+        if out_of_fds(e) {
+            self.conns().shed();
+        }
+        self.accept
+            .note(&format!("cannot serve a connection from {peer}: {e}"));
+    }
+
     /// Out of descriptors (`e`): what the shedding came to.
     fn shed<T>(&self, e: io::Error, shed: Shed) -> Accepted<T> {
         match shed {
@@ -283,16 +297,7 @@ pub(crate) fn accept_all<S: Service>(
         match ctx.accept(listener.as_fd(), || listener.accept()) {
             Accepted::Serve(stream, peer) => {
                 if let Err(e) = serve(stream, peer) {
-                    ctx.conns().closed();
-                    // Accepted into the last descriptor, the connection
-                    // could not get the one more its strategy needs (a
-                    // thread's clone of the socket): closed at once for
-                    // want of descriptors, so counted as shed too.
-                    if out_of_fds(&e) {
-                        ctx.conns().shed();
-                    }
-                    ctx.accept
-                        .note(&format!("cannot serve a connection from {peer}: {e}"));
+                    ctx.cannot_serve(peer, &e);
                 }
             }
             Accepted::Again => {}

@@ -4,58 +4,19 @@
 //! random bytes split at random points and check what comes out).
 //!
 //! It is a thin public face over the crate's own session: each call is the
-//! session's, and [`Need`] mirrors its I/O requests one for one. The
+//! session's, and [`need`](HandSession::need) answers the very [`Io`] a
+//! strategy is asked to carry out. The
 //! server it belongs to has no connection cap to evict at and no write
 //! timeout (a fuzzer has no time to wait); its graceful stop can be
 //! triggered ([`HandSession::stop_server`]) to drive the drain.
 
-use crate::session::{Io, Session};
+pub use crate::session::Io;
+use crate::session::Session;
 use crate::{accept, idle, Ctx, Shutdown};
-use serverlab_service::{Delay, Service};
+use serverlab_service::Service;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// What the session needs next; the same requests a strategy carries out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Need {
-    /// Perform this delay (the framed request asked for it), then call
-    /// `need`, which applies the request.
-    Delay(Delay),
-    /// Write [`HandSession::unwritten`]; report [`HandSession::wrote`] or
-    /// [`HandSession::write_blocked`].
-    Write,
-    /// Read into [`HandSession::read_buf`] and report
-    /// [`HandSession::filled`], or [`HandSession::set_eof`]. With `wait`,
-    /// a strategy waits for input until `deadline`, then calls `need`;
-    /// without (the server is stopping), nothing arrived means the end.
-    Read {
-        deadline: Option<Instant>,
-        wait: bool,
-    },
-    /// Shut the write side (a lingering close), then call `need`.
-    ShutdownWrite,
-    /// The budget of requests is spent: let others run, then call `need`.
-    Yield,
-    /// Done: close.
-    Close,
-    /// Done: close with a reset, dropping unsent replies.
-    Reset,
-}
-
-impl From<Io> for Need {
-    fn from(io: Io) -> Self {
-        match io {
-            Io::Delay(d) => Need::Delay(d),
-            Io::Write => Need::Write,
-            Io::Read { deadline, wait } => Need::Read { deadline, wait },
-            Io::ShutdownWrite => Need::ShutdownWrite,
-            Io::Yield => Need::Yield,
-            Io::Close => Need::Close,
-            Io::Reset => Need::Reset,
-        }
-    }
-}
 
 /// One connection of a server of its own, driven by hand.
 pub struct HandSession<S: Service> {
@@ -95,8 +56,8 @@ impl<S: Service> HandSession<S> {
     }
 
     /// What to do next (the session's `next`).
-    pub fn need(&mut self) -> Need {
-        self.sess.next().into()
+    pub fn need(&mut self) -> Io {
+        self.sess.next()
     }
 
     pub fn read_buf(&mut self) -> &mut [u8] {
@@ -166,14 +127,14 @@ mod tests {
     #[test]
     fn a_request_read_by_hand_is_answered_and_the_end_closes() {
         let mut s = echo();
-        assert!(matches!(s.need(), Need::Read { wait: true, .. }));
+        assert!(matches!(s.need(), Io::Read { .. }));
         feed(&mut s, b"abc\n");
-        assert_eq!(s.need(), Need::Write);
+        assert_eq!(s.need(), Io::Write);
         assert_eq!(s.unwritten(), b"cba\n");
         s.wrote(4);
-        assert!(matches!(s.need(), Need::Read { wait: true, .. }));
+        assert!(matches!(s.need(), Io::Read { .. }));
         s.set_eof();
-        assert_eq!(s.need(), Need::Close);
+        assert_eq!(s.need(), Io::Close);
         s.finish();
     }
 
@@ -183,19 +144,19 @@ mod tests {
         feed(&mut s, b"ab\ncd");
         s.stop_server();
         assert!(s.stopping());
-        assert_eq!(s.need(), Need::Write, "what was read is answered");
+        assert_eq!(s.need(), Io::Write, "what was read is answered");
         assert_eq!(s.unwritten(), b"ba\n");
         s.wrote(3);
         assert_eq!(
             s.need(),
-            Need::ShutdownWrite,
+            Io::ShutdownWrite,
             "stopping: nothing more is read, the connection closes (lingering)"
         );
         assert!(
-            matches!(s.need(), Need::Read { .. }),
+            matches!(s.need(), Io::Read { .. }),
             "lingering: what still arrives is read and discarded"
         );
         s.set_eof();
-        assert_eq!(s.need(), Need::Close);
+        assert_eq!(s.need(), Io::Close);
     }
 }

@@ -49,73 +49,113 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
     stream: &mut T,
     mode: Mode<'_>,
 ) -> Parked {
-    let blocking = matches!(mode, Mode::Blocking(_));
     // The read timeout now set on a blocking socket.
     let mut read_timeout = None;
     loop {
-        match sess.next() {
+        let parked = match sess.next() {
             Io::Delay(d) => {
                 // Abandoned when the client has gone or the stop passed
                 // its drain limit.
                 if !crate::delay::perform(d, stream, sess.shutdown()) {
                     sess.abandon_delay();
                 }
+                None
             }
-            Io::Write => match write(stream, sess.unwritten(), blocking) {
-                Ok(0) => return closed(sess),
-                Ok(n) => sess.wrote(n),
-                Err(e) if would_block(&e) => {
-                    sess.write_blocked();
-                    if !blocking {
-                        return Parked::Wait;
-                    }
-                    // `next` resets the connection once the stall passes
-                    // the write timeout.
-                    if wait_writable(stream, sess.deadline()).is_err() {
-                        return closed(sess);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return closed(sess),
-            },
-            Io::Read { deadline, wait } => {
-                if blocking && set_read_timeout(stream, deadline, &mut read_timeout).is_err() {
-                    return closed(sess);
-                }
-                let marked = match mode {
-                    // Relaxed: the stop looks again until the thread is out.
-                    Mode::Blocking(reading) if sess.reading_requests() => {
-                        reading.store(true, Ordering::Relaxed);
-                        Some(reading)
-                    }
-                    _ => None,
-                };
-                let read = stream.read(sess.read_buf());
-                if let Some(reading) = marked {
-                    reading.store(false, Ordering::Relaxed);
-                }
-                match read {
-                    Ok(0) => sess.set_eof(),
-                    Ok(n) => sess.filled(n),
-                    // Blocking: the deadline passed, which `next` deals with.
-                    Err(e) if would_block(&e) && blocking => {}
-                    Err(e) if would_block(&e) && wait => return Parked::Wait,
-                    // Not waiting: what had arrived is all there is.
-                    Err(e) if would_block(&e) => sess.set_eof(),
-                    // A signal (the stop, under blocking calls): `next` looks.
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => return closed(sess),
-                }
+            Io::Write => write(sess, stream, mode),
+            Io::Read { deadline } => read(sess, stream, mode, deadline, &mut read_timeout),
+            Io::ShutdownWrite => {
+                shutdown_write(stream);
+                None
             }
-            Io::ShutdownWrite => shutdown_write(stream),
-            Io::Yield => return Parked::Yield,
-            Io::Close => return closed(sess),
+            Io::Yield => Some(Parked::Yield),
+            Io::Close => Some(closed(sess)),
             Io::Reset => {
                 reset_on_close(stream);
-                return closed(sess);
+                Some(closed(sess))
             }
+        };
+        if let Some(parked) = parked {
+            return parked;
         }
     }
+}
+
+/// One write of what the socket takes now; `Some` when driving stops.
+fn write<S: Service, T: Write + AsFd>(
+    sess: &mut Session<S>,
+    stream: &mut T,
+    mode: Mode<'_>,
+) -> Option<Parked> {
+    let blocking = matches!(mode, Mode::Blocking(_));
+    match send(stream, sess.unwritten(), blocking) {
+        Ok(0) => Some(closed(sess)),
+        Ok(n) => {
+            sess.wrote(n);
+            None
+        }
+        Err(e) if would_block(&e) => {
+            sess.write_blocked();
+            if !blocking {
+                return Some(Parked::Wait);
+            }
+            // `next` resets the connection once the stall passes the
+            // write timeout.
+            match wait_writable(stream, sess.deadline()) {
+                Ok(()) => None,
+                Err(_) => Some(closed(sess)),
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+        Err(_) => Some(closed(sess)),
+    }
+}
+
+/// One read, waiting for input until `deadline` (blocking calls) or
+/// parking until the socket is readable; `Some` when driving stops.
+fn read<S: Service, T: Read + AsFd>(
+    sess: &mut Session<S>,
+    stream: &mut T,
+    mode: Mode<'_>,
+    deadline: Option<Instant>,
+    read_timeout: &mut Option<Duration>,
+) -> Option<Parked> {
+    let blocking = matches!(mode, Mode::Blocking(_));
+    if blocking && set_read_timeout(stream, deadline, read_timeout).is_err() {
+        return Some(closed(sess));
+    }
+    match read_marked(sess, stream, mode) {
+        Ok(0) => sess.set_eof(),
+        Ok(n) => sess.filled(n),
+        // Blocking: the deadline passed, which `next` deals with.
+        Err(e) if would_block(&e) && blocking => {}
+        Err(e) if would_block(&e) => return Some(Parked::Wait),
+        // A signal (the stop, under blocking calls): `next` looks.
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        Err(_) => return Some(closed(sess)),
+    }
+    None
+}
+
+/// The read call itself. Under blocking calls, a thread reading for a
+/// request is marked meanwhile, so the stop knows whom to interrupt.
+fn read_marked<S: Service, T: Read>(
+    sess: &mut Session<S>,
+    stream: &mut T,
+    mode: Mode<'_>,
+) -> io::Result<usize> {
+    let marked = match mode {
+        // Relaxed: the stop looks again until the thread is out.
+        Mode::Blocking(reading) if sess.reading_requests() => {
+            reading.store(true, Ordering::Relaxed);
+            Some(reading)
+        }
+        _ => None,
+    };
+    let read = stream.read(sess.read_buf());
+    if let Some(reading) = marked {
+        reading.store(false, Ordering::Relaxed);
+    }
+    read
 }
 
 fn closed<S: Service>(sess: &mut Session<S>) -> Parked {
@@ -126,7 +166,7 @@ fn closed<S: Service>(sess: &mut Session<S>) -> Parked {
 /// Write what the socket takes now. Blocking mode asks not to wait
 /// (`MSG_DONTWAIT`) so the stall is timed by the session, as it is for
 /// non-blocking sockets.
-fn write<T: Write + AsFd>(stream: &mut T, buf: &[u8], blocking: bool) -> io::Result<usize> {
+fn send<T: Write + AsFd>(stream: &mut T, buf: &[u8], blocking: bool) -> io::Result<usize> {
     if blocking {
         socket2::SockRef::from(&*stream)
             .send_with_flags(buf, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)

@@ -2,7 +2,7 @@
 //!
 //! Every strategy is one implementation generic over
 //! [`serverlab_service::Service`], so each serves every protocol. A
-//! connection is always driven by a `Session` (`session.rs`), which owns every
+//! connection is always driven by a `Session` (`session/`), which owns every
 //! transport duty (framing, replies in order, timeouts, lingering close,
 //! draining); a strategy is only its scheduling. The strategies are listed
 //! once, in [`for_each_strategy!`].
@@ -16,10 +16,13 @@ pub mod fds;
 mod idle;
 mod io;
 mod listen;
+mod listeners;
 mod reactor;
 pub(crate) mod session;
 pub mod shutdown;
 pub mod strategy;
+#[cfg(test)]
+mod test_server;
 mod tokio_rt;
 mod uring;
 

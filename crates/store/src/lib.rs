@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod bucket;
+mod guarded;
 pub mod kv;
 pub mod resp;
 mod sync;

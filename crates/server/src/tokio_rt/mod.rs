@@ -16,6 +16,12 @@
 //! has finished (and dropping it joins its blocking threads), so the final
 //! statistics are complete.
 //!
+//! Failures: a loop that cannot accept any more (or cannot be set up:
+//! shared-nothing's loops run through `listeners.rs`) stops the whole
+//! server, and returns its error only once its own connections have
+//! drained. A connection that cannot be registered with its loop's
+//! reactor is closed and counted, and the loop accepts on.
+//!
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 //!
@@ -36,10 +42,11 @@ use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::unix::AsyncFd;
+use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify};
+use tokio::task::JoinSet;
 
 /// How often a sleeping delay looks whether its client has gone.
 const LOOK_EVERY: Duration = Duration::from_millis(50);
@@ -78,44 +85,19 @@ impl Strategy for SharedNothing {
     const LISTENERS: Listeners = Listeners::PerThread;
     const DELAYS: Delays = Delays::OffTheServingThreads;
 
+    /// A single-thread runtime per listener, each on its own thread
+    /// (`listeners.rs`).
     fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
         let stop = stop_channel(&ctx);
-        // No loop accepts before every loop has its runtime: a burst
-        // accepted by one could take the descriptors another's runtime
-        // needs (its epoll and eventfd), failing the server at start.
-        let ready = Arc::new(std::sync::Barrier::new(listeners.len()));
-        let loops: Vec<_> = listeners
-            .into_iter()
-            .enumerate()
-            .map(|(i, listener)| {
-                let (ctx, stop, ready) = (ctx.clone(), stop.clone(), ready.clone());
-                std::thread::Builder::new()
-                    .name(format!("loop-{i}"))
-                    .spawn(move || {
-                        let rt = ctx
-                            .cpus
-                            .as_ref()
-                            .map_or(Ok(()), |cpus| cpus.nth(i).pin_current_thread())
-                            .and_then(|()| {
-                                tokio::runtime::Builder::new_current_thread()
-                                    .enable_all()
-                                    .build()
-                            });
-                        // Waited for whatever the outcome, so a loop that
-                        // failed never leaves the others waiting.
-                        ready.wait();
-                        rt?.block_on(accept_loop(ctx, listener, stop))
-                    })
-            })
-            .collect::<io::Result<_>>()?;
-        let mut result = Ok(());
-        for l in loops {
-            let r = l
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("an event loop panicked")));
-            result = result.and(r);
-        }
-        result
+        let set_up = |_| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        };
+        let serve = |rt: tokio::runtime::Runtime, listener| {
+            rt.block_on(accept_loop(ctx.clone(), listener, stop.clone()))
+        };
+        crate::listeners::run_per_listener(&ctx, "loop", listeners, set_up, serve)
     }
 }
 
@@ -134,62 +116,110 @@ fn stop_channel<S: Service>(ctx: &Ctx<S>) -> watch::Receiver<Phase> {
     rx
 }
 
+/// Accept on `listener` and serve each connection on a task of its own
+/// until the stop, then drain them. A failure to accept stops the server
+/// (it is returned once this loop's connections have drained); a
+/// connection that cannot be served costs only itself.
 async fn accept_loop<S: Service>(
     ctx: Arc<Ctx<S>>,
     listener: TcpListener,
     stop: watch::Receiver<Phase>,
 ) -> io::Result<()> {
+    let listener = register_listener(listener)?;
+    let mut tasks = JoinSet::new();
+    let accepted = accept_until_stop(&ctx, &listener, &stop, &mut tasks).await;
+    if accepted.is_err() {
+        ctx.shutdown.trigger();
+    }
+    drop(listener);
+    drain(&ctx, tasks).await;
+    accepted
+}
+
+/// The listener, on this runtime's reactor. Its readiness is ours to
+/// clear (tokio's `TcpListener` keeps it set after any error): out of
+/// descriptors, `accept` fails before it looks at the backlog, so only
+/// the shedding can tell that the backlog is empty (`accept.rs`).
+fn register_listener(listener: TcpListener) -> io::Result<AsyncFd<mio::net::TcpListener>> {
     listener.set_nonblocking(true)?;
-    // The listener's readiness is ours to clear (tokio's `TcpListener`
-    // keeps it set after any error): out of descriptors, `accept` fails
-    // before it looks at the backlog, so only the shedding can tell that
-    // the backlog is empty (`accept.rs`).
     let listener = mio::net::TcpListener::from_std(listener);
     // SAFETY: the mio listener owns its descriptor, which stays open and
     // the same until the `AsyncFd` (which owns the listener) is dropped.
     let listener =
         unsafe { AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE)? };
-    let mut tasks = tokio::task::JoinSet::new();
+    Ok(listener)
+}
+
+/// Accept until the stop starts; an error means this loop can accept no
+/// more.
+async fn accept_until_stop<S: Service>(
+    ctx: &Arc<Ctx<S>>,
+    listener: &AsyncFd<mio::net::TcpListener>,
+    stop: &watch::Receiver<Phase>,
+    tasks: &mut JoinSet<()>,
+) -> io::Result<()> {
     let mut stopping = stop.clone();
     loop {
         tokio::select! {
-            _ = stopping.wait_for(|p| *p != Phase::Running) => break,
-            ready = listener.readable() => {
-                let mut ready = ready?;
-                match ctx.accept(listener.as_fd(), || listener.get_ref().accept()) {
-                    Accepted::Serve(stream, peer) => {
-                        let stream = TcpStream::from_std(stream.into())?;
-                        tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
-                    }
-                    Accepted::Again => {}
-                    Accepted::Drained => ready.clear_ready(),
-                    Accepted::RetryIn(d) => {
-                        drop(ready);
-                        tokio::time::sleep(d).await;
-                    }
-                }
-            },
+            _ = stopping.wait_for(|p| *p != Phase::Running) => return Ok(()),
+            ready = listener.readable() => accept(ctx, ready?, stop, tasks).await,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
-    drop(listener);
-    // Connections drain; past the drain limit the stop aborts, which ends
-    // every wait, and each session resets. Tasks that somehow still wait
-    // are dropped (a session dropped while aborting counts what it drops).
+}
+
+/// The listener is readable: accept a connection and start its task.
+async fn accept<S: Service>(
+    ctx: &Arc<Ctx<S>>,
+    mut ready: AsyncFdReadyGuard<'_, mio::net::TcpListener>,
+    stop: &watch::Receiver<Phase>,
+    tasks: &mut JoinSet<()>,
+) {
+    let listener = ready.get_inner();
+    match ctx.accept(listener.as_fd(), || listener.accept()) {
+        Accepted::Serve(stream, peer) => match register(stream, peer) {
+            Ok(stream) => {
+                tasks.spawn(serve(ctx.clone(), stream, peer, stop.clone()));
+            }
+            Err(e) => ctx.cannot_serve(peer, &e),
+        },
+        Accepted::Again => {}
+        Accepted::Drained => ready.clear_ready(),
+        Accepted::RetryIn(d) => {
+            drop(ready);
+            tokio::time::sleep(d).await;
+        }
+    }
+}
+
+/// A connection, on this runtime's reactor (which may fail: out of
+/// memory, or of epoll watches). Tests can make it fail for one peer.
+fn register(stream: mio::net::TcpStream, peer: SocketAddr) -> io::Result<TcpStream> {
+    #[cfg(test)]
+    tests::refuse_registration_of(peer)?;
+    #[cfg(not(test))]
+    let _ = peer;
+    TcpStream::from_std(stream.into())
+}
+
+/// Connections drain; past the drain limit the stop aborts, which ends
+/// every wait, and each session resets. Tasks that somehow still wait are
+/// dropped (a session dropped while aborting counts what it drops).
+async fn drain<S: Service>(ctx: &Ctx<S>, mut tasks: JoinSet<()>) {
     let drained = tokio::time::timeout(crate::DRAIN_LIMIT, async {
         while tasks.join_next().await.is_some() {}
     });
-    if drained.await.is_err() {
-        ctx.shutdown.abort();
-        let reset = tokio::time::timeout(ABORT_GRACE, async {
-            while tasks.join_next().await.is_some() {}
-        });
-        if reset.await.is_err() {
-            tasks.abort_all();
-            while tasks.join_next().await.is_some() {}
-        }
+    if drained.await.is_ok() {
+        return;
     }
-    Ok(())
+    ctx.shutdown.abort();
+    let reset = tokio::time::timeout(ABORT_GRACE, async {
+        while tasks.join_next().await.is_some() {}
+    });
+    if reset.await.is_err() {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
 }
 
 async fn serve<S: Service>(
@@ -226,17 +256,7 @@ async fn drive<S: Service>(
                     return;
                 }
             }
-            Io::Read { wait: false, .. } => match stream.try_read(sess.read_buf()) {
-                Ok(0) => sess.set_eof(),
-                Ok(n) => sess.filled(n),
-                // Not waiting: what had arrived is all there is.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => sess.set_eof(),
-                Err(_) => return,
-            },
-            Io::Read {
-                deadline,
-                wait: true,
-            } => {
+            Io::Read { deadline } => {
                 // A read for a request ends when the stop starts; a
                 // lingering close's read when it aborts. The session sees
                 // the stop, or the deadline, itself.
@@ -350,3 +370,6 @@ fn never_gone(wait_ms: u16) -> bool {
     std::thread::sleep(Duration::from_millis(wait_ms.into()));
     false
 }
+
+#[cfg(test)]
+mod tests;

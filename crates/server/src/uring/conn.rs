@@ -11,12 +11,6 @@
 //! session has taken the stash and asks for more. At most one receive is
 //! ever in flight, so bytes arrive in order.
 //!
-//! A read that must not wait (the session always asks with `wait` now, but
-//! the contract keeps the flag): the multishot receive is cancelled and
-//! its last completion awaited, then one receive that does not wait
-//! (`MSG_DONTWAIT`) takes what has already arrived; `EAGAIN` means nothing
-//! did, which the session takes as the end of input.
-//!
 //! Delays: a sleep is a timer on the ring, cancelled (and the delay
 //! abandoned) when a tick finds the client gone or the server aborts;
 //! spinning and CPU work run on another thread, which gives them up itself
@@ -45,9 +39,6 @@ pub(super) enum Wait {
     Output,
     /// Its delay: a timer on the ring (`timer`), or a thread's post.
     Delay { timer: bool },
-    /// The last completion of its receive, before a read that must not
-    /// wait.
-    Drain,
     /// Closed by the session: the last completions of what is in flight,
     /// then the socket is closed.
     Closing,
@@ -61,8 +52,6 @@ enum Recv {
     Armed,
     /// It was cancelled; its last completion is to come.
     Cancelling,
-    /// A receive that does not wait is in flight.
-    Now,
 }
 
 /// Why [`Conn::drive`] returned.
@@ -99,8 +88,6 @@ pub(super) struct Conn<S: Service> {
     broken: bool,
     /// A send failed: the connection is gone.
     write_failed: bool,
-    /// A receive that does not wait found nothing.
-    dry: bool,
     pub(super) wait: Wait,
     /// Operations (and delays on other threads) not yet over, each of
     /// which will name this connection's token once more.
@@ -120,7 +107,6 @@ impl<S: Service> Conn<S> {
             eof: false,
             broken: false,
             write_failed: false,
-            dry: false,
             wait: Wait::Ready,
             in_flight: 0,
             sending_since: None,
@@ -141,42 +127,53 @@ impl<S: Service> Conn<S> {
         }
         loop {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
-            match sess.next() {
-                Io::Delay(d) => {
-                    let timer = delays.start(d, self.token, &self.stream, io);
-                    self.in_flight += 1;
-                    self.wait = Wait::Delay { timer };
-                    return Parked::Waiting;
+            let parked = match sess.next() {
+                Io::Delay(d) => Some(self.delay(d, io, delays)),
+                Io::Write => Some(self.send(io, now)),
+                Io::Read { deadline } => self.read(io, deadline),
+                Io::ShutdownWrite => {
+                    shutdown_write(&self.stream);
+                    None
                 }
-                Io::Write => {
-                    let then_waits = self.stash.is_empty() && sess.reads_next();
-                    io.send(
-                        self.stream.as_raw_fd(),
-                        &mut self.sess,
-                        self.token,
-                        then_waits,
-                    );
-                    self.in_flight += 1;
-                    self.sending_since = Some(now);
-                    self.wait = Wait::Output;
-                    return Parked::Waiting;
-                }
-                Io::Read { deadline, wait } => {
-                    if let Some(parked) = self.read(io, deadline, wait) {
-                        return parked;
-                    }
-                }
-                Io::ShutdownWrite => shutdown_write(&self.stream),
-                Io::Yield => return Parked::Yield,
-                Io::Close => return Parked::Closed { reset: false },
-                Io::Reset => return Parked::Closed { reset: true },
+                Io::Yield => Some(Parked::Yield),
+                Io::Close => Some(Parked::Closed { reset: false }),
+                Io::Reset => Some(Parked::Closed { reset: true }),
+            };
+            if let Some(parked) = parked {
+                return parked;
             }
         }
     }
 
+    /// Start the delay the session asked for: on the ring's timer, or on
+    /// another thread.
+    fn delay(&mut self, d: Delay, io: &mut Uring, delays: &mut impl Delays) -> Parked {
+        let timer = delays.start(d, self.token, &self.stream, io);
+        self.in_flight += 1;
+        self.wait = Wait::Delay { timer };
+        Parked::Waiting
+    }
+
+    /// Submit a send of the session's unwritten replies, lending it to the
+    /// kernel until the send completes.
+    fn send(&mut self, io: &mut Uring, now: Instant) -> Parked {
+        let sess = self.sess.get_mut().expect("no send holds a ready session");
+        let then_waits = self.stash.is_empty() && sess.reads_next();
+        io.send(
+            self.stream.as_raw_fd(),
+            &mut self.sess,
+            self.token,
+            then_waits,
+        );
+        self.in_flight += 1;
+        self.sending_since = Some(now);
+        self.wait = Wait::Output;
+        Parked::Waiting
+    }
+
     /// A read: from the stash, or the end, or submit (or wait for) a
     /// receive. `None`: the session has something new; ask it again.
-    fn read(&mut self, io: &mut Uring, deadline: Option<Instant>, wait: bool) -> Option<Parked> {
+    fn read(&mut self, io: &mut Uring, deadline: Option<Instant>) -> Option<Parked> {
         let sess = self.sess.get_mut().expect("no send holds a ready session");
         if !self.stash.is_empty() {
             let n = sess.receive(&self.stash);
@@ -195,33 +192,13 @@ impl<S: Service> Conn<S> {
             sess.set_eof();
             return None;
         }
-        if wait {
-            // A cancelled receive must end before another starts.
-            if self.recv == Recv::Idle {
-                io.recv_multi(self.stream.as_raw_fd(), self.token);
-                self.recv = Recv::Armed;
-                self.in_flight += 1;
-            }
-            self.wait = Wait::Input(deadline);
-            return Some(Parked::Waiting);
+        // A cancelled receive must end before another starts.
+        if self.recv == Recv::Idle {
+            io.recv_multi(self.stream.as_raw_fd(), self.token);
+            self.recv = Recv::Armed;
+            self.in_flight += 1;
         }
-        if std::mem::take(&mut self.dry) {
-            sess.set_eof();
-            return None;
-        }
-        match self.recv {
-            Recv::Armed => {
-                io.cancel(Op::Recv, self.token);
-                self.recv = Recv::Cancelling;
-            }
-            Recv::Idle => {
-                io.recv_now(self.stream.as_raw_fd(), self.token);
-                self.recv = Recv::Now;
-                self.in_flight += 1;
-            }
-            Recv::Cancelling | Recv::Now => {}
-        }
-        self.wait = Wait::Drain;
+        self.wait = Wait::Input(deadline);
         Some(Parked::Waiting)
     }
 
@@ -229,7 +206,7 @@ impl<S: Service> Conn<S> {
     /// already settled). True: run it now.
     pub(super) fn complete(&mut self, c: Completion, io: &mut Uring) -> bool {
         match c.op {
-            Op::Recv | Op::RecvNow => self.received(c, io),
+            Op::Recv => self.received(c, io),
             Op::Send => self.sent(c),
             Op::Sleep => {
                 // Cancelled: the client has gone (`abandon_if_gone`) or
@@ -253,21 +230,16 @@ impl<S: Service> Conn<S> {
         match c.result {
             n if n > 0 => {}
             0 => self.eof = true,
-            e if e == -libc::EAGAIN => self.dry = true,
             // Out of provided buffers, or cancelled: asked again at the
             // next read.
-            e if e == -libc::ENOBUFS || e == -libc::ECANCELED => {}
+            e if e == -libc::ENOBUFS || e == -libc::ECANCELED || e == -libc::EAGAIN => {}
             _ => self.broken = true,
         }
         if self.stash.len() >= STASH_LIMIT && self.recv == Recv::Armed {
             io.cancel(Op::Recv, self.token);
             self.recv = Recv::Cancelling;
         }
-        match self.wait {
-            Wait::Input(_) => true,
-            Wait::Drain => self.recv == Recv::Idle,
-            _ => false,
-        }
+        matches!(self.wait, Wait::Input(_))
     }
 
     /// Received bytes: into the session if it is waiting for them, else

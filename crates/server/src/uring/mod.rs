@@ -31,7 +31,7 @@ use crate::{Ctx, ServerConfig};
 use serverlab_service::Service;
 use std::io;
 use std::net::TcpListener;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Submission queue entries per ring.
@@ -66,61 +66,17 @@ impl Strategy for Uring {
         ))
     }
 
+    /// A ring per listener, each on its own thread (`listeners.rs`): set
+    /// up there (the ring has one submitter, that thread), then served.
     fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
-        let set_up = Arc::new(Barrier::new(listeners.len()));
-        let rings: Vec<_> = listeners
-            .into_iter()
-            .enumerate()
-            .map(|(i, listener)| {
-                let (ctx, set_up) = (ctx.clone(), set_up.clone());
-                std::thread::Builder::new()
-                    .name(format!("uring-{i}"))
-                    .spawn(move || {
-                        let served = serve_ring(&ctx, i, listener, &set_up);
-                        if served.is_err() {
-                            // Stop the other rings too: the server failed.
-                            ctx.shutdown.trigger();
-                        }
-                        served
-                    })
-            })
-            .collect::<io::Result<_>>()?;
-        let mut result = Ok(());
-        for r in rings {
-            let r = r
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("a ring's thread panicked")));
-            result = result.and(r);
-        }
-        result
+        let set_up = |i: usize| {
+            let cpu = ctx.cpus.as_ref().map(|c| c.nth(i));
+            let io = sys::Uring::new(&config(ctx.uring_sqpoll, cpu)).map_err(io::Error::other)?;
+            Ok((io, sys::EventFd::new()?))
+        };
+        let serve = |(io, wake), listener| ring::serve(ctx.clone(), listener, io, wake);
+        crate::listeners::run_per_listener(&ctx, "uring", listeners, set_up, serve)
     }
-}
-
-/// Ring `i`'s thread: pinned, then its ring set up (on this thread: the
-/// ring has one submitter, this one) and served. No ring accepts before
-/// every ring is set up (`set_up`), so a burst of connections on one
-/// cannot take the descriptors another still needs.
-fn serve_ring<S: Service>(
-    ctx: &Arc<Ctx<S>>,
-    i: usize,
-    listener: TcpListener,
-    set_up: &Barrier,
-) -> io::Result<()> {
-    let cpu = ctx.cpus.as_ref().map(|c| c.nth(i));
-    let ring = (|| -> io::Result<_> {
-        if let Some(cpu) = &cpu {
-            cpu.pin_current_thread()?;
-        }
-        let io = sys::Uring::new(&config(ctx.uring_sqpoll, cpu)).map_err(io::Error::other)?;
-        Ok((io, sys::EventFd::new()?))
-    })();
-    if ring.is_err() {
-        // Before the others pass the barrier: they see the stop at once.
-        ctx.shutdown.trigger();
-    }
-    set_up.wait();
-    let (io, wake) = ring?;
-    ring::serve(ctx.clone(), listener, io, wake)
 }
 
 /// A ring's setup: with `--cpus`, its thread's one CPU also pins its

@@ -154,7 +154,7 @@ impl<S: Service> Ring<S> {
             }
             // What it cancelled reports how that ended.
             Op::Cancel => {}
-            Op::Recv | Op::RecvNow | Op::Send | Op::Sleep => self.conn_completed(c),
+            Op::Recv | Op::Send | Op::Sleep => self.conn_completed(c),
         }
     }
 

@@ -185,16 +185,9 @@ impl BoardStore for LockFreeBoard {
             .append(ThinBytes::new(message))
     }
 
-    fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize> {
-        let message = self.find(topic)?.messages.get(id)?;
-        Some(super::push_part(message, from, max, out))
+    fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool {
+        let message = self.find(topic).and_then(|t| t.messages.get(id));
+        message.map(found).is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {

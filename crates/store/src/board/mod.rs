@@ -21,8 +21,10 @@ pub use mutex::MutexBoard;
 pub use rwlock::RwLockBoard;
 pub use sharded::ShardedBoard;
 
+use crate::guarded::Guarded;
 use crate::StoreKind;
 use std::sync::Arc;
+use table::Table;
 
 /// The board's operations. Bytes are opaque: topics and messages need not be
 /// UTF-8.
@@ -36,17 +38,10 @@ use std::sync::Arc;
 pub trait BoardStore: Send + Sync + 'static {
     /// Append `message` to `topic` (creating the topic) and return its id.
     fn post(&self, topic: &[u8], message: &[u8]) -> u64;
-    /// Append at most `max` bytes of message `id` of `topic`, from its byte
-    /// `from`, to `out`; return the message's whole length, or `None` (and
-    /// nothing appended) when there is no such message.
-    fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize>;
+    /// Hand message `id` of `topic` to `found` (under the store's lock,
+    /// where it has one); false, and `found` not called, when there is no
+    /// such message.
+    fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool;
     /// How many messages `topic` holds (0 for an unknown topic).
     fn count(&self, topic: &[u8]) -> u64;
     /// How many topics exist: the entries a LIST asked for now has.
@@ -57,6 +52,22 @@ pub trait BoardStore: Send + Sync + 'static {
     /// entry not appended, `end` when done. `end` is a `topics()` taken
     /// earlier.
     fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize;
+
+    /// Append at most `max` bytes of message `id` of `topic`, from its byte
+    /// `from`, to `out`; return the message's whole length, or `None` (and
+    /// nothing appended) when there is no such message.
+    fn read_part(
+        &self,
+        topic: &[u8],
+        id: u64,
+        from: usize,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        let mut len = None;
+        self.message(topic, id, &mut |m| len = Some(push_part(m, from, max, out)));
+        len
+    }
 
     /// Append message `id` of `topic` to `out`; false (and nothing appended)
     /// when there is no such message.
@@ -69,6 +80,30 @@ pub trait BoardStore: Send + Sync + 'static {
     fn list(&self, out: &mut Vec<u8>) {
         let end = self.topics();
         self.list_part(0, end, usize::MAX, out);
+    }
+}
+
+/// Every operation, written once for the stores made of one [`Table`]
+/// behind one lock (`mutex`, `rwlock`).
+impl<G: Guarded<State = Table>> BoardStore for G {
+    fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
+        self.write(0, |t| t.post(topic, message))
+    }
+
+    fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool {
+        self.read(0, |t| t.message(topic, id).map(found).is_some())
+    }
+
+    fn count(&self, topic: &[u8]) -> u64 {
+        self.read(0, |t| t.count(topic))
+    }
+
+    fn topics(&self) -> usize {
+        self.read(0, Table::topics)
+    }
+
+    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
+        self.read(0, |t| t.list_part(from, end, budget, out))
     }
 }
 

@@ -3,33 +3,20 @@
 //! against. parking_lot's mutex: no poisoning, a fast uncontended path.
 
 use super::table::Table;
-use super::BoardStore;
+use crate::guarded::Guarded;
 use parking_lot::Mutex;
 
 #[derive(Default)]
 pub struct MutexBoard(Mutex<Table>);
 
-impl BoardStore for MutexBoard {
-    fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
-        self.0.lock().post(topic, message)
+impl Guarded for MutexBoard {
+    type State = Table;
+
+    fn read<R>(&self, _h: u64, f: impl FnOnce(&Table) -> R) -> R {
+        f(&self.0.lock())
     }
-    fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize> {
-        self.0.lock().read_part(topic, id, from, max, out)
-    }
-    fn count(&self, topic: &[u8]) -> u64 {
-        self.0.lock().count(topic)
-    }
-    fn topics(&self) -> usize {
-        self.0.lock().topics()
-    }
-    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
-        self.0.lock().list_part(from, end, budget, out)
+
+    fn write<R>(&self, _h: u64, f: impl FnOnce(&mut Table) -> R) -> R {
+        f(&mut self.0.lock())
     }
 }

@@ -3,33 +3,20 @@
 //! starve a poster.
 
 use super::table::Table;
-use super::BoardStore;
+use crate::guarded::Guarded;
 use parking_lot::RwLock;
 
 #[derive(Default)]
 pub struct RwLockBoard(RwLock<Table>);
 
-impl BoardStore for RwLockBoard {
-    fn post(&self, topic: &[u8], message: &[u8]) -> u64 {
-        self.0.write().post(topic, message)
+impl Guarded for RwLockBoard {
+    type State = Table;
+
+    fn read<R>(&self, _h: u64, f: impl FnOnce(&Table) -> R) -> R {
+        f(&self.0.read())
     }
-    fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize> {
-        self.0.read().read_part(topic, id, from, max, out)
-    }
-    fn count(&self, topic: &[u8]) -> u64 {
-        self.0.read().count(topic)
-    }
-    fn topics(&self) -> usize {
-        self.0.read().topics()
-    }
-    fn list_part(&self, from: usize, end: usize, budget: usize, out: &mut Vec<u8>) -> usize {
-        self.0.read().list_part(from, end, budget, out)
+
+    fn write<R>(&self, _h: u64, f: impl FnOnce(&mut Table) -> R) -> R {
+        f(&mut self.0.write())
     }
 }

@@ -53,17 +53,13 @@ impl BoardStore for ShardedBoard {
         0
     }
 
-    fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize> {
+    fn message(&self, topic: &[u8], id: u64, found: &mut dyn FnMut(&[u8])) -> bool {
         let shard = self.shard(topic).read();
-        let message = shard.get(topic)?.get(id)?;
-        Some(super::push_part(message, from, max, out))
+        shard
+            .get(topic)
+            .and_then(|m| m.get(id))
+            .map(found)
+            .is_some()
     }
 
     fn count(&self, topic: &[u8]) -> u64 {

@@ -34,16 +34,9 @@ impl Table {
         self.index.get(topic).map(|&i| &self.topics[i].messages)
     }
 
-    pub(crate) fn read_part(
-        &self,
-        topic: &[u8],
-        id: u64,
-        from: usize,
-        max: usize,
-        out: &mut Vec<u8>,
-    ) -> Option<usize> {
-        let message = self.messages(topic)?.get(id)?;
-        Some(super::push_part(message, from, max, out))
+    /// Message `id` of `topic`, if there is one.
+    pub(crate) fn message(&self, topic: &[u8], id: u64) -> Option<&[u8]> {
+        self.messages(topic)?.get(id)
     }
 
     pub(crate) fn count(&self, topic: &[u8]) -> u64 {

@@ -18,6 +18,7 @@ pub use mutex::MutexKv;
 pub use rwlock::RwLockKv;
 pub use sharded::ShardedKv;
 
+use crate::guarded::Guarded;
 use crate::StoreKind;
 use std::sync::Arc;
 
@@ -65,6 +66,33 @@ pub fn new(kind: StoreKind) -> Arc<dyn KvStore> {
 
 /// The plain map the locked stores guard.
 type Map = std::collections::HashMap<Box<[u8]>, Arc<Value>>;
+
+/// Every operation, written once for the stores made of [`Map`]s behind
+/// locks (`mutex`, `rwlock`, `sharded`). Values are found or swapped
+/// under the lock; an old value is dropped after it (freeing a large value
+/// is not locked work).
+impl<G: Guarded<State = Map>> KvStore for G {
+    fn get(&self, key: &[u8]) -> Option<Arc<Value>> {
+        self.read(self.hash(key), |map| map.get(key).cloned())
+    }
+
+    fn put(&self, key: &[u8], value: Arc<Value>) -> Put {
+        let (put, old) = self.write(self.hash(key), |map| put_in(map, key, value));
+        drop(old);
+        put
+    }
+
+    fn delete(&self, key: &[u8]) -> bool {
+        let old = self.write(self.hash(key), |map| map.remove(key));
+        old.is_some()
+    }
+
+    fn len(&self) -> usize {
+        let mut n = 0;
+        self.each(&mut |map| n += map.len());
+        n
+    }
+}
 
 /// Insert or replace in a plain map, handing back the old value so the
 /// caller can drop it after releasing its lock.

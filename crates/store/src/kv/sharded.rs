@@ -3,11 +3,11 @@
 //! exactly one stripe's lock, so there is no lock order to keep; `len`
 //! visits the stripes one at a time (a snapshot, exact when quiescent).
 
-use super::{put_in, KvStore, Map, Put, Value};
+use super::Map;
+use crate::guarded::Guarded;
 use parking_lot::RwLock;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 const SHARDS: usize = 64;
 
@@ -26,28 +26,29 @@ impl Default for ShardedKv {
 }
 
 impl ShardedKv {
-    fn shard(&self, key: &[u8]) -> &RwLock<Map> {
-        &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
+    fn shard(&self, h: u64) -> &RwLock<Map> {
+        &self.shards[h as usize % SHARDS]
     }
 }
 
-impl KvStore for ShardedKv {
-    fn get(&self, key: &[u8]) -> Option<Arc<Value>> {
-        self.shard(key).read().get(key).cloned()
+impl Guarded for ShardedKv {
+    type State = Map;
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
     }
 
-    fn put(&self, key: &[u8], value: Arc<Value>) -> Put {
-        let (put, old) = put_in(&mut self.shard(key).write(), key, value);
-        drop(old); // after the guard: freeing a large value is not locked work
-        put
+    fn read<R>(&self, h: u64, f: impl FnOnce(&Map) -> R) -> R {
+        f(&self.shard(h).read())
     }
 
-    fn delete(&self, key: &[u8]) -> bool {
-        let old = self.shard(key).write().remove(key);
-        old.is_some()
+    fn write<R>(&self, h: u64, f: impl FnOnce(&mut Map) -> R) -> R {
+        f(&mut self.shard(h).write())
     }
 
-    fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().len()).sum()
+    fn each(&self, f: &mut dyn FnMut(&mut Map)) {
+        for s in self.shards.iter() {
+            f(&mut s.write());
+        }
     }
 }

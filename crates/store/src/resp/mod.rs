@@ -20,6 +20,7 @@ pub use mutex::MutexResp;
 pub use rwlock::RwLockResp;
 pub use sharded::ShardedResp;
 
+use crate::guarded::Guarded;
 use crate::StoreKind;
 use db::Db;
 use serverlab_proto::resp::{End, SetCond};
@@ -106,18 +107,9 @@ pub fn new(kind: StoreKind) -> Option<Arc<dyn RespStore>> {
     })
 }
 
-/// A store made of [`Db`]s behind locks: which lock guards a key (by its
-/// hash), and how it is taken to read and to write. Every operation is
-/// written once, below, for all of them.
-pub(crate) trait Guarded: Send + Sync + 'static {
-    fn hash(&self, key: &[u8]) -> u64;
-    fn read<R>(&self, h: u64, f: impl FnOnce(&Db) -> R) -> R;
-    fn write<R>(&self, h: u64, f: impl FnOnce(&mut Db) -> R) -> R;
-    /// Every table in turn, to read (`len`) or empty (`clear`).
-    fn each(&self, f: &mut dyn FnMut(&mut Db));
-}
-
-impl<G: Guarded> RespStore for G {
+/// Every operation, written once for the stores made of [`Db`]s behind
+/// locks (`mutex`, `rwlock`, `sharded`).
+impl<G: Guarded<State = Db>> RespStore for G {
     fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType> {
         let h = self.hash(key);
         self.read(h, |db| db.get(h, key, found))

@@ -2,7 +2,7 @@
 //! parking_lot's mutex: no poisoning, a fast uncontended path.
 
 use super::db::{hasher, Db};
-use super::Guarded;
+use crate::guarded::Guarded;
 use foldhash::fast::RandomState;
 use parking_lot::Mutex;
 use std::hash::BuildHasher;
@@ -23,6 +23,8 @@ impl Default for MutexResp {
 }
 
 impl Guarded for MutexResp {
+    type State = Db;
+
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }
@@ -32,10 +34,6 @@ impl Guarded for MutexResp {
     }
 
     fn write<R>(&self, _h: u64, f: impl FnOnce(&mut Db) -> R) -> R {
-        f(&mut self.db.lock())
-    }
-
-    fn each(&self, f: &mut dyn FnMut(&mut Db)) {
         f(&mut self.db.lock())
     }
 }

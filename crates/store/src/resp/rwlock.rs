@@ -3,7 +3,7 @@
 //! task-fair, so a stream of readers cannot starve a writer.
 
 use super::db::{hasher, Db};
-use super::Guarded;
+use crate::guarded::Guarded;
 use foldhash::fast::RandomState;
 use parking_lot::RwLock;
 use std::hash::BuildHasher;
@@ -24,6 +24,8 @@ impl Default for RwLockResp {
 }
 
 impl Guarded for RwLockResp {
+    type State = Db;
+
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }
@@ -33,10 +35,6 @@ impl Guarded for RwLockResp {
     }
 
     fn write<R>(&self, _h: u64, f: impl FnOnce(&mut Db) -> R) -> R {
-        f(&mut self.db.write())
-    }
-
-    fn each(&self, f: &mut dyn FnMut(&mut Db)) {
         f(&mut self.db.write())
     }
 }

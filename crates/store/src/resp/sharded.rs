@@ -4,7 +4,7 @@
 //! order to keep; DBSIZE and FLUSHALL visit the stripes one by one.
 
 use super::db::{hasher, Db};
-use super::Guarded;
+use crate::guarded::Guarded;
 use crossbeam_utils::CachePadded;
 use foldhash::fast::RandomState;
 use parking_lot::RwLock;
@@ -39,6 +39,8 @@ impl ShardedResp {
 }
 
 impl Guarded for ShardedResp {
+    type State = Db;
+
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }

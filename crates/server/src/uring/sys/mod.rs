@@ -73,8 +73,6 @@ pub(crate) enum Op {
     Wake,
     /// Multishot receive into provided buffers.
     Recv,
-    /// One receive that does not wait (`MSG_DONTWAIT`).
-    RecvNow,
     /// A send of a lent session's unwritten replies.
     Send,
     /// A timer (a delay the session asked for).
@@ -90,11 +88,10 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    const ALL: [Op; 10] = [
+    const ALL: [Op; 9] = [
         Op::Accept,
         Op::Wake,
         Op::Recv,
-        Op::RecvNow,
         Op::Send,
         Op::Sleep,
         Op::Tick,
@@ -294,19 +291,6 @@ impl Uring {
             .user_data(user_data(Op::Recv, 0, token));
         // SAFETY: it writes only into provided buffers, which this ring
         // owns and keeps until its last completion (rules 1, 2).
-        unsafe { self.push(entry) }
-    }
-
-    /// Receive what has already arrived on `fd`, into a provided buffer;
-    /// `-EAGAIN` if nothing has.
-    pub(crate) fn recv_now(&mut self, fd: RawFd, token: u32) {
-        let entry = opcode::Recv::new(types::Fd(fd), std::ptr::null_mut(), 0)
-            .buf_group(BUFFER_GROUP)
-            .flags(libc::MSG_DONTWAIT)
-            .build()
-            .flags(squeue::Flags::BUFFER_SELECT)
-            .user_data(user_data(Op::RecvNow, 0, token));
-        // SAFETY: as `recv_multi`: provided buffers only.
         unsafe { self.push(entry) }
     }
 
@@ -582,7 +566,7 @@ fn decode(cqe: &cqueue::Entry) -> Completion {
         returned: None,
     };
     match op {
-        Op::Recv | Op::RecvNow => {
+        Op::Recv => {
             c.received = cqueue::buffer_select(cqe.flags()).map(|bid| Received {
                 bid,
                 len: result.max(0) as usize,

@@ -164,27 +164,6 @@ fn multishot_receive_delivers_in_order_through_few_buffers() {
     assert!(c.received.is_none());
 }
 
-/// A receive that does not wait says `EAGAIN` when nothing arrived, and
-/// takes what has.
-#[test]
-fn receive_now_takes_only_what_arrived() {
-    let Some(mut io) = ring(4, 4096) else { return };
-    let (mut client, server) = pair();
-    let mut q = VecDeque::new();
-    io.recv_now(server.as_raw_fd(), 1);
-    let c = next(&mut io, &mut q);
-    assert_eq!(
-        (c.op, c.result, c.more),
-        (Op::RecvNow, -libc::EAGAIN, false)
-    );
-    client.write_all(b"ready").unwrap();
-    std::thread::sleep(Duration::from_millis(50));
-    io.recv_now(server.as_raw_fd(), 1);
-    let c = next(&mut io, &mut q);
-    let bytes = io.take(c.received.expect("a buffer"), |b| b.to_vec());
-    assert_eq!(bytes, b"ready");
-}
-
 /// A send reads the session's replies; meanwhile the session is lent (no
 /// `&mut`), and only its own completion gives it back.
 #[test]
