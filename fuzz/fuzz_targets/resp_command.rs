@@ -10,8 +10,8 @@ use libfuzzer_sys::fuzz_target;
 use serverlab_fuzz::input::Input;
 use serverlab_fuzz::model::resp::refuse;
 use serverlab_fuzz::model::resp_wire::int;
-use serverlab_proto::resp::command::{parse, Cmd};
-use serverlab_proto::resp::{client, End, Framed, Framer, Limits, SetCond};
+use serverlab_proto::resp::command::{parse, Cmd, ListCmd, ServerCmd, StrCmd};
+use serverlab_proto::resp::{client, End, Framed, Framer, Limits, Name, SetCond};
 
 /// Commands whose subcommands and options are not modelled.
 const SERVER: [&str; 5] = ["select", "command", "config", "client", "hello"];
@@ -50,11 +50,14 @@ fuzz_target!(|data: &[u8]| {
     let span = |i: usize| arg(i);
     let by_name = |n: &[u8]| n.eq_ignore_ascii_case(name.0.as_bytes());
     assert!(by_name(args[0]));
+    assert_eq!(name.1.name(), Name::find(args[0]).map(Name::family));
     match name.1 {
-        Cmd::Get(k) | Cmd::LLen(k) | Cmd::Echo(k) | Cmd::Ping(Some(k)) => {
+        Cmd::Str(StrCmd::Get(k))
+        | Cmd::List(ListCmd::LLen(k))
+        | Cmd::Server(ServerCmd::Echo(k) | ServerCmd::Ping(Some(k))) => {
             assert_eq!(framer.get(&wire, k), span(1))
         }
-        Cmd::Set { key, value, cond } => {
+        Cmd::Str(StrCmd::Set { key, value, cond }) => {
             assert_eq!(
                 (framer.get(&wire, key), framer.get(&wire, value)),
                 (span(1), span(2))
@@ -67,7 +70,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!(cond, want);
         }
-        Cmd::IncrBy { key, by } => {
+        Cmd::Str(StrCmd::IncrBy { key, by }) => {
             assert_eq!(framer.get(&wire, key), span(1));
             let want = match name.0 {
                 "incr" => 1,
@@ -77,20 +80,20 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!(by, want);
         }
-        Cmd::Push { end, key } | Cmd::Pop { end, key, .. } => {
+        Cmd::List(ListCmd::Push { end, key } | ListCmd::Pop { end, key, .. }) => {
             assert_eq!(framer.get(&wire, key), span(1));
             assert_eq!(end == End::Left, name.0.starts_with('l'));
-            if let Cmd::Pop { count, .. } = name.1 {
+            if let Cmd::List(ListCmd::Pop { count, .. }) = name.1 {
                 assert_eq!(count, args.get(2).map(|c| int(c).unwrap() as usize));
             }
         }
-        Cmd::LIndex { key, index } => {
+        Cmd::List(ListCmd::LIndex { key, index }) => {
             assert_eq!(
                 (framer.get(&wire, key), index),
                 (span(1), int(span(2)).unwrap())
             )
         }
-        Cmd::LRange { key, start, stop } => {
+        Cmd::List(ListCmd::LRange { key, start, stop }) => {
             let want = (span(1), int(span(2)).unwrap(), int(span(3)).unwrap());
             assert_eq!((framer.get(&wire, key), start, stop), want)
         }

@@ -13,42 +13,8 @@
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
 use crate::session::{Applied, Event};
-use serverlab_proto::resp::{Limits, ProtocolError};
+use serverlab_proto::resp::{Limits, Name, ProtocolError};
 use std::collections::{HashMap, VecDeque};
-
-/// Redis 7's arity of every command served (n: exactly n arguments with
-/// the name; -n: at least n).
-pub const ARITY: [(&str, i64); 29] = [
-    ("ping", -1),
-    ("echo", 2),
-    ("get", 2),
-    ("set", -3),
-    ("del", -2),
-    ("exists", -2),
-    ("incr", 2),
-    ("decr", 2),
-    ("incrby", 3),
-    ("decrby", 3),
-    ("mget", -2),
-    ("mset", -3),
-    ("lpush", -3),
-    ("rpush", -3),
-    ("lpop", -2),
-    ("rpop", -2),
-    ("llen", 2),
-    ("lindex", 3),
-    ("lrange", 4),
-    ("dbsize", 1),
-    ("flushall", -1),
-    ("flushdb", -1),
-    ("select", 2),
-    ("info", -1),
-    ("command", -1),
-    ("config", -2),
-    ("client", -2),
-    ("hello", -1),
-    ("quit", -1),
-];
 
 /// Why a command is refused before it runs: the statistics' name
 /// (`Rejection::name`), and the exact error reply where the model knows
@@ -73,10 +39,17 @@ fn not_integer() -> Refusal {
     refusal("not_an_integer", Some(text))
 }
 
-/// The command's name in lower case, if it is one served.
-pub fn known(args: &[Vec<u8>]) -> Option<&'static str> {
+/// The command's name in lower case and its arity (n: exactly n
+/// arguments with the name; -n: at least n), if it is one served: the
+/// names and arities are proto's table ([`Name`]), the one place they are
+/// written; what the model does with them is its own.
+pub fn known(args: &[Vec<u8>]) -> Option<(&'static str, i64)> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    ARITY.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+    Name::ALL
+        .iter()
+        .map(|n| n.facts())
+        .find(|f| f.name == name)
+        .map(|f| (f.name, f.arity))
 }
 
 /// The refusal, if any, Redis 7 gives `args` before running it: unknown,
@@ -84,11 +57,10 @@ pub fn known(args: &[Vec<u8>]) -> Option<&'static str> {
 /// `Ok` also for a server command whose subcommand checks are not
 /// modelled.
 pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
-    let Some(name) = known(args) else {
+    let Some((name, a)) = known(args) else {
         return Err(refusal("unknown_command", None));
     };
     let argc = args.len() as i64;
-    let a = ARITY.iter().find(|(n, _)| *n == name).expect("known").1;
     if (a >= 0 && argc != a) || (a < 0 && argc < -a) {
         return Err(arity(name));
     }
