@@ -147,7 +147,6 @@ impl Resp {
     /// model; `None` for a server command checked only for its shape.
     fn run(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
         let mut out = Vec::new();
-        let key = || args[1].clone();
         match name {
             "ping" if args.len() == 2 => bulk(&mut out, &args[1]),
             "ping" => out.extend_from_slice(b"+PONG\r\n"),
@@ -157,16 +156,7 @@ impl Resp {
                 Some(Value::Str(v)) => bulk(&mut out, v),
                 Some(Value::List(_)) => out.extend_from_slice(WRONGTYPE.as_bytes()),
             },
-            "set" => {
-                let cond = set_cond(args).expect("refuse checked SET's options");
-                let exists = self.db.contains_key(&args[1]);
-                if cond.is_none_or(|nx| nx != exists) {
-                    self.db.insert(key(), Value::Str(args[2].clone()));
-                    out.extend_from_slice(b"+OK\r\n");
-                } else {
-                    out.extend_from_slice(b"$-1\r\n");
-                }
-            }
+            "set" => self.set(args, &mut out),
             "del" => {
                 let n = args[1..]
                     .iter()
@@ -182,15 +172,7 @@ impl Resp {
                 integer(&mut out, n as i64);
             }
             "incr" | "decr" | "incrby" | "decrby" => self.incr(name, args, &mut out),
-            "mget" => {
-                out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
-                for k in &args[1..] {
-                    match self.db.get(k) {
-                        Some(Value::Str(v)) => bulk(&mut out, v),
-                        _ => out.extend_from_slice(b"$-1\r\n"),
-                    }
-                }
-            }
+            "mget" => self.mget(args, &mut out),
             "mset" => {
                 for kv in args[1..].chunks(2) {
                     self.db.insert(kv[0].clone(), Value::Str(kv[1].clone()));
@@ -212,6 +194,29 @@ impl Resp {
             _ => return None,
         }
         Some(out)
+    }
+
+    /// SET with NX or XX, as [`refuse`] let it through.
+    fn set(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let cond = set_cond(args).expect("refuse checked SET's options");
+        let exists = self.db.contains_key(&args[1]);
+        if cond.is_none_or(|nx| nx != exists) {
+            self.db.insert(args[1].clone(), Value::Str(args[2].clone()));
+            out.extend_from_slice(b"+OK\r\n");
+        } else {
+            out.extend_from_slice(b"$-1\r\n");
+        }
+    }
+
+    /// MGET: a key holding a list answers nil.
+    fn mget(&self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
+        for k in &args[1..] {
+            match self.db.get(k) {
+                Some(Value::Str(v)) => bulk(out, v),
+                _ => out.extend_from_slice(b"$-1\r\n"),
+            }
+        }
     }
 
     fn incr(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {
