@@ -1,9 +1,9 @@
 //! The board load: posters that POST and readers that READ (or COUNT and
 //! LIST), one persistent connection each, as the CAPS reference client
 //! does, with optional pipelining, pacing and full reply verification.
-//! The workload ([`client`], [`shared`]) is also `load resp --workload
+//! The workload (`client.rs`, `shared.rs`) is also `load resp --workload
 //! board`'s, spelled in RESP's lists; here it speaks the board's own
-//! protocol ([`encoding::Lines`]).
+//! protocol (`encoding::Lines`).
 
 pub(crate) mod client;
 mod counts;

@@ -104,7 +104,7 @@ pub const OPS: [&str; ALL.len()] = {
 };
 
 impl Op {
-    /// Its slot in [`OPS`] (string commands first, as [`ALL`] lists them).
+    /// Its slot in [`OPS`]: the string commands first, in their order, then the list commands.
     pub const fn index(self) -> usize {
         match self {
             Op::Str(s) => s as usize,
