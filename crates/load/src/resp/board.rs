@@ -101,3 +101,47 @@ impl Encoding for Lists {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::encoding::Lines;
+
+    /// The two encodings read the same answers from their own replies:
+    /// RPUSH's length is the id + 1, LINDEX's nil is a READ's miss.
+    #[test]
+    fn lists_answer_as_the_board_does() {
+        let post = Expect::Post { topic: 0, code: 0 };
+        let read = Expect::Read {
+            topic: 0,
+            id: 0,
+            code: None,
+        };
+        let count = Expect::Count { topic: 0, floor: 0 };
+        let (mut lists, mut lines) = (Lists::new(1), Lines::new(1));
+        let cases: [(&Expect, &[u8], &[u8], Answer); 6] = [
+            (&post, b":6\r\n", b"5\0", Answer::Number(Some(5))),
+            (&post, b"-ERR x\r\n", b"x\0", Answer::Number(None)),
+            (&count, b":0\r\n", b"0\0", Answer::Number(Some(0))),
+            (&read, b"$2\r\nhi\r\n", b"hi\0", Answer::Found(b"hi")),
+            (&read, b"$-1\r\n", b"\0", Answer::Missing),
+            (&read, b"-ERR x\r\n", b"READ@t0#0\0", Answer::Neither),
+        ];
+        for (expect, resp, line, want) in cases {
+            let got = lists.decode(resp, expect).unwrap();
+            assert_eq!(got, Some((want, resp.len())), "{resp:?}");
+            assert_eq!(
+                lines.decode(line, expect).unwrap().unwrap().0,
+                got.unwrap().0
+            );
+        }
+        assert_eq!((lists.error_replies, lists.nulls), (2, 1));
+        assert_eq!(lists.decode(b"$2\r\nhi", &read), Ok(None));
+        assert!(lists.decode(b"$2\r\nhiXY", &read).is_err());
+        let mut wire = Vec::new();
+        assert_eq!(lists.list(&mut wire), None);
+        let op = lists.encode(Ask::Read { topic: 0, id: 7 }, &mut wire);
+        assert_eq!(super::super::OPS[op], "LINDEX");
+        assert_eq!(wire, b"*3\r\n$6\r\nLINDEX\r\n$8\r\nboard:t0\r\n$1\r\n7\r\n");
+    }
+}
