@@ -2,16 +2,18 @@
 //! RESP command parsing (`proto::resp::command::parse`, after the
 //! client's encoder `client::command` and the framer): the arguments
 //! survive encoding and framing unchanged, and the command parsed agrees
-//! with Redis 7's names, arity and argument checks written a second time
-//! (`model::resp::refuse`), with the right keys, values and numbers.
+//! with Redis 7's argument checks written a second time
+//! (`model::resp::refuse`, on proto's table of names and arities), with
+//! the right keys, values and numbers, and is counted under its name's
+//! family.
 //! Input: [separator, arguments joined by it…].
 
 use libfuzzer_sys::fuzz_target;
 use serverlab_fuzz::input::Input;
 use serverlab_fuzz::model::resp::refuse;
 use serverlab_fuzz::model::resp_wire::int;
-use serverlab_proto::resp::command::{parse, Cmd};
-use serverlab_proto::resp::{client, End, Framed, Framer, Limits, SetCond};
+use serverlab_proto::resp::command::{parse, Cmd, ListCmd, ServerCmd, StrCmd};
+use serverlab_proto::resp::{client, End, Framed, Framer, Limits, Name, SetCond, Span};
 
 /// Commands whose subcommands and options are not modelled.
 const SERVER: [&str; 5] = ["select", "command", "config", "client", "hello"];
@@ -38,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
             .map(|a| String::from_utf8_lossy(a))
             .collect::<Vec<_>>()
     };
-    let name = match (refuse(&owned), cmd) {
+    let (name, cmd) = match (refuse(&owned), cmd) {
         (Err(want), Cmd::Reject(r)) => {
             assert_eq!(r.name(), want.kind, "{:?}", show());
             return;
@@ -47,18 +49,24 @@ fuzz_target!(|data: &[u8]| {
         (Ok(name), Cmd::Reject(_)) if SERVER.contains(&name) => return,
         (Ok(name), cmd) => (name, cmd),
     };
-    let span = |i: usize| arg(i);
-    let by_name = |n: &[u8]| n.eq_ignore_ascii_case(name.0.as_bytes());
-    assert!(by_name(args[0]));
-    match name.1 {
-        Cmd::Get(k) | Cmd::LLen(k) | Cmd::Echo(k) | Cmd::Ping(Some(k)) => {
-            assert_eq!(framer.get(&wire, k), span(1))
-        }
-        Cmd::Set { key, value, cond } => {
-            assert_eq!(
-                (framer.get(&wire, key), framer.get(&wire, value)),
-                (span(1), span(2))
-            );
+    assert!(args[0].eq_ignore_ascii_case(name.as_bytes()));
+    assert_eq!(cmd.name(), Name::find(args[0]).map(Name::family));
+    let get = |s: Span| framer.get(&wire, s);
+    match cmd {
+        Cmd::Str(c) => strings(name, c, &args, get),
+        Cmd::List(c) => lists(name, c, &args, get),
+        Cmd::Server(ServerCmd::Echo(k) | ServerCmd::Ping(Some(k))) => assert_eq!(get(k), args[1]),
+        _ => {}
+    }
+});
+
+/// A string command's keys, values and numbers are its arguments'
+/// (which framed unchanged).
+fn strings<'w>(name: &str, cmd: StrCmd, args: &[&[u8]], get: impl Fn(Span) -> &'w [u8]) {
+    match cmd {
+        StrCmd::Get(k) => assert_eq!(get(k), args[1]),
+        StrCmd::Set { key, value, cond } => {
+            assert_eq!((get(key), get(value)), (args[1], args[2]));
             let last = args[3..].last().map(|a| a.to_ascii_lowercase());
             let want = match last.as_deref() {
                 None => SetCond::Always,
@@ -67,33 +75,37 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!(cond, want);
         }
-        Cmd::IncrBy { key, by } => {
-            assert_eq!(framer.get(&wire, key), span(1));
-            let want = match name.0 {
+        StrCmd::IncrBy { key, by } => {
+            assert_eq!(get(key), args[1]);
+            let want = match name {
                 "incr" => 1,
                 "decr" => -1,
-                "incrby" => int(span(2)).unwrap(),
-                _ => -int(span(2)).unwrap(),
+                "incrby" => int(args[2]).unwrap(),
+                _ => -int(args[2]).unwrap(),
             };
             assert_eq!(by, want);
         }
-        Cmd::Push { end, key } | Cmd::Pop { end, key, .. } => {
-            assert_eq!(framer.get(&wire, key), span(1));
-            assert_eq!(end == End::Left, name.0.starts_with('l'));
-            if let Cmd::Pop { count, .. } = name.1 {
+        StrCmd::Del | StrCmd::Exists | StrCmd::MGet | StrCmd::MSet => {}
+    }
+}
+
+/// A list command's key, end and numbers are its arguments'.
+fn lists<'w>(name: &str, cmd: ListCmd, args: &[&[u8]], get: impl Fn(Span) -> &'w [u8]) {
+    match cmd {
+        ListCmd::Push { end, key } | ListCmd::Pop { end, key, .. } => {
+            assert_eq!(get(key), args[1]);
+            assert_eq!(end == End::Left, name.starts_with('l'));
+            if let ListCmd::Pop { count, .. } = cmd {
                 assert_eq!(count, args.get(2).map(|c| int(c).unwrap() as usize));
             }
         }
-        Cmd::LIndex { key, index } => {
-            assert_eq!(
-                (framer.get(&wire, key), index),
-                (span(1), int(span(2)).unwrap())
-            )
+        ListCmd::LLen(k) => assert_eq!(get(k), args[1]),
+        ListCmd::LIndex { key, index } => {
+            assert_eq!((get(key), index), (args[1], int(args[2]).unwrap()))
         }
-        Cmd::LRange { key, start, stop } => {
-            let want = (span(1), int(span(2)).unwrap(), int(span(3)).unwrap());
-            assert_eq!((framer.get(&wire, key), start, stop), want)
+        ListCmd::LRange { key, start, stop } => {
+            let want = (args[1], int(args[2]).unwrap(), int(args[3]).unwrap());
+            assert_eq!((get(key), start, stop), want)
         }
-        _ => {}
     }
-});
+}

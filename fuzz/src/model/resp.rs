@@ -13,42 +13,8 @@
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
 use crate::session::{Applied, Event};
-use serverlab_proto::resp::{Limits, ProtocolError};
+use serverlab_proto::resp::{Limits, Name, ProtocolError};
 use std::collections::{HashMap, VecDeque};
-
-/// Redis 7's arity of every command served (n: exactly n arguments with
-/// the name; -n: at least n).
-pub const ARITY: [(&str, i64); 29] = [
-    ("ping", -1),
-    ("echo", 2),
-    ("get", 2),
-    ("set", -3),
-    ("del", -2),
-    ("exists", -2),
-    ("incr", 2),
-    ("decr", 2),
-    ("incrby", 3),
-    ("decrby", 3),
-    ("mget", -2),
-    ("mset", -3),
-    ("lpush", -3),
-    ("rpush", -3),
-    ("lpop", -2),
-    ("rpop", -2),
-    ("llen", 2),
-    ("lindex", 3),
-    ("lrange", 4),
-    ("dbsize", 1),
-    ("flushall", -1),
-    ("flushdb", -1),
-    ("select", 2),
-    ("info", -1),
-    ("command", -1),
-    ("config", -2),
-    ("client", -2),
-    ("hello", -1),
-    ("quit", -1),
-];
 
 /// Why a command is refused before it runs: the statistics' name
 /// (`Rejection::name`), and the exact error reply where the model knows
@@ -73,10 +39,17 @@ fn not_integer() -> Refusal {
     refusal("not_an_integer", Some(text))
 }
 
-/// The command's name in lower case, if it is one served.
-pub fn known(args: &[Vec<u8>]) -> Option<&'static str> {
+/// The command's name in lower case and its arity (n: exactly n
+/// arguments with the name; -n: at least n), if it is one served: the
+/// names and arities are proto's table ([`Name`]), the one place they are
+/// written; what the model does with them is its own.
+pub fn known(args: &[Vec<u8>]) -> Option<(&'static str, i64)> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    ARITY.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+    Name::ALL
+        .iter()
+        .map(|n| n.facts())
+        .find(|f| f.name == name)
+        .map(|f| (f.name, f.arity))
 }
 
 /// The refusal, if any, Redis 7 gives `args` before running it: unknown,
@@ -84,11 +57,10 @@ pub fn known(args: &[Vec<u8>]) -> Option<&'static str> {
 /// `Ok` also for a server command whose subcommand checks are not
 /// modelled.
 pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
-    let Some(name) = known(args) else {
+    let Some((name, a)) = known(args) else {
         return Err(refusal("unknown_command", None));
     };
     let argc = args.len() as i64;
-    let a = ARITY.iter().find(|(n, _)| *n == name).expect("known").1;
     if (a >= 0 && argc != a) || (a < 0 && argc < -a) {
         return Err(arity(name));
     }
@@ -175,7 +147,6 @@ impl Resp {
     /// model; `None` for a server command checked only for its shape.
     fn run(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
         let mut out = Vec::new();
-        let key = || args[1].clone();
         match name {
             "ping" if args.len() == 2 => bulk(&mut out, &args[1]),
             "ping" => out.extend_from_slice(b"+PONG\r\n"),
@@ -185,16 +156,7 @@ impl Resp {
                 Some(Value::Str(v)) => bulk(&mut out, v),
                 Some(Value::List(_)) => out.extend_from_slice(WRONGTYPE.as_bytes()),
             },
-            "set" => {
-                let cond = set_cond(args).expect("refuse checked SET's options");
-                let exists = self.db.contains_key(&args[1]);
-                if cond.is_none_or(|nx| nx != exists) {
-                    self.db.insert(key(), Value::Str(args[2].clone()));
-                    out.extend_from_slice(b"+OK\r\n");
-                } else {
-                    out.extend_from_slice(b"$-1\r\n");
-                }
-            }
+            "set" => self.set(args, &mut out),
             "del" => {
                 let n = args[1..]
                     .iter()
@@ -210,15 +172,7 @@ impl Resp {
                 integer(&mut out, n as i64);
             }
             "incr" | "decr" | "incrby" | "decrby" => self.incr(name, args, &mut out),
-            "mget" => {
-                out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
-                for k in &args[1..] {
-                    match self.db.get(k) {
-                        Some(Value::Str(v)) => bulk(&mut out, v),
-                        _ => out.extend_from_slice(b"$-1\r\n"),
-                    }
-                }
-            }
+            "mget" => self.mget(args, &mut out),
             "mset" => {
                 for kv in args[1..].chunks(2) {
                     self.db.insert(kv[0].clone(), Value::Str(kv[1].clone()));
@@ -240,6 +194,29 @@ impl Resp {
             _ => return None,
         }
         Some(out)
+    }
+
+    /// SET with NX or XX, as [`refuse`] let it through.
+    fn set(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let cond = set_cond(args).expect("refuse checked SET's options");
+        let exists = self.db.contains_key(&args[1]);
+        if cond.is_none_or(|nx| nx != exists) {
+            self.db.insert(args[1].clone(), Value::Str(args[2].clone()));
+            out.extend_from_slice(b"+OK\r\n");
+        } else {
+            out.extend_from_slice(b"$-1\r\n");
+        }
+    }
+
+    /// MGET: a key holding a list answers nil.
+    fn mget(&self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
+        for k in &args[1..] {
+            match self.db.get(k) {
+                Some(Value::Str(v)) => bulk(out, v),
+                _ => out.extend_from_slice(b"$-1\r\n"),
+            }
+        }
     }
 
     fn incr(&mut self, name: &str, args: &[Vec<u8>], out: &mut Vec<u8>) {

@@ -1,15 +1,15 @@
-//! One board connection's client: a poster or a reader. What it sends,
-//! and what each reply must be.
+//! One board client, a poster or a reader, whatever its [`Encoding`]:
+//! what it asks next, and what each answer must be. `load board` speaks
+//! the board's own protocol ([`super::encoding::Lines`]); `load resp
+//! --workload board` maps the same workload onto lists.
 
+use super::encoding::{lossy, Answer, Ask, Encoding};
 use super::mirror::{AckError, Mirror};
-use super::workload::{message_code, topic_name, write_message, ReaderOp};
-use super::{BoardLoad, COUNT, LIST, POST, READ};
+use super::workload::{message_code, write_message, ReaderOp};
+use super::ReaderMix;
 use crate::checks::Checks;
-use crate::driver::{take_line, Failure};
+use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
-use serverlab_proto::board::{parse_list, Request};
-use serverlab_proto::number::parse_u64;
-use serverlab_proto::Terminator;
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -29,6 +29,7 @@ impl Role {
 }
 
 /// What a reply must satisfy, decided when its request was sent.
+#[derive(Debug)]
 pub enum Expect {
     Post {
         topic: usize,
@@ -48,13 +49,22 @@ pub enum Expect {
     },
 }
 
-pub struct BoardClient<'a> {
-    cfg: &'a BoardLoad,
+/// The workload's settings, the same for both loads.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub topics: usize,
+    pub message_size: usize,
+    pub reader_mix: ReaderMix,
+    pub seed: u64,
+    pub verify: bool,
+}
+
+pub struct BoardClient<'a, E> {
+    params: Params,
     mirror: &'a Mirror,
     pub(crate) role: Role,
     pub(crate) index: usize,
     rng: fastrand::Rng,
-    topics: Vec<Vec<u8>>,
     seq: u64,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
@@ -62,35 +72,41 @@ pub struct BoardClient<'a> {
     scratch: Vec<u8>,
     /// Its one connection was opened.
     opened: bool,
+    pub(crate) encoding: E,
 }
 
-impl<'a> BoardClient<'a> {
-    pub(crate) fn new(cfg: &'a BoardLoad, mirror: &'a Mirror, role: Role, index: usize) -> Self {
-        let salt = if role == Role::Poster {
-            0x5EED_0001u64
-        } else {
-            0x5EED_1001
+impl<'a, E: Encoding> BoardClient<'a, E> {
+    pub(crate) fn new(
+        params: Params,
+        mirror: &'a Mirror,
+        role: Role,
+        index: usize,
+        encoding: E,
+    ) -> Self {
+        let salt = match role {
+            Role::Poster => 0x5EED_0001u64,
+            Role::Reader => 0x5EED_1001,
         };
         BoardClient {
-            cfg,
+            rng: fastrand::Rng::with_seed(
+                params.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            last_count: vec![0; params.topics],
+            params,
             mirror,
             role,
             index,
-            rng: fastrand::Rng::with_seed(
-                cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            ),
-            topics: (0..cfg.topics).map(topic_name).collect(),
             seq: 0,
             hits: 0,
             misses: 0,
-            last_count: vec![0; cfg.topics],
             scratch: Vec::new(),
             opened: false,
+            encoding,
         }
     }
 }
 
-impl Exchange for BoardClient<'_> {
+impl<E: Encoding> Exchange for BoardClient<'_, E> {
     type Sent = Expect;
 
     /// One persistent connection, opened before the run; none after it fails.
@@ -100,19 +116,16 @@ impl Exchange for BoardClient<'_> {
 
     /// Build the next request into `wire`, and what its reply must be.
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Expect)> {
-        let topic = self.rng.usize(0..self.cfg.topics);
+        let topic = self.rng.usize(0..self.params.topics);
         Some(match self.role {
             Role::Poster => {
                 let code = message_code(self.index, self.seq);
                 self.seq += 1;
                 self.scratch.clear();
-                write_message(&mut self.scratch, code, self.cfg.message_size);
-                Request::Post {
-                    topic: &self.topics[topic],
-                    message: &self.scratch,
-                }
-                .encode(wire, Terminator::Nul);
-                (POST, Expect::Post { topic, code })
+                write_message(&mut self.scratch, code, self.params.message_size);
+                let message = &self.scratch;
+                let op = self.encoding.encode(Ask::Post { topic, message }, wire);
+                (op, Expect::Post { topic, code })
             }
             Role::Reader => self.reader_request(wire, topic),
         })
@@ -125,14 +138,19 @@ impl Exchange for BoardClient<'_> {
         _rx: Received,
         checks: &mut Checks,
     ) -> Result<Option<usize>, String> {
-        let Some((reply, len)) = take_line(input)? else {
+        let Some((answer, len)) = self.encoding.decode(input, expect)? else {
             return Ok(None);
         };
+        let check = Check {
+            expect,
+            answer,
+            raw: &input[..len],
+        };
         match *expect {
-            Expect::Post { topic, code } => self.post_reply(topic, code, reply, checks),
-            Expect::Read { topic, id, code } => self.read_reply(topic, id, code, reply, checks),
-            Expect::Count { topic, floor } => self.count_reply(topic, floor, reply, checks),
-            Expect::List { ref acked } => self.list_reply(acked, reply, checks),
+            Expect::Post { topic, code } => self.post_reply(topic, code, check, checks),
+            Expect::Read { code, .. } => self.read_reply(code, check, checks),
+            Expect::Count { topic, floor } => self.count_reply(topic, floor, check, checks),
+            Expect::List { ref acked } => self.list_reply(acked, check, checks),
         }
         Ok(Some(len))
     }
@@ -146,156 +164,167 @@ impl Exchange for BoardClient<'_> {
     }
 }
 
-impl BoardClient<'_> {
+/// A reply to check: what it answered, and its bytes (for reports).
+struct Check<'x> {
+    expect: &'x Expect,
+    answer: Answer<'x>,
+    raw: &'x [u8],
+}
+
+impl<E: Encoding> BoardClient<'_, E> {
     fn reader_request(&mut self, wire: &mut Vec<u8>, topic: usize) -> (usize, Expect) {
-        match self.cfg.reader_mix.pick(&mut self.rng) {
-            ReaderOp::Read => {
-                let (id, code) = match self.mirror.pick(topic, &mut self.rng) {
-                    Some((id, code)) => (id, Some(code)),
-                    None => (self.mirror.base(topic), None),
-                };
-                Request::Read {
-                    topic: &self.topics[topic],
-                    id: Some(id),
-                }
-                .encode(wire, Terminator::Nul);
-                (READ, Expect::Read { topic, id, code })
-            }
+        match self.params.reader_mix.pick(&mut self.rng) {
             ReaderOp::Count => {
                 let floor = self.mirror.high(topic);
-                Request::Count {
-                    topic: &self.topics[topic],
-                }
-                .encode(wire, Terminator::Nul);
-                (COUNT, Expect::Count { topic, floor })
+                let op = self.encoding.encode(Ask::Count { topic }, wire);
+                (op, Expect::Count { topic, floor })
             }
-            ReaderOp::List => {
-                let acked = if self.cfg.verify {
-                    (0..self.cfg.topics)
-                        .filter(|&t| self.mirror.has_acks(t))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                Request::List.encode(wire, Terminator::Nul);
-                (LIST, Expect::List { acked })
-            }
+            ReaderOp::List => match self.encoding.list(wire) {
+                Some(op) => (
+                    op,
+                    Expect::List {
+                        acked: self.acked(),
+                    },
+                ),
+                None => self.read_request(wire, topic),
+            },
+            ReaderOp::Read => self.read_request(wire, topic),
         }
+    }
+
+    /// A READ of an acknowledged id of `topic`, if any; else of the first
+    /// id past what it held before the run.
+    fn read_request(&mut self, wire: &mut Vec<u8>, topic: usize) -> (usize, Expect) {
+        let (id, code) = match self.mirror.pick(topic, &mut self.rng) {
+            Some((id, code)) => (id, Some(code)),
+            None => (self.mirror.base(topic), None),
+        };
+        let op = self.encoding.encode(Ask::Read { topic, id }, wire);
+        (op, Expect::Read { topic, id, code })
+    }
+
+    /// The topics with an acknowledged POST, that a LIST must name
+    /// (verifying; else none).
+    fn acked(&self) -> Vec<usize> {
+        if !self.params.verify {
+            return Vec::new();
+        }
+        (0..self.params.topics)
+            .filter(|&t| self.mirror.has_acks(t))
+            .collect()
     }
 
     fn who(&self) -> String {
         format!("{} {}", self.role.name(), self.index)
     }
 
-    fn post_reply(&mut self, topic: usize, code: u64, reply: &[u8], checks: &mut Checks) {
-        let id = parse_u64(reply).ok().flatten();
+    /// `{who}: {request} {what}`, for a mismatch.
+    fn says(&self, c: &Check, what: std::fmt::Arguments) -> String {
+        format!(
+            "{}: {} {what}",
+            self.who(),
+            self.encoding.describe(c.expect)
+        )
+    }
+
+    fn post_reply(&mut self, topic: usize, code: u64, c: Check, checks: &mut Checks) {
+        let Answer::Number(id) = c.answer else {
+            return self.not_an_id(c, checks);
+        };
         if !checks.enabled {
             if let Some(id) = id {
                 let _ = self.mirror.ack(topic, id, code);
             }
             return;
         }
+        let Some(id) = id else {
+            return self.not_an_id(c, checks);
+        };
         checks.checked(1);
-        match id.map(|id| (id, self.mirror.ack(topic, id, code))) {
-            Some((_, Ok(()))) => {}
-            Some((_, Err(AckError::Repeat { id }))) => {
-                checks.mismatch(format!("{}: POST to t{topic} got id {id}, already handed out", self.who()))
+        match self.mirror.ack(topic, id, code) {
+            Ok(()) => {}
+            Err(AckError::Repeat { id }) => {
+                checks.mismatch(self.says(&c, format_args!("got id {id}, already handed out")))
             }
-            Some((_, Err(AckError::BelowBase { id, base }))) => checks.mismatch(format!(
-                "{}: POST to t{topic} got id {id}, below the {base} messages it held before the run",
-                self.who()
+            Err(AckError::BelowBase { id, base }) => checks.mismatch(self.says(
+                &c,
+                format_args!("got id {id}, below the {base} messages it held before the run"),
             )),
-            None => checks.mismatch(format!("{}: POST to t{topic} answered {:?}, not an id", self.who(), lossy(reply))),
         }
     }
 
-    fn read_reply(
-        &mut self,
-        topic: usize,
-        id: u64,
-        code: Option<u64>,
-        reply: &[u8],
-        checks: &mut Checks,
-    ) {
-        // An echo server (the transport ceiling) sends the request back,
-        // reversed: neither a message found nor one missing. The load's
-        // messages begin `p`, so never end `@DAER`.
-        if reply.is_empty() {
-            self.misses += 1;
-        } else if !reply.ends_with(b"@DAER") && !reply.starts_with(b"READ@") {
-            self.hits += 1;
+    fn not_an_id(&self, c: Check, checks: &mut Checks) {
+        if checks.enabled {
+            checks.checked(1);
+            let shown = self.encoding.show(c.raw);
+            checks.mismatch(self.says(&c, format_args!("answered {shown}, not an id")));
+        }
+    }
+
+    fn read_reply(&mut self, code: Option<u64>, c: Check, checks: &mut Checks) {
+        match c.answer {
+            Answer::Found(_) => self.hits += 1,
+            Answer::Missing => self.misses += 1,
+            _ => {}
         }
         let (true, Some(code)) = (checks.enabled, code) else {
             return;
         };
         checks.checked(1);
         self.scratch.clear();
-        write_message(&mut self.scratch, code, self.cfg.message_size);
-        if reply != self.scratch.as_slice() {
-            checks.mismatch(format!(
-                "{}: READ@t{topic}#{id} returned {:?}, but that id was acknowledged for {:?}",
-                self.who(),
-                lossy(reply),
-                lossy(&self.scratch)
+        write_message(&mut self.scratch, code, self.params.message_size);
+        if c.answer != Answer::Found(&self.scratch) {
+            let (shown, want) = (self.encoding.show(c.raw), lossy(&self.scratch));
+            checks.mismatch(self.says(
+                &c,
+                format_args!("returned {shown}, but that id was acknowledged for {want:?}"),
             ));
         }
     }
 
-    fn count_reply(&mut self, topic: usize, floor: u64, reply: &[u8], checks: &mut Checks) {
+    fn count_reply(&mut self, topic: usize, floor: u64, c: Check, checks: &mut Checks) {
         if !checks.enabled {
             return;
         }
         checks.checked(1);
-        let Some(n) = parse_u64(reply).ok().flatten() else {
-            return checks.mismatch(format!(
-                "{}: COUNT@t{topic} answered {:?}",
-                self.who(),
-                lossy(reply)
-            ));
+        let Answer::Number(Some(n)) = c.answer else {
+            let shown = self.encoding.show(c.raw);
+            return checks.mismatch(self.says(&c, format_args!("answered {shown}")));
         };
         if n < floor {
-            checks.mismatch(format!(
-                "{}: COUNT@t{topic} = {n}, but id {} was acknowledged before it was asked",
-                self.who(),
-                floor - 1
+            checks.mismatch(self.says(
+                &c,
+                format_args!(
+                    "= {n}, but id {} was acknowledged before it was asked",
+                    floor - 1
+                ),
             ));
         }
-        if n < self.last_count[topic] {
-            checks.mismatch(format!(
-                "{}: COUNT@t{topic} went backwards, {} then {n}",
-                self.who(),
-                self.last_count[topic]
-            ));
+        let last = self.last_count[topic];
+        if n < last {
+            checks.mismatch(self.says(&c, format_args!("went backwards, {last} then {n}")));
         }
-        self.last_count[topic] = self.last_count[topic].max(n);
+        self.last_count[topic] = last.max(n);
     }
 
-    fn list_reply(&mut self, acked: &[usize], reply: &[u8], checks: &mut Checks) {
+    fn list_reply(&mut self, acked: &[usize], c: Check, checks: &mut Checks) {
         if !checks.enabled {
             return;
         }
         checks.checked(1);
-        let Some(listed) = parse_list(reply) else {
-            return checks.mismatch(format!("{}: LIST answered {:?}", self.who(), lossy(reply)));
+        let Answer::Topics(Some(listed)) = &c.answer else {
+            let shown = self.encoding.show(c.raw);
+            return checks.mismatch(self.says(&c, format_args!("answered {shown}")));
         };
-        let listed: HashSet<&[u8]> = listed.into_iter().collect();
+        let listed: HashSet<&[u8]> = listed.iter().copied().collect();
         if let Some(&t) = acked
             .iter()
-            .find(|&&t| !listed.contains(self.topics[t].as_slice()))
+            .find(|&&t| !listed.contains(self.encoding.topic(t)))
         {
-            checks.mismatch(format!(
-                "{}: LIST lacks t{t}, which had an acknowledged POST",
-                self.who()
+            checks.mismatch(self.says(
+                &c,
+                format_args!("lacks t{t}, which had an acknowledged POST"),
             ));
         }
-    }
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
-    if bytes.len() > 80 {
-        format!("{text}…")
-    } else {
-        text
     }
 }

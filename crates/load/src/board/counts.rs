@@ -1,11 +1,9 @@
 //! The board's state around a run: every topic's COUNT before it (what
-//! the checks start from) and after it (the final check), and the EXIT
+//! the checks start from) and after it (for the final check), and the EXIT
 //! the reference client sends at the end. Blocking requests on their own
 //! connection; the run itself is on the driver.
 
-use super::mirror::Mirror;
-use super::{workload, BoardLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
-use crate::checks::Checks;
+use super::{workload, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
 use crate::LoadError;
 use serverlab_proto::board::Request;
@@ -67,37 +65,4 @@ pub fn send_exit(addr: SocketAddr) -> Result<(), LoadError> {
     conn.send(&wire)?;
     let _ = conn.recv();
     Ok(())
-}
-
-/// After the run: no gaps in any topic, and COUNT equals what was acknowledged.
-pub(super) fn final_checks(
-    cfg: &BoardLoad,
-    mirror: &Mirror,
-    bases: &[u64],
-    checks: &mut Checks,
-    errors: &mut Vec<String>,
-) {
-    for t in 0..cfg.topics {
-        let gaps = mirror.gaps(t);
-        if !gaps.is_empty() {
-            checks.mismatch(format!(
-                "topic t{t}: ids {gaps:?} were never acknowledged to any poster (gap)"
-            ));
-        }
-    }
-    match counts(cfg.addr, cfg.topics) {
-        Ok(finals) => {
-            for t in 0..cfg.topics {
-                checks.checked(1);
-                let want = bases[t] + mirror.acked(t);
-                if finals[t] != want {
-                    checks.mismatch(format!(
-                        "topic t{t}: final COUNT {} but {} messages were acknowledged",
-                        finals[t], want
-                    ));
-                }
-            }
-        }
-        Err(e) => errors.push(format!("final COUNT check: {e}")),
-    }
 }

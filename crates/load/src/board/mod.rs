@@ -1,11 +1,16 @@
 //! The board load: posters that POST and readers that READ (or COUNT and
 //! LIST), one persistent connection each, as the CAPS reference client
 //! does, with optional pipelining, pacing and full reply verification.
+//! The workload (`client.rs`, `shared.rs`) is also `load resp --workload
+//! board`'s, spelled in RESP's lists; here it speaks the board's own
+//! protocol (`encoding::Lines`).
 
-mod client;
+pub(crate) mod client;
 mod counts;
+pub(crate) mod encoding;
 pub(crate) mod mirror;
 mod results;
+pub(crate) mod shared;
 pub mod workload;
 
 pub use counts::send_exit;
@@ -15,9 +20,10 @@ pub use workload::ReaderMix;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::report::ProtocolResults;
 use crate::LoadError;
-use client::{BoardClient, Role};
-use mirror::Mirror;
+use client::{BoardClient, Params};
+use encoding::Lines;
 use serde::Serialize;
+use shared::Board;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -72,20 +78,23 @@ impl BoardLoad {
     fn duration(&self) -> Duration {
         Duration::from_secs_f64(self.duration_s)
     }
-}
 
-/// What the clients share: each topic's count before the run, and what
-/// the posters have been told since.
-pub struct Board {
-    bases: Vec<u64>,
-    mirror: Mirror,
+    fn params(&self) -> Params {
+        Params {
+            topics: self.topics,
+            message_size: self.message_size,
+            reader_mix: self.reader_mix.clone(),
+            seed: self.seed,
+            verify: self.verify,
+        }
+    }
 }
 
 impl harness::Protocol for BoardLoad {
     const NAME: &'static str = "board";
     const OPS: &'static [&'static str] = &OPS;
     type Shared = Board;
-    type Exchange<'a> = BoardClient<'a>;
+    type Exchange<'a> = BoardClient<'a, Lines>;
 
     fn plan(&self) -> Plan {
         Plan {
@@ -105,25 +114,20 @@ impl harness::Protocol for BoardLoad {
     }
 
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Board, LoadError> {
-        let bases = counts::counts(self.addr, self.topics)?;
-        Ok(Board {
-            mirror: Mirror::new(bases.clone()),
-            bases,
+        Ok(Board::new(counts::counts(self.addr, self.topics)?))
+    }
+
+    fn exchanges<'a>(&'a self, board: &'a Board) -> Vec<BoardClient<'a, Lines>> {
+        let topics = self.topics;
+        board.clients(&self.params(), (self.posters, self.readers), || {
+            Lines::new(topics)
         })
     }
 
-    fn exchanges<'a>(&'a self, board: &'a Board) -> Vec<BoardClient<'a>> {
-        let posters = (0..self.posters).map(|i| (Role::Poster, i));
-        let readers = (0..self.readers).map(|i| (Role::Reader, i));
-        posters
-            .chain(readers)
-            .map(|(role, index)| BoardClient::new(self, &board.mirror, role, index))
-            .collect()
-    }
-
-    fn finish(&self, board: &Board, done: Finish<'_, BoardClient<'_>>) -> ProtocolResults {
+    fn finish(&self, board: &Board, done: Finish<'_, BoardClient<'_, Lines>>) -> ProtocolResults {
         if self.verify && done.errors.is_empty() {
-            counts::final_checks(self, &board.mirror, &board.bases, done.checks, done.errors);
+            let finals = counts::counts(self.addr, self.topics).map_err(|e| e.to_string());
+            board.final_checks("COUNT", finals, done.checks, done.errors);
         }
         if self.send_exit {
             if let Err(e) = send_exit(self.addr) {
@@ -132,10 +136,6 @@ impl harness::Protocol for BoardLoad {
         }
         let hits = done.exchanges.iter().map(|c| c.hits).sum();
         let misses = done.exchanges.iter().map(|c| c.misses).sum();
-        BoardResults {
-            reads: Reads::of(hits, misses),
-            posts_acknowledged: (0..self.topics).map(|t| board.mirror.acked(t)).sum(),
-        }
-        .into()
+        board.results(hits, misses).into()
     }
 }

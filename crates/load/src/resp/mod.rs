@@ -8,30 +8,29 @@
 //! not) and shares read-only keys written before the run; board replies
 //! are checked against the acknowledged posts.
 
+mod board;
 mod client;
+mod keys;
 mod mirror;
 mod results;
 mod setup;
 pub mod workload;
 
 pub use results::{RespResults, Setup};
-pub use workload::{KeyPattern, Mix, Op, Workload};
+pub use workload::{KeyPattern, ListOp, Mix, Op, StrOp, Workload, OPS};
 
-use crate::board::mirror::Mirror as BoardMirror;
-use crate::board::{BoardResults, ReaderMix, Reads};
+use crate::board::client::Params;
+use crate::board::shared::Board;
+use crate::board::ReaderMix;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::report::ProtocolResults;
 use crate::LoadError;
-use client::{RespClient, Role};
+use board::Lists;
+use client::RespClient;
+use keys::KeysClient;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-
-/// Operation names, in recorder order ([`Op::index`]).
-pub const OPS: [&str; 14] = [
-    "GET", "SET", "DEL", "EXISTS", "INCR", "MGET", "MSET", "LPUSH", "RPUSH", "LPOP", "RPOP",
-    "LLEN", "LINDEX", "LRANGE",
-];
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long replies still in flight when the window closes may take.
@@ -115,6 +114,17 @@ impl RespLoad {
         crate::kv::workload::min_checked_size(longest.len())
     }
 
+    /// The board workload's settings.
+    fn board_params(&self) -> Params {
+        Params {
+            topics: self.topics,
+            message_size: self.message_size,
+            reader_mix: self.reader_mix.clone(),
+            seed: self.seed,
+            verify: self.verify,
+        }
+    }
+
     /// How long the run takes at least, for a progress display.
     pub fn planned(&self) -> Duration {
         match self.stop {
@@ -122,12 +132,6 @@ impl RespLoad {
             Stop::Requests(_) => Duration::from_secs(10),
         }
     }
-}
-
-/// The board workload's shared state.
-pub struct Board {
-    bases: Vec<u64>,
-    mirror: BoardMirror,
 }
 
 /// What the clients share.
@@ -184,10 +188,7 @@ impl harness::Protocol for RespLoad {
                     }
                 };
                 Ok(Resp {
-                    board: Some(Board {
-                        mirror: BoardMirror::new(bases.clone()),
-                        bases,
-                    }),
+                    board: Some(Board::new(bases)),
                     setup: None,
                 })
             }
@@ -195,68 +196,44 @@ impl harness::Protocol for RespLoad {
     }
 
     fn exchanges<'a>(&'a self, run: &'a Resp) -> Vec<RespClient<'a>> {
-        match self.workload {
-            Workload::Keys => (0..self.connections)
-                .map(|i| RespClient::new(self, run, Role::Keys, i))
+        match &run.board {
+            None => (0..self.connections)
+                .map(|i| RespClient::Keys(KeysClient::new(self, i)))
                 .collect(),
-            Workload::Board => (0..self.posters)
-                .map(|i| RespClient::new(self, run, Role::Poster, i))
-                .chain((0..self.readers).map(|i| RespClient::new(self, run, Role::Reader, i)))
-                .collect(),
+            Some(board) => {
+                let topics = self.topics;
+                let clients = (self.posters, self.readers);
+                let encoding = || Lists::new(topics);
+                let clients = board.clients(&self.board_params(), clients, encoding);
+                clients.into_iter().map(RespClient::Board).collect()
+            }
         }
     }
 
     fn finish(&self, run: &Resp, done: Finish<'_, RespClient<'_>>) -> ProtocolResults {
-        let sum = |f: fn(&RespClient) -> u64| done.exchanges.iter().map(f).sum::<u64>();
+        let sum = |pairs: &mut dyn Iterator<Item = (u64, u64)>| {
+            pairs.fold((0, 0), |(a, b), (x, y)| (a + x, b + y))
+        };
+        let clients = || done.exchanges.iter();
+        let (error_replies, null_replies) = sum(&mut clients().map(|c| c.errors_and_nulls()));
+        let (hits, misses) = sum(&mut clients().map(|c| c.hits_and_misses()));
         let board = run.board.as_ref().map(|b| {
             if self.verify && done.errors.is_empty() {
-                final_board_checks(self, b, done.checks, done.errors);
+                let finals = match setup::topic_lengths(self.addr, self.topics) {
+                    Ok(finals) => finals,
+                    Err(e) => Err(e.to_string()),
+                };
+                b.final_checks("LLEN", finals, done.checks, done.errors);
             }
-            BoardResults {
-                reads: Reads::of(sum(|c| c.hits), sum(|c| c.misses)),
-                posts_acknowledged: (0..self.topics).map(|t| b.mirror.acked(t)).sum(),
-            }
+            b.results(hits, misses)
         });
         RespResults {
             workload: self.workload.to_string(),
-            error_replies: sum(|c| c.error_replies),
-            null_replies: sum(|c| c.nulls),
+            error_replies,
+            null_replies,
             setup: run.setup.clone(),
             board,
         }
         .into()
-    }
-}
-
-/// After a board run: no gaps in any topic, and LLEN equals what was
-/// acknowledged.
-fn final_board_checks(
-    cfg: &RespLoad,
-    b: &Board,
-    checks: &mut crate::checks::Checks,
-    errors: &mut Vec<String>,
-) {
-    for t in 0..cfg.topics {
-        let gaps = b.mirror.gaps(t);
-        if !gaps.is_empty() {
-            checks.mismatch(format!(
-                "topic t{t}: ids {gaps:?} were never acknowledged to any poster (gap)"
-            ));
-        }
-    }
-    match setup::topic_lengths(cfg.addr, cfg.topics) {
-        Ok(Ok(finals)) => {
-            for (t, (got, base)) in finals.iter().zip(&b.bases).enumerate() {
-                checks.checked(1);
-                let want = base + b.mirror.acked(t);
-                if *got != want {
-                    checks.mismatch(format!(
-                        "topic t{t}: final LLEN {got} but {want} messages were acknowledged"
-                    ));
-                }
-            }
-        }
-        Ok(Err(e)) => errors.push(format!("final LLEN check: {e}")),
-        Err(e) => errors.push(format!("final LLEN check: {e}")),
     }
 }

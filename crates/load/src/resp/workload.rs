@@ -5,13 +5,22 @@
 
 use crate::kv::workload::KeyDist;
 use serde::Serialize;
+use serverlab_proto::resp::Name;
 use serverlab_util::Named;
 use std::fmt;
 use std::str::FromStr;
 
-/// The data commands the load sends; `Op as usize` indexes [`super::OPS`].
+/// The data commands the load sends, by the keys they act on. Their
+/// spellings are proto's [`Name`] table's; `Op::index` indexes [`OPS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    Str(StrOp),
+    List(ListOp),
+}
+
+/// The commands on string keys the load sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrOp {
     Get,
     Set,
     Del,
@@ -19,6 +28,11 @@ pub enum Op {
     Incr,
     MGet,
     MSet,
+}
+
+/// The commands on list keys the load sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOp {
     LPush,
     RPush,
     LPop,
@@ -28,62 +42,105 @@ pub enum Op {
     LRange,
 }
 
+impl StrOp {
+    pub const fn sends(self) -> Name {
+        match self {
+            StrOp::Get => Name::Get,
+            StrOp::Set => Name::Set,
+            StrOp::Del => Name::Del,
+            StrOp::Exists => Name::Exists,
+            StrOp::Incr => Name::Incr,
+            StrOp::MGet => Name::MGet,
+            StrOp::MSet => Name::MSet,
+        }
+    }
+}
+
+impl ListOp {
+    pub const fn sends(self) -> Name {
+        match self {
+            ListOp::LPush => Name::LPush,
+            ListOp::RPush => Name::RPush,
+            ListOp::LPop => Name::LPop,
+            ListOp::RPop => Name::RPop,
+            ListOp::LLen => Name::LLen,
+            ListOp::LIndex => Name::LIndex,
+            ListOp::LRange => Name::LRange,
+        }
+    }
+}
+
+/// Every operation, in recorder order.
+const ALL: [Op; 14] = {
+    use {ListOp::*, StrOp::*};
+    [
+        Op::Str(Get),
+        Op::Str(Set),
+        Op::Str(Del),
+        Op::Str(Exists),
+        Op::Str(Incr),
+        Op::Str(MGet),
+        Op::Str(MSet),
+        Op::List(LPush),
+        Op::List(RPush),
+        Op::List(LPop),
+        Op::List(RPop),
+        Op::List(LLen),
+        Op::List(LIndex),
+        Op::List(LRange),
+    ]
+};
+
+/// Operation names, in recorder order ([`Op::index`]): the commands'
+/// wire spellings.
+pub const OPS: [&str; ALL.len()] = {
+    let mut names = [""; ALL.len()];
+    let mut i = 0;
+    while i < ALL.len() {
+        names[i] = ALL[i].sends().facts().wire;
+        i += 1;
+    }
+    names
+};
+
 impl Op {
-    pub fn index(self) -> usize {
-        self as usize
+    /// Its slot in [`OPS`]: the string commands first, in their order, then the list commands.
+    pub const fn index(self) -> usize {
+        match self {
+            Op::Str(s) => s as usize,
+            Op::List(l) => StrOp::MSet as usize + 1 + l as usize,
+        }
+    }
+
+    /// The command it sends.
+    pub const fn sends(self) -> Name {
+        match self {
+            Op::Str(s) => s.sends(),
+            Op::List(l) => l.sends(),
+        }
     }
 
     /// The command's name on the wire.
     pub fn command(self) -> &'static [u8] {
-        super::OPS[self.index()].as_bytes()
+        self.sends().facts().wire.as_bytes()
     }
 
     /// Which key space it works on.
     pub fn space(self) -> Space {
         match self {
-            Op::Get | Op::Set | Op::Del | Op::Exists | Op::MGet | Op::MSet => Space::Str,
-            Op::Incr => Space::Counter,
-            _ => Space::List,
+            Op::Str(StrOp::Incr) => Space::Counter,
+            Op::Str(_) => Space::Str,
+            Op::List(_) => Space::List,
         }
     }
 }
 
 impl Named for Op {
     const WHAT: &'static str = "command";
-    const ALL: &'static [Op] = &[
-        Op::Get,
-        Op::Set,
-        Op::Del,
-        Op::Exists,
-        Op::Incr,
-        Op::MGet,
-        Op::MSet,
-        Op::LPush,
-        Op::RPush,
-        Op::LPop,
-        Op::RPop,
-        Op::LLen,
-        Op::LIndex,
-        Op::LRange,
-    ];
+    const ALL: &'static [Op] = &ALL;
 
     fn name(self) -> &'static str {
-        match self {
-            Op::Get => "get",
-            Op::Set => "set",
-            Op::Del => "del",
-            Op::Exists => "exists",
-            Op::Incr => "incr",
-            Op::MGet => "mget",
-            Op::MSet => "mset",
-            Op::LPush => "lpush",
-            Op::RPush => "rpush",
-            Op::LPop => "lpop",
-            Op::RPop => "rpop",
-            Op::LLen => "llen",
-            Op::LIndex => "lindex",
-            Op::LRange => "lrange",
-        }
+        self.sends().facts().name
     }
 }
 
@@ -91,7 +148,7 @@ impl Named for Op {
 pub type Mix = serverlab_util::Mix<Op>;
 
 pub fn default_mix() -> Mix {
-    Mix::of(&[(Op::Get, 80), (Op::Set, 20)]).expect("positive weights")
+    Mix::of(&[(Op::Str(StrOp::Get), 80), (Op::Str(StrOp::Set), 20)]).expect("positive weights")
 }
 
 /// Keys MGET and MSET name at once (as redis-benchmark's MSET: 10).
@@ -219,12 +276,12 @@ mod tests {
     fn names_and_parsing() {
         assert_eq!(key(Space::Str, 7), b"key:000000000007");
         assert_eq!(key(Space::List, 1234), b"list:000000001234");
-        for op in Op::ALL {
-            assert_eq!(
-                super::super::OPS[op.index()].to_ascii_lowercase(),
-                op.name()
-            );
+        for (i, op) in Op::ALL.iter().enumerate() {
+            assert_eq!(op.index(), i);
+            assert_eq!(OPS[op.index()].to_ascii_lowercase(), op.name());
         }
+        assert_eq!(OPS[..3], ["GET", "SET", "DEL"]);
+        assert_eq!(OPS[13], "LRANGE");
         assert_eq!("get=80,set=20".parse::<Mix>(), Ok(default_mix()));
         assert!("get=1,hset=1".parse::<Mix>().is_err());
         assert_eq!(

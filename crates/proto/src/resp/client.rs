@@ -73,13 +73,66 @@ pub enum ReplyError {
 /// The whole reply at the front of `input` and its length; `Ok(None)`
 /// while it is incomplete.
 pub fn parse(input: &[u8]) -> Result<Option<(Reply<'_>, usize)>, ReplyError> {
-    parse_at(input, 0, 0)
+    walk::<Build>(input, 0, 0)
 }
 
-/// Only the length of the whole reply at the front of `input` (no
+/// Only the length of the whole reply at the front of `input`: [`parse`]'s
+/// walk, refusing what it refuses, without building the reply (no
 /// allocation for arrays); `Ok(None)` while it is incomplete.
 pub fn skip(input: &[u8]) -> Result<Option<usize>, ReplyError> {
-    skip_at(input, 0, 0)
+    Ok(walk::<Measure>(input, 0, 0)?.map(|((), n)| n))
+}
+
+/// What a walk over a reply makes of it.
+trait Visit<'a> {
+    type Value;
+    /// An array's items so far.
+    type Items;
+    /// A reply with no items: anything but `Reply::Array(Some(_))`.
+    fn leaf(reply: Reply<'a>) -> Self::Value;
+    fn items(n: usize) -> Self::Items;
+    fn push(items: &mut Self::Items, item: Self::Value);
+    fn array(items: Self::Items) -> Self::Value;
+}
+
+/// [`parse`]'s walk: the reply itself.
+struct Build;
+
+impl<'a> Visit<'a> for Build {
+    type Value = Reply<'a>;
+    type Items = Vec<Reply<'a>>;
+
+    fn leaf(reply: Reply<'a>) -> Reply<'a> {
+        reply
+    }
+
+    fn items(n: usize) -> Vec<Reply<'a>> {
+        Vec::with_capacity(n.min(1024))
+    }
+
+    fn push(items: &mut Vec<Reply<'a>>, item: Reply<'a>) {
+        items.push(item);
+    }
+
+    fn array(items: Vec<Reply<'a>>) -> Reply<'a> {
+        Reply::Array(Some(items))
+    }
+}
+
+/// [`skip`]'s walk: nothing kept.
+struct Measure;
+
+impl Visit<'_> for Measure {
+    type Value = ();
+    type Items = ();
+
+    fn leaf(_: Reply<'_>) {}
+
+    fn items(_: usize) {}
+
+    fn push(_: &mut (), _: ()) {}
+
+    fn array(_: ()) {}
 }
 
 /// The line at `at` (after its type byte, which the caller has seen) and
@@ -101,62 +154,21 @@ fn number(text: &[u8]) -> Result<i64, ReplyError> {
     parse_i64(text).ok_or(ReplyError::Number)
 }
 
-fn parse_at(
-    input: &[u8],
-    at: usize,
-    depth: usize,
-) -> Result<Option<(Reply<'_>, usize)>, ReplyError> {
-    if depth > 32 {
-        return Err(ReplyError::Depth);
+/// A bulk string's or an array's length: `None` for the null one (-1).
+fn length(text: &[u8]) -> Result<Option<usize>, ReplyError> {
+    match number(text)? {
+        -1 => Ok(None),
+        n if n >= 0 => Ok(Some(n as usize)),
+        _ => Err(ReplyError::Number),
     }
-    let Some(&kind) = input.get(at) else {
-        return Ok(None);
-    };
-    if !b"+-:$*".contains(&kind) {
-        return Err(ReplyError::Type(kind as char));
-    }
-    let Some((text, next)) = line(input, at)? else {
-        return Ok(None);
-    };
-    Ok(Some(match kind {
-        b'+' => (Reply::Simple(text), next),
-        b'-' => (Reply::Error(text), next),
-        b':' => (Reply::Int(number(text)?), next),
-        b'$' => match number(text)? {
-            -1 => (Reply::Bulk(None), next),
-            n if n >= 0 => {
-                let end = next + n as usize;
-                if input.len() < end + 2 {
-                    return Ok(None);
-                }
-                if &input[end..end + 2] != b"\r\n" {
-                    return Err(ReplyError::Crlf);
-                }
-                (Reply::Bulk(Some(&input[next..end])), end + 2)
-            }
-            _ => return Err(ReplyError::Number),
-        },
-        b'*' => match number(text)? {
-            -1 => (Reply::Array(None), next),
-            n if n >= 0 => {
-                let mut items = Vec::with_capacity((n as usize).min(1024));
-                let mut at = next;
-                for _ in 0..n {
-                    let Some((item, after)) = parse_at(input, at, depth + 1)? else {
-                        return Ok(None);
-                    };
-                    items.push(item);
-                    at = after;
-                }
-                (Reply::Array(Some(items)), at)
-            }
-            _ => return Err(ReplyError::Number),
-        },
-        c => return Err(ReplyError::Type(c as char)),
-    }))
 }
 
-fn skip_at(input: &[u8], at: usize, depth: usize) -> Result<Option<usize>, ReplyError> {
+/// The reply at `at`, `depth` arrays down, and where the next starts.
+fn walk<'a, V: Visit<'a>>(
+    input: &'a [u8],
+    at: usize,
+    depth: usize,
+) -> Result<Option<(V::Value, usize)>, ReplyError> {
     if depth > 32 {
         return Err(ReplyError::Depth);
     }
@@ -169,31 +181,53 @@ fn skip_at(input: &[u8], at: usize, depth: usize) -> Result<Option<usize>, Reply
     let Some((text, next)) = line(input, at)? else {
         return Ok(None);
     };
+    let leaf = |reply| Ok(Some((V::leaf(reply), next)));
     match kind {
-        b'+' | b'-' | b':' => Ok(Some(next)),
-        b'$' | b'*' => {
-            let n = number(text)?;
-            if n < -1 {
-                return Err(ReplyError::Number);
+        b'+' => leaf(Reply::Simple(text)),
+        b'-' => leaf(Reply::Error(text)),
+        b':' => leaf(Reply::Int(number(text)?)),
+        b'$' => match length(text)? {
+            None => leaf(Reply::Bulk(None)),
+            Some(n) => {
+                Ok(bulk(input, next, n)?.map(|(b, end)| (V::leaf(Reply::Bulk(Some(b))), end)))
             }
-            if n == -1 {
-                return Ok(Some(next));
-            }
-            if kind == b'$' {
-                let end = next + n as usize + 2;
-                return Ok((input.len() >= end).then_some(end));
-            }
-            let mut at = next;
-            for _ in 0..n {
-                match skip_at(input, at, depth + 1)? {
-                    Some(after) => at = after,
-                    None => return Ok(None),
-                }
-            }
-            Ok(Some(at))
-        }
-        c => Err(ReplyError::Type(c as char)),
+        },
+        // `*`, the one type byte left.
+        _ => match length(text)? {
+            None => leaf(Reply::Array(None)),
+            Some(n) => items::<V>(input, next, n, depth),
+        },
     }
+}
+
+/// A bulk string's `n` bytes at `at`, and where the next reply starts.
+fn bulk(input: &[u8], at: usize, n: usize) -> Result<Option<(&[u8], usize)>, ReplyError> {
+    let end = at + n;
+    if input.len() < end + 2 {
+        return Ok(None);
+    }
+    if &input[end..end + 2] != b"\r\n" {
+        return Err(ReplyError::Crlf);
+    }
+    Ok(Some((&input[at..end], end + 2)))
+}
+
+/// An array's `n` items from `at`, and where the next reply starts.
+fn items<'a, V: Visit<'a>>(
+    input: &'a [u8],
+    mut at: usize,
+    n: usize,
+    depth: usize,
+) -> Result<Option<(V::Value, usize)>, ReplyError> {
+    let mut items = V::items(n);
+    for _ in 0..n {
+        let Some((item, after)) = walk::<V>(input, at, depth + 1)? else {
+            return Ok(None);
+        };
+        V::push(&mut items, item);
+        at = after;
+    }
+    Ok(Some((V::array(items), at)))
 }
 
 #[cfg(test)]
@@ -253,6 +287,27 @@ mod tests {
         ] {
             assert_eq!(parse(input), Err(ReplyError::Type('\r')), "{input:?}");
             assert_eq!(skip(input), Err(ReplyError::Type('\r')), "{input:?}");
+        }
+    }
+    /// `skip` and `parse` are one walker: a bulk string not ended by CR
+    /// LF, or an integer that is not one, is refused by both. (`skip`
+    /// took `$3\r\nabcXY` for a whole 9-byte reply and `:x\r\n` for a
+    /// 4-byte one, while `parse` refused them.)
+    #[test]
+    fn skip_refuses_what_parse_refuses() {
+        for (input, want) in [
+            (&b"$3\r\nabcXY"[..], ReplyError::Crlf),
+            (b"*2\r\n$1\r\naXY:1\r\n", ReplyError::Crlf),
+            (b":x\r\n", ReplyError::Number),
+            (b"*1\r\n:1x\r\n", ReplyError::Number),
+        ] {
+            assert_eq!(parse(input).map(|r| r.map(|(_, n)| n)), Err(want.clone()));
+            assert_eq!(
+                skip(input),
+                Err(want),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 }

@@ -1,11 +1,14 @@
 //! A framed request's arguments parsed into a typed command, with Redis
-//! 7's arity and argument checks: an unknown command, a wrong number of
-//! arguments or a bad option becomes a [`Rejection`] (answered with
-//! Redis's error, the connection going on). Keys and values stay
-//! [`Span`]s of the request; variadic commands (DEL, MGET, RPUSH, …)
-//! read their spans from the framer's argument list.
+//! 7's arity (from the [`Name`] table) and argument checks: an unknown
+//! command, a wrong number of arguments or a bad option becomes a
+//! [`Rejection`] (answered with Redis's error, the connection going on).
+//! A [`Cmd`] is split by what it acts on (strings, lists, the server, the
+//! connection), so each part of the service matches only its own. Keys
+//! and values stay [`Span`]s of the request; variadic commands (DEL,
+//! MGET, RPUSH, …) read their spans from the framer's argument list.
 
 use super::frame::{Framer, Span};
+use super::name::{arity_ok, Name};
 use super::number::parse_i64;
 
 /// Which end of a list.
@@ -38,12 +41,21 @@ pub enum CommandQuery {
     Info,
 }
 
-/// A parsed command. Spans are the request's arguments; "args from N"
-/// means the framer's arguments N and after.
+/// A parsed command, by what it acts on. Spans are the request's
+/// arguments; "args from N" means the framer's arguments N and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cmd {
-    Ping(Option<Span>),
-    Echo(Span),
+    Str(StrCmd),
+    List(ListCmd),
+    Server(ServerCmd),
+    Conn(ConnCmd),
+    /// Answered with an error; the connection goes on.
+    Reject(Rejection),
+}
+
+/// The commands on string keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrCmd {
     Get(Span),
     Set {
         key: Span,
@@ -63,6 +75,11 @@ pub enum Cmd {
     MGet,
     /// MSET, key/value pairs from 1.
     MSet,
+}
+
+/// The commands on list keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListCmd {
     /// LPUSH, RPUSH: values from 2.
     Push {
         end: End,
@@ -84,6 +101,13 @@ pub enum Cmd {
         start: i64,
         stop: i64,
     },
+}
+
+/// The commands about the server and its data as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerCmd {
+    Ping(Option<Span>),
+    Echo(Span),
     DbSize,
     /// FLUSHALL, FLUSHDB.
     Flush,
@@ -94,6 +118,11 @@ pub enum Cmd {
     Command(CommandQuery),
     /// CONFIG GET, patterns from 2.
     ConfigGet,
+}
+
+/// The commands about the connection itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnCmd {
     ClientSetName(Span),
     ClientGetName,
     ClientSetInfo,
@@ -101,8 +130,76 @@ pub enum Cmd {
     /// HELLO [2 [SETNAME name]]: the name if given.
     Hello(Option<Span>),
     Quit,
-    /// Answered with an error; the connection goes on.
-    Reject(Rejection),
+}
+
+impl Cmd {
+    /// The name it was parsed from, or its family's ([`Name::family`]:
+    /// INCR is INCRBY); `None` for a rejection.
+    pub fn name(&self) -> Option<Name> {
+        Some(match self {
+            Cmd::Str(c) => c.name(),
+            Cmd::List(c) => c.name(),
+            Cmd::Server(c) => c.name(),
+            Cmd::Conn(c) => c.name(),
+            Cmd::Reject(_) => return None,
+        })
+    }
+}
+
+impl StrCmd {
+    pub fn name(&self) -> Name {
+        match self {
+            StrCmd::Get(_) => Name::Get,
+            StrCmd::Set { .. } => Name::Set,
+            StrCmd::Del => Name::Del,
+            StrCmd::Exists => Name::Exists,
+            StrCmd::IncrBy { .. } => Name::IncrBy,
+            StrCmd::MGet => Name::MGet,
+            StrCmd::MSet => Name::MSet,
+        }
+    }
+}
+
+impl ListCmd {
+    pub fn name(&self) -> Name {
+        match self {
+            ListCmd::Push { end: End::Left, .. } => Name::LPush,
+            ListCmd::Push { .. } => Name::RPush,
+            ListCmd::Pop { end: End::Left, .. } => Name::LPop,
+            ListCmd::Pop { .. } => Name::RPop,
+            ListCmd::LLen(_) => Name::LLen,
+            ListCmd::LIndex { .. } => Name::LIndex,
+            ListCmd::LRange { .. } => Name::LRange,
+        }
+    }
+}
+
+impl ServerCmd {
+    pub fn name(&self) -> Name {
+        match self {
+            ServerCmd::Ping(_) => Name::Ping,
+            ServerCmd::Echo(_) => Name::Echo,
+            ServerCmd::DbSize => Name::DbSize,
+            ServerCmd::Flush => Name::FlushAll,
+            ServerCmd::Select => Name::Select,
+            ServerCmd::Info => Name::Info,
+            ServerCmd::Command(_) => Name::Command,
+            ServerCmd::ConfigGet => Name::Config,
+        }
+    }
+}
+
+impl ConnCmd {
+    pub fn name(&self) -> Name {
+        match self {
+            ConnCmd::ClientSetName(_)
+            | ConnCmd::ClientGetName
+            | ConnCmd::ClientSetInfo
+            | ConnCmd::ClientId => Name::Client,
+            ConnCmd::Hello(_) => Name::Hello,
+            ConnCmd::Quit => Name::Quit,
+        }
+    }
 }
 
 /// A request refused before it touches the store, with Redis's error.
@@ -168,57 +265,6 @@ impl Rejection {
     ];
 }
 
-/// Every command served, lower case, with Redis's arity (n: exactly n
-/// arguments with the name; -n: at least n). `COMMAND` lists them.
-/// (`quit` is served too, but Redis 7 does not list it.)
-pub const COMMANDS: [(&str, i64); 28] = [
-    ("ping", -1),
-    ("echo", 2),
-    ("get", 2),
-    ("set", -3),
-    ("del", -2),
-    ("exists", -2),
-    ("incr", 2),
-    ("decr", 2),
-    ("incrby", 3),
-    ("decrby", 3),
-    ("mget", -2),
-    ("mset", -3),
-    ("lpush", -3),
-    ("rpush", -3),
-    ("lpop", -2),
-    ("rpop", -2),
-    ("llen", 2),
-    ("lindex", 3),
-    ("lrange", 4),
-    ("dbsize", 1),
-    ("flushall", -1),
-    ("flushdb", -1),
-    ("select", 2),
-    ("info", -1),
-    ("command", -1),
-    ("config", -2),
-    ("client", -2),
-    ("hello", -1),
-];
-
-fn arity_ok(a: i64, argc: usize) -> bool {
-    if a >= 0 {
-        argc as i64 == a
-    } else {
-        argc as i64 >= -a
-    }
-}
-
-/// `name` upper-cased into `buf`, if it fits (no command is longer).
-fn upper<'b>(name: &[u8], buf: &'b mut [u8; 16]) -> Option<&'b [u8]> {
-    let b = buf.get_mut(..name.len())?;
-    for (o, c) in b.iter_mut().zip(name) {
-        *o = c.to_ascii_uppercase();
-    }
-    Some(b)
-}
-
 /// The request's arguments as the service sees them.
 pub struct Args<'a> {
     pub framer: &'a Framer,
@@ -250,124 +296,114 @@ impl Args<'_> {
 /// Parse a framed request (at least one argument) into a command.
 pub fn parse(framer: &Framer, input: &[u8]) -> Cmd {
     let a = Args { framer, input };
-    let mut buf = [0u8; 16];
-    let Some(name) = upper(a.bytes(0), &mut buf) else {
+    let Some(name) = Name::find(a.bytes(0)) else {
         return Cmd::Reject(Rejection::UnknownCommand);
     };
-    // The name and Redis's arity in one match: no table search per request.
-    let (name, arity): (&'static str, i64) = match name {
-        b"PING" => ("ping", -1),
-        b"ECHO" => ("echo", 2),
-        b"GET" => ("get", 2),
-        b"SET" => ("set", -3),
-        b"DEL" => ("del", -2),
-        b"EXISTS" => ("exists", -2),
-        b"INCR" => ("incr", 2),
-        b"DECR" => ("decr", 2),
-        b"INCRBY" => ("incrby", 3),
-        b"DECRBY" => ("decrby", 3),
-        b"MGET" => ("mget", -2),
-        b"MSET" => ("mset", -3),
-        b"LPUSH" => ("lpush", -3),
-        b"RPUSH" => ("rpush", -3),
-        b"LPOP" => ("lpop", -2),
-        b"RPOP" => ("rpop", -2),
-        b"LLEN" => ("llen", 2),
-        b"LINDEX" => ("lindex", 3),
-        b"LRANGE" => ("lrange", 4),
-        b"DBSIZE" => ("dbsize", 1),
-        b"FLUSHALL" => ("flushall", -1),
-        b"FLUSHDB" => ("flushdb", -1),
-        b"SELECT" => ("select", 2),
-        b"INFO" => ("info", -1),
-        b"COMMAND" => ("command", -1),
-        b"CONFIG" => ("config", -2),
-        b"CLIENT" => ("client", -2),
-        b"HELLO" => ("hello", -1),
-        b"QUIT" => ("quit", -1),
-        _ => return Cmd::Reject(Rejection::UnknownCommand),
-    };
-    if !arity_ok(arity, a.argc()) {
-        return Cmd::Reject(Rejection::WrongArity(name));
+    if !name.facts().arity_ok(a.argc()) {
+        return Cmd::Reject(Rejection::WrongArity(name.facts().name));
     }
     command(name, &a).unwrap_or_else(Cmd::Reject)
 }
 
 /// A known command with a valid arity: its arguments.
-fn command(name: &'static str, a: &Args) -> Result<Cmd, Rejection> {
-    let argc = a.argc();
+fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
+    // Only commands with a first argument read it (arity checked).
+    let key = || a.span(1);
     Ok(match name {
-        "ping" if argc > 2 => return Err(Rejection::WrongArity("ping")),
-        "ping" => Cmd::Ping((argc == 2).then(|| a.span(1))),
-        "echo" => Cmd::Echo(a.span(1)),
-        "get" => Cmd::Get(a.span(1)),
-        "set" => set(a)?,
-        "del" => Cmd::Del,
-        "exists" => Cmd::Exists,
-        "incr" => Cmd::IncrBy {
-            key: a.span(1),
-            by: 1,
-        },
-        "decr" => Cmd::IncrBy {
-            key: a.span(1),
-            by: -1,
-        },
-        "incrby" => Cmd::IncrBy {
-            key: a.span(1),
+        Name::Ping => Cmd::Server(ping(a)?),
+        Name::Echo => Cmd::Server(ServerCmd::Echo(key())),
+        Name::Get => Cmd::Str(StrCmd::Get(key())),
+        Name::Set => Cmd::Str(set(a)?),
+        Name::Del => Cmd::Str(StrCmd::Del),
+        Name::Exists => Cmd::Str(StrCmd::Exists),
+        Name::Incr => Cmd::Str(StrCmd::IncrBy { key: key(), by: 1 }),
+        Name::Decr => Cmd::Str(StrCmd::IncrBy { key: key(), by: -1 }),
+        Name::IncrBy => Cmd::Str(StrCmd::IncrBy {
+            key: key(),
             by: a.int(2)?,
-        },
-        "decrby" => Cmd::IncrBy {
-            key: a.span(1),
-            by: a
-                .int(2)?
-                .checked_neg()
-                .ok_or(Rejection::DecrementOverflow)?,
-        },
-        "mget" => Cmd::MGet,
-        "mset" if argc.is_multiple_of(2) => return Err(Rejection::WrongArity("mset")),
-        "mset" => Cmd::MSet,
-        "lpush" => Cmd::Push {
+        }),
+        Name::DecrBy => Cmd::Str(decr_by(a)?),
+        Name::MGet => Cmd::Str(StrCmd::MGet),
+        Name::MSet => Cmd::Str(mset(a)?),
+        Name::LPush => Cmd::List(ListCmd::Push {
             end: End::Left,
-            key: a.span(1),
-        },
-        "rpush" => Cmd::Push {
+            key: key(),
+        }),
+        Name::RPush => Cmd::List(ListCmd::Push {
             end: End::Right,
-            key: a.span(1),
-        },
-        "lpop" | "rpop" => pop(name, a)?,
-        "llen" => Cmd::LLen(a.span(1)),
-        "lindex" => Cmd::LIndex {
-            key: a.span(1),
+            key: key(),
+        }),
+        Name::LPop => Cmd::List(pop(name, End::Left, a)?),
+        Name::RPop => Cmd::List(pop(name, End::Right, a)?),
+        Name::LLen => Cmd::List(ListCmd::LLen(key())),
+        Name::LIndex => Cmd::List(ListCmd::LIndex {
+            key: key(),
             index: a.int(2)?,
-        },
-        "lrange" => Cmd::LRange {
-            key: a.span(1),
-            start: a.int(2)?,
-            stop: a.int(3)?,
-        },
-        "dbsize" => Cmd::DbSize,
-        "flushall" | "flushdb"
-            if argc > 2 || (argc == 2 && !(a.is(1, "async") || a.is(1, "sync"))) =>
-        {
-            return Err(Rejection::Syntax)
-        }
-        "flushall" | "flushdb" => Cmd::Flush,
-        "select" => match a.int(1) {
-            Ok(0) => Cmd::Select,
-            Ok(n) if n.abs() <= i64::from(i32::MAX) => return Err(Rejection::DbIndex),
-            _ => return Err(Rejection::NotInteger),
-        },
-        "info" => Cmd::Info,
-        "command" => command_query(a)?,
-        "config" => config(a)?,
-        "client" => client(a)?,
-        "hello" => hello(a)?,
-        "quit" => Cmd::Quit,
-        _ => unreachable!("every name above is handled"),
+        }),
+        Name::LRange => Cmd::List(lrange(a)?),
+        Name::DbSize => Cmd::Server(ServerCmd::DbSize),
+        Name::FlushAll | Name::FlushDb => Cmd::Server(flush(a)?),
+        Name::Select => Cmd::Server(select(a)?),
+        Name::Info => Cmd::Server(ServerCmd::Info),
+        Name::Command => Cmd::Server(command_query(a)?),
+        Name::Config => Cmd::Server(config(a)?),
+        Name::Client => Cmd::Conn(client(a)?),
+        Name::Hello => Cmd::Conn(hello(a)?),
+        Name::Quit => Cmd::Conn(ConnCmd::Quit),
     })
 }
 
-fn set(a: &Args) -> Result<Cmd, Rejection> {
+fn ping(a: &Args) -> Result<ServerCmd, Rejection> {
+    match a.argc() {
+        1 => Ok(ServerCmd::Ping(None)),
+        2 => Ok(ServerCmd::Ping(Some(a.span(1)))),
+        _ => Err(Rejection::WrongArity(Name::Ping.facts().name)),
+    }
+}
+
+fn decr_by(a: &Args) -> Result<StrCmd, Rejection> {
+    let by = a.int(2)?;
+    Ok(StrCmd::IncrBy {
+        key: a.span(1),
+        by: by.checked_neg().ok_or(Rejection::DecrementOverflow)?,
+    })
+}
+
+/// MSET: an odd number of arguments, the name and pairs.
+fn mset(a: &Args) -> Result<StrCmd, Rejection> {
+    if a.argc().is_multiple_of(2) {
+        return Err(Rejection::WrongArity(Name::MSet.facts().name));
+    }
+    Ok(StrCmd::MSet)
+}
+
+fn lrange(a: &Args) -> Result<ListCmd, Rejection> {
+    Ok(ListCmd::LRange {
+        key: a.span(1),
+        start: a.int(2)?,
+        stop: a.int(3)?,
+    })
+}
+
+/// FLUSHALL, FLUSHDB [ASYNC|SYNC].
+fn flush(a: &Args) -> Result<ServerCmd, Rejection> {
+    match a.argc() {
+        1 => Ok(ServerCmd::Flush),
+        2 if a.is(1, "async") || a.is(1, "sync") => Ok(ServerCmd::Flush),
+        _ => Err(Rejection::Syntax),
+    }
+}
+
+/// SELECT: only database 0.
+fn select(a: &Args) -> Result<ServerCmd, Rejection> {
+    match a.int(1) {
+        Ok(0) => Ok(ServerCmd::Select),
+        Ok(n) if n.abs() <= i64::from(i32::MAX) => Err(Rejection::DbIndex),
+        _ => Err(Rejection::NotInteger),
+    }
+}
+
+fn set(a: &Args) -> Result<StrCmd, Rejection> {
     let mut cond = SetCond::Always;
     for i in 3..a.argc() {
         let want = if a.is(i, "nx") {
@@ -387,37 +423,33 @@ fn set(a: &Args) -> Result<Cmd, Rejection> {
         }
         cond = want;
     }
-    Ok(Cmd::Set {
+    Ok(StrCmd::Set {
         key: a.span(1),
         value: a.span(2),
         cond,
     })
 }
 
-fn pop(name: &'static str, a: &Args) -> Result<Cmd, Rejection> {
-    let end = if name == "lpop" {
-        End::Left
-    } else {
-        End::Right
-    };
+/// LPOP, RPOP [count].
+fn pop(name: Name, end: End, a: &Args) -> Result<ListCmd, Rejection> {
     let count = match a.argc() {
         2 => None,
         3 => match a.int(2)? {
             n if n < 0 => return Err(Rejection::NotPositive),
             n => Some(n as usize),
         },
-        _ => return Err(Rejection::WrongArity(name)),
+        _ => return Err(Rejection::WrongArity(name.facts().name)),
     };
-    Ok(Cmd::Pop {
+    Ok(ListCmd::Pop {
         end,
         key: a.span(1),
         count,
     })
 }
 
-fn command_query(a: &Args) -> Result<Cmd, Rejection> {
+fn command_query(a: &Args) -> Result<ServerCmd, Rejection> {
     if a.argc() == 1 {
-        return Ok(Cmd::Command(CommandQuery::All));
+        return Ok(ServerCmd::Command(CommandQuery::All));
     }
     let (q, arity, full) = if a.is(1, "count") {
         (CommandQuery::Count, 2, "command|count")
@@ -431,21 +463,21 @@ fn command_query(a: &Args) -> Result<Cmd, Rejection> {
     if !arity_ok(arity, a.argc()) {
         return Err(Rejection::WrongArity(full));
     }
-    Ok(Cmd::Command(q))
+    Ok(ServerCmd::Command(q))
 }
 
-fn config(a: &Args) -> Result<Cmd, Rejection> {
+fn config(a: &Args) -> Result<ServerCmd, Rejection> {
     if !a.is(1, "get") {
         return Err(Rejection::UnknownSubcommand("CONFIG"));
     }
     if a.argc() < 3 {
         return Err(Rejection::WrongArity("config|get"));
     }
-    Ok(Cmd::ConfigGet)
+    Ok(ServerCmd::ConfigGet)
 }
 
 /// HELLO: only protocol 2 is served; SETNAME is the one option.
-fn hello(a: &Args) -> Result<Cmd, Rejection> {
+fn hello(a: &Args) -> Result<ConnCmd, Rejection> {
     if a.argc() >= 2 {
         match a.int(1) {
             Ok(2) => {}
@@ -463,12 +495,12 @@ fn hello(a: &Args) -> Result<Cmd, Rejection> {
             return Err(Rejection::HelloOption { at: i });
         }
     }
-    Ok(Cmd::Hello(name))
+    Ok(ConnCmd::Hello(name))
 }
 
-fn client(a: &Args) -> Result<Cmd, Rejection> {
+fn client(a: &Args) -> Result<ConnCmd, Rejection> {
     let argc = a.argc();
-    let exact = |n: usize, full: &'static str, cmd: Cmd| {
+    let exact = |n: usize, full: &'static str, cmd: ConnCmd| {
         if argc == n {
             Ok(cmd)
         } else {
@@ -482,11 +514,11 @@ fn client(a: &Args) -> Result<Cmd, Rejection> {
         if !a.bytes(2).iter().all(|&c| (b'!'..=b'~').contains(&c)) {
             return Err(Rejection::BadClientName);
         }
-        Ok(Cmd::ClientSetName(a.span(2)))
+        Ok(ConnCmd::ClientSetName(a.span(2)))
     } else if a.is(1, "getname") {
-        exact(2, "client|getname", Cmd::ClientGetName)
+        exact(2, "client|getname", ConnCmd::ClientGetName)
     } else if a.is(1, "id") {
-        exact(2, "client|id", Cmd::ClientId)
+        exact(2, "client|id", ConnCmd::ClientId)
     } else if a.is(1, "setinfo") {
         if argc != 4 {
             return Err(Rejection::WrongArity("client|setinfo"));
@@ -494,7 +526,7 @@ fn client(a: &Args) -> Result<Cmd, Rejection> {
         if !(a.is(2, "lib-name") || a.is(2, "lib-ver")) {
             return Err(Rejection::UnknownSetInfo);
         }
-        Ok(Cmd::ClientSetInfo)
+        Ok(ConnCmd::ClientSetInfo)
     } else {
         Err(Rejection::UnknownSubcommand("CLIENT"))
     }

@@ -58,77 +58,83 @@ pub(crate) fn split(
     }
 }
 
-/// The rest of a word from `p` (at a quote, or after one closed) into
-/// `out`; returns where the word ends.
+/// The rest of a word from `p` (at a quote) into `out`; returns where
+/// the word ends.
 fn quoted_word(line: &[u8], mut p: usize, out: &mut Vec<u8>) -> Result<usize, Unbalanced> {
-    let at = |i: usize| line.get(i).copied();
     loop {
-        match at(p) {
+        match line.get(p).copied() {
             None => return Ok(p),
             Some(c) if blank(c) => return Ok(p),
-            Some(b'"') => {
-                p += 1;
-                loop {
-                    match (at(p), at(p + 1)) {
-                        (None, _) => return Err(Unbalanced),
-                        (Some(b'\\'), Some(b'x'))
-                            if at(p + 2).is_some_and(|c| c.is_ascii_hexdigit())
-                                && at(p + 3).is_some_and(|c| c.is_ascii_hexdigit()) =>
-                        {
-                            out.push(hex(line[p + 2]) << 4 | hex(line[p + 3]));
-                            p += 4;
-                        }
-                        (Some(b'\\'), Some(c)) => {
-                            out.push(match c {
-                                b'n' => b'\n',
-                                b'r' => b'\r',
-                                b't' => b'\t',
-                                b'b' => 0x08,
-                                b'a' => 0x07,
-                                c => c,
-                            });
-                            p += 2;
-                        }
-                        (Some(b'"'), next) => {
-                            if next.is_some_and(|c| !blank(c)) {
-                                return Err(Unbalanced);
-                            }
-                            return Ok(p + 1);
-                        }
-                        (Some(c), _) => {
-                            out.push(c);
-                            p += 1;
-                        }
-                    }
-                }
-            }
-            Some(b'\'') => {
-                p += 1;
-                loop {
-                    match (at(p), at(p + 1)) {
-                        (None, _) => return Err(Unbalanced),
-                        (Some(b'\\'), Some(b'\'')) => {
-                            out.push(b'\'');
-                            p += 2;
-                        }
-                        (Some(b'\''), next) => {
-                            if next.is_some_and(|c| !blank(c)) {
-                                return Err(Unbalanced);
-                            }
-                            return Ok(p + 1);
-                        }
-                        (Some(c), _) => {
-                            out.push(c);
-                            p += 1;
-                        }
-                    }
-                }
-            }
+            Some(b'"') => return double_quoted(line, p + 1, out),
+            Some(b'\'') => return single_quoted(line, p + 1, out),
             Some(c) => {
                 out.push(c);
                 p += 1;
             }
         }
+    }
+}
+
+/// The inside of `"…"` from `p` (after the opening quote) into `out`,
+/// unescaped; returns where the word ends.
+fn double_quoted(line: &[u8], mut p: usize, out: &mut Vec<u8>) -> Result<usize, Unbalanced> {
+    loop {
+        match (line.get(p).copied(), line.get(p + 1)) {
+            (None, _) => return Err(Unbalanced),
+            (Some(b'\\'), Some(_)) => p += escape(line, p, out),
+            (Some(b'"'), _) => return closed(line, p),
+            (Some(c), _) => {
+                out.push(c);
+                p += 1;
+            }
+        }
+    }
+}
+
+/// The inside of `'…'` from `p` (after the opening quote) into `out`:
+/// only `\'` is an escape; returns where the word ends.
+fn single_quoted(line: &[u8], mut p: usize, out: &mut Vec<u8>) -> Result<usize, Unbalanced> {
+    loop {
+        match (line.get(p).copied(), line.get(p + 1).copied()) {
+            (None, _) => return Err(Unbalanced),
+            (Some(b'\\'), Some(b'\'')) => {
+                out.push(b'\'');
+                p += 2;
+            }
+            (Some(b'\''), _) => return closed(line, p),
+            (Some(c), _) => {
+                out.push(c);
+                p += 1;
+            }
+        }
+    }
+}
+
+/// The escape at `p` in `"…"` (a backslash and at least one byte after
+/// it) unescaped into `out`; returns its length: `\xHH`, or `\` and one.
+fn escape(line: &[u8], p: usize, out: &mut Vec<u8>) -> usize {
+    let hex_at = |i: usize| line.get(i).is_some_and(|c| c.is_ascii_hexdigit());
+    if line[p + 1] == b'x' && hex_at(p + 2) && hex_at(p + 3) {
+        out.push(hex(line[p + 2]) << 4 | hex(line[p + 3]));
+        return 4;
+    }
+    out.push(match line[p + 1] {
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'b' => 0x08,
+        b'a' => 0x07,
+        c => c,
+    });
+    2
+}
+
+/// The closing quote at `p`: it must be followed by a blank or the end of
+/// the line; returns where the word ends (after it).
+fn closed(line: &[u8], p: usize) -> Result<usize, Unbalanced> {
+    match line.get(p + 1) {
+        Some(&c) if !blank(c) => Err(Unbalanced),
+        _ => Ok(p + 1),
     }
 }
 

@@ -1,6 +1,7 @@
 //! RESP2, Redis's protocol (PROTOCOLS.md section 5), without I/O: framing
 //! requests (arrays of bulk strings, and inline commands) incrementally
-//! and without copying ([`frame`]), parsing a framed request into a typed
+//! and without copying ([`frame`]), every command served and its facts
+//! ([`name`]), parsing a framed request into a typed
 //! command ([`command`]), encoding replies straight into an output buffer
 //! ([`reply`]), and the client side: encoding commands and reading replies
 //! ([`client`]).
@@ -10,11 +11,13 @@ pub mod command;
 pub mod frame;
 pub mod glob;
 mod inline;
+pub mod name;
 pub mod number;
 pub mod reply;
 
-pub use command::{Cmd, End, Rejection, SetCond};
+pub use command::{Cmd, ConnCmd, End, ListCmd, Rejection, ServerCmd, SetCond, StrCmd};
 pub use frame::{Framed, Framer, ProtocolError, Span};
+pub use name::Name;
 
 /// The limits every RESP server enforces (`--max-bulk`, `--max-args`,
 /// `--max-inline`, `--max-query`).

@@ -3,7 +3,8 @@
 
 use super::Args;
 use crate::Common;
-use serverlab_proto::resp::command::{CommandQuery, COMMANDS};
+use serverlab_proto::resp::command::CommandQuery;
+use serverlab_proto::resp::name::{Access, Facts, Name};
 use serverlab_proto::resp::{glob, reply};
 use serverlab_util::server_stats::Connections;
 use std::fmt::Write;
@@ -140,20 +141,17 @@ fn human(bytes: u64) -> String {
 /// COMMAND INFO name….
 pub(super) fn command(q: CommandQuery, a: &Args, out: &mut Vec<u8>) {
     match q {
-        CommandQuery::Count => reply::int(out, COMMANDS.len() as i64),
+        CommandQuery::Count => reply::int(out, Name::listed().count() as i64),
         CommandQuery::Docs => reply::array(out, 0),
         CommandQuery::All => {
-            reply::array(out, COMMANDS.len());
-            for &(name, arity) in &COMMANDS {
-                details(out, name, arity);
-            }
+            reply::array(out, Name::listed().count());
+            Name::listed().for_each(|n| details(out, n.facts()));
         }
         CommandQuery::Info => {
             reply::array(out, a.count() - 2);
             for n in a.from(2) {
-                let n = String::from_utf8_lossy(n).to_ascii_lowercase();
-                match COMMANDS.iter().find(|(c, _)| *c == n) {
-                    Some(&(name, arity)) => details(out, name, arity),
+                match Name::find(n).filter(|n| n.facts().listed) {
+                    Some(n) => details(out, n.facts()),
                     None => reply::null(out),
                 }
             }
@@ -163,51 +161,19 @@ pub(super) fn command(q: CommandQuery, a: &Args, out: &mut Vec<u8>) {
 
 /// One command's details as Redis 7 gives them: name, arity, flags, first
 /// key, last key, step, ACL categories, tips, key specs, subcommands.
-fn details(out: &mut Vec<u8>, name: &str, arity: i64) {
-    let writes = matches!(
-        name,
-        "set"
-            | "del"
-            | "incr"
-            | "decr"
-            | "incrby"
-            | "decrby"
-            | "mset"
-            | "lpush"
-            | "rpush"
-            | "lpop"
-            | "rpop"
-            | "flushall"
-            | "flushdb"
-    );
-    let keyed = !matches!(
-        name,
-        "ping"
-            | "echo"
-            | "dbsize"
-            | "flushall"
-            | "flushdb"
-            | "select"
-            | "info"
-            | "command"
-            | "config"
-            | "client"
-    );
-    let (first, last, step) = match name {
-        _ if !keyed => (0, 0, 0),
-        "del" | "exists" | "mget" => (1, -1, 1),
-        "mset" => (1, -1, 2),
-        _ => (1, 1, 1),
-    };
+fn details(out: &mut Vec<u8>, facts: &Facts) {
     reply::array(out, 10);
-    reply::bulk(out, name.as_bytes());
-    reply::int(out, arity);
-    let flag = if writes { &b"write"[..] } else { b"readonly" };
+    reply::bulk(out, facts.name.as_bytes());
+    reply::int(out, facts.arity);
+    let flag = match facts.access {
+        Access::Write => &b"write"[..],
+        Access::Read => b"readonly",
+    };
     reply::array(out, 1);
     reply::simple(out, flag);
-    reply::int(out, first);
-    reply::int(out, last);
-    reply::int(out, step);
+    reply::int(out, facts.keys.first);
+    reply::int(out, facts.keys.last);
+    reply::int(out, facts.keys.step);
     for _ in 0..4 {
         reply::array(out, 0);
     }

@@ -14,7 +14,7 @@ mod admin;
 mod stats;
 
 use crate::{After, Common, Frame, Service};
-use serverlab_proto::resp::command::{self, Cmd, Rejection};
+use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
@@ -121,74 +121,36 @@ impl RespService {
             input,
         };
         match cmd {
-            Cmd::Get(_)
-            | Cmd::Set { .. }
-            | Cmd::Del
-            | Cmd::Exists
-            | Cmd::IncrBy { .. }
-            | Cmd::MGet
-            | Cmd::MSet => self.strings(cmd, &a, out),
-            Cmd::Push { .. }
-            | Cmd::Pop { .. }
-            | Cmd::LLen(_)
-            | Cmd::LIndex { .. }
-            | Cmd::LRange { .. } => self.lists(cmd, &a, out),
-            Cmd::ClientSetName(name) | Cmd::Hello(Some(name)) => {
-                let name = a.get(name);
-                conn.name = (!name.is_empty()).then(|| name.into());
-                match cmd {
-                    Cmd::Hello(_) => admin::hello(conn.id, out),
-                    _ => reply::ok(out),
-                }
-            }
-            Cmd::ClientGetName => match &conn.name {
-                Some(n) => reply::bulk(out, n),
-                None => reply::null(out),
-            },
-            Cmd::ClientId => reply::int(out, conn.id as i64),
-            Cmd::Hello(None) => admin::hello(conn.id, out),
-            Cmd::Quit => {
-                reply::ok(out);
-                return After::Close;
-            }
+            Cmd::Str(c) => self.strings(c, &a, out),
+            Cmd::List(c) => self.lists(c, &a, out),
+            Cmd::Server(c) => self.server(c, &a, out),
+            Cmd::Conn(c) => return connection(conn, c, input, out),
             Cmd::Reject(r) => self.reject(r, conn, input, out),
-            _ => self.server(cmd, &a, out),
         }
         After::Continue
     }
 
     /// The string commands.
-    fn strings(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+    fn strings(&self, cmd: StrCmd, a: &Args, out: &mut Vec<u8>) {
         match cmd {
-            Cmd::Get(k) => self.get(a.get(k), out),
-            Cmd::Set { key, value, cond } => {
+            StrCmd::Get(k) => self.get(a.get(k), out),
+            StrCmd::Set { key, value, cond } => {
                 if self.store.set(a.get(key), a.get(value), cond) {
                     reply::ok(out)
                 } else {
                     reply::null(out)
                 }
             }
-            Cmd::Del => {
+            StrCmd::Del => {
                 let n = a.from(1).filter(|k| self.store.del(k)).count();
                 reply::int(out, n as i64)
             }
-            Cmd::Exists => {
+            StrCmd::Exists => {
                 let n = a.from(1).filter(|k| self.store.exists(k)).count();
                 reply::int(out, n as i64)
             }
-            Cmd::IncrBy { key, by } => match self.store.incr_by(a.get(key), by) {
-                Ok(n) => reply::int(out, n),
-                Err(IncrError::WrongType) => self.wrongtype(out),
-                Err(e) => {
-                    self.stats.not_integer();
-                    let msg = match e {
-                        IncrError::Overflow => reply::OVERFLOW,
-                        _ => reply::NOT_INTEGER,
-                    };
-                    reply::error(out, msg)
-                }
-            },
-            Cmd::MGet => {
+            StrCmd::IncrBy { key, by } => self.incr_by(a.get(key), by, out),
+            StrCmd::MGet => {
                 reply::array(out, a.count() - 1);
                 for k in a.from(1) {
                     // A key holding a list answers nil, as Redis's MGET does.
@@ -197,31 +159,45 @@ impl RespService {
                     }
                 }
             }
-            Cmd::MSet => {
+            StrCmd::MSet => {
                 let mut kv = a.from(1);
                 while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
                     self.store.set(k, v, serverlab_proto::resp::SetCond::Always);
                 }
                 reply::ok(out)
             }
-            _ => unreachable!("run sends only string commands here"),
+        }
+    }
+
+    fn incr_by(&self, key: &[u8], by: i64, out: &mut Vec<u8>) {
+        match self.store.incr_by(key, by) {
+            Ok(n) => reply::int(out, n),
+            Err(IncrError::WrongType) => self.wrongtype(out),
+            Err(e) => {
+                self.stats.not_integer();
+                let msg = match e {
+                    IncrError::Overflow => reply::OVERFLOW,
+                    _ => reply::NOT_INTEGER,
+                };
+                reply::error(out, msg)
+            }
         }
     }
 
     /// The list commands; a key holding a string gets WRONGTYPE.
-    fn lists(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+    fn lists(&self, cmd: ListCmd, a: &Args, out: &mut Vec<u8>) {
         if let Err(WrongType) = self.list_reply(cmd, a, out) {
             self.wrongtype(out)
         }
     }
 
-    fn list_reply(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) -> Result<(), WrongType> {
+    fn list_reply(&self, cmd: ListCmd, a: &Args, out: &mut Vec<u8>) -> Result<(), WrongType> {
         match cmd {
-            Cmd::Push { end, key } => {
+            ListCmd::Push { end, key } => {
                 let n = self.store.push(a.get(key), end, &mut a.from(2))?;
                 reply::int(out, n as i64)
             }
-            Cmd::Pop { end, key, count } => {
+            ListCmd::Pop { end, key, count } => {
                 match (self.store.pop(a.get(key), end, count.unwrap_or(1))?, count) {
                     (None, Some(_)) => reply::null_array(out),
                     (None, None) => reply::null(out),
@@ -232,8 +208,8 @@ impl RespService {
                     }
                 }
             }
-            Cmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
-            Cmd::LIndex { key, index } => {
+            ListCmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
+            ListCmd::LIndex { key, index } => {
                 let found = self
                     .store
                     .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
@@ -241,33 +217,31 @@ impl RespService {
                     reply::null(out)
                 }
             }
-            Cmd::LRange { key, start, stop } => {
+            ListCmd::LRange { key, start, stop } => {
                 self.store
                     .lrange(a.get(key), start, stop, &mut |n, items| {
                         reply::array(out, n);
                         items.for_each(|i| reply::bulk(out, i));
                     })?
             }
-            _ => unreachable!("run sends only list commands here"),
         }
         Ok(())
     }
 
-    /// The commands about the server and the connection.
-    fn server(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+    /// The commands about the server and its data as a whole.
+    fn server(&self, cmd: ServerCmd, a: &Args, out: &mut Vec<u8>) {
         match cmd {
-            Cmd::Ping(None) => reply::simple(out, b"PONG"),
-            Cmd::Ping(Some(m)) | Cmd::Echo(m) => reply::bulk(out, a.get(m)),
-            Cmd::DbSize => reply::int(out, self.store.len() as i64),
-            Cmd::Flush => {
+            ServerCmd::Ping(None) => reply::simple(out, b"PONG"),
+            ServerCmd::Ping(Some(m)) | ServerCmd::Echo(m) => reply::bulk(out, a.get(m)),
+            ServerCmd::DbSize => reply::int(out, self.store.len() as i64),
+            ServerCmd::Flush => {
                 self.store.clear();
                 reply::ok(out)
             }
-            Cmd::Select | Cmd::ClientSetInfo => reply::ok(out),
-            Cmd::Info => self.info(a, out),
-            Cmd::Command(q) => admin::command(q, a, out),
-            Cmd::ConfigGet => admin::config_get(a, out),
-            _ => unreachable!("run answers every other command itself"),
+            ServerCmd::Select => reply::ok(out),
+            ServerCmd::Info => self.info(a, out),
+            ServerCmd::Command(q) => admin::command(q, a, out),
+            ServerCmd::ConfigGet => admin::config_get(a, out),
         }
     }
 
@@ -292,6 +266,33 @@ impl RespService {
         });
         reply::bulk(out, text.as_bytes());
     }
+}
+
+/// The commands about the connection itself: its name, its id, HELLO
+/// and QUIT (after which it closes).
+fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
+    match cmd {
+        ConnCmd::ClientSetName(name) | ConnCmd::Hello(Some(name)) => {
+            let name = conn.framer.get(input, name);
+            conn.name = (!name.is_empty()).then(|| name.into());
+            match cmd {
+                ConnCmd::Hello(_) => admin::hello(conn.id, out),
+                _ => reply::ok(out),
+            }
+        }
+        ConnCmd::ClientGetName => match &conn.name {
+            Some(n) => reply::bulk(out, n),
+            None => reply::null(out),
+        },
+        ConnCmd::ClientSetInfo => reply::ok(out),
+        ConnCmd::ClientId => reply::int(out, conn.id as i64),
+        ConnCmd::Hello(None) => admin::hello(conn.id, out),
+        ConnCmd::Quit => {
+            reply::ok(out);
+            return After::Close;
+        }
+    }
+    After::Continue
 }
 
 /// A request's arguments, to read.

@@ -8,17 +8,13 @@ use crate::stats::Counters;
 use serde_json::{json, Map, Value};
 use serverlab_proto::resp::command::{Cmd, Rejection};
 use serverlab_proto::resp::frame::ProtocolError;
-use serverlab_proto::resp::End;
+use serverlab_proto::resp::Name;
 
-/// Commands as the statistics count them (INCR, DECR, INCRBY and DECRBY
-/// together as `incrby`; FLUSHALL and FLUSHDB as `flushall`).
-const COMMANDS: [&str; 26] = [
-    "ping", "echo", "get", "set", "del", "exists", "incrby", "mget", "mset", "lpush", "rpush",
-    "lpop", "rpop", "llen", "lindex", "lrange", "dbsize", "flushall", "select", "info", "command",
-    "config", "client", "hello", "quit", "rejected",
-];
-
-const ERRORS: usize = COMMANDS.len();
+/// A slot per name (`Name as usize`): a command counts under its
+/// family's ([`Name::family`]: INCR, DECR and DECRBY as `incrby`,
+/// FLUSHDB as `flushall`); then the rejected requests.
+const REJECTED: usize = Name::ALL.len();
+const ERRORS: usize = REJECTED + 1;
 const WRONGTYPE: usize = ERRORS + Rejection::NAMES.len();
 const NOT_INTEGER_VALUE: usize = WRONGTYPE + 1;
 const PROTOCOL: usize = NOT_INTEGER_VALUE + 1;
@@ -35,36 +31,9 @@ fn slot(all: &[&str], name: &str) -> usize {
         .expect("every name has a slot")
 }
 
-/// Its slot in [`COMMANDS`], by a match: no search per request.
+/// Its slot, by a match: no search per request.
 fn index(cmd: &Cmd) -> usize {
-    match cmd {
-        Cmd::Ping(_) => 0,
-        Cmd::Echo(_) => 1,
-        Cmd::Get(_) => 2,
-        Cmd::Set { .. } => 3,
-        Cmd::Del => 4,
-        Cmd::Exists => 5,
-        Cmd::IncrBy { .. } => 6,
-        Cmd::MGet => 7,
-        Cmd::MSet => 8,
-        Cmd::Push { end: End::Left, .. } => 9,
-        Cmd::Push { .. } => 10,
-        Cmd::Pop { end: End::Left, .. } => 11,
-        Cmd::Pop { .. } => 12,
-        Cmd::LLen(_) => 13,
-        Cmd::LIndex { .. } => 14,
-        Cmd::LRange { .. } => 15,
-        Cmd::DbSize => 16,
-        Cmd::Flush => 17,
-        Cmd::Select => 18,
-        Cmd::Info => 19,
-        Cmd::Command(_) => 20,
-        Cmd::ConfigGet => 21,
-        Cmd::ClientSetName(_) | Cmd::ClientGetName | Cmd::ClientSetInfo | Cmd::ClientId => 22,
-        Cmd::Hello(_) => 23,
-        Cmd::Quit => 24,
-        Cmd::Reject(_) => 25,
-    }
+    cmd.name().map_or(REJECTED, |n| n as usize)
 }
 
 impl RespStats {
@@ -102,9 +71,13 @@ impl RespStats {
                 .collect()
         };
         let mut requests = Map::new();
-        let total: u64 = (0..COMMANDS.len()).map(|i| self.counters.get(i)).sum();
+        let total: u64 = (0..=REJECTED).map(|i| self.counters.get(i)).sum();
         requests.insert("total".into(), total.into());
-        requests.extend(named(&COMMANDS, 0));
+        for n in Name::ALL.into_iter().filter(|n| n.family() == *n) {
+            let count = self.counters.get(n as usize);
+            requests.insert(n.facts().name.into(), count.into());
+        }
+        requests.insert("rejected".into(), self.counters.get(REJECTED).into());
         let mut errors = named(&Rejection::NAMES, ERRORS);
         errors.insert("wrongtype".into(), self.counters.get(WRONGTYPE).into());
         errors.insert(
@@ -123,15 +96,16 @@ impl RespStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverlab_proto::resp::{ConnCmd, End, ListCmd};
 
     #[test]
     fn each_command_counts_under_its_name() {
         let s = RespStats::default();
-        s.command(&Cmd::Quit);
-        s.command(&Cmd::Push {
+        s.command(&Cmd::Conn(ConnCmd::Quit));
+        s.command(&Cmd::List(ListCmd::Push {
             end: End::Right,
             key: serverlab_proto::resp::Span::default(),
-        });
+        }));
         let r = s.report(0);
         assert_eq!(
             (
@@ -141,5 +115,8 @@ mod tests {
             (Some(1), Some(1))
         );
         assert_eq!(r["requests"]["total"], 2);
+        // 25 commands, as the statistics name them, the rejected and the total.
+        assert_eq!(r["requests"].as_object().unwrap().len(), 27);
+        assert!(r["requests"].get("incr").is_none() && r["requests"]["incrby"] == 0);
     }
 }

@@ -21,8 +21,8 @@ fn cmd(args: &[&str]) -> Cmd {
 
 #[test]
 fn names_are_case_insensitive_and_arity_is_redis() {
-    assert!(matches!(cmd(&["get", "k"]), Cmd::Get(_)));
-    assert!(matches!(cmd(&["GeT", "k"]), Cmd::Get(_)));
+    assert!(matches!(cmd(&["get", "k"]), Cmd::Str(StrCmd::Get(_))));
+    assert!(matches!(cmd(&["GeT", "k"]), Cmd::Str(StrCmd::Get(_))));
     assert_eq!(cmd(&["GET"]), Cmd::Reject(Rejection::WrongArity("get")));
     assert_eq!(
         cmd(&["GET", "a", "b"]),
@@ -44,7 +44,7 @@ fn names_are_case_insensitive_and_arity_is_redis() {
         cmd(&["MSET", "a", "1", "b"]),
         Cmd::Reject(Rejection::WrongArity("mset"))
     );
-    assert_eq!(cmd(&["MSET", "a", "1"]), Cmd::MSet);
+    assert_eq!(cmd(&["MSET", "a", "1"]), Cmd::Str(StrCmd::MSet));
     assert_eq!(
         cmd(&["LPOP", "k", "1", "2"]),
         Cmd::Reject(Rejection::WrongArity("lpop"))
@@ -54,7 +54,7 @@ fn names_are_case_insensitive_and_arity_is_redis() {
 #[test]
 fn arguments_are_checked() {
     let (c, wire, f) = parsed(&["SET", "k", "v", "nx"]);
-    let Cmd::Set { key, value, cond } = c else {
+    let Cmd::Str(StrCmd::Set { key, value, cond }) = c else {
         panic!("{c:?}")
     };
     assert_eq!(
@@ -67,10 +67,10 @@ fn arguments_are_checked() {
     );
     assert!(matches!(
         cmd(&["SET", "k", "v", "XX", "XX"]),
-        Cmd::Set {
+        Cmd::Str(StrCmd::Set {
             cond: SetCond::Present,
             ..
-        }
+        })
     ));
     assert_eq!(
         cmd(&["SET", "k", "v", "bogus"]),
@@ -82,9 +82,12 @@ fn arguments_are_checked() {
     );
     assert!(matches!(
         cmd(&["INCRBY", "k", "-5"]),
-        Cmd::IncrBy { by: -5, .. }
+        Cmd::Str(StrCmd::IncrBy { by: -5, .. })
     ));
-    assert!(matches!(cmd(&["DECR", "k"]), Cmd::IncrBy { by: -1, .. }));
+    assert!(matches!(
+        cmd(&["DECR", "k"]),
+        Cmd::Str(StrCmd::IncrBy { by: -1, .. })
+    ));
     assert_eq!(
         cmd(&["INCRBY", "k", "1.5"]),
         Cmd::Reject(Rejection::NotInteger)
@@ -95,11 +98,11 @@ fn arguments_are_checked() {
     );
     assert!(matches!(
         cmd(&["LRANGE", "k", "0", "-1"]),
-        Cmd::LRange {
+        Cmd::List(ListCmd::LRange {
             start: 0,
             stop: -1,
             ..
-        }
+        })
     ));
     assert_eq!(
         cmd(&["LINDEX", "k", "x"]),
@@ -111,27 +114,33 @@ fn arguments_are_checked() {
     );
     assert!(matches!(
         cmd(&["RPOP", "k", "3"]),
-        Cmd::Pop {
+        Cmd::List(ListCmd::Pop {
             end: End::Right,
             count: Some(3),
             ..
-        }
+        })
     ));
-    assert_eq!(cmd(&["SELECT", "0"]), Cmd::Select);
+    assert_eq!(cmd(&["SELECT", "0"]), Cmd::Server(ServerCmd::Select));
     assert_eq!(cmd(&["SELECT", "1"]), Cmd::Reject(Rejection::DbIndex));
     assert_eq!(cmd(&["SELECT", "x"]), Cmd::Reject(Rejection::NotInteger));
-    assert_eq!(cmd(&["FLUSHALL", "ASYNC"]), Cmd::Flush);
+    assert_eq!(cmd(&["FLUSHALL", "ASYNC"]), Cmd::Server(ServerCmd::Flush));
     assert_eq!(cmd(&["FLUSHDB", "later"]), Cmd::Reject(Rejection::Syntax));
 }
 
 #[test]
 fn subcommands() {
-    assert_eq!(cmd(&["COMMAND"]), Cmd::Command(CommandQuery::All));
+    assert_eq!(
+        cmd(&["COMMAND"]),
+        Cmd::Server(ServerCmd::Command(CommandQuery::All))
+    );
     assert_eq!(
         cmd(&["command", "count"]),
-        Cmd::Command(CommandQuery::Count)
+        Cmd::Server(ServerCmd::Command(CommandQuery::Count))
     );
-    assert_eq!(cmd(&["COMMAND", "DOCS"]), Cmd::Command(CommandQuery::Docs));
+    assert_eq!(
+        cmd(&["COMMAND", "DOCS"]),
+        Cmd::Server(ServerCmd::Command(CommandQuery::Docs))
+    );
     assert_eq!(
         cmd(&["COMMAND", "COUNT", "x"]),
         Cmd::Reject(Rejection::WrongArity("command|count"))
@@ -140,7 +149,10 @@ fn subcommands() {
         cmd(&["COMMAND", "nope"]),
         Cmd::Reject(Rejection::UnknownSubcommand("COMMAND"))
     );
-    assert_eq!(cmd(&["CONFIG", "GET", "save"]), Cmd::ConfigGet);
+    assert_eq!(
+        cmd(&["CONFIG", "GET", "save"]),
+        Cmd::Server(ServerCmd::ConfigGet)
+    );
     assert_eq!(
         cmd(&["CONFIG", "GET"]),
         Cmd::Reject(Rejection::WrongArity("config|get"))
@@ -155,26 +167,29 @@ fn subcommands() {
     );
     assert!(matches!(
         cmd(&["CLIENT", "SETNAME", "me"]),
-        Cmd::ClientSetName(_)
+        Cmd::Conn(ConnCmd::ClientSetName(_))
     ));
     assert_eq!(
         cmd(&["CLIENT", "SETNAME", "a b"]),
         Cmd::Reject(Rejection::BadClientName)
     );
-    assert_eq!(cmd(&["CLIENT", "GETNAME"]), Cmd::ClientGetName);
+    assert_eq!(
+        cmd(&["CLIENT", "GETNAME"]),
+        Cmd::Conn(ConnCmd::ClientGetName)
+    );
     assert_eq!(
         cmd(&["CLIENT", "SETINFO", "LIB-NAME", "x"]),
-        Cmd::ClientSetInfo
+        Cmd::Conn(ConnCmd::ClientSetInfo)
     );
     assert_eq!(
         cmd(&["CLIENT", "SETINFO", "color", "x"]),
         Cmd::Reject(Rejection::UnknownSetInfo)
     );
-    assert_eq!(cmd(&["QUIT"]), Cmd::Quit);
-    assert_eq!(cmd(&["HELLO"]), Cmd::Hello(None));
+    assert_eq!(cmd(&["QUIT"]), Cmd::Conn(ConnCmd::Quit));
+    assert_eq!(cmd(&["HELLO"]), Cmd::Conn(ConnCmd::Hello(None)));
     assert!(matches!(
         cmd(&["HELLO", "2", "SETNAME", "n"]),
-        Cmd::Hello(Some(_))
+        Cmd::Conn(ConnCmd::Hello(Some(_)))
     ));
     assert_eq!(cmd(&["HELLO", "3"]), Cmd::Reject(Rejection::NoProto));
     assert_eq!(cmd(&["HELLO", "x"]), Cmd::Reject(Rejection::HelloVersion));
@@ -187,7 +202,8 @@ fn subcommands() {
 /// The parser's arities are the table COMMAND lists.
 #[test]
 fn arities_match_the_table() {
-    for &(name, arity) in &COMMANDS {
+    for n in Name::ALL {
+        let (name, arity) = (n.facts().name, n.facts().arity);
         let too_few: Vec<&str> =
             std::iter::repeat_n("x", arity.unsigned_abs() as usize - 1).collect();
         let mut args = vec![name];
@@ -200,4 +216,47 @@ fn arities_match_the_table() {
             );
         }
     }
+}
+
+/// Every name parses, with valid arguments, into a command of its
+/// family: the statistics count each command under the name it was
+/// parsed from.
+#[test]
+fn every_name_parses_into_its_family() {
+    let valid: [&[&str]; 29] = [
+        &["PING"],
+        &["ECHO", "x"],
+        &["GET", "k"],
+        &["SET", "k", "v"],
+        &["DEL", "k"],
+        &["EXISTS", "k"],
+        &["INCR", "k"],
+        &["DECR", "k"],
+        &["INCRBY", "k", "2"],
+        &["DECRBY", "k", "2"],
+        &["MGET", "k"],
+        &["MSET", "k", "v"],
+        &["LPUSH", "k", "v"],
+        &["RPUSH", "k", "v"],
+        &["LPOP", "k"],
+        &["RPOP", "k"],
+        &["LLEN", "k"],
+        &["LINDEX", "k", "0"],
+        &["LRANGE", "k", "0", "1"],
+        &["DBSIZE"],
+        &["FLUSHALL"],
+        &["FLUSHDB"],
+        &["SELECT", "0"],
+        &["INFO"],
+        &["COMMAND"],
+        &["CONFIG", "GET", "x"],
+        &["CLIENT", "ID"],
+        &["HELLO"],
+        &["QUIT"],
+    ];
+    for (n, args) in Name::ALL.into_iter().zip(valid) {
+        assert_eq!(Name::find(args[0].as_bytes()), Some(n));
+        assert_eq!(cmd(args).name(), Some(n.family()), "{args:?}");
+    }
+    assert_eq!(cmd(&["nosuch"]).name(), None);
 }

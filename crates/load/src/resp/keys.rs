@@ -1,0 +1,310 @@
+//! One connection of the RESP load's keys workload: a command mix over
+//! keys, checked against its own [`Mirror`] when verifying.
+
+use super::mirror::Mirror;
+use super::workload::{write_key, ListOp, Op, Space, StrOp, MULTI, RANGE};
+use super::RespLoad;
+use crate::checks::Checks;
+use crate::driver::Failure;
+use crate::harness::{Exchange, Received};
+use crate::kv::workload::{write_value, KeyPicker};
+use serverlab_proto::resp::client;
+
+/// What a reply must be, decided when its request was made.
+pub enum Expect {
+    /// Anything well-formed (not verifying).
+    Any,
+    /// Exactly these bytes.
+    Exact(Vec<u8>),
+}
+
+pub struct Sent {
+    op: Op,
+    expect: Expect,
+}
+
+pub struct KeysClient<'a> {
+    cfg: &'a RespLoad,
+    pub(crate) index: usize,
+    rng: fastrand::Rng,
+    opened: bool,
+    /// Draws this client's keys: its own (verifying) or any.
+    picker: KeyPicker,
+    /// Verifying: what its own keys hold.
+    mirror: Option<Mirror>,
+    args: Vec<Vec<u8>>,
+    /// Not verifying: one value, written once.
+    fixed_value: Vec<u8>,
+    pub(crate) error_replies: u64,
+    pub(crate) nulls: u64,
+}
+
+impl<'a> KeysClient<'a> {
+    pub(crate) fn new(cfg: &'a RespLoad, index: usize) -> Self {
+        let clients = cfg.clients();
+        let owned = if cfg.verify {
+            (index..cfg.keys).step_by(clients).count()
+        } else {
+            cfg.keys
+        };
+        let mirror = cfg.verify.then(|| {
+            Mirror::new(
+                (index..cfg.keys).step_by(clients),
+                cfg.preload,
+                cfg.value_size,
+                cfg.seed,
+                cfg.shared_keys,
+            )
+        });
+        let mut fixed_value = Vec::new();
+        write_value(&mut fixed_value, b"key:", cfg.seed, cfg.value_size);
+        let salt = 0x5EED_2001u64;
+        KeysClient {
+            cfg,
+            index,
+            rng: fastrand::Rng::with_seed(
+                cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            opened: false,
+            picker: KeyPicker::new(owned.max(1), cfg.key_pattern.0),
+            mirror,
+            args: Vec::new(),
+            fixed_value,
+            error_replies: 0,
+            nulls: 0,
+        }
+    }
+
+    fn who(&self) -> String {
+        format!("connection {}", self.index)
+    }
+
+    /// A key index of this client's: one it owns when verifying.
+    fn own_key(&mut self) -> usize {
+        let r = self.picker.pick(&mut self.rng);
+        if self.mirror.is_some() {
+            r * self.cfg.clients() + self.index
+        } else {
+            r
+        }
+    }
+
+    /// A key to read: a quarter of reads go to the shared keys, if any.
+    fn read_key(&mut self) -> (Space, usize) {
+        if self.cfg.verify && self.cfg.shared_keys > 0 && self.rng.u8(..4) == 0 {
+            (Space::Shared, self.rng.usize(..self.cfg.shared_keys))
+        } else {
+            (Space::Str, self.own_key())
+        }
+    }
+
+    fn arg_key(&mut self, space: Space, i: usize) {
+        let mut k = Vec::new();
+        write_key(&mut k, space, i);
+        self.args.push(k);
+    }
+
+    /// A value for key `i` of `space` (its nonce is new): self-checking
+    /// when verifying, else the client's one fixed value.
+    fn arg_value(&mut self, space: Space, i: usize, nonce: u64) {
+        if self.mirror.is_none() {
+            self.args.push(self.fixed_value.clone());
+            return;
+        }
+        let mut k = Vec::new();
+        write_key(&mut k, space, i);
+        let mut v = Vec::new();
+        write_value(&mut v, &k, nonce, self.cfg.value_size);
+        self.args.push(v);
+    }
+
+    /// Build a keys request's arguments into `self.args`, and its exact
+    /// expected reply when verifying.
+    fn keys_request(&mut self, op: Op) -> Expect {
+        self.args.clear();
+        self.args.push(op.command().to_vec());
+        let mut want = Vec::new();
+        let nonce = self.rng.u64(..);
+        match op {
+            Op::Str(op) => self.string_request(op, nonce, &mut want),
+            Op::List(op) => self.list_request(op, nonce, &mut want),
+        }
+        if self.mirror.is_some() {
+            Expect::Exact(want)
+        } else {
+            Expect::Any
+        }
+    }
+
+    /// A string command's arguments, and (verifying) its reply into `want`.
+    fn string_request(&mut self, op: StrOp, nonce: u64, want: &mut Vec<u8>) {
+        match op {
+            StrOp::Get | StrOp::Exists => {
+                let (space, i) = self.read_key();
+                self.arg_key(space, i);
+                if let Some(m) = &mut self.mirror {
+                    if op == StrOp::Get {
+                        m.get(want, space, i);
+                    } else {
+                        m.exists(want, space, i);
+                    }
+                }
+            }
+            StrOp::Set => {
+                let i = self.own_key();
+                self.arg_key(Space::Str, i);
+                self.arg_value(Space::Str, i, nonce);
+                if let Some(m) = &mut self.mirror {
+                    m.set(want, i, nonce);
+                }
+            }
+            StrOp::Del => {
+                let i = self.own_key();
+                self.arg_key(Space::Str, i);
+                if let Some(m) = &mut self.mirror {
+                    m.del(want, i);
+                }
+            }
+            StrOp::Incr => {
+                let i = self.own_key();
+                self.arg_key(Space::Counter, i);
+                if let Some(m) = &mut self.mirror {
+                    m.incr(want, i);
+                }
+            }
+            StrOp::MGet => {
+                let keys: Vec<(Space, usize)> = (0..MULTI).map(|_| self.read_key()).collect();
+                serverlab_proto::resp::reply::array(want, MULTI);
+                for (space, i) in keys {
+                    self.arg_key(space, i);
+                    if let Some(m) = &mut self.mirror {
+                        m.get(want, space, i);
+                    }
+                }
+            }
+            StrOp::MSet => {
+                for n in 0..MULTI as u64 {
+                    let i = self.own_key();
+                    let nonce = nonce.wrapping_add(n);
+                    self.arg_key(Space::Str, i);
+                    self.arg_value(Space::Str, i, nonce);
+                    if let Some(m) = &mut self.mirror {
+                        m.set(&mut Vec::new(), i, nonce);
+                    }
+                }
+                serverlab_proto::resp::reply::ok(want);
+            }
+        }
+    }
+
+    /// A list command's arguments, and (verifying) its reply into `want`.
+    fn list_request(&mut self, op: ListOp, nonce: u64, want: &mut Vec<u8>) {
+        match op {
+            ListOp::LPush | ListOp::RPush => {
+                let i = self.own_key();
+                self.arg_key(Space::List, i);
+                self.arg_value(Space::List, i, nonce);
+                if let Some(m) = &mut self.mirror {
+                    m.push(want, i, op == ListOp::LPush, nonce);
+                }
+            }
+            ListOp::LPop | ListOp::RPop => {
+                let i = self.own_key();
+                self.arg_key(Space::List, i);
+                if let Some(m) = &mut self.mirror {
+                    m.pop(want, i, op == ListOp::LPop);
+                }
+            }
+            ListOp::LLen => {
+                let i = self.own_key();
+                self.arg_key(Space::List, i);
+                if let Some(m) = &mut self.mirror {
+                    m.llen(want, i);
+                }
+            }
+            ListOp::LIndex => {
+                let i = self.own_key();
+                self.arg_key(Space::List, i);
+                let len = self.mirror.as_ref().map_or(RANGE as usize, |m| m.len(i));
+                // Now and then one past the end: a nil.
+                let at = self.rng.usize(..=len);
+                self.args.push(at.to_string().into_bytes());
+                if let Some(m) = &mut self.mirror {
+                    m.lindex(want, i, at);
+                }
+            }
+            ListOp::LRange => {
+                let i = self.own_key();
+                self.arg_key(Space::List, i);
+                self.args.push(b"0".to_vec());
+                self.args.push((RANGE - 1).to_string().into_bytes());
+                if let Some(m) = &mut self.mirror {
+                    m.lrange(want, i);
+                }
+            }
+        }
+    }
+}
+
+impl Exchange for KeysClient<'_> {
+    type Sent = Sent;
+
+    /// One persistent connection, opened before the run; none after it fails.
+    fn connect(&mut self, _now: std::time::Instant) -> bool {
+        !std::mem::replace(&mut self.opened, true)
+    }
+
+    fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Sent)> {
+        let op = self.cfg.mix.pick(&mut self.rng);
+        let expect = self.keys_request(op);
+        let refs: Vec<&[u8]> = self.args.iter().map(Vec::as_slice).collect();
+        client::command(wire, &refs);
+        Some((op.index(), Sent { op, expect }))
+    }
+
+    fn reply(
+        &mut self,
+        input: &[u8],
+        sent: &Sent,
+        _rx: Received,
+        checks: &mut Checks,
+    ) -> Result<Option<usize>, String> {
+        let Some(len) = client::skip(input).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let got = &input[..len];
+        match got.first() {
+            Some(b'-') => self.error_replies += 1,
+            _ if got.starts_with(b"$-1") => self.nulls += 1,
+            _ => {}
+        }
+        match &sent.expect {
+            Expect::Any => {}
+            Expect::Exact(want) => {
+                checks.checked(1);
+                if got != want.as_slice() {
+                    let show = |b: &[u8]| match client::parse(b) {
+                        Ok(Some((r, _))) => r.show(),
+                        _ => format!("{:?}", String::from_utf8_lossy(b)),
+                    };
+                    checks.mismatch(format!(
+                        "{}: {} answered {}, expected {}",
+                        self.who(),
+                        String::from_utf8_lossy(sent.op.command()),
+                        show(got),
+                        show(want)
+                    ));
+                }
+            }
+        }
+        Ok(Some(len))
+    }
+
+    fn failed(&mut self, failure: &Failure, _unanswered: Option<&Sent>) -> String {
+        format!("{}: {failure}", self.who())
+    }
+
+    fn label(&self) -> (&'static str, usize) {
+        ("connection", self.index)
+    }
+}
