@@ -9,7 +9,7 @@ fn plan(name: &str) -> Plan {
         .join("../../experiments")
         .join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&path).unwrap();
-    Plan::new(Experiment::parse(&path.display().to_string(), &text).unwrap())
+    Plan::new(Experiment::parse(&path.display().to_string(), &text).unwrap()).unwrap()
 }
 
 fn keys(p: &Plan) -> Vec<&str> {
