@@ -34,20 +34,36 @@ pub struct SweepArgs {
     /// experiment's max_repetitions, else 10]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_repetitions: Option<u32>,
+    /// Blocks every point runs in, in place of the experiment's `repetitions`
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repetitions: Option<u32>,
+    /// How long each point's load measures (its --duration), in place of the experiment's
+    #[arg(long, value_name = "T", value_parser = duration_text)]
+    duration: Option<String>,
+}
+
+/// A duration as written, once the duration grammar accepts it.
+fn duration_text(text: &str) -> Result<String, String> {
+    serverlab_util::duration::parse(text).map(|_| text.to_string())
 }
 
 fn target_ci(text: &str) -> Result<f64, String> {
     serverlab_sweep::design::parse_share(text)
 }
 
-/// The experiment with `--target-ci` and `--max-repetitions` in place of
-/// its own, if given.
-fn with_target(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
-    e.design = e
-        .design
-        .clone()
+/// The experiment with `--target-ci`, `--max-repetitions`,
+/// `--repetitions` and `--duration` in place of its own, where given.
+fn with_overrides(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
+    let mut design = e.design.clone();
+    if let Some(n) = a.repetitions {
+        design.repetitions = n;
+    }
+    e.design = design
         .with_target(a.target_ci, a.max_repetitions)
         .map_err(|msg| format!("--max-repetitions: {msg}"))?;
+    if let Some(d) = &a.duration {
+        e.set_load_flag("duration", serverlab_sweep::Scalar::Str(d.clone()));
+    }
     Ok(e)
 }
 
@@ -64,14 +80,17 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(bad_input(format!("cannot read the experiment {file}: {e}"))),
     };
     let experiment = match Experiment::parse(&file, &text).map_err(|e| e.to_string()) {
-        Ok(e) => with_target(e, &a),
+        Ok(e) => with_overrides(e, &a),
         Err(e) => Err(e),
     };
     let experiment = match experiment {
         Ok(e) => e,
         Err(e) => return Ok(bad_input(e)),
     };
-    let plan = Plan::new(experiment);
+    let plan = match Plan::new(experiment) {
+        Ok(p) => p,
+        Err(e) => return Ok(bad_input(e)),
+    };
     let check = |args: &[String]| {
         crate::Cli::try_parse_from(args)
             .and_then(|cli| cli.check())
@@ -79,6 +98,9 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
     };
     if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
         return Ok(bad_input(e));
+    }
+    for note in &plan.notes {
+        eprintln!("serverlab: note: {note}");
     }
     for warning in serverlab_sweep::pinning::warnings(&plan) {
         eprintln!("serverlab: warning: {warning}");
@@ -152,7 +174,11 @@ fn print_plan(plan: &Plan) {
         println!("load pinned to {cpus} {}", c.written);
     }
     for p in plan.block() {
-        println!("{}:", p.slug);
+        let shared = match &p.placement {
+            Some(c) if c.is_shared() => " (server and load share CPUs)",
+            _ => "",
+        };
+        println!("{}:{shared}", p.slug);
         println!(
             "  serverlab serve {} {}",
             p.server_protocol,

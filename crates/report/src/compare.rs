@@ -12,7 +12,7 @@ use crate::stats::Summary;
 use crate::tables::{centre_ci, latency_unit};
 use crate::units::num;
 use crate::welch::{self, Contrast, Scale};
-use serverlab_sweep::{params_text, Manifest, Source};
+use serverlab_sweep::{params_text, Manifest};
 
 pub struct Row {
     /// The shared axis values, `key=value, …`.
@@ -107,11 +107,7 @@ fn differences(this_m: &Manifest, other_m: &Manifest) -> Vec<String> {
         .axes
         .iter()
         .chain(&other_m.axes)
-        .map(|a| match &a.source {
-            Source::ServerFlag(f) | Source::LoadFlag(f) => f.as_str(),
-            Source::ServerProtocol => "protocol",
-            Source::Matrix => a.key.as_str(),
-        })
+        .flat_map(crate::axes::flags)
         .collect();
     let (a, b) = (fixed(this_m, &axis_names), fixed(other_m, &axis_names));
     let get = |list: &[(String, String)], k: &str| {

@@ -73,8 +73,9 @@ fn shared_cores(plan: &Plan) -> Vec<String> {
             .filter(|(_, q)| q.cores == place.cores)
             .count();
         let shared: Vec<String> = place.shared.iter().map(|c| c.to_string()).collect();
+        let cpu = if shared.len() == 1 { "CPU" } else { "CPUs" };
         out.push(format!(
-            "cores={}: the server (CPUs {}) shares CPU {} with the load (CPUs {}) at {n} of {} \
+            "cores={}: the server (CPUs {}) shares {cpu} {} with the load (CPUs {}) at {n} of {} \
              points: this machine has too few CPUs to keep them apart; the report marks \
              these points",
             place.cores,

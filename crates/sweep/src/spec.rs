@@ -201,6 +201,19 @@ impl Experiment {
         Ok(exp)
     }
 
+    /// Give the load `--flag value` at every point, in place of what the
+    /// file says (`sweep --duration`).
+    pub fn set_load_flag(&mut self, flag: &str, value: Scalar) {
+        let flags = &mut self.load.flags;
+        match flags.iter_mut().find(|(f, _)| f == flag) {
+            Some((_, values)) => *values = vec![value],
+            None => flags.push((flag.to_string(), vec![value])),
+        }
+        for w in &mut self.load.when {
+            w.flags.retain(|(f, _)| f != flag);
+        }
+    }
+
     /// With `cores`, the sweep places the server and the load itself: the
     /// experiment may not pin either, nor size the server's threads.
     fn check_cores(&self) -> Result<(), String> {
