@@ -28,6 +28,7 @@ pub mod summary;
 pub mod tables;
 pub mod ticks;
 pub mod units;
+pub mod usl;
 pub mod welch;
 
 pub use error::ReportError;
