@@ -54,7 +54,9 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     }
     out.push(latency_vs_load(m, stats, &clients));
     for (i, axis) in m.axes.iter().enumerate() {
-        let redundant = !clients.is_empty() && axes::is_nominal(axis);
+        // The server's cores have a section of their own (crate::scaling).
+        let redundant = (!clients.is_empty() && axes::is_nominal(axis))
+            || axis.source == serverlab_sweep::Source::Cores;
         if axes::role(axis) != Role::Client && !redundant {
             out.push(metric_vs_axis(m, stats, i, &THROUGHPUT_METRIC));
             if shares {

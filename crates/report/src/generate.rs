@@ -10,6 +10,7 @@ use crate::doc::{Block, Document, FigureRef};
 use crate::error::ReportError;
 use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
+use crate::scaling::Section;
 use crate::summary::Findings;
 use crate::{figures, html, markdown, problems, summary, tables};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ pub struct Written {
     pub summary: Vec<String>,
     /// The throughput table, as Markdown.
     pub throughput_table: String,
+    /// With a cores axis: the speedup table and the fits, as Markdown.
+    pub scaling_table: Option<String>,
+    pub scaling_fits: Option<String>,
     /// The comparison table, as Markdown, when one was asked for.
     pub comparison_table: Option<String>,
     /// What to know before reading it: differing settings, unmatched
@@ -96,7 +100,16 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         plots.push(plots_dir.join(format!("{}.svg", fig.id)));
     }
 
-    let findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    let scaling = Section::of(&sweep.manifest, &stats);
+    let scaling_figure = scaling
+        .as_ref()
+        .map(|s| draw(&s.figure(), &plots_dir))
+        .transpose()?;
+    plots.extend(scaling_figure.as_ref().map(|f| dir.join(&f.svg_path)));
+    let mut findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    findings
+        .findings
+        .extend(scaling.iter().flat_map(Section::findings));
     let mut all: Vec<&PointStats> = stats.iter().collect();
     all.extend(baseline.as_ref());
     let problems = problems::problems(&sweep.manifest, &all);
@@ -104,6 +117,7 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         findings: &findings,
         problems: &problems,
         figures: refs,
+        scaling: scaling.as_ref().zip(scaling_figure),
         comparison: comparison.as_ref().zip(opts.compare),
     };
     let doc = document(&sweep, &stats, parts);
@@ -122,6 +136,10 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
             .cloned()
             .collect(),
         throughput_table: markdown::table(&tables::throughput(&sweep.manifest, &stats)),
+        scaling_table: scaling
+            .as_ref()
+            .map(|s| markdown::table(&s.speedup_table())),
+        scaling_fits: scaling.as_ref().map(|s| markdown::table(&s.fit_table())),
         comparison_table: comparison.as_ref().map(|c| markdown::table(&c.table())),
         comparison_notes: comparison.map(|c| c.notes()).unwrap_or_default(),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
@@ -155,7 +173,7 @@ fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
         .map_err(plot_err)?;
     Ok(FigureRef {
         title: fig.title.clone(),
-        note: fig.note(),
+        note: Some(fig.note()),
         svg_path: format!("{PLOTS}/{}.svg", fig.id),
         png_path: format!("{PLOTS}/{}.png", fig.id),
         svg,
@@ -167,6 +185,8 @@ struct Parts<'a> {
     findings: &'a Findings,
     problems: &'a [String],
     figures: Vec<FigureRef>,
+    /// With a cores axis: the section and its drawn figure.
+    scaling: Option<(&'a Section<'a>, FigureRef)>,
     comparison: Option<(&'a Comparison, &'a Path)>,
 }
 
@@ -195,6 +215,13 @@ fn document(sweep: &Sweep, stats: &[PointStats], parts: Parts) -> Document {
         ));
     }
     b.push(Block::List(findings));
+    if let Some((section, figure)) = parts.scaling {
+        let (intro, after) = section.blocks();
+        b.push(Block::Heading(SCALING.into()));
+        b.extend(intro);
+        b.push(Block::Figure(figure));
+        b.extend(after);
+    }
     if let Some(t) = crate::openloop::capacity_table(m, stats) {
         b.push(Block::Heading("Capacity".into()));
         b.push(Block::Para(crate::openloop::CAPACITY_NOTE.into()));
@@ -273,6 +300,7 @@ fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
 }
 
 pub const SUMMARY: &str = "Summary";
+pub const SCALING: &str = "Scaling with cores";
 
 const HOW_TO_READ: &str = "Each point ran on a fresh server, repeated in interleaved blocks \
     (every point once per block, in a shuffled or round-robin order), so slow drift of the \

@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod openloop;
 pub mod points;
 pub mod problems;
+pub mod scaling;
 pub mod server_stats;
 pub mod stats;
 pub mod student;

@@ -108,7 +108,10 @@ pub fn fit_centres(points: &[(f64, f64)]) -> Result<Law, String> {
             if ns.len() == 1 { "" } else { "s" }
         ));
     }
-    if points.iter().any(|p| !(p.1 > 0.0 && p.1.is_finite() && p.0 >= 1.0)) {
+    if points
+        .iter()
+        .any(|p| !(p.1 > 0.0 && p.1.is_finite() && p.0 >= 1.0))
+    {
         return Err("cannot fit: a throughput of 0".into());
     }
     superlinear(points)?;
@@ -125,12 +128,12 @@ pub fn fit_centres(points: &[(f64, f64)]) -> Result<Law, String> {
 
 /// A speedup well above linear: the law (σ, κ ≥ 0) cannot describe it.
 fn superlinear(points: &[(f64, f64)]) -> Result<(), String> {
-    let lowest = points.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("3 points");
-    let per_core = lowest.1 / lowest.0;
-    match points
+    let lowest = points
         .iter()
-        .find(|(n, x)| *x > SUPERLINEAR * per_core * n)
-    {
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("3 points");
+    let per_core = lowest.1 / lowest.0;
+    match points.iter().find(|(n, x)| *x > SUPERLINEAR * per_core * n) {
         Some((n, x)) => Err(format!(
             "cannot fit: non-physical (superlinear: {:.2}× the throughput of {} at {n} cores; \
              the law has σ, κ ≥ 0)",
@@ -328,8 +331,14 @@ mod tests {
             for seed in 0..20 {
                 let fit = fit(&synthetic(law, &ns, 3, 17 * i as u64 + seed)).unwrap();
                 let got = fit.law;
-                assert!(within(got.sigma, sigma, 0.1), "{law:?} seed {seed}: {got:?}");
-                assert!(within(got.kappa, kappa, 0.1), "{law:?} seed {seed}: {got:?}");
+                assert!(
+                    within(got.sigma, sigma, 0.1),
+                    "{law:?} seed {seed}: {got:?}"
+                );
+                assert!(
+                    within(got.kappa, kappa, 0.1),
+                    "{law:?} seed {seed}: {got:?}"
+                );
                 assert!(within(got.lambda, lambda, 0.05), "{law:?}: {got:?}");
                 let (peak, want) = (got.peak().unwrap(), law.peak().unwrap());
                 assert!((peak - want).abs() <= 1.0, "peak {peak} vs {want}");
@@ -351,7 +360,11 @@ mod tests {
             })
             .collect();
         let fit = fit(&series).unwrap();
-        assert!(fit.law.sigma < 1e-6 && fit.law.kappa < 1e-8, "{:?}", fit.law);
+        assert!(
+            fit.law.sigma < 1e-6 && fit.law.kappa < 1e-8,
+            "{:?}",
+            fit.law
+        );
         assert!(within(fit.law.lambda, 5000.0, 1e-6), "{:?}", fit.law);
         assert_eq!(fit.law.peak(), None);
         assert!(fit.r2 > 0.999_999);
@@ -362,13 +375,19 @@ mod tests {
     fn too_few_points_or_a_non_physical_fit_cannot_be_fitted() {
         let two = [(1.0, 100.0), (2.0, 190.0)];
         let e = fit_centres(&two).unwrap_err();
-        assert!(e.starts_with("cannot fit") && e.contains("2 core counts"), "{e}");
+        assert!(
+            e.starts_with("cannot fit") && e.contains("2 core counts"),
+            "{e}"
+        );
         // The same core count twice is still one.
         let e = fit_centres(&[(1.0, 1.0), (1.0, 1.1), (2.0, 2.0)]).unwrap_err();
         assert!(e.contains("2 core counts"), "{e}");
         // Superlinear: 3× per doubling.
         let e = fit_centres(&[(1.0, 100.0), (2.0, 300.0), (4.0, 900.0)]).unwrap_err();
-        assert!(e.contains("non-physical") && e.contains("superlinear"), "{e}");
+        assert!(
+            e.contains("non-physical") && e.contains("superlinear"),
+            "{e}"
+        );
         // Each added core costs: σ ≥ 1.
         let e = fit_centres(&[(1.0, 100.0), (2.0, 40.0), (4.0, 20.0), (8.0, 10.0)]).unwrap_err();
         assert!(e.contains("non-physical") && e.contains("σ"), "{e}");
@@ -379,8 +398,8 @@ mod tests {
     /// a peak near 2 cores.
     #[test]
     fn the_measured_rwlock_collapse_peaks_near_two_cores() {
-        let fit = fit_centres(&[(1.0, 1.73e6), (2.0, 2.26e6), (4.0, 1.76e6), (8.0, 1.23e6)])
-            .unwrap();
+        let fit =
+            fit_centres(&[(1.0, 1.73e6), (2.0, 2.26e6), (4.0, 1.76e6), (8.0, 1.23e6)]).unwrap();
         let peak = fit.peak().unwrap();
         assert!((1.5..3.0).contains(&peak), "{fit:?} peak {peak}");
     }
