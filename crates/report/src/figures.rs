@@ -192,7 +192,7 @@ pub(crate) fn styles(groups: usize, names: &[&str]) -> String {
     format!("{} solid, {} dashed", names[0], names[1..].join(", "))
 }
 
-fn id(text: &str) -> String {
+pub(crate) fn id(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {

@@ -101,11 +101,11 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
     }
 
     let scaling = Section::of(&sweep.manifest, &stats);
-    let scaling_figure = scaling
-        .as_ref()
-        .map(|s| draw(&s.figure(), &plots_dir))
-        .transpose()?;
-    plots.extend(scaling_figure.as_ref().map(|f| dir.join(&f.svg_path)));
+    let scaling_figures = match &scaling {
+        Some(s) => s.figures().iter().map(|f| draw(f, &plots_dir)).collect(),
+        None => Ok(vec![]),
+    }?;
+    plots.extend(scaling_figures.iter().map(|f| dir.join(&f.svg_path)));
     let mut findings = summary::summary(&sweep, &stats, baseline.as_ref());
     findings
         .findings
@@ -117,7 +117,7 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         findings: &findings,
         problems: &problems,
         figures: refs,
-        scaling: scaling.as_ref().zip(scaling_figure),
+        scaling: scaling.as_ref().map(|s| (s, scaling_figures)),
         comparison: comparison.as_ref().zip(opts.compare),
     };
     let doc = document(&sweep, &stats, parts);
@@ -185,8 +185,8 @@ struct Parts<'a> {
     findings: &'a Findings,
     problems: &'a [String],
     figures: Vec<FigureRef>,
-    /// With a cores axis: the section and its drawn figure.
-    scaling: Option<(&'a Section<'a>, FigureRef)>,
+    /// With a cores axis: the section and its drawn figures.
+    scaling: Option<(&'a Section<'a>, Vec<FigureRef>)>,
     comparison: Option<(&'a Comparison, &'a Path)>,
 }
 
@@ -215,11 +215,11 @@ fn document(sweep: &Sweep, stats: &[PointStats], parts: Parts) -> Document {
         ));
     }
     b.push(Block::List(findings));
-    if let Some((section, figure)) = parts.scaling {
+    if let Some((section, figures)) = parts.scaling {
         let (intro, after) = section.blocks();
         b.push(Block::Heading(SCALING.into()));
         b.extend(intro);
-        b.push(Block::Figure(figure));
+        b.extend(figures.into_iter().map(Block::Figure));
         b.extend(after);
     }
     if let Some(t) = crate::openloop::capacity_table(m, stats) {

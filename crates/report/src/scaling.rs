@@ -37,6 +37,11 @@ pub struct Step<'a> {
 pub struct ScalingSeries<'a> {
     /// `store=rwlock, pipeline=16` (empty with no other axis).
     pub name: String,
+    /// Its value on the first other axis (`strategy=async`), and on the
+    /// rest (`store=rwlock, pipeline=16`): a figure per facet, a series
+    /// per value within it.
+    pub within: String,
+    pub facet: String,
     /// By cores, ascending.
     pub steps: Vec<Step<'a>>,
     /// The law, or why it cannot be fitted.
@@ -83,7 +88,26 @@ pub fn series<'a>(m: &Manifest, stats: &'a [PointStats<'a>]) -> Vec<ScalingSerie
                 .collect();
             steps.sort_by_key(|s| s.cores);
             let fit = usl::fit(&steps.iter().map(observed).collect::<Vec<_>>());
-            ScalingSeries { name, steps, fit }
+            let labels = stats.get(members[0]).map_or(vec![], |s| labels(m, s, axis));
+            ScalingSeries {
+                name,
+                within: labels.first().cloned().unwrap_or_default(),
+                facet: labels.get(1..).unwrap_or_default().join(", "),
+                steps,
+                fit,
+            }
+        })
+        .collect()
+}
+
+/// `key=value` of a point on every axis but the cores.
+fn labels(m: &Manifest, stats: &PointStats, cores: usize) -> Vec<String> {
+    (0..m.axes.len())
+        .filter(|&i| i != cores)
+        .filter_map(|i| {
+            let axis = &m.axes[i];
+            let v = figures::value(m, stats, i)?;
+            Some(format!("{}={}", axis.key, crate::axes::label(axis, v)))
         })
         .collect()
 }
@@ -226,15 +250,30 @@ impl<'a> Section<'a> {
     }
 
     /// Throughput against cores: the measured points, each fitted law
-    /// drawn over them, and the ideal line of each series.
-    pub fn figure(&self) -> Figure {
+    /// drawn over them, and the ideal line of each series; a figure per
+    /// combination of the other axes but the first, whose values are the
+    /// series.
+    pub fn figures(&self) -> Vec<Figure> {
+        let mut facets: Vec<&str> = self.series.iter().map(|s| s.facet.as_str()).collect();
+        facets.dedup();
+        facets.sort_unstable();
+        facets.dedup();
+        facets.into_iter().map(|f| self.figure(f)).collect()
+    }
+
+    fn figure(&self, facet: &str) -> Figure {
         let mut all = Vec::new();
-        for (c, s) in self.series.iter().enumerate() {
+        let members = self.series.iter().filter(|s| s.facet == facet);
+        for (c, s) in members.enumerate() {
             all.extend(drawn(s, c));
         }
+        let (id, title) = match facet {
+            "" => (String::new(), String::new()),
+            f => (format!("-{}", figures::id(f)), format!(": {f}")),
+        };
         Figure {
-            id: "scaling-throughput-vs-cores".into(),
-            title: "Throughput vs server cores, with the fitted law".into(),
+            id: format!("scaling-throughput-vs-cores{id}"),
+            title: format!("Throughput vs server cores{title}"),
             x_title: "server cores (k: --cpus, --threads), log scale".into(),
             x: XScale::Log2,
             panels: vec![Panel {
@@ -342,7 +381,10 @@ pub fn verdict(s: &ScalingSeries) -> String {
 /// A series as drawn: its measured points (those that shared CPUs as
 /// squares), the fitted law over them, and its ideal line.
 fn drawn(s: &ScalingSeries, c: usize) -> Vec<Series> {
-    let label = s.label();
+    let label = match s.within.as_str() {
+        "" => s.label(),
+        within => within,
+    };
     let mark = Marker::nth(c / PALETTE_SIZE);
     let point = |st: &Step| figures::pt(st.cores as f64, &st.throughput, 1.0);
     let (shared, apart): (Vec<&Step>, Vec<&Step>) = s.steps.iter().partition(|st| st.shared);
