@@ -74,31 +74,10 @@ fn bad_input(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    let file = a.experiment.display().to_string();
-    let text = match std::fs::read_to_string(&a.experiment) {
-        Ok(t) => t,
-        Err(e) => return Ok(bad_input(format!("cannot read the experiment {file}: {e}"))),
+    let plan = match checked_plan(&a) {
+        Ok(plan) => plan,
+        Err(message) => return Ok(bad_input(message)),
     };
-    let experiment = match Experiment::parse(&file, &text).map_err(|e| e.to_string()) {
-        Ok(e) => with_overrides(e, &a),
-        Err(e) => Err(e),
-    };
-    let experiment = match experiment {
-        Ok(e) => e,
-        Err(e) => return Ok(bad_input(e)),
-    };
-    let plan = match Plan::new(experiment) {
-        Ok(p) => p,
-        Err(e) => return Ok(bad_input(e)),
-    };
-    let check = |args: &[String]| {
-        crate::Cli::try_parse_from(args)
-            .and_then(|cli| cli.check())
-            .map_err(|e| e.to_string())
-    };
-    if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
-        return Ok(bad_input(e));
-    }
     for note in &plan.notes {
         eprintln!("serverlab: note: {note}");
     }
@@ -125,7 +104,35 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         precision: serverlab_report::stats::precision,
     };
     let mut display = Display::new(&out);
-    match serverlab_sweep::run(&plan, &opts, &mut display) {
+    let result = serverlab_sweep::run(&plan, &opts, &mut display);
+    finish(result, &mut display)
+}
+
+/// The experiment as `a` names and overrides it, planned on this machine
+/// and every command line checked by the binary's own parser; or what is
+/// wrong with it.
+fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
+    let file = a.experiment.display().to_string();
+    let text = std::fs::read_to_string(&a.experiment)
+        .map_err(|e| format!("cannot read the experiment {file}: {e}"))?;
+    let experiment = Experiment::parse(&file, &text).map_err(|e| e.to_string())?;
+    let plan = Plan::new(with_overrides(experiment, a)?).map_err(|e| e.to_string())?;
+    let check = |args: &[String]| {
+        crate::Cli::try_parse_from(args)
+            .and_then(|cli| cli.check())
+            .map_err(|e| e.to_string())
+    };
+    serverlab_sweep::validate(&plan, &file, &check).map_err(|e| e.to_string())?;
+    Ok(plan)
+}
+
+/// How a sweep ended, said, as an exit code: 1 if a run failed, 130 if
+/// interrupted, 2 if the output directory does not fit the experiment.
+fn finish(
+    result: Result<serverlab_sweep::Summary, SweepError>,
+    display: &mut Display,
+) -> anyhow::Result<ExitCode> {
+    match result {
         Ok(summary) => {
             display.done(&summary);
             Ok(if summary.failed > 0 {

@@ -78,34 +78,39 @@ fn statistics(sweep: &Sweep, drop: bool) -> (Vec<PointStats<'_>>, Option<PointSt
     )
 }
 
+/// The sweep compared with the one `opts` names, if any.
+fn comparison(
+    sweep: &Sweep,
+    stats: &[PointStats],
+    opts: &Options,
+) -> Result<Option<Comparison>, ReportError> {
+    let Some(path) = opts.compare else {
+        return Ok(None);
+    };
+    let other = Sweep::read(path)?;
+    let other_stats = statistics(&other, opts.drop_outliers).0;
+    compare::compare(&sweep.manifest, stats, &other.manifest, &other_stats).map(Some)
+}
+
 /// Write the report of the sweep in `dir` as `opts` say.
 pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     let sweep = Sweep::read(dir)?;
     let (stats, baseline) = statistics(&sweep, opts.drop_outliers);
-    let other_sweep = opts.compare.map(Sweep::read).transpose()?;
-    let other_stats = other_sweep
-        .as_ref()
-        .map(|s| statistics(s, opts.drop_outliers).0);
-    let comparison = match (&other_sweep, &other_stats) {
-        (Some(o), Some(os)) => Some(compare::compare(&sweep.manifest, &stats, &o.manifest, os)?),
-        _ => None,
-    };
+    let comparison = comparison(&sweep, &stats, opts)?;
 
     let plots_dir = dir.join(PLOTS);
     std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
-    let mut refs = Vec::new();
-    let mut plots = Vec::new();
-    for fig in figures::figures(&sweep.manifest, &stats) {
-        refs.push(draw(&fig, &plots_dir)?);
-        plots.push(plots_dir.join(format!("{}.svg", fig.id)));
-    }
-
+    let refs = draw_all(&figures::figures(&sweep.manifest, &stats), &plots_dir)?;
     let scaling = Section::of(&sweep.manifest, &stats);
     let scaling_figures = match &scaling {
-        Some(s) => s.figures().iter().map(|f| draw(f, &plots_dir)).collect(),
-        None => Ok(vec![]),
-    }?;
-    plots.extend(scaling_figures.iter().map(|f| dir.join(&f.svg_path)));
+        Some(s) => draw_all(&s.figures(), &plots_dir)?,
+        None => vec![],
+    };
+    let plots = refs
+        .iter()
+        .chain(&scaling_figures)
+        .map(|f| dir.join(&f.svg_path))
+        .collect();
     let mut findings = summary::summary(&sweep, &stats, baseline.as_ref());
     findings
         .findings
@@ -158,6 +163,11 @@ fn write_err(path: &Path, source: std::io::Error) -> ReportError {
 
 fn write(path: &Path, text: &str) -> Result<(), ReportError> {
     std::fs::write(path, text).map_err(|e| write_err(path, e))
+}
+
+/// Both files of every figure, in order.
+fn draw_all(figs: &[Figure], dir: &Path) -> Result<Vec<FigureRef>, ReportError> {
+    figs.iter().map(|f| draw(f, dir)).collect()
 }
 
 /// Both files of one figure.
