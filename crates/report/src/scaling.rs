@@ -353,7 +353,7 @@ pub fn verdict(s: &ScalingSeries) -> String {
         percent(speedup / k as f64)
     );
     let law = match &s.fit {
-        Err(why) if s.steps.len() < 2 => return format!("{name}: only {k} cores ran; {why}"),
+        Err(why) if s.steps.len() < 2 => return format!("{name}: only k = {k} ran; {why}"),
         Err(why) => return format!("{name}: {gain}; {why}"),
         Ok(f) => f,
     };

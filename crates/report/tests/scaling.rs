@@ -164,7 +164,7 @@ fn series_that_cannot_be_fitted_say_so_and_draw_no_curve() {
     let w = serverlab_report::generate(one.path(), None).unwrap();
     let summary = w.summary.join("\n");
     assert!(
-        summary.contains("store=rwlock: only 1 cores ran; cannot fit"),
+        summary.contains("store=rwlock: only k = 1 ran; cannot fit"),
         "{summary}"
     );
 }
