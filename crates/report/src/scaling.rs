@@ -254,10 +254,13 @@ impl<'a> Section<'a> {
     /// combination of the other axes but the first, whose values are the
     /// series.
     pub fn figures(&self) -> Vec<Figure> {
-        let mut facets: Vec<&str> = self.series.iter().map(|s| s.facet.as_str()).collect();
-        facets.dedup();
-        facets.sort_unstable();
-        facets.dedup();
+        // In the order of the points (the axes' own order).
+        let mut facets: Vec<&str> = Vec::new();
+        for s in &self.series {
+            if !facets.contains(&s.facet.as_str()) {
+                facets.push(&s.facet);
+            }
+        }
         facets.into_iter().map(|f| self.figure(f)).collect()
     }
 

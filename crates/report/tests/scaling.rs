@@ -6,14 +6,14 @@
 mod common;
 
 use common::{fixture, read_json, write_json, write_run};
-use serde_json::json;
+use serde_json::{json, Value};
 use serverlab_report::usl::Law;
 use std::path::Path;
 
-/// Stores × cores 1, 2, 4, 8 (3 runs each, within ±2%): rwlock follows a
-/// law that peaks near 2 cores, lockfree one that scales; at 8 cores the
-/// server shared CPUs with the load.
-fn scaling_sweep(dir: &Path, stores: &[(&str, Law)], cores: &[i64]) {
+/// Stores × cores (× pipeline where `pipelines` has several), 3 runs
+/// each within ±2%, following each store's law (pipeline 1 at half of it);
+/// at 8 cores the server shared CPUs with the load.
+fn sweep_of(dir: &Path, stores: &[(&str, Law)], cores: &[i64], pipelines: &[i64]) {
     let a = fixture("a");
     let mut run = read_json(&a.join("runs/posters=1/rep-1/run.json"));
     run["client_cpus"] = json!(null);
@@ -21,41 +21,64 @@ fn scaling_sweep(dir: &Path, stores: &[(&str, Law)], cores: &[i64]) {
     let mut points = Vec::new();
     for (store, law) in stores {
         for &k in cores {
-            let shared = if k == 8 { json!([0, 1]) } else { json!([]) };
-            let point = json!({
-                "index": points.len(), "slug": format!("store={store},cores={k}"),
-                "params": {"store": store, "cores": k},
-                "server_protocol": "board",
-                "server_flags": ["--store", store, "--cpus", format!("0-{}", k - 1), "--threads", k.to_string()],
-                "load_protocol": "board", "load_flags": ["--pipeline", "16", "--cpus", "8-15"],
-                "placement": {"cores": k, "server_cpus": format!("0-{}", k - 1), "load_cpus": "8-15",
-                    "shared": shared, "how": "one per physical core, on NUMA node 0"}
-            });
-            for rep in 1..=3usize {
-                let wobble = 1.0 + 0.02 * (rep as f64 - 2.0);
-                write_run(
-                    dir,
-                    templates,
-                    &point,
-                    rep,
-                    (law.throughput(k as f64) * wobble, 50.0),
-                );
+            for &pipeline in pipelines {
+                let point = point_of(points.len(), store, k, pipeline, pipelines.len() > 1);
+                for rep in 1..=3usize {
+                    let wobble = 1.0 + 0.02 * (rep as f64 - 2.0);
+                    let x =
+                        law.throughput(k as f64) * wobble / if pipeline == 1 { 2.0 } else { 1.0 };
+                    write_run(dir, templates, &point, rep, (x, 50.0));
+                }
+                points.push(point);
             }
-            points.push(point);
         }
+    }
+    let mut axes = vec![
+        json!({"key": "store", "source": {"server-flag": "store"},
+               "values": stores.iter().map(|s| s.0).collect::<Vec<_>>()}),
+        json!({"key": "cores", "source": "cores", "values": cores}),
+    ];
+    if pipelines.len() > 1 {
+        axes.push(
+            json!({"key": "pipeline", "source": {"load-flag": "pipeline"}, "values": pipelines}),
+        );
     }
     let manifest = json!({
         "schema": "serverlab-sweep/2", "name": "scaling", "description": "",
         "repetitions": 3, "order": "random", "seed": 1, "target_ci": null, "max_repetitions": null,
         "baseline": null, "client_cpus": null, "timeout_s": 60.0, "serverlab_version": "0.1.0",
-        "axes": [
-            {"key": "store", "source": {"server-flag": "store"},
-             "values": stores.iter().map(|s| s.0).collect::<Vec<_>>()},
-            {"key": "cores", "source": "cores", "values": cores}
-        ],
-        "points": points
+        "axes": axes, "points": points
     });
     write_json(&dir.join("sweep.json"), &manifest);
+}
+
+fn scaling_sweep(dir: &Path, stores: &[(&str, Law)], cores: &[i64]) {
+    sweep_of(dir, stores, cores, &[16]);
+}
+
+/// A point of [`sweep_of`], placed as the sweep places one on 16 CPUs
+/// (shared at 8, as on a smaller machine).
+fn point_of(index: usize, store: &str, k: i64, pipeline: i64, pipeline_axis: bool) -> Value {
+    let shared = if k == 8 { json!([0, 1]) } else { json!([]) };
+    let (slug, params) = match pipeline_axis {
+        true => (
+            format!("store={store},cores={k},pipeline={pipeline}"),
+            json!({"store": store, "cores": k, "pipeline": pipeline}),
+        ),
+        false => (
+            format!("store={store},cores={k}"),
+            json!({"store": store, "cores": k}),
+        ),
+    };
+    json!({
+        "index": index, "slug": slug, "params": params,
+        "server_protocol": "board",
+        "server_flags": ["--store", store, "--cpus", format!("0-{}", k - 1), "--threads", k.to_string()],
+        "load_protocol": "board",
+        "load_flags": ["--pipeline", pipeline.to_string(), "--cpus", "8-15"],
+        "placement": {"cores": k, "server_cpus": format!("0-{}", k - 1), "load_cpus": "8-15",
+            "shared": shared, "how": "one per physical core, on NUMA node 0"}
+    })
 }
 
 const RWLOCK: Law = Law {
@@ -165,6 +188,40 @@ fn series_that_cannot_be_fitted_say_so_and_draw_no_curve() {
     let summary = w.summary.join("\n");
     assert!(
         summary.contains("store=rwlock: only k = 1 ran; cannot fit"),
+        "{summary}"
+    );
+}
+
+/// With several other axes, a figure per combination of all but the
+/// first, whose values are its series.
+#[test]
+fn a_scaling_figure_per_combination_of_the_other_axes_but_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stores = [("rwlock", RWLOCK), ("lockfree", LOCKFREE)];
+    sweep_of(tmp.path(), &stores, &[1, 2, 4], &[1, 16]);
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let names: Vec<String> = w
+        .plots
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().map(String::from))
+        .filter(|n| n.starts_with("scaling-"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "scaling-throughput-vs-cores-pipeline-1.svg",
+            "scaling-throughput-vs-cores-pipeline-16.svg"
+        ]
+    );
+    let svg =
+        std::fs::read_to_string(&w.plots.iter().find(|p| p.ends_with(&names[1])).unwrap()).unwrap();
+    assert!(
+        svg.contains("store=lockfree: USL fit"),
+        "series are the first axis's values"
+    );
+    let summary = w.summary.join("\n");
+    assert!(
+        summary.contains("store=rwlock, pipeline=1: **stops scaling**"),
         "{summary}"
     );
 }
