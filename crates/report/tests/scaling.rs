@@ -214,7 +214,7 @@ fn a_scaling_figure_per_combination_of_the_other_axes_but_the_first() {
         ]
     );
     let svg =
-        std::fs::read_to_string(&w.plots.iter().find(|p| p.ends_with(&names[1])).unwrap()).unwrap();
+        std::fs::read_to_string(w.plots.iter().find(|p| p.ends_with(&names[1])).unwrap()).unwrap();
     assert!(
         svg.contains("store=lockfree: USL fit"),
         "series are the first axis's values"
