@@ -322,51 +322,55 @@ fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
 /// `[baseline]`: a `server` and a `load` table, each flag one value, no
 /// matrix variables (the baseline does not vary).
 fn baseline(table: &toml::Table, default_protocol: Option<&str>) -> Result<Baseline, String> {
-    if let Some(key) = table.keys().find(|k| *k != "server" && *k != "load") {
+    let named = |k: &String| Side::BOTH.iter().any(|s| s.name() == k);
+    if let Some(key) = table.keys().find(|k| !named(k)) {
         return Err(format!(
             "baseline.{key}: a baseline has a [baseline.server] and a [baseline.load] table"
         ));
     }
     let empty = toml::Table::new();
-    let side = |name: &str| -> Result<Part, String> {
-        let what = format!("baseline.{name}");
-        let t = match table.get(name) {
+    let side = |which: Side| -> Result<Part, String> {
+        let what = format!("baseline.{}", which.name());
+        let t = match table.get(which.name()) {
             None => &empty,
             Some(toml::Value::Table(t)) => t,
             Some(_) => return Err(format!("{what}: expected a table of flags")),
         };
-        let which = if name == "server" {
-            Side::Server
-        } else {
-            Side::Load
-        };
         let p = part(which, true, t, default_protocol)?;
-        if let Some(w) = p.when.first() {
-            return Err(format!(
-                "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
-                w.flag
-            ));
-        }
-        for (flag, values) in &p.flags {
-            if values.len() > 1 {
-                return Err(format!(
-                    "{what}.{flag}: a baseline is one fixed configuration: give one value"
-                ));
-            }
-            if let Scalar::Str(s) = &values[0] {
-                if !template_names(s).is_empty() {
-                    return Err(format!(
-                        "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
-                    ));
-                }
-            }
-        }
+        fixed(&what, &p)?;
         Ok(p)
     };
     Ok(Baseline {
-        server: side("server")?,
-        load: side("load")?,
+        server: side(Side::Server)?,
+        load: side(Side::Load)?,
     })
+}
+
+/// A baseline's part (`what`) is one fixed configuration: no `when`, one
+/// value per flag, no matrix variables.
+fn fixed(what: &str, p: &Part) -> Result<(), String> {
+    if let Some(w) = p.when.first() {
+        return Err(format!(
+            "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
+            w.flag
+        ));
+    }
+    for (flag, values) in &p.flags {
+        if values.len() > 1 {
+            return Err(format!(
+                "{what}.{flag}: a baseline is one fixed configuration: give one value"
+            ));
+        }
+        let Scalar::Str(s) = &values[0] else {
+            continue;
+        };
+        if !template_names(s).is_empty() {
+            return Err(format!(
+                "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `[server]` or `[load]` (or the baseline's: `baseline.server`…).
