@@ -34,20 +34,36 @@ pub struct SweepArgs {
     /// experiment's max_repetitions, else 10]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_repetitions: Option<u32>,
+    /// Blocks every point runs in, in place of the experiment's `repetitions`
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repetitions: Option<u32>,
+    /// How long each point's load measures (its --duration), in place of the experiment's
+    #[arg(long, value_name = "T", value_parser = duration_text)]
+    duration: Option<String>,
+}
+
+/// A duration as written, once the duration grammar accepts it.
+fn duration_text(text: &str) -> Result<String, String> {
+    serverlab_util::duration::parse(text).map(|_| text.to_string())
 }
 
 fn target_ci(text: &str) -> Result<f64, String> {
     serverlab_sweep::design::parse_share(text)
 }
 
-/// The experiment with `--target-ci` and `--max-repetitions` in place of
-/// its own, if given.
-fn with_target(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
-    e.design = e
-        .design
-        .clone()
+/// The experiment with `--target-ci`, `--max-repetitions`,
+/// `--repetitions` and `--duration` in place of its own, where given.
+fn with_overrides(mut e: Experiment, a: &SweepArgs) -> Result<Experiment, String> {
+    let mut design = e.design.clone();
+    if let Some(n) = a.repetitions {
+        design.repetitions = n;
+    }
+    e.design = design
         .with_target(a.target_ci, a.max_repetitions)
         .map_err(|msg| format!("--max-repetitions: {msg}"))?;
+    if let Some(d) = &a.duration {
+        e.set_load_flag("duration", serverlab_sweep::Scalar::Str(d.clone()));
+    }
     Ok(e)
 }
 
@@ -58,27 +74,12 @@ fn bad_input(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    let file = a.experiment.display().to_string();
-    let text = match std::fs::read_to_string(&a.experiment) {
-        Ok(t) => t,
-        Err(e) => return Ok(bad_input(format!("cannot read the experiment {file}: {e}"))),
+    let plan = match checked_plan(&a) {
+        Ok(plan) => plan,
+        Err(message) => return Ok(bad_input(message)),
     };
-    let experiment = match Experiment::parse(&file, &text).map_err(|e| e.to_string()) {
-        Ok(e) => with_target(e, &a),
-        Err(e) => Err(e),
-    };
-    let experiment = match experiment {
-        Ok(e) => e,
-        Err(e) => return Ok(bad_input(e)),
-    };
-    let plan = Plan::new(experiment);
-    let check = |args: &[String]| {
-        crate::Cli::try_parse_from(args)
-            .and_then(|cli| cli.check())
-            .map_err(|e| e.to_string())
-    };
-    if let Err(e) = serverlab_sweep::validate(&plan, &file, &check) {
-        return Ok(bad_input(e));
+    for note in &plan.notes {
+        eprintln!("serverlab: note: {note}");
     }
     for warning in serverlab_sweep::pinning::warnings(&plan) {
         eprintln!("serverlab: warning: {warning}");
@@ -103,7 +104,35 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         precision: serverlab_report::stats::precision,
     };
     let mut display = Display::new(&out);
-    match serverlab_sweep::run(&plan, &opts, &mut display) {
+    let result = serverlab_sweep::run(&plan, &opts, &mut display);
+    finish(result, &mut display)
+}
+
+/// The experiment as `a` names and overrides it, planned on this machine
+/// and every command line checked by the binary's own parser; or what is
+/// wrong with it.
+fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
+    let file = a.experiment.display().to_string();
+    let text = std::fs::read_to_string(&a.experiment)
+        .map_err(|e| format!("cannot read the experiment {file}: {e}"))?;
+    let experiment = Experiment::parse(&file, &text).map_err(|e| e.to_string())?;
+    let plan = Plan::new(with_overrides(experiment, a)?).map_err(|e| e.to_string())?;
+    let check = |args: &[String]| {
+        crate::Cli::try_parse_from(args)
+            .and_then(|cli| cli.check())
+            .map_err(|e| e.to_string())
+    };
+    serverlab_sweep::validate(&plan, &file, &check).map_err(|e| e.to_string())?;
+    Ok(plan)
+}
+
+/// How a sweep ended, said, as an exit code: 1 if a run failed, 130 if
+/// interrupted, 2 if the output directory does not fit the experiment.
+fn finish(
+    result: Result<serverlab_sweep::Summary, SweepError>,
+    display: &mut Display,
+) -> anyhow::Result<ExitCode> {
+    match result {
         Ok(summary) => {
             display.done(&summary);
             Ok(if summary.failed > 0 {
@@ -152,7 +181,11 @@ fn print_plan(plan: &Plan) {
         println!("load pinned to {cpus} {}", c.written);
     }
     for p in plan.block() {
-        println!("{}:", p.slug);
+        let shared = match &p.placement {
+            Some(c) if c.is_shared() => " (server and load share CPUs)",
+            _ => "",
+        };
+        println!("{}:{shared}", p.slug);
         println!(
             "  serverlab serve {} {}",
             p.server_protocol,

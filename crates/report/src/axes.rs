@@ -23,11 +23,21 @@ pub enum Role {
 }
 
 /// The flag or variable name an axis stands for.
-fn name(axis: &Axis) -> &str {
+pub fn name(axis: &Axis) -> &str {
     match &axis.source {
         Source::ServerFlag(f) | Source::LoadFlag(f) => f,
         Source::Matrix => &axis.key,
         Source::ServerProtocol => "protocol",
+        Source::Cores => "cores",
+    }
+}
+
+/// The flags an axis sets: its own, or for the server's cores the
+/// server's `--cpus` and `--threads` and the load's `--cpus`.
+pub fn flags(axis: &Axis) -> Vec<&str> {
+    match axis.source {
+        Source::Cores => vec!["cores", "cpus", "threads"],
+        _ => vec![name(axis)],
     }
 }
 
@@ -64,6 +74,7 @@ pub fn title(axis: &Axis, points: &[Point]) -> String {
     match role(axis) {
         Role::Client => format!("client connections (--{})", name(axis)),
         Role::Strategy => "server strategy (--strategy)".into(),
+        Role::Cores if axis.source == Source::Cores => "server cores (k: --cpus, --threads)".into(),
         Role::Cores => "server cores (--cpus)".into(),
         Role::ServerThreads => "server threads (--threads)".into(),
         Role::Delay => format!("delay range ({})", delay_unit(points)),
@@ -90,6 +101,9 @@ pub fn delay_unit(points: &[Point]) -> String {
 
 /// A value as a tick label: CPU lists also say how many cores.
 pub fn label(axis: &Axis, value: &Scalar) -> String {
+    if axis.source == Source::Cores {
+        return value.to_string();
+    }
     match (role(axis), value) {
         (Role::Cores, Scalar::Str(list)) => match cpu_count(list) {
             Some(n) => format!("{n} ({list})"),

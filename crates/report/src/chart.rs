@@ -52,6 +52,8 @@ pub enum Marker {
     Triangle,
     Square,
     Diamond,
+    /// No marker: a line alone (a fitted curve, an ideal).
+    None,
 }
 
 impl Marker {
@@ -165,11 +167,14 @@ impl LegendLayout {
 }
 
 impl Figure {
-    /// Every series' points, over all panels.
-    fn points(&self) -> impl Iterator<Item = &Pt> {
-        self.panels
-            .iter()
-            .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter()))
+    /// The points that stand for runs (not those of a drawn curve).
+    fn measured(&self) -> impl Iterator<Item = &Pt> {
+        self.panels.iter().flat_map(|p| {
+            p.series
+                .iter()
+                .filter(|s| s.marker != Marker::None)
+                .flat_map(|s| s.points.iter())
+        })
     }
 
     /// Whether some error bar runs past its panel's y axis (below 0), so
@@ -188,19 +193,19 @@ impl Figure {
 
     /// What a caption should add to the title: how many runs each marker
     /// stands for, what the bars are, and anything unusual.
-    pub fn note(&self) -> Option<String> {
+    pub fn note(&self) -> String {
         let mut text = self.caption();
         if self.truncates_bars() {
             text += " Error bars that run past the axis are cut at it and end in an arrow.";
         }
-        Some(text)
+        text
     }
 
     /// `Each marker: the geometric mean of n = 4 runs (n = 2–4 where runs
     /// failed); bars: its 95% confidence interval (Student's t on the log
     /// scale). Latency axis logarithmic.`
     pub fn caption(&self) -> String {
-        let ns: Vec<usize> = self.points().map(|p| p.n).collect();
+        let ns: Vec<usize> = self.measured().map(|p| p.n).collect();
         let (lo, hi) = (
             ns.iter().copied().min().unwrap_or(0),
             ns.iter().copied().max().unwrap_or(0),
@@ -299,7 +304,8 @@ impl Figure {
 
     /// The x axis every panel shares.
     fn x_axis(&self) -> Ticked {
-        let xs: Vec<f64> = self.points().map(|p| p.x).collect();
+        // Ticks at the measured values; a drawn curve only passes between.
+        let xs: Vec<f64> = self.measured().map(|p| p.x).collect();
         match &self.x {
             XScale::Categories(c) => Ticked {
                 lo: -0.5,
@@ -420,6 +426,9 @@ where
     draw_legend(&legend, fig, &layout)
 }
 
+/// The plotting area of one panel: its axes, titled and ticked.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Ticked, Ticked>>;
+
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     fig: &Figure,
@@ -430,7 +439,36 @@ where
     DB::ErrorType: 'static,
 {
     let y_axis = y_axis(panel);
-    let (y_lo, y_hi) = (y_axis.lo, y_axis.hi);
+    let y_range = (y_axis.lo, y_axis.hi);
+    let mut chart = axes(area, fig, x_axis, y_axis, panel)?;
+    let dodge = dodges(panel);
+    let count = panel.series.len();
+    for (k, s) in panel.series.iter().enumerate() {
+        // On a categorical axis each series has its own place in the category.
+        let s = &shifted(s, fig.category_offset(k, count));
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
+        draw_line(&mut chart, s, &pts)?;
+        // Markers alone (no line to stay on) move with their error bars.
+        let shift = |x: f64| if s.lines { 0 } else { dodge(k, x) };
+        draw_markers(&mut chart, s, &pts, &shift)?;
+        for p in &s.points {
+            draw_error_bar(&mut chart, p, color(s.color), dodge(k, p.x), y_range)?;
+        }
+    }
+    Ok(())
+}
+
+/// The panel's axes with their titles, ticks and grid.
+fn axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    fig: &Figure,
+    x_axis: &Ticked,
+    y_axis: Ticked,
+    panel: &Panel,
+) -> Result<Chart<'a, DB>, DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .margin_right(20)
@@ -456,87 +494,118 @@ where
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.12))
         .draw()?;
-    let dodge = dodges(panel);
-    let count = panel.series.len();
-    for (k, s) in panel.series.iter().enumerate() {
-        let c = color(s.color);
-        let style = c.stroke_width(2);
-        // On a categorical axis each series has its own place in the category.
-        let offset = fig.category_offset(k, count);
-        let s = &Series {
-            points: s
-                .points
-                .iter()
-                .map(|p| Pt {
-                    x: p.x + offset,
-                    ..*p
-                })
-                .collect(),
-            ..s.clone()
-        };
-        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
-        if s.lines && pts.len() > 1 {
-            if s.dashed {
-                chart.draw_series(DashedLineSeries::new(pts.clone(), 9, 6, style))?;
-            } else {
-                chart.draw_series(LineSeries::new(pts.clone(), style))?;
-            }
+    Ok(chart)
+}
+
+/// The series moved `offset` along x.
+fn shifted(s: &Series, offset: f64) -> Series {
+    Series {
+        points: s
+            .points
+            .iter()
+            .map(|p| Pt {
+                x: p.x + offset,
+                ..*p
+            })
+            .collect(),
+        ..s.clone()
+    }
+}
+
+/// The line joining a series' points, solid or dashed, where it has one.
+fn draw_line<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &Series,
+    pts: &[(f64, f64)],
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    if !s.lines || pts.len() < 2 {
+        return Ok(());
+    }
+    let style = color(s.color).stroke_width(2);
+    if s.dashed {
+        chart.draw_series(DashedLineSeries::new(pts.to_vec(), 9, 6, style))?;
+    } else {
+        chart.draw_series(LineSeries::new(pts.to_vec(), style))?;
+    }
+    Ok(())
+}
+
+/// A marker of the series' shape at each point, `shift(x)` pixels aside.
+fn draw_markers<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &Series,
+    pts: &[(f64, f64)],
+    shift: &dyn Fn(f64) -> i32,
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let fill = color(s.color).filled();
+    let at = |p: (f64, f64)| EmptyElement::at(p);
+    match s.marker {
+        Marker::None => {}
+        Marker::Circle => {
+            let shape = |p: (f64, f64)| at(p) + Circle::new((shift(p.0), 0), 4, fill);
+            chart.draw_series(pts.iter().map(|&p| shape(p)))?;
         }
-        // Markers alone (no line to stay on) move with their error bars.
-        let shift = |p: &(f64, f64)| if s.lines { 0 } else { dodge(k, p.0) };
-        let fill = c.filled();
-        let at = |p: (f64, f64)| EmptyElement::at(p);
-        match s.marker {
-            Marker::Circle => {
-                let shape = |p| at(p) + Circle::new((shift(&p), 0), 4, fill);
-                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
-            }
-            Marker::Triangle => {
-                let shape = |p| at(p) + TriangleMarker::new((shift(&p), 0), 6, fill);
-                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
-            }
-            Marker::Square => {
-                let shape = |p| {
-                    let d = shift(&p);
-                    at(p) + Rectangle::new([(d - 4, -4), (d + 4, 4)], fill)
-                };
-                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
-            }
-            Marker::Diamond => {
-                let shape = |p| {
-                    let d = shift(&p);
-                    let corners = vec![(d, -6), (d + 6, 0), (d, 6), (d - 6, 0)];
-                    at(p) + Polygon::new(corners, fill)
-                };
-                chart.draw_series(pts.iter().map(|&p| shape(p)))?;
-            }
+        Marker::Triangle => {
+            let shape = |p: (f64, f64)| at(p) + TriangleMarker::new((shift(p.0), 0), 6, fill);
+            chart.draw_series(pts.iter().map(|&p| shape(p)))?;
         }
-        for p in &s.points {
-            // No interval (n = 1), or one of zero width: the marker says it all.
-            let Some((lo, hi)) = p.ci.filter(|(lo, hi)| hi > lo) else {
-                continue;
+        Marker::Square => {
+            let shape = |p: (f64, f64)| {
+                let d = shift(p.0);
+                at(p) + Rectangle::new([(d - 4, -4), (d + 4, 4)], fill)
             };
-            let dx = dodge(k, p.x);
-            let (top, bottom) = (hi.min(y_hi), lo.max(y_lo));
-            if top < bottom {
-                continue;
-            }
-            let span = chart.backend_coord(&(p.x, top)).1 - chart.backend_coord(&(p.x, bottom)).1;
-            let thin = c.stroke_width(1);
-            let bar =
-                EmptyElement::at((p.x, bottom)) + PathElement::new(vec![(dx, 0), (dx, span)], thin);
-            chart.draw_series(std::iter::once(bar))?;
-            // A cap where the interval ends; an arrow where the axis cuts it.
-            for (y, inside, dir) in [(bottom, lo >= y_lo, 1), (top, hi <= y_hi, -1)] {
-                let end: Vec<(i32, i32)> = if inside {
-                    vec![(dx - 5, 0), (dx + 5, 0)]
-                } else {
-                    vec![(dx - 4, -6 * dir), (dx, 0), (dx + 4, -6 * dir)]
-                };
-                let end = EmptyElement::at((p.x, y)) + PathElement::new(end, thin);
-                chart.draw_series(std::iter::once(end))?;
-            }
+            chart.draw_series(pts.iter().map(|&p| shape(p)))?;
         }
+        Marker::Diamond => {
+            let shape = |p: (f64, f64)| {
+                let d = shift(p.0);
+                let corners = vec![(d, -6), (d + 6, 0), (d, 6), (d - 6, 0)];
+                at(p) + Polygon::new(corners, fill)
+            };
+            chart.draw_series(pts.iter().map(|&p| shape(p)))?;
+        }
+    }
+    Ok(())
+}
+
+/// A point's confidence interval as a bar `dx` pixels aside: a cap where
+/// the interval ends, an arrow where the axis (`y_lo`..`y_hi`) cuts it.
+fn draw_error_bar<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &Pt,
+    c: RGBColor,
+    dx: i32,
+    (y_lo, y_hi): (f64, f64),
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    // No interval (n = 1), or one of zero width: the marker says it all.
+    let Some((lo, hi)) = p.ci.filter(|(lo, hi)| hi > lo) else {
+        return Ok(());
+    };
+    let (top, bottom) = (hi.min(y_hi), lo.max(y_lo));
+    if top < bottom {
+        return Ok(());
+    }
+    let span = chart.backend_coord(&(p.x, top)).1 - chart.backend_coord(&(p.x, bottom)).1;
+    let thin = c.stroke_width(1);
+    let bar = EmptyElement::at((p.x, bottom)) + PathElement::new(vec![(dx, 0), (dx, span)], thin);
+    chart.draw_series(std::iter::once(bar))?;
+    for (y, inside, dir) in [(bottom, lo >= y_lo, 1), (top, hi <= y_hi, -1)] {
+        let end: Vec<(i32, i32)> = if inside {
+            vec![(dx - 5, 0), (dx + 5, 0)]
+        } else {
+            vec![(dx - 4, -6 * dir), (dx, 0), (dx + 4, -6 * dir)]
+        };
+        let end = EmptyElement::at((p.x, y)) + PathElement::new(end, thin);
+        chart.draw_series(std::iter::once(end))?;
     }
     Ok(())
 }
@@ -597,6 +666,7 @@ where
         let centre = (x + 16, y);
         let fill = c.filled();
         match e.marker {
+            Marker::None => {}
             Marker::Circle => area.draw(&Circle::new(centre, 4, fill))?,
             Marker::Triangle => area.draw(&TriangleMarker::new(centre, 6, fill))?,
             Marker::Square => area.draw(&Rectangle::new(
@@ -681,10 +751,10 @@ mod tests {
     #[test]
     fn bars_past_the_axis_are_said_to_be_cut() {
         let names = vec!["a".to_string()];
-        assert!(!figure(&names, (5.0, 15.0)).note().unwrap().contains("cut"));
+        assert!(!figure(&names, (5.0, 15.0)).note().contains("cut"));
         let fig = figure(&names, (-5.0, 25.0));
         assert!(fig.truncates_bars());
-        assert!(fig.note().unwrap().contains("cut"));
+        assert!(fig.note().contains("cut"));
         let svg = fig.svg().unwrap();
         roxmltree::Document::parse(&svg).unwrap();
         // A bar from 3 noisy runs up to 100 × the marker does not set the
@@ -702,19 +772,19 @@ mod tests {
     fn captions_say_n_and_what_the_bars_are() {
         let names = vec!["a".to_string(), "b".to_string()];
         let mut fig = figure(&names, (5.0, 15.0));
-        let note = fig.note().unwrap();
+        let note = fig.note();
         assert!(
             note.contains("n = 3 runs") && note.contains("95% confidence interval"),
             "{note}"
         );
         fig.panels[0].series[1].points[0].n = 1;
-        let note = fig.note().unwrap();
+        let note = fig.note();
         assert!(
             note.contains("n = 1–3 runs") && note.contains("no bar"),
             "{note}"
         );
         fig.panels[0].log_y = true;
-        assert!(fig.note().unwrap().contains("logarithmic"));
+        assert!(fig.note().contains("logarithmic"));
     }
 
     /// On a categorical axis every series has its own place in each

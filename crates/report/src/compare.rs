@@ -10,9 +10,9 @@ use crate::error::ReportError;
 use crate::points::PointStats;
 use crate::stats::Summary;
 use crate::tables::{centre_ci, latency_unit};
-use crate::units::num;
+use crate::units::{num, TimeUnit};
 use crate::welch::{self, Contrast, Scale};
-use serverlab_sweep::{params_text, Manifest, Source};
+use serverlab_sweep::{params_text, Manifest};
 
 pub struct Row {
     /// The shared axis values, `key=value, …`.
@@ -107,11 +107,7 @@ fn differences(this_m: &Manifest, other_m: &Manifest) -> Vec<String> {
         .axes
         .iter()
         .chain(&other_m.axes)
-        .map(|a| match &a.source {
-            Source::ServerFlag(f) | Source::LoadFlag(f) => f.as_str(),
-            Source::ServerProtocol => "protocol",
-            Source::Matrix => a.key.as_str(),
-        })
+        .flat_map(crate::axes::flags)
         .collect();
     let (a, b) = (fixed(this_m, &axis_names), fixed(other_m, &axis_names));
     let get = |list: &[(String, String)], k: &str| {
@@ -144,21 +140,8 @@ pub fn compare(
         .map(|a| a.key.clone())
         .filter(|k| other_m.axes.iter().any(|b| b.key == *k))
         .collect();
-    for (name, side) in [("this sweep", this), ("the other sweep", other)] {
-        let mut keys: Vec<String> = side.iter().map(|s| key(s, &shared)).collect();
-        keys.sort();
-        if keys.windows(2).any(|w| w[0] == w[1]) {
-            return Err(ReportError::Incomparable(format!(
-                "in {name}, several points share the values of the axes both sweeps have ({}); \
-                 compare sweeps that vary the same things",
-                if shared.is_empty() {
-                    "none".to_string()
-                } else {
-                    shared.join(", ")
-                }
-            )));
-        }
-    }
+    unique_keys("this sweep", this, &shared)?;
+    unique_keys("the other sweep", other, &shared)?;
     let unit = latency_unit(this.iter().chain(other), "p99");
     let unpaired_other = other
         .iter()
@@ -171,35 +154,9 @@ pub fn compare(
     let mut unpaired = 0;
     for a in this {
         let k = key(a, &shared);
-        let Some(b) = other.iter().find(|b| key(b, &shared) == k) else {
-            unpaired += 1;
-            continue;
-        };
-        let point = if k.is_empty() { "all".to_string() } else { k };
-        let pairs = [
-            (
-                "throughput (req/s)".to_string(),
-                a.throughput,
-                b.throughput,
-                1.0,
-            ),
-            (
-                format!("p99 latency ({})", unit.symbol()),
-                a.latency("p99").copied(),
-                b.latency("p99").copied(),
-                unit.per_us(),
-            ),
-        ];
-        for (metric, x, y, scale) in pairs {
-            let (Some(x), Some(y)) = (x, y) else { continue };
-            rows.push(Row {
-                point: point.clone(),
-                metric,
-                diff: welch::contrast(&x.scaled(scale), &y.scaled(scale)),
-                this: x,
-                other: y,
-                scale,
-            });
+        match other.iter().find(|b| key(b, &shared) == k) {
+            Some(b) => rows.extend(pair_rows(&k, a, b, unit)),
+            None => unpaired += 1,
         }
     }
     Ok(Comparison {
@@ -208,6 +165,59 @@ pub fn compare(
         unpaired_other,
         differences: differences(this_m, other_m),
     })
+}
+
+/// Points of one sweep must differ on the axes both sweeps have, or they
+/// could not be paired.
+fn unique_keys(name: &str, side: &[PointStats], shared: &[String]) -> Result<(), ReportError> {
+    let mut keys: Vec<String> = side.iter().map(|s| key(s, shared)).collect();
+    keys.sort();
+    if !keys.windows(2).any(|w| w[0] == w[1]) {
+        return Ok(());
+    }
+    Err(ReportError::Incomparable(format!(
+        "in {name}, several points share the values of the axes both sweeps have ({}); \
+         compare sweeps that vary the same things",
+        if shared.is_empty() {
+            "none".to_string()
+        } else {
+            shared.join(", ")
+        }
+    )))
+}
+
+/// The rows of a pair of points (key `k`): throughput and p99 latency,
+/// where both have them.
+fn pair_rows(k: &str, a: &PointStats, b: &PointStats, unit: TimeUnit) -> Vec<Row> {
+    let point = if k.is_empty() { "all" } else { k };
+    let pairs = [
+        (
+            "throughput (req/s)".to_string(),
+            a.throughput,
+            b.throughput,
+            1.0,
+        ),
+        (
+            format!("p99 latency ({})", unit.symbol()),
+            a.latency("p99").copied(),
+            b.latency("p99").copied(),
+            unit.per_us(),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .filter_map(|(metric, x, y, scale)| {
+            let (x, y) = (x?, y?);
+            Some(Row {
+                point: point.to_string(),
+                metric,
+                diff: welch::contrast(&x.scaled(scale), &y.scaled(scale)),
+                this: x,
+                other: y,
+                scale,
+            })
+        })
+        .collect()
 }
 
 /// What `--compare` computes, and what it takes for granted.

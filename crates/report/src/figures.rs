@@ -54,7 +54,9 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
     }
     out.push(latency_vs_load(m, stats, &clients));
     for (i, axis) in m.axes.iter().enumerate() {
-        let redundant = !clients.is_empty() && axes::is_nominal(axis);
+        // The server's cores have a section of their own (crate::scaling).
+        let redundant = (!clients.is_empty() && axes::is_nominal(axis))
+            || axis.source == serverlab_sweep::Source::Cores;
         if axes::role(axis) != Role::Client && !redundant {
             out.push(metric_vs_axis(m, stats, i, &THROUGHPUT_METRIC));
             if shares {
@@ -190,7 +192,7 @@ pub(crate) fn styles(groups: usize, names: &[&str]) -> String {
     format!("{} solid, {} dashed", names[0], names[1..].join(", "))
 }
 
-fn id(text: &str) -> String {
+pub(crate) fn id(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {

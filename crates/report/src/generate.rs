@@ -10,6 +10,7 @@ use crate::doc::{Block, Document, FigureRef};
 use crate::error::ReportError;
 use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
+use crate::scaling::Section;
 use crate::summary::Findings;
 use crate::{figures, html, markdown, problems, summary, tables};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ pub struct Written {
     pub summary: Vec<String>,
     /// The throughput table, as Markdown.
     pub throughput_table: String,
+    /// With a cores axis: the speedup table and the fits, as Markdown.
+    pub scaling_table: Option<String>,
+    pub scaling_fits: Option<String>,
     /// The comparison table, as Markdown, when one was asked for.
     pub comparison_table: Option<String>,
     /// What to know before reading it: differing settings, unmatched
@@ -74,29 +78,43 @@ fn statistics(sweep: &Sweep, drop: bool) -> (Vec<PointStats<'_>>, Option<PointSt
     )
 }
 
+/// The sweep compared with the one `opts` names, if any.
+fn comparison(
+    sweep: &Sweep,
+    stats: &[PointStats],
+    opts: &Options,
+) -> Result<Option<Comparison>, ReportError> {
+    let Some(path) = opts.compare else {
+        return Ok(None);
+    };
+    let other = Sweep::read(path)?;
+    let other_stats = statistics(&other, opts.drop_outliers).0;
+    compare::compare(&sweep.manifest, stats, &other.manifest, &other_stats).map(Some)
+}
+
 /// Write the report of the sweep in `dir` as `opts` say.
 pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     let sweep = Sweep::read(dir)?;
     let (stats, baseline) = statistics(&sweep, opts.drop_outliers);
-    let other_sweep = opts.compare.map(Sweep::read).transpose()?;
-    let other_stats = other_sweep
-        .as_ref()
-        .map(|s| statistics(s, opts.drop_outliers).0);
-    let comparison = match (&other_sweep, &other_stats) {
-        (Some(o), Some(os)) => Some(compare::compare(&sweep.manifest, &stats, &o.manifest, os)?),
-        _ => None,
-    };
+    let comparison = comparison(&sweep, &stats, opts)?;
 
     let plots_dir = dir.join(PLOTS);
     std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
-    let mut refs = Vec::new();
-    let mut plots = Vec::new();
-    for fig in figures::figures(&sweep.manifest, &stats) {
-        refs.push(draw(&fig, &plots_dir)?);
-        plots.push(plots_dir.join(format!("{}.svg", fig.id)));
-    }
-
-    let findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    let refs = draw_all(&figures::figures(&sweep.manifest, &stats), &plots_dir)?;
+    let scaling = Section::of(&sweep.manifest, &stats);
+    let scaling_figures = match &scaling {
+        Some(s) => draw_all(&s.figures(), &plots_dir)?,
+        None => vec![],
+    };
+    let plots = refs
+        .iter()
+        .chain(&scaling_figures)
+        .map(|f| dir.join(&f.svg_path))
+        .collect();
+    let mut findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    findings
+        .findings
+        .extend(scaling.iter().flat_map(Section::findings));
     let mut all: Vec<&PointStats> = stats.iter().collect();
     all.extend(baseline.as_ref());
     let problems = problems::problems(&sweep.manifest, &all);
@@ -104,6 +122,7 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         findings: &findings,
         problems: &problems,
         figures: refs,
+        scaling: scaling.as_ref().map(|s| (s, scaling_figures)),
         comparison: comparison.as_ref().zip(opts.compare),
     };
     let doc = document(&sweep, &stats, parts);
@@ -122,6 +141,10 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
             .cloned()
             .collect(),
         throughput_table: markdown::table(&tables::throughput(&sweep.manifest, &stats)),
+        scaling_table: scaling
+            .as_ref()
+            .map(|s| markdown::table(&s.speedup_table())),
+        scaling_fits: scaling.as_ref().map(|s| markdown::table(&s.fit_table())),
         comparison_table: comparison.as_ref().map(|c| markdown::table(&c.table())),
         comparison_notes: comparison.map(|c| c.notes()).unwrap_or_default(),
         failed_runs: sweep.points.iter().map(|p| p.failed.len()).sum(),
@@ -142,6 +165,11 @@ fn write(path: &Path, text: &str) -> Result<(), ReportError> {
     std::fs::write(path, text).map_err(|e| write_err(path, e))
 }
 
+/// Both files of every figure, in order.
+fn draw_all(figs: &[Figure], dir: &Path) -> Result<Vec<FigureRef>, ReportError> {
+    figs.iter().map(|f| draw(f, dir)).collect()
+}
+
 /// Both files of one figure.
 fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
     let plot_err = |source| ReportError::Plot {
@@ -155,7 +183,7 @@ fn draw(fig: &Figure, dir: &Path) -> Result<FigureRef, ReportError> {
         .map_err(plot_err)?;
     Ok(FigureRef {
         title: fig.title.clone(),
-        note: fig.note(),
+        note: Some(fig.note()),
         svg_path: format!("{PLOTS}/{}.svg", fig.id),
         png_path: format!("{PLOTS}/{}.png", fig.id),
         svg,
@@ -167,6 +195,8 @@ struct Parts<'a> {
     findings: &'a Findings,
     problems: &'a [String],
     figures: Vec<FigureRef>,
+    /// With a cores axis: the section and its drawn figures.
+    scaling: Option<(&'a Section<'a>, Vec<FigureRef>)>,
     comparison: Option<(&'a Comparison, &'a Path)>,
 }
 
@@ -195,6 +225,13 @@ fn document(sweep: &Sweep, stats: &[PointStats], parts: Parts) -> Document {
         ));
     }
     b.push(Block::List(findings));
+    if let Some((section, figures)) = parts.scaling {
+        let (intro, after) = section.blocks();
+        b.push(Block::Heading(SCALING.into()));
+        b.extend(intro);
+        b.extend(figures.into_iter().map(Block::Figure));
+        b.extend(after);
+    }
     if let Some(t) = crate::openloop::capacity_table(m, stats) {
         b.push(Block::Heading("Capacity".into()));
         b.push(Block::Para(crate::openloop::CAPACITY_NOTE.into()));
@@ -273,6 +310,7 @@ fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
 }
 
 pub const SUMMARY: &str = "Summary";
+pub const SCALING: &str = "Scaling with cores";
 
 const HOW_TO_READ: &str = "Each point ran on a fresh server, repeated in interleaved blocks \
     (every point once per block, in a shuffled or round-robin order), so slow drift of the \

@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod openloop;
 pub mod points;
 pub mod problems;
+pub mod scaling;
 pub mod server_stats;
 pub mod stats;
 pub mod student;
@@ -28,6 +29,7 @@ pub mod summary;
 pub mod tables;
 pub mod ticks;
 pub mod units;
+pub mod usl;
 pub mod welch;
 
 pub use error::ReportError;

@@ -1,36 +1,14 @@
 //! The server's final statistics as a report reads them. Every server
 //! writes a typed part beside its protocol's own figures —
-//! `connections` {…}, `service_time_us` {count, min, mean, p50, p90, p99,
-//! max} and `protocol` {…} — and the report reads service time from it
-//! by name. Statistics written before that part existed go through
+//! `connections` {…}, `service_time_us` {count, timed, min, mean, p50,
+//! p90, p99, max} and `protocol` {…}, the types of
+//! `serverlab_util::server_stats` — and the report reads service time
+//! from it by name, with those types. Statistics written before that part existed go through
 //! [`legacy_service_time`], which searches them as older reports did.
 
 use serde::Deserialize;
 use serde_json::Value;
-
-/// Service time as every server reports it, in µs (the fields a report
-/// reads; a server may say more, such as how it sampled).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ServiceTime {
-    /// Requests served; the figures are 0 (and mean nothing) when none was.
-    pub count: u64,
-    /// Requests timed, when the server times a sample of them; the
-    /// figures are over these, and mean nothing when there are none.
-    #[serde(default)]
-    pub timed: Option<u64>,
-    pub min: f64,
-    pub mean: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub max: f64,
-}
-
-/// The typed part of a server's final statistics (only what a report reads).
-#[derive(Debug, Deserialize)]
-struct Typed {
-    service_time_us: ServiceTime,
-}
+use serverlab_util::server_stats::ServiceTime;
 
 /// Whether `stats` has the typed part: `protocol` holds the protocol's own
 /// figures beside it. Older statistics mixed them in at the top level.
@@ -45,8 +23,12 @@ pub fn service_time(stats: &Value) -> Vec<(String, f64)> {
     if !is_typed(stats) {
         return legacy_service_time(stats);
     }
-    match Typed::deserialize(stats) {
-        Ok(Typed { service_time_us: t }) if t.count > 0 && t.timed != Some(0) => vec![
+    let typed = stats
+        .get("service_time_us")
+        .map(ServiceTime::deserialize)
+        .and_then(Result::ok);
+    match typed {
+        Some(t) if t.count > 0 && t.timed > 0 => vec![
             ("min".into(), t.min),
             ("mean".into(), t.mean),
             ("median".into(), t.p50),

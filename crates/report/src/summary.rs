@@ -251,7 +251,8 @@ fn best_line(m: &Manifest, stats: &[PointStats], line: &Best) -> Option<String> 
 }
 
 /// The axis throughput should grow along: the client's connections, else
-/// the first ordered numeric axis with 3 values or more. (The axes left
+/// the first ordered numeric axis with 3 values or more (not the server's
+/// cores: the scaling section judges those). (The axes left
 /// out of a series' grouping, the x of a point, and the axis's name.)
 type Growth = (Vec<usize>, Box<dyn Fn(&PointStats) -> Option<f64>>, String);
 
@@ -266,9 +267,13 @@ fn growth(m: &Manifest) -> Option<Growth> {
             "client connections".into(),
         ));
     }
+    // The server's cores have their own verdicts (crate::scaling).
     let i = (0..m.axes.len()).find(|&i| {
         let a = &m.axes[i];
-        a.values.len() >= 3 && !axes::is_nominal(a) && a.values.iter().all(|v| v.as_f64().is_some())
+        a.values.len() >= 3
+            && !axes::is_nominal(a)
+            && a.source != serverlab_sweep::Source::Cores
+            && a.values.iter().all(|v| v.as_f64().is_some())
     })?;
     let mm = m.clone();
     let x = move |s: &PointStats| value(&mm, s, i).and_then(|v| v.as_f64());

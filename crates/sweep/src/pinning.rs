@@ -1,7 +1,9 @@
 //! Where a plan's server and load run, and what about it undermines the
-//! measurement: a server or load not pinned, or the two sharing cores.
+//! measurement: a server or load not pinned, or the two sharing cores
+//! (where cores are an axis, because the machine has too few).
 
 use crate::plan::Plan;
+use crate::spec::Cpus;
 
 /// The CPUs a list like `0-1,3` names (None if it is not one).
 fn cpu_list(text: &str) -> Option<Vec<usize>> {
@@ -22,20 +24,13 @@ fn server_cpus(flags: &[String]) -> Option<&str> {
 
 /// What a user should know before trusting the numbers, one message each:
 /// points whose server is not pinned, a load not pinned, and server CPUs
-/// that overlap the load's.
+/// that overlap the load's (where cores are an axis, the points whose
+/// server shares CPUs with its load).
 pub fn warnings(plan: &Plan) -> Vec<String> {
-    let mut out = Vec::new();
-    let points = &plan.points;
-    let unpinned = points
-        .iter()
-        .filter(|p| server_cpus(&p.server_flags).is_none())
-        .count();
-    if unpinned > 0 {
-        out.push(format!(
-            "the server is not pinned at {unpinned} of {} points (no `cpus` in [server]): \
-             it may run on any core, the load's included",
-            points.len()
-        ));
+    let mut out: Vec<String> = unpinned_server(plan).into_iter().collect();
+    if plan.experiment.cores.is_some() {
+        out.extend(shared_cores(plan));
+        return out;
     }
     let Some(client) = &plan.experiment.client_cpus else {
         out.push(
@@ -43,6 +38,59 @@ pub fn warnings(plan: &Plan) -> Vec<String> {
         );
         return out;
     };
+    out.extend(overlaps(plan, client));
+    out
+}
+
+/// Points whose server has no `--cpus`.
+fn unpinned_server(plan: &Plan) -> Option<String> {
+    let points = &plan.points;
+    let unpinned = points
+        .iter()
+        .filter(|p| server_cpus(&p.server_flags).is_none())
+        .count();
+    (unpinned > 0).then(|| {
+        format!(
+            "the server is not pinned at {unpinned} of {} points (no `cpus` in [server]): \
+             it may run on any core, the load's included",
+            points.len()
+        )
+    })
+}
+
+/// A line per core count whose server shares CPUs with its load (the
+/// machine has too few to keep them apart).
+fn shared_cores(plan: &Plan) -> Vec<String> {
+    let mut seen: Vec<usize> = Vec::new();
+    let mut out = Vec::new();
+    for (_, place) in plan.shared_cpus() {
+        if seen.contains(&place.cores) {
+            continue;
+        }
+        seen.push(place.cores);
+        let n = plan
+            .shared_cpus()
+            .filter(|(_, q)| q.cores == place.cores)
+            .count();
+        let shared: Vec<String> = place.shared.iter().map(|c| c.to_string()).collect();
+        let cpu = if shared.len() == 1 { "CPU" } else { "CPUs" };
+        out.push(format!(
+            "cores={}: the server (CPUs {}) shares {cpu} {} with the load (CPUs {}) at {n} of {} \
+             points: this machine has too few CPUs to keep them apart; the report marks \
+             these points",
+            place.cores,
+            place.server_cpus,
+            shared.join(", "),
+            place.load_cpus,
+            plan.points.len()
+        ));
+    }
+    out
+}
+
+/// Server CPU lists that overlap `client_cpus`, each with its points.
+fn overlaps(plan: &Plan, client: &Cpus) -> Vec<String> {
+    let points = &plan.points;
     let mut overlaps: Vec<(String, Vec<usize>, usize)> = Vec::new();
     for p in points {
         let Some(text) = server_cpus(&p.server_flags) else {
@@ -61,17 +109,19 @@ pub fn warnings(plan: &Plan) -> Vec<String> {
             None => overlaps.push((text.to_string(), shared, 1)),
         }
     }
-    for (text, shared, n) in overlaps {
-        let shared: Vec<String> = shared.iter().map(|c| c.to_string()).collect();
-        out.push(format!(
-            "server cpus \"{text}\" overlap client_cpus \"{}\" (CPU {}) at {n} of {} points: \
-             there the server and the load compete for the same core",
-            client.written,
-            shared.join(", "),
-            points.len()
-        ));
-    }
-    out
+    overlaps
+        .into_iter()
+        .map(|(text, shared, n)| {
+            let shared: Vec<String> = shared.iter().map(|c| c.to_string()).collect();
+            format!(
+                "server cpus \"{text}\" overlap client_cpus \"{}\" (CPU {}) at {n} of {} points: \
+                 there the server and the load compete for the same core",
+                client.written,
+                shared.join(", "),
+                points.len()
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -80,7 +130,7 @@ mod tests {
     use crate::spec::Experiment;
 
     fn plan(text: &str) -> Plan {
-        Plan::new(Experiment::parse("t.toml", text).unwrap())
+        Plan::new(Experiment::parse("t.toml", text).unwrap()).unwrap()
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! one value) and the points of their product, each with the exact flags
 //! its server and load get, and the baseline beside them.
 
-use crate::spec::{template_names, Baseline, Experiment};
+use crate::error::SpecError;
+use crate::placement::{self, Placement};
+use crate::side::Side;
+use crate::spec::{template_names, Baseline, Experiment, Part, When};
+use crate::topology::Topology;
 use crate::value::Scalar;
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +22,9 @@ pub enum Source {
     ServerFlag(String),
     /// A load flag (named without `--`).
     LoadFlag(String),
+    /// The server's cores (`cores` in `[server]`): its `--cpus` and
+    /// `--threads`, and the load's `--cpus`.
+    Cores,
 }
 
 /// Something the sweep varies.
@@ -45,6 +52,9 @@ pub struct Point {
     pub load_protocol: String,
     /// The load's flags, without `--addr` and `--json`.
     pub load_flags: Vec<String>,
+    /// Where the server and the load run, where cores are an axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }
 
 /// `key=value` for each parameter, joined by `sep`; strings unquoted.
@@ -104,27 +114,61 @@ pub struct Plan {
     pub points: Vec<Point>,
     /// Run once in every block beside the points (slug [`BASELINE`]).
     pub baseline: Option<Point>,
+    /// What the machine decided about the plan (the cores it allows).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
-    pub fn new(experiment: Experiment) -> Plan {
-        let axes = axes(&experiment);
+    /// The plan on this machine (whose CPUs matter only where cores are
+    /// an axis).
+    pub fn new(experiment: Experiment) -> Result<Plan, SpecError> {
+        let topology = match experiment.cores {
+            None => Topology::flat(1),
+            Some(_) => Topology::here().map_err(|e| SpecError {
+                file: experiment.file.clone(),
+                message: format!("server.cores: cannot read this machine's CPUs: {e}"),
+            })?,
+        };
+        Plan::on(experiment, &topology)
+    }
+
+    /// The plan on a machine with `topology`'s CPUs. A core count above
+    /// them is an error naming the axis.
+    pub fn on(experiment: Experiment, topology: &Topology) -> Result<Plan, SpecError> {
+        let counts = match &experiment.cores {
+            None => None,
+            Some(c) => Some(c.counts(topology).map_err(|message| SpecError {
+                file: experiment.file.clone(),
+                message,
+            })?),
+        };
+        let cores: Vec<usize> = counts.iter().flat_map(|c| c.counts.clone()).collect();
+        let placements = placement::place(topology, &cores);
+        let axes = axes(&experiment, &cores);
         let mut points: Vec<Point> = product(&axes)
             .into_iter()
             .enumerate()
-            .map(|(index, choice)| point(&experiment, &axes, index, &choice))
+            .map(|(index, choice)| point(&experiment, &axes, index, &choice, &placements))
             .collect();
         dedupe_slugs(&mut points);
         let baseline = experiment
             .baseline
             .as_ref()
             .map(|b| baseline_point(b, points.len()));
-        Plan {
+        Ok(Plan {
             experiment,
             axes,
             points,
             baseline,
-        }
+            notes: counts.and_then(|c| c.note).into_iter().collect(),
+        })
+    }
+
+    /// The points whose server shares CPUs with their load.
+    pub fn shared_cpus(&self) -> impl Iterator<Item = (&Point, &Placement)> {
+        self.points
+            .iter()
+            .filter_map(|p| Some((p, p.placement.as_ref().filter(|c| c.is_shared())?)))
     }
 
     /// Runs in the blocks every point gets (before any target adds more).
@@ -164,8 +208,10 @@ impl Plan {
 }
 
 /// Every flag or variable with more than one value, in file order:
-/// matrix, server protocol, server flags, load flags.
-fn axes(e: &Experiment) -> Vec<Axis> {
+/// matrix, server protocol, server flags, the server's cores (an axis
+/// even with one value: the report's scaling section follows it), load
+/// flags.
+fn axes(e: &Experiment, cores: &[usize]) -> Vec<Axis> {
     let mut axes = Vec::new();
     for (name, values) in e.matrix.iter().filter(|(_, v)| v.len() > 1) {
         axes.push((name.clone(), "", Source::Matrix, values.clone()));
@@ -182,6 +228,10 @@ fn axes(e: &Experiment) -> Vec<Axis> {
     for (flag, values) in e.server.flags.iter().filter(|(_, v)| v.len() > 1) {
         let src = Source::ServerFlag(flag.clone());
         axes.push((flag.clone(), "server.", src, values.clone()));
+    }
+    if e.cores.is_some() {
+        let values = cores.iter().map(|&k| Scalar::Int(k as i64)).collect();
+        axes.push(("cores".into(), "server.", Source::Cores, values));
     }
     for (flag, values) in e.load.flags.iter().filter(|(_, v)| v.len() > 1) {
         let src = Source::LoadFlag(flag.clone());
@@ -220,95 +270,155 @@ fn product(axes: &[Axis]) -> Vec<Vec<usize>> {
     out
 }
 
-fn point(e: &Experiment, axes: &[Axis], index: usize, choice: &[usize]) -> Point {
-    let chosen = |source: &Source| -> Option<&Scalar> {
-        axes.iter()
-            .zip(choice)
+/// What one point chose: each axis's value (by index) and so every
+/// matrix variable's value.
+struct Choice<'a> {
+    axes: &'a [Axis],
+    index: &'a [usize],
+    vars: Vec<(&'a str, &'a Scalar)>,
+}
+
+impl<'a> Choice<'a> {
+    fn new(e: &'a Experiment, axes: &'a [Axis], index: &'a [usize]) -> Choice<'a> {
+        let mut c = Choice {
+            axes,
+            index,
+            vars: Vec::new(),
+        };
+        c.vars = e
+            .matrix
+            .iter()
+            .map(|(name, values)| {
+                let on_axis = axes
+                    .iter()
+                    .zip(index)
+                    .find(|(a, _)| a.source == Source::Matrix && a.key == *name)
+                    .map(|(a, &i)| &a.values[i]);
+                (name.as_str(), on_axis.unwrap_or(&values[0]))
+            })
+            .collect();
+        c
+    }
+
+    /// The value the point's axis from `source` takes, if it is an axis.
+    fn chosen(&self, source: &Source) -> Option<&'a Scalar> {
+        self.axes
+            .iter()
+            .zip(self.index)
             .find(|(a, _)| a.source == *source)
             .map(|(a, &i)| &a.values[i])
-    };
-    let vars: Vec<(&str, &Scalar)> = e
-        .matrix
-        .iter()
-        .map(|(name, values)| {
-            let v = axes
-                .iter()
-                .zip(choice)
-                .find(|(a, _)| a.source == Source::Matrix && a.key == *name)
-                .map(|(a, &i)| &a.values[i])
-                .unwrap_or(&values[0]);
-            (name.as_str(), v)
-        })
-        .collect();
-    let flags = |flags: &[(String, Vec<Scalar>)], server: bool| -> Vec<String> {
-        flags
+    }
+
+    /// A flag's value at this point: the axis's, else its only one, with
+    /// matrix variables filled in.
+    fn value(&self, side: Side, flag: &str, values: &[Scalar]) -> Scalar {
+        let v = self.chosen(&side.flag(flag)).unwrap_or(&values[0]);
+        substitute(v, &self.vars)
+    }
+
+    /// The part's flags as arguments.
+    fn flags(&self, side: Side, part: &Part) -> Vec<String> {
+        part.flags
             .iter()
-            .flat_map(|(flag, values)| {
-                let src = if server {
-                    Source::ServerFlag(flag.clone())
-                } else {
-                    Source::LoadFlag(flag.clone())
-                };
-                let v = chosen(&src).unwrap_or(&values[0]);
-                substitute(v, &vars).args(flag)
-            })
+            .flat_map(|(flag, values)| self.value(side, flag, values).args(flag))
             .collect()
-    };
-    let server_protocol = chosen(&Source::ServerProtocol)
-        .map(|p| p.to_string())
-        .unwrap_or_else(|| e.server.protocols[0].clone());
-    let load_protocol = e.load.protocols[0].clone();
-    // Flags given only where another flag (or the protocol) takes one value.
-    let when = |part: &crate::spec::Part, server: bool| -> Vec<String> {
+    }
+
+    /// Whether `w` applies: its flag (or the protocol) takes its value here.
+    fn holds(&self, side: Side, part: &Part, w: &When, protocol: &str) -> bool {
+        match part.flags.iter().find(|(f, _)| *f == w.flag) {
+            Some((flag, values)) => self.value(side, flag, values).to_string() == w.value,
+            None => w.flag == "protocol" && protocol == w.value,
+        }
+    }
+
+    /// The flags given only where another flag (or the protocol) takes
+    /// one value.
+    fn when_flags(&self, side: Side, part: &Part, protocol: &str) -> Vec<String> {
         part.when
             .iter()
-            .filter(|w| {
-                if w.flag == "protocol" && !part.flags.iter().any(|(f, _)| f == "protocol") {
-                    let protocol = if server {
-                        &server_protocol
-                    } else {
-                        &load_protocol
-                    };
-                    return *protocol == w.value;
-                }
-                let src = if server {
-                    Source::ServerFlag(w.flag.clone())
-                } else {
-                    Source::LoadFlag(w.flag.clone())
-                };
-                let first = part
-                    .flags
-                    .iter()
-                    .find(|(f, _)| *f == w.flag)
-                    .map(|f| &f.1[0]);
-                chosen(&src)
-                    .or(first)
-                    .is_some_and(|v| substitute(v, &vars).to_string() == w.value)
-            })
+            .filter(|w| self.holds(side, part, w, protocol))
             .flat_map(|w| {
                 w.flags
                     .iter()
-                    .flat_map(|(f, v)| substitute(v, &vars).args(f))
+                    .flat_map(|(f, v)| substitute(v, &self.vars).args(f))
             })
             .collect()
-    };
-    let mut server_flags = flags(&e.server.flags, true);
-    server_flags.extend(when(&e.server, true));
-    let mut load_flags = flags(&e.load.flags, false);
-    load_flags.extend(when(&e.load, false));
-    let params: serde_json::Map<String, serde_json::Value> = axes
-        .iter()
-        .zip(choice)
-        .map(|(a, &i)| (a.key.clone(), a.values[i].to_json()))
-        .collect();
+    }
+
+    /// The point's axis values by key.
+    fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.axes
+            .iter()
+            .zip(self.index)
+            .map(|(a, &i)| (a.key.clone(), a.values[i].to_json()))
+            .collect()
+    }
+}
+
+fn point(
+    e: &Experiment,
+    axes: &[Axis],
+    index: usize,
+    choice: &[usize],
+    cores: &[Placement],
+) -> Point {
+    let c = Choice::new(e, axes, choice);
+    let server_protocol = c
+        .chosen(&Source::ServerProtocol)
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| e.server.protocols[0].clone());
+    let load_protocol = e.load.protocols[0].clone();
+    let mut server_flags = c.flags(Side::Server, &e.server);
+    server_flags.extend(c.when_flags(Side::Server, &e.server, &server_protocol));
+    let mut load_flags = c.flags(Side::Load, &e.load);
+    load_flags.extend(c.when_flags(Side::Load, &e.load, &load_protocol));
+    let placement = c
+        .chosen(&Source::Cores)
+        .and_then(|k| cores.iter().find(|p| Scalar::Int(p.cores as i64) == *k))
+        .cloned();
+    if let Some(p) = &placement {
+        server_flags.extend(server_placement(p, &server_protocol, &server_flags));
+        load_flags.extend(["--cpus".to_string(), p.load_cpus.clone()]);
+    }
     Point {
         index,
         slug: slug(axes, choice),
-        params,
+        params: c.params(),
         server_protocol,
         server_flags,
         load_protocol,
         load_flags,
+        placement,
+    }
+}
+
+/// A cores point's server flags: pinned to its CPUs, and as many threads
+/// as it has cores where its strategy has a number of threads.
+fn server_placement(p: &Placement, protocol: &str, flags: &[String]) -> Vec<String> {
+    let mut out = vec!["--cpus".to_string(), p.server_cpus.clone()];
+    let strategy = flags
+        .iter()
+        .position(|f| f == "--strategy")
+        .and_then(|i| flags.get(i + 1));
+    if sizes_threads(protocol, strategy.map(String::as_str)) {
+        out.extend(["--threads".to_string(), p.cores.to_string()]);
+    }
+    out
+}
+
+/// Whether `serve <protocol> --strategy <strategy>` takes `--threads`:
+/// not another program's server, nor a strategy that runs a thread per
+/// connection or per request. The default strategy (none given) has
+/// threads; a strategy this build does not know is left to the flag check.
+pub fn sizes_threads(protocol: &str, strategy: Option<&str>) -> bool {
+    use serverlab_server::strategy::{StrategyKind, Threads};
+    if protocol == "external" {
+        return false;
+    }
+    match strategy.map(str::parse::<StrategyKind>) {
+        Some(Ok(kind)) => matches!(kind.threads(), Threads::Sizes(_)),
+        _ => true,
     }
 }
 
@@ -325,6 +435,7 @@ fn baseline_point(b: &Baseline, index: usize) -> Point {
         server_flags: flags(&b.server.flags),
         load_protocol: b.load.protocols[0].clone(),
         load_flags: flags(&b.load.flags),
+        placement: None,
     }
 }
 
@@ -390,7 +501,7 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Plan {
-        Plan::new(Experiment::parse("t.toml", text).unwrap())
+        Plan::new(Experiment::parse("t.toml", text).unwrap()).unwrap()
     }
 
     #[test]
@@ -605,5 +716,85 @@ mod tests {
     fn slugs_stay_unique() {
         let p = plan("protocol = \"board\"\n[server]\ncpus = [\"0,1\", \"0_1\"]");
         assert_ne!(p.points[0].slug, p.points[1].slug);
+    }
+
+    fn plan_on(text: &str, cpus: usize) -> Result<Plan, String> {
+        let e = Experiment::parse("t.toml", text).map_err(|e| e.to_string())?;
+        Plan::on(e, &Topology::flat(cpus)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn cores_pin_the_server_size_its_threads_and_place_the_load() {
+        let p = plan_on(
+            r#"
+            protocol = "board"
+            [server]
+            strategy = ["async", "thread-per-connection"]
+            cores = [1, 2, 4]
+            [load]
+            pipeline = 16
+            "#,
+            8,
+        )
+        .unwrap();
+        assert_eq!(p.axes[1].key, "cores");
+        assert_eq!(p.axes[1].source, Source::Cores);
+        assert_eq!(p.points.len(), 6);
+        let two = &p.points[1];
+        assert_eq!(two.slug, "strategy=async,cores=2");
+        assert_eq!(
+            two.server_flags,
+            ["--strategy", "async", "--cpus", "0-1", "--threads", "2"]
+        );
+        assert_eq!(two.load_flags, ["--pipeline", "16", "--cpus", "4-7"]);
+        let placement = two.placement.as_ref().unwrap();
+        assert_eq!((placement.cores, placement.is_shared()), (2, false));
+        // No --threads where the strategy runs a thread per connection.
+        assert_eq!(
+            p.points[5].server_flags,
+            ["--strategy", "thread-per-connection", "--cpus", "0-3"]
+        );
+        assert!(p.notes.is_empty());
+        assert_eq!(p.shared_cpus().count(), 0);
+    }
+
+    #[test]
+    fn one_core_count_is_still_an_axis_and_half_of_two_is_one() {
+        let p = plan_on("protocol = \"board\"\n[server]\ncores = \"1..half\"", 2).unwrap();
+        assert_eq!(p.axes.len(), 1);
+        assert_eq!(p.points[0].slug, "cores=1");
+        assert_eq!(p.points[0].load_flags, ["--cpus", "1"]);
+        assert!(
+            p.notes[0].contains("no scaling beyond k = 1"),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn too_many_cores_is_refused_naming_the_axis() {
+        let e = plan_on("protocol = \"board\"\n[server]\ncores = [1, 2, 64]", 2).unwrap_err();
+        assert!(e.starts_with("t.toml: server.cores = 64"), "{e}");
+        for (text, names) in [
+            ("[server]\ncores = [1]\ncpus = \"0\"", "server.cpus"),
+            ("[server]\ncores = [1]\nthreads = 2", "server.threads"),
+            ("[server]\ncores = [1]\n[load]\ncpus = \"1\"", "load.cpus"),
+            ("client_cpus = \"1\"\n[server]\ncores = [1]", "client_cpus"),
+            (
+                "[server]\ncores = [1]\nstrategy = \"async\"\n[server.when.strategy.async]\nthreads = 2",
+                "server.threads",
+            ),
+        ] {
+            let e = plan_on(&format!("protocol = \"board\"\n{text}"), 2).unwrap_err();
+            assert!(e.contains(names), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn which_servers_take_threads() {
+        assert!(sizes_threads("board", None));
+        assert!(sizes_threads("board", Some("uring")));
+        assert!(!sizes_threads("board", Some("thread-per-request")));
+        assert!(!sizes_threads("external", Some("async")));
     }
 }

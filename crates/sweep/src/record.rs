@@ -2,6 +2,7 @@
 //! ended, enough to repeat it by hand.
 
 use crate::machine::MachineState;
+use crate::placement::Placement;
 use crate::plan::Point;
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +45,10 @@ pub struct RunRecord {
     pub load: Invocation,
     /// CPUs the load was pinned to, if any.
     pub client_cpus: Option<String>,
+    /// Where cores are an axis: the server's and the load's CPUs, how they
+    /// were chosen, and any the two shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Where the server listened.
     pub server_addr: Option<String>,
     pub status: Status,

@@ -382,6 +382,7 @@ fn new_record(
         server: invocation(&point.server_protocol, &point.server_flags, server_argv),
         load: invocation(&point.load_protocol, &point.load_flags, vec![]),
         client_cpus: Cpus::written(&plan.experiment.client_cpus),
+        placement: point.placement.clone(),
         server_addr: None,
         status: Status::Failed,
         error: None,
@@ -539,7 +540,7 @@ mod tests {
         let text = format!(
             "protocol = \"board\"\nrepetitions = 2\n[load]\nposters = [1, 2]\nduration = \"{duration}\""
         );
-        Plan::new(Experiment::parse("t.toml", &text).unwrap())
+        Plan::new(Experiment::parse("t.toml", &text).unwrap()).unwrap()
     }
 
     /// A finished, successful run of `point` as `plan` would make it.
@@ -563,6 +564,7 @@ mod tests {
             server: invocation(&point.server_protocol, &point.server_flags),
             load: invocation(&point.load_protocol, &point.load_flags),
             client_cpus: None,
+            placement: None,
             server_addr: None,
             status: Status::Ok,
             error: None,

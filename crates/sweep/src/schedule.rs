@@ -131,7 +131,7 @@ mod tests {
             "protocol = \"board\"\nrepetitions = {repetitions}\n{extra}\n[load]\nposters = [1, 2, 3, 4]\n\
              [baseline.server]\nprotocol = \"echo\"\n"
         );
-        Plan::new(Experiment::parse("t.toml", &text).unwrap())
+        Plan::new(Experiment::parse("t.toml", &text).unwrap()).unwrap()
     }
 
     #[test]

@@ -28,6 +28,8 @@
 
 use crate::design::Design;
 use crate::error::SpecError;
+use crate::placement::Cores;
+use crate::side::Side;
 use crate::value::Scalar;
 use serde::Deserialize;
 use serverlab_util::duration;
@@ -43,6 +45,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// A parsed, checked experiment.
 #[derive(Debug, Clone)]
 pub struct Experiment {
+    /// The file it was read from, as errors name it.
+    pub file: String,
     pub name: String,
     pub description: String,
     /// Repetitions, their order, and when to add more.
@@ -55,6 +59,9 @@ pub struct Experiment {
     pub matrix: Vec<(String, Vec<Scalar>)>,
     pub server: Part,
     pub load: Part,
+    /// `cores` in `[server]`: the server's core counts, an axis; the sweep
+    /// places the server and the load on the machine's CPUs itself.
+    pub cores: Option<Cores>,
     /// A fixed server and load run once in every block, beside the points.
     pub baseline: Option<Baseline>,
     /// The file as written, kept with the results.
@@ -160,8 +167,15 @@ impl Experiment {
             .transpose()
             .map_err(err)?;
         let matrix = matrix(&raw.matrix).map_err(err)?;
-        let server = part("server", &raw.server, raw.protocol.as_deref(), true).map_err(err)?;
-        let load = part("load", &raw.load, raw.protocol.as_deref(), false).map_err(err)?;
+        let mut server_table = raw.server.clone();
+        let cores = server_table
+            .remove("cores")
+            .map(|v| Cores::parse(&v))
+            .transpose()
+            .map_err(err)?;
+        let protocol = raw.protocol.as_deref();
+        let server = part(Side::Server, false, &server_table, protocol).map_err(err)?;
+        let load = part(Side::Load, false, &raw.load, protocol).map_err(err)?;
         let baseline = raw
             .baseline
             .as_ref()
@@ -169,6 +183,7 @@ impl Experiment {
             .transpose()
             .map_err(err)?;
         let exp = Experiment {
+            file: file.to_string(),
             name: raw.name.unwrap_or(default_name),
             description: raw.description.unwrap_or_default(),
             design,
@@ -177,18 +192,73 @@ impl Experiment {
             matrix,
             server,
             load,
+            cores,
             baseline,
             source: text.to_string(),
         };
         exp.check_templates().map_err(err)?;
+        exp.check_cores().map_err(err)?;
         Ok(exp)
+    }
+
+    /// Give the load `--flag value` at every point, in place of what the
+    /// file says (`sweep --duration`).
+    pub fn set_load_flag(&mut self, flag: &str, value: Scalar) {
+        let flags = &mut self.load.flags;
+        match flags.iter_mut().find(|(f, _)| f == flag) {
+            Some((_, values)) => *values = vec![value],
+            None => flags.push((flag.to_string(), vec![value])),
+        }
+        for w in &mut self.load.when {
+            w.flags.retain(|(f, _)| f != flag);
+        }
+    }
+
+    /// With `cores`, the sweep places the server and the load itself: the
+    /// experiment may not pin either, nor size the server's threads.
+    fn check_cores(&self) -> Result<(), String> {
+        if self.cores.is_none() {
+            return Ok(());
+        }
+        if self.client_cpus.is_some() {
+            return Err(
+                "client_cpus: with server.cores the sweep places the load itself \
+                        (on CPUs the server does not use): remove client_cpus"
+                    .into(),
+            );
+        }
+        let taken = [
+            (Side::Server, "cpus", "chooses the server's CPUs itself"),
+            (
+                Side::Server,
+                "threads",
+                "sizes the server's threads to its cores itself",
+            ),
+            (Side::Load, "cpus", "places the load itself"),
+        ];
+        for (side, flag, why) in taken {
+            let part = side.part(self);
+            let set = part.flags.iter().any(|(f, _)| f == flag)
+                || part
+                    .when
+                    .iter()
+                    .any(|w| w.flags.iter().any(|(f, _)| f == flag));
+            if set {
+                return Err(format!(
+                    "{}.{flag}: with server.cores the sweep {why}: remove it",
+                    side.name()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Every `{name}` in a flag value names a matrix variable, and every
     /// matrix variable is used.
     fn check_templates(&self) -> Result<(), String> {
         let mut used = vec![false; self.matrix.len()];
-        for (side, part) in [("server", &self.server), ("load", &self.load)] {
+        for side in Side::BOTH {
+            let (part, side) = (side.part(self), side.name());
             let conditional = part
                 .when
                 .iter()
@@ -252,62 +322,72 @@ fn matrix(table: &toml::Table) -> Result<Vec<(String, Vec<Scalar>)>, String> {
 /// `[baseline]`: a `server` and a `load` table, each flag one value, no
 /// matrix variables (the baseline does not vary).
 fn baseline(table: &toml::Table, default_protocol: Option<&str>) -> Result<Baseline, String> {
-    if let Some(key) = table.keys().find(|k| *k != "server" && *k != "load") {
+    let named = |k: &String| Side::BOTH.iter().any(|s| s.name() == k);
+    if let Some(key) = table.keys().find(|k| !named(k)) {
         return Err(format!(
             "baseline.{key}: a baseline has a [baseline.server] and a [baseline.load] table"
         ));
     }
     let empty = toml::Table::new();
-    let side = |name: &str| -> Result<Part, String> {
-        let what = format!("baseline.{name}");
-        let t = match table.get(name) {
+    let side = |which: Side| -> Result<Part, String> {
+        let what = format!("baseline.{}", which.name());
+        let t = match table.get(which.name()) {
             None => &empty,
             Some(toml::Value::Table(t)) => t,
             Some(_) => return Err(format!("{what}: expected a table of flags")),
         };
-        let p = part(&what, t, default_protocol, false)?;
-        if let Some(w) = p.when.first() {
-            return Err(format!(
-                "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
-                w.flag
-            ));
-        }
-        for (flag, values) in &p.flags {
-            if values.len() > 1 {
-                return Err(format!(
-                    "{what}.{flag}: a baseline is one fixed configuration: give one value"
-                ));
-            }
-            if let Scalar::Str(s) = &values[0] {
-                if !template_names(s).is_empty() {
-                    return Err(format!(
-                        "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
-                    ));
-                }
-            }
-        }
+        let p = part(which, true, t, default_protocol)?;
+        fixed(&what, &p)?;
         Ok(p)
     };
     Ok(Baseline {
-        server: side("server")?,
-        load: side("load")?,
+        server: side(Side::Server)?,
+        load: side(Side::Load)?,
     })
+}
+
+/// A baseline's part (`what`) is one fixed configuration: no `when`, one
+/// value per flag, no matrix variables.
+fn fixed(what: &str, p: &Part) -> Result<(), String> {
+    if let Some(w) = p.when.first() {
+        return Err(format!(
+            "{what}.when.{}: a baseline is one fixed configuration: give its flags directly",
+            w.flag
+        ));
+    }
+    for (flag, values) in &p.flags {
+        if values.len() > 1 {
+            return Err(format!(
+                "{what}.{flag}: a baseline is one fixed configuration: give one value"
+            ));
+        }
+        let Scalar::Str(s) = &values[0] else {
+            continue;
+        };
+        if !template_names(s).is_empty() {
+            return Err(format!(
+                "{what}.{flag} = \"{s}\": a baseline is fixed: no matrix variables"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `[server]` or `[load]` (or the baseline's: `baseline.server`…).
 fn part(
-    side: &str,
+    which: Side,
+    baseline: bool,
     table: &toml::Table,
     default_protocol: Option<&str>,
-    protocol_may_vary: bool,
 ) -> Result<Part, String> {
+    let side = &match baseline {
+        true => format!("baseline.{}", which.name()),
+        false => which.name().to_string(),
+    };
+    let protocol_may_vary = which == Side::Server && !baseline;
     let mut protocols = default_protocol.map(|p| vec![p.to_string()]);
     let mut flags: Vec<(String, Vec<Scalar>)> = Vec::new();
-    let reserved: &[&str] = if side.ends_with("server") {
-        &RESERVED_SERVER
-    } else {
-        &RESERVED_LOAD
-    };
+    let reserved = which.reserved();
     let mut when_table = None;
     for (key, v) in table {
         let what = format!("{side}.{key}");
@@ -318,10 +398,9 @@ fn part(
         if key == "protocol" {
             let list = values(&what, v)?;
             if list.len() > 1 && !protocol_may_vary {
-                let who = if side == "load" {
-                    "the load"
-                } else {
-                    "a baseline"
+                let who = match (which, baseline) {
+                    (Side::Load, false) => "the load",
+                    _ => "a baseline",
                 };
                 return Err(format!("{what}: {who} speaks one protocol"));
             }

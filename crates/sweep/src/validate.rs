@@ -4,6 +4,7 @@
 
 use crate::error::SpecError;
 use crate::plan::Plan;
+use crate::side::Side;
 use std::collections::HashSet;
 
 /// The command lines the runner will use, with placeholder addresses and
@@ -18,9 +19,12 @@ pub fn validate(
         let baseline = plan.baseline.as_ref().is_some_and(|b| b.slug == point.slug);
         // Placeholders where the runner puts a real port and files: the
         // parser checks their form, not their value.
-        let server = argv(point.serve_args("/dev/null"));
-        let load = argv(point.load_args("127.0.0.1:1", "/dev/null"));
-        for (side, args) in [("server", server), ("load", load)] {
+        for side in Side::BOTH {
+            let args = argv(match side {
+                Side::Server => point.serve_args("/dev/null"),
+                Side::Load => point.load_args("127.0.0.1:1", "/dev/null"),
+            });
+            let side = side.name();
             if !seen.insert(args.clone()) {
                 continue;
             }
@@ -69,7 +73,7 @@ mod tests {
             "protocol = \"board\"\n[load]\nposters = [1, 2]\nbogus = 3",
         )
         .unwrap();
-        let plan = Plan::new(e);
+        let plan = Plan::new(e).unwrap();
         let seen = std::cell::RefCell::new(Vec::new());
         let check = |args: &[String]| -> Result<(), String> {
             seen.borrow_mut().push(args.to_vec());
@@ -98,7 +102,7 @@ mod tests {
                 false => Ok(()),
             }
         };
-        let err = validate(&Plan::new(e), "t.toml", &check).unwrap_err();
+        let err = validate(&Plan::new(e).unwrap(), "t.toml", &check).unwrap_err();
         assert!(err.to_string().contains("[baseline.load]"), "{err}");
     }
 }

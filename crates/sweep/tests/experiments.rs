@@ -9,7 +9,7 @@ fn plan(name: &str) -> Plan {
         .join("../../experiments")
         .join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&path).unwrap();
-    Plan::new(Experiment::parse(&path.display().to_string(), &text).unwrap())
+    Plan::new(Experiment::parse(&path.display().to_string(), &text).unwrap()).unwrap()
 }
 
 fn keys(p: &Plan) -> Vec<&str> {
@@ -94,4 +94,55 @@ fn redis_is_serverlab_against_redis_server() {
         }
         assert!(serve.contains("--cpus 0"));
     }
+}
+
+fn plan_on(name: &str, cpus: usize) -> Plan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(format!("{name}.toml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let e = Experiment::parse(&path.display().to_string(), &text).unwrap();
+    Plan::on(e, &serverlab_sweep::Topology::flat(cpus)).unwrap()
+}
+
+/// Seconds of warm-up each run of `p` spends before its `--duration`.
+fn warmup_minutes(p: &Plan) -> f64 {
+    let warmup = p.points[0]
+        .load_flags
+        .iter()
+        .position(|f| f == "--warmup")
+        .map(|i| serverlab_util::duration::parse(&p.points[0].load_flags[i + 1]).unwrap());
+    let runs = p.runs() as f64;
+    runs * warmup.expect("a --warmup").as_secs_f64() / 60.0
+}
+
+#[test]
+fn scaling_is_every_strategy_and_store_over_cores_up_to_half() {
+    let p = plan_on("scaling", 16);
+    assert_eq!(keys(&p), ["strategy", "store", "cores", "pipeline"]);
+    assert_eq!(p.points.len(), 7 * 4 * 4 * 2);
+    let cores: Vec<String> = p.axes[2].values.iter().map(|v| v.to_string()).collect();
+    assert_eq!(cores, ["1", "2", "4", "8"]);
+    assert_eq!(p.shared_cpus().count(), 0, "the load has the other half");
+    assert!(p
+        .points
+        .iter()
+        .all(|q| q.load_flags.ends_with(&["--cpus".into(), "8-15".into()])));
+    // As shipped it runs anywhere: on 2 CPUs, k = 1 only, and it says why.
+    let two = plan_on("scaling", 2);
+    assert_eq!(two.points.len(), 7 * 4 * 2);
+    assert!(
+        two.notes[0].contains("no scaling beyond k = 1"),
+        "{:?}",
+        two.notes
+    );
+}
+
+#[test]
+fn scaling_quick_runs_in_about_5_minutes_on_16_cpus() {
+    let p = plan_on("scaling-quick", 16);
+    assert_eq!(keys(&p), ["strategy", "store", "cores", "pipeline"]);
+    assert_eq!(p.points.len(), 7 * 2 * 4 * 2);
+    let total = minutes(&p) + warmup_minutes(&p);
+    assert!((3.0..5.5).contains(&total), "{total} min");
 }

@@ -74,7 +74,7 @@ fn plan(extra: &str) -> Plan {
         "protocol = \"board\"\n{extra}\n[load]\nposters = [1, 2, 3]\n\
          [baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 9\n"
     );
-    Plan::new(Experiment::parse("t.toml", &text).unwrap())
+    Plan::new(Experiment::parse("t.toml", &text).unwrap()).unwrap()
 }
 
 /// Twice the relative standard error: near enough a 95% CI for a test.

@@ -1,6 +1,7 @@
 //! The shape of a server's final statistics (`serve --stats-json FILE`,
 //! and what `serve` prints when it stops): written by the server, read by
-//! the report, so both sides share these types.
+//! the report (`report/src/server_stats.rs` reads [`ServiceTime`] from
+//! it), so both sides share these types.
 //!
 //! Every protocol reports the same typed part — its connections and its
 //! service time, with the unit in the field's name — beside its own
@@ -59,7 +60,11 @@ pub struct Connections {
 /// `sampled_one_in` per server thread is timed (two clock reads cost a
 /// measurable share of a pipelined sub-microsecond request), and the
 /// quantiles are over the timed ones. All times in microseconds.
+///
+/// Statistics written before sampling have neither `timed` nor
+/// `sampled_one_in`: every request was timed then, and they read so.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WrittenServiceTime")]
 pub struct ServiceTime {
     /// Requests applied.
     pub count: u64,
@@ -73,6 +78,36 @@ pub struct ServiceTime {
     pub p90: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+/// [`ServiceTime`] as any version of the server wrote it.
+#[derive(Deserialize)]
+struct WrittenServiceTime {
+    count: u64,
+    timed: Option<u64>,
+    sampled_one_in: Option<u64>,
+    min: f64,
+    mean: f64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    max: f64,
+}
+
+impl From<WrittenServiceTime> for ServiceTime {
+    fn from(w: WrittenServiceTime) -> ServiceTime {
+        ServiceTime {
+            count: w.count,
+            timed: w.timed.unwrap_or(w.count),
+            sampled_one_in: w.sampled_one_in.unwrap_or(1),
+            min: w.min,
+            mean: w.mean,
+            p50: w.p50,
+            p90: w.p90,
+            p99: w.p99,
+            max: w.max,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +150,13 @@ mod tests {
         assert_eq!(v["protocol"]["requests"]["POST"], 1000);
         let back: ServerStats = serde_json::from_value(v).unwrap();
         assert_eq!(back, stats);
+    }
+
+    #[test]
+    fn service_time_from_before_sampling_timed_every_request() {
+        let old = serde_json::json!({"count": 40, "min": 2.0, "mean": 9.5, "p50": 8.0,
+            "p90": 15.0, "p99": 30.0, "max": 44.0});
+        let t: ServiceTime = serde_json::from_value(old).unwrap();
+        assert_eq!((t.count, t.timed, t.sampled_one_in), (40, 40, 1));
     }
 }

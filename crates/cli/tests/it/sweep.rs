@@ -518,3 +518,195 @@ fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     );
     assert!(md.contains("`runs/all/rep-1/run.json`"), "{md}");
 }
+
+/// How many CPUs this process may use.
+fn cpu_count() -> usize {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    (0..nix::sched::CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .count()
+}
+
+/// An experiment over the server's cores, short lock-step runs.
+fn cores_experiment(cores: &str, duration: &str) -> String {
+    format!(
+        "name = \"cores\"\nprotocol = \"board\"\nrepetitions = 1\n\
+         [server]\nstrategy = \"pool-locked\"\ncores = {cores}\n\
+         [load]\nposters = 1\nreaders = 1\nwarmup = \"0s\"\nduration = \"{duration}\"\n"
+    )
+}
+
+#[test]
+fn a_sweep_over_cores_marks_the_shared_point_and_reports_scaling() {
+    let n = cpu_count();
+    if n < 2 {
+        return; // one CPU: cores = [1, 2] is refused (tested below)
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "cores.toml",
+        &cores_experiment("[1, 2]", "200ms"),
+    );
+    let out = tmp.path().join("out");
+    let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+    // With 2 CPUs a 2-core server leaves none to the load: said before
+    // anything runs.
+    let shared = n < 3;
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s, "--dry-run"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        stderr.contains("cores=2: the server (CPUs"),
+        shared,
+        "{stderr}"
+    );
+    assert_eq!(
+        stdout.contains("cores=2: (server and load share CPUs)"),
+        shared,
+        "{stdout}"
+    );
+    assert!(!out.exists());
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        stderr.contains("cores=2: the server (CPUs"),
+        shared,
+        "{stderr}"
+    );
+    let record = json(&out.join("runs/cores=2/rep-1/run.json"));
+    let placement = &record["placement"];
+    assert_eq!(placement["cores"], 2);
+    assert_eq!(placement["shared"].as_array().unwrap().is_empty(), !shared);
+    let server_flags = record["server"]["flags"].to_string();
+    assert!(
+        server_flags.contains("\"--threads\",\"2\""),
+        "{server_flags}"
+    );
+    let one = json(&out.join("runs/cores=1/rep-1/run.json"));
+    assert_eq!(one["placement"]["shared"], serde_json::json!([]));
+
+    let report = run(&["report", out_s]);
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Scaling with cores"), "{md}");
+    assert!(md.contains("cannot fit: 2 core counts"), "{md}");
+    assert_eq!(
+        md.contains("| 2† |"),
+        shared,
+        "the shared point is marked: {md}"
+    );
+    assert!(out.join("plots/scaling-throughput-vs-cores.svg").exists());
+}
+
+/// Each thread of `pid` and its `Cpus_allowed_list`.
+fn thread_cpus(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return vec![];
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("status")).ok())
+        .filter_map(|status| {
+            let line = status
+                .lines()
+                .find(|l| l.starts_with("Cpus_allowed_list:"))?;
+            Some(line.split_once(':')?.1.trim().to_string())
+        })
+        .collect()
+}
+
+/// The children of `parent` whose command line has `word` as its second
+/// argument (`serve` or `load`).
+fn children(parent: u32, word: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().nth(1));
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            ppid == Some(&parent.to_string()) && args.get(1) == Some(&word.as_bytes())
+        })
+        .collect()
+}
+
+#[test]
+fn with_one_core_every_server_thread_is_on_one_cpu_and_the_load_on_others() {
+    if cpu_count() < 2 {
+        return; // nothing to keep apart
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(tmp.path(), "one.toml", &cores_experiment("[1]", "3s"));
+    let out = tmp.path().join("out");
+    let mut child = Command::new(BIN)
+        .args([
+            "sweep",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut server, mut load) = (Vec::new(), Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (server.is_empty() || load.is_empty()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        let me = child.id();
+        if let (Some(&s), Some(&l)) = (children(me, "serve").first(), children(me, "load").first())
+        {
+            // Let both start their threads first.
+            std::thread::sleep(Duration::from_millis(500));
+            (server, load) = (thread_cpus(s), thread_cpus(l));
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let record = json(&out.join("runs/cores=1/rep-1/run.json"));
+    let placement = &record["placement"];
+    let (server_cpus, load_cpus) = (
+        placement["server_cpus"].as_str().unwrap(),
+        placement["load_cpus"].as_str().unwrap(),
+    );
+    assert!(!server.is_empty() && !load.is_empty(), "no threads seen");
+    assert!(
+        server.iter().all(|c| c == server_cpus),
+        "server threads on {server:?}"
+    );
+    assert!(!server_cpus.contains(['-', ',']), "one CPU: {server_cpus}");
+    assert!(
+        load.iter().all(|c| c == load_cpus),
+        "load threads on {load:?}"
+    );
+    let server_cpu: usize = server_cpus.parse().unwrap();
+    let load_set = serverlab_util::CpuSet::parse_unchecked(load_cpus).unwrap();
+    assert!(
+        !load_set.cpus().contains(&server_cpu),
+        "{load_cpus} has {server_cpu}"
+    );
+}
+
+#[test]
+fn more_cores_than_the_machine_has_is_refused_before_any_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let too_many = cpu_count() + 1;
+    let exp = write(
+        tmp.path(),
+        "many.toml",
+        &cores_experiment(&format!("[1, {too_many}]"), "200ms"),
+    );
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = sweep(&[exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!("server.cores = {too_many}")),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "something ran");
+}

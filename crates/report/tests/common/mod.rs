@@ -159,7 +159,7 @@ pub fn caps_like(dir: &Path) {
 
 /// One run of `point` in `dir`, from the templates (run.json, load.json),
 /// with this (throughput, p50 latency in µs).
-fn write_run(
+pub fn write_run(
     dir: &Path,
     (run, load): (&Value, &Value),
     point: &Value,
