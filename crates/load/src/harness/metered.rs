@@ -1,16 +1,16 @@
-//! One client on the driver: a protocol's [`Exchange`] with everything
-//! the harness adds to it — when requests may go (pipeline depth, pacing
-//! or the open loop's schedule, the run's request budget), how many a
-//! connection carries, the requests in flight with their clocks (intended
-//! send time, when their connection had room, actual send), recording
-//! into its loop's recorder, its own per-second counts, its checks and
-//! its errors.
+//! One client as the driver runs it (its [`Conversation`]): a protocol's
+//! [`Exchange`] metered by the harness — when requests may go out
+//! (pipeline depth, pacing or the open loop's schedule, the run's request
+//! budget), how many a connection carries, the requests in flight with
+//! their clocks (intended send time, when their connection had room,
+//! actual send), recording into its loop's recorder, its own per-second
+//! counts, its checks and its errors.
 
 use super::exchange::{Exchange, Received};
 use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
-use crate::driver::{Client, Failure};
+use crate::driver::{Conversation, Failure};
 use crate::record::{Recorder, Span, Timing};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,7 +43,7 @@ struct InFlight<S> {
     sent: S,
 }
 
-pub(crate) struct Runner<'r, E: Exchange> {
+pub(crate) struct Metered<'r, E: Exchange> {
     pub(crate) exchange: E,
     plan: &'r Plan,
     /// Requests left to claim across all clients (a run bounded by a
@@ -81,7 +81,7 @@ pub(crate) struct Runner<'r, E: Exchange> {
     exhausted: bool,
 }
 
-impl<'r, E: Exchange> Runner<'r, E> {
+impl<'r, E: Exchange> Metered<'r, E> {
     /// Client `index` of `clients`.
     pub(crate) fn new(
         exchange: E,
@@ -90,7 +90,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
         (index, clients): (usize, usize),
         start: Instant,
     ) -> Self {
-        Runner {
+        Metered {
             exchange,
             plan,
             budget,
@@ -183,7 +183,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
     }
 }
 
-impl<E: Exchange> Client for Runner<'_, E> {
+impl<E: Exchange> Conversation for Metered<'_, E> {
     type Sink = Recorder;
 
     fn connect(&mut self, now: Instant) -> bool {
