@@ -107,7 +107,7 @@ impl<C: Conversation> EventLoop<'_, C> {
             }
             let polled_at = Instant::now();
             if events.is_empty() {
-                self.spin.empty(polling, now, polled_at);
+                self.spin.empty(polling, now);
                 continue;
             }
             self.spin.events();

@@ -3,9 +3,10 @@
 //! the window, the loops run to the end, and the clients handed back with
 //! what they measured and the CPU the client used.
 
-use super::metered::Metered;
+use super::metered::{Metered, Sends};
 use super::{Connections, ErrorLog, Exchange, Plan, Window};
 use crate::checks::Checks;
+use crate::env::CpuTicks;
 use crate::driver::{self, Conversation, LoopsDone, Slot};
 use crate::record::{Recorder, Span};
 use crate::report::ClientCpu;
@@ -32,9 +33,8 @@ pub struct CompletedRun<E> {
 /// One client after the run.
 pub struct CompletedClient<E> {
     pub exchange: E,
-    /// Requests it sent that were meant for the window (closed loop: that
-    /// it sent in the window).
-    pub sent: u64,
+    /// Requests it sent, in the warm-up and in the window.
+    pub sent: Sends,
     /// Replies it had recorded, in all and per second of the window.
     pub total: u64,
     pub per_second: Vec<u64>,
@@ -75,9 +75,12 @@ pub fn run_clients<E: Exchange + Send>(
         drain_timeout: plan.timeouts.drain,
     };
     let open = plan.pacing.is_open();
+    let cpus = crate::env::allowed_cpus();
+    let ticks = CpuTicks::of(&cpus);
     let done = driver::run_loops(slots, &opts, progress, &|| Recorder::new(ops, span, open));
     let wall = start.elapsed();
-    Ok(completed(done, start, started, span, wall))
+    let busy = ticks.zip(CpuTicks::of(&cpus)).and_then(|(a, b)| a.busy_share(b));
+    Ok(completed(done, start, started, span, wall, busy))
 }
 
 /// One slot per exchange, each metered under `plan`; persistent
@@ -108,13 +111,12 @@ fn completed<E: Exchange>(
     started: SystemTime,
     span: Span,
     wall: Duration,
+    cores_busy: Option<f64>,
 ) -> CompletedRun<E> {
-    let client_cpu = ClientCpu::measure(
-        done.cpu,
-        done.idle_poll_s,
-        wall.as_secs_f64(),
-        crate::env::allowed_cpus().len(),
-    );
+    let wall_s = wall.as_secs_f64();
+    let cores = crate::env::allowed_cpus().len();
+    let client_cpu = ClientCpu::measure(done.cpu, done.idle_poll_s, wall_s, cores)
+        .on_cores(cores_busy, wall_s);
     let clients = done
         .slots
         .into_iter()

@@ -5,6 +5,7 @@
 //! the same for every protocol. The per-second histograms also go to an
 //! HDR interval log, when one is kept.
 
+use super::metered::Sends;
 use super::{CompletedRun, LogTo, Plan, Window};
 use crate::checks::Checks;
 use crate::intervals::{self, buckets, View};
@@ -51,7 +52,10 @@ pub(super) fn gather<E: super::Exchange>(
     let duration_s = window_s(&run.clients, run.span, plan.window);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
-    let sent = run.clients.iter().map(|c| c.sent).sum();
+    let mut sent = Sends::default();
+    for c in &run.clients {
+        sent.add(c.sent);
+    }
     let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
     let throughput_rps = per_s(requests, duration_s);
@@ -123,12 +127,19 @@ fn per_s(n: u64, duration_s: f64) -> f64 {
 
 /// An open loop's schedule report: the rate asked for against the rate
 /// reached and sent, and how late requests went.
-fn schedule(plan: &Plan, merged: &Recorder, sent: u64, duration_s: f64) -> Option<ScheduleReport> {
+fn schedule(
+    plan: &Plan,
+    merged: &Recorder,
+    sent: Sends,
+    duration_s: f64,
+) -> Option<ScheduleReport> {
     let rate = plan.pacing.rate?;
     let arrivals = plan.pacing.arrivals.name();
     let throughput_rps = per_s(merged.total(), duration_s);
     let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
-    (s.sent_requests, s.sent_rps) = (sent, per_s(sent, duration_s));
+    (s.sent_requests, s.sent_rps) = (sent.window, per_s(sent.window, duration_s));
+    s.backlog_requests = sent.backlog;
+    s.warmup_sent_requests = sent.warmup;
     Some(s)
 }
 

@@ -35,6 +35,36 @@ impl ErrorLog {
     }
 }
 
+/// Requests sent, by when they went.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Sends {
+    /// During the warm-up (their replies are checked, not counted).
+    pub warmup: u64,
+    /// In the window.
+    pub window: u64,
+    /// Of those sent in the window, those due before it opened: the
+    /// warm-up's backlog, sent late (an open loop that fell behind).
+    pub backlog: u64,
+}
+
+impl Sends {
+    /// A request with these clocks went.
+    fn count(&mut self, span: &Span, timing: &Timing) {
+        if timing.sent < span.start {
+            self.warmup += 1;
+        } else if span.contains(timing.sent) {
+            self.window += 1;
+            self.backlog += u64::from(timing.intended < span.start);
+        }
+    }
+
+    pub fn add(&mut self, other: Sends) {
+        self.warmup += other.warmup;
+        self.window += other.window;
+        self.backlog += other.backlog;
+    }
+}
+
 /// A request in flight: its operation, its clocks, and what its reply
 /// must be.
 struct InFlight<S> {
@@ -56,8 +86,8 @@ pub(crate) struct Metered<'r, E: Exchange> {
     due: Option<Instant>,
     /// The measured window.
     span: Span,
-    /// Requests sent that were meant for the window.
-    pub(crate) sent: u64,
+    /// Requests sent, in the warm-up and in the window.
+    pub(crate) sent: Sends,
     /// Replies recorded, in all and per second of the window.
     pub(crate) total: u64,
     pub(crate) per_second: Vec<u64>,
@@ -98,7 +128,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             pacer: Pacer::new(&plan.pacing, index, clients, plan.seed, start),
             due: None,
             span: plan.span(start),
-            sent: 0,
+            sent: Sends::default(),
             total: 0,
             per_second: Vec::new(),
             room_at: start,
@@ -227,8 +257,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
             };
             let at = self.opened_at.take().unwrap_or(now);
             let timing = self.timing(due, at);
-            // Meant for the window (a warm-up's backlog sent late is not).
-            self.sent += u64::from(self.span.contains(timing.intended));
+            self.sent.count(&self.span, &timing);
             self.inflight.push_back(InFlight { op, timing, sent });
             self.pacer.issued();
             self.sent_here += 1;

@@ -21,7 +21,7 @@ pub mod target;
 pub use clients::{run_clients, CompletedClient, CompletedRun};
 pub use exchange::{Exchange, Received};
 pub use gather::Measured;
-pub use metered::ErrorLog;
+pub use metered::{ErrorLog, Sends};
 pub use pace::Pacing;
 pub use schedule::Arrivals;
 pub use search::{execute, Execution, Mode, Outcome};

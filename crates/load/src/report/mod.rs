@@ -165,20 +165,39 @@ pub struct ClientCpu {
     /// Working CPU time (excluding idle polling) over (wall time × cores):
     /// 1.0 means every allowed core was busy working.
     pub utilization: f64,
+    /// The share of the client's CPUs that was busy over the run, with
+    /// any process's work (the client's own polling left out), from
+    /// /proc/stat; absent where it cannot be read. Well above
+    /// `utilization`: something else ran there — on one machine, often
+    /// the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_busy: Option<f64>,
     /// The client was busy enough that it, not the server, may have set the
-    /// pace.
+    /// pace: it kept its cores busy itself, or it worked on cores kept
+    /// busy with others' work too, so each cycle it used was taken from
+    /// them (a server on the same CPU).
     pub bottleneck: bool,
 }
 
-/// Utilisation above which the client is flagged as a possible bottleneck.
+/// Utilisation above which the client is flagged as a possible bottleneck;
+/// also the share of busy cores above which a client that works there
+/// ([`CLIENT_SHARING`]) is.
 pub const CLIENT_BOTTLENECK: f64 = 0.9;
+/// On busy cores, a client that works this share of them may set the pace.
+pub const CLIENT_SHARING: f64 = 0.1;
+/// Others' work on the client's cores, as a share of them, that counts as
+/// sharing them.
+pub const CLIENT_SHARED: f64 = 0.25;
 
 impl ClientCpu {
     /// From the CPU time the load's threads used (and how much of it was
     /// idle polling), over `wall_s`.
     pub fn measure(used: (f64, f64), idle_poll_s: f64, wall_s: f64, cores: usize) -> Self {
         let (user_s, system_s) = used;
-        let work = (user_s + system_s - idle_poll_s).max(0.0);
+        // Both are CPU time, though by different clocks: polling is part
+        // of the whole, never more.
+        let idle_poll_s = idle_poll_s.clamp(0.0, user_s + system_s);
+        let work = user_s + system_s - idle_poll_s;
         let utilization = if wall_s > 0.0 {
             work / (wall_s * cores.max(1) as f64)
         } else {
@@ -190,8 +209,34 @@ impl ClientCpu {
             idle_poll_s,
             cores,
             utilization,
+            cores_busy: None,
             bottleneck: utilization >= CLIENT_BOTTLENECK,
         }
+    }
+
+    /// With how busy the client's cores were over the run (`busy_share`
+    /// of their time, the client's polling included), which flags a
+    /// client that worked on cores shared with something busy.
+    pub fn on_cores(mut self, busy_share: Option<f64>, wall_s: f64) -> Self {
+        let cores = self.cores.max(1) as f64;
+        let polling = if wall_s > 0.0 {
+            self.idle_poll_s / (wall_s * cores)
+        } else {
+            0.0
+        };
+        self.cores_busy = busy_share.map(|b| (b - polling).clamp(0.0, 1.0));
+        let crowded = self
+            .cores_busy
+            .is_some_and(|b| b >= CLIENT_BOTTLENECK && self.utilization >= CLIENT_SHARING);
+        self.bottleneck |= crowded;
+        self
+    }
+
+    /// Whether others' work kept the client's cores busy too (a server
+    /// on the same CPUs, or anything else).
+    pub fn shared(&self) -> bool {
+        self.cores_busy
+            .is_some_and(|b| b - self.utilization >= CLIENT_SHARED)
     }
 }
 
