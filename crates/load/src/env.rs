@@ -122,11 +122,26 @@ mod tests {
                     cpu0 10 0 5 80 5 0 0 0 0 0\n\
                     cpu1 50 1 20 20 0 3 4 2 0 0\nintr 1 2\n";
         let one = parse_cpu_ticks(stat, &[1]).unwrap();
-        assert_eq!(one, CpuTicks { busy: 80, total: 100 });
+        assert_eq!(
+            one,
+            CpuTicks {
+                busy: 80,
+                total: 100
+            }
+        );
         let both = parse_cpu_ticks(stat, &[0, 1]).unwrap();
-        assert_eq!(both, CpuTicks { busy: 95, total: 200 });
+        assert_eq!(
+            both,
+            CpuTicks {
+                busy: 95,
+                total: 200
+            }
+        );
         assert_eq!(parse_cpu_ticks(stat, &[7]), None);
-        let later = CpuTicks { busy: 170, total: 200 };
+        let later = CpuTicks {
+            busy: 170,
+            total: 200,
+        };
         assert_eq!(one.busy_share(later), Some(0.9));
     }
 }

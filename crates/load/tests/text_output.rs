@@ -23,6 +23,7 @@ fn with_late(verify: bool) -> LoadReport {
             schedule: None,
             threads: Vec::new(),
             late_replies: 7,
+            interrupted: false,
             errors: Vec::new(),
             verification: Verification {
                 enabled: verify,

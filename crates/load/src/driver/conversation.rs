@@ -41,6 +41,9 @@ pub trait Conversation {
     /// The connection failed and was closed; what was in flight on it is
     /// lost. The driver then calls `connect` (unless the window closed).
     fn failed(&mut self, failure: Failure, now: Instant);
+    /// The window closed at `now` (at its deadline, or early: the run
+    /// was interrupted); replies from now on are late.
+    fn window_closed(&mut self, _now: Instant, _sink: &mut Self::Sink) {}
     /// When a paced conversation waiting for its slot (or its request's
     /// intended send time) wants to send.
     fn next_due(&self) -> Option<Instant> {

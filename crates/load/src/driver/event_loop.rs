@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 /// How often timeouts are looked for: they are seconds long, so a sweep
 /// over every slot this often costs nothing per request.
 const SWEEP: Duration = Duration::from_millis(50);
+/// How long replies in flight may take after an interrupted run's window
+/// closed.
+pub(super) const INTERRUPT_DRAIN: Duration = Duration::from_secs(1);
 
 /// Run `slots` on this thread until every one is finished, recording
 /// replies into `sink`. A failure of the loop itself fails every
@@ -43,6 +46,7 @@ pub(super) fn run_on_this_thread<C: Conversation>(
         live: 0,
         waiting: 0,
         stopped: false,
+        drain_by: None,
         spin: Spin::default(),
     };
     match lp.run_until_finished(progress) {
@@ -69,7 +73,7 @@ pub(super) struct EventLoop<'a, C: Conversation> {
     pub(super) poll: Poll,
     pub(super) slots: &'a mut [Slot<C>],
     pub(super) opts: &'a Options,
-    sink: &'a mut C::Sink,
+    pub(super) sink: &'a mut C::Sink,
     pub(super) wakeups: Wakeups,
     /// Slots not finished.
     pub(super) live: usize,
@@ -78,6 +82,9 @@ pub(super) struct EventLoop<'a, C: Conversation> {
     pub(super) waiting: usize,
     /// The window has closed.
     pub(super) stopped: bool,
+    /// Replies in flight fail after this (and it is this long after the
+    /// window closed).
+    pub(super) drain_by: Option<(Instant, Duration)>,
     spin: Spin,
 }
 
@@ -88,8 +95,8 @@ impl<C: Conversation> EventLoop<'_, C> {
         let mut next_sweep = Instant::now() + SWEEP;
         loop {
             let now = Instant::now();
-            if !self.stopped && self.opts.deadline.is_some_and(|d| now >= d) {
-                self.stop(now);
+            if !self.stopped {
+                self.close_window(now, progress);
             }
             if now >= next_sweep {
                 self.sweep(now);
@@ -112,6 +119,19 @@ impl<C: Conversation> EventLoop<'_, C> {
             }
             self.spin.events();
             self.handle(&events, polled_at, progress);
+        }
+    }
+
+    /// Close the window at its deadline, or at once when the run is
+    /// interrupted (then replies in flight drain for [`INTERRUPT_DRAIN`]
+    /// at most).
+    fn close_window(&mut self, now: Instant, progress: &Progress) {
+        let drain = self.opts.drain_timeout;
+        if progress.interrupted() {
+            let brief = drain.map_or(INTERRUPT_DRAIN, |d| d.min(INTERRUPT_DRAIN));
+            self.stop(now, Some(brief));
+        } else if self.opts.deadline.is_some_and(|d| now >= d) {
+            self.stop(now, drain);
         }
     }
 

@@ -6,7 +6,7 @@
 use super::conversation::{Conversation, Failure};
 use super::event_loop::EventLoop;
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl<C: Conversation> EventLoop<'_, C> {
     /// After anything happened on slot `i`: close a connection that has
@@ -76,10 +76,13 @@ impl<C: Conversation> EventLoop<'_, C> {
 
     /// The window has closed: nothing more is sent or opened; slots finish
     /// as their last replies come.
-    pub(super) fn stop(&mut self, now: Instant) {
+    /// Replies still in flight `drain` later fail.
+    pub(super) fn stop(&mut self, now: Instant, drain: Option<Duration>) {
         self.stopped = true;
+        self.drain_by = drain.map(|d| (now + d, d));
         self.wakeups.clear();
         for i in 0..self.slots.len() {
+            self.slots[i].client.window_closed(now, self.sink);
             if self.slots[i].finished_at.is_none() {
                 self.slots[i].stopped_at = Some(now);
                 self.settle(i, now);
@@ -89,10 +92,9 @@ impl<C: Conversation> EventLoop<'_, C> {
 
     /// Fail connections that took too long to open or to answer.
     pub(super) fn sweep(&mut self, now: Instant) {
-        let drained = match (self.stopped, self.opts.deadline, self.opts.drain_timeout) {
-            (true, Some(d), Some(t)) => now >= d + t,
-            _ => false,
-        };
+        let drained = self
+            .drain_by
+            .and_then(|(by, drain)| (now >= by).then_some(drain));
         for i in 0..self.slots.len() {
             if let Some(f) = self.overdue(i, now, drained) {
                 self.fail(i, f, now);
@@ -102,8 +104,9 @@ impl<C: Conversation> EventLoop<'_, C> {
     }
 
     /// Why slot `i`'s connection has taken too long, if it has: to open,
-    /// to answer, or (`drained`) to answer after the drain's limit.
-    fn overdue(&self, i: usize, now: Instant, drained: bool) -> Option<Failure> {
+    /// to answer, or to answer within the drain (`drained`: its length,
+    /// once it is over).
+    fn overdue(&self, i: usize, now: Instant, drained: Option<Duration>) -> Option<Failure> {
         let s = &self.slots[i];
         if s.finished_at.is_some() || s.stream.is_none() {
             return None;
@@ -117,10 +120,10 @@ impl<C: Conversation> EventLoop<'_, C> {
         if s.client.in_flight() == 0 {
             return None;
         }
-        if drained {
+        if let Some(drain) = drained {
             return Some(Failure::Stalled(format!(
                 "no reply within {} s after the end of the run",
-                self.opts.drain_timeout.unwrap_or_default().as_secs_f64()
+                drain.as_secs_f64()
             )));
         }
         self.opts

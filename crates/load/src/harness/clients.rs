@@ -6,8 +6,8 @@
 use super::metered::{Metered, Sends};
 use super::{Connections, ErrorLog, Exchange, Plan, Window};
 use crate::checks::Checks;
-use crate::env::CpuTicks;
 use crate::driver::{self, Conversation, LoopsDone, Slot};
+use crate::env::CpuTicks;
 use crate::record::{Recorder, Span};
 use crate::report::ClientCpu;
 use crate::{LoadError, Progress};
@@ -28,6 +28,8 @@ pub struct CompletedRun<E> {
     /// From the start until the last client finished.
     pub wall: Duration,
     pub client_cpu: ClientCpu,
+    /// When the window closed early, the run interrupted (Ctrl-C).
+    pub interrupted_at: Option<Instant>,
 }
 
 /// One client after the run.
@@ -43,6 +45,8 @@ pub struct CompletedClient<E> {
     /// From the window's start until it stopped sending (the window
     /// closed) or finished its work.
     pub runtime: Duration,
+    /// When it stopped sending because the window closed.
+    pub stopped_at: Option<Instant>,
     pub last_reply: Option<Instant>,
 }
 
@@ -79,8 +83,17 @@ pub fn run_clients<E: Exchange + Send>(
     let ticks = CpuTicks::of(&cpus);
     let done = driver::run_loops(slots, &opts, progress, &|| Recorder::new(ops, span, open));
     let wall = start.elapsed();
-    let busy = ticks.zip(CpuTicks::of(&cpus)).and_then(|(a, b)| a.busy_share(b));
-    Ok(completed(done, start, started, span, wall, busy))
+    let busy = ticks
+        .zip(CpuTicks::of(&cpus))
+        .and_then(|(a, b)| a.busy_share(b));
+    let mut run = completed(done, start, started, span, wall, busy);
+    if progress.interrupted() {
+        // The loops closed the window as each saw the interrupt: the
+        // first of them says when.
+        let stops = run.clients.iter().filter_map(|c| c.stopped_at);
+        run.interrupted_at = Some(stops.min().unwrap_or(start + wall));
+    }
+    Ok(run)
 }
 
 /// One slot per exchange, each metered under `plan`; persistent
@@ -115,8 +128,8 @@ fn completed<E: Exchange>(
 ) -> CompletedRun<E> {
     let wall_s = wall.as_secs_f64();
     let cores = crate::env::allowed_cpus().len();
-    let client_cpu = ClientCpu::measure(done.cpu, done.idle_poll_s, wall_s, cores)
-        .on_cores(cores_busy, wall_s);
+    let client_cpu =
+        ClientCpu::measure(done.cpu, done.idle_poll_s, wall_s, cores).on_cores(cores_busy);
     let clients = done
         .slots
         .into_iter()
@@ -125,6 +138,7 @@ fn completed<E: Exchange>(
             let m = s.client;
             CompletedClient {
                 runtime: until.saturating_duration_since(span.start),
+                stopped_at: s.stopped_at,
                 exchange: m.exchange,
                 sent: m.sent,
                 total: m.total,
@@ -143,6 +157,7 @@ fn completed<E: Exchange>(
         span,
         wall,
         client_cpu,
+        interrupted_at: None,
     }
 }
 

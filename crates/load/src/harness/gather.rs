@@ -15,7 +15,7 @@ use crate::report::{Percentiles, Verification};
 use hdrhistogram::Histogram;
 use serverlab_util::Named;
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The run's figures, for a protocol's `finish` (and its results).
 #[derive(Debug, Clone, Copy)]
@@ -48,8 +48,8 @@ pub(super) fn gather<E: super::Exchange>(
     log: Option<LogTo<'_>>,
 ) -> Gathered<E> {
     let open = plan.pacing.is_open();
+    let duration_s = window_s(&run, plan.window);
     let (merged, loops) = merge_loops(run.recorders, ops.len(), run.span, open);
-    let duration_s = window_s(&run.clients, run.span, plan.window);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
     let mut sent = Sends::default();
@@ -81,6 +81,7 @@ pub(super) fn gather<E: super::Exchange>(
         schedule,
         threads: clients.threads,
         late_replies: merged.late,
+        interrupted: run.interrupted_at.is_some(),
         errors: Vec::new(),
         verification: Verification::default(),
         client_cpu: run.client_cpu,
@@ -185,18 +186,22 @@ fn clients<E: super::Exchange>(
     out
 }
 
-/// The measured window: a timed run's duration; otherwise every reply
-/// counts, and the window runs to the last.
-fn window_s<E>(clients: &[super::CompletedClient<E>], span: Span, window: Window) -> f64 {
+/// The measured window: a timed run's duration (up to the interrupt, if
+/// it was cut short); otherwise every reply counts, and the window runs
+/// to the last.
+fn window_s<E>(run: &CompletedRun<E>, window: Window) -> f64 {
+    let since_start = |t: Instant| t.saturating_duration_since(run.span.start).as_secs_f64();
     match window {
-        Window::Duration(d) => d.as_secs_f64(),
-        Window::Requests(_) | Window::Work => clients
+        Window::Duration(d) => {
+            let cut = run.interrupted_at.map_or(f64::INFINITY, since_start);
+            d.as_secs_f64().min(cut)
+        }
+        Window::Requests(_) | Window::Work => run
+            .clients
             .iter()
             .filter_map(|c| c.last_reply)
             .max()
-            .map_or(0.0, |t| {
-                t.saturating_duration_since(span.start).as_secs_f64()
-            }),
+            .map_or(0.0, since_start),
     }
 }
 

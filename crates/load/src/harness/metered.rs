@@ -318,6 +318,11 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.room_at = now;
     }
 
+    fn window_closed(&mut self, now: Instant, rec: &mut Recorder) {
+        self.span.close_at(now);
+        rec.span.close_at(now);
+    }
+
     fn next_due(&self) -> Option<Instant> {
         self.due
     }

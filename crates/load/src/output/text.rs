@@ -8,7 +8,11 @@ use std::fmt::Write;
 
 pub fn render(report: &LoadReport) -> String {
     let r = &report.results;
-    let mut out = super::steps::render(report);
+    let mut out = String::new();
+    if r.interrupted {
+        let _ = writeln!(out, "{}", interrupted_line(report));
+    }
+    out.push_str(&super::steps::render(report));
     if report.search.is_some() {
         out.push_str("\nthe step at the capacity (or the last step run):\n");
     } else if report.scan.is_some() {
@@ -51,6 +55,21 @@ pub fn render(report: &LoadReport) -> String {
     }
     errors_checks_and_cpu(&mut out, r);
     out
+}
+
+/// What an interrupted run says first: that its figures cover only
+/// the time measured.
+pub fn interrupted_line(report: &LoadReport) -> String {
+    let steps = match (&report.search, &report.scan) {
+        (Some(s), _) => format!(" in step {} of the search", s.steps.len()),
+        (_, Some(s)) => format!(" in step {} of the scan", s.steps.len()),
+        _ => String::new(),
+    };
+    format!(
+        "interrupted{steps}: the window closed early, after {:.2} s; what follows is what was \
+         measured until then",
+        report.results.duration_s
+    )
 }
 
 /// An open loop's rate asked for, what was sent in the window and how
@@ -166,8 +185,8 @@ fn client_cpu(out: &mut String, c: &ClientCpu) {
         let _ = writeln!(
             out,
             "  warning: the client worked {:.0}% of its cores while they were {:.0}% busy: it shares them with \
-             other work (the server?), each cycle it used was taken from that work, so it may have set the pace, \
-             not the server. Pin server and client apart (serve --cpus 0, load --cpus 1).",
+             other work (the server?), waiting for them and taking from that work each cycle it used, so it \
+             may have set the pace, not the server. Pin server and client apart (serve --cpus 0, load --cpus 1).",
             c.utilization * 100.0,
             c.cores_busy.unwrap_or_default() * 100.0
         );
