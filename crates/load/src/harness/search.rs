@@ -81,7 +81,7 @@ pub fn execute<P: Protocol>(
         origin,
         runs: Vec::new(),
     };
-    let report = match &ex.mode {
+    let mut report = match &ex.mode {
         Mode::Once => {
             let to = log.as_mut().map(|log| LogTo { log, origin });
             once(p, &plan, progress, to)?
@@ -98,6 +98,9 @@ pub fn execute<P: Protocol>(
             stepper.scan(range, on_step)?
         }
     };
+    // Interrupted, if only between two steps (or after the window):
+    // what was asked for was not all done.
+    report.results.interrupted |= progress.interrupted();
     Ok(Outcome { report, log })
 }
 

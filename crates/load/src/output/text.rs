@@ -178,25 +178,31 @@ fn client_cpu(out: &mut String, c: &ClientCpu) {
         c.utilization * 100.0,
         c.cores
     );
-    if !c.bottleneck {
-        return;
+    if let Some(warning) = client_warning(c) {
+        let _ = writeln!(out, "  warning: {warning}");
     }
-    if c.shared() {
-        let _ = writeln!(
-            out,
-            "  warning: the client worked {:.0}% of its cores while they were {:.0}% busy: it shares them with \
+}
+
+/// The warning that the client may have set the pace, if it may have
+/// (the caps format, which has no room for it, says it on stderr).
+pub fn client_warning(c: &ClientCpu) -> Option<String> {
+    if !c.bottleneck {
+        return None;
+    }
+    Some(if c.shared() {
+        format!(
+            "the client worked {:.0}% of its cores while they were {:.0}% busy: it shares them with \
              other work (the server?), waiting for them and taking from that work each cycle it used, so it \
              may have set the pace, not the server. Pin server and client apart (serve --cpus 0, load --cpus 1).",
             c.utilization * 100.0,
             c.cores_busy.unwrap_or_default() * 100.0
-        );
+        )
     } else {
-        let _ = writeln!(
-            out,
-            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
+        format!(
+            "the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
              (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
              Give it more cores (--cpus) or fewer connections.",
             c.utilization * 100.0
-        );
-    }
+        )
+    })
 }
