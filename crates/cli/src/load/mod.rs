@@ -162,13 +162,7 @@ pub fn emit(
     }
     let text = match format {
         Format::Text => output::text::render(report),
-        Format::Caps => {
-            // The reference client's output has no room for it.
-            if let Some(warning) = output::text::client_warning(&report.results.client_cpu) {
-                eprintln!("serverlab: warning: {warning}");
-            }
-            output::caps::render(report)
-        }
+        Format::Caps => output::caps::render(report),
         Format::Json => output::json(report),
     };
     print!("{text}");

@@ -183,8 +183,7 @@ fn client_cpu(out: &mut String, c: &ClientCpu) {
     }
 }
 
-/// The warning that the client may have set the pace, if it may have
-/// (the caps format, which has no room for it, says it on stderr).
+/// The warning that the client may have set the pace, if it may have.
 pub fn client_warning(c: &ClientCpu) -> Option<String> {
     if !c.bottleneck {
         return None;

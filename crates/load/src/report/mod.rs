@@ -161,7 +161,8 @@ pub struct ClientCpu {
     pub system_s: f64,
     /// Of that CPU time, seconds spent polling for replies that had not
     /// arrived yet (the client spins briefly rather than sleep; see
-    /// docs/measuring.md). Not work.
+    /// docs/measuring.md), by the loop threads' own CPU clock, so never
+    /// more than `user_s + system_s`. Not work.
     #[serde(default)]
     pub idle_poll_s: f64,
     /// CPUs the client could use.
