@@ -22,7 +22,9 @@ pub(super) const SPIN: Duration = Duration::from_millis(1);
 #[derive(Debug, Default)]
 pub(super) struct Spin {
     quiet_since: Option<Instant>,
-    /// The thread's CPU clock when the current run of empty polls began.
+    /// Empty polls in the current run of them.
+    empties: u32,
+    /// The thread's CPU clock at the current run's second empty poll.
     cpu_since: Option<Duration>,
     spun: Duration,
 }
@@ -42,11 +44,16 @@ impl Spin {
     /// A poll that began at `before` returned nothing; `polling`: it did
     /// not sleep.
     pub(super) fn empty(&mut self, polling: bool, before: Instant) {
-        if polling {
-            self.quiet_since.get_or_insert(before);
-            if self.cpu_since.is_none() {
-                self.cpu_since = thread_cpu();
-            }
+        if !polling {
+            return;
+        }
+        self.quiet_since.get_or_insert(before);
+        self.empties = self.empties.saturating_add(1);
+        // The clock is read from the second empty poll on: a reply that
+        // comes right after one costs no clock reads (a system call each),
+        // and a run of one poll is too short to matter.
+        if self.empties == 2 {
+            self.cpu_since = thread_cpu();
         }
     }
 
@@ -65,6 +72,7 @@ impl Spin {
 
     /// End a run of empty polls: add the CPU time it took.
     fn account(&mut self) {
+        self.empties = 0;
         let Some(since) = self.cpu_since.take() else {
             return;
         };
@@ -94,11 +102,13 @@ mod tests {
         let t0 = Instant::now();
         assert!(spin.polling(true, t0));
         spin.empty(true, t0);
+        spin.empty(true, t0);
         std::thread::sleep(Duration::from_millis(50));
         spin.events();
         assert!(spin.spun() < Duration::from_millis(10), "{:?}", spin.spun);
         // Spinning on the CPU is counted.
         let before = spin.spun();
+        spin.empty(true, Instant::now());
         spin.empty(true, Instant::now());
         let c0 = thread_cpu().unwrap();
         while thread_cpu().unwrap() - c0 < Duration::from_millis(10) {}

@@ -191,18 +191,17 @@ fn clients<E: super::Exchange>(
 /// to the last.
 fn window_s<E>(run: &CompletedRun<E>, window: Window) -> f64 {
     let since_start = |t: Instant| t.saturating_duration_since(run.span.start).as_secs_f64();
-    match window {
-        Window::Duration(d) => {
-            let cut = run.interrupted_at.map_or(f64::INFINITY, since_start);
-            d.as_secs_f64().min(cut)
-        }
+    let cut = run.interrupted_at.map_or(f64::INFINITY, since_start);
+    let window_s = match window {
+        Window::Duration(d) => d.as_secs_f64(),
         Window::Requests(_) | Window::Work => run
             .clients
             .iter()
             .filter_map(|c| c.last_reply)
             .max()
             .map_or(0.0, since_start),
-    }
+    };
+    window_s.min(cut)
 }
 
 /// A per-second series with a slot for every second of the window.
