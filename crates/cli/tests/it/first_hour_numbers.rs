@@ -305,6 +305,15 @@ fn ctrl_c_in_a_scan_keeps_the_steps_run() {
             "step {n}: {stdout}"
         );
     }
+    // The table's head names each column once (it named p99 twice).
+    let head = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("step "))
+        .unwrap();
+    let names: Vec<&str> = head.split_whitespace().collect();
+    for name in &names {
+        assert_eq!(names.iter().filter(|n| *n == name).count(), 1, "{head}");
+    }
 }
 
 /// A search whose target no rate meets says so and exits 1.
