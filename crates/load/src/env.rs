@@ -60,3 +60,88 @@ pub fn thread_cpu_time() -> (f64, f64) {
         Err(_) => (0.0, 0.0),
     }
 }
+
+/// Clock ticks of some CPUs so far, from /proc/stat: busy (user, nice,
+/// system, irq, softirq, and steal, when the hypervisor ran another
+/// guest) and in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    pub busy: u64,
+    pub total: u64,
+}
+
+impl CpuTicks {
+    /// `cpus`' ticks now; None where /proc/stat cannot be read (not
+    /// Linux) or lists none of them.
+    pub fn of(cpus: &[usize]) -> Option<CpuTicks> {
+        parse_cpu_ticks(&std::fs::read_to_string("/proc/stat").ok()?, cpus)
+    }
+
+    /// The share of the time between `self` and `later` these CPUs were
+    /// busy (0 to 1).
+    pub fn busy_share(self, later: CpuTicks) -> Option<f64> {
+        let total = later.total.checked_sub(self.total)?;
+        let busy = later.busy.checked_sub(self.busy)?;
+        (total > 0).then(|| (busy as f64 / total as f64).min(1.0))
+    }
+}
+
+/// The `cpuN` lines of /proc/stat for `cpus`, summed.
+fn parse_cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
+    let mut sum = CpuTicks::default();
+    let mut seen = 0;
+    for line in stat.lines() {
+        let mut fields = line.split_whitespace();
+        let Some(n) = fields.next().and_then(|f| f.strip_prefix("cpu")) else {
+            continue;
+        };
+        if !n.parse().is_ok_and(|n: usize| cpus.contains(&n)) {
+            continue;
+        }
+        // user nice system idle iowait irq softirq steal (guest time is
+        // already in user).
+        let f: Vec<u64> = fields.take(8).filter_map(|v| v.parse().ok()).collect();
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = f[..] else {
+            continue;
+        };
+        let busy = user + nice + system + irq + softirq + steal;
+        sum.busy += busy;
+        sum.total += busy + idle + iowait;
+        seen += 1;
+    }
+    (seen > 0).then_some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ticks_of_some_cpus() {
+        let stat = "cpu  20 0 20 60 0 0 0 0 0 0\n\
+                    cpu0 10 0 5 80 5 0 0 0 0 0\n\
+                    cpu1 50 1 20 20 0 3 4 2 0 0\nintr 1 2\n";
+        let one = parse_cpu_ticks(stat, &[1]).unwrap();
+        assert_eq!(
+            one,
+            CpuTicks {
+                busy: 80,
+                total: 100
+            }
+        );
+        let both = parse_cpu_ticks(stat, &[0, 1]).unwrap();
+        assert_eq!(
+            both,
+            CpuTicks {
+                busy: 95,
+                total: 200
+            }
+        );
+        assert_eq!(parse_cpu_ticks(stat, &[7]), None);
+        let later = CpuTicks {
+            busy: 170,
+            total: 200,
+        };
+        assert_eq!(one.busy_share(later), Some(0.9));
+    }
+}

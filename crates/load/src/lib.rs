@@ -26,12 +26,16 @@ pub mod resp;
 
 pub use harness::run;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
-/// Requests completed so far, for a live progress display.
+/// What a run shares with those watching it while it goes: the requests
+/// completed so far (for a live display), and a request to end it early
+/// (Ctrl-C).
 #[derive(Default)]
 pub struct Progress {
     done: AtomicU64,
+    interrupt: Arc<AtomicBool>,
 }
 
 impl Progress {
@@ -42,6 +46,24 @@ impl Progress {
 
     pub fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
+    }
+
+    /// The flag that ends the run early once set (a signal handler may
+    /// set it): the window closes at once, replies in flight drain
+    /// briefly, and the run reports what it measured, marked interrupted.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// End the run early, as the flag does.
+    pub fn interrupt(&self) {
+        self.interrupt.store(true, Ordering::Relaxed);
+    }
+
+    pub fn interrupted(&self) -> bool {
+        // Relaxed: a flag polled by each loop; nothing is published
+        // through it.
+        self.interrupt.load(Ordering::Relaxed)
     }
 }
 

@@ -87,6 +87,12 @@ impl Span {
         done >= self.start && self.end.is_none_or(|e| done < e)
     }
 
+    /// Close the window at `at`, if it would close later (a run
+    /// interrupted).
+    pub fn close_at(&mut self, at: Instant) {
+        self.end = Some(self.end.map_or(at, |end| end.min(at)));
+    }
+
     /// The second of the window `done` falls in.
     pub fn second(&self, done: Instant) -> usize {
         done.saturating_duration_since(self.start).as_secs() as usize

@@ -38,6 +38,7 @@ fn fixture() -> LoadReport {
                 thread("reader", 0, &[12000, 12001, 12002], 3.00025),
             ],
             late_replies: 0,
+            interrupted: false,
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),

@@ -23,6 +23,7 @@ fn with_late(verify: bool) -> LoadReport {
             schedule: None,
             threads: Vec::new(),
             late_replies: 7,
+            interrupted: false,
             errors: Vec::new(),
             verification: Verification {
                 enabled: verify,
@@ -78,11 +79,15 @@ fn an_open_loop_says_both_views_and_whether_it_kept_up() {
         own_late: 0,
         own_max: std::time::Duration::from_micros(300),
     };
-    r.results.schedule = Some(ScheduleReport::new("constant", 125.0, 100.0, &lag));
+    let mut schedule = ScheduleReport::new("constant", 125.0, 100.0, &lag);
+    (schedule.sent_requests, schedule.sent_rps) = (110, 110.0);
+    (schedule.backlog_requests, schedule.warmup_sent_requests) = (30, 90);
+    r.results.schedule = Some(schedule);
     let text = text::render(&r);
     for needle in [
         "(open-loop, constant)",
-        "requested 125.0 req/s (constant arrivals): 0.0 sent, 80.0% of it answered",
+        "requested 125.0 req/s (constant arrivals): 110.0 sent in the window, 90.9% of them answered there; \
+         30 of them were due in the warm-up (its backlog, sent late), and 90 went in it",
         "latency, from each request's intended send time",
         "900000.0",
         "service time, from the actual send",

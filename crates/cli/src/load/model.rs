@@ -10,7 +10,9 @@ use clap::{ArgGroup, Args};
 use serverlab_load::harness::rates::{parse_rate, RateRange};
 use serverlab_load::harness::target::Target;
 use serverlab_load::harness::{self, Arrivals, Execution, Mode, Pacing, Protocol};
-use serverlab_load::output::{hdrlog, steps};
+use serverlab_load::intervals::IntervalLog;
+use serverlab_load::output::{self, hdrlog, steps};
+use serverlab_load::report::LoadReport;
 use serverlab_load::Progress;
 use serverlab_util::CpuSet;
 use std::io::IsTerminal;
@@ -43,7 +45,7 @@ pub struct PacingArgs {
     #[arg(long, value_name = "T", value_parser = serverlab_util::duration::parse_with_zero)]
     pub warmup: Option<Duration>,
     /// Find the highest rate at which a statistic of the latency meets a target: p50, p90, p99,
-    /// p99.9, p99.99 or mean, at most a duration (p99<=2ms, mean<=500us)
+    /// p99.9, p99.99 or mean, at most (<=) or under (<) a duration (p99<=2ms, mean<500us)
     #[arg(long, value_name = "TARGET", value_parser = parse_target, conflicts_with = "scan")]
     pub search: Option<Target>,
     /// Run open loop at each rate MIN:MAX:STEP (1k:20k:1k) and print latency against rate
@@ -121,7 +123,10 @@ impl PacingArgs {
 
 /// Run `cfg`'s load as the flags say (once, a search or a scan), write
 /// the HDR log if asked, and print the result. `planned`: how long a
-/// single run takes at least, for the progress display.
+/// single run takes at least, for the progress display. SIGINT or SIGTERM
+/// ends the run early: what was measured is still printed and written,
+/// marked interrupted, and the exit status is 130 (a second signal exits
+/// at once).
 pub fn execute<P: Protocol>(
     cfg: &P,
     flags: &PacingArgs,
@@ -137,6 +142,7 @@ pub fn execute<P: Protocol>(
     }
     let ex = flags.execution();
     let progress = Progress::default();
+    end_early_on_signals(&progress)?;
     let outcome = if matches!(ex.mode, Mode::Once) {
         let warmup = flags.warmup.unwrap_or(WARMUP);
         progress::show(planned + warmup, &progress, || {
@@ -152,20 +158,62 @@ pub fn execute<P: Protocol>(
         anyhow::anyhow!("{text}{}", super::next_step(&text, P::NAME, &addr))
     })?;
     if let (Some(path), Some(log)) = (&flags.hdr_log, &outcome.log) {
-        let about = format!(
-            "serverlab load {}: nanoseconds; tag OP: latency from the intended send time \
-             (closed loop: from the send), OP.service: from the actual send",
-            P::NAME
-        );
-        let mut file = std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot write {}", path.display()))?,
-        );
-        hdrlog::write(log, &about, &mut file)
-            .and_then(|()| std::io::Write::flush(&mut file))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_hdr_log(path, log, P::NAME)?;
     }
-    emit(&outcome.report, format, json)
+    let code = emit(&outcome.report, format, json)?;
+    Ok(exit_code(&outcome.report, format, code))
+}
+
+/// SIGINT and SIGTERM set `progress`'s interrupt flag: the run ends
+/// early and reports. A second one, the flag already set, exits at once.
+fn end_early_on_signals(progress: &Progress) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = progress.interrupt_flag();
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as the previous signal
+        // left it.
+        signal_hook::flag::register_conditional_shutdown(sig, 130, flag.clone())
+            .and_then(|_| signal_hook::flag::register(sig, flag.clone()))
+            .context("cannot install signal handlers")?;
+    }
+    Ok(())
+}
+
+/// `log` as an HDR interval log file at `path`.
+fn write_hdr_log(path: &PathBuf, log: &IntervalLog, protocol: &str) -> anyhow::Result<()> {
+    let about = format!(
+        "serverlab load {protocol}: nanoseconds; tag OP: latency from the intended send time \
+         (closed loop: from the send), OP.service: from the actual send"
+    );
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?,
+    );
+    hdrlog::write(log, &about, &mut file)
+        .and_then(|()| std::io::Write::flush(&mut file))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The exit status once the result is out: 130 for an interrupted run
+/// (said on stderr where the output itself cannot say it), 1 for a search
+/// that found no capacity, else what the output decided.
+fn exit_code(report: &LoadReport, format: Format, printed: ExitCode) -> ExitCode {
+    if report.results.interrupted {
+        if format != Format::Text {
+            eprintln!("serverlab: {}", output::text::interrupted_line(report));
+        }
+        return ExitCode::from(130);
+    }
+    let none_found = report
+        .search
+        .as_ref()
+        .is_some_and(|s| s.capacity_rps.is_none());
+    if none_found && printed == ExitCode::SUCCESS {
+        if format != Format::Text {
+            eprintln!("serverlab: capacity: none found");
+        }
+        return ExitCode::from(1);
+    }
+    printed
 }
 
 /// On a terminal, each step of a search or scan on stderr as it ends

@@ -11,6 +11,7 @@ mod check_resp;
 mod cli;
 mod echo;
 mod first_hour;
+mod first_hour_numbers;
 mod hostile_conn;
 mod hostile_flow;
 mod kv;

@@ -5,7 +5,8 @@
 //! the same for every protocol. The per-second histograms also go to an
 //! HDR interval log, when one is kept.
 
-use super::{LogTo, Plan, Run, Window};
+use super::metered::Sends;
+use super::{CompletedRun, LogTo, Plan, Window};
 use crate::checks::Checks;
 use crate::intervals::{self, buckets, View};
 use crate::record::{new_histogram, Recorder, Span};
@@ -14,7 +15,7 @@ use crate::report::{Percentiles, Verification};
 use hdrhistogram::Histogram;
 use serverlab_util::Named;
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The run's figures, for a protocol's `finish` (and its results).
 #[derive(Debug, Clone, Copy)]
@@ -40,33 +41,24 @@ pub(super) struct Gathered<E> {
 /// Merge `run`'s loops and clients; their errors go to `errors` (after
 /// any already there), with a line counting those not kept.
 pub(super) fn gather<E: super::Exchange>(
-    run: Run<E>,
+    run: CompletedRun<E>,
     ops: &[&str],
     plan: &Plan,
     errors: &mut Vec<String>,
     log: Option<LogTo<'_>>,
 ) -> Gathered<E> {
     let open = plan.pacing.is_open();
-    let mut merged = Recorder::new(ops.len(), run.span, open);
-    let mut loops = Vec::with_capacity(run.recorders.len());
-    for r in run.recorders {
-        merged.merge(&r);
-        loops.push(r.intervals);
-    }
-    let duration_s = window_s(&run.clients, run.span, plan.window);
-    let per_s = |n: u64| {
-        if duration_s > 0.0 {
-            n as f64 / duration_s
-        } else {
-            0.0
-        }
-    };
+    let duration_s = window_s(&run, plan.window);
+    let (merged, loops) = merge_loops(run.recorders, ops.len(), run.span, open);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
-    let sent = run.clients.iter().map(|c| c.sent).sum();
+    let mut sent = Sends::default();
+    for c in &run.clients {
+        sent.add(c.sent);
+    }
     let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
-    let throughput_rps = per_s(requests);
+    let throughput_rps = per_s(requests, duration_s);
     let per_second = padded(&merged.per_second, seconds);
     let window = SecondsOf {
         span: run.span,
@@ -76,12 +68,7 @@ pub(super) fn gather<E: super::Exchange>(
         open,
     };
     let by_second = window.merge(loops, &per_second, log);
-    let schedule = plan.pacing.rate.map(|rate| {
-        let arrivals = plan.pacing.arrivals.name();
-        let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
-        (s.sent_requests, s.sent_rps) = (sent, per_s(sent));
-        s
-    });
+    let schedule = schedule(plan, &merged, sent, duration_s);
     let results = Results {
         duration_s,
         requests,
@@ -94,6 +81,7 @@ pub(super) fn gather<E: super::Exchange>(
         schedule,
         threads: clients.threads,
         late_replies: merged.late,
+        interrupted: run.interrupted_at.is_some(),
         errors: Vec::new(),
         verification: Verification::default(),
         client_cpu: run.client_cpu,
@@ -112,6 +100,50 @@ pub(super) fn gather<E: super::Exchange>(
     }
 }
 
+/// Every loop's recorder merged into one, and their per-second
+/// histograms, one set per loop.
+fn merge_loops(
+    recorders: Vec<Recorder>,
+    ops: usize,
+    span: Span,
+    open: bool,
+) -> (Recorder, Vec<intervals::Intervals>) {
+    let mut merged = Recorder::new(ops, span, open);
+    let mut loops = Vec::with_capacity(recorders.len());
+    for r in recorders {
+        merged.merge(&r);
+        loops.push(r.intervals);
+    }
+    (merged, loops)
+}
+
+/// `n` per second of a window `duration_s` long (0 for an empty one).
+fn per_s(n: u64, duration_s: f64) -> f64 {
+    if duration_s > 0.0 {
+        n as f64 / duration_s
+    } else {
+        0.0
+    }
+}
+
+/// An open loop's schedule report: the rate asked for against the rate
+/// reached and sent, and how late requests went.
+fn schedule(
+    plan: &Plan,
+    merged: &Recorder,
+    sent: Sends,
+    duration_s: f64,
+) -> Option<ScheduleReport> {
+    let rate = plan.pacing.rate?;
+    let arrivals = plan.pacing.arrivals.name();
+    let throughput_rps = per_s(merged.total(), duration_s);
+    let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
+    (s.sent_requests, s.sent_rps) = (sent.window, per_s(sent.window, duration_s));
+    s.backlog_requests = sent.backlog;
+    s.warmup_sent_requests = sent.warmup;
+    Some(s)
+}
+
 /// The clients after a run, taken apart.
 struct Clients<E> {
     exchanges: Vec<E>,
@@ -122,7 +154,7 @@ struct Clients<E> {
 /// Each client's summary over `seconds` of window, its checks merged and
 /// its errors added to `errors` (with a line counting those not kept).
 fn clients<E: super::Exchange>(
-    ran: Vec<super::Ran<E>>,
+    ran: Vec<super::CompletedClient<E>>,
     seconds: usize,
     verify: bool,
     errors: &mut Vec<String>,
@@ -154,19 +186,22 @@ fn clients<E: super::Exchange>(
     out
 }
 
-/// The measured window: a timed run's duration; otherwise every reply
-/// counts, and the window runs to the last.
-fn window_s<E>(clients: &[super::Ran<E>], span: Span, window: Window) -> f64 {
-    match window {
+/// The measured window: a timed run's duration (up to the interrupt, if
+/// it was cut short); otherwise every reply counts, and the window runs
+/// to the last.
+fn window_s<E>(run: &CompletedRun<E>, window: Window) -> f64 {
+    let since_start = |t: Instant| t.saturating_duration_since(run.span.start).as_secs_f64();
+    let cut = run.interrupted_at.map_or(f64::INFINITY, since_start);
+    let window_s = match window {
         Window::Duration(d) => d.as_secs_f64(),
-        Window::Requests(_) | Window::Work => clients
+        Window::Requests(_) | Window::Work => run
+            .clients
             .iter()
             .filter_map(|c| c.last_reply)
             .max()
-            .map_or(0.0, |t| {
-                t.saturating_duration_since(span.start).as_secs_f64()
-            }),
-    }
+            .map_or(0.0, since_start),
+    };
+    window_s.min(cut)
 }
 
 /// A per-second series with a slot for every second of the window.
@@ -237,20 +272,31 @@ impl SecondsOf<'_> {
         } else {
             &[View::Latency]
         };
+        let tagged: Vec<(View, usize, String)> = views
+            .iter()
+            .flat_map(|&view| {
+                (0..self.ops.len())
+                    .filter(|&o| self.active[o])
+                    .map(move |op| (view, op, self.tag(view, op)))
+            })
+            .collect();
         for sec in 0..self.duration_s.ceil() as usize {
             let from = Duration::from_secs(sec as u64);
             let length = Duration::from_secs_f64((self.duration_s - sec as f64).clamp(0.0, 1.0));
             let start = (self.span.start + from).saturating_duration_since(to.origin);
-            for &view in views {
-                for op in (0..self.ops.len()).filter(|&o| self.active[o]) {
-                    let tag = match view {
-                        View::Latency => self.ops[op].to_string(),
-                        View::Service => format!("{}.service", self.ops[op]),
-                    };
-                    let b = lines.remove(&(sec, view, op)).unwrap_or_default();
-                    to.log.push(start, length, tag, b);
-                }
+            for (view, op, tag) in &tagged {
+                let b = lines.remove(&(sec, *view, *op)).unwrap_or_default();
+                to.log.push(start, length, tag.clone(), b);
             }
+        }
+    }
+
+    /// An interval's tag: the operation's name (its latency), with
+    /// `.service` for the service view.
+    fn tag(&self, view: View, op: usize) -> String {
+        match view {
+            View::Latency => self.ops[op].to_string(),
+            View::Service => format!("{}.service", self.ops[op]),
         }
     }
 }

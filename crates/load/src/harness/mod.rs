@@ -8,34 +8,33 @@
 //! (state to check against), its clients ([`Exchange`]: what to send and
 //! what each reply must be), and its final checks and typed results.
 
+mod clients;
 mod exchange;
 mod gather;
+mod metered;
 mod pace;
 pub mod rates;
-mod runner;
 mod schedule;
 pub mod search;
 pub mod target;
 
+pub use clients::{run_clients, CompletedClient, CompletedRun};
 pub use exchange::{Exchange, Received};
 pub use gather::Measured;
+pub use metered::{ErrorLog, Sends};
 pub use pace::Pacing;
-pub use runner::ErrorLog;
 pub use schedule::Arrivals;
 pub use search::{execute, Execution, Mode, Outcome};
 
 use crate::checks::Checks;
-use crate::driver::{self, Slot};
 use crate::env::Environment;
 use crate::intervals::IntervalLog;
-use crate::record::{Recorder, Span};
-use crate::report::{ClientCpu, LoadReport, ProtocolResults, SCHEMA};
+use crate::record::Span;
+use crate::report::{LoadReport, ProtocolResults, SCHEMA};
 use crate::{LoadError, Progress};
-use runner::Runner;
 use serde::Serialize;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// One protocol's load: everything the harness cannot know.
 pub trait Protocol: Serialize + Sync {
@@ -186,7 +185,7 @@ pub(crate) fn once<P: Protocol>(
     } else {
         Vec::new()
     };
-    let run = drive(plan, P::OPS.len(), exchanges, progress)?;
+    let run = run_clients(plan, P::OPS.len(), exchanges, progress)?;
     let gathered = gather::gather(run, P::OPS, plan, &mut errors, log);
     let mut checks = gathered.checks;
     let protocol = p.finish(
@@ -244,132 +243,6 @@ impl Plan {
             Window::Requests(_) | Window::Work => Span { start, end: None },
         }
     }
-}
-
-/// The clients after a run, in the order given, with the run's timing.
-pub struct Run<E> {
-    pub clients: Vec<Ran<E>>,
-    /// Each event loop's recorder.
-    pub recorders: Vec<Recorder>,
-    /// When the run started (every persistent connection open), by the
-    /// monotonic clock and the wall clock.
-    pub start: Instant,
-    pub started: SystemTime,
-    /// The measured window (after the warm-up).
-    pub span: Span,
-    /// From the start until the last client finished.
-    pub wall: Duration,
-    pub client_cpu: ClientCpu,
-}
-
-/// One client after the run.
-pub struct Ran<E> {
-    pub exchange: E,
-    /// Requests it sent that were meant for the window (closed loop: that
-    /// it sent in the window).
-    pub sent: u64,
-    /// Replies it had recorded, in all and per second of the window.
-    pub total: u64,
-    pub per_second: Vec<u64>,
-    pub checks: Checks,
-    pub errors: ErrorLog,
-    /// From the window's start until it stopped sending (the window
-    /// closed) or finished its work.
-    pub runtime: Duration,
-    pub last_reply: Option<Instant>,
-}
-
-/// Run `exchanges` under `plan` on the event-loop driver (one loop per
-/// CPU the client may use) and hand them back with what they measured.
-/// The kv preload runs its unmeasured clients this way too.
-pub fn drive<E: Exchange + Send>(
-    plan: &Plan,
-    ops: usize,
-    exchanges: Vec<E>,
-    progress: &Progress,
-) -> Result<Run<E>, LoadError> {
-    let budget = match plan.window {
-        Window::Requests(n) => Some(AtomicU64::new(n)),
-        _ => None,
-    };
-    let start = Instant::now();
-    let clients = exchanges.len();
-    let runners = exchanges
-        .into_iter()
-        .enumerate()
-        .map(|(k, e)| Runner::new(e, plan, budget.as_ref(), (k, clients), start));
-    let mut slots = if plan.connections == Connections::Persistent {
-        runners
-            .map(|r| open(plan, r, start))
-            .collect::<Result<Vec<_>, _>>()?
-    } else {
-        runners.map(Slot::new).collect()
-    };
-    // Connecting took time: the run starts now, for every client.
-    let (start, started) = (Instant::now(), SystemTime::now());
-    for s in &mut slots {
-        s.client.restart(start);
-    }
-    let span = plan.span(start);
-    let opts = driver::Options {
-        addr: plan.addr,
-        connect_timeout: plan.timeouts.connect,
-        reply_timeout: plan.timeouts.reply,
-        deadline: span.end,
-        drain_timeout: plan.timeouts.drain,
-    };
-    let open = plan.pacing.is_open();
-    let driven = driver::drive(slots, &opts, progress, &|| Recorder::new(ops, span, open));
-    let wall = start.elapsed();
-    let client_cpu = ClientCpu::measure(
-        driven.cpu,
-        driven.idle_poll_s,
-        wall.as_secs_f64(),
-        crate::env::allowed_cpus().len(),
-    );
-    let clients = driven
-        .slots
-        .into_iter()
-        .map(|s| {
-            let until = s.stopped_at.or(s.finished_at).unwrap_or(start + wall);
-            let r = s.client;
-            Ran {
-                runtime: until.saturating_duration_since(span.start),
-                exchange: r.exchange,
-                sent: r.sent,
-                total: r.total,
-                per_second: r.per_second,
-                checks: r.checks,
-                errors: r.errors,
-                last_reply: r.last_reply,
-            }
-        })
-        .collect();
-    Ok(Run {
-        clients,
-        recorders: driven.sinks,
-        start,
-        started,
-        span,
-        wall,
-        client_cpu,
-    })
-}
-
-/// A persistent client's connection, opened now (before the window).
-fn open<'r, E: Exchange>(
-    plan: &Plan,
-    mut runner: Runner<'r, E>,
-    now: Instant,
-) -> Result<Slot<Runner<'r, E>>, LoadError> {
-    use crate::driver::Client;
-    if !runner.connect(now) {
-        return Ok(Slot::new(runner));
-    }
-    Slot::connected(plan.addr, plan.timeouts.connect, runner).map_err(|error| LoadError::Connect {
-        addr: plan.addr,
-        error,
-    })
 }
 
 #[cfg(test)]

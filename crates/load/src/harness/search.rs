@@ -67,35 +67,40 @@ pub fn execute<P: Protocol>(
     let (origin, base) = (Instant::now(), SystemTime::now());
     let mut log = ex.hdr_log.then(|| IntervalLog::new(base));
     let plan = p.plan();
-    let report = match &ex.mode {
+    let timed = p.timed();
+    let p_steps = timed.as_ref().unwrap_or(p);
+    let steps = |step: Duration, stat: Stat| Stepper {
+        p: p_steps,
+        plan: Plan {
+            window: Window::Duration(step),
+            ..plan.clone()
+        },
+        stat,
+        progress,
+        log: None,
+        origin,
+        runs: Vec::new(),
+    };
+    let mut report = match &ex.mode {
         Mode::Once => {
             let to = log.as_mut().map(|log| LogTo { log, origin });
             once(p, &plan, progress, to)?
         }
-        Mode::Search { step, .. } | Mode::Scan { step, .. } => {
-            let timed = p.timed();
-            let mut stepper = Stepper {
-                p: timed.as_ref().unwrap_or(p),
-                plan: Plan {
-                    window: Window::Duration(*step),
-                    ..plan
-                },
-                stat: match &ex.mode {
-                    Mode::Search { target, .. } => target.stat,
-                    _ => Stat::Percentile(super::target::Quantile::P99),
-                },
-                progress,
-                log: log.as_mut(),
-                origin,
-                runs: Vec::new(),
-            };
-            match &ex.mode {
-                Mode::Search { target, .. } => stepper.search(target, on_step)?,
-                Mode::Scan { range, .. } => stepper.scan(range, on_step)?,
-                Mode::Once => unreachable!("matched above"),
-            }
+        Mode::Search { target, step } => {
+            let mut stepper = steps(*step, target.stat);
+            stepper.log = log.as_mut();
+            stepper.search(target, on_step)?
+        }
+        Mode::Scan { range, step } => {
+            let p99 = Stat::Percentile(super::target::Quantile::P99);
+            let mut stepper = steps(*step, p99);
+            stepper.log = log.as_mut();
+            stepper.scan(range, on_step)?
         }
     };
+    // Interrupted, if only between two steps (or after the window):
+    // what was asked for was not all done.
+    report.results.interrupted |= progress.interrupted();
     Ok(Outcome { report, log })
 }
 
@@ -143,11 +148,19 @@ impl<P: Protocol> Stepper<'_, P> {
         target: &Target,
         on_step: &mut dyn FnMut(&Step),
     ) -> Result<LoadReport, LoadError> {
-        let trace = search(target, |rate| {
+        let found = search(target, |rate| {
             let step = self.step(rate)?;
             on_step(&step);
-            Ok::<_, LoadError>(step)
-        })?;
+            if self.progress.interrupted() {
+                return Err(Halt::Interrupted);
+            }
+            Ok(step)
+        });
+        let trace = match found {
+            Ok(trace) => trace,
+            Err(Halt::Load(e)) => return Err(e),
+            Err(Halt::Interrupted) => self.interrupted(target),
+        };
         // The full results of the step at the capacity (else the last).
         let at = trace
             .capacity
@@ -178,6 +191,10 @@ impl<P: Protocol> Stepper<'_, P> {
             let step = self.step(Some(rate))?;
             on_step(&step);
             steps.push(step);
+            // Interrupted: the steps run so far (the last one cut short).
+            if self.progress.interrupted() {
+                break;
+            }
         }
         let mut report = self.pick(self.runs.len() - 1);
         report.scan = Some(ScanReport {
@@ -187,6 +204,28 @@ impl<P: Protocol> Stepper<'_, P> {
             steps,
         });
         Ok(report)
+    }
+
+    /// The search as far as it went when it was interrupted: the steps
+    /// run (the last one cut short), judged, and no capacity.
+    fn interrupted(&self, target: &Target) -> Trace {
+        let mut steps = self.runs.iter().map(|r| Step::of(r, stat_of(r, self.stat)));
+        let probe = steps.next().expect("the probe ran");
+        let steps: Vec<Step> = steps
+            .map(|mut step| {
+                step.pass = Some(passes(target, &step));
+                step
+            })
+            .collect();
+        Trace {
+            note: Some(format!(
+                "interrupted after {} of its steps: no capacity decided",
+                steps.len()
+            )),
+            probe,
+            steps,
+            capacity: None,
+        }
     }
 
     fn step_s(&self) -> f64 {
@@ -250,6 +289,24 @@ fn stat_of(report: &LoadReport, stat: Stat) -> Option<f64> {
     }
 }
 
+/// Why a search's steps stopped before the search's end.
+enum Halt {
+    Load(LoadError),
+    /// The run was interrupted (Ctrl-C).
+    Interrupted,
+}
+
+impl From<LoadError> for Halt {
+    fn from(e: LoadError) -> Self {
+        Halt::Load(e)
+    }
+}
+
+/// A step's verdict: the target met, the rate kept up, no errors.
+fn passes(target: &Target, step: &Step) -> bool {
+    step.stat_us.is_some_and(|v| target.met_by(v)) && step.kept_up && step.errors == 0
+}
+
 /// What a search found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -287,10 +344,9 @@ pub fn search<E>(
             Some("the closed-loop probe completed no request: nothing to search from".into());
         return Ok(trace);
     }
-    let limit = target.limit_us();
     let mut judge = |rate: f64, trace: &mut Trace| -> Result<bool, E> {
         let mut step = measure(Some(rate))?;
-        let pass = step.stat_us.is_some_and(|v| v <= limit) && step.kept_up && step.errors == 0;
+        let pass = passes(target, &step);
         step.pass = Some(pass);
         trace.steps.push(step);
         Ok(pass)

@@ -1,6 +1,6 @@
 //! A latency target, as a capacity search takes it: a statistic of the
 //! latency (from the intended send time), at most so long —
-//! `p99<=2ms`, `p99.9<=500us`, `mean<=1ms`.
+//! `p99<=2ms`, `p99.9<=500us`, `mean<=1ms` — or under it, `p99<1ms`.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -95,16 +95,28 @@ impl TryFrom<String> for Stat {
     }
 }
 
-/// What a rate must meet to pass: `stat` of the latency at most `limit`.
+/// What a rate must meet to pass: `stat` of the latency at most `limit`
+/// (`<=`), or under it (`<`, `strict`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Target {
     pub stat: Stat,
     pub limit: Duration,
+    pub strict: bool,
 }
 
 impl Target {
     pub fn limit_us(&self) -> f64 {
         self.limit.as_secs_f64() * 1e6
+    }
+
+    /// Whether a statistic of `us` microseconds meets the target.
+    pub fn met_by(&self, us: f64) -> bool {
+        let limit = self.limit_us();
+        if self.strict {
+            us < limit
+        } else {
+            us <= limit
+        }
     }
 }
 
@@ -113,12 +125,18 @@ impl FromStr for Target {
 
     fn from_str(text: &str) -> Result<Self, String> {
         let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let (stat, limit) = t
-            .split_once("<=")
-            .or_else(|| t.split_once('<'))
-            .ok_or_else(|| {
-                format!("'{text}' is not a latency target (examples: p99<=2ms, p99.9<=500us, mean<=1ms)")
-            })?;
+        let (stat, limit, strict) = match t.split_once("<=") {
+            Some((stat, limit)) => (stat, limit, false),
+            None => t
+                .split_once('<')
+                .map(|(s, l)| (s, l, true))
+                .ok_or_else(|| {
+                    format!(
+                        "'{text}' is not a latency target (examples: p99<=2ms, p99.9<=500us, \
+                     mean<1ms)"
+                    )
+                })?,
+        };
         let stat: Stat = stat.parse()?;
         if !limit.ends_with('s') {
             return Err(format!(
@@ -126,13 +144,18 @@ impl FromStr for Target {
             ));
         }
         let limit = serverlab_util::duration::parse(limit)?;
-        Ok(Target { stat, limit })
+        Ok(Target {
+            stat,
+            limit,
+            strict,
+        })
     }
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}<={}", self.stat.name(), duration_text(self.limit))
+        let op = if self.strict { "<" } else { "<=" };
+        write!(f, "{}{op}{}", self.stat.name(), duration_text(self.limit))
     }
 }
 
@@ -166,11 +189,22 @@ mod tests {
         let t: Target = " p99.9 <= 500µs".parse().unwrap();
         assert_eq!((t.stat.name(), t.limit_us()), ("p99.9", 500.0));
         let t: Target = "mean<1.5s".parse().unwrap();
-        assert_eq!(t.to_string(), "mean<=1.5s");
+        assert_eq!(t.to_string(), "mean<1.5s");
         assert_eq!(
             "p99.99<=250us".parse::<Target>().unwrap().stat.name(),
             "p99.99"
         );
+    }
+
+    /// `<` is strictly less: a statistic at the limit fails it, and
+    /// meets `<=`.
+    #[test]
+    fn less_than_is_strict() {
+        let under: Target = "p99<1ms".parse().unwrap();
+        let at_most: Target = "p99<=1ms".parse().unwrap();
+        assert!(under.strict && !at_most.strict);
+        assert!(!under.met_by(1000.0) && at_most.met_by(1000.0));
+        assert!(under.met_by(999.9) && !at_most.met_by(1000.1));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::driver::{take_line, Failure};
+use crate::record::Recorder;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::atomic::AtomicUsize;
@@ -134,7 +135,7 @@ fn pings(n: usize) -> Vec<Ping> {
         .collect()
 }
 
-fn total(run: &Run<Ping>) -> (u64, u64) {
+fn total(run: &CompletedRun<Ping>) -> (u64, u64) {
     let sent = run.clients.iter().map(|c| c.exchange.sent).sum();
     let counted = run.clients.iter().map(|c| c.total).sum();
     (sent, counted)
@@ -144,7 +145,7 @@ fn total(run: &Run<Ping>) -> (u64, u64) {
 fn a_request_budget_is_met_exactly_with_a_connection_per_request() {
     let s = server(Duration::ZERO);
     let p = plan(s.addr, Window::Requests(57), Connections::PerRequest);
-    let run = drive(&p, 1, pings(4), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(4), &Progress::default()).unwrap();
     assert_eq!(total(&run), (57, 57));
     // Every request had its own connection, and no connection was wasted.
     assert_eq!(s.connections.load(std::sync::atomic::Ordering::Relaxed), 57);
@@ -158,7 +159,7 @@ fn a_request_budget_is_met_exactly_with_a_connection_per_request() {
 fn a_request_budget_is_met_exactly_on_persistent_connections() {
     let s = server(Duration::ZERO);
     let p = plan(s.addr, Window::Requests(101), Connections::Persistent);
-    let run = drive(&p, 1, pings(3), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(3), &Progress::default()).unwrap();
     assert_eq!(total(&run), (101, 101));
     assert_eq!(s.connections.load(std::sync::atomic::Ordering::Relaxed), 3);
 }
@@ -171,7 +172,7 @@ fn a_series_opens_a_connection_per_so_many_requests() {
         Window::Requests(40),
         Connections::Series { requests: Some(5) },
     );
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert_eq!(total(&run), (40, 40));
     assert_eq!(s.connections.load(std::sync::atomic::Ordering::Relaxed), 8);
     // Two clients share the budget, so one connection may end short; none
@@ -182,7 +183,7 @@ fn a_series_opens_a_connection_per_so_many_requests() {
         Window::Requests(40),
         Connections::Series { requests: Some(5) },
     );
-    let run = drive(&p, 1, pings(2), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(2), &Progress::default()).unwrap();
     assert_eq!(total(&run), (40, 40));
     let opened = s.connections.load(std::sync::atomic::Ordering::Relaxed);
     assert!((8..=9).contains(&opened), "{opened} connections");
@@ -193,14 +194,14 @@ fn the_pipeline_keeps_that_many_requests_in_flight() {
     let s = server(Duration::from_millis(2));
     let mut p = plan(s.addr, Window::Requests(60), Connections::Persistent);
     p.pacing.pipeline = 4;
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert_eq!(total(&run), (60, 60));
     // The server saw 4 waiting at once (and never more).
     assert_eq!(s.deepest.load(std::sync::atomic::Ordering::Relaxed), 4);
     let lockstep = server(Duration::from_millis(1));
     p.addr = lockstep.addr;
     p.pacing.pipeline = 1;
-    drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert_eq!(
         lockstep.deepest.load(std::sync::atomic::Ordering::Relaxed),
         1
@@ -215,7 +216,7 @@ fn a_timed_window_counts_replies_within_it_and_says_what_failed() {
         Window::Duration(Duration::from_millis(300)),
         Connections::Persistent,
     );
-    let run = drive(&p, 1, pings(2), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(2), &Progress::default()).unwrap();
     let (sent, counted) = total(&run);
     assert!(
         counted > 0 && counted <= sent,
@@ -239,7 +240,7 @@ fn a_timed_window_counts_replies_within_it_and_says_what_failed() {
         .local_addr()
         .unwrap();
     let p = plan(closed, Window::Requests(2), Connections::PerRequest);
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     let errors = &run.clients[0].errors;
     assert_eq!(errors.count, 2, "{:?}", errors.kept);
     assert!(
@@ -257,7 +258,7 @@ fn a_paced_request_with_its_own_connection_opens_it_when_due() {
     // would wait for its slot inside its measured latency.
     p.pacing.throttle = 4.0;
     let t0 = Instant::now();
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert!(
         t0.elapsed() >= Duration::from_millis(750),
         "the slots were kept"
@@ -279,7 +280,7 @@ fn open_loop(addr: SocketAddr, rate: f64, window: Duration) -> Plan {
 }
 
 /// Every recorder merged.
-fn merged(run: &Run<Ping>) -> Recorder {
+fn merged(run: &CompletedRun<Ping>) -> Recorder {
     let mut all = Recorder::new(1, run.span, true);
     for r in &run.recorders {
         all.merge(r);
@@ -295,7 +296,7 @@ fn ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> f64 {
 fn an_open_loop_sends_at_its_rate_from_its_schedule() {
     let s = server(Duration::ZERO);
     let p = open_loop(s.addr, 400.0, Duration::from_millis(1500));
-    let run = drive(&p, 1, pings(4), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(4), &Progress::default()).unwrap();
     let (sent, counted) = total(&run);
     // 400/s for 1.5 s: 600 requests in the window, 150 per client (a
     // client that fell behind catches up; a few may be in flight at the
@@ -322,7 +323,7 @@ fn a_stall_shows_in_the_latency_from_the_schedule_not_in_the_service_time() {
     // and the 200 meant for that second wait behind it.
     let s = stalling(Duration::ZERO, 100, Duration::from_secs(1));
     let p = open_loop(s.addr, 200.0, Duration::from_secs(2));
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     let all = merged(&run);
     let op = &all.ops[0];
     let service = op.service_ns.as_ref().unwrap();
@@ -346,7 +347,7 @@ fn a_stall_shows_in_the_latency_from_the_schedule_not_in_the_service_time() {
     let s = stalling(Duration::from_millis(5), 100, Duration::from_secs(1));
     let window = Window::Duration(Duration::from_secs(2));
     let p = plan(s.addr, window, Connections::Persistent);
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     let h = &merged(&run).ops[0].latency_ns;
     assert!(ms(h, 1.0) >= 900.0, "closed max {}", ms(h, 1.0));
     assert!(ms(h, 0.99) < 300.0, "closed p99 {}", ms(h, 0.99));
@@ -362,7 +363,7 @@ fn a_warm_up_is_run_but_not_recorded() {
     );
     p.pacing.warmup_s = 0.3;
     let t0 = Instant::now();
-    let run = drive(&p, 1, pings(1), &Progress::default()).unwrap();
+    let run = run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert!(t0.elapsed() >= Duration::from_millis(600));
     let (sent, counted) = total(&run);
     let late = merged(&run).late;

@@ -30,7 +30,7 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
     let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))
         .map(|_| PreloadClient::new(cfg, &next, host))
         .collect();
-    let run = harness::drive(&plan, 1, clients, &Progress::default())?;
+    let run = harness::run_clients(&plan, 1, clients, &Progress::default())?;
     Ok(run
         .clients
         .into_iter()

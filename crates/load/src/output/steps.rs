@@ -27,10 +27,12 @@ pub fn render(report: &LoadReport) -> String {
 
 /// What the search looks for, and the probe.
 pub fn search_header(s: &SearchReport) -> String {
-    let mut out = format!(
+    let mut out =
+        format!(
         "capacity search: the highest rate at which the {} of the latency (from the intended send \
-         time) is at most {} and at least 95% of the rate is achieved\n",
+         time) is {} {} and at least 95% of the rate is achieved\n",
         s.stat,
+        if s.target.contains("<=") { "at most" } else { "under" },
         us(s.limit_us)
     );
     let _ = writeln!(
@@ -56,10 +58,26 @@ pub fn scan_header(s: &ScanReport) -> String {
     out
 }
 
+/// A step table's latency columns: p50, p99 and max, and the search's
+/// statistic between them where it is neither p50 nor p99 (each column
+/// once).
+fn latency_columns(stat: &str) -> Vec<&str> {
+    let mut columns = vec!["p50", "p99"];
+    if !columns.contains(&stat) {
+        columns.push(stat);
+    }
+    columns.push("max");
+    columns
+}
+
 fn table_head(stat: &str) -> String {
+    let latency: String = latency_columns(stat)
+        .iter()
+        .map(|c| format!(" {c:>10}"))
+        .collect();
     format!(
-        "  {:>4} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>9}  {}\n",
-        "step", "requested/s", "achieved/s", "p50", "p99", stat, "max", "late>1ms", "result"
+        "  {:>4} {:>12} {:>12}{latency} {:>9}  {}\n",
+        "step", "requested/s", "achieved/s", "late>1ms", "result"
     )
 }
 
@@ -73,21 +91,24 @@ pub fn step_row(n: usize, step: &Step, stat: &str) -> String {
         None => String::new(),
     };
     let opt = |v: Option<f64>| v.map_or("-".into(), us);
-    let stat_col = if stat == "p99" {
-        String::new()
-    } else {
-        opt(step.stat_us)
-    };
+    let latency: String = latency_columns(stat)
+        .iter()
+        .map(|&c| {
+            let value = match c {
+                "p50" => step.p50_us,
+                "p99" => step.p99_us,
+                "max" => step.max_us,
+                _ => step.stat_us,
+            };
+            format!(" {:>10}", opt(value))
+        })
+        .collect();
     format!(
-        "  {:>4} {:>12} {:>12.1} {:>10} {:>10} {:>10} {:>10} {:>9}  {}\n",
+        "  {:>4} {:>12} {:>12.1}{latency} {:>9}  {}\n",
         n,
         step.requested_rps
             .map_or("probe".into(), |r| format!("{r:.1}")),
         step.achieved_rps,
-        opt(step.p50_us),
-        opt(step.p99_us),
-        stat_col,
-        opt(step.max_us),
         step.late_requests,
         verdict
     )
@@ -131,4 +152,46 @@ pub fn search_answer(s: &SearchReport) -> String {
         let _ = writeln!(out, "  note: {note}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every column of a step table is named once, and each row has a
+    /// value under each.
+    #[test]
+    fn a_step_table_names_each_column_once() {
+        let step = Step {
+            requested_rps: Some(1000.0),
+            achieved_rps: 990.0,
+            stat_us: Some(700.0),
+            p50_us: Some(100.0),
+            p99_us: Some(900.0),
+            max_us: Some(2000.0),
+            late_requests: 3,
+            client_late_requests: 0,
+            kept_up: true,
+            errors: 0,
+            pass: Some(true),
+        };
+        for (stat, columns) in [("p99", 8), ("p50", 8), ("p99.9", 9), ("mean", 9)] {
+            let head = table_head(stat);
+            let names: Vec<&str> = head.split_whitespace().collect();
+            assert_eq!(names.len(), columns, "{stat}: {head}");
+            for name in &names {
+                let times = names.iter().filter(|n| *n == name).count();
+                assert_eq!(times, 1, "{stat}: {name} named {times} times in {head}");
+            }
+            assert!(names.contains(&stat), "{stat}: {head}");
+            // A value under each latency column, in order.
+            let row = step_row(1, &step, stat)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let shown = if columns == 9 { "700 µs " } else { "" };
+            let latency = format!("100 µs 900 µs {shown}2.00 ms 3 pass");
+            assert!(row.contains(&latency), "{stat}: {row}");
+        }
+    }
 }

@@ -3,12 +3,16 @@
 //! actual send, and how well the schedule was kept), errors,
 //! verification, and the client's own CPU use.
 
-use crate::report::{LoadReport, OpSummary, Percentiles, Results, ScheduleReport};
+use crate::report::{ClientCpu, LoadReport, OpSummary, Percentiles, Results, ScheduleReport};
 use std::fmt::Write;
 
 pub fn render(report: &LoadReport) -> String {
     let r = &report.results;
-    let mut out = super::steps::render(report);
+    let mut out = String::new();
+    if r.interrupted {
+        let _ = writeln!(out, "{}", interrupted_line(report));
+    }
+    out.push_str(&super::steps::render(report));
     if report.search.is_some() {
         out.push_str("\nthe step at the capacity (or the last step run):\n");
     } else if report.scan.is_some() {
@@ -21,13 +25,7 @@ pub fn render(report: &LoadReport) -> String {
     );
     match (r.requested_rps, &r.schedule) {
         (Some(rate), Some(s)) => {
-            let _ = writeln!(
-                out,
-                "  requested {rate:.1} req/s ({} arrivals): {:.1} sent, {:.1}% of it answered",
-                s.arrivals,
-                s.sent_rps,
-                s.achieved_share * 100.0
-            );
+            requested_line(&mut out, rate, r.requests, s);
             out.push_str(
                 "  latency, from each request's intended send time (the figure to quote):\n",
             );
@@ -57,6 +55,45 @@ pub fn render(report: &LoadReport) -> String {
     }
     errors_checks_and_cpu(&mut out, r);
     out
+}
+
+/// What an interrupted run says first: that its figures cover only
+/// the time measured.
+pub fn interrupted_line(report: &LoadReport) -> String {
+    let steps = match (&report.search, &report.scan) {
+        (Some(s), _) => format!(" in step {} of the search", s.steps.len()),
+        (_, Some(s)) => format!(" in step {} of the scan", s.steps.len()),
+        _ => String::new(),
+    };
+    format!(
+        "interrupted{steps}: the window closed early, after {:.2} s; what follows is what was \
+         measured until then",
+        report.results.duration_s
+    )
+}
+
+/// An open loop's rate asked for, what was sent in the window and how
+/// much of it was answered there, and the warm-up's backlog apart.
+fn requested_line(out: &mut String, rate: f64, answered: u64, s: &ScheduleReport) {
+    let share = if s.sent_requests > 0 {
+        (answered as f64 / s.sent_requests as f64).min(1.0)
+    } else {
+        0.0
+    };
+    let backlog = match s.backlog_requests {
+        0 => String::new(),
+        n => format!(
+            "; {n} of them were due in the warm-up (its backlog, sent late), and {} went in it",
+            s.warmup_sent_requests
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "  requested {rate:.1} req/s ({} arrivals): {:.1} sent in the window, {:.1}% of them answered there{backlog}",
+        s.arrivals,
+        s.sent_rps,
+        share * 100.0
+    );
 }
 
 /// One row per operation that completed anything: counts, rates, and the
@@ -124,23 +161,47 @@ fn errors_checks_and_cpu(out: &mut String, r: &Results) {
     } else {
         let _ = writeln!(out, "  verification: off (--verify checks every reply)");
     }
-    let c = &r.client_cpu;
+    client_cpu(out, &r.client_cpu);
+}
+
+/// The client's CPU, and the warning when it may have set the pace.
+fn client_cpu(out: &mut String, c: &ClientCpu) {
+    let busy = c.cores_busy.map_or(String::new(), |b| {
+        format!("; its cores {:.0}% busy in all", b * 100.0)
+    });
     let _ = writeln!(
         out,
-        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s)",
+        "  client CPU: {:.2} s user + {:.2} s system, {:.2} s of it polling for replies; working {:.0}% of {} core(s){busy}",
         c.user_s,
         c.system_s,
         c.idle_poll_s,
         c.utilization * 100.0,
         c.cores
     );
-    if c.bottleneck {
-        let _ = writeln!(
-            out,
-            "  warning: the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
-             (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
-             Give it more cores or fewer connections, and pin server and client apart (taskset, --cpus).",
-            c.utilization * 100.0
-        );
+    if let Some(warning) = client_warning(c) {
+        let _ = writeln!(out, "  warning: {warning}");
     }
+}
+
+/// The warning that the client may have set the pace, if it may have.
+pub fn client_warning(c: &ClientCpu) -> Option<String> {
+    if !c.bottleneck {
+        return None;
+    }
+    Some(if c.shared() {
+        format!(
+            "the client worked {:.0}% of its cores while they were {:.0}% busy: it shares them with \
+             other work (the server?), waiting for them and taking from that work each cycle it used, so it \
+             may have set the pace, not the server. Pin server and client apart (serve --cpus 0, load --cpus 1).",
+            c.utilization * 100.0,
+            c.cores_busy.unwrap_or_default() * 100.0
+        )
+    } else {
+        format!(
+            "the client kept its cores {:.0}% busy, so it may have set the pace, not the server \
+             (on loopback part of that is the kernel delivering requests to the server: docs/measuring.md). \
+             Give it more cores (--cpus) or fewer connections.",
+            c.utilization * 100.0
+        )
+    })
 }

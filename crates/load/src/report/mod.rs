@@ -74,6 +74,10 @@ pub struct Results {
     /// Replies that arrived after the window: not counted (checked when
     /// verification is on).
     pub late_replies: u64,
+    /// The run was interrupted (SIGINT, SIGTERM): the window closed
+    /// early, and `duration_s` is the time measured until then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     pub errors: Vec<String>,
     pub verification: Verification,
     pub client_cpu: ClientCpu,
@@ -157,7 +161,8 @@ pub struct ClientCpu {
     pub system_s: f64,
     /// Of that CPU time, seconds spent polling for replies that had not
     /// arrived yet (the client spins briefly rather than sleep; see
-    /// docs/measuring.md). Not work.
+    /// docs/measuring.md), by the loop threads' own CPU clock, so never
+    /// more than `user_s + system_s`. Not work.
     #[serde(default)]
     pub idle_poll_s: f64,
     /// CPUs the client could use.
@@ -165,20 +170,38 @@ pub struct ClientCpu {
     /// Working CPU time (excluding idle polling) over (wall time × cores):
     /// 1.0 means every allowed core was busy working.
     pub utilization: f64,
+    /// The share of the client's CPUs that was busy over the run, with
+    /// any process's work (the client's own, polling included), from
+    /// /proc/stat; absent where it cannot be read. Well above the
+    /// client's own share: something else ran there — on one machine,
+    /// often the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_busy: Option<f64>,
     /// The client was busy enough that it, not the server, may have set the
-    /// pace.
+    /// pace: it kept its cores busy itself, or it ran on cores kept busy
+    /// with others' work too (a server on the same CPU), waiting for them
+    /// and taking from that work each cycle it used.
     pub bottleneck: bool,
 }
 
-/// Utilisation above which the client is flagged as a possible bottleneck.
+/// Utilisation above which the client is flagged as a possible bottleneck;
+/// also the share of busy cores above which a client that shares them
+/// ([`CLIENT_SHARED`]) is: it waited for them, so its sends and reads
+/// came late, and what it used was taken from the others.
 pub const CLIENT_BOTTLENECK: f64 = 0.9;
+/// Others' work on the client's cores, as a share of them, that counts as
+/// sharing them.
+pub const CLIENT_SHARED: f64 = 0.25;
 
 impl ClientCpu {
     /// From the CPU time the load's threads used (and how much of it was
     /// idle polling), over `wall_s`.
     pub fn measure(used: (f64, f64), idle_poll_s: f64, wall_s: f64, cores: usize) -> Self {
         let (user_s, system_s) = used;
-        let work = (user_s + system_s - idle_poll_s).max(0.0);
+        // Both are CPU time, though by different clocks: polling is part
+        // of the whole, never more.
+        let idle_poll_s = idle_poll_s.clamp(0.0, user_s + system_s);
+        let work = user_s + system_s - idle_poll_s;
         let utilization = if wall_s > 0.0 {
             work / (wall_s * cores.max(1) as f64)
         } else {
@@ -190,8 +213,34 @@ impl ClientCpu {
             idle_poll_s,
             cores,
             utilization,
+            cores_busy: None,
             bottleneck: utilization >= CLIENT_BOTTLENECK,
         }
+    }
+
+    /// With how busy the client's cores were over the run (`busy_share`
+    /// of their time, by anyone), which flags a client that worked on
+    /// cores that others kept busy too.
+    pub fn on_cores(mut self, busy_share: Option<f64>) -> Self {
+        self.cores_busy = busy_share.map(|b| b.clamp(0.0, 1.0));
+        let crowded = self.cores_busy.is_some_and(|b| b >= CLIENT_BOTTLENECK) && self.shared();
+        self.bottleneck |= crowded;
+        self
+    }
+
+    /// Whether others' work kept the client's cores busy too (a server
+    /// on the same CPUs, or anything else): more of them than the client's
+    /// whole CPU time (polling included) could have.
+    pub fn shared(&self) -> bool {
+        // Utilisation leaves polling out: add it back, over the same
+        // capacity.
+        let work = self.user_s + self.system_s - self.idle_poll_s;
+        let own = if work > 0.0 {
+            self.utilization * (self.user_s + self.system_s) / work
+        } else {
+            self.utilization
+        };
+        self.cores_busy.is_some_and(|b| b - own >= CLIENT_SHARED)
     }
 }
 

@@ -25,12 +25,21 @@ pub struct SecondLatency {
 pub struct ScheduleReport {
     /// `constant` or `poisson`.
     pub arrivals: String,
-    /// Requests meant for the window (by their intended time) that were
-    /// sent before it closed, and per second of it: what the client
-    /// offered. Below the requested rate when the client fell behind.
+    /// Requests sent in the window (by when they went), and per second
+    /// of it: what the client offered. Below the requested rate when the
+    /// client or the server fell behind.
     pub sent_requests: u64,
     pub sent_rps: f64,
-    /// Throughput over the requested rate.
+    /// Of those, requests due before the window opened: the warm-up's
+    /// backlog, sent late. (Before this field, `sent_requests` counted
+    /// requests by when they were due.)
+    #[serde(default)]
+    pub backlog_requests: u64,
+    /// Requests sent during the warm-up (their replies checked, not
+    /// counted).
+    #[serde(default)]
+    pub warmup_sent_requests: u64,
+    /// Throughput (replies in the window) over the requested rate.
     pub achieved_share: f64,
     /// At least [`KEPT_UP`] of the requested rate was reached. If not, the
     /// run could not keep up: the server, or the client (see its CPU).
@@ -58,6 +67,8 @@ impl ScheduleReport {
             arrivals: arrivals.into(),
             sent_requests: 0,
             sent_rps: 0.0,
+            backlog_requests: 0,
+            warmup_sent_requests: 0,
             achieved_share,
             kept_up: achieved_share >= KEPT_UP,
             late_requests: lag.late,

@@ -29,6 +29,7 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             schedule: None,
             threads: Vec::new(),
             late_replies: 0,
+            interrupted: false,
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
@@ -192,4 +193,19 @@ fn a_version_2_file_reads_as_the_current_schema() {
     assert_eq!((op.latency_us.p99, op.latency_us.p99_99), (80.0, 0.0));
     assert_eq!(read.results.requested_rps, None);
     assert!(read.search.is_none() && read.results.schedule.is_none());
+}
+
+/// Polling is part of the client's CPU time, never more; a client that
+/// works on cores others keep busy is flagged, one alone on its cores
+/// that mostly polls is not.
+#[test]
+fn client_cpu_polling_is_part_of_it_and_sharing_is_flagged() {
+    let c = ClientCpu::measure((0.2, 0.4), 1.5, 4.0, 1);
+    assert!((c.idle_poll_s - 0.6).abs() < 1e-9, "{c:?}");
+    assert!(!c.bottleneck);
+    let shared = ClientCpu::measure((0.5, 0.5), 0.1, 3.0, 1).on_cores(Some(1.0));
+    assert!(shared.shared() && shared.bottleneck, "{shared:?}");
+    let alone = ClientCpu::measure((0.3, 0.6), 0.6, 1.0, 1).on_cores(Some(0.95));
+    assert!(!alone.shared() && !alone.bottleneck, "{alone:?}");
+    assert_eq!(alone.cores_busy, Some(0.95));
 }

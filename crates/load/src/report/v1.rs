@@ -66,6 +66,7 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             schedule: None,
             threads: r.threads,
             late_replies: r.late_replies,
+            interrupted: false,
             errors: r.errors,
             verification: r.verification,
             client_cpu: r.client_cpu,

@@ -1,16 +1,16 @@
-//! One client on the driver: a protocol's [`Exchange`] with everything
-//! the harness adds to it — when requests may go (pipeline depth, pacing
-//! or the open loop's schedule, the run's request budget), how many a
-//! connection carries, the requests in flight with their clocks (intended
-//! send time, when their connection had room, actual send), recording
-//! into its loop's recorder, its own per-second counts, its checks and
-//! its errors.
+//! One client as the driver runs it (its [`Conversation`]): a protocol's
+//! [`Exchange`] metered by the harness — when requests may go out
+//! (pipeline depth, pacing or the open loop's schedule, the run's request
+//! budget), how many a connection carries, the requests in flight with
+//! their clocks (intended send time, when their connection had room,
+//! actual send), recording into its loop's recorder, its own per-second
+//! counts, its checks and its errors.
 
 use super::exchange::{Exchange, Received};
 use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
-use crate::driver::{Client, Failure};
+use crate::driver::{Conversation, Failure};
 use crate::record::{Recorder, Span, Timing};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +35,36 @@ impl ErrorLog {
     }
 }
 
+/// Requests sent, by when they went.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Sends {
+    /// During the warm-up (their replies are checked, not counted).
+    pub warmup: u64,
+    /// In the window.
+    pub window: u64,
+    /// Of those sent in the window, those due before it opened: the
+    /// warm-up's backlog, sent late (an open loop that fell behind).
+    pub backlog: u64,
+}
+
+impl Sends {
+    /// A request with these clocks went.
+    fn count(&mut self, span: &Span, timing: &Timing) {
+        if timing.sent < span.start {
+            self.warmup += 1;
+        } else if span.contains(timing.sent) {
+            self.window += 1;
+            self.backlog += u64::from(timing.intended < span.start);
+        }
+    }
+
+    pub fn add(&mut self, other: Sends) {
+        self.warmup += other.warmup;
+        self.window += other.window;
+        self.backlog += other.backlog;
+    }
+}
+
 /// A request in flight: its operation, its clocks, and what its reply
 /// must be.
 struct InFlight<S> {
@@ -43,7 +73,7 @@ struct InFlight<S> {
     sent: S,
 }
 
-pub(crate) struct Runner<'r, E: Exchange> {
+pub(crate) struct Metered<'r, E: Exchange> {
     pub(crate) exchange: E,
     plan: &'r Plan,
     /// Requests left to claim across all clients (a run bounded by a
@@ -56,8 +86,8 @@ pub(crate) struct Runner<'r, E: Exchange> {
     due: Option<Instant>,
     /// The measured window.
     span: Span,
-    /// Requests sent that were meant for the window.
-    pub(crate) sent: u64,
+    /// Requests sent, in the warm-up and in the window.
+    pub(crate) sent: Sends,
     /// Replies recorded, in all and per second of the window.
     pub(crate) total: u64,
     pub(crate) per_second: Vec<u64>,
@@ -81,7 +111,7 @@ pub(crate) struct Runner<'r, E: Exchange> {
     exhausted: bool,
 }
 
-impl<'r, E: Exchange> Runner<'r, E> {
+impl<'r, E: Exchange> Metered<'r, E> {
     /// Client `index` of `clients`.
     pub(crate) fn new(
         exchange: E,
@@ -90,7 +120,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
         (index, clients): (usize, usize),
         start: Instant,
     ) -> Self {
-        Runner {
+        Metered {
             exchange,
             plan,
             budget,
@@ -98,7 +128,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
             pacer: Pacer::new(&plan.pacing, index, clients, plan.seed, start),
             due: None,
             span: plan.span(start),
-            sent: 0,
+            sent: Sends::default(),
             total: 0,
             per_second: Vec::new(),
             room_at: start,
@@ -183,7 +213,7 @@ impl<'r, E: Exchange> Runner<'r, E> {
     }
 }
 
-impl<E: Exchange> Client for Runner<'_, E> {
+impl<E: Exchange> Conversation for Metered<'_, E> {
     type Sink = Recorder;
 
     fn connect(&mut self, now: Instant) -> bool {
@@ -227,8 +257,7 @@ impl<E: Exchange> Client for Runner<'_, E> {
             };
             let at = self.opened_at.take().unwrap_or(now);
             let timing = self.timing(due, at);
-            // Meant for the window (a warm-up's backlog sent late is not).
-            self.sent += u64::from(self.span.contains(timing.intended));
+            self.sent.count(&self.span, &timing);
             self.inflight.push_back(InFlight { op, timing, sent });
             self.pacer.issued();
             self.sent_here += 1;
@@ -287,6 +316,11 @@ impl<E: Exchange> Client for Runner<'_, E> {
         self.ticket = false;
         self.opened_at = None;
         self.room_at = now;
+    }
+
+    fn window_closed(&mut self, now: Instant, rec: &mut Recorder) {
+        self.span.close_at(now);
+        rec.span.close_at(now);
     }
 
     fn next_due(&self) -> Option<Instant> {

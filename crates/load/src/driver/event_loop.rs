@@ -1,0 +1,258 @@
+//! One event loop: the slots of one thread, driven until every one is
+//! finished — readiness events from epoll, paced slots' wake-ups, the
+//! window's deadline, and a periodic sweep for timeouts.
+
+use super::conversation::{Conversation, Failure};
+use super::slot::Slot;
+use super::spin::Spin;
+use super::token;
+use super::wakeups::Wakeups;
+use super::Options;
+use crate::Progress;
+use mio::{Events, Poll};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// How often timeouts are looked for: they are seconds long, so a sweep
+/// over every slot this often costs nothing per request.
+const SWEEP: Duration = Duration::from_millis(50);
+/// How long replies in flight may take after an interrupted run's window
+/// closed.
+pub(super) const INTERRUPT_DRAIN: Duration = Duration::from_secs(1);
+
+/// Run `slots` on this thread until every one is finished, recording
+/// replies into `sink`. A failure of the loop itself fails every
+/// connection. Returns the time spent polling in vain.
+pub(super) fn run_on_this_thread<C: Conversation>(
+    slots: &mut [Slot<C>],
+    opts: &Options,
+    progress: &Progress,
+    sink: &mut C::Sink,
+) -> Duration {
+    let poll = match Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            fail_all(slots, &e);
+            return Duration::ZERO;
+        }
+    };
+    let wakeups = Wakeups::new(&poll, slots.len());
+    let mut lp = EventLoop {
+        poll,
+        slots,
+        opts,
+        sink,
+        wakeups,
+        live: 0,
+        waiting: 0,
+        stopped: false,
+        drain_by: None,
+        spin: Spin::default(),
+    };
+    match lp.run_until_finished(progress) {
+        Ok(()) => lp.spin.spun(),
+        Err(e) => {
+            fail_all(lp.slots, &e);
+            Duration::ZERO
+        }
+    }
+}
+
+/// Close every unfinished slot's connection with `e` and finish it.
+fn fail_all<C: Conversation>(slots: &mut [Slot<C>], e: &io::Error) {
+    let now = Instant::now();
+    for s in slots.iter_mut().filter(|s| s.finished_at.is_none()) {
+        s.close();
+        s.client
+            .failed(Failure::Io(io::Error::new(e.kind(), e.to_string())), now);
+        s.finished_at = Some(now);
+    }
+}
+
+pub(super) struct EventLoop<'a, C: Conversation> {
+    pub(super) poll: Poll,
+    pub(super) slots: &'a mut [Slot<C>],
+    pub(super) opts: &'a Options,
+    pub(super) sink: &'a mut C::Sink,
+    pub(super) wakeups: Wakeups,
+    /// Slots not finished.
+    pub(super) live: usize,
+    /// Slots connecting or waiting for replies: while any are, the loop
+    /// polls briefly before sleeping ([`Spin`]).
+    pub(super) waiting: usize,
+    /// The window has closed.
+    pub(super) stopped: bool,
+    /// Replies in flight fail after this (and it is this long after the
+    /// window closed).
+    pub(super) drain_by: Option<(Instant, Duration)>,
+    spin: Spin,
+}
+
+impl<C: Conversation> EventLoop<'_, C> {
+    fn run_until_finished(&mut self, progress: &Progress) -> io::Result<()> {
+        self.start(Instant::now())?;
+        let mut events = Events::with_capacity(1024);
+        let mut next_sweep = Instant::now() + SWEEP;
+        loop {
+            let now = Instant::now();
+            if !self.stopped {
+                self.close_window(now, progress);
+            }
+            if now >= next_sweep {
+                self.sweep(now);
+                next_sweep = now + SWEEP;
+            }
+            self.fire_wakeups(now);
+            if self.live == 0 {
+                return Ok(());
+            }
+            let polling = self.spin.polling(self.waiting > 0, now);
+            let timeout = self.timeout(now, next_sweep, polling);
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => other?,
+            }
+            let polled_at = Instant::now();
+            if events.is_empty() {
+                self.spin.empty(polling, now);
+                continue;
+            }
+            self.spin.events();
+            self.handle(&events, polled_at, progress);
+        }
+    }
+
+    /// Close the window at its deadline, or at once when the run is
+    /// interrupted (then replies in flight drain for [`INTERRUPT_DRAIN`]
+    /// at most).
+    fn close_window(&mut self, now: Instant, progress: &Progress) {
+        let drain = self.opts.drain_timeout;
+        if progress.interrupted() {
+            let brief = drain.map_or(INTERRUPT_DRAIN, |d| d.min(INTERRUPT_DRAIN));
+            self.stop(now, Some(brief));
+        } else if self.opts.deadline.is_some_and(|d| now >= d) {
+            self.stop(now, drain);
+        }
+    }
+
+    /// Register the connections opened before the loop and let them send;
+    /// start the others.
+    fn start(&mut self, now: Instant) -> io::Result<()> {
+        self.live = self.slots.len();
+        for i in 0..self.slots.len() {
+            if self.slots[i].register(self.poll.registry(), i)? {
+                self.pump(i, now);
+            }
+            self.settle(i, now);
+        }
+        Ok(())
+    }
+
+    /// Each event of a batch, for the connection it names (if it is
+    /// still that slot's).
+    fn handle(&mut self, events: &Events, polled_at: Instant, progress: &Progress) {
+        for (k, ev) in events.iter().enumerate() {
+            // Each event's replies and the requests they free are
+            // stamped when it is handled, not when the batch came.
+            let now = if k == 0 { polled_at } else { Instant::now() };
+            let named = token::decode(ev.token());
+            let Some(slot) = self.slots.get(named.index) else {
+                continue;
+            };
+            if slot.stream.is_none() || !named.is_of(slot.generation) {
+                continue;
+            }
+            self.event(named.index, ev, now, progress);
+            self.settle(named.index, now);
+        }
+    }
+
+    /// How long to wait for events: not at all while polling (see
+    /// [`Spin`]: the loop comes round often enough to fire paced slots
+    /// itself, and the timer is left alone — at high rates that spares a
+    /// system call per request); else until the next sweep or the
+    /// window's end, while the kernel timer, set to the earliest paced
+    /// slot, wakes the loop when that slot is due.
+    fn timeout(&mut self, now: Instant, next_sweep: Instant, polling: bool) -> Duration {
+        if polling {
+            return Duration::ZERO;
+        }
+        let mut wake = next_sweep;
+        if let (false, Some(d)) = (self.stopped, self.opts.deadline) {
+            wake = wake.min(d);
+        }
+        self.wakeups
+            .wake_by(now, wake)
+            .saturating_duration_since(now)
+    }
+
+    /// A readiness event on slot `i`'s connection.
+    fn event(&mut self, i: usize, ev: &mio::event::Event, now: Instant, progress: &Progress) {
+        if self.slots[i].connecting {
+            return self.connected(i, ev, now);
+        }
+        let slot = &mut self.slots[i];
+        if ev.is_writable() {
+            if let Err(e) = slot.flush() {
+                return self.fail(i, Failure::Io(e), now);
+            }
+        }
+        let hung_up = ev.is_read_closed() || ev.is_error();
+        if ev.is_readable() || hung_up {
+            match slot.receive(now, hung_up, self.sink) {
+                Ok(n) => progress.add(n),
+                Err(f) => return self.fail(i, f, now),
+            }
+        }
+        self.pump(i, now);
+    }
+
+    /// An event on a connection being opened: it opened, or it failed.
+    fn connected(&mut self, i: usize, ev: &mio::event::Event, now: Instant) {
+        let Some(stream) = self.slots[i].stream.as_ref() else {
+            return;
+        };
+        match stream.take_error() {
+            Ok(None) if ev.is_writable() => {}
+            Ok(None) => return,
+            Ok(Some(e)) | Err(e) => {
+                let addr = self.opts.addr;
+                return self.fail(i, Failure::Connect { addr, source: e }, now);
+            }
+        }
+        if let Err(e) = stream.set_nodelay(true) {
+            return self.fail(i, Failure::Io(e), now);
+        }
+        self.slots[i].connecting = false;
+        self.pump(i, now);
+    }
+
+    /// Let slot `i` send, unless the window has closed.
+    pub(super) fn pump(&mut self, i: usize, now: Instant) {
+        let slot = &mut self.slots[i];
+        if self.stopped || slot.connecting || slot.stream.is_none() {
+            return;
+        }
+        if let Err(e) = slot.pump(now) {
+            return self.fail(i, Failure::Io(e), now);
+        }
+        if let Some(due) = self.slots[i].client.next_due() {
+            self.wakeups.schedule(i, due);
+        }
+    }
+
+    pub(super) fn fail(&mut self, i: usize, failure: Failure, now: Instant) {
+        let slot = &mut self.slots[i];
+        slot.close();
+        slot.client.failed(failure, now);
+    }
+
+    /// Paced slots whose time has come (to send, or to connect), all
+    /// stamped with the same `now`.
+    fn fire_wakeups(&mut self, now: Instant) {
+        while let Some(i) = self.wakeups.next_due(now) {
+            self.pump(i, now);
+            self.settle(i, now);
+        }
+    }
+}

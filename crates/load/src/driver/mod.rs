@@ -1,0 +1,67 @@
+//! The driver every load runs on: one event loop per client CPU
+//! multiplexes many client connections on non-blocking sockets
+//! (edge-triggered epoll via mio).
+//!
+//! A thread per connection would cost the client a context switch per
+//! request, as much CPU as a good server spends, and the client would set
+//! the pace it claims to measure. One loop per client core keeps the
+//! client's cost per request to a write and a read (shared with every
+//! other reply that arrived in the same read).
+//!
+//! The driver owns sockets, buffers, timeouts, wake-ups and the run's
+//! window, and hands each loop's replies a sink of that loop's own (the
+//! harness's recorder). The [`Conversation`] in each [`Slot`] (the
+//! harness's metered client around a protocol's exchange) decides what to
+//! send and when, how replies are framed (lines for board, echo and
+//! bucket — [`framing`] — HTTP responses for kv, RESP values for resp),
+//! what each must be, and when its connection has done its work. A slot's
+//! connection may end and be replaced (a kv session, a bucket request on
+//! its own connection): the driver then asks the conversation for the
+//! next one.
+//!
+//! By concept: [`Conversation`] and [`Failure`] are what the driver asks
+//! of and tells a slot's client ([`conversation`]); [`Options`] bound a
+//! run; a [`Slot`] is one connection's socket and buffers
+//! ([`slot`]); [`run_loops`] spreads the slots over one event loop per
+//! CPU ([`fanout`]); each loop ([`event_loop`], with the connection
+//! lifecycle in `lifecycle`) wakes on epoll, on its paced slots' kernel
+//! timer ([`wakeups`]) and on nothing else; an epoll token names a slot's
+//! connection ([`token`]); and the time it polls in vain is accounted
+//! apart ([`spin`]).
+
+mod conversation;
+mod event_loop;
+mod fanout;
+pub mod framing;
+mod lifecycle;
+mod slot;
+mod spin;
+mod token;
+mod wakeups;
+
+pub use conversation::{Conversation, Failure};
+pub use fanout::{run_loops, LoopsDone};
+pub use framing::{line, take_line, MAX_LINE};
+pub use slot::Slot;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// How a run is bounded and how long anything may take.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub addr: SocketAddr,
+    pub connect_timeout: Duration,
+    /// A connection with requests in flight fails when nothing arrives for
+    /// this long (None: it may wait for ever, e.g. for long delays).
+    pub reply_timeout: Option<Duration>,
+    /// When the window closes: no request is sent and no connection
+    /// opened after it; replies in flight are still collected. None: the
+    /// run ends when every client is finished.
+    pub deadline: Option<Instant>,
+    /// How long after the deadline replies in flight may take.
+    pub drain_timeout: Option<Duration>,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,204 @@
+//! A slot: one conversation with its connection (at most one at a time)
+//! and that connection's buffers — opening and closing it, sending what
+//! the conversation fills in, and reading replies into it.
+
+use super::conversation::{Conversation, Failure};
+use super::token;
+use mio::{Interest, Registry, Token};
+use serverlab_util::InputBuf;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// A connection's input buffer to begin with; it grows for longer replies.
+const INPUT: usize = 16 * 1024;
+
+/// A conversation with its connection and buffers.
+pub struct Slot<C> {
+    pub client: C,
+    pub(super) stream: Option<mio::net::TcpStream>,
+    pub(super) connecting: bool,
+    /// When the connection was started (for its timeout).
+    pub(super) opened_at: Instant,
+    /// Last time replies made progress (or requests began to wait).
+    pub(super) progress_at: Instant,
+    /// Tells this connection's events from a previous one's.
+    pub(super) generation: u32,
+    input: InputBuf,
+    output: Vec<u8>,
+    written: usize,
+    /// Counted as connecting or waiting for replies (see
+    /// `EventLoop::waiting`).
+    pub(super) busy: bool,
+    /// When this slot stopped sending because the window closed.
+    pub stopped_at: Option<Instant>,
+    /// When this slot finished: its conversation wants no more
+    /// connections, or the window closed and its last reply came.
+    pub finished_at: Option<Instant>,
+}
+
+impl<C: Conversation> Slot<C> {
+    /// A slot without a connection: the driver asks `client.connect`.
+    pub fn new(client: C) -> Self {
+        let now = Instant::now();
+        Slot {
+            client,
+            stream: None,
+            connecting: false,
+            opened_at: now,
+            progress_at: now,
+            generation: 0,
+            input: InputBuf::new(),
+            output: Vec::new(),
+            written: 0,
+            busy: false,
+            stopped_at: None,
+            finished_at: None,
+        }
+    }
+
+    /// A slot whose connection is opened now (blocking, with a timeout),
+    /// for runs whose window starts once every connection is open.
+    pub fn connected(addr: SocketAddr, timeout: Duration, client: C) -> io::Result<Self> {
+        let stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let mut slot = Slot::new(client);
+        slot.stream = Some(mio::net::TcpStream::from_std(stream));
+        Ok(slot)
+    }
+
+    /// The token of this slot's current connection, as slot `index`.
+    pub(super) fn token(&self, index: usize) -> Token {
+        token::encode(index, self.generation)
+    }
+
+    /// Register a connection opened before the loop started.
+    pub(super) fn register(&mut self, registry: &Registry, index: usize) -> io::Result<bool> {
+        let token = self.token(index);
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(false);
+        };
+        registry.register(stream, token, Interest::READABLE | Interest::WRITABLE)?;
+        Ok(true)
+    }
+
+    /// Start a new connection (non-blocking) as slot `index`.
+    pub(super) fn open(
+        &mut self,
+        addr: SocketAddr,
+        registry: &Registry,
+        index: usize,
+        now: Instant,
+    ) -> io::Result<()> {
+        let stream = mio::net::TcpStream::connect(addr)?;
+        self.generation = self.generation.wrapping_add(1);
+        self.stream = Some(stream);
+        if let Err(e) = self.register(registry, index) {
+            self.stream = None;
+            return Err(e);
+        }
+        self.connecting = true;
+        self.opened_at = now;
+        Ok(())
+    }
+
+    /// Drop the connection and whatever was buffered for it. Closing the
+    /// socket also removes it from epoll (the descriptor is not shared),
+    /// so it is not deregistered first: one system call less per
+    /// connection.
+    pub(super) fn close(&mut self) {
+        self.stream = None;
+        self.connecting = false;
+        self.input.clear();
+        self.output.clear();
+        self.written = 0;
+    }
+
+    /// Send what the conversation will send now.
+    pub(super) fn pump(&mut self, now: Instant) -> io::Result<()> {
+        let idle = self.client.in_flight() == 0;
+        if self.client.fill(&mut self.output, now) > 0 {
+            if idle {
+                self.progress_at = now;
+            }
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn flush(&mut self) -> io::Result<()> {
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(());
+        };
+        while self.written < self.output.len() {
+            match stream.write(&self.output[self.written..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.output.clear();
+        self.written = 0;
+        Ok(())
+    }
+
+    /// Read until the socket is dry (or the connection's work is done),
+    /// handing each whole reply to the conversation. Returns the replies
+    /// taken. `hung_up`: the event said the peer closed, so read on to
+    /// the end of the stream.
+    pub(super) fn receive(
+        &mut self,
+        now: Instant,
+        hung_up: bool,
+        sink: &mut C::Sink,
+    ) -> Result<u64, Failure> {
+        let mut replies = 0;
+        loop {
+            if self.input.spare().is_empty() {
+                // Full: make room, as much as a long reply already
+                // holds (so it doubles), at least INPUT.
+                self.input.reserve(self.input.len().max(INPUT));
+            }
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(replies);
+            };
+            let room = self.input.spare().len();
+            let n = match stream.read(self.input.spare()) {
+                Ok(0) => return Err(Failure::Closed),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(replies),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Failure::Io(e)),
+            };
+            self.input.filled(n);
+            self.progress_at = now;
+            replies += self.take_all(now, sink).map_err(Failure::Reply)?;
+            // A read that did not fill the buffer emptied the socket:
+            // data arriving later raises a new edge, so the read that
+            // would only say "would block" is saved. Not so the end of
+            // the stream, if it came already.
+            if (n < room && !hung_up) || self.client.connection_done() {
+                return Ok(replies);
+            }
+        }
+    }
+
+    fn take_all(&mut self, now: Instant, sink: &mut C::Sink) -> Result<u64, String> {
+        let mut replies = 0;
+        while !self.input.is_empty() {
+            let Some(n) = self.client.take(self.input.data(), now, sink)? else {
+                break;
+            };
+            debug_assert!(n > 0, "a reply takes at least a byte");
+            self.input.consume(n);
+            replies += 1;
+            if self.client.connection_done() {
+                break;
+            }
+        }
+        Ok(replies)
+    }
+}

@@ -1,0 +1,185 @@
+//! The driver against real sockets: connections replaced until the
+//! conversations finish, a deadline, and failures said to the conversation.
+
+use super::*;
+use crate::Progress;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+
+/// What the test server does with each line it reads.
+#[derive(Clone, Copy)]
+enum Server {
+    /// Answers `pong`, until the client closes.
+    Answer,
+    /// Never answers.
+    Silent,
+    /// Closes without answering.
+    Hang,
+}
+
+fn server(kind: Server) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut w = stream.try_clone().unwrap();
+                for line in BufReader::new(stream).lines() {
+                    match (kind, line) {
+                        (_, Err(_)) => return,
+                        (Server::Answer, Ok(_)) => {
+                            if w.write_all(b"pong\n").is_err() {
+                                return;
+                            }
+                        }
+                        (Server::Silent, Ok(_)) => {}
+                        (Server::Hang, Ok(_)) => return,
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A client that opens up to `connects` connections and sends
+/// `per_connection` lines on each, one at a time.
+#[derive(Default)]
+struct Probe {
+    connects: usize,
+    per_connection: usize,
+    opened: usize,
+    sent_here: usize,
+    in_flight: usize,
+    replies: usize,
+    failures: Vec<String>,
+}
+
+impl Probe {
+    fn new(connects: usize, per_connection: usize) -> Self {
+        Probe {
+            connects,
+            per_connection,
+            ..Probe::default()
+        }
+    }
+}
+
+impl Conversation for Probe {
+    type Sink = ();
+
+    fn connect(&mut self, _now: Instant) -> bool {
+        if self.opened == self.connects {
+            return false;
+        }
+        self.opened += 1;
+        self.sent_here = 0;
+        true
+    }
+
+    fn fill(&mut self, wire: &mut Vec<u8>, _now: Instant) -> usize {
+        if self.in_flight > 0 || self.sent_here == self.per_connection {
+            return 0;
+        }
+        wire.extend_from_slice(b"ping\n");
+        self.sent_here += 1;
+        self.in_flight = 1;
+        1
+    }
+
+    fn take(&mut self, input: &[u8], _now: Instant, _: &mut ()) -> Result<Option<usize>, String> {
+        let Some((reply, len)) = take_line(input)? else {
+            return Ok(None);
+        };
+        if reply != b"pong" {
+            return Err(format!("{reply:?}"));
+        }
+        self.in_flight = 0;
+        self.replies += 1;
+        Ok(Some(len))
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn connection_done(&self) -> bool {
+        self.in_flight == 0 && self.sent_here == self.per_connection
+    }
+
+    fn failed(&mut self, failure: Failure, _now: Instant) {
+        self.in_flight = 0;
+        self.failures.push(failure.to_string());
+    }
+}
+
+fn options(addr: SocketAddr) -> Options {
+    Options {
+        addr,
+        connect_timeout: Duration::from_secs(5),
+        reply_timeout: Some(Duration::from_secs(10)),
+        deadline: None,
+        drain_timeout: None,
+    }
+}
+
+fn drive_probes(probes: Vec<Probe>, opts: &Options) -> Vec<Slot<Probe>> {
+    let slots = probes.into_iter().map(Slot::new).collect();
+    run_loops(slots, opts, &Progress::default(), &|| ()).slots
+}
+
+#[test]
+fn connections_end_and_are_replaced_until_the_clients_finish() {
+    let addr = server(Server::Answer);
+    let slots = drive_probes((0..3).map(|_| Probe::new(20, 3)).collect(), &options(addr));
+    assert_eq!(slots.len(), 3);
+    for s in &slots {
+        assert_eq!(s.client.failures, Vec::<String>::new());
+        assert_eq!((s.client.opened, s.client.replies), (20, 60));
+        assert!(s.finished_at.is_some() && s.stopped_at.is_none());
+    }
+}
+
+#[test]
+fn a_deadline_stops_persistent_connections() {
+    let addr = server(Server::Answer);
+    let mut opts = options(addr);
+    let t0 = Instant::now();
+    opts.deadline = Some(t0 + Duration::from_millis(200));
+    opts.drain_timeout = Some(Duration::from_secs(5));
+    let slots = drive_probes(vec![Probe::new(1, usize::MAX)], &opts);
+    let s = &slots[0];
+    assert!(s.client.failures.is_empty(), "{:?}", s.client.failures);
+    assert!(s.client.replies > 0);
+    assert!(s
+        .stopped_at
+        .is_some_and(|t| t >= t0 + Duration::from_millis(200)));
+}
+
+#[test]
+fn failures_reach_the_client() {
+    // Nothing listens.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let slots = drive_probes(vec![Probe::new(2, 1)], &options(closed));
+    let f = &slots[0].client.failures;
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].starts_with(&format!("cannot connect to {closed}")),
+        "{f:?}"
+    );
+    // The server closes with a request in flight.
+    let slots = drive_probes(vec![Probe::new(1, 1)], &options(server(Server::Hang)));
+    assert_eq!(
+        slots[0].client.failures,
+        ["the server closed the connection mid-run"]
+    );
+    // The server never answers.
+    let mut opts = options(server(Server::Silent));
+    opts.reply_timeout = Some(Duration::from_millis(100));
+    let slots = drive_probes(vec![Probe::new(1, 1)], &opts);
+    assert_eq!(slots[0].client.failures, ["no reply within 0.1 s"]);
+}
