@@ -97,6 +97,8 @@ impl Commits {
         self.committed.fetch_max(lsn, Ordering::AcqRel);
         let mut due: Vec<Waker> = Vec::new();
         {
+            // Taking the lock after the store means a blocked `wait` that
+            // saw the old watermark is already asleep on the condvar.
             let mut waiting = self.lock();
             while waiting.peek().is_some_and(|w| w.lsn <= lsn) {
                 let w = waiting.pop().expect("peeked");
@@ -104,9 +106,10 @@ impl Commits {
                     due.push(w.waker);
                 }
             }
-            self.changed.notify_all();
         }
+        // Wakers first, outside the lock; then the blocked threads.
         due.into_iter().for_each(Waker::wake);
+        self.changed.notify_all();
     }
 
     /// Marks the log failed and wakes every waiter, whose tickets will

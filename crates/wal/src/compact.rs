@@ -219,13 +219,25 @@ impl Drop for Compaction {
     }
 }
 
+#[cfg(test)]
+mod tests;
+
 /// The test-only hook that stops a compaction after its n-th step, as a
 /// crash there would.
 #[cfg(test)]
 #[derive(Default)]
 pub(crate) struct CrashHook {
-    pub after: std::sync::atomic::AtomicUsize,
+    after: std::sync::atomic::AtomicUsize,
     steps: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(test)]
+impl CrashHook {
+    /// Stop at the `k`-th step from now (counting from 1).
+    pub(crate) fn after_more(&self, k: usize) {
+        let now = self.steps.load(Ordering::Acquire);
+        self.after.store(now + k, Ordering::Release);
+    }
 }
 
 impl Shared {
