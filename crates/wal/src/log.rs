@@ -218,8 +218,8 @@ impl Wal {
 
     fn write_now(&self, payload: &[u8]) -> Result<Ticket, Error> {
         let start = Instant::now();
-        let mut a = self.shared.lock();
-        let a = &mut *a;
+        let mut guard = self.shared.lock();
+        let a = &mut *guard;
         a.scratch.clear();
         format::encode_record(payload, &mut a.scratch);
         if let Err(e) = (&a.active.file).write_all(&a.scratch) {
@@ -229,6 +229,9 @@ impl Wal {
         let lsn = a.next_lsn;
         a.next_lsn += 1;
         a.unsynced += 1;
+        drop(guard);
+        // Outside the lock (wakers run foreign code): the watermark only
+        // rises, and every lower number was written before this one.
         self.shared.commits.advance(lsn);
         self.shared.stats.committed([start.elapsed()]);
         Ok(Ticket(lsn))
