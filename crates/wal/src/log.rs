@@ -106,6 +106,9 @@ pub(crate) struct Shared {
     pub disk_bytes: AtomicU64,
     pub live_bytes: AtomicU64,
     pub compacting: AtomicBool,
+    /// Held as long as anything can still write here: the `Wal`, its log
+    /// thread, and a compaction running on another thread.
+    _lock: DirLock,
     #[cfg(test)]
     pub crash: crate::compact::CrashHook,
 }
@@ -130,7 +133,6 @@ pub struct Wal {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     recovery: Recovery,
-    _lock: DirLock,
 }
 
 impl Wal {
@@ -168,6 +170,7 @@ impl Wal {
             disk_bytes: AtomicU64::new(replayed.disk_bytes + HEADER_LEN as u64),
             live_bytes: AtomicU64::new(0),
             compacting: AtomicBool::new(false),
+            _lock: lock,
             #[cfg(test)]
             crash: Default::default(),
             opts,
@@ -177,7 +180,6 @@ impl Wal {
             shared,
             thread,
             recovery,
-            _lock: lock,
         })
     }
 

@@ -54,3 +54,17 @@ fn durability_none_opens_no_log() {
     assert!(matches!(err, Error::NoLog), "{err}");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_compaction_still_running_keeps_the_directory_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _) = open(dir.path(), opts(Durability::Os)).unwrap();
+    wal.append(b"SET a 1").unwrap();
+    let c = wal.begin_compaction().unwrap().unwrap();
+    drop(wal);
+    let err = open(dir.path(), opts(Durability::Os)).err().unwrap();
+    assert!(matches!(err, Error::InUse { .. }), "{err}");
+    c.write_snapshot([b"SET a 1"]).unwrap();
+    let (_, got) = open(dir.path(), opts(Durability::Os)).unwrap();
+    assert_eq!(got, [b"SET a 1".to_vec()]);
+}
