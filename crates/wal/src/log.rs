@@ -214,7 +214,6 @@ impl Wal {
         };
         let framed = format::framed_len(payload.len()) as u64;
         self.shared.stats.appended(1, framed);
-        self.shared.disk_bytes.fetch_add(framed, Ordering::Relaxed);
         Ok(ticket)
     }
 
@@ -224,6 +223,7 @@ impl Wal {
         let a = &mut *guard;
         a.scratch.clear();
         format::encode_record(payload, &mut a.scratch);
+        self.count_on_disk(payload);
         if let Err(e) = (&a.active.file).write_all(&a.scratch) {
             self.shared.commits.fail(e);
             return Err(self.shared.commits.failure().expect("just failed"));
@@ -243,6 +243,7 @@ impl Wal {
         let mut a = self.shared.lock();
         let lsn = a.next_lsn;
         a.next_lsn += 1;
+        self.count_on_disk(payload);
         let active = Arc::clone(&a.active);
         let batch = match a.queue.last_mut() {
             Some(b) if Arc::ptr_eq(&b.segment, &active) => b,
@@ -262,6 +263,14 @@ impl Wal {
         drop(a);
         self.shared.work.notify_one();
         Ticket(lsn)
+    }
+
+    /// Counts a record's bytes towards the files a compaction replaces;
+    /// called under the appenders' lock, so a compaction's cut (also under
+    /// it) splits the count exactly where it splits the records.
+    fn count_on_disk(&self, payload: &[u8]) {
+        let framed = format::framed_len(payload.len()) as u64;
+        self.shared.disk_bytes.fetch_add(framed, Ordering::Relaxed);
     }
 
     /// Whether `ticket`'s record has met the mode's promise. Never blocks.
