@@ -151,3 +151,30 @@ fn each_restart_starts_a_new_segment() {
     }
     assert_eq!(logs(dir.path()).len(), 3);
 }
+
+#[test]
+fn a_snapshot_has_no_torn_tail_a_bad_end_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _) = open(dir.path(), opts(Durability::Os)).unwrap();
+    wal.append(b"old").unwrap();
+    let c = wal.begin_compaction().unwrap().unwrap();
+    let g = c.generation();
+    wal.append(b"after the cut").unwrap();
+    let done = c.write_snapshot([&b"one"[..], b"two"]).unwrap();
+    assert_eq!((done.records, done.removed), (2, 1));
+    drop(wal);
+    let snap = dir.path().join(format!("snap-{g:016x}.snap"));
+    let whole = fs::read(&snap).unwrap();
+    fs::write(&snap, &whole[..whole.len() - 1]).unwrap();
+    let err = open(dir.path(), opts(Durability::Os)).err().unwrap();
+    let second = HEADER_LEN + FRAME_LEN + 3;
+    assert!(
+        matches!(&err, Error::Corrupt { path, offset, .. } if path == &snap && *offset == second as u64),
+        "{err}"
+    );
+    let (wal, got) = open(dir.path(), truncating(Durability::Os)).unwrap();
+    assert_eq!(got, [b"one".to_vec(), b"after the cut".to_vec()]);
+    assert_eq!(wal.recovery().snapshot, Some(g));
+    assert_eq!(wal.recovery().snapshot_records, 1);
+    assert_eq!(wal.recovery().log_records, 1);
+}
