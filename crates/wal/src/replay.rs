@@ -38,8 +38,8 @@ pub struct Recovery {
     pub snapshot_records: u64,
     /// Records read from log segments after it.
     pub log_records: u64,
-    /// Bytes cut from files (torn tails, truncated corruption, files with
-    /// a torn header).
+    /// Bytes cut from files (torn tails, truncated corruption, log files
+    /// with a torn header, which are removed: their cut is at offset 0).
     pub dropped_bytes: u64,
     /// Each cut, in the order met.
     pub cuts: Vec<Cut>,
@@ -166,6 +166,13 @@ fn replay_file(
         Err(_) if kind == Kind::Log && bytes.len() <= HEADER_LEN => {
             dir::remove(path)?;
             out.recovery.dropped_bytes += bytes.len() as u64;
+            out.recovery.cuts.push(Cut {
+                path: path.to_path_buf(),
+                offset: 0,
+                dropped: bytes.len() as u64,
+                bad: Bad::Torn,
+                tail: true,
+            });
             return Ok(0);
         }
         Err(what) => return Err(bad_header(path, what)),

@@ -106,6 +106,9 @@ fn a_log_cut_inside_its_header_holds_nothing_and_is_removed() {
     let (wal, got) = open(dir.path(), opts(Durability::Os)).unwrap();
     assert!(got.is_empty());
     assert_eq!(wal.recovery().dropped_bytes, (HEADER_LEN - 3) as u64);
+    assert_eq!(wal.recovery().cuts.len(), 1);
+    assert_eq!(wal.recovery().cuts[0].path, log);
+    assert_eq!(wal.recovery().cuts[0].offset, 0);
     assert!(!log.exists());
 }
 
