@@ -1,0 +1,154 @@
+//! The data directory: its lock, its file names, and the file-system steps
+//! (create, sync, rename, remove) that every other part composes.
+//!
+//! ```text
+//! DIR/LOCK                       flock'ed exclusively while a Wal is open
+//! DIR/wal-<gen as 16 hex>.log    a log segment
+//! DIR/snap-<gen as 16 hex>.snap  the state before log segment <gen>
+//! DIR/snap-<gen as 16 hex>.tmp   a snapshot being written (removed at open)
+//! ```
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::format::{encode_header, Kind};
+use crate::Error;
+
+/// The lock file's name inside the data directory.
+pub const LOCK_FILE: &str = "LOCK";
+
+/// Holds the directory's lock until dropped.
+pub(crate) struct DirLock {
+    _lock: Flock<File>,
+}
+
+/// Creates `dir` if needed and takes its lock, refusing a directory another
+/// opener holds.
+pub(crate) fn lock(dir: &Path) -> Result<DirLock, Error> {
+    fs::create_dir_all(dir).map_err(Error::dir(dir))?;
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(Error::dir(dir))?;
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => Ok(DirLock { _lock: lock }),
+        Err((_, Errno::EWOULDBLOCK)) => Err(Error::InUse {
+            dir: dir.to_path_buf(),
+            lock: path,
+        }),
+        Err((_, errno)) => Err(Error::Dir {
+            path: path.clone(),
+            source: errno.into(),
+        }),
+    }
+}
+
+/// A file of the directory, by what its name says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
+    Log(u64),
+    Snapshot(u64),
+    Temp(PathBuf),
+}
+
+pub(crate) fn log_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("wal-{generation:016x}.log"))
+}
+
+pub(crate) fn snapshot_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("snap-{generation:016x}.snap"))
+}
+
+pub(crate) fn temp_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("snap-{generation:016x}.tmp"))
+}
+
+fn parse_name(name: &str) -> Option<Entry> {
+    let hex = |s: &str| (s.len() == 16).then(|| u64::from_str_radix(s, 16).ok())?;
+    if let Some(g) = name
+        .strip_prefix("wal-")
+        .and_then(|s| s.strip_suffix(".log"))
+    {
+        return hex(g).map(Entry::Log);
+    }
+    let rest = name.strip_prefix("snap-")?;
+    if let Some(g) = rest.strip_suffix(".snap") {
+        return hex(g).map(Entry::Snapshot);
+    }
+    rest.strip_suffix(".tmp")
+        .and_then(hex)
+        .map(|_| Entry::Temp(PathBuf::from(name)))
+}
+
+/// The directory's log files, snapshots and leftover temporary files.
+pub(crate) fn list(dir: &Path) -> Result<Vec<Entry>, Error> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).map_err(Error::dir(dir))? {
+        let entry = entry.map_err(Error::dir(dir))?;
+        let name = entry.file_name();
+        match name.to_str().and_then(parse_name) {
+            Some(Entry::Temp(p)) => out.push(Entry::Temp(dir.join(p))),
+            Some(e) => out.push(e),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Makes the directory's entries (creations, renames, removals) durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(Error::dir(dir))
+}
+
+/// Creates a new file holding just a header, not yet synced.
+pub(crate) fn create(path: &Path, kind: Kind, generation: u64) -> Result<File, Error> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(path)
+        .map_err(Error::io(path))?;
+    f.write_all(&encode_header(kind, generation))
+        .map_err(Error::io(path))?;
+    Ok(f)
+}
+
+/// Removes a file; one already gone is fine.
+pub(crate) fn remove(path: &Path) -> Result<(), Error> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path)(e)),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let d = Path::new("/d");
+        let name = |p: PathBuf| p.file_name().unwrap().to_str().unwrap().to_owned();
+        assert_eq!(parse_name(&name(log_path(d, 0x2a))), Some(Entry::Log(0x2a)));
+        assert_eq!(
+            parse_name(&name(snapshot_path(d, 7))),
+            Some(Entry::Snapshot(7))
+        );
+        assert!(matches!(
+            parse_name(&name(temp_path(d, 7))),
+            Some(Entry::Temp(_))
+        ));
+        assert_eq!(parse_name("wal-12.log"), None);
+        assert_eq!(parse_name("LOCK"), None);
+        assert_eq!(parse_name("wal-zzzzzzzzzzzzzzzz.log"), None);
+    }
+}

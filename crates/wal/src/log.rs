@@ -1,0 +1,419 @@
+//! The writer: [`Wal`], its appends, and the log thread that makes them
+//! durable.
+//!
+//! Under `os` and `everysec` an append frames its record and writes it to
+//! the active segment in the caller's thread (one `write(2)` under the
+//! appender lock), so its ticket is committed when `append` returns;
+//! `everysec`'s thread `fdatasync`s the active segment once a second.
+//!
+//! Under `always` an append only frames its record into the pending batch
+//! and wakes the log thread. The log thread takes every pending batch at
+//! once, writes them, `fdatasync`s, and raises the watermark to the last
+//! record written: records appended while an `fsync` runs wait in the next
+//! batch, so one `fsync` commits all of them (group commit). The caller's
+//! thread never touches the disk.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::Waker;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::commit::{Commit, Commits, Ticket};
+use crate::dir::{self, DirLock};
+use crate::format::{self, Kind, HEADER_LEN, MAX_RECORD};
+use crate::replay::{self, ApplyError, Recovery};
+use crate::stats::{Counters, Stats};
+use crate::{Durability, Error, Recover};
+
+/// How `everysec` spaces its `fsync`s.
+const EVERYSEC: Duration = Duration::from_secs(1);
+
+/// How a log is opened.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Must not be [`Durability::None`], which keeps no log.
+    pub durability: Durability,
+    /// What replay does with corruption before a tail.
+    pub recover: Recover,
+    /// No compaction is due while the files on disk are smaller than this.
+    pub compaction_floor: u64,
+    /// **Test-only.** Sleep this long before every data `fsync`, to stand in
+    /// for a slow disk (a test proves that a connection waiting for its
+    /// commit does not stall others). Zero, the default, sleeps not at all.
+    pub fsync_delay: Duration,
+}
+
+impl Options {
+    /// Strict recovery, a 64 MiB compaction floor, no injected delay.
+    pub fn new(durability: Durability) -> Options {
+        Options {
+            durability,
+            recover: Recover::Strict,
+            compaction_floor: 64 << 20,
+            fsync_delay: Duration::ZERO,
+        }
+    }
+}
+
+/// One log segment file.
+pub(crate) struct Segment {
+    pub path: PathBuf,
+    pub file: File,
+}
+
+impl Segment {
+    /// Creates segment `generation` and makes it (and its name) durable.
+    pub(crate) fn create(dir: &Path, generation: u64) -> Result<Segment, Error> {
+        let path = dir::log_path(dir, generation);
+        let file = dir::create(&path, Kind::Log, generation)?;
+        file.sync_all().map_err(Error::io(&path))?;
+        dir::sync_dir(dir)?;
+        Ok(Segment { path, file })
+    }
+}
+
+/// Records framed for one segment, waiting for the log thread.
+struct Batch {
+    segment: Arc<Segment>,
+    buf: Vec<u8>,
+    last: u64,
+    appended: Vec<Instant>,
+}
+
+/// What appenders share, under one lock.
+pub(crate) struct Appender {
+    pub active: Arc<Segment>,
+    next_lsn: u64,
+    queue: Vec<Batch>,
+    scratch: Vec<u8>,
+    unsynced: u64,
+    stopping: bool,
+}
+
+/// Everything the `Wal`, its log thread and its compactions share.
+pub(crate) struct Shared {
+    pub dir: PathBuf,
+    pub opts: Options,
+    appender: Mutex<Appender>,
+    work: Condvar,
+    pub commits: Arc<Commits>,
+    pub stats: Counters,
+    pub next_generation: AtomicU64,
+    pub disk_bytes: AtomicU64,
+    pub live_bytes: AtomicU64,
+    pub compacting: AtomicBool,
+    /// Held as long as anything can still write here: the `Wal`, its log
+    /// thread, and a compaction running on another thread.
+    _lock: DirLock,
+    #[cfg(test)]
+    pub crash: crate::compact::CrashHook,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Appender> {
+        self.appender.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn delay(&self) {
+        if !self.opts.fsync_delay.is_zero() {
+            std::thread::sleep(self.opts.fsync_delay);
+        }
+    }
+}
+
+/// An open write-ahead log: the data directory's lock, the active segment,
+/// and (under `everysec` and `always`) the log thread. Share it between
+/// threads behind an `Arc`; dropping it drains pending records (and, under
+/// `everysec`, syncs them) and releases the directory.
+pub struct Wal {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    recovery: Recovery,
+}
+
+impl Wal {
+    /// Locks `dir` (creating it if needed), replays its snapshot and logs
+    /// into `apply` in order, cuts a torn tail, starts a new log segment and
+    /// (under `everysec` and `always`) the log thread.
+    pub fn open(
+        dir: impl AsRef<Path>,
+        opts: Options,
+        mut apply: impl FnMut(&[u8]) -> Result<(), ApplyError>,
+    ) -> Result<Wal, Error> {
+        if opts.durability == Durability::None {
+            return Err(Error::NoLog);
+        }
+        let dir = dir.as_ref().to_path_buf();
+        let lock = dir::lock(&dir)?;
+        let replayed = replay::replay(&dir, opts.recover, &mut apply)?;
+        let generation = replayed.next_generation;
+        let active = Arc::new(Segment::create(&dir, generation)?);
+        let recovery = replayed.recovery;
+        let shared = Arc::new(Shared {
+            dir,
+            appender: Mutex::new(Appender {
+                active,
+                next_lsn: 1,
+                queue: Vec::new(),
+                scratch: Vec::new(),
+                unsynced: 0,
+                stopping: false,
+            }),
+            work: Condvar::new(),
+            commits: Arc::new(Commits::new()),
+            stats: Counters::new(recovery.records(), recovery.dropped_bytes),
+            next_generation: AtomicU64::new(generation + 1),
+            disk_bytes: AtomicU64::new(replayed.disk_bytes + HEADER_LEN as u64),
+            live_bytes: AtomicU64::new(0),
+            compacting: AtomicBool::new(false),
+            _lock: lock,
+            #[cfg(test)]
+            crash: Default::default(),
+            opts,
+        });
+        let thread = spawn_log_thread(&shared)?;
+        Ok(Wal {
+            shared,
+            thread,
+            recovery,
+        })
+    }
+
+    /// What replay found at open.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// The mode the log was opened with.
+    pub fn durability(&self) -> Durability {
+        self.shared.opts.durability
+    }
+
+    /// Appends one record. Under `os` and `everysec` it is written before
+    /// this returns and the ticket is already committed; under `always` the
+    /// ticket commits when the log thread's next `fsync` has covered it.
+    pub fn append(&self, payload: &[u8]) -> Result<Ticket, Error> {
+        if payload.len() > MAX_RECORD as usize {
+            return Err(Error::TooLong(payload.len()));
+        }
+        if let Some(e) = self.shared.commits.failure() {
+            return Err(e);
+        }
+        let ticket = match self.shared.opts.durability {
+            Durability::Always => self.enqueue(payload),
+            _ => self.write_now(payload)?,
+        };
+        let framed = format::framed_len(payload.len()) as u64;
+        self.shared.stats.appended(1, framed);
+        Ok(ticket)
+    }
+
+    fn write_now(&self, payload: &[u8]) -> Result<Ticket, Error> {
+        let start = Instant::now();
+        let mut guard = self.shared.lock();
+        let a = &mut *guard;
+        a.scratch.clear();
+        format::encode_record(payload, &mut a.scratch);
+        self.count_on_disk(payload);
+        if let Err(e) = (&a.active.file).write_all(&a.scratch) {
+            self.shared.commits.fail(e);
+            return Err(self.shared.commits.failure().expect("just failed"));
+        }
+        let lsn = a.next_lsn;
+        a.next_lsn += 1;
+        a.unsynced += 1;
+        drop(guard);
+        // Outside the lock (wakers run foreign code): the watermark only
+        // rises, and every lower number was written before this one.
+        self.shared.commits.advance(lsn);
+        self.shared.stats.committed([start.elapsed()]);
+        Ok(Ticket(lsn))
+    }
+
+    fn enqueue(&self, payload: &[u8]) -> Ticket {
+        let mut a = self.shared.lock();
+        let lsn = a.next_lsn;
+        a.next_lsn += 1;
+        self.count_on_disk(payload);
+        let active = Arc::clone(&a.active);
+        let batch = match a.queue.last_mut() {
+            Some(b) if Arc::ptr_eq(&b.segment, &active) => b,
+            _ => {
+                a.queue.push(Batch {
+                    segment: active,
+                    buf: Vec::new(),
+                    last: 0,
+                    appended: Vec::new(),
+                });
+                a.queue.last_mut().expect("pushed")
+            }
+        };
+        format::encode_record(payload, &mut batch.buf);
+        batch.last = lsn;
+        batch.appended.push(Instant::now());
+        drop(a);
+        self.shared.work.notify_one();
+        Ticket(lsn)
+    }
+
+    /// Counts a record's bytes towards the files a compaction replaces;
+    /// called under the appenders' lock, so a compaction's cut (also under
+    /// it) splits the count exactly where it splits the records.
+    fn count_on_disk(&self, payload: &[u8]) {
+        let framed = format::framed_len(payload.len()) as u64;
+        self.shared.disk_bytes.fetch_add(framed, Ordering::Relaxed);
+    }
+
+    /// Whether `ticket`'s record has met the mode's promise. Never blocks.
+    pub fn is_committed(&self, ticket: Ticket) -> bool {
+        self.shared.commits.is_committed(ticket)
+    }
+
+    /// Blocks the calling thread until `ticket` commits; an error when the
+    /// log failed first (the write must not be acknowledged).
+    pub fn wait(&self, ticket: Ticket) -> Result<(), Error> {
+        self.shared.commits.wait(ticket)
+    }
+
+    /// Asks for `waker` to be woken once `ticket` commits (or the log
+    /// fails). False when that has already happened: the waker will not be
+    /// called, so look with [`is_committed`](Wal::is_committed) now.
+    pub fn register(&self, ticket: Ticket, waker: &Waker) -> bool {
+        self.shared.commits.register(ticket, waker)
+    }
+
+    /// A future ready when `ticket` commits; it does not borrow the `Wal`.
+    pub fn commit(&self, ticket: Ticket) -> Commit {
+        Commit {
+            commits: Arc::clone(&self.shared.commits),
+            ticket,
+        }
+    }
+
+    /// A copy of the statistics.
+    pub fn stats(&self) -> Stats {
+        self.shared.stats.snapshot()
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        self.shared.lock().stopping = true;
+        self.shared.work.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn spawn_log_thread(shared: &Arc<Shared>) -> Result<Option<JoinHandle<()>>, Error> {
+    let body: fn(&Shared) = match shared.opts.durability {
+        Durability::Always => run_always,
+        Durability::EverySec => run_everysec,
+        Durability::None | Durability::Os => return Ok(None),
+    };
+    let s = Arc::clone(shared);
+    std::thread::Builder::new()
+        .name("wal-log".into())
+        .spawn(move || body(&s))
+        .map(Some)
+        .map_err(Error::dir(&shared.dir))
+}
+
+/// `always`: take every pending batch, write, sync, commit; until stopped
+/// with nothing pending.
+fn run_always(s: &Shared) {
+    loop {
+        let batches = {
+            let mut a = s.lock();
+            while a.queue.is_empty() && !a.stopping {
+                a = s.work.wait(a).unwrap_or_else(|e| e.into_inner());
+            }
+            if a.queue.is_empty() {
+                return;
+            }
+            std::mem::take(&mut a.queue)
+        };
+        if let Err(e) = commit_batches(s, &batches) {
+            s.commits.fail(e);
+            return;
+        }
+    }
+}
+
+/// Writes the batches in order, one `fdatasync` per run of batches bound
+/// for the same segment, and commits each run once it is synced.
+fn commit_batches(s: &Shared, batches: &[Batch]) -> std::io::Result<()> {
+    let mut rest = batches;
+    while let Some(first) = rest.first() {
+        let run = rest
+            .iter()
+            .take_while(|b| Arc::ptr_eq(&b.segment, &first.segment))
+            .count();
+        let (now, later) = rest.split_at(run);
+        let mut file = &first.segment.file;
+        for b in now {
+            file.write_all(&b.buf)?;
+        }
+        s.delay();
+        file.sync_data()?;
+        let records: usize = now.iter().map(|b| b.appended.len()).sum();
+        s.stats.synced(records as u64);
+        s.commits.advance(now[run - 1].last);
+        let waits = now
+            .iter()
+            .flat_map(|b| b.appended.iter().map(Instant::elapsed));
+        s.stats.committed(waits);
+        rest = later;
+    }
+    Ok(())
+}
+
+/// `everysec`: once a second, sync the active segment if anything was
+/// written since the last sync; once more when stopped.
+fn run_everysec(s: &Shared) {
+    let mut next = Instant::now() + EVERYSEC;
+    loop {
+        let (segment, records, stopping) = {
+            let mut a = s.lock();
+            while !a.stopping && Instant::now() < next {
+                let left = next.saturating_duration_since(Instant::now());
+                a = s
+                    .work
+                    .wait_timeout(a, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            (
+                Arc::clone(&a.active),
+                std::mem::take(&mut a.unsynced),
+                a.stopping,
+            )
+        };
+        next = Instant::now() + EVERYSEC;
+        if records > 0 {
+            s.delay();
+            if let Err(e) = segment.file.sync_data() {
+                s.commits.fail(e);
+                return;
+            }
+            s.stats.synced(records);
+        }
+        if stopping {
+            return;
+        }
+    }
+}
