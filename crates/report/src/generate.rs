@@ -363,10 +363,7 @@ fn setup(sweep: &Sweep) -> Vec<String> {
             p.load_flags.join(" ")
         ));
     }
-    items.push(match &m.client_cpus {
-        Some(c) => format!("load pinned to CPUs {c}"),
-        None => "load not pinned".into(),
-    });
+    items.push(format!("load {}", crate::summary::load_pinning(m)));
     if let Some(run) = sweep.runs().next() {
         let e = &run.load.environment;
         items.push(format!(

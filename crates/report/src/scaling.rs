@@ -234,7 +234,7 @@ impl<'a> Section<'a> {
             .map(|s| {
                 let mut row = vec![s.label().to_string()];
                 match &s.fit {
-                    Ok(f) => row.extend(fit_cells(f)),
+                    Ok(f) => row.extend(fit_cells(f, s.steps.last().map_or(1, |st| st.cores))),
                     Err(why) => {
                         row.push(why.clone());
                         row.extend(std::iter::repeat_n(String::new(), 5));
@@ -302,26 +302,38 @@ fn shared_counts(series: &[ScalingSeries]) -> Vec<String> {
 }
 
 /// λ, σ, κ, N*, X(N*), R², each with its interval where there is one.
-fn fit_cells(f: &Fit) -> Vec<String> {
+/// A peak past [`IN_REACH`] times the most cores measured (`kmax`) is
+/// said as beyond that, with no throughput: the law is extrapolated
+/// there from points that show no bend.
+fn fit_cells(f: &Fit, kmax: usize) -> Vec<String> {
     let iv = f.intervals;
     let with = |v: String, range: Option<(f64, f64)>, fmt: &dyn Fn(f64) -> String| match range {
         Some((lo, hi)) => format!("{v} ({} – {})", fmt(lo), fmt(hi)),
         None => v,
     };
     let law = f.law;
-    let peak = match f.peak() {
-        Some((n, _)) => with(cores_text(n), iv.and_then(|i| i.peak), &cores_text),
-        None => "none (κ = 0)".into(),
+    let reach = IN_REACH * kmax as f64;
+    let (peak, at_peak) = match f.peak() {
+        Some((n, x)) if n <= reach => (
+            with(cores_text(n), iv.and_then(|i| i.peak), &cores_text),
+            num(x),
+        ),
+        Some(_) => (format!("beyond {reach:.0}"), "–".into()),
+        None => ("none (κ = 0)".into(), "–".into()),
     };
     vec![
         with(num(law.lambda), iv.map(|i| i.lambda), &num),
         with(coefficient(law.sigma), iv.map(|i| i.sigma), &coefficient),
         with(coefficient(law.kappa), iv.map(|i| i.kappa), &coefficient),
         peak,
-        f.peak().map_or("–".into(), |(_, x)| num(x)),
+        at_peak,
         format!("{:.3}", f.r2),
     ]
 }
+
+/// How far past the most cores measured a fitted peak is still said as a
+/// number of cores.
+const IN_REACH: f64 = 4.0;
 
 /// A peak's cores: one decimal; past 1000, no peak in sight.
 fn cores_text(n: f64) -> String {
@@ -372,9 +384,13 @@ pub fn verdict(s: &ScalingSeries) -> String {
             num(x)
         ),
         peak if speedup / k as f64 >= SCALES => {
-            let beyond = peak.map_or(String::new(), |(n, _)| {
-                format!("; the law puts its peak at {n:.0} cores")
-            });
+            let beyond = match peak {
+                Some((n, _)) if n <= IN_REACH * k as f64 => {
+                    format!("; the law puts its peak at {n:.0} cores")
+                }
+                Some(_) => format!("; no peak within {:.0} cores", IN_REACH * k as f64),
+                None => String::new(),
+            };
             format!("{name}: **scales** — {gain}; {params}{beyond}")
         }
         _ => format!("{name}: **flattens** — {gain}; {params}"),
@@ -476,3 +492,37 @@ const FIT_NOTE: &str = "X(N) = λN / (1 + σ(N−1) + κN(N−1)): λ is one cor
     means; the ranges in brackets are 95% bootstrap intervals from the repetitions (runs \
     resampled within each core count and refitted). A series with fewer than 3 core counts, \
     or one the law cannot describe (superlinear, or σ ≥ 1), says so instead.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usl::Law;
+
+    fn fit(sigma: f64, kappa: f64) -> Fit {
+        Fit {
+            law: Law {
+                lambda: 100.0,
+                sigma,
+                kappa,
+            },
+            r2: 0.99,
+            intervals: None,
+        }
+    }
+
+    #[test]
+    fn a_peak_far_past_the_cores_measured_is_not_given_as_a_number() {
+        // κ tiny: the law peaks at about 3,162 cores, fitted from 1..8.
+        let cells = fit_cells(&fit(0.0, 1e-7), 8);
+        assert_eq!((cells[3].as_str(), cells[4].as_str()), ("beyond 32", "–"));
+        // Within reach: the peak and the throughput there.
+        let cells = fit_cells(&fit(0.0, 0.01), 8);
+        assert_eq!(cells[3], "10.0");
+        assert_ne!(cells[4], "–");
+        let cells = fit_cells(&fit(0.1, 0.0), 8);
+        assert_eq!(
+            (cells[3].as_str(), cells[4].as_str()),
+            ("none (κ = 0)", "–")
+        );
+    }
+}

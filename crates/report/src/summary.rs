@@ -136,15 +136,25 @@ fn machine_line(m: &Manifest, all: &[&PointRuns]) -> Option<String> {
         (Some(a), Some(b)) => format!("; runs from {} to {}", utc(*a), utc(*b)),
         _ => String::new(),
     };
-    let pinned = m
-        .client_cpus
-        .as_deref()
-        .map(|c| format!("CPUs {c}"))
-        .unwrap_or_else(|| "no CPUs (not pinned)".into());
+    let pinned = load_pinning(m);
     Some(format!(
-        "Machine: {} CPUs, {} {}, {}; serverlab {}; load pinned to {pinned}{when}.",
+        "Machine: {} CPUs, {} {}, {}; serverlab {}; load {pinned}{when}.",
         e.cores_online, e.os, e.arch, e.kernel, e.serverlab_version,
     ))
+}
+
+/// Where the load ran: one CPU list for the sweep, or per point where
+/// the cores axis placed it, or nowhere in particular.
+pub fn load_pinning(m: &Manifest) -> String {
+    match &m.client_cpus {
+        Some(c) => format!("pinned to CPUs {c}"),
+        None if m.points.iter().any(|p| p.placement.is_some()) => {
+            "pinned per point, on CPUs its server does not use where the machine has them \
+             (each point's placement is in sweep.json)"
+                .into()
+        }
+        None => "not pinned".into(),
+    }
 }
 
 /// How a metric's value reads: `12,345 (12,000 – 12,700) req/s`.
