@@ -146,3 +146,16 @@ fn scaling_quick_runs_in_about_5_minutes_on_16_cpus() {
     let total = minutes(&p) + warmup_minutes(&p);
     assert!((3.0..5.5).contains(&total), "{total} min");
 }
+
+#[test]
+fn scaling_stores_is_the_other_two_stores_pipelined() {
+    let p = plan_on("scaling-stores", 16);
+    assert_eq!(keys(&p), ["strategy", "store", "cores"]);
+    assert_eq!(p.points.len(), 7 * 2 * 4);
+    assert!(p.points.iter().all(|pt| {
+        let flags = pt.load_flags.join(" ");
+        flags.contains("--pipeline 16")
+    }));
+    let total = minutes(&p) + warmup_minutes(&p);
+    assert!(total < 3.0, "{total} min");
+}
