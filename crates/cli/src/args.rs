@@ -68,6 +68,55 @@ pub fn addr(
     }
 }
 
+/// A size flag's value: bytes, shown in `--help` with the largest binary
+/// suffix that divides it (`1MiB`, `64KiB`, `65535`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        for (shift, suffix) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+            if n != 0 && n.is_multiple_of(1 << shift) {
+                return write!(f, "{}{suffix}", n >> shift);
+            }
+        }
+        write!(f, "{n}")
+    }
+}
+
+/// [`size`], as a [`Size`].
+pub fn size_flag(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<Size, String> + Clone + Send + Sync {
+    let parse = size(min, max);
+    move |text: &str| parse(text).map(Size)
+}
+
+/// A duration flag's value, shown in `--help` in the grammar it is
+/// written in (`10s`, `500ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span(pub Duration);
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = self.0;
+        if d.subsec_nanos() == 0 {
+            write!(f, "{}s", d.as_secs())
+        } else if d.subsec_nanos().is_multiple_of(1_000_000) {
+            write!(f, "{}ms", d.as_millis())
+        } else {
+            write!(f, "{}us", d.as_micros())
+        }
+    }
+}
+
+/// [`duration`], as a [`Span`].
+pub fn span(text: &str) -> Result<Span, String> {
+    duration(text).map(Span)
+}
+
 /// A CPU list (`0`, `0-1`, `1,3`) of CPUs this process may use.
 pub fn cpus(text: &str) -> Result<serverlab_util::CpuSet, String> {
     text.parse()
@@ -119,6 +168,28 @@ mod tests {
         for bad in ["", ":", ":x", "127.0.0.1:99999", "no such host.invalid"] {
             let e = p(bad).unwrap_err();
             assert!(e.contains("HOST:PORT") && e.contains(":PORT"), "{bad}: {e}");
+        }
+    }
+
+    /// What `--help` shows as a default reads back as the same value.
+    #[test]
+    fn defaults_show_as_written() {
+        let p = size_flag(0, 1 << 30);
+        for (n, shown) in [
+            (1 << 20, "1MiB"),
+            (64 << 10, "64KiB"),
+            (65535, "65535"),
+            (0, "0"),
+        ] {
+            assert_eq!(Size(n).to_string(), shown);
+            assert_eq!(p(shown), Ok(Size(n)));
+        }
+        for (d, shown) in [
+            (Duration::from_secs(10), "10s"),
+            (Duration::from_millis(1500), "1500ms"),
+        ] {
+            assert_eq!(Span(d).to_string(), shown);
+            assert_eq!(span(shown), Ok(Span(d)));
         }
     }
 

@@ -9,6 +9,27 @@
 use crate::number::{parse_u64, push_u64};
 use crate::Terminator;
 
+/// As every subcommand spells it.
+pub const NAME: &str = "board";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "the CAPS message board (POST, READ, COUNT, LIST, EXIT)";
+/// Where a board server listens unless told otherwise.
+pub const DEFAULT_PORT: u16 = 12345;
+
+/// The bound a board server enforces (`--max-request`), which a checker
+/// must know too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest request in bytes; a longer one closes its connection.
+    pub max_request: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_request: 65535 }
+    }
+}
+
 /// A parsed board request, borrowing its topic and message from the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request<'a> {

@@ -8,6 +8,7 @@ mod workload;
 use crate::case::Case;
 use crate::concurrency::{drive, judge, ConcurrencyReport, Plan};
 use crate::protocol::Protocol;
+use serverlab_proto::board;
 use std::net::SocketAddr;
 
 /// What `check board` assumes about the server.
@@ -19,18 +20,25 @@ pub struct Board {
     pub max_request: usize,
 }
 
-impl Default for Board {
-    fn default() -> Self {
+impl Board {
+    /// A check of a server with these limits.
+    pub fn new(limits: board::Limits) -> Self {
         Board {
             include_exit: false,
-            max_request: 65535,
+            max_request: limits.max_request,
         }
     }
 }
 
+impl Default for Board {
+    fn default() -> Self {
+        Board::new(board::Limits::default())
+    }
+}
+
 impl Protocol for Board {
-    const NAME: &'static str = "board";
-    const DEFAULT_PORT: u16 = 12345;
+    const NAME: &'static str = board::NAME;
+    const DEFAULT_PORT: u16 = board::DEFAULT_PORT;
 
     fn cases() -> Vec<Case<Board>> {
         cases::all()

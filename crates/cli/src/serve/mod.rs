@@ -32,32 +32,49 @@ pub struct ServeCmd {
 }
 
 /// A protocol `serve` serves: its flags (the common server flags among
-/// them) and how it starts. Each lives in its own file here and is
-/// registered by one line of `protocols!` below.
+/// them) and how it starts. Each lives in its own file here, `module::Args`,
+/// named after the protocol in `serverlab_proto::for_each_protocol!`.
 trait Protocol: Sized {
     /// As `serve` takes it.
     const NAME: &'static str;
+    /// Its line of `serve --help`, less the port.
+    const ABOUT: &'static str;
+    /// Where it listens unless told otherwise (none: a free port).
+    const PORT: Option<u16>;
     fn server(&self) -> &ServerArgs;
     fn run(self) -> anyhow::Result<ExitCode>;
 }
 
-/// `ServeProtocol`, the `serve` subcommands, from one line per protocol
-/// (its help line, then `Variant(module::Args)`).
+/// A protocol's line of `serve --help`.
+fn about<P: Protocol>() -> String {
+    match P::PORT {
+        Some(port) => format!("{}. Port {port}", P::ABOUT),
+        None => P::ABOUT.to_string(),
+    }
+}
+
+/// `ServeProtocol`, the `serve` subcommands: the registry's protocols,
+/// then the servers that are not protocols of their own (in brackets).
 macro_rules! protocols {
-    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+    ([$($extra:tt)*] $($listed:tt)*) => {
+        protocols!(@all $($listed)* $($extra)*);
+    };
+    (@all $($module:ident: $variant:ident),* $(,)?) => {
         #[derive(Subcommand)]
         enum ServeProtocol {
             $(
-                $(#[doc = $doc])*
-                #[command(name = <$args as Protocol>::NAME)]
-                $variant($args),
+                #[command(
+                    name = <$module::Args as Protocol>::NAME,
+                    about = about::<$module::Args>()
+                )]
+                $variant($module::Args),
             )*
         }
 
         impl ServeProtocol {
             fn name(&self) -> &'static str {
                 match self {
-                    $(ServeProtocol::$variant(_) => <$args as Protocol>::NAME,)*
+                    $(ServeProtocol::$variant(_) => <$module::Args as Protocol>::NAME,)*
                 }
             }
 
@@ -76,21 +93,7 @@ macro_rules! protocols {
     };
 }
 
-protocols! {
-    /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
-    Board(board::BoardArgs),
-    /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
-    Bucket(bucket::BucketArgs),
-    /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
-    Echo(echo::EchoArgs),
-    /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
-    Kv(kv::KvArgs),
-    /// Redis's protocol, RESP2: strings and lists, for redis-cli, redis-benchmark and clients. Port 6379.
-    Resp(resp::RespArgs),
-    /// Another program as the server (redis-server, …), started, pinned and stopped as a sweep
-    /// starts serverlab's: --command 'redis-server --port $PORT'.
-    External(external::ExternalArgs),
-}
+serverlab_proto::for_each_protocol!(protocols, echo: Echo, external: External);
 
 /// Flags every server takes.
 #[derive(Args, Clone)]
@@ -165,14 +168,13 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
 }
 
 /// Bind, announce, serve until stopped, print the final statistics.
-pub(crate) fn serve<S: Service>(
-    name: &str,
-    port: u16,
+fn serve<P: Protocol, S: Service>(
     svc: Arc<S>,
     args: &ServerArgs,
     what: &str,
 ) -> anyhow::Result<ExitCode> {
-    let cfg = config(args, port);
+    let name = P::NAME;
+    let cfg = config(args, P::PORT.unwrap_or(0));
     // Before binding, so a strategy this machine cannot run fails naming
     // why, not as a failure to listen.
     cfg.preflight()?;

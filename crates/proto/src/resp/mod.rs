@@ -16,6 +16,13 @@ pub mod reply;
 pub use command::{Cmd, End, Rejection, SetCond};
 pub use frame::{Framed, Framer, ProtocolError, Span};
 
+/// As every subcommand spells it.
+pub const NAME: &str = "resp";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "Redis's protocol, RESP2: strings and lists";
+/// Where a RESP server listens unless told otherwise (Redis's port).
+pub const DEFAULT_PORT: u16 = 6379;
+
 /// The limits every RESP server enforces (`--max-bulk`, `--max-args`,
 /// `--max-inline`, `--max-query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,12 +2,16 @@
 //! library, its output, and the exit code (0 all passed, 1 something
 //! failed, 2 bad usage or an unreachable server).
 
+mod board;
+mod bucket;
+mod kv;
+mod resp;
+
 use crate::args;
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Subcommand, ValueEnum};
 use serverlab_check::concurrency::Plan;
 use serverlab_check::{text, CheckError, Event, Options, Protocol, Report};
-use serverlab_proto::bucket::DelayUnit;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -19,20 +23,50 @@ pub struct CheckCmd {
     protocol: CheckProtocol,
 }
 
-#[derive(Subcommand)]
-enum CheckProtocol {
-    /// The message board: every rule of the CAPS protocol, then POST/READ/COUNT/LIST
-    /// from many clients, checked for linearizability per topic.
-    Board(BoardArgs),
-    /// Delay-and-add buckets: every rule, then concurrent adds, checked per bucket.
-    Bucket(BucketArgs),
-    /// The HTTP/1.1 key-value store: every rule, then concurrent GET/HEAD/PUT/POST/DELETE,
-    /// checked per key.
-    Kv(KvArgs),
-    /// Redis's protocol (RESP2): every rule, then concurrent SET/GET/DEL, INCRBY and
-    /// RPUSH/LINDEX/LLEN, checked per key (any Redis-compatible server with --assignment).
-    Resp(RespArgs),
+/// A protocol's `check` flags beyond the common ones (the server's limits
+/// and its own), and the check they describe. Each lives in its own file
+/// here, `module::Flags`, named after the protocol in
+/// `serverlab_proto::for_each_protocol!`.
+trait Checker: Args + FromArgMatches {
+    /// Its line of `check --help`.
+    const ABOUT: &'static str;
+    type Check: Protocol;
+    fn check(self) -> Self::Check;
 }
+
+// Not a doc comment: clap would take it as every subcommand's `about`.
+#[derive(Args)]
+struct CheckArgs<F: Checker> {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    own: F,
+}
+
+/// `CheckProtocol`, the `check` subcommands, and `run`, from the
+/// registry.
+macro_rules! checks {
+    ([] $($module:ident: $variant:ident),* $(,)?) => {
+        #[derive(Subcommand)]
+        enum CheckProtocol {
+            $(
+                #[command(
+                    name = <<$module::Flags as Checker>::Check as Protocol>::NAME,
+                    about = <$module::Flags as Checker>::ABOUT
+                )]
+                $variant(CheckArgs<$module::Flags>),
+            )*
+        }
+
+        pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
+            match cmd.protocol {
+                $(CheckProtocol::$variant(a) => check(&mut a.own.check(), &a.common),)*
+            }
+        }
+    };
+}
+
+serverlab_proto::for_each_protocol!(checks);
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -42,7 +76,7 @@ enum Format {
     Json,
 }
 
-/// Flags every check takes.
+// Flags every check takes.
 #[derive(Args)]
 #[command(allow_negative_numbers = true)]
 struct CommonArgs {
@@ -78,107 +112,6 @@ struct CommonArgs {
     /// How to print the result
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-}
-
-#[derive(Args)]
-struct BoardArgs {
-    #[command(flatten)]
-    common: CommonArgs,
-    /// Also send EXIT, as the last case: it stops the server
-    #[arg(long)]
-    include_exit: bool,
-    /// The server's --max-request
-    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(64..=1 << 30))]
-    max_request: u64,
-}
-
-#[derive(Args)]
-struct BucketArgs {
-    #[command(flatten)]
-    common: CommonArgs,
-    /// The server's number of buckets [default: found by probing on throw-away connections]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    buckets: Option<u64>,
-    /// The server's --delay-unit
-    #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]
-    delay_unit: DelayUnit,
-    /// The server's --max-delay, in delay units
-    #[arg(long, default_value_t = 60)]
-    max_delay: u64,
-    /// The server's --max-line
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    max_line: u64,
-}
-
-#[derive(Args)]
-struct KvArgs {
-    #[command(flatten)]
-    common: CommonArgs,
-    /// The server's --max-value
-    #[arg(long, default_value = "1MiB", value_parser = args::size(1, 1 << 30))]
-    max_value: u64,
-    /// The server's --max-uri
-    #[arg(long, default_value = "2KiB", value_parser = args::size(64, 1 << 20))]
-    max_uri: u64,
-    /// The server's --max-headers
-    #[arg(long, default_value = "16KiB", value_parser = args::size(64, 1 << 20))]
-    max_headers: u64,
-    /// The server's --header-timeout (the 408 case waits this long)
-    #[arg(long, default_value = "10s", value_parser = args::duration)]
-    header_timeout: Duration,
-}
-
-#[derive(Args)]
-struct RespArgs {
-    #[command(flatten)]
-    common: CommonArgs,
-    /// The server's --max-bulk
-    #[arg(long, default_value = "1MiB", value_parser = args::size(1, 1 << 30))]
-    max_bulk: u64,
-    /// The server's --max-args
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
-    max_args: u64,
-    /// The server's --max-inline
-    #[arg(long, default_value = "64KiB", value_parser = args::size(16, 1 << 30))]
-    max_inline: u64,
-}
-
-pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
-    match cmd.protocol {
-        CheckProtocol::Board(a) => {
-            let mut p = serverlab_check::Board {
-                include_exit: a.include_exit,
-                max_request: a.max_request as usize,
-            };
-            check(&mut p, &a.common)
-        }
-        CheckProtocol::Bucket(a) => {
-            let mut p = serverlab_check::Bucket {
-                buckets: a.buckets,
-                delay_unit: a.delay_unit,
-                max_delay: a.max_delay,
-                max_line: a.max_line as usize,
-            };
-            check(&mut p, &a.common)
-        }
-        CheckProtocol::Kv(a) => {
-            let mut p = serverlab_check::Kv {
-                max_value: a.max_value,
-                max_uri: a.max_uri as usize,
-                max_headers: a.max_headers as usize,
-                header_timeout: a.header_timeout,
-            };
-            check(&mut p, &a.common)
-        }
-        CheckProtocol::Resp(a) => {
-            let mut p = serverlab_check::Resp {
-                max_bulk: a.max_bulk as usize,
-                max_args: a.max_args as usize,
-                max_inline: a.max_inline as usize,
-            };
-            check(&mut p, &a.common)
-        }
-    }
 }
 
 fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode> {
