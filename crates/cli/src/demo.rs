@@ -40,7 +40,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|c| c.parse().expect("allowed CPU"));
     let store = serverlab_store::board::new(StoreKind::RwLock);
-    let svc = Arc::new(BoardService::new(store, 65535, ExitPolicy::Loopback));
+    let svc = Arc::new(BoardService::new(
+        store,
+        serverlab_proto::board::Limits::default().max_request,
+        ExitPolicy::Loopback,
+    ));
     let shutdown = Shutdown::new();
 
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
