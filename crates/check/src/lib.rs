@@ -6,7 +6,6 @@
 //! and runs the cases and the concurrency phase, [`lin`] checks
 //! histories, [`report`] and [`text`] present the result.
 
-pub mod addr;
 pub mod board;
 pub mod bucket;
 pub mod case;

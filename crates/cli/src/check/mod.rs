@@ -12,8 +12,9 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Subcommand, ValueEnum};
 use serverlab_check::concurrency::Plan;
 use serverlab_check::{text, CheckError, Event, Options, Protocol, Report};
+use serverlab_util::addr::HostPort;
 use std::io::Write;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -82,8 +83,8 @@ enum Format {
 struct CommonArgs {
     /// The server: HOST:PORT, HOST alone for the protocol's port, or :PORT on 127.0.0.1
     /// [default: 127.0.0.1 and the protocol's port]
-    #[arg(value_name = "ADDR")]
-    addr: Option<String>,
+    #[arg(value_name = "ADDR", value_parser = args::host_port)]
+    addr: Option<HostPort>,
     /// Run only these cases (comma-separated or repeated; `linearizable` is the concurrency phase)
     #[arg(long, value_name = "CASE", value_delimiter = ',')]
     only: Vec<String>,
@@ -115,14 +116,7 @@ struct CommonArgs {
 }
 
 fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let addr = a
-        .addr
-        .as_deref()
-        .map_or(
-            Ok(SocketAddr::from(([127, 0, 0, 1], P::DEFAULT_PORT))),
-            |t| args::addr(P::DEFAULT_PORT)(t),
-        )
-        .unwrap_or_else(|e| usage_error(P::NAME, ErrorKind::ValueValidation, format!("ADDR: {e}")));
+    let addr = server_addr::<P>(a.addr);
     let opts = Options {
         only: a.only.clone(),
         skip: a.skip.clone(),
@@ -167,6 +161,15 @@ fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode>
     }
 }
 
+/// Where the server is: ADDR, its port the protocol's when not written;
+/// without ADDR, 127.0.0.1 and the protocol's port.
+fn server_addr<P: Protocol>(given: Option<HostPort>) -> SocketAddr {
+    given.map_or(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, P::DEFAULT_PORT)),
+        |a| a.or_port(P::DEFAULT_PORT),
+    )
+}
+
 fn finish(report: &Report, format: Format) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match format {
@@ -196,4 +199,22 @@ fn usage_error(protocol: &str, kind: ErrorKind, msg: String) -> ! {
         .cloned()
         .map(|c| c.bin_name(format!("serverlab check {protocol}")));
     sub.unwrap_or(cmd).error(kind, msg).exit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_s_port_unless_written() {
+        use serverlab_check::{Board, Kv};
+        assert_eq!(server_addr::<Kv>(None).to_string(), "127.0.0.1:8080");
+        let host = args::host_port("127.0.0.2").unwrap();
+        assert_eq!(
+            server_addr::<Board>(Some(host)).to_string(),
+            "127.0.0.2:12345"
+        );
+        let port = args::host_port(":9").unwrap();
+        assert_eq!(server_addr::<Board>(Some(port)).to_string(), "127.0.0.1:9");
+    }
 }

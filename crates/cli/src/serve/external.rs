@@ -108,7 +108,7 @@ impl Args {
         let addr = self
             .server
             .addr
-            .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+            .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), |a| a.or_port(0));
         if addr.port() != 0 {
             return Ok(addr);
         }

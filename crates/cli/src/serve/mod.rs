@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::addr::HostPort;
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -99,9 +100,10 @@ serverlab_proto::for_each_protocol!(protocols, echo: Echo, external: External);
 #[derive(Args, Clone)]
 #[command(allow_negative_numbers = true)]
 pub struct ServerArgs {
-    /// Address to listen on [default: 127.0.0.1 and the protocol's port]
-    #[arg(long, value_name = "HOST:PORT")]
-    pub addr: Option<SocketAddr>,
+    /// Address to listen on: HOST:PORT, HOST (the protocol's port) or :PORT (on 127.0.0.1)
+    /// [default: 127.0.0.1 and the protocol's port]
+    #[arg(long, value_name = "HOST:PORT", value_parser = args::host_port)]
+    pub addr: Option<HostPort>,
     /// Concurrency strategy
     #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
@@ -157,7 +159,9 @@ pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
 pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
     let addr = args
         .addr
-        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)));
+        .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)), |a| {
+            a.or_port(default_port)
+        });
     let mut cfg = ServerConfig::new(addr, args.strategy);
     cfg.threads = args.threads.map(usize::from);
     cfg.cpus = args.cpus.clone();
