@@ -1,9 +1,9 @@
 //! Small pieces every layer shares, written once: the grammar of a server
-//! address, the duration grammar of every flag and experiment file, CPU sets and pinning, the named-enum
-//! pattern behind every `--strategy`-like flag, weighted operation mixes,
-//! the compacting input buffer every reader of a byte stream needs, and the
-//! shape of a server's final statistics (the server writes it, the report
-//! reads it).
+//! address, the duration grammar of every flag and experiment file, CPU
+//! sets and pinning, the named-enum pattern behind every `--strategy`-like
+//! flag, who holds a port, weighted operation mixes, the compacting input
+//! buffer every reader of a byte stream needs, and the shape of a server's
+//! final statistics (the server writes it, the report reads it).
 
 pub mod addr;
 pub mod buf;
@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod duration;
 pub mod mix;
 pub mod named;
+pub mod port_holder;
 pub mod server_stats;
 
 pub use buf::InputBuf;

@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
 use serverlab_util::addr::HostPort;
+use serverlab_util::port_holder;
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -184,7 +185,7 @@ fn serve<P: Protocol, S: Service>(
     cfg.preflight()?;
     let shutdown = Shutdown::new();
     let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
-        .with_context(|| format!("cannot listen on {}", cfg.addr))?;
+        .map_err(|e| cannot_listen(cfg.addr, e))?;
     stop_on_signals(&shutdown).context("cannot install signal handlers")?;
     memory::give_back_after_bursts(svc, shutdown.clone());
     let pinned = cfg
@@ -213,6 +214,30 @@ fn serve<P: Protocol, S: Service>(
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a server cannot listen, in one line; a port in use names the
+/// process holding it where it can be seen, and says what to do.
+fn cannot_listen(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    if e.kind() != std::io::ErrorKind::AddrInUse {
+        return anyhow::Error::new(e).context(format!("cannot listen on {addr}"));
+    }
+    let elsewhere = format!(
+        "serve on another port (--addr {}:0 takes a free one)",
+        addr.ip()
+    );
+    let next = match port_holder::find(addr) {
+        Some(h) => format!(
+            "process {} ({}) holds it: stop it (kill {}) or {elsewhere}",
+            h.pid, h.command, h.pid
+        ),
+        None => format!(
+            "no process of this user holds it (`ss -ltnp 'sport = :{}'` may name the one that \
+             does): {elsewhere}",
+            addr.port()
+        ),
+    };
+    anyhow::anyhow!("cannot listen on {addr}: {e}; {next}")
 }
 
 /// Final statistics as indented `name: value` lines.

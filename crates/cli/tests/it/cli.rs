@@ -49,13 +49,22 @@ fn serve_help_lists_strategies_and_stores() {
     }
 }
 
+/// A port in use: one line that names the address, the process holding it
+/// and what to do next.
 #[test]
 fn port_in_use_is_a_clear_runtime_error() {
     let server = ServerProc::start("board", &[]);
     let addr = server.addr.to_string();
     let out = run(&["serve", "board", "--addr", &addr]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains(&addr), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(&addr), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let holder = format!("process {} (", server.pid());
+    assert!(err.contains(&holder), "does not name {holder}: {err}");
+    assert!(err.contains("serverlab serve board"), "{err}");
+    assert!(err.contains(&format!("kill {}", server.pid())), "{err}");
+    assert!(err.contains("--addr 127.0.0.1:0"), "{err}");
 }
 
 /// A port free on 127.0.0.1 now.
