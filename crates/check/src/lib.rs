@@ -11,6 +11,7 @@ pub mod bucket;
 pub mod case;
 pub mod concurrency;
 pub mod error;
+pub mod identify;
 pub mod kv;
 pub mod lin;
 pub mod protocol;

@@ -51,6 +51,31 @@ pub enum Request<'a> {
     Invalid,
 }
 
+/// What a server sent in answer to a COUNT, which tells a board server
+/// from the rest (the load and the checker ask it before anything else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountAnswer {
+    /// A count: a board server.
+    Count(u64),
+    /// The request sent back, reversed or not: an echo server (`serve
+    /// echo`, the board's transport baseline).
+    Echoed,
+    /// Something no board server sends.
+    Other,
+}
+
+/// Classify `reply` (without its terminator) to the COUNT `request`
+/// (without its terminator).
+pub fn count_answer(request: &[u8], reply: &[u8]) -> CountAnswer {
+    if let Ok(Some(n)) = parse_u64(reply) {
+        return CountAnswer::Count(n);
+    }
+    if reply == request || reply.iter().eq(request.iter().rev()) {
+        return CountAnswer::Echoed;
+    }
+    CountAnswer::Other
+}
+
 /// The request kinds, for statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -280,6 +305,18 @@ pub fn parse_list(reply: &[u8]) -> Option<Vec<&[u8]>> {
 mod tests {
     use super::*;
     use Request::*;
+
+    #[test]
+    fn count_answers_tell_a_board_server() {
+        assert_eq!(count_answer(b"COUNT@t", b"17"), CountAnswer::Count(17));
+        assert_eq!(count_answer(b"COUNT@t", b"t@TNUOC"), CountAnswer::Echoed);
+        assert_eq!(count_answer(b"COUNT@t", b"COUNT@t"), CountAnswer::Echoed);
+        assert_eq!(
+            count_answer(b"COUNT@t", b"HTTP/1.1 400 Bad Request\r"),
+            CountAnswer::Other
+        );
+        assert_eq!(count_answer(b"COUNT@t", b""), CountAnswer::Other);
+    }
 
     #[test]
     fn protocol_examples() {

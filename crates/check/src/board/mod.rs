@@ -44,6 +44,28 @@ impl Protocol for Board {
         cases::all()
     }
 
+    fn hello(&self, nonce: &str) -> Vec<u8> {
+        format!("COUNT@{nonce}hello\0").into_bytes()
+    }
+
+    fn recognise(&self, hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        let strip = |b: &'_ [u8]| -> Vec<u8> {
+            let b = b
+                .strip_suffix(b"\0")
+                .or_else(|| b.strip_suffix(b"\n"))
+                .unwrap_or(b);
+            b.to_vec()
+        };
+        match board::count_answer(&strip(hello), &strip(answer)) {
+            board::CountAnswer::Count(_) => Ok(()),
+            board::CountAnswer::Echoed => Err(Some(
+                "the request sent back, as `serve echo`, the board's transport baseline, does"
+                    .into(),
+            )),
+            board::CountAnswer::Other => Err(None),
+        }
+    }
+
     fn opted_in(&self, flag: &str) -> bool {
         flag == "--include-exit" && self.include_exit
     }

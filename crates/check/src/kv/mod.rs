@@ -48,6 +48,18 @@ impl Protocol for Kv {
         cases::all()
     }
 
+    fn hello(&self, nonce: &str) -> Vec<u8> {
+        format!("GET /{nonce}hello HTTP/1.1\r\nHost: serverlab-check\r\n\r\n").into_bytes()
+    }
+
+    fn recognise(&self, _hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        if answer.starts_with(b"HTTP/") {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
+
     fn settings(&self) -> Vec<(&'static str, String)> {
         vec![
             ("max_value", self.max_value.to_string()),

@@ -54,6 +54,19 @@ impl Protocol for Resp {
         cases::all()
     }
 
+    fn hello(&self, _nonce: &str) -> Vec<u8> {
+        b"*1\r\n$4\r\nPING\r\n".to_vec()
+    }
+
+    fn recognise(&self, _hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        let typed = matches!(answer.first(), Some(b'+' | b'-' | b':' | b'$' | b'*'));
+        if typed && answer.ends_with(b"\r\n") {
+            Ok(())
+        } else {
+            Err(None)
+        }
+    }
+
     fn settings(&self) -> Vec<(&'static str, String)> {
         vec![
             ("max_bulk", self.max_bulk.to_string()),

@@ -1,6 +1,7 @@
 //! `serverlab check <protocol> [ADDR]`: flags, a check from the check
 //! library, its output, and the exit code (0 all passed, 1 something
-//! failed, 2 bad usage or an unreachable server).
+//! failed or the server could not be checked — unreachable, or not
+//! speaking the protocol —, 2 bad usage), as `load`'s.
 
 mod board;
 mod bucket;
@@ -150,11 +151,12 @@ fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode>
     match result {
         Ok(report) => finish(&report, a.format),
         Err(CheckError::Usage(msg)) => usage_error(P::NAME, ErrorKind::InvalidValue, msg),
-        Err(e @ CheckError::Unreachable { .. }) => {
-            eprintln!("serverlab check: {e}");
-            Ok(ExitCode::from(2))
-        }
-        Err(e @ CheckError::Setup(_)) => {
+        Err(
+            e @ (CheckError::Unreachable { .. }
+            | CheckError::NotTheProtocol(_)
+            | CheckError::Setup(_)),
+        ) => {
+            // One line, and exit 1, as `load` does.
             eprintln!("serverlab check: {e}");
             Ok(ExitCode::from(1))
         }
