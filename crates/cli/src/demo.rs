@@ -14,7 +14,7 @@ use serverlab_server::{Server, ServerConfig, Shutdown};
 use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_store::StoreKind;
 use serverlab_util::server_stats::ServerStats;
-use serverlab_util::CpuSet;
+use serverlab_util::{plural, CpuSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,9 +115,11 @@ fn explain(report: &LoadReport, stats: &ServerStats, busy: bool, pinned: bool) -
     s += "  verification: every reply checked against what a correct board must answer.\n";
     if let Some(server) = server {
         s += &format!(
-            "  the server counts {server} requests, the client {client}: the client's own COUNT per topic \
-             before and after the run ({}), and {late} replies after the window, are not in its table.\n",
-            server.saturating_sub(client + late)
+            "  the server counts {}, the client {client}: the client's own COUNT per topic \
+             before and after the run ({}), and {} after the window, are not in its table.\n",
+            plural(server, "request", "requests"),
+            server.saturating_sub(client + late),
+            plural(late, "reply", "replies")
         );
     }
     if busy {

@@ -108,3 +108,18 @@ fn serve_addr_takes_every_form_load_takes() {
     let ip = format!("127.{}.{}.9", 30 + pid % 200, 1 + (pid / 200) % 250);
     listens_at(&ip, |a| a.to_string() == format!("{ip}:12345"));
 }
+
+/// One request is "1 request", not "1 requests".
+#[test]
+fn a_count_of_one_is_singular() {
+    let server = ServerProc::start("resp", &[]);
+    let addr = server.addr.to_string();
+    let out = load(
+        "resp",
+        &["--addr", &addr, "--requests", "1", "--connections", "1", "--mix", "get=1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("resp load: 1 request in"), "{stdout}");
+    assert!(!stdout.contains(" 1 requests"), "{stdout}");
+}
