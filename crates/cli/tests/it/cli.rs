@@ -116,7 +116,16 @@ fn a_count_of_one_is_singular() {
     let addr = server.addr.to_string();
     let out = load(
         "resp",
-        &["--addr", &addr, "--requests", "1", "--connections", "1", "--mix", "get=1"],
+        &[
+            "--addr",
+            &addr,
+            "--requests",
+            "1",
+            "--connections",
+            "1",
+            "--mix",
+            "get=1",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
