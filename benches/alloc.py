@@ -25,7 +25,6 @@ benches/alloc.py --duration 1 --reps 1 --clients 5 --glibc target/debug/serverla
 """
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -34,9 +33,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hostile  # noqa: E402  (beside this script)
+import common  # noqa: E402  (beside this script)
+import hostile  # noqa: E402
+from common import ROOT, Server, rss_mib  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ALLOCATORS = ["glibc", "mimalloc", "jemalloc"]
 
 
@@ -52,34 +52,30 @@ def build(allocator):
 
 
 def throughput(binary, args, pipeline):
-    srv = hostile.Server(binary, "board", args.strategy, args.server_cpu)
+    srv = Server(binary, "board", args.strategy, args.server_cpu)
     try:
-        out = subprocess.run(
-            ["taskset", "-c", args.client_cpu, binary, "load", "board", "--addr", srv.addr,
-             "--posters", "5", "--readers", "5", "--duration", f"{args.duration}s",
-             "--pipeline", str(pipeline), "--format", "json"],
-            capture_output=True, text=True)
+        return common.load_results(common.pinned(args.client_cpu, [
+            binary, "load", "board", "--addr", srv.addr, "--posters", "5", "--readers", "5",
+            "--duration", f"{args.duration}s", "--pipeline", str(pipeline),
+            "--format", "json"]))["throughput_rps"]
     finally:
         srv.stop()
-    if out.returncode != 0:
-        sys.exit(f"load failed: {out.stderr}")
-    return json.loads(out.stdout)["results"]["throughput_rps"]
 
 
 def burst(binary, args):
-    srv = hostile.Server(binary, "kv", args.strategy, args.server_cpu)
+    srv = Server(binary, "kv", args.strategy, args.server_cpu)
     try:
         hostile.put_big(srv)
         time.sleep(0.3)
-        start = hostile.rss_mib(srv.p.pid)
+        start = rss_mib(srv.p.pid)
         socks = hostile.never_reading(srv, args.clients)
         peak = start
         for _ in range(20):
             time.sleep(0.1)
-            peak = max(peak, hostile.rss_mib(srv.p.pid))
+            peak = max(peak, rss_mib(srv.p.pid))
         hostile.reset(socks)
         time.sleep(5.0)
-        after = hostile.rss_mib(srv.p.pid)
+        after = rss_mib(srv.p.pid)
     finally:
         srv.stop()
     return start, peak, after
@@ -91,8 +87,7 @@ def main():
     ap.add_argument("--duration", type=float, default=4.0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--clients", type=int, default=50)
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--client-cpu", default="1")
+    common.add_placement(ap)
     for a in ALLOCATORS:
         ap.add_argument(f"--{a}", metavar="BIN", help=f"a binary built with {a} (default: build it)")
     ap.add_argument("--json", help="also write every run here")
@@ -120,9 +115,7 @@ def main():
         print(f"| {a} | {med(a, 'lockstep_rps'):,.0f} | {med(a, 'pipelined_rps'):,.0f} "
               f"| {med(a, 'rss_start_mib'):.0f} / {med(a, 'rss_peak_mib'):.0f} / "
               f"{med(a, 'rss_after_mib'):.0f} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump([f for a in ALLOCATORS for f in runs[a]], f, indent=1)
+    common.write_json(args.json, [f for a in ALLOCATORS for f in runs[a]])
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ import json
 import os
 import re
 import resource
-import signal
 import socket
 import statistics
 import subprocess
@@ -49,57 +48,14 @@ import sys
 import threading
 import time
 
-BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
-TICK = os.sysconf("SC_CLK_TCK")
-MIB = 1 << 20
-
-
-def strategies(binary):
-    """Every strategy the binary serves (`serve --help`), in its order."""
-    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
-                         check=True).stdout
-    block = out.split("Strategies (--strategy):", 1)[1].split("\n\n", 1)[0]
-    return [line.split()[0] for line in block.strip().splitlines()]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (beside this script)
+from common import MIB, Server, cpu_seconds, rss_mib  # noqa: E402
 
 
 def raise_fd_limit():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-class Server:
-    """`serverlab serve PROTOCOL` on 127.0.0.1:0, pinned; stopped with SIGTERM."""
-
-    def __init__(self, binary, protocol, strategy, cpu, extra=()):
-        self.p = subprocess.Popen([binary, "serve", protocol, "--strategy", strategy,
-                                   "--cpus", cpu, "--addr", "127.0.0.1:0", *extra],
-                                  stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        m = re.search(r"listening on (\S+)", line)
-        if not m:
-            self.p.kill()
-            sys.exit(f"server did not start: {line!r}")
-        host, port = m.group(1).rsplit(":", 1)
-        self.addr, self.host, self.port, self.line = m.group(1), host, int(port), line.strip()
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        out, _ = self.p.communicate(timeout=30)
-        return out
 
 
 def load(binary, cpu, protocol, addr, duration):
@@ -109,8 +65,8 @@ def load(binary, cpu, protocol, addr, duration):
             "kv": ["--sessions", str(int(100 * duration)), "--concurrency", "4",
                    "--requests-per-session", "50", "--keys", "100", "--value-size", "128",
                    "--preload"]}[protocol]
-    cmd = ["taskset", "-c", cpu, binary, "load", protocol, "--addr", addr, *args,
-           "--format", "json"]
+    cmd = common.pinned(cpu, [binary, "load", protocol, "--addr", addr, *args,
+                              "--format", "json"])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
     except subprocess.TimeoutExpired:
@@ -320,16 +276,14 @@ def main():
     ap.add_argument("--topics", type=int, help="list: topics of 32 KB (default 200)")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds the normal client runs")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--client-cpu", default="1")
+    common.add_placement(ap)
     ap.add_argument("--strategies", help="comma-separated (default: every strategy the binary serves)")
-    ap.add_argument("--bin", default=BIN)
+    common.add_binary(ap)
     ap.add_argument("--json", help="also write every run here")
     args = ap.parse_args()
-    if not os.path.exists(args.bin):
-        sys.exit("build first: cargo build --release")
+    common.require_binary(args.bin)
     raise_fd_limit()
-    chosen = args.strategies.split(",") if args.strategies else strategies(args.bin)
+    chosen = common.chosen_strategies(args.bin, args.strategies)
     defaults = {"slowloris": 2000, "idle": 10000, "never-reading": 50, "list": 50}
     given = args.clients
     raw = []
@@ -345,9 +299,7 @@ def main():
                 raw.append(fig)
                 print(f"  {attack} {strategy}: {fig}", file=sys.stderr)
         print_table(attack, runs, args)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(raw, f, indent=1)
+    common.write_json(args.json, raw)
 
 
 def print_table(attack, runs, args):

@@ -26,35 +26,23 @@ experiments/capacity.toml and experiments/openloop.toml (`serverlab sweep`).
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 
-BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (beside this script)
+from common import stop  # noqa: E402
 
 
 def start(args, protocol, extra=()):
-    p = subprocess.Popen([args.bin, "serve", protocol, "--cpus", args.server_cpu,
-                          "--addr", "127.0.0.1:0", *extra], stdout=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"listening on (\S+)", line)
-    if not m:
-        p.kill()
-        sys.exit(f"server did not start: {line!r}")
-    return p, m.group(1)
-
-
-def stop(server):
-    server.send_signal(signal.SIGCONT)
-    server.send_signal(signal.SIGTERM)
-    server.wait(timeout=30)
+    return common.wait_listening(common.serve_command(args.bin, protocol, args.server_cpu, *extra))
 
 
 def load(args, addr, *flags):
-    return ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
-            *flags, "--format", "json"]
+    return common.pinned(args.client_cpu, [args.bin, "load", "board", "--addr", addr, *flags,
+                                           "--format", "json"])
 
 
 def finish(proc):
@@ -158,9 +146,8 @@ def client_cost(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=["stall", "client-cost"])
-    ap.add_argument("--bin", default=BIN)
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--client-cpu", default="1")
+    common.add_binary(ap)
+    common.add_placement(ap)
     ap.add_argument("--duration", type=float, default=1.0,
                     help="stall: the stall's length, the run 4 times it (default 1 s); "
                          "client-cost: each step's window (default 5 s)")
@@ -169,6 +156,7 @@ def main():
     ap.add_argument("--steps", default="0.5,0.7,0.8,0.85,0.9,0.95,1.0,1.05,1.1",
                     help="client-cost: offered rates as shares of the closed loop's")
     args = ap.parse_args()
+    common.require_binary(args.bin)
     if args.what == "client-cost" and "--duration" not in sys.argv:
         args.duration = 5.0
     stall(args) if args.what == "stall" else client_cost(args)

@@ -37,25 +37,14 @@ import subprocess
 import sys
 import time
 
-BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "serverlab")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (beside this script)
+from common import free_port  # noqa: E402
+
 SERVER_CPU, CLIENT_CPU = "0", "1"
 VALUE = 64
 KEYS = 100_000
 CONNECTIONS = 50
-
-
-def strategies(binary):
-    """Every strategy the binary serves (`serve --help`), in its order."""
-    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
-                         check=True).stdout
-    block = out.split("Strategies (--strategy):", 1)[1].split("\n\n", 1)[0]
-    return [line.split()[0] for line in block.strip().splitlines()]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -68,8 +57,8 @@ class Server:
             cmd = [binary, "serve", "resp", "--strategy", strategy, "--store", store,
                    "--cpus", SERVER_CPU, "--addr", f"127.0.0.1:{self.port}"]
         else:
-            cmd = ["taskset", "-c", SERVER_CPU, "redis-server", "--port", str(self.port),
-                   "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            cmd = common.pinned(SERVER_CPU, ["redis-server", "--port", str(self.port), "--bind",
+                                             "127.0.0.1", "--save", "", "--appendonly", "no"])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 20
         while True:
@@ -101,7 +90,7 @@ class Server:
 
 def client(cmd):
     """Run a client pinned to CLIENT_CPU; its stdout."""
-    out = subprocess.run(["taskset", "-c", CLIENT_CPU, *cmd], capture_output=True, text=True)
+    out = subprocess.run(common.pinned(CLIENT_CPU, cmd), capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{cmd[0]} failed: {out.stdout}{out.stderr}")
     return out.stdout
@@ -203,7 +192,7 @@ def report(med, names, mem, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=BIN)
+    common.add_binary(ap)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--requests", type=int, default=200_000)
     ap.add_argument("--strategies", help="comma-separated (default: every strategy)")
@@ -212,21 +201,20 @@ def main():
     ap.add_argument("--json", help="also write every median here")
     ap.add_argument("--quick", action="store_true", help="a tiny run, to check the script")
     args = ap.parse_args()
+    common.require_binary(args.bin)
     global KEYS
     if args.quick:
         args.rounds, args.requests, args.rss_keys, KEYS = 1, 2000, 5000, 1000
-    names = (args.strategies.split(",") if args.strategies else strategies(args.bin))
+    names = common.chosen_strategies(args.bin, args.strategies)
     if args.quick and not args.strategies:
         names = names[:1]
     names = names + ["redis-server"]
     med = throughput(args, names)
     mem = memory(args)
     print(report(med, names, mem, args))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"throughput": {" / ".join(map(str, k)): v for k, v in med.items()},
-                       "rss_bytes": mem, "rounds": args.rounds, "requests": args.requests},
-                      f, indent=2)
+    common.write_json(args.json, {
+        "throughput": {" / ".join(map(str, k)): v for k, v in med.items()},
+        "rss_bytes": mem, "rounds": args.rounds, "requests": args.requests}, indent=2)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import shutil
-import re
 import signal
 import statistics
 import subprocess
@@ -45,48 +44,26 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(__file__)
-BIN = os.path.join(HERE, "..", "target", "release", "serverlab")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (beside this script)
+from common import HERE, cpu_seconds, strategies, wait_listening  # noqa: E402
+
 C_ECHO_SRC = os.path.join(HERE, "epoll_echo.c")
 C_ECHO = os.path.join(HERE, "..", "target", "epoll_echo")
 # The C epoll echo server's name in tables: not a strategy.
 C_ECHO_NAME = "C epoll echo"
-TICK = os.sysconf("SC_CLK_TCK")
 
 
-def strategies(binary):
-    """Every strategy the binary serves, in its order: the block that
-    `serve --help` lists them in (one per line, name first), so a strategy
-    added to the code is benchmarked without editing this script."""
-    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True,
-                         check=True).stdout
-    block = out.split("Strategies (--strategy):", 1)[1].split("\n\n", 1)[0]
-    return [line.split()[0] for line in block.strip().splitlines()]
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+def serve_command(protocol, strategy, cpu, extra, binary):
+    return common.serve_command(binary, protocol, cpu, "--strategy", strategy, *extra)
 
 
 def start(protocol, strategy, cpu, extra, binary):
-    return wait_listening([binary, "serve", protocol, "--strategy", strategy, "--cpus", cpu,
-                           "--addr", "127.0.0.1:0", *extra])
+    return wait_listening(serve_command(protocol, strategy, cpu, extra, binary))
 
 
-def start_c_echo(cpu):
-    return wait_listening(["taskset", "-c", cpu, C_ECHO, "0"])
-
-
-def wait_listening(command):
-    p = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    m = re.search(r"listening on (\S+)", line)
-    if not m:
-        p.kill()
-        sys.exit(f"server did not start: {line!r}")
-    return p, m.group(1)
+def c_echo_command(cpu):
+    return common.pinned(cpu, [C_ECHO, "0"])
 
 
 def build_c_echo():
@@ -99,9 +76,9 @@ def build_c_echo():
 
 
 def load_command(addr, pipeline, args):
-    return ["taskset", "-c", args.client_cpu, args.bin, "load", "board", "--addr", addr,
-            "--posters", "5", "--readers", "5", "--duration", f"{args.duration}s",
-            "--pipeline", str(pipeline), "--format", "json"]
+    return common.pinned(args.client_cpu, [
+        args.bin, "load", "board", "--addr", addr, "--posters", "5", "--readers", "5",
+        "--duration", f"{args.duration}s", "--pipeline", str(pipeline), "--format", "json"])
 
 
 def measure(server, addr, pipeline, args):
@@ -133,7 +110,7 @@ def one_run(protocol, strategy, pipeline, args, server_bin=None):
 
 
 def c_echo_run(pipeline, args):
-    server, addr = start_c_echo(args.server_cpu)
+    server, addr = wait_listening(c_echo_command(args.server_cpu))
     return measure(server, addr, pipeline, args)
 
 
@@ -154,9 +131,7 @@ def ceiling(args):
                 print(f"  {name:<22} pipeline {pipeline:>2} rep {rep}: {r['rps']:>10.0f}/s",
                       file=sys.stderr)
         print_ceiling(pipeline, runs, args)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(raw, f, indent=1)
+    common.write_json(args.json, raw)
 
 
 def print_ceiling(pipeline, runs, args):
@@ -218,10 +193,9 @@ def syscalls(args):
               f"({args.duration:g} s under strace -c -f; the top five by count)\n")
         print("| server | calls/request | top calls/request |")
         print("|---|---:|---|")
-        servers = [(s, [args.bin, "serve", "board", "--strategy", s, "--cpus", args.server_cpu,
-                        "--addr", "127.0.0.1:0", *args.server_args])
+        servers = [(s, serve_command("board", s, args.server_cpu, args.server_args, args.bin))
                    for s in args.strategies.split(",")]
-        servers.append((C_ECHO_NAME, ["taskset", "-c", args.server_cpu, C_ECHO, "0"]))
+        servers.append((C_ECHO_NAME, c_echo_command(args.server_cpu)))
         for name, command in servers:
             calls, requests = strace_run(command, pipeline, args)
             top = sorted(calls.items(), key=lambda kv: -kv[1])[:5]
@@ -229,14 +203,13 @@ def syscalls(args):
             print(f"| {name} | {sum(calls.values()) / requests:.3f} | {per} |")
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--duration", type=float, default=4.0, help="seconds per run")
     ap.add_argument("--reps", type=int, default=3, help="board/echo pairs per point")
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--client-cpu", default="1")
+    common.add_placement(ap)
     ap.add_argument("--strategies", help="comma-separated (default: every strategy the binary serves)")
-    ap.add_argument("--bin", default=BIN, help="the serverlab binary (default: target/release/serverlab)")
+    common.add_binary(ap)
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--server-args", default="", help="extra flags for both servers")
     ap.add_argument("--json", help="also write every run here")
@@ -252,51 +225,73 @@ def main():
                          "servers under the same client, and print after/before throughput")
     args = ap.parse_args()
     args.server_args = args.server_args.split()
-    if not os.path.exists(args.bin):
-        sys.exit("build first: cargo build --release")
+    common.require_binary(args.bin)
     args.strategies_given = bool(args.strategies)
     if not args.strategies:
         args.strategies = ",".join(strategies(args.bin))
     if args.before and not os.path.exists(args.before):
         sys.exit(f"no binary at {args.before}")
+    return args
+
+
+def main():
+    args = parse_args()
     if args.ceiling:
         return ceiling(args)
     if args.syscalls:
         return syscalls(args)
-
     if args.before and not args.strategies_given:
         before = set(strategies(args.before))
         args.strategies = ",".join(s for s in args.strategies.split(",") if s in before)
-
     rows, compared, raw = [], [], []
     for pipeline in [int(p) for p in args.pipelines.split(",")]:
         for strategy in args.strategies.split(","):
-            pairs, befores = [], []
-            for rep in range(args.reps):
-                order = ["board", "echo"] if rep % 2 == 0 else ["echo", "board"]
-                pair, old = {}, {}
-                for proto in order:
-                    runs = [(pair, None), (old, args.before)] if args.before else [(pair, None)]
-                    for into, binary in (runs if rep % 2 == 0 else runs[::-1]):
-                        into[proto] = one_run(proto, strategy, pipeline, args, binary)
-                pairs.append(pair)
-                raw.append({"strategy": strategy, "pipeline": pipeline, "rep": rep, **pair})
-                if args.before:
-                    befores.append(old)
-                    raw.append({"strategy": strategy, "pipeline": pipeline, "rep": rep,
-                                "binary": "before", **old})
+            pairs, befores = board_and_echo(strategy, pipeline, args, raw)
             if args.before:
                 compared.append((strategy, pipeline, pairs, befores))
-            med = lambda proto, k: statistics.median(p[proto][k] for p in pairs)
-            ratios = [p["board"]["rps"] / p["echo"]["rps"] for p in pairs]
-            rows.append((strategy, pipeline, med("board", "rps"), med("echo", "rps"),
-                         statistics.median(ratios), min(ratios), max(ratios),
-                         med("board", "server_cpu"), med("echo", "server_cpu"),
-                         med("board", "client_cpu")))
+            rows.append(row(strategy, pipeline, pairs))
             r = rows[-1]
             print(f"  {strategy:<22} pipeline {pipeline:>2}: board {r[2]:>9.0f}/s  echo {r[3]:>9.0f}/s"
                   f"  ratio {r[4]:.3f}", file=sys.stderr)
+    print_rows(rows, args)
+    if compared:
+        print_compared(compared, args)
+    common.write_json(args.json, raw)
 
+
+def board_and_echo(strategy, pipeline, args, raw):
+    """`--reps` board/echo pairs under one strategy (and with --before the
+    same pairs served by the older binary), in alternating order; each run
+    also appended to `raw`. (pairs, pairs before)."""
+    pairs, befores = [], []
+    for rep in range(args.reps):
+        order = ["board", "echo"] if rep % 2 == 0 else ["echo", "board"]
+        pair, old = {}, {}
+        for proto in order:
+            runs = [(pair, None), (old, args.before)] if args.before else [(pair, None)]
+            for into, binary in (runs if rep % 2 == 0 else runs[::-1]):
+                into[proto] = one_run(proto, strategy, pipeline, args, binary)
+        pairs.append(pair)
+        raw.append({"strategy": strategy, "pipeline": pipeline, "rep": rep, **pair})
+        if args.before:
+            befores.append(old)
+            raw.append({"strategy": strategy, "pipeline": pipeline, "rep": rep,
+                        "binary": "before", **old})
+    return pairs, befores
+
+
+def row(strategy, pipeline, pairs):
+    """A table row: medians of the pairs, and the board/echo ratio's median,
+    min and max."""
+    med = lambda proto, k: statistics.median(p[proto][k] for p in pairs)
+    ratios = [p["board"]["rps"] / p["echo"]["rps"] for p in pairs]
+    return (strategy, pipeline, med("board", "rps"), med("echo", "rps"),
+            statistics.median(ratios), min(ratios), max(ratios),
+            med("board", "server_cpu"), med("echo", "server_cpu"),
+            med("board", "client_cpu"))
+
+
+def print_rows(rows, args):
     print(f"\nboard vs echo, 5 posters + 5 readers, {args.duration:g} s runs, {args.reps} pairs per point;"
           f" server on CPU {args.server_cpu}, client on CPU {args.client_cpu}\n")
     print("| strategy | pipeline | board req/s | echo req/s | board/echo (min–max) "
@@ -305,11 +300,6 @@ def main():
     for s, p, b, e, ratio, lo, hi, sb, se, cc in rows:
         print(f"| {s} | {p} | {b:,.0f} | {e:,.0f} | {ratio:.2f} ({lo:.2f}–{hi:.2f}) "
               f"| {sb:.0%} / {se:.0%} | {cc:.0%} |")
-    if compared:
-        print_compared(compared, args)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(raw, f, indent=1)
 
 
 def print_compared(compared, args):

@@ -13,6 +13,10 @@ pub enum CheckError {
         protocol: &'static str,
         source: std::io::Error,
     },
+    /// The server answered nothing, or not as a server of the protocol
+    /// would, to the first request: said in one line, with what to do.
+    #[error("{0}")]
+    NotTheProtocol(String),
     /// The command line asked for something that does not exist.
     #[error("{0}")]
     Usage(String),

@@ -6,12 +6,12 @@
 //! and runs the cases and the concurrency phase, [`lin`] checks
 //! histories, [`report`] and [`text`] present the result.
 
-pub mod addr;
 pub mod board;
 pub mod bucket;
 pub mod case;
 pub mod concurrency;
 pub mod error;
+pub mod identify;
 pub mod kv;
 pub mod lin;
 pub mod protocol;

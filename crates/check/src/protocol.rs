@@ -22,6 +22,16 @@ pub trait Protocol: Sync + Sized {
         false
     }
 
+    /// A request every server of the protocol answers at once, sent before
+    /// anything else to tell whether the server speaks the protocol at all
+    /// (`nonce` makes any name in it unique to the run).
+    fn hello(&self, nonce: &str) -> Vec<u8>;
+
+    /// Whether `answer`, the first line (through `\0` or `\n`) of what
+    /// came back to `hello`, is one a server of the protocol sends; if
+    /// not, what it is instead where that is known.
+    fn recognise(&self, hello: &[u8], answer: &[u8]) -> Result<(), Option<String>>;
+
     /// Learn what the user did not say (bucket: how many buckets), before
     /// any case runs. An error means the server cannot be checked.
     fn prepare(&mut self, addr: SocketAddr, timeout: Duration) -> Result<(), String> {

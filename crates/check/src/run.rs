@@ -5,6 +5,7 @@
 use crate::case::{Case, CaseResult, Ctx, Scope, Status};
 use crate::concurrency::{ConcurrencyReport, Plan};
 use crate::error::CheckError;
+use crate::identify::identify;
 use crate::protocol::Protocol;
 use crate::report::{Report, SCHEMA};
 use crate::wire::Conn;
@@ -61,8 +62,9 @@ pub fn run<P: Protocol>(
         source,
     })?;
     let started = Instant::now();
-    proto.prepare(addr, timeout).map_err(CheckError::Setup)?;
     let nonce = format!("ck{:08x}", fastrand::u32(..));
+    identify(proto, addr, timeout, &nonce).map_err(CheckError::NotTheProtocol)?;
+    proto.prepare(addr, timeout).map_err(CheckError::Setup)?;
     let mut report = Report {
         schema: SCHEMA,
         protocol: P::NAME,

@@ -4,6 +4,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
+use serverlab_util::addr::HostPort;
 use serverlab_util::Named;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -48,24 +49,84 @@ pub fn duration(text: &str) -> Result<Duration, String> {
 
 /// A server address as a person writes it: `HOST:PORT`, `HOST` alone
 /// (the protocol's `default_port`), or `:PORT` (on 127.0.0.1); host names
-/// resolve (the first address found).
+/// resolve (the first address found). The one grammar
+/// (`serverlab_util::addr`) of `serve --addr`, `load --addr` and `check`'s
+/// ADDR.
 pub fn addr(
     default_port: u16,
 ) -> impl Fn(&str) -> Result<SocketAddr, String> + Clone + Send + Sync {
     move |text: &str| {
-        let t = text.trim();
-        let full = match t.strip_prefix(':') {
-            Some(port) => format!("127.0.0.1:{port}"),
-            None => t.to_string(),
-        };
-        serverlab_check::addr::parse(Some(&full), default_port).map_err(|_| {
-            format!(
-                "'{text}' is not an address or does not resolve: write HOST:PORT, HOST \
-                 (port {default_port}) or :PORT (on 127.0.0.1), e.g. 127.0.0.1:{default_port}, \
-                 localhost, :{default_port}"
-            )
-        })
+        serverlab_util::addr::parse(text)
+            .map(|a| a.or_port(default_port))
+            .map_err(|why| {
+                format!(
+                    "'{text}' is not an address or does not resolve ({why}): write HOST:PORT, \
+                     HOST (port {default_port}) or :PORT (on 127.0.0.1), e.g. \
+                     127.0.0.1:{default_port}, localhost, :{default_port}"
+                )
+            })
     }
+}
+
+/// [`addr`] where the protocol, so its port, is not known yet (`serve`'s
+/// common flags, `check`'s ADDR): the port is left unset when not written.
+pub fn host_port(text: &str) -> Result<HostPort, String> {
+    serverlab_util::addr::parse(text).map_err(|why| {
+        format!(
+            "'{text}' is not an address or does not resolve ({why}): write HOST:PORT, HOST \
+             (the protocol's port) or :PORT (on 127.0.0.1), e.g. 127.0.0.1:12345, localhost, \
+             :12345"
+        )
+    })
+}
+
+/// A size flag's value: bytes, shown in `--help` with the largest binary
+/// suffix that divides it (`1MiB`, `64KiB`, `65535`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        for (shift, suffix) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+            if n != 0 && n.is_multiple_of(1 << shift) {
+                return write!(f, "{}{suffix}", n >> shift);
+            }
+        }
+        write!(f, "{n}")
+    }
+}
+
+/// [`size`], as a [`Size`].
+pub fn size_flag(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<Size, String> + Clone + Send + Sync {
+    let parse = size(min, max);
+    move |text: &str| parse(text).map(Size)
+}
+
+/// A duration flag's value, shown in `--help` in the grammar it is
+/// written in (`10s`, `500ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span(pub Duration);
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = self.0;
+        if d.subsec_nanos() == 0 {
+            write!(f, "{}s", d.as_secs())
+        } else if d.subsec_nanos().is_multiple_of(1_000_000) {
+            write!(f, "{}ms", d.as_millis())
+        } else {
+            write!(f, "{}us", d.as_micros())
+        }
+    }
+}
+
+/// [`duration`], as a [`Span`].
+pub fn span(text: &str) -> Result<Span, String> {
+    duration(text).map(Span)
 }
 
 /// A CPU list (`0`, `0-1`, `1,3`) of CPUs this process may use.
@@ -119,6 +180,38 @@ mod tests {
         for bad in ["", ":", ":x", "127.0.0.1:99999", "no such host.invalid"] {
             let e = p(bad).unwrap_err();
             assert!(e.contains("HOST:PORT") && e.contains(":PORT"), "{bad}: {e}");
+            let e = host_port(bad).unwrap_err();
+            assert!(e.contains("HOST:PORT") && e.contains(":PORT"), "{bad}: {e}");
+        }
+        assert_eq!(
+            host_port("127.0.0.2").unwrap().or_port(12345).to_string(),
+            "127.0.0.2:12345"
+        );
+        assert_eq!(
+            host_port(":7").unwrap().or_port(12345).to_string(),
+            "127.0.0.1:7"
+        );
+    }
+
+    /// What `--help` shows as a default reads back as the same value.
+    #[test]
+    fn defaults_show_as_written() {
+        let p = size_flag(0, 1 << 30);
+        for (n, shown) in [
+            (1 << 20, "1MiB"),
+            (64 << 10, "64KiB"),
+            (65535, "65535"),
+            (0, "0"),
+        ] {
+            assert_eq!(Size(n).to_string(), shown);
+            assert_eq!(p(shown), Ok(Size(n)));
+        }
+        for (d, shown) in [
+            (Duration::from_secs(10), "10s"),
+            (Duration::from_millis(1500), "1500ms"),
+        ] {
+            assert_eq!(Span(d).to_string(), shown);
+            assert_eq!(span(shown), Ok(Span(d)));
         }
     }
 

@@ -14,7 +14,8 @@ use serverlab_server::{Server, ServerConfig, Shutdown};
 use serverlab_service::board::{BoardService, ExitPolicy};
 use serverlab_store::StoreKind;
 use serverlab_util::server_stats::ServerStats;
-use serverlab_util::CpuSet;
+use serverlab_util::{plural, CpuSet};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,27 +33,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         [first, second, ..] => (Some(first.to_string()), Some(second.to_string())),
         _ => (None, None),
     };
-    let mut cfg = ServerConfig::new(
-        "127.0.0.1:0".parse().expect("valid address"),
-        DEFAULT_STRATEGY.parse().expect("valid strategy"),
-    );
-    cfg.cpus = server_cpus
-        .as_deref()
-        .map(|c| c.parse().expect("allowed CPU"));
-    let store = serverlab_store::board::new(StoreKind::RwLock);
-    let svc = Arc::new(BoardService::new(store, 65535, ExitPolicy::Loopback));
-    let shutdown = Shutdown::new();
-
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let stop = shutdown.clone();
-    let server = std::thread::spawn(move || -> anyhow::Result<ServerStats> {
-        let server = Server::bind(svc, &cfg, stop)?;
-        addr_tx.send(server.local_addr()).ok();
-        Ok(server.run()?)
-    });
-    let addr = addr_rx
-        .recv()
-        .map_err(|_| anyhow::anyhow!("the demo server did not start"))?;
+    let (server, addr, shutdown) = start_server(server_cpus.as_deref())?;
     if let Some(c) = &client_cpus {
         c.parse::<CpuSet>()
             .map_err(anyhow::Error::msg)?
@@ -92,6 +73,37 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// The server's thread, serving until stopped.
+type ServerThread = std::thread::JoinHandle<anyhow::Result<ServerStats>>;
+
+/// A board server on 127.0.0.1 (a free port), pinned to `cpus`, on a
+/// thread of its own: the thread, where it listens, and its stop.
+fn start_server(cpus: Option<&str>) -> anyhow::Result<(ServerThread, SocketAddr, Shutdown)> {
+    let mut cfg = ServerConfig::new(
+        "127.0.0.1:0".parse().expect("valid address"),
+        DEFAULT_STRATEGY.parse().expect("valid strategy"),
+    );
+    cfg.cpus = cpus.map(|c| c.parse().expect("allowed CPU"));
+    let store = serverlab_store::board::new(StoreKind::RwLock);
+    let svc = Arc::new(BoardService::new(
+        store,
+        serverlab_proto::board::Limits::default().max_request,
+        ExitPolicy::Loopback,
+    ));
+    let shutdown = Shutdown::new();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let stop = shutdown.clone();
+    let server = std::thread::spawn(move || -> anyhow::Result<ServerStats> {
+        let server = Server::bind(svc, &cfg, stop)?;
+        addr_tx.send(server.local_addr()).ok();
+        Ok(server.run()?)
+    });
+    let addr = addr_rx
+        .recv()
+        .map_err(|_| anyhow::anyhow!("the demo server did not start"))?;
+    Ok((server, addr, shutdown))
+}
+
 /// What the numbers mean, in a few lines, and what to run next.
 fn explain(report: &LoadReport, stats: &ServerStats, busy: bool, pinned: bool) -> String {
     let client = report.results.requests;
@@ -111,9 +123,11 @@ fn explain(report: &LoadReport, stats: &ServerStats, busy: bool, pinned: bool) -
     s += "  verification: every reply checked against what a correct board must answer.\n";
     if let Some(server) = server {
         s += &format!(
-            "  the server counts {server} requests, the client {client}: the client's own COUNT per topic \
-             before and after the run ({}), and {late} replies after the window, are not in its table.\n",
-            server.saturating_sub(client + late)
+            "  the server counts {}, the client {client}: the client's own COUNT per topic \
+             before and after the run ({}), and {} after the window, are not in its table.\n",
+            plural(server, "request", "requests"),
+            server.saturating_sub(client + late),
+            plural(late, "reply", "replies")
         );
     }
     if busy {

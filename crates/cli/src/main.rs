@@ -4,6 +4,7 @@
 mod args;
 mod check;
 mod demo;
+mod limits;
 mod load;
 mod progress;
 mod report;

@@ -28,7 +28,10 @@ pub fn show<T>(planned: Duration, progress: &Progress, work: impl FnOnce() -> T)
                 let rate = (n - last) as f64 / (now - last_t).as_secs_f64();
                 (last, last_t) = (n, now);
                 bar.set_position((now - start).as_millis().min(planned.as_millis()) as u64);
-                bar.set_message(format!("{n} requests, {rate:.0} req/s"));
+                bar.set_message(format!(
+                    "{}, {rate:.0} req/s",
+                    serverlab_util::plural(n, "request", "requests")
+                ));
             }
             bar.finish_and_clear();
         });

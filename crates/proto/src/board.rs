@@ -9,6 +9,27 @@
 use crate::number::{parse_u64, push_u64};
 use crate::Terminator;
 
+/// As every subcommand spells it.
+pub const NAME: &str = "board";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "the CAPS message board (POST, READ, COUNT, LIST, EXIT)";
+/// Where a board server listens unless told otherwise.
+pub const DEFAULT_PORT: u16 = 12345;
+
+/// The bound a board server enforces (`--max-request`), which a checker
+/// must know too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest request in bytes; a longer one closes its connection.
+    pub max_request: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_request: 65535 }
+    }
+}
+
 /// A parsed board request, borrowing its topic and message from the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request<'a> {
@@ -28,6 +49,31 @@ pub enum Request<'a> {
     List,
     Exit,
     Invalid,
+}
+
+/// What a server sent in answer to a COUNT, which tells a board server
+/// from the rest (the load and the checker ask it before anything else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountAnswer {
+    /// A count: a board server.
+    Count(u64),
+    /// The request sent back, reversed or not: an echo server (`serve
+    /// echo`, the board's transport baseline).
+    Echoed,
+    /// Something no board server sends.
+    Other,
+}
+
+/// Classify `reply` (without its terminator) to the COUNT `request`
+/// (without its terminator).
+pub fn count_answer(request: &[u8], reply: &[u8]) -> CountAnswer {
+    if let Ok(Some(n)) = parse_u64(reply) {
+        return CountAnswer::Count(n);
+    }
+    if reply == request || reply.iter().eq(request.iter().rev()) {
+        return CountAnswer::Echoed;
+    }
+    CountAnswer::Other
 }
 
 /// The request kinds, for statistics.
@@ -259,6 +305,18 @@ pub fn parse_list(reply: &[u8]) -> Option<Vec<&[u8]>> {
 mod tests {
     use super::*;
     use Request::*;
+
+    #[test]
+    fn count_answers_tell_a_board_server() {
+        assert_eq!(count_answer(b"COUNT@t", b"17"), CountAnswer::Count(17));
+        assert_eq!(count_answer(b"COUNT@t", b"t@TNUOC"), CountAnswer::Echoed);
+        assert_eq!(count_answer(b"COUNT@t", b"COUNT@t"), CountAnswer::Echoed);
+        assert_eq!(
+            count_answer(b"COUNT@t", b"HTTP/1.1 400 Bad Request\r"),
+            CountAnswer::Other
+        );
+        assert_eq!(count_answer(b"COUNT@t", b""), CountAnswer::Other);
+    }
 
     #[test]
     fn protocol_examples() {

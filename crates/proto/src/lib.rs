@@ -3,7 +3,7 @@
 //! Each protocol module splits a byte stream into frames (`Framed`), parses
 //! a frame into a typed request, and encodes replies. "Incomplete" (wait for
 //! more bytes) is always distinct from "invalid" (answer with the protocol's
-//! error reply).
+//! error reply). [`for_each_protocol!`] is the one list of them.
 
 pub mod board;
 pub mod bucket;
@@ -11,6 +11,8 @@ pub mod echo;
 pub mod kv;
 pub mod line;
 pub mod number;
+mod registry;
 pub mod resp;
 
 pub use line::{Framed, Terminator};
+pub use registry::ProtocolKind;

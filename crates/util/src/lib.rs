@@ -1,18 +1,22 @@
-//! Small pieces every layer shares, written once: the duration grammar of
-//! every flag and experiment file, CPU sets and pinning, the named-enum
-//! pattern behind every `--strategy`-like flag, weighted operation mixes,
-//! the compacting input buffer every reader of a byte stream needs, and the
-//! shape of a server's final statistics (the server writes it, the report
-//! reads it).
+//! Small pieces every layer shares, written once: the grammar of a server
+//! address, the duration grammar of every flag and experiment file, CPU
+//! sets and pinning, the named-enum pattern behind every `--strategy`-like
+//! flag, who holds a port, counts with their nouns, weighted operation mixes, the compacting input
+//! buffer every reader of a byte stream needs, and the shape of a server's
+//! final statistics (the server writes it, the report reads it).
 
+pub mod addr;
 pub mod buf;
 pub mod cpus;
 pub mod duration;
 pub mod mix;
 pub mod named;
+pub mod plural;
+pub mod port_holder;
 pub mod server_stats;
 
 pub use buf::InputBuf;
 pub use cpus::CpuSet;
 pub use mix::Mix;
 pub use named::Named;
+pub use plural::plural;

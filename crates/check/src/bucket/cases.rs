@@ -6,7 +6,8 @@ use super::Bucket;
 use crate::case::{pause, Case, Ctx, Fail, Scope};
 use crate::wire::show;
 use serverlab_proto::bucket::DelayUnit;
-use std::time::Instant;
+use serverlab_util::Named;
+use std::time::{Duration, Instant};
 
 type C<'a> = Ctx<'a, Bucket>;
 
@@ -203,8 +204,31 @@ fn delay_before_reply(ctx: &mut C) -> Result<(), Fail> {
     let took = started.elapsed();
     let want = unit.duration(d);
     ctx.ensure(took >= want, "(timing)", || {
-        format!("a {d} {unit} delay was answered after {took:?}, sooner than {want:?}")
+        format!(
+            "a {d} {unit} delay was answered after {took:?}, sooner than {want:?}{}",
+            unit_hint(d, unit, took)
+        )
     })
+}
+
+/// For a delay of `d` `unit`s answered after only `took`: the server's
+/// `--delay-unit` it matches, said as the flag that tells `check` so.
+fn unit_hint(d: u64, unit: DelayUnit, took: Duration) -> String {
+    let matched = DelayUnit::ALL
+        .iter()
+        .copied()
+        .filter(|u| u.duration(d) < unit.duration(d) && u.duration(d) <= took)
+        .max_by_key(|u| u.duration(d));
+    match matched {
+        Some(u) => format!(
+            ": the server seems to count delays in {u}; if it runs with --delay-unit {u}, \
+             run check bucket --delay-unit {u}"
+        ),
+        None => format!(
+            ": if the server runs with a --delay-unit smaller than {unit}, give check bucket \
+             the same --delay-unit"
+        ),
+    }
 }
 
 fn adds_accumulate(ctx: &mut C) -> Result<(), Fail> {
@@ -383,4 +407,20 @@ fn line_too_long(ctx: &mut C) -> Result<(), Fail> {
 
 fn nul_not_terminator(ctx: &mut C) -> Result<(), Fail> {
     refused(ctx, b"0,0\0\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 s asked, 1.08 ms taken: the server counts in ms.
+    #[test]
+    fn a_too_soon_delay_names_the_delay_unit() {
+        let ms = unit_hint(1, DelayUnit::Seconds, Duration::from_micros(1080));
+        assert!(ms.contains("--delay-unit ms"), "{ms}");
+        let us = unit_hint(20, DelayUnit::Millis, Duration::from_micros(25));
+        assert!(us.contains("--delay-unit us"), "{us}");
+        let none = unit_hint(1, DelayUnit::Seconds, Duration::from_nanos(10));
+        assert!(none.contains("--delay-unit"), "{none}");
+    }
 }

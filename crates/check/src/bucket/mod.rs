@@ -11,7 +11,7 @@ use crate::case::Case;
 use crate::concurrency::{drive, judge, ConcurrencyReport, Plan};
 use crate::protocol::Protocol;
 use crate::wire::Conn;
-use serverlab_proto::bucket::{DelayUnit, Reply};
+use serverlab_proto::bucket::{self, DelayUnit, Reply};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -25,23 +25,41 @@ pub struct Bucket {
     pub max_line: usize,
 }
 
-impl Default for Bucket {
-    fn default() -> Self {
+impl Bucket {
+    /// A check of a server with these limits, its number of buckets found
+    /// by probing.
+    pub fn new(limits: bucket::Limits) -> Self {
         Bucket {
             buckets: None,
-            delay_unit: DelayUnit::Seconds,
-            max_delay: 60,
-            max_line: serverlab_proto::bucket::MAX_LINE,
+            delay_unit: limits.delay_unit,
+            max_delay: limits.max_delay,
+            max_line: limits.max_line,
         }
     }
 }
 
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket::new(bucket::Limits::default())
+    }
+}
+
 impl Protocol for Bucket {
-    const NAME: &'static str = "bucket";
-    const DEFAULT_PORT: u16 = 12345;
+    const NAME: &'static str = bucket::NAME;
+    const DEFAULT_PORT: u16 = bucket::DEFAULT_PORT;
 
     fn cases() -> Vec<Case<Bucket>> {
         cases::all()
+    }
+
+    fn hello(&self, _nonce: &str) -> Vec<u8> {
+        // Bucket 0 exists on every server; a delay of 0 is answered at once.
+        talk::request(0, 0)
+    }
+
+    fn recognise(&self, _hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        let line = answer.strip_suffix(b"\n").unwrap_or(answer);
+        Reply::parse(line).map(|_| ()).ok_or(None)
     }
 
     fn prepare(&mut self, addr: SocketAddr, timeout: Duration) -> Result<(), String> {

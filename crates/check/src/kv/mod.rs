@@ -9,6 +9,7 @@ mod workload;
 use crate::case::Case;
 use crate::concurrency::{drive, judge, ConcurrencyReport, Plan};
 use crate::protocol::Protocol;
+use serverlab_proto::kv;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -21,23 +22,42 @@ pub struct Kv {
     pub header_timeout: Duration,
 }
 
-impl Default for Kv {
-    fn default() -> Self {
+impl Kv {
+    /// A check of a server with these limits and `--header-timeout`.
+    pub fn new(limits: kv::Limits, header_timeout: Duration) -> Self {
         Kv {
-            max_value: 1 << 20,
-            max_uri: 2048,
-            max_headers: 16 * 1024,
-            header_timeout: Duration::from_secs(10),
+            max_value: limits.max_value as u64,
+            max_uri: limits.max_uri,
+            max_headers: limits.max_headers,
+            header_timeout,
         }
     }
 }
 
+impl Default for Kv {
+    fn default() -> Self {
+        Kv::new(kv::Limits::default(), kv::HEADER_TIMEOUT)
+    }
+}
+
 impl Protocol for Kv {
-    const NAME: &'static str = "kv";
-    const DEFAULT_PORT: u16 = 8080;
+    const NAME: &'static str = kv::NAME;
+    const DEFAULT_PORT: u16 = kv::DEFAULT_PORT;
 
     fn cases() -> Vec<Case<Kv>> {
         cases::all()
+    }
+
+    fn hello(&self, nonce: &str) -> Vec<u8> {
+        format!("GET /{nonce}hello HTTP/1.1\r\nHost: serverlab-check\r\n\r\n").into_bytes()
+    }
+
+    fn recognise(&self, _hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        if answer.starts_with(b"HTTP/") {
+            Ok(())
+        } else {
+            Err(None)
+        }
     }
 
     fn settings(&self) -> Vec<(&'static str, String)> {

@@ -15,6 +15,7 @@ mod workload;
 use crate::case::Case;
 use crate::concurrency::{drive, judge, ConcurrencyReport, Plan};
 use crate::protocol::Protocol;
+use serverlab_proto::resp;
 use std::net::SocketAddr;
 
 /// What `check resp` assumes about the server.
@@ -28,22 +29,42 @@ pub struct Resp {
     pub max_inline: usize,
 }
 
-impl Default for Resp {
-    fn default() -> Self {
+impl Resp {
+    /// A check of a server with these limits (no case needs `max_query`).
+    pub fn new(limits: resp::Limits) -> Self {
         Resp {
-            max_bulk: 1 << 20,
-            max_args: 1 << 20,
-            max_inline: 64 << 10,
+            max_bulk: limits.max_bulk,
+            max_args: limits.max_args,
+            max_inline: limits.max_inline,
         }
     }
 }
 
+impl Default for Resp {
+    fn default() -> Self {
+        Resp::new(resp::Limits::default())
+    }
+}
+
 impl Protocol for Resp {
-    const NAME: &'static str = "resp";
-    const DEFAULT_PORT: u16 = 6379;
+    const NAME: &'static str = resp::NAME;
+    const DEFAULT_PORT: u16 = resp::DEFAULT_PORT;
 
     fn cases() -> Vec<Case<Resp>> {
         cases::all()
+    }
+
+    fn hello(&self, _nonce: &str) -> Vec<u8> {
+        b"*1\r\n$4\r\nPING\r\n".to_vec()
+    }
+
+    fn recognise(&self, _hello: &[u8], answer: &[u8]) -> Result<(), Option<String>> {
+        let typed = matches!(answer.first(), Some(b'+' | b'-' | b':' | b'$' | b'*'));
+        if typed && answer.ends_with(b"\r\n") {
+            Ok(())
+        } else {
+            Err(None)
+        }
     }
 
     fn settings(&self) -> Vec<(&'static str, String)> {

@@ -8,6 +8,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Its line of `load --help`.
+pub const ABOUT: &str = "Posters and readers against a board server (or `load board IP POSTERS \
+    READERS SECONDS THROTTLE`, the reference client's form)";
+
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {

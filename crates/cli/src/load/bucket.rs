@@ -8,6 +8,10 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Its line of `load --help`.
+pub const ABOUT: &str = "Clients sending `<delay>,<bucket>` requests to a bucket server, with \
+    the theoretical bound and (with --verify) a check of every bucket";
+
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {

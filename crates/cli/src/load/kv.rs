@@ -8,6 +8,10 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Its line of `load --help`.
+pub const ABOUT: &str = "httperf-style sessions against a kv (HTTP/1.1) server: each session \
+    one keep-alive connection doing R requests";
+
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {

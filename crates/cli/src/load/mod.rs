@@ -23,14 +23,15 @@ pub struct LoadCmd {
     protocol: LoadProtocol,
 }
 
-/// The loads, one entry each: `Variant(module)`, where the module has an
-/// `Args` (its flags) and a `run`. Adding a protocol's load adds its
-/// module and one entry (docs/design.md, "Adding a protocol").
+/// The loads, one per protocol of `serverlab_proto::for_each_protocol!`:
+/// each protocol's module here has an `Args` (its flags), an `ABOUT` (its
+/// line of `load --help`) and a `run`. Adding a protocol's load adds its
+/// module (docs/design.md, "Adding a protocol").
 macro_rules! loads {
-    ($($(#[$doc:meta])* $variant:ident($module:ident),)*) => {
+    ([] $($module:ident: $variant:ident),* $(,)?) => {
         #[derive(Subcommand)]
         enum LoadProtocol {
-            $($(#[$doc])* $variant($module::Args),)*
+            $(#[command(name = stringify!($module), about = $module::ABOUT)] $variant($module::Args),)*
         }
 
         fn dispatch(protocol: LoadProtocol) -> anyhow::Result<ExitCode> {
@@ -41,20 +42,7 @@ macro_rules! loads {
     };
 }
 
-loads! {
-    /// Posters and readers against a board server (or `load board IP POSTERS READERS SECONDS THROTTLE`,
-    /// the reference client's form).
-    Board(board),
-    /// Clients sending `<delay>,<bucket>` requests to a bucket server, with the
-    /// theoretical bound and (with --verify) a check of every bucket.
-    Bucket(bucket),
-    /// httperf-style sessions against a kv (HTTP/1.1) server: each session one keep-alive
-    /// connection doing R requests.
-    Kv(kv),
-    /// Any server speaking Redis's protocol (serve resp, redis-server): a command mix over keys,
-    /// or the board mapped onto lists (--workload board); checked with --verify.
-    Resp(resp),
-}
+serverlab_proto::for_each_protocol!(loads);
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

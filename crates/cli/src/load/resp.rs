@@ -9,6 +9,11 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Its line of `load --help`.
+pub const ABOUT: &str = "Any server speaking Redis's protocol (serve resp, redis-server): a \
+    command mix over keys, or the board mapped onto lists (--workload board); checked with \
+    --verify";
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Server address (serverlab's `serve resp`, redis-server, …): HOST:PORT, HOST (port 6379) or :PORT

@@ -1,32 +1,34 @@
 //! `serverlab serve echo`.
 
 use super::{serve, Protocol, ServerArgs};
-use clap::Args;
+use crate::limits;
+use serverlab_proto::board;
 use serverlab_service::echo::EchoService;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-#[derive(Args)]
-pub struct EchoArgs {
+#[derive(clap::Args)]
+pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
-    /// Longest request in bytes; a longer one closes its connection
-    #[arg(long, default_value_t = 65535, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
-    max_request: u64,
+    // The board's framing, so the board's limit.
+    #[command(flatten)]
+    limits: limits::Board,
 }
 
-impl Protocol for EchoArgs {
+impl Protocol for Args {
     const NAME: &'static str = "echo";
+    const ABOUT: &'static str =
+        "Board framing, reply = the request reversed: the transport ceiling";
+    const PORT: Option<u16> = Some(board::DEFAULT_PORT);
 
     fn server(&self) -> &ServerArgs {
         &self.server
     }
 
     fn run(self) -> anyhow::Result<ExitCode> {
-        serve(
-            Self::NAME,
-            12345,
-            Arc::new(EchoService::new(self.max_request as usize)),
+        serve::<Self, _>(
+            Arc::new(EchoService::new(self.limits.get().max_request)),
             &self.server,
             "",
         )

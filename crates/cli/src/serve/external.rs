@@ -16,7 +16,6 @@
 
 use super::{Protocol, ServerArgs};
 use anyhow::{bail, Context};
-use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, ExitCode};
@@ -28,8 +27,8 @@ const START: Duration = Duration::from_secs(20);
 const STOP: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(20);
 
-#[derive(Args)]
-pub struct ExternalArgs {
+#[derive(clap::Args)]
+pub struct Args {
     /// The server to run, as a shell command, listening on $HOST:$PORT
     /// (example: 'redis-server --port $PORT --save "" --appendonly no')
     #[arg(long, value_name = "CMD")]
@@ -38,8 +37,11 @@ pub struct ExternalArgs {
     server: ServerArgs,
 }
 
-impl Protocol for ExternalArgs {
+impl Protocol for Args {
     const NAME: &'static str = "external";
+    const ABOUT: &'static str = "Another program as the server (redis-server, …), started, pinned and \
+                                 stopped as a sweep starts serverlab's: --command 'redis-server --port $PORT'";
+    const PORT: Option<u16> = None;
 
     fn server(&self) -> &ServerArgs {
         &self.server
@@ -97,7 +99,7 @@ impl Protocol for ExternalArgs {
     }
 }
 
-impl ExternalArgs {
+impl Args {
     /// Where the command must listen: `--addr`, or 127.0.0.1 and a free
     /// port (found by binding port 0; another program could take it
     /// before the command does, a race a sweep on a quiet machine loses
@@ -106,7 +108,7 @@ impl ExternalArgs {
         let addr = self
             .server
             .addr
-            .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+            .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), |a| a.or_port(0));
         if addr.port() != 0 {
             return Ok(addr);
         }

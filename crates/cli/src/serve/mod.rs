@@ -5,6 +5,8 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
+use serverlab_util::addr::HostPort;
+use serverlab_util::port_holder;
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -32,32 +34,49 @@ pub struct ServeCmd {
 }
 
 /// A protocol `serve` serves: its flags (the common server flags among
-/// them) and how it starts. Each lives in its own file here and is
-/// registered by one line of `protocols!` below.
+/// them) and how it starts. Each lives in its own file here, `module::Args`,
+/// named after the protocol in `serverlab_proto::for_each_protocol!`.
 trait Protocol: Sized {
     /// As `serve` takes it.
     const NAME: &'static str;
+    /// Its line of `serve --help`, less the port.
+    const ABOUT: &'static str;
+    /// Where it listens unless told otherwise (none: a free port).
+    const PORT: Option<u16>;
     fn server(&self) -> &ServerArgs;
     fn run(self) -> anyhow::Result<ExitCode>;
 }
 
-/// `ServeProtocol`, the `serve` subcommands, from one line per protocol
-/// (its help line, then `Variant(module::Args)`).
+/// A protocol's line of `serve --help`.
+fn about<P: Protocol>() -> String {
+    match P::PORT {
+        Some(port) => format!("{}. Port {port}", P::ABOUT),
+        None => P::ABOUT.to_string(),
+    }
+}
+
+/// `ServeProtocol`, the `serve` subcommands: the registry's protocols,
+/// then the servers that are not protocols of their own (in brackets).
 macro_rules! protocols {
-    ($($(#[doc = $doc:literal])* $variant:ident($args:ty),)*) => {
+    ([$($extra:tt)*] $($listed:tt)*) => {
+        protocols!(@all $($listed)* $($extra)*);
+    };
+    (@all $($module:ident: $variant:ident),* $(,)?) => {
         #[derive(Subcommand)]
         enum ServeProtocol {
             $(
-                $(#[doc = $doc])*
-                #[command(name = <$args as Protocol>::NAME)]
-                $variant($args),
+                #[command(
+                    name = <$module::Args as Protocol>::NAME,
+                    about = about::<$module::Args>()
+                )]
+                $variant($module::Args),
             )*
         }
 
         impl ServeProtocol {
             fn name(&self) -> &'static str {
                 match self {
-                    $(ServeProtocol::$variant(_) => <$args as Protocol>::NAME,)*
+                    $(ServeProtocol::$variant(_) => <$module::Args as Protocol>::NAME,)*
                 }
             }
 
@@ -76,29 +95,16 @@ macro_rules! protocols {
     };
 }
 
-protocols! {
-    /// The CAPS message board (POST, READ, COUNT, LIST, EXIT). Port 12345.
-    Board(board::BoardArgs),
-    /// Delay, then add to a bucket (the ERSS scalability homework). Port 12345.
-    Bucket(bucket::BucketArgs),
-    /// Board framing, reply = the request reversed: the transport ceiling. Port 12345.
-    Echo(echo::EchoArgs),
-    /// An HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>). Port 8080.
-    Kv(kv::KvArgs),
-    /// Redis's protocol, RESP2: strings and lists, for redis-cli, redis-benchmark and clients. Port 6379.
-    Resp(resp::RespArgs),
-    /// Another program as the server (redis-server, …), started, pinned and stopped as a sweep
-    /// starts serverlab's: --command 'redis-server --port $PORT'.
-    External(external::ExternalArgs),
-}
+serverlab_proto::for_each_protocol!(protocols, echo: Echo, external: External);
 
 /// Flags every server takes.
 #[derive(Args, Clone)]
 #[command(allow_negative_numbers = true)]
 pub struct ServerArgs {
-    /// Address to listen on [default: 127.0.0.1 and the protocol's port]
-    #[arg(long, value_name = "HOST:PORT")]
-    pub addr: Option<SocketAddr>,
+    /// Address to listen on: HOST:PORT, HOST (the protocol's port) or :PORT (on 127.0.0.1)
+    /// [default: 127.0.0.1 and the protocol's port]
+    #[arg(long, value_name = "HOST:PORT", value_parser = args::host_port)]
+    pub addr: Option<HostPort>,
     /// Concurrency strategy
     #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
@@ -154,7 +160,9 @@ pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
 pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
     let addr = args
         .addr
-        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)));
+        .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)), |a| {
+            a.or_port(default_port)
+        });
     let mut cfg = ServerConfig::new(addr, args.strategy);
     cfg.threads = args.threads.map(usize::from);
     cfg.cpus = args.cpus.clone();
@@ -165,20 +173,19 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
 }
 
 /// Bind, announce, serve until stopped, print the final statistics.
-pub(crate) fn serve<S: Service>(
-    name: &str,
-    port: u16,
+fn serve<P: Protocol, S: Service>(
     svc: Arc<S>,
     args: &ServerArgs,
     what: &str,
 ) -> anyhow::Result<ExitCode> {
-    let cfg = config(args, port);
+    let name = P::NAME;
+    let cfg = config(args, P::PORT.unwrap_or(0));
     // Before binding, so a strategy this machine cannot run fails naming
     // why, not as a failure to listen.
     cfg.preflight()?;
     let shutdown = Shutdown::new();
     let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
-        .with_context(|| format!("cannot listen on {}", cfg.addr))?;
+        .map_err(|e| cannot_listen(cfg.addr, e))?;
     stop_on_signals(&shutdown).context("cannot install signal handlers")?;
     memory::give_back_after_bursts(svc, shutdown.clone());
     let pinned = cfg
@@ -207,6 +214,30 @@ pub(crate) fn serve<S: Service>(
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a server cannot listen, in one line; a port in use names the
+/// process holding it where it can be seen, and says what to do.
+fn cannot_listen(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    if e.kind() != std::io::ErrorKind::AddrInUse {
+        return anyhow::Error::new(e).context(format!("cannot listen on {addr}"));
+    }
+    let elsewhere = format!(
+        "serve on another port (--addr {}:0 takes a free one)",
+        addr.ip()
+    );
+    let next = match port_holder::find(addr) {
+        Some(h) => format!(
+            "process {} ({}) holds it: stop it (kill {}) or {elsewhere}",
+            h.pid, h.command, h.pid
+        ),
+        None => format!(
+            "no process of this user holds it (`ss -ltnp 'sport = :{}'` may name the one that \
+             does): {elsewhere}",
+            addr.port()
+        ),
+    };
+    anyhow::anyhow!("cannot listen on {addr}: {e}; {next}")
 }
 
 /// Final statistics as indented `name: value` lines.

@@ -1,59 +1,45 @@
 //! `serverlab serve resp`.
 
 use super::{serve, Protocol, ServerArgs};
-use crate::args;
+use crate::{args, limits};
 use anyhow::Context;
-use clap::Args;
-use serverlab_proto::resp::Limits;
+use serverlab_proto::resp;
 use serverlab_service::resp::RespService;
 use serverlab_store::StoreKind;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-#[derive(Args)]
-pub struct RespArgs {
+#[derive(clap::Args)]
+pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
     /// How keys are locked
     #[arg(long, default_value = "sharded", value_parser = args::named_from(&serverlab_store::resp::KINDS))]
     store: StoreKind,
-    /// Longest bulk string in a request; a longer one is a protocol error (the connection closes)
-    #[arg(long, default_value = "1MiB", value_name = "SIZE", value_parser = args::size(1, 1 << 30))]
-    max_bulk: u64,
-    /// Most elements in a request's array; more is a protocol error
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
-    max_args: u64,
-    /// Longest inline command; a longer one is a protocol error
-    #[arg(long, default_value = "64KiB", value_name = "SIZE", value_parser = args::size(16, 1 << 30))]
-    max_inline: u64,
-    /// Most unread input a connection may hold without a whole request (Redis's
-    /// client-query-buffer-limit); more is a protocol error
-    #[arg(long, default_value = "1GiB", value_name = "SIZE", value_parser = args::size(1024, 1 << 30))]
-    max_query: u64,
+    #[command(flatten)]
+    limits: limits::Resp,
 }
 
-impl Protocol for RespArgs {
-    const NAME: &'static str = "resp";
+impl Protocol for Args {
+    const NAME: &'static str = resp::NAME;
+    const ABOUT: &'static str = "Redis's protocol, RESP2: strings and lists, for redis-cli, \
+                                 redis-benchmark and clients";
+    const PORT: Option<u16> = Some(resp::DEFAULT_PORT);
 
     fn server(&self) -> &ServerArgs {
         &self.server
     }
 
     fn run(self) -> anyhow::Result<ExitCode> {
-        let limits = Limits {
-            max_bulk: self.max_bulk as usize,
-            max_args: self.max_args as usize,
-            max_inline: self.max_inline as usize,
-            max_query: self.max_query as usize,
-        };
+        let limits = self.limits.get();
         let store = serverlab_store::resp::new(self.store)
             .context("the RESP store does not offer this locking scheme")?;
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
         let what = format!(
             "store {}, max bulk {} bytes, max args {}, max inline {} bytes",
-            self.store, self.max_bulk, self.max_args, self.max_inline
+            self.store, limits.max_bulk, limits.max_args, limits.max_inline
         );
         let svc = RespService::new(store, limits, about);
-        serve(Self::NAME, 6379, Arc::new(svc), &self.server, &what)
+        serve::<Self, _>(Arc::new(svc), &self.server, &what)
     }
 }

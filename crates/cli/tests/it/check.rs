@@ -1,6 +1,7 @@
 //! `serverlab check`: every strategy × store passes; deliberately broken
-//! servers are caught, with the right case or a witness named; usage and
-//! unreachable servers exit 2.
+//! servers are caught, with the right case or a witness named; bad usage
+//! exits 2; an unreachable server or one of another protocol
+//! exits 1 in one line.
 
 mod broken;
 
@@ -381,21 +382,78 @@ fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
     (fd, addr.port())
 }
 
+/// An unreachable server is a failed run, exit 1, as `load`'s: one line
+/// with a next step.
 #[test]
-fn an_unreachable_server_exits_2_with_a_next_step() {
+fn an_unreachable_server_exits_1_with_a_next_step() {
     let (_held, port) = refusing_port();
-    for (protocol, serve) in [
-        ("board", "serve board"),
-        ("bucket", "serve bucket"),
-        ("kv", "serve kv"),
-    ] {
+    for &protocol in serverlab_proto::ProtocolKind::ALL {
+        let protocol = protocol.name();
         let out = run(&["check", protocol, &format!("127.0.0.1:{port}")]);
-        assert_eq!(out.status.code(), Some(2), "{protocol}");
+        assert_eq!(out.status.code(), Some(1), "{protocol}");
         let err = text(&out.stderr);
         assert!(
-            err.contains("cannot connect") && err.contains(serve),
+            err.contains("cannot connect") && err.contains(&format!("serve {protocol}")),
             "{err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+/// `check P` against a server that is not one of P's says so from the
+/// first exchange: one line naming the problem and what to do, exit 1,
+/// within 10 s — for a server of another protocol, an echo server and a
+/// server that never answers (bucket waits for a newline the board's
+/// requests do not have).
+#[test]
+fn a_server_of_another_protocol_is_one_line() {
+    let kv = ServerProc::start("kv", &[]);
+    let echo = ServerProc::start("echo", &[]);
+    let bucket = ServerProc::start("bucket", &[]);
+    let board = ServerProc::start("board", &[]);
+    for (protocol, server, says) in [
+        ("board", &kv, "as an HTTP server, such as kv, would"),
+        ("board", &echo, "serve echo"),
+        ("board", &bucket, "answered nothing"),
+        ("kv", &board, "does not look like a kv server"),
+        ("resp", &kv, "does not look like a resp server"),
+        ("bucket", &kv, "does not look like a bucket server"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = run(&["check", protocol, &server.addr.to_string()]);
+        let took = started.elapsed();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "check {protocol}: {err}");
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "check {protocol} took {took:?}"
+        );
+        assert_eq!(text(&out.stdout), "", "check {protocol}: no cases run");
+        assert_eq!(err.lines().count(), 1, "check {protocol}: {err}");
+        assert!(err.contains(says), "check {protocol}: {err}");
+        assert!(
+            err.contains("must name the protocol"),
+            "check {protocol}: {err}"
+        );
+    }
+}
+
+/// A server counting delays in ms, checked as if in s (the default): the
+/// failed timing case names `--delay-unit ms`.
+#[test]
+fn a_delay_unit_mismatch_names_the_flag() {
+    let server = ServerProc::start("bucket", &["--delay-unit", "ms"]);
+    let out = run(&[
+        "check",
+        "bucket",
+        &server.addr.to_string(),
+        "--only",
+        "delay-before-reply",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("run check bucket --delay-unit ms"),
+        "{stdout}"
+    );
 }

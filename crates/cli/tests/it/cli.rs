@@ -49,11 +49,86 @@ fn serve_help_lists_strategies_and_stores() {
     }
 }
 
+/// A port in use: one line that names the address, the process holding it
+/// and what to do next.
 #[test]
 fn port_in_use_is_a_clear_runtime_error() {
     let server = ServerProc::start("board", &[]);
     let addr = server.addr.to_string();
     let out = run(&["serve", "board", "--addr", &addr]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains(&addr), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(&addr), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let holder = format!("process {} (", server.pid());
+    assert!(err.contains(&holder), "does not name {holder}: {err}");
+    assert!(err.contains("serverlab serve board"), "{err}");
+    assert!(err.contains(&format!("kill {}", server.pid())), "{err}");
+    assert!(err.contains("--addr 127.0.0.1:0"), "{err}");
+}
+
+/// A port free on 127.0.0.1 now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `serve` started with `--addr addr` listens where it says, and there.
+fn listens_at(addr: &str, expected: impl Fn(std::net::SocketAddr) -> bool) {
+    let server = ServerProc::spawn(&["serve", "board", "--addr", addr]);
+    assert!(
+        expected(server.addr),
+        "--addr {addr}: listening on {}",
+        server.addr
+    );
+    let mut c = Client::connect(server.addr);
+    assert_eq!(c.req(b"COUNT@t\0"), b"0", "--addr {addr}");
+    let (status, _) = server.stop();
+    assert!(status.success(), "--addr {addr}");
+}
+
+/// `serve --addr` takes what `load --addr` takes: `:PORT`, `HOST` alone
+/// (the protocol's port) and a host name that resolves.
+#[test]
+fn serve_addr_takes_every_form_load_takes() {
+    let port = free_port();
+    listens_at(&format!(":{port}"), |a| {
+        a.to_string() == format!("127.0.0.1:{port}")
+    });
+    let port = free_port();
+    listens_at(&format!("localhost:{port}"), |a| {
+        a.ip().is_loopback() && a.port() == port
+    });
+    // HOST alone: the board's port, 12345, on a 127.x address of our own
+    // (any is loopback), so a server the user runs on 127.0.0.1 is not met.
+    let pid = std::process::id();
+    let ip = format!("127.{}.{}.9", 30 + pid % 200, 1 + (pid / 200) % 250);
+    listens_at(&ip, |a| a.to_string() == format!("{ip}:12345"));
+}
+
+/// One request is "1 request", not "1 requests".
+#[test]
+fn a_count_of_one_is_singular() {
+    let server = ServerProc::start("resp", &[]);
+    let addr = server.addr.to_string();
+    let out = load(
+        "resp",
+        &[
+            "--addr",
+            &addr,
+            "--requests",
+            "1",
+            "--connections",
+            "1",
+            "--mix",
+            "get=1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("resp load: 1 request in"), "{stdout}");
+    assert!(!stdout.contains(" 1 requests"), "{stdout}");
 }

@@ -22,6 +22,7 @@ mod load_bucket;
 mod load_kv;
 mod load_openloop;
 mod load_resp;
+mod protocols;
 mod readme_tour;
 mod resp;
 mod resp_interop;

@@ -6,8 +6,7 @@
 use super::{workload, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
 use crate::LoadError;
-use serverlab_proto::board::Request;
-use serverlab_proto::number::parse_u64;
+use serverlab_proto::board::{count_answer, CountAnswer, Request};
 use serverlab_proto::Terminator;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -41,19 +40,17 @@ pub(super) fn counts(addr: SocketAddr, topics: usize) -> Result<Vec<u64>, LoadEr
 /// server, said at once rather than after a run of nonsense.
 fn count_reply(conn: &mut FramedConn, topic: &[u8]) -> Result<u64, LoadError> {
     let reply = conn.recv()?;
-    if let Ok(Some(n)) = parse_u64(reply) {
-        return Ok(n);
-    }
     let mut request = Vec::new();
     Request::Count { topic }.encode(&mut request, Terminator::Nul);
     let request = request.strip_suffix(b"\0").unwrap_or(&request);
-    if reply == request || reply.iter().eq(request.iter().rev()) {
-        return Ok(0);
+    match count_answer(request, reply) {
+        CountAnswer::Count(n) => Ok(n),
+        CountAnswer::Echoed => Ok(0),
+        CountAnswer::Other => Err(LoadError::WrongProtocol {
+            protocol: "board",
+            sent: crate::quoted(reply),
+        }),
     }
-    Err(LoadError::WrongProtocol {
-        protocol: "board",
-        sent: crate::quoted(reply),
-    })
 }
 
 /// Send EXIT on a new connection, as the reference client does at the end.

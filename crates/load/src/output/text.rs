@@ -20,8 +20,12 @@ pub fn render(report: &LoadReport) -> String {
     }
     let _ = writeln!(
         out,
-        "{} load: {} requests in {:.2} s = {:.1} req/s ({})",
-        report.protocol, r.requests, r.duration_s, r.throughput_rps, report.load_model
+        "{} load: {} in {:.2} s = {:.1} req/s ({})",
+        report.protocol,
+        serverlab_util::plural(r.requests, "request", "requests"),
+        r.duration_s,
+        r.throughput_rps,
+        report.load_model
     );
     match (r.requested_rps, &r.schedule) {
         (Some(rate), Some(s)) => {
@@ -49,8 +53,8 @@ pub fn render(report: &LoadReport) -> String {
         };
         let _ = writeln!(
             out,
-            "  {} replies arrived after the window: {fate}",
-            r.late_replies
+            "  {} arrived after the window: {fate}",
+            serverlab_util::plural(r.late_replies, "reply", "replies")
         );
     }
     errors_checks_and_cpu(&mut out, r);
@@ -119,10 +123,10 @@ fn schedule_lines(out: &mut String, s: &ScheduleReport) {
     let late = ScheduleReport::late_ms();
     let _ = writeln!(
         out,
-        "  schedule: {} requests sent over {late} ms late, the largest lag {} \
+        "  schedule: {} sent over {late} ms late, the largest lag {} \
          (a request waits while its connection is busy); the client's own lag: {} over {late} ms, \
          the largest {}",
-        s.late_requests,
+        serverlab_util::plural(s.late_requests, "request", "requests"),
         super::micros(s.max_lag_us),
         s.client_late_requests,
         super::micros(s.client_max_lag_us)

@@ -107,7 +107,7 @@ fn typed_results_round_trip_through_json_under_their_name() {
     let all = every_protocol();
     assert_eq!(
         all.iter().map(|p| p.name()).collect::<Vec<_>>(),
-        ProtocolResults::NAMES,
+        registered(),
         "a case for every protocol"
     );
     for p in all {
@@ -124,6 +124,16 @@ fn typed_results_round_trip_through_json_under_their_name() {
     }
 }
 
+/// The registry's protocols (`serverlab_proto::for_each_protocol!`), by
+/// name, in its order.
+fn registered() -> Vec<&'static str> {
+    use serverlab_util::Named;
+    serverlab_proto::ProtocolKind::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect()
+}
+
 #[test]
 fn each_protocols_results_carry_its_load_name() {
     let names = [
@@ -133,6 +143,11 @@ fn each_protocols_results_carry_its_load_name() {
         RespLoad::NAME,
     ];
     assert_eq!(ProtocolResults::NAMES, names);
+    assert_eq!(
+        ProtocolResults::NAMES,
+        registered(),
+        "a load for every protocol"
+    );
 }
 
 #[test]

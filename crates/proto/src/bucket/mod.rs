@@ -16,6 +16,36 @@ use std::fmt;
 /// CR/LF. A valid request needs at most 41 (two 20-digit numbers and a comma).
 pub const MAX_LINE: usize = 64;
 
+/// As every subcommand spells it.
+pub const NAME: &str = "bucket";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "delay, then add to a bucket (the ERSS scalability homework)";
+/// Where a bucket server listens unless told otherwise.
+pub const DEFAULT_PORT: u16 = 12345;
+
+/// The bounds a bucket server enforces (`--max-line`, `--max-delay`) and
+/// the unit its delays count in (`--delay-unit`), which a checker must
+/// know too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest request line in bytes, without CR/LF; a longer one gets ERR.
+    pub max_line: usize,
+    /// Largest delay accepted, in `delay_unit`s; a larger one gets ERR.
+    pub max_delay: u64,
+    /// The unit a request's delay counts in.
+    pub delay_unit: DelayUnit,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line: MAX_LINE,
+            max_delay: 60,
+            delay_unit: DelayUnit::Seconds,
+        }
+    }
+}
+
 /// Where the next line lies in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line {

@@ -23,6 +23,18 @@ pub use reject::{Reject, RequestError};
 pub use response::{Connection, Response, CONTINUE};
 pub use target::{decode_key, push_encoded_key, Target, TargetError, MAX_KEY};
 
+use std::time::Duration;
+
+/// As every subcommand spells it.
+pub const NAME: &str = "kv";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "an HTTP/1.1 key-value store (GET, HEAD, PUT, POST, DELETE /<key>)";
+/// Where a kv server listens unless told otherwise.
+pub const DEFAULT_PORT: u16 = 8080;
+/// The time a connection has to deliver each whole request unless told
+/// otherwise (`--header-timeout`): then 408 and close.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The methods the store answers; anything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {

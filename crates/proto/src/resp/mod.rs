@@ -19,6 +19,13 @@ pub use command::{Cmd, ConnCmd, End, ListCmd, Rejection, ServerCmd, SetCond, Str
 pub use frame::{Framed, Framer, ProtocolError, Span};
 pub use name::Name;
 
+/// As every subcommand spells it.
+pub const NAME: &str = "resp";
+/// One line for lists of protocols.
+pub const DESCRIBE: &str = "Redis's protocol, RESP2: strings and lists";
+/// Where a RESP server listens unless told otherwise (Redis's port).
+pub const DEFAULT_PORT: u16 = 6379;
+
 /// The limits every RESP server enforces (`--max-bulk`, `--max-args`,
 /// `--max-inline`, `--max-query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

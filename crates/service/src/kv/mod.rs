@@ -44,7 +44,7 @@ impl Default for KvConfig {
     fn default() -> Self {
         KvConfig {
             limits: Limits::default(),
-            header_timeout: Duration::from_secs(10),
+            header_timeout: serverlab_proto::kv::HEADER_TIMEOUT,
         }
     }
 }

@@ -1,0 +1,96 @@
+//! The one list of protocols that serverlab serves, loads and checks.
+//!
+//! Each protocol is a module of this crate with its `NAME` (as every
+//! subcommand spells it), its `DEFAULT_PORT` and its `Limits` (the bounds
+//! a server enforces, which a checker must know). Registering one is one
+//! line in [`for_each_protocol!`](crate::for_each_protocol): `serve`,
+//! `load` and `check` make their subcommands from it, the checker's and
+//! the load report's tests walk it, and the CLI's tests check that every
+//! subcommand and docs page names it. Echo is not in it: it is the board's
+//! framing served as a baseline (`serve echo`, loaded by `load board`).
+
+use serverlab_util::Named;
+
+/// The list of protocols: `$callback! { [$($extra)*] snake_name:
+/// Variant, … }`, where `snake_name` is the protocol's module in every
+/// crate that has one per protocol (`serverlab_proto::board`,
+/// `serverlab_check::board`, the CLI's `serve::board`, …) and `Variant`
+/// its name in enums. Extra tokens after the callback's name are passed
+/// through in the brackets.
+#[macro_export]
+macro_rules! for_each_protocol {
+    ($callback:ident $(, $($extra:tt)*)?) => {
+        $callback! {
+            [$($($extra)*)?]
+            board: Board,
+            bucket: Bucket,
+            kv: Kv,
+            resp: Resp,
+        }
+    };
+}
+
+macro_rules! protocol_kind {
+    ([] $($snake:ident: $variant:ident),* $(,)?) => {
+        /// A protocol, by name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ProtocolKind {
+            $($variant),*
+        }
+
+        impl Named for ProtocolKind {
+            const WHAT: &'static str = "protocol";
+            const ALL: &'static [ProtocolKind] = &[$(ProtocolKind::$variant),*];
+
+            fn name(self) -> &'static str {
+                match self {
+                    $(ProtocolKind::$variant => $crate::$snake::NAME),*
+                }
+            }
+
+            fn describe(self) -> &'static str {
+                match self {
+                    $(ProtocolKind::$variant => $crate::$snake::DESCRIBE),*
+                }
+            }
+        }
+
+        impl ProtocolKind {
+            /// Where its servers listen unless told otherwise.
+            pub fn default_port(self) -> u16 {
+                match self {
+                    $(ProtocolKind::$variant => $crate::$snake::DEFAULT_PORT),*
+                }
+            }
+        }
+    };
+}
+
+for_each_protocol!(protocol_kind);
+
+serverlab_util::named_enum_impls!(ProtocolKind);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names are unique, round-trip, and are the modules' names.
+    #[test]
+    fn every_protocol_has_a_unique_name_its_module_s() {
+        macro_rules! check {
+            ([] $($snake:ident: $variant:ident),* $(,)?) => {
+                $(assert_eq!(ProtocolKind::$variant.name(), stringify!($snake));)*
+            };
+        }
+        for_each_protocol!(check);
+        let mut names: Vec<&str> = ProtocolKind::ALL.iter().map(|p| p.name()).collect();
+        for &p in ProtocolKind::ALL {
+            assert_eq!(p.name().parse::<ProtocolKind>(), Ok(p));
+            assert!(!p.describe().is_empty(), "{p}");
+            assert_ne!(p.default_port(), 0, "{p}");
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ProtocolKind::ALL.len());
+    }
+}
