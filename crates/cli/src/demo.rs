@@ -12,7 +12,6 @@ use serverlab_load::report::LoadReport;
 use serverlab_load::Progress;
 use serverlab_server::{Server, ServerConfig, Shutdown};
 use serverlab_service::board::{BoardService, ExitPolicy};
-use serverlab_store::StoreKind;
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::{plural, CpuSet};
 use std::net::SocketAddr;
@@ -44,8 +43,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         _ => "server and client share the only CPU".into(),
     };
     println!(
-        "serverlab demo: board server ({DEFAULT_STRATEGY}, store rwlock) on {addr}; \
+        "serverlab demo: board server ({DEFAULT_STRATEGY}, store {}) on {addr}; \
          5 posters + 5 readers for {} s, every reply verified; {placement}.\n",
+        serverlab_store::board::DEFAULT,
         args.duration.as_secs_f64()
     );
 
@@ -84,7 +84,7 @@ fn start_server(cpus: Option<&str>) -> anyhow::Result<(ServerThread, SocketAddr,
         DEFAULT_STRATEGY.parse().expect("valid strategy"),
     );
     cfg.cpus = cpus.map(|c| c.parse().expect("allowed CPU"));
-    let store = serverlab_store::board::new(StoreKind::RwLock);
+    let store = serverlab_store::board::new(serverlab_store::board::DEFAULT);
     let svc = Arc::new(BoardService::new(
         store,
         serverlab_proto::board::Limits::default().max_request,

@@ -13,7 +13,7 @@ pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
     /// How topics and messages are locked
-    #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
+    #[arg(long, default_value_t = serverlab_store::board::DEFAULT, value_parser = args::named::<StoreKind>())]
     store: StoreKind,
     /// Who may stop the server with EXIT: loopback peers, any peer, or nobody
     #[arg(long, default_value = "loopback", value_parser = args::named::<ExitPolicy>())]

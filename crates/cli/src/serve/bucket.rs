@@ -25,7 +25,7 @@ pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
     /// How the buckets are locked
-    #[arg(long, default_value = "lockfree", value_parser = args::named_from(&serverlab_store::bucket::KINDS))]
+    #[arg(long, default_value_t = serverlab_store::bucket::DEFAULT, value_parser = args::named_from(&serverlab_store::bucket::KINDS))]
     store: StoreKind,
     /// How a delay is spent
     #[arg(long, default_value = "spin", value_parser = args::named::<DelayMode>())]

@@ -13,7 +13,7 @@ pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
     /// How keys are locked
-    #[arg(long, default_value = "rwlock", value_parser = args::named::<StoreKind>())]
+    #[arg(long, default_value_t = serverlab_store::kv::DEFAULT, value_parser = args::named::<StoreKind>())]
     store: StoreKind,
     #[command(flatten)]
     limits: limits::Kv,

@@ -14,7 +14,7 @@ pub struct Args {
     #[command(flatten)]
     server: ServerArgs,
     /// How keys are locked
-    #[arg(long, default_value = "sharded", value_parser = args::named_from(&serverlab_store::resp::KINDS))]
+    #[arg(long, default_value_t = serverlab_store::resp::DEFAULT, value_parser = args::named_from(&serverlab_store::resp::KINDS))]
     store: StoreKind,
     #[command(flatten)]
     limits: limits::Resp,

@@ -49,6 +49,24 @@ fn serve_help_lists_strategies_and_stores() {
     }
 }
 
+/// A server that names no store gets the one that scales with cores, and
+/// its startup line says which (docs/strategies.md, "The default stores").
+#[test]
+fn the_default_stores_are_named_in_the_startup_line() {
+    for (protocol, store) in [
+        ("board", "lockfree"),
+        ("kv", "sharded"),
+        ("resp", "sharded"),
+        ("bucket", "lockfree"),
+    ] {
+        let line = ServerProc::start(protocol, &[]).stdout();
+        assert!(
+            line.contains(&format!("store {store}")),
+            "serve {protocol}: {line}"
+        );
+    }
+}
+
 /// A port in use: one line that names the address, the process holding it
 /// and what to do next.
 #[test]

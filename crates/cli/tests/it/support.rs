@@ -231,6 +231,9 @@ impl ServerProc {
             let mut line = String::new();
             let mut sent = false;
             while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                // Kept before the address is sent, so that `stdout()` has
+                // the startup line once `start` returns.
+                sink.lock().unwrap().push_str(&line);
                 if !sent {
                     if let Some(rest) = line.split("listening on ").nth(1) {
                         let addr: SocketAddr =
@@ -239,7 +242,6 @@ impl ServerProc {
                         sent = true;
                     }
                 }
-                sink.lock().unwrap().push_str(&line);
                 line.clear();
             }
         });

@@ -108,6 +108,11 @@ impl<G: Guarded<State = Table>> BoardStore for G {
 }
 
 /// A board store of the given kind.
+/// The store a board server gets when it names none: lock-free, the one
+/// under which every strategy scales with cores (the single-lock stores
+/// peak at 2–4 cores; docs/strategies.md, "Many cores").
+pub const DEFAULT: StoreKind = StoreKind::LockFree;
+
 pub fn new(kind: StoreKind) -> Arc<dyn BoardStore> {
     match kind {
         StoreKind::Mutex => Arc::new(MutexBoard::default()),

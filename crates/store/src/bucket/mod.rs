@@ -34,6 +34,9 @@ pub trait BucketStore: Send + Sync + 'static {
 
 /// The locking schemes the bucket store offers (`--store`). A
 /// reader/writer lock buys nothing here: every request but `0,b` writes.
+/// The store a bucket server gets when it names none.
+pub const DEFAULT: StoreKind = StoreKind::LockFree;
+
 pub const KINDS: [StoreKind; 3] = [StoreKind::Mutex, StoreKind::Sharded, StoreKind::LockFree];
 
 /// `buckets` zeroed buckets under the given scheme; `None` for a scheme

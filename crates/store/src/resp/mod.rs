@@ -90,6 +90,9 @@ pub trait RespStore: Send + Sync + 'static {
 }
 
 /// The locking schemes RESP's store offers (`--store`): every one.
+/// The store a RESP server gets when it names none: sharded, as kv's.
+pub const DEFAULT: StoreKind = StoreKind::Sharded;
+
 pub const KINDS: [StoreKind; 4] = [
     StoreKind::Mutex,
     StoreKind::RwLock,
