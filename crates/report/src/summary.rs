@@ -13,7 +13,7 @@ use crate::stats::Summary;
 use crate::student;
 use crate::tables::{centre_ci_bare, few};
 use crate::units::{num, percent, TimeUnit};
-use crate::welch::contrast;
+use crate::welch::{contrast, Contrast, Scale};
 use serverlab_sweep::{params_text, Manifest};
 
 /// At most this many lines on knees and on axis differences each.
@@ -416,7 +416,8 @@ fn pair_line(m: &Manifest, stats: &[PointStats], i: usize, a: usize, b: usize) -
         p.remove(&axis.key);
         params_text(&p, ",")
     };
-    let (mut a_wins, mut b_wins, mut ties) = (0, 0, 0);
+    let mut contrasts = Vec::new();
+    let mut unknown = 0;
     for sa in stats.iter().filter(|s| value(m, s, i) == Some(va)) {
         let Some(sb) = stats
             .iter()
@@ -429,20 +430,81 @@ fn pair_line(m: &Manifest, stats: &[PointStats], i: usize, a: usize, b: usize) -
             .zip(sb.throughput)
             .and_then(|(x, y)| contrast(&x, &y))
         {
-            Some(c) if c.significant && c.estimate > 1.0 => a_wins += 1,
-            Some(c) if c.significant => b_wins += 1,
-            _ => ties += 1,
+            Some(c) if c.scale == Scale::Log => contrasts.push(c),
+            _ => unknown += 1,
         }
     }
-    let total = a_wins + b_wins + ties;
-    (total > 0).then(|| {
-        let (la, lb) = (axes::label(axis, va), axes::label(axis, vb));
-        format!(
-            "{}: throughput at {la} is significantly higher than at {lb} at {a_wins} of {total} \
-             paired points, lower at {b_wins}, not resolved at {ties}.",
-            axis.key
-        )
-    })
+    let (la, lb) = (axes::label(axis, va), axes::label(axis, vb));
+    effect_sentence(&axis.key, &la, &lb, &contrasts, unknown)
+}
+
+/// "strategy: async is 1.31× pool-locked (95% CI 1.12–1.53)" for one
+/// paired point; over several, the geometric mean of the ratios, their
+/// range, and at how many each way the difference is resolved.
+fn effect_sentence(
+    key: &str,
+    la: &str,
+    lb: &str,
+    contrasts: &[Contrast],
+    unknown: usize,
+) -> Option<String> {
+    let total = contrasts.len() + unknown;
+    if contrasts.is_empty() {
+        return (total > 0).then(|| {
+            format!("{key}: {la} against {lb}: not resolved ({total} paired points, too few runs).")
+        });
+    }
+    let higher = contrasts
+        .iter()
+        .filter(|c| c.significant && c.estimate > 1.0)
+        .count();
+    let lower = contrasts
+        .iter()
+        .filter(|c| c.significant && c.estimate < 1.0)
+        .count();
+    if let [c] = contrasts {
+        let verdict = match (higher, lower) {
+            (1, _) => "higher",
+            (_, 1) => "lower",
+            _ => "not resolved",
+        };
+        return Some(format!(
+            "{key}: {la} is {} {lb} in throughput (95% CI {}–{}; {verdict}).",
+            times(c.estimate),
+            ratio_text(c.ci.0),
+            ratio_text(c.ci.1)
+        ));
+    }
+    let n = contrasts.len() as f64;
+    let mean = (contrasts.iter().map(|c| c.estimate.ln()).sum::<f64>() / n).exp();
+    let lo = contrasts
+        .iter()
+        .map(|c| c.estimate)
+        .fold(f64::INFINITY, f64::min);
+    let hi = contrasts.iter().map(|c| c.estimate).fold(0.0, f64::max);
+    let unresolved = total - higher - lower;
+    Some(format!(
+        "{key}: {la} is {} {lb} in throughput (geometric mean over {total} paired points, \
+         {}–{} across them); significantly higher at {higher}, lower at {lower}, \
+         not resolved at {unresolved}.",
+        times(mean),
+        ratio_text(lo),
+        ratio_text(hi)
+    ))
+}
+
+/// A ratio as a sentence says it: "1.31×".
+fn times(r: f64) -> String {
+    format!("{}×", ratio_text(r))
+}
+
+/// Two decimals, three below 0.1.
+fn ratio_text(r: f64) -> String {
+    if r < 0.1 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2}")
+    }
 }
 
 /// The typical coefficient of variation of throughput, and the smallest
@@ -501,6 +563,43 @@ fn spread(summaries: &[Summary]) -> Option<(f64, f64, f64, usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ratio(estimate: f64, ci: (f64, f64), significant: bool) -> Contrast {
+        Contrast {
+            scale: Scale::Log,
+            estimate,
+            ci,
+            p: if significant { 0.01 } else { 0.5 },
+            significant,
+            g: None,
+        }
+    }
+
+    #[test]
+    fn a_comparison_is_a_sentence_with_its_effect_size() {
+        let one = [ratio(1.31, (1.12, 1.53), true)];
+        assert_eq!(
+            effect_sentence("strategy", "async", "pool-locked", &one, 0).unwrap(),
+            "strategy: async is 1.31× pool-locked in throughput (95% CI 1.12–1.53; higher)."
+        );
+        let unresolved = [ratio(0.97, (0.80, 1.18), false)];
+        assert!(effect_sentence("store", "a", "b", &unresolved, 0)
+            .unwrap()
+            .ends_with("(95% CI 0.80–1.18; not resolved)."));
+        // Several paired points: the geometric mean, the range, the counts.
+        let many = [
+            ratio(2.0, (1.8, 2.2), true),
+            ratio(0.5, (0.4, 0.6), true),
+            ratio(1.0, (0.8, 1.2), false),
+        ];
+        let line = effect_sentence("cores", "8", "1", &many, 1).unwrap();
+        assert_eq!(
+            line,
+            "cores: 8 is 1.00× 1 in throughput (geometric mean over 4 paired points, \
+             0.50–2.00 across them); significantly higher at 1, lower at 1, not resolved at 2."
+        );
+        assert!(effect_sentence("k", "a", "b", &[], 0).is_none());
+    }
 
     fn s(values: &[f64]) -> Summary {
         Summary::of(values).unwrap()
