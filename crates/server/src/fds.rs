@@ -32,6 +32,9 @@ pub struct ConnectionLimit {
     pub raised_from: Option<u64>,
     /// Descriptors one connection uses under the strategy.
     pub fds_per_connection: u64,
+    /// The listen backlog, where connections wait while the cap is
+    /// reached (`listen::backlog`).
+    pub backlog: u32,
 }
 
 impl ConnectionLimit {
@@ -51,6 +54,7 @@ impl ConnectionLimit {
             fd_limit,
             raised_from,
             fds_per_connection: per,
+            backlog: crate::listen::backlog(),
         }
     }
 
@@ -60,8 +64,9 @@ impl ConnectionLimit {
     }
 }
 
-/// "max 10000 connections (--max-connections; fd limit 1048576)", or,
-/// when descriptors bind, which limit and why.
+/// "max 10000 connections (--max-connections; fd limit 1048576), then
+/// new ones wait in a backlog of 4096", or, when descriptors bind, which
+/// limit and why.
 impl fmt::Display for ConnectionLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let raised = match self.raised_from {
@@ -73,14 +78,19 @@ impl fmt::Display for ConnectionLimit {
                 f,
                 "max {} connections (the fd limit binds: {} descriptors{raised}, {} per connection; --max-connections {})",
                 self.max, self.fd_limit, self.fds_per_connection, self.asked
-            )
+            )?;
         } else {
             write!(
                 f,
                 "max {} connections (--max-connections; fd limit {}{raised})",
                 self.max, self.fd_limit
-            )
+            )?;
         }
+        write!(
+            f,
+            ", then new ones wait in a backlog of {} (somaxconn)",
+            self.backlog
+        )
     }
 }
 
@@ -140,11 +150,13 @@ mod tests {
             fd_limit: 1 << 20,
             raised_from: Some(1024),
             fds_per_connection: 1,
+            backlog: 4096,
         };
         assert!(!ample.fds_bind());
         assert_eq!(
             ample.to_string(),
-            "max 100 connections (--max-connections; fd limit 1048576, raised from 1024)"
+            "max 100 connections (--max-connections; fd limit 1048576, raised from 1024), \
+             then new ones wait in a backlog of 4096 (somaxconn)"
         );
         let tight = ConnectionLimit {
             max: 490,
@@ -152,6 +164,7 @@ mod tests {
             fd_limit: 1024,
             raised_from: None,
             fds_per_connection: 2,
+            backlog: 4096,
         };
         assert!(tight.fds_bind());
         assert!(tight.to_string().starts_with(

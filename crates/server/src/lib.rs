@@ -18,6 +18,7 @@ mod io;
 mod listen;
 mod listeners;
 mod reactor;
+mod room;
 pub(crate) mod session;
 pub mod shutdown;
 pub mod strategy;
@@ -25,6 +26,7 @@ pub mod strategy;
 mod test_server;
 mod tokio_rt;
 mod uring;
+mod watch;
 
 pub use fds::ConnectionLimit;
 pub use session::OUTPUT_HIGH_WATER;
@@ -154,6 +156,8 @@ pub(crate) struct Ctx<S> {
     pub idle: idle::IdleTable,
     /// The spare descriptor and the accept log's rate limit.
     pub accept: accept::Acceptor,
+    /// Accept loops waiting, at the cap, for a connection to close.
+    pub room: room::Room,
 }
 
 impl<S: Service> Ctx<S> {
@@ -213,6 +217,7 @@ impl<S: Service> Server<S> {
             uring_sqpoll: cfg.uring_sqpoll,
             idle: idle::IdleTable::default(),
             accept,
+            room: room::Room::default(),
         });
         Ok(Server {
             ctx,

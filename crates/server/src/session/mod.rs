@@ -348,6 +348,7 @@ impl<S: Service> Session<S> {
             self.ctx.idle.leave(&self.idle);
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
+            self.ctx.room.freed();
         }
     }
 }

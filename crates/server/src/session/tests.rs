@@ -20,6 +20,7 @@ fn ctx<S: Service>(svc: S, write_timeout: Option<Duration>) -> Arc<Ctx<S>> {
         uring_sqpoll: false,
         idle: Default::default(),
         accept: crate::accept::Acceptor::new(),
+        room: Default::default(),
     })
 }
 

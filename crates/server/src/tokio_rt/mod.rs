@@ -22,6 +22,10 @@
 //! drained. A connection that cannot be registered with its loop's
 //! reactor is closed and counted, and the loop accepts on.
 //!
+//! At the connection cap with none idle to evict, an accept loop stops
+//! polling its listener until a connection closes (`room.rs`): new
+//! clients wait in the backlog.
+//!
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 //!
@@ -30,7 +34,7 @@
 //! a blocking thread looks itself (`crate::delay`), through a duplicate of
 //! the socket's descriptor, which stays valid whatever happens to the task.
 
-use crate::accept::Accepted;
+use crate::accept::{Accepted, FULL_RECHECK};
 use crate::io::{gone, reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
 use crate::shutdown::{Phase, Shutdown};
@@ -151,7 +155,8 @@ fn register_listener(listener: TcpListener) -> io::Result<AsyncFd<mio::net::TcpL
 }
 
 /// Accept until the stop starts; an error means this loop can accept no
-/// more.
+/// more. Full (`room.rs`), the loop stops polling the listener until a
+/// connection closes (the room notifies it) or `FULL_RECHECK` passes.
 async fn accept_until_stop<S: Service>(
     ctx: &Arc<Ctx<S>>,
     listener: &AsyncFd<mio::net::TcpListener>,
@@ -159,22 +164,30 @@ async fn accept_until_stop<S: Service>(
     tasks: &mut JoinSet<()>,
 ) -> io::Result<()> {
     let mut stopping = stop.clone();
+    let room = Arc::new(Notify::new());
+    let r = room.clone();
+    // `notify_one` keeps a permit if the loop is not waiting yet.
+    ctx.room.on_room(move || r.notify_one());
+    let mut full = false;
     loop {
         tokio::select! {
             _ = stopping.wait_for(|p| *p != Phase::Running) => return Ok(()),
-            ready = listener.readable() => accept(ctx, ready?, stop, tasks).await,
+            ready = listener.readable(), if !full => full = accept(ctx, ready?, stop, tasks).await,
+            _ = room.notified(), if full => full = false,
+            _ = tokio::time::sleep(FULL_RECHECK), if full => full = false,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
 }
 
 /// The listener is readable: accept a connection and start its task.
+/// Returns whether the server is full (then the loop waits for room).
 async fn accept<S: Service>(
     ctx: &Arc<Ctx<S>>,
     mut ready: AsyncFdReadyGuard<'_, mio::net::TcpListener>,
     stop: &watch::Receiver<Phase>,
     tasks: &mut JoinSet<()>,
-) {
+) -> bool {
     let listener = ready.get_inner();
     match ctx.accept(listener.as_fd(), || listener.accept()) {
         Accepted::Serve(stream, peer) => match register(stream, peer) {
@@ -189,7 +202,11 @@ async fn accept<S: Service>(
             drop(ready);
             tokio::time::sleep(d).await;
         }
+        // The readiness stays set: once there is room, the loop accepts at
+        // once.
+        Accepted::Full => return ctx.wait_for_room(),
     }
+    false
 }
 
 /// A connection, on this runtime's reactor (which may fail: out of

@@ -69,6 +69,9 @@ pub(super) fn serve<S: Service>(
     let m = mailbox.clone();
     // Each phase of the stop (draining, aborting) wakes the ring at once.
     ctx.shutdown.on_phase(move |_| m.wake());
+    // Full, the ring waits for a connection to close (`accept.rs`).
+    let m = mailbox.clone();
+    ctx.room.on_room(move || m.wake());
     let mut ring = Ring {
         conns: Slab::new(),
         io,
@@ -82,6 +85,7 @@ pub(super) fn serve<S: Service>(
         listener: Some(listener),
         accepting: Accepting::Off,
         backoff: false,
+        full: false,
         ready: VecDeque::new(),
         cqes: Vec::new(),
         posted: Vec::new(),
@@ -104,8 +108,12 @@ struct Ring<S: Service> {
     listener: Option<TcpListener>,
     /// What waits for connections on it.
     accepting: Accepting,
-    /// A backoff timer is pending: accepting failed, and is retried then.
+    /// A backoff timer is pending: accepting failed, or the server was
+    /// full, and is retried then.
     backoff: bool,
+    /// The server was full: the ring accepts again when a connection
+    /// closes (the room wakes it), or at the backoff.
+    full: bool,
     /// Tokens of connections to run this turn, in order.
     ready: VecDeque<u32>,
     cqes: Vec<Completion>,
@@ -223,8 +231,9 @@ impl<S: Service> Ring<S> {
     }
 
     /// The eventfd was signalled: delays spent on other threads,
-    /// evictions, or the stop (which `check_stop` sees).
+    /// evictions, room at the cap, or the stop (which `check_stop` sees).
     fn woken(&mut self, c: Completion) {
+        self.room_made();
         self.mailbox.take(&mut self.posted);
         for post in std::mem::take(&mut self.posted) {
             match post {
