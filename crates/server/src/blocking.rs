@@ -43,9 +43,9 @@
 
 use crate::drive::{drive, Mode};
 use crate::io::to_std;
-use crate::watch::Watched;
 use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
+use crate::watch::Watched;
 use crate::Ctx;
 use mio::{Events, Poll, Token, Waker};
 use nix::sys::pthread::{pthread_kill, pthread_self, Pthread};

@@ -50,14 +50,39 @@ pub(crate) struct Entry {
     slot: Arc<Slot>,
 }
 
+/// How long a connection must have waited for a request to be evicted.
+/// A connection that has just begun to wait may have its request already
+/// in its socket, not yet read (the server is busy accepting a burst);
+/// evicting it would close it unanswered. A client of a full server that
+/// truly idles has waited longer; a newcomer finding none idle so long
+/// waits in the backlog and the accept loop looks again
+/// (`accept::FULL_RECHECK`).
+pub(crate) const MIN_IDLE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The open connections' idle states.
-#[derive(Default)]
 pub(crate) struct IdleTable {
     slots: Mutex<HashMap<u64, Arc<Slot>>>,
     next_key: AtomicU64,
+    /// [`MIN_IDLE`], in milliseconds (tests lower it).
+    min_idle_ms: u64,
+}
+
+impl Default for IdleTable {
+    fn default() -> Self {
+        IdleTable::with_min_idle(MIN_IDLE)
+    }
 }
 
 impl IdleTable {
+    /// A table that evicts only connections idle at least `min_idle`.
+    pub(crate) fn with_min_idle(min_idle: std::time::Duration) -> Self {
+        IdleTable {
+            slots: Mutex::default(),
+            next_key: AtomicU64::new(0),
+            min_idle_ms: min_idle.as_millis() as u64,
+        }
+    }
+
     /// Register a connection just opened (busy until it first waits).
     pub(crate) fn join(&self) -> Entry {
         // Relaxed: only uniqueness matters.
@@ -72,9 +97,13 @@ impl IdleTable {
         self.slots.lock().remove(&entry.key);
     }
 
-    /// Evict the connection idle longest, if any is idle: flag it, then
-    /// wake it. Returns whether one was.
+    /// Evict the connection idle longest, if any has been idle at least
+    /// the table's minimum: flag it, then wake it. Returns whether one
+    /// was.
     pub(crate) fn evict_longest(&self) -> bool {
+        // States are the wait's start plus one: idle long enough at or
+        // below this.
+        let since_at_most = (coarse_now_ms() + 1).saturating_sub(self.min_idle_ms);
         let victim = {
             let slots = self.slots.lock();
             // A session may turn busy between the scan and the swap: look
@@ -84,7 +113,7 @@ impl IdleTable {
                     .values()
                     .filter(|s| s.wake.get().is_some())
                     .map(|s| (s.state.load(Ordering::Relaxed), s))
-                    .filter(|&(st, _)| st != BUSY && st != EVICTED)
+                    .filter(|&(st, _)| st != BUSY && st != EVICTED && st <= since_at_most)
                     .min_by_key(|&(st, _)| st)?;
                 slot.state
                     .compare_exchange(since, EVICTED, Ordering::Relaxed, Ordering::Relaxed)
@@ -170,7 +199,7 @@ mod tests {
 
     #[test]
     fn evicts_the_longest_idle_and_wakes_it() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let (a, b, c) = (t.join(), t.join(), t.join());
         let (wa, wb, wc) = (woken(&a), woken(&b), woken(&c));
         assert!(!t.evict_longest(), "none is idle");
@@ -187,8 +216,20 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_idle_for_less_than_the_minimum_is_not_chosen() {
+        let t = IdleTable::with_min_idle(std::time::Duration::from_millis(200));
+        let a = t.join();
+        let wa = woken(&a);
+        a.idle();
+        assert!(!t.evict_longest(), "its request may be on its way");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        assert!(t.evict_longest(), "idle long enough");
+        assert_eq!(wa.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
     fn connections_without_a_waker_or_gone_are_not_chosen() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let a = t.join();
         a.idle();
         assert!(!t.evict_longest(), "no way to wake it");
@@ -201,7 +242,7 @@ mod tests {
 
     #[test]
     fn idle_then_busy_then_idle_restarts_the_wait() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let (a, b) = (t.join(), t.join());
         let (_wa, _wb) = (woken(&a), woken(&b));
         a.idle();

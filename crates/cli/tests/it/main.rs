@@ -10,6 +10,7 @@ mod check;
 mod check_resp;
 mod cli;
 mod echo;
+mod erss_cap;
 mod first_hour;
 mod hostile_conn;
 mod hostile_flow;

@@ -30,9 +30,9 @@ mod tick;
 
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 
-use crate::watch::Watched;
 use crate::drive::{drive, Mode, Parked};
 use crate::session::Session;
+use crate::watch::Watched;
 use crate::Ctx;
 use mio::{Events, Interest, Poll, Token, Waker};
 use parking_lot::Mutex;

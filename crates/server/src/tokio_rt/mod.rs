@@ -30,9 +30,11 @@
 //! within it (a client that does not read) resets the connection.
 //!
 //! A delay is abandoned when the client has gone or the stop aborts: a
-//! sleep looks at the socket every [`LOOK_EVERY`], and spin or CPU work on
-//! a blocking thread looks itself (`crate::delay`), through a duplicate of
-//! the socket's descriptor, which stays valid whatever happens to the task.
+//! sleep looks at the socket every [`LOOK_EVERY`]; spin or CPU work on a
+//! blocking thread looks at a flag the connection's task raises when it
+//! sees the socket gone (it looks every [`LOOK_EVERY`] meanwhile), so a
+//! delay costs no descriptor of its own, and the thread never touches a
+//! socket the task may close.
 
 use crate::accept::{Accepted, FULL_RECHECK};
 use crate::io::{gone, reset_on_close, shutdown_write};
@@ -44,6 +46,7 @@ use serverlab_service::{Delay, Service};
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
@@ -368,24 +371,35 @@ async fn perform(
             }
         }
         busy => {
-            // Without a descriptor to spare, the work can still be
-            // abandoned at the abort, not when the client leaves.
-            let fd = stream.as_fd().try_clone_to_owned().ok();
+            // The blocking thread cannot look at the socket without a
+            // descriptor of its own (the task's may close under it), and
+            // a duplicate per delay would cost a descriptor per
+            // connection: the task looks instead, and raises a flag the
+            // thread looks at.
+            let gone_flag = Arc::new(AtomicBool::new(false));
+            let flag = gone_flag.clone();
             let shutdown = shutdown.clone();
-            tokio::task::spawn_blocking(move || match &fd {
-                Some(fd) => crate::delay::perform(busy, fd, &shutdown),
-                None => crate::delay::perform_with(busy, never_gone, &shutdown),
-            })
-            .await
-            .unwrap_or(false)
+            let mut work = tokio::task::spawn_blocking(move || {
+                let gone = |wait_ms: u16| {
+                    if wait_ms > 0 {
+                        std::thread::sleep(Duration::from_millis(wait_ms.into()));
+                    }
+                    flag.load(Ordering::Relaxed)
+                };
+                crate::delay::perform_with(busy, gone, &shutdown)
+            });
+            let client_gone = async {
+                while !gone(stream, 0) {
+                    tokio::time::sleep(LOOK_EVERY).await;
+                }
+            };
+            tokio::select! {
+                spent = &mut work => return spent.unwrap_or(false),
+                _ = client_gone => gone_flag.store(true, Ordering::Relaxed),
+            }
+            work.await.unwrap_or(false)
         }
     }
-}
-
-/// For a delay with no socket to look at: waits as asked, never gone.
-fn never_gone(wait_ms: u16) -> bool {
-    std::thread::sleep(Duration::from_millis(wait_ms.into()));
-    false
 }
 
 #[cfg(test)]

@@ -56,7 +56,6 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
 
-
 /// How the ring waits for connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Accepting {
@@ -70,6 +69,16 @@ pub(super) enum Accepting {
     Ending,
     /// A poll waits for the listener to have a connection.
     Waiting,
+}
+
+/// Whether a ring accepting its backlog goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Go {
+    On,
+    /// The backlog is empty.
+    Drained,
+    /// Not now: a backoff, or waiting for room, is pending.
+    Pause,
 }
 
 /// What the ring accepts: a connection and its peer, or why not.
@@ -157,8 +166,7 @@ impl<S: Service> Ring<S> {
     pub(super) fn room_made(&mut self) {
         if self.full {
             self.full = false;
-            self.backoff = false;
-            self.accept_backlog(None);
+            self.accept_own(None, true);
         }
     }
 
@@ -195,43 +203,56 @@ impl<S: Service> Ring<S> {
     /// nothing can be done for a moment (then a backoff), or until the
     /// server is full (then it waits for room).
     fn accept_backlog(&mut self, first: Option<AcceptResult>) {
-        let ours = self.accepting == Accepting::Off && self.stop == Stop::Running && !self.backoff;
+        self.accept_own(first, false);
+    }
+
+    /// [`Ring::accept_backlog`]; `room`: the ring waited for room at the
+    /// cap and was woken, so it accepts though its recheck timer (a
+    /// backoff) is still pending.
+    fn accept_own(&mut self, first: Option<AcceptResult>, room: bool) {
+        let ours = self.accepting == Accepting::Off
+            && self.stop == Stop::Running
+            && (room || !self.backoff);
         if first.is_none() && !ours {
             return;
         }
         let Some(listener) = self.listener.take() else {
             return;
         };
-        let mut drained = false;
+        let mut next = Go::On;
         if let Some(made) = first {
-            drained = self.follow(self.ctx.accepted(made));
+            next = self.follow(self.ctx.accepted(made));
         }
-        while ours && !drained && !self.backoff && !self.full {
-            drained = self.follow(self.ctx.accept(listener.as_fd(), || listener.accept()));
+        while ours && next == Go::On {
+            next = self.follow(self.ctx.accept(listener.as_fd(), || listener.accept()));
         }
         self.listener = Some(listener);
-        if drained && ours {
+        if next == Go::Drained && ours {
             self.arm_accept();
         }
     }
 
-    /// Carry out what admission said; true if the backlog is empty.
-    fn follow(&mut self, next: Accepted<TcpStream>) -> bool {
+    /// Carry out what admission said, and whether to accept on.
+    fn follow(&mut self, next: Accepted<TcpStream>) -> Go {
         match next {
             Accepted::Serve(stream, peer) => self.serve_conn(stream, peer),
             Accepted::Again => {}
-            Accepted::Drained => return true,
-            Accepted::RetryIn(d) => self.backoff(d),
+            Accepted::Drained => return Go::Drained,
+            Accepted::RetryIn(d) => {
+                self.backoff(d);
+                return Go::Pause;
+            }
             // Unless a connection closed meanwhile (then accept again):
             // nothing armed, the room or the recheck wakes the ring.
             Accepted::Full => {
                 if self.ctx.wait_for_room() {
                     self.full = true;
                     self.backoff(FULL_RECHECK);
+                    return Go::Pause;
                 }
             }
         }
-        false
+        Go::On
     }
 
     /// A connection admitted: its session, woken through this ring's
