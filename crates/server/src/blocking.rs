@@ -55,7 +55,7 @@ use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -209,7 +209,7 @@ fn serve<S: Service>(
 ) {
     let mut sess = Session::new(ctx, peer);
     let open = open.clone();
-    sess.on_evict(move || {
+    sess.on_evict(stream.as_fd(), move || {
         if let Some(c) = open.lock().get(&id) {
             c.shut(libc::SHUT_RD);
         }

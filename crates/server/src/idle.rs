@@ -21,6 +21,7 @@
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -39,9 +40,11 @@ struct Slot {
     /// access is a single atomic step of this state machine and publishes
     /// nothing else (the waker has its own synchronisation), so `Relaxed`.
     state: AtomicU64,
-    /// How to wake the connection so it sees the eviction; a connection
-    /// without one is never chosen.
-    wake: OnceLock<Wake>,
+    /// The connection's socket, and how to wake the connection so it sees
+    /// the eviction; a connection without them is never chosen. The
+    /// socket is open while the slot is in the table: a session leaves
+    /// before its strategy closes the socket.
+    wake: OnceLock<(RawFd, Wake)>,
 }
 
 /// A session's registration; hand it back with [`IdleTable::leave`].
@@ -51,13 +54,15 @@ pub(crate) struct Entry {
 }
 
 /// How long a connection must have waited for a request to be evicted.
-/// A connection that has just begun to wait may have its request already
-/// in its socket, not yet read (the server is busy accepting a burst);
-/// evicting it would close it unanswered. A client of a full server that
-/// truly idles has waited longer; a newcomer finding none idle so long
-/// waits in the backlog and the accept loop looks again
-/// (`accept::FULL_RECHECK`).
-pub(crate) const MIN_IDLE: std::time::Duration = std::time::Duration::from_millis(100);
+/// A connection with input unread is never evicted (its request arrived
+/// while the server was busy: `has_input`), but one that has just begun
+/// to wait may have its request still on its way — its client connected
+/// and was descheduled before it sent, on a busy machine; evicting it
+/// would close it unanswered. A client that truly idles at a full server
+/// has said nothing for longer; a newcomer that finds none idle so long
+/// waits in the backlog, and the accept loop looks again
+/// (`accept::FULL_RECHECK`), so it is served within this and a recheck.
+pub(crate) const MIN_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The open connections' idle states.
 pub(crate) struct IdleTable {
@@ -106,15 +111,20 @@ impl IdleTable {
         let since_at_most = (coarse_now_ms() + 1).saturating_sub(self.min_idle_ms);
         let victim = {
             let slots = self.slots.lock();
-            // A session may turn busy between the scan and the swap: look
-            // again, a few times at most (each retry needs such a race).
-            (0..4).find_map(|_| {
-                let (since, slot) = slots
-                    .values()
-                    .filter(|s| s.wake.get().is_some())
-                    .map(|s| (s.state.load(Ordering::Relaxed), s))
-                    .filter(|&(st, _)| st != BUSY && st != EVICTED && st <= since_at_most)
-                    .min_by_key(|&(st, _)| st)?;
+            let mut idle: Vec<(u64, &Arc<Slot>)> = slots
+                .values()
+                .filter_map(|s| Some((s.state.load(Ordering::Relaxed), s, s.wake.get()?)))
+                .filter(|&(st, _, _)| st != BUSY && st != EVICTED && st <= since_at_most)
+                .map(|(st, s, _)| (st, s))
+                .collect();
+            idle.sort_unstable_by_key(|&(st, _)| st);
+            // Longest idle first. A session may turn busy between the scan
+            // and the swap: the next is tried.
+            idle.into_iter().find_map(|(since, slot)| {
+                let (fd, _) = slot.wake.get()?;
+                if has_input(*fd) {
+                    return None;
+                }
                 slot.state
                     .compare_exchange(since, EVICTED, Ordering::Relaxed, Ordering::Relaxed)
                     .ok()
@@ -123,7 +133,7 @@ impl IdleTable {
         };
         // Woken outside the table's lock: a waker may take its strategy's.
         match victim.as_ref().and_then(|s| s.wake.get()) {
-            Some(wake) => {
+            Some((_, wake)) => {
                 wake();
                 true
             }
@@ -133,9 +143,10 @@ impl IdleTable {
 }
 
 impl Entry {
-    /// How to wake this connection when it is evicted (set once).
-    pub(crate) fn on_evict(&self, wake: Wake) {
-        let _ = self.slot.wake.set(wake);
+    /// The connection's socket, and how to wake the connection when it
+    /// is evicted (set once).
+    pub(crate) fn on_evict(&self, socket: RawFd, wake: Wake) {
+        let _ = self.slot.wake.set((socket, wake));
     }
 
     /// The connection has written every reply and waits for a request.
@@ -173,6 +184,20 @@ impl Entry {
     }
 }
 
+/// Whether a connection's socket has input unread (its request, arrived
+/// while the server was busy, or its client's end of stream): then it is
+/// not idle, whatever its state says. `fd` is open (see `Slot::wake`); a
+/// negative one has none.
+fn has_input(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, for the duration of the call.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 }
+}
+
 /// Milliseconds on the coarse monotonic clock (a few nanoseconds to read,
 /// a few milliseconds fine: enough to tell a connection idle for seconds
 /// from one idle between requests).
@@ -191,9 +216,12 @@ mod tests {
     fn woken(e: &Entry) -> Arc<AtomicUsize> {
         let n = Arc::new(AtomicUsize::new(0));
         let m = n.clone();
-        e.on_evict(Box::new(move || {
-            m.fetch_add(1, Ordering::Relaxed);
-        }));
+        e.on_evict(
+            -1,
+            Box::new(move || {
+                m.fetch_add(1, Ordering::Relaxed);
+            }),
+        );
         n
     }
 

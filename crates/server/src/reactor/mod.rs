@@ -42,6 +42,7 @@ use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
 use std::net::TcpListener;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -215,7 +216,7 @@ impl<S: Service> Loop<S> {
             )?;
             let sess = Session::new(ctx, peer).with_budget(shared.budget);
             let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
-            sess.on_evict(move || {
+            sess.on_evict(stream.as_fd(), move || {
                 let _ = evicted.send(token);
                 let _ = waker.wake();
             });

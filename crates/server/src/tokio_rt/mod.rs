@@ -252,7 +252,7 @@ async fn serve<S: Service>(
     let evicted = Arc::new(Notify::new());
     let wake = evicted.clone();
     // `notify_one` keeps a permit if the task is not waiting yet.
-    sess.on_evict(move || wake.notify_one());
+    sess.on_evict(stream.as_fd(), move || wake.notify_one());
     drive(&mut sess, &mut stream, &mut stop, &evicted).await;
     sess.finish();
 }

@@ -262,7 +262,7 @@ impl<S: Service> Ring<S> {
         let entry = self.conns.vacant_entry();
         let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");
         let mailbox = self.mailbox.clone();
-        sess.on_evict(move || mailbox.post(Post::Evicted(token)));
+        sess.on_evict(stream.as_fd(), move || mailbox.post(Post::Evicted(token)));
         entry.insert(super::Conn::new(token, stream, sess));
         self.ready.push_back(token);
     }
