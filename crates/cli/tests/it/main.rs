@@ -28,3 +28,4 @@ mod resp_interop;
 mod strategies;
 mod sweep;
 mod terminal;
+mod time_all;
