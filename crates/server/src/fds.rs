@@ -4,8 +4,9 @@
 //!
 //! A server that runs out of descriptors can still not be wedged (see
 //! `accept.rs`), but every connection past the limit is then shed; sizing
-//! the cap first means the server refuses or evicts (counted, `idle.rs`)
-//! with descriptors to spare, and says at start which limit applies.
+//! the cap first means the server evicts (counted, `idle.rs`) or lets new
+//! connections wait in the backlog (`room.rs`) with descriptors to spare,
+//! and says at start which limit applies.
 
 use std::fmt;
 

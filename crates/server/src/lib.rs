@@ -57,8 +57,9 @@ pub struct ServerConfig {
     /// Pin every server thread to these CPUs.
     pub cpus: Option<CpuSet>,
     /// Connections open at once; past it a new one evicts the connection
-    /// idle longest, or is closed at once if none is idle. Lowered when
-    /// the descriptor limit holds fewer (see [`ConnectionLimit`]).
+    /// idle longest, or, if none is idle, waits in the listen backlog
+    /// until one closes (`room.rs`). Lowered when the descriptor limit
+    /// holds fewer (see [`ConnectionLimit`]).
     pub max_connections: u64,
     /// How long unwritten replies may make no progress (a client that does
     /// not read them) before the connection is reset and counted;
