@@ -1,9 +1,13 @@
 //! Accepting connections so the listener never gives up: what every
 //! strategy does with the outcome of an `accept`, in one place.
 //!
-//! A connection accepted is admitted under the connection cap (evicting
-//! the connection idle longest when the cap is reached, `idle.rs`) or
-//! closed at once, counted either way.
+//! A connection is accepted only when there is room for it under the
+//! connection cap, or when, at the cap, one is pending and the connection
+//! idle longest was evicted for it (`idle.rs`). At the cap with none idle,
+//! the accept loop stops accepting until a connection closes, and pending
+//! connections wait in the listen backlog (`room.rs`). A connection that
+//! an accept armed earlier has already made (uring's multishot accept) is
+//! admitted under the cap, by an eviction, or closed at once, counted.
 //!
 //! Running out of file descriptors (`EMFILE`, `ENFILE`) must not wedge
 //! the listener. An edge-triggered listener whose backlog is left full is
@@ -43,6 +47,11 @@ use std::time::{Duration, Instant};
 pub(crate) const BACKOFF: Duration = Duration::from_millis(10);
 /// Least time between two log lines about failing accepts.
 const LOG_EVERY: Duration = Duration::from_secs(5);
+/// How long a full server's accept loop waits for a close before it looks
+/// again whether an idle connection can be evicted for a pending one
+/// (connections turn idle without telling the loop: that costs nothing
+/// per request).
+pub(crate) const FULL_RECHECK: Duration = Duration::from_millis(100);
 
 /// What to do after an `accept`.
 #[derive(Debug)]
@@ -57,6 +66,12 @@ pub(crate) enum Accepted<T> {
     /// Nothing can be done now: accept again after this long, even without
     /// a readiness event (the backlog may be full and never signal again).
     RetryIn(Duration),
+    /// The cap is reached and none is idle: stop watching the listener
+    /// (pending connections wait in its backlog) until [`Ctx::wait_for_room`]
+    /// says to accept again, the room's waker runs (a connection closed),
+    /// or [`FULL_RECHECK`] passes (a connection may have turned idle,
+    /// evictable, without closing).
+    Full,
 }
 
 /// The spare descriptor and the log's rate limit, one per server.
@@ -148,6 +163,15 @@ fn open_spare() -> Option<File> {
     File::open("/dev/null").ok()
 }
 
+/// Whether `listener` has a connection pending in its backlog (a
+/// listening socket is readable then). A failed look says yes: the accept
+/// that follows tells.
+fn pending(listener: BorrowedFd<'_>) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(listener, PollFlags::POLLIN)];
+    !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+}
+
 fn out_of_fds(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }
@@ -174,19 +198,49 @@ fn shed(spare: &mut Option<File>, listener: BorrowedFd<'_>) -> Shed {
 }
 
 impl<S: Service> Ctx<S> {
-    /// Admit a connection just accepted: under the cap, or by evicting the
-    /// connection idle longest; otherwise it is refused (the caller drops
-    /// it, which closes it). Counted either way. An evicted connection
+    /// Whether the cap is reached.
+    fn full(&self) -> bool {
+        self.conns().active() >= self.max_connections
+    }
+
+    /// Evict the connection idle longest for a new one, if any is idle
+    /// and the evicted still closing leave room: an evicted connection
     /// takes a moment to close, so the new one is admitted over the cap —
     /// by `EVICTION_SLACK` at most, however fast connections arrive.
-    pub(crate) fn admit(&self) -> bool {
+    fn evict_for_one(&self) -> bool {
         let conns = self.conns();
-        if conns.admit(self.max_connections) {
-            return true;
-        }
         let room = conns.active() < self.max_connections + crate::fds::EVICTION_SLACK;
         if room && self.idle.evict_longest() {
             conns.evicted();
+            return true;
+        }
+        false
+    }
+
+    /// Before an accept: `None` if a connection may be accepted (there is
+    /// room, or one is pending and an idle one was evicted for it); else
+    /// what to do instead.
+    fn make_room<T>(&self, listener: BorrowedFd<'_>) -> Option<Accepted<T>> {
+        if !self.full() {
+            return None;
+        }
+        if !pending(listener) {
+            return Some(Accepted::Drained);
+        }
+        if self.evict_for_one() {
+            return None;
+        }
+        Some(Accepted::Full)
+    }
+
+    /// Admit a connection accepted after `make_room` let it in: counted
+    /// open. Another accept loop may have filled the cap meanwhile (or an
+    /// eviction made room over it): admitted over the cap, up to
+    /// `EVICTION_SLACK`; past that (never, short of a burst on many loops)
+    /// refused, counted.
+    fn admit_made_room(&self) -> bool {
+        let conns = self.conns();
+        if conns.active() < self.max_connections + crate::fds::EVICTION_SLACK {
             conns.admit_over_max();
             return true;
         }
@@ -194,25 +248,68 @@ impl<S: Service> Ctx<S> {
         false
     }
 
+    /// Admit a connection an accept armed earlier has made: under the cap,
+    /// or by evicting the connection idle longest; otherwise it is refused
+    /// (the caller drops it, which closes it). Counted either way.
+    fn admit_made(&self) -> bool {
+        let conns = self.conns();
+        if conns.admit(self.max_connections) {
+            return true;
+        }
+        if self.evict_for_one() {
+            conns.admit_over_max();
+            return true;
+        }
+        conns.refused();
+        false
+    }
+
+    /// The accept loop is full (`Accepted::Full`): ask the room to run its
+    /// waker when a connection closes. True: wait for that (or
+    /// `FULL_RECHECK`); false: one closed meanwhile, accept again now.
+    pub(crate) fn wait_for_room(&self) -> bool {
+        self.room.wait(|| self.full())
+    }
+
     /// Accept a connection on `listener` with `accept` (the strategy's
-    /// own call), and say what to do next. Out of descriptors, a pending
-    /// connection is shed instead (see the module's doc).
+    /// own call), and say what to do next. At the cap, it is accepted only
+    /// if an idle connection can be evicted for it (see the module's doc).
+    /// Out of descriptors, a pending connection is shed instead.
     pub(crate) fn accept<T: AsFd>(
         &self,
         listener: BorrowedFd<'_>,
         accept: impl Fn() -> io::Result<(T, SocketAddr)>,
     ) -> Accepted<T> {
-        let e = match self.accept.run(listener, accept) {
-            Ok(Ok((stream, peer))) => {
-                if !self.admit() {
-                    return Accepted::Again;
-                }
-                let _ = socket2::SockRef::from(&stream).set_tcp_nodelay(true);
-                return Accepted::Serve(stream, peer);
-            }
-            Ok(Err(e)) => e,
-            Err((e, shed)) => return self.shed(e, shed),
-        };
+        if let Some(instead) = self.make_room(listener) {
+            return instead;
+        }
+        match self.accept.run(listener, accept) {
+            Ok(Ok((stream, peer))) => self.serve(stream, peer, self.admit_made_room()),
+            Ok(Err(e)) => self.failed(e),
+            Err((e, shed)) => self.shed(e, shed),
+        }
+    }
+
+    /// What an accept armed earlier (uring's multishot) made: admitted or
+    /// refused as [`Ctx::admit_made`] says, or its error dealt with as
+    /// [`Ctx::accept`] deals with one.
+    pub(crate) fn accepted<T: AsFd>(&self, made: io::Result<(T, SocketAddr)>) -> Accepted<T> {
+        match made {
+            Ok((stream, peer)) => self.serve(stream, peer, self.admit_made()),
+            Err(e) => self.failed(e),
+        }
+    }
+
+    fn serve<T: AsFd>(&self, stream: T, peer: SocketAddr, admitted: bool) -> Accepted<T> {
+        if !admitted {
+            return Accepted::Again;
+        }
+        let _ = socket2::SockRef::from(&stream).set_tcp_nodelay(true);
+        Accepted::Serve(stream, peer)
+    }
+
+    /// An accept failed with `e` (not for want of descriptors).
+    fn failed<T>(&self, e: io::Error) -> Accepted<T> {
         match e.raw_os_error() {
             _ if e.kind() == io::ErrorKind::WouldBlock => Accepted::Drained,
             // Errors of the connection, not the listener (Linux reports a
@@ -252,11 +349,12 @@ impl<S: Service> Ctx<S> {
 
     /// An admitted connection from `peer` that its strategy could not
     /// serve (`e`; its socket is closed): counted closed, and logged.
-    /// Accepted into the last descriptor, the connection could not get the
-    /// one more its strategy needs (a thread's clone of the socket): closed
-    /// at once for want of descriptors, so counted as shed too.
+    /// Failing for want of descriptors (accepted into the last one, it
+    /// could not get one more its strategy needed), it was closed at once
+    /// for want of descriptors, so counted as shed too.
     pub(crate) fn cannot_serve(&self, peer: SocketAddr, e: &io::Error) {
         self.conns().closed();
+        self.room.freed();
         if out_of_fds(e) {
             self.conns().shed();
         }
@@ -280,29 +378,6 @@ impl<S: Service> Ctx<S> {
                 self.accept.note(&format!("accept failed: {e}; retrying"));
                 Accepted::RetryIn(BACKOFF)
             }
-        }
-    }
-}
-
-/// Accept every pending connection on a mio (edge-triggered) listener,
-/// handing each admitted one to `serve` (whose failure closes it, counted).
-/// Returns when to try again without waiting for a readiness event, if the
-/// backlog could not be drained.
-pub(crate) fn accept_all<S: Service>(
-    listener: &mio::net::TcpListener,
-    ctx: &Ctx<S>,
-    mut serve: impl FnMut(mio::net::TcpStream, SocketAddr) -> io::Result<()>,
-) -> Option<Duration> {
-    loop {
-        match ctx.accept(listener.as_fd(), || listener.accept()) {
-            Accepted::Serve(stream, peer) => {
-                if let Err(e) = serve(stream, peer) {
-                    ctx.cannot_serve(peer, &e);
-                }
-            }
-            Accepted::Again => {}
-            Accepted::Drained => return None,
-            Accepted::RetryIn(d) => return Some(d),
         }
     }
 }

@@ -18,27 +18,44 @@
 //! until the session's write deadline (`drive.rs`), and the session resets
 //! the connection.
 //!
-//! Each connection holds two descriptors: its socket, and a clone kept in
-//! the open-connection table so an eviction at the connection cap can wake
-//! the blocked thread by shutting the socket's read side (an idle
-//! connection owes no replies, so nothing queued is lost), and the stop
-//! past the drain limit can shut it both ways.
+//! One descriptor per connection: its socket, owned by its thread. The
+//! stop and the eviction reach the socket by number, through the table of
+//! open connections, without a handle of their own; the danger is a number
+//! the kernel has handed to another socket since the connection closed
+//! (shutting that would cut a stranger). So the table's lock serialises
+//! the two: a thread enters its socket's number in the table before its
+//! session runs, and takes it out, under the lock, *before* it closes the
+//! socket; the stop and the eviction shut a socket only under the lock,
+//! and only while its number is in the table. Between the entry and its
+//! removal the thread holds the socket open, so the number is its own
+//! throughout. (A cloned handle did the same at the price of a second
+//! descriptor per connection, and the cap bound at half the connections
+//! the descriptor limit allows; polling with a timeout or an eventfd
+//! instead of blocking would cost a wake-up per timeout per idle thread,
+//! or an eventfd per connection, a descriptor again.) An eviction shuts
+//! the read side, which wakes the blocked read (an idle connection owes
+//! no replies, so nothing queued is lost); the stop past the drain limit
+//! shuts both ways.
+//!
+//! At the connection cap with none idle to evict, the acceptor stops
+//! watching its listener until a connection closes (`watch.rs`,
+//! `room.rs`): new clients wait in the backlog, not shut out.
 
-use crate::accept::accept_all;
 use crate::drive::{drive, Mode};
 use crate::io::to_std;
 use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
+use crate::watch::Watched;
 use crate::Ctx;
-use mio::{Events, Interest, Poll, Token, Waker};
-use nix::sys::pthread::{pthread_kill, Pthread};
+use mio::{Events, Poll, Token, Waker};
+use nix::sys::pthread::{pthread_kill, pthread_self, Pthread};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use parking_lot::Mutex;
 use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
-use std::net::{Shutdown as HalfClose, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::thread::JoinHandleExt;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -56,7 +73,6 @@ impl Strategy for ThreadPerConnection {
     const THREADS: Threads = Threads::Unused("a thread per connection");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
-    const FDS_PER_CONNECTION: u64 = 2;
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
         run(ctx, listeners.remove(0))
@@ -70,17 +86,31 @@ const WAKE: Signal = Signal::SIGURG;
 /// lost; the next one is not).
 const WAKE_EVERY: Duration = Duration::from_millis(10);
 
-/// What the stop needs of an open connection.
+/// What the stop and the eviction need of an open connection.
 struct Conn {
-    /// A handle on its socket, to shut it both ways past the drain limit.
-    stream: TcpStream,
-    /// Its thread, once known.
-    thread: Option<Pthread>,
+    /// Its socket's number: open, and its own, while the entry stays
+    /// (see the module's doc).
+    fd: RawFd,
+    /// Its thread.
+    thread: Pthread,
     /// Its thread is (about to be) blocked reading for a request.
     reading: Arc<AtomicBool>,
 }
 
-/// Open connections, so the stop reaches each thread and socket.
+impl Conn {
+    /// Shut the socket's read side, or both. Called only under the table's
+    /// lock, with the entry in it: the descriptor is this connection's.
+    fn shut(&self, how: libc::c_int) {
+        // SAFETY: `shutdown` takes a descriptor number and touches no
+        // memory of ours; the number is this connection's open socket
+        // (the module's doc says why). Errors are ignored: the connection
+        // is going anyway.
+        unsafe { libc::shutdown(self.fd, how) };
+    }
+}
+
+/// Open connections, so the stop and the eviction reach each thread and
+/// socket.
 type Open = Arc<Mutex<HashMap<u64, Conn>>>;
 
 /// Install [`WAKE`]'s handler: it does nothing, but without `SA_RESTART`
@@ -101,69 +131,68 @@ fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Result<()> {
     install_wake()?;
     let mut poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+    let w = waker.clone();
     ctx.shutdown.on_trigger(move || {
+        let _ = w.wake();
+    });
+    // Full, the acceptor waits for a connection to close.
+    ctx.room.on_room(move || {
         let _ = waker.wake();
     });
-    listener.set_nonblocking(true)?;
-    let mut listener = mio::net::TcpListener::from_std(listener);
-    poll.registry()
-        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let mut listener = Watched::new(listener, poll.registry(), LISTENER)?;
 
     let open: Open = Arc::default();
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
     let mut events = Events::with_capacity(64);
-    // When to accept again without an event (the backlog was not drained).
-    let mut retry = None;
     while !ctx.shutdown.is_triggered() {
-        crate::io::poll(&mut poll, &mut events, retry)?;
-        retry = accept_all(&listener, &ctx, |stream, peer| {
-            next_id += 1;
-            threads.push(start(&ctx, &open, next_id, to_std(stream)?, peer)?);
-            Ok(())
-        });
+        crate::io::poll(&mut poll, &mut events, listener.timeout(Instant::now()))?;
+        let mut ready = false;
+        let mut woken = false;
+        for ev in events.iter() {
+            ready |= ev.token() == LISTENER;
+            woken |= ev.token() == WAKER;
+        }
+        if ready || listener.due(Instant::now(), woken) {
+            listener.accept(poll.registry(), &ctx, |stream, peer| {
+                next_id += 1;
+                threads.push(start(&ctx, &open, next_id, to_std(stream)?, peer)?);
+                Ok(())
+            });
+        }
         threads.retain(|t| !t.is_finished());
     }
-    drop(listener);
+    listener.close(poll.registry());
     stop(&ctx, &open, threads);
     Ok(())
 }
 
-/// A thread serving one connection, registered in `open` first so the
-/// stop reaches it.
+/// A thread serving one connection. It enters itself in `open` before
+/// its session runs, and leaves before its socket is closed (see the
+/// module's doc).
 fn start<S: Service>(
     ctx: &Arc<Ctx<S>>,
     open: &Open,
     id: u64,
-    stream: TcpStream,
+    mut stream: TcpStream,
     peer: SocketAddr,
 ) -> io::Result<JoinHandle<()>> {
-    let reading = Arc::new(AtomicBool::new(false));
-    let conn = Conn {
-        stream: stream.try_clone()?,
-        thread: None,
-        reading: reading.clone(),
-    };
-    open.lock().insert(id, conn);
-    let (ctx, registry) = (ctx.clone(), open.clone());
-    let spawned = std::thread::Builder::new()
+    let (ctx, open) = (ctx.clone(), open.clone());
+    std::thread::Builder::new()
         .name("conn".into())
         .spawn(move || {
-            serve(&ctx, stream, peer, &reading, &registry, id);
-            registry.lock().remove(&id);
-        });
-    let mut open = open.lock();
-    match &spawned {
-        // Still registered: the thread has not finished, so its handle is
-        // valid for as long as the entry stays (it removes it last).
-        Ok(t) => {
-            if let Some(c) = open.get_mut(&id) {
-                c.thread = Some(t.as_pthread_t());
-            }
-        }
-        Err(_) => drop(open.remove(&id)),
-    }
-    spawned
+            let reading = Arc::new(AtomicBool::new(false));
+            let conn = Conn {
+                fd: stream.as_raw_fd(),
+                thread: pthread_self(),
+                reading: reading.clone(),
+            };
+            open.lock().insert(id, conn);
+            serve(&ctx, &mut stream, peer, &reading, &open, id);
+            open.lock().remove(&id);
+            // Only now, out of the table, is the descriptor closed.
+            drop(stream);
+        })
 }
 
 /// Serve one connection until it closes. Evicted (it is idle, so it owes
@@ -172,7 +201,7 @@ fn start<S: Service>(
 /// closes.
 fn serve<S: Service>(
     ctx: &Arc<Ctx<S>>,
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
     peer: SocketAddr,
     reading: &AtomicBool,
     open: &Open,
@@ -180,12 +209,12 @@ fn serve<S: Service>(
 ) {
     let mut sess = Session::new(ctx, peer);
     let open = open.clone();
-    sess.on_evict(move || {
+    sess.on_evict(stream.as_fd(), move || {
         if let Some(c) = open.lock().get(&id) {
-            let _ = c.stream.shutdown(HalfClose::Read);
+            c.shut(libc::SHUT_RD);
         }
     });
-    drive(&mut sess, &mut stream, Mode::Blocking(reading));
+    drive(&mut sess, stream, Mode::Blocking(reading));
 }
 
 /// The graceful stop: interrupt every thread blocked reading for a request
@@ -200,10 +229,10 @@ fn stop<S: Service>(ctx: &Ctx<S>, open: &Open, threads: Vec<JoinHandle<()>>) {
     loop {
         for c in open.lock().values() {
             // Relaxed: a flag seen late is seen at the next round.
-            if let (Some(t), true) = (c.thread, c.reading.load(Ordering::Relaxed)) {
+            if c.reading.load(Ordering::Relaxed) {
                 // Fails only for a thread that has exited, which is no
                 // longer in `open`.
-                let _ = pthread_kill(t, WAKE);
+                let _ = pthread_kill(c.thread, WAKE);
             }
         }
         if threads.iter().all(|t| t.is_finished()) {
@@ -212,7 +241,7 @@ fn stop<S: Service>(ctx: &Ctx<S>, open: &Open, threads: Vec<JoinHandle<()>>) {
         if Instant::now() >= deadline {
             ctx.shutdown.abort();
             for c in open.lock().values() {
-                let _ = c.stream.shutdown(HalfClose::Both);
+                c.shut(libc::SHUT_RDWR);
             }
             break;
         }

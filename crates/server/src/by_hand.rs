@@ -37,6 +37,7 @@ impl<S: Service> HandSession<S> {
             cpus: None,
             idle: idle::IdleTable::default(),
             accept: accept::Acceptor::new(),
+            room: Default::default(),
             uring_sqpoll: false,
         });
         ctx.conns().admit_over_max();

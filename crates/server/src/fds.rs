@@ -4,8 +4,9 @@
 //!
 //! A server that runs out of descriptors can still not be wedged (see
 //! `accept.rs`), but every connection past the limit is then shed; sizing
-//! the cap first means the server refuses or evicts (counted, `idle.rs`)
-//! with descriptors to spare, and says at start which limit applies.
+//! the cap first means the server evicts (counted, `idle.rs`) or lets new
+//! connections wait in the backlog (`room.rs`) with descriptors to spare,
+//! and says at start which limit applies.
 
 use std::fmt;
 
@@ -32,6 +33,9 @@ pub struct ConnectionLimit {
     pub raised_from: Option<u64>,
     /// Descriptors one connection uses under the strategy.
     pub fds_per_connection: u64,
+    /// The listen backlog, where connections wait while the cap is
+    /// reached (`listen::backlog`).
+    pub backlog: u32,
 }
 
 impl ConnectionLimit {
@@ -51,6 +55,7 @@ impl ConnectionLimit {
             fd_limit,
             raised_from,
             fds_per_connection: per,
+            backlog: crate::listen::backlog(),
         }
     }
 
@@ -60,8 +65,9 @@ impl ConnectionLimit {
     }
 }
 
-/// "max 10000 connections (--max-connections; fd limit 1048576)", or,
-/// when descriptors bind, which limit and why.
+/// "max 10000 connections (--max-connections; fd limit 1048576), then
+/// new ones wait in a backlog of 4096", or, when descriptors bind, which
+/// limit and why.
 impl fmt::Display for ConnectionLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let raised = match self.raised_from {
@@ -73,14 +79,19 @@ impl fmt::Display for ConnectionLimit {
                 f,
                 "max {} connections (the fd limit binds: {} descriptors{raised}, {} per connection; --max-connections {})",
                 self.max, self.fd_limit, self.fds_per_connection, self.asked
-            )
+            )?;
         } else {
             write!(
                 f,
                 "max {} connections (--max-connections; fd limit {}{raised})",
                 self.max, self.fd_limit
-            )
+            )?;
         }
+        write!(
+            f,
+            ", then new ones wait in a backlog of {} (somaxconn)",
+            self.backlog
+        )
     }
 }
 
@@ -140,11 +151,13 @@ mod tests {
             fd_limit: 1 << 20,
             raised_from: Some(1024),
             fds_per_connection: 1,
+            backlog: 4096,
         };
         assert!(!ample.fds_bind());
         assert_eq!(
             ample.to_string(),
-            "max 100 connections (--max-connections; fd limit 1048576, raised from 1024)"
+            "max 100 connections (--max-connections; fd limit 1048576, raised from 1024), \
+             then new ones wait in a backlog of 4096 (somaxconn)"
         );
         let tight = ConnectionLimit {
             max: 490,
@@ -152,6 +165,7 @@ mod tests {
             fd_limit: 1024,
             raised_from: None,
             fds_per_connection: 2,
+            backlog: 4096,
         };
         assert!(tight.fds_bind());
         assert!(tight.to_string().starts_with(

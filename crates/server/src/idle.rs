@@ -21,6 +21,7 @@
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -39,9 +40,11 @@ struct Slot {
     /// access is a single atomic step of this state machine and publishes
     /// nothing else (the waker has its own synchronisation), so `Relaxed`.
     state: AtomicU64,
-    /// How to wake the connection so it sees the eviction; a connection
-    /// without one is never chosen.
-    wake: OnceLock<Wake>,
+    /// The connection's socket, and how to wake the connection so it sees
+    /// the eviction; a connection without them is never chosen. The
+    /// socket is open while the slot is in the table: a session leaves
+    /// before its strategy closes the socket.
+    wake: OnceLock<(RawFd, Wake)>,
 }
 
 /// A session's registration; hand it back with [`IdleTable::leave`].
@@ -50,14 +53,41 @@ pub(crate) struct Entry {
     slot: Arc<Slot>,
 }
 
+/// How long a connection must have waited for a request to be evicted.
+/// A connection with input unread is never evicted (its request arrived
+/// while the server was busy: `has_input`), but one that has just begun
+/// to wait may have its request still on its way — its client connected
+/// and was descheduled before it sent, on a busy machine; evicting it
+/// would close it unanswered. A client that truly idles at a full server
+/// has said nothing for longer; a newcomer that finds none idle so long
+/// waits in the backlog, and the accept loop looks again
+/// (`accept::FULL_RECHECK`), so it is served within this and a recheck.
+pub(crate) const MIN_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The open connections' idle states.
-#[derive(Default)]
 pub(crate) struct IdleTable {
     slots: Mutex<HashMap<u64, Arc<Slot>>>,
     next_key: AtomicU64,
+    /// [`MIN_IDLE`], in milliseconds (tests lower it).
+    min_idle_ms: u64,
+}
+
+impl Default for IdleTable {
+    fn default() -> Self {
+        IdleTable::with_min_idle(MIN_IDLE)
+    }
 }
 
 impl IdleTable {
+    /// A table that evicts only connections idle at least `min_idle`.
+    pub(crate) fn with_min_idle(min_idle: std::time::Duration) -> Self {
+        IdleTable {
+            slots: Mutex::default(),
+            next_key: AtomicU64::new(0),
+            min_idle_ms: min_idle.as_millis() as u64,
+        }
+    }
+
     /// Register a connection just opened (busy until it first waits).
     pub(crate) fn join(&self) -> Entry {
         // Relaxed: only uniqueness matters.
@@ -72,20 +102,29 @@ impl IdleTable {
         self.slots.lock().remove(&entry.key);
     }
 
-    /// Evict the connection idle longest, if any is idle: flag it, then
-    /// wake it. Returns whether one was.
+    /// Evict the connection idle longest, if any has been idle at least
+    /// the table's minimum: flag it, then wake it. Returns whether one
+    /// was.
     pub(crate) fn evict_longest(&self) -> bool {
+        // States are the wait's start plus one: idle long enough at or
+        // below this.
+        let since_at_most = (coarse_now_ms() + 1).saturating_sub(self.min_idle_ms);
         let victim = {
             let slots = self.slots.lock();
-            // A session may turn busy between the scan and the swap: look
-            // again, a few times at most (each retry needs such a race).
-            (0..4).find_map(|_| {
-                let (since, slot) = slots
-                    .values()
-                    .filter(|s| s.wake.get().is_some())
-                    .map(|s| (s.state.load(Ordering::Relaxed), s))
-                    .filter(|&(st, _)| st != BUSY && st != EVICTED)
-                    .min_by_key(|&(st, _)| st)?;
+            let mut idle: Vec<(u64, &Arc<Slot>)> = slots
+                .values()
+                .filter_map(|s| Some((s.state.load(Ordering::Relaxed), s, s.wake.get()?)))
+                .filter(|&(st, _, _)| st != BUSY && st != EVICTED && st <= since_at_most)
+                .map(|(st, s, _)| (st, s))
+                .collect();
+            idle.sort_unstable_by_key(|&(st, _)| st);
+            // Longest idle first. A session may turn busy between the scan
+            // and the swap: the next is tried.
+            idle.into_iter().find_map(|(since, slot)| {
+                let (fd, _) = slot.wake.get()?;
+                if has_input(*fd) {
+                    return None;
+                }
                 slot.state
                     .compare_exchange(since, EVICTED, Ordering::Relaxed, Ordering::Relaxed)
                     .ok()
@@ -94,7 +133,7 @@ impl IdleTable {
         };
         // Woken outside the table's lock: a waker may take its strategy's.
         match victim.as_ref().and_then(|s| s.wake.get()) {
-            Some(wake) => {
+            Some((_, wake)) => {
                 wake();
                 true
             }
@@ -104,9 +143,10 @@ impl IdleTable {
 }
 
 impl Entry {
-    /// How to wake this connection when it is evicted (set once).
-    pub(crate) fn on_evict(&self, wake: Wake) {
-        let _ = self.slot.wake.set(wake);
+    /// The connection's socket, and how to wake the connection when it
+    /// is evicted (set once).
+    pub(crate) fn on_evict(&self, socket: RawFd, wake: Wake) {
+        let _ = self.slot.wake.set((socket, wake));
     }
 
     /// The connection has written every reply and waits for a request.
@@ -144,6 +184,20 @@ impl Entry {
     }
 }
 
+/// Whether a connection's socket has input unread (its request, arrived
+/// while the server was busy, or its client's end of stream): then it is
+/// not idle, whatever its state says. `fd` is open (see `Slot::wake`); a
+/// negative one has none.
+fn has_input(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, for the duration of the call.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 }
+}
+
 /// Milliseconds on the coarse monotonic clock (a few nanoseconds to read,
 /// a few milliseconds fine: enough to tell a connection idle for seconds
 /// from one idle between requests).
@@ -162,15 +216,18 @@ mod tests {
     fn woken(e: &Entry) -> Arc<AtomicUsize> {
         let n = Arc::new(AtomicUsize::new(0));
         let m = n.clone();
-        e.on_evict(Box::new(move || {
-            m.fetch_add(1, Ordering::Relaxed);
-        }));
+        e.on_evict(
+            -1,
+            Box::new(move || {
+                m.fetch_add(1, Ordering::Relaxed);
+            }),
+        );
         n
     }
 
     #[test]
     fn evicts_the_longest_idle_and_wakes_it() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let (a, b, c) = (t.join(), t.join(), t.join());
         let (wa, wb, wc) = (woken(&a), woken(&b), woken(&c));
         assert!(!t.evict_longest(), "none is idle");
@@ -187,8 +244,20 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_idle_for_less_than_the_minimum_is_not_chosen() {
+        let t = IdleTable::with_min_idle(std::time::Duration::from_millis(200));
+        let a = t.join();
+        let wa = woken(&a);
+        a.idle();
+        assert!(!t.evict_longest(), "its request may be on its way");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        assert!(t.evict_longest(), "idle long enough");
+        assert_eq!(wa.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
     fn connections_without_a_waker_or_gone_are_not_chosen() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let a = t.join();
         a.idle();
         assert!(!t.evict_longest(), "no way to wake it");
@@ -201,7 +270,7 @@ mod tests {
 
     #[test]
     fn idle_then_busy_then_idle_restarts_the_wait() {
-        let t = IdleTable::default();
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
         let (a, b) = (t.join(), t.join());
         let (_wa, _wb) = (woken(&a), woken(&b));
         a.idle();

@@ -18,6 +18,7 @@ mod io;
 mod listen;
 mod listeners;
 mod reactor;
+mod room;
 pub(crate) mod session;
 pub mod shutdown;
 pub mod strategy;
@@ -25,6 +26,7 @@ pub mod strategy;
 mod test_server;
 mod tokio_rt;
 mod uring;
+mod watch;
 
 pub use fds::ConnectionLimit;
 pub use session::OUTPUT_HIGH_WATER;
@@ -55,8 +57,9 @@ pub struct ServerConfig {
     /// Pin every server thread to these CPUs.
     pub cpus: Option<CpuSet>,
     /// Connections open at once; past it a new one evicts the connection
-    /// idle longest, or is closed at once if none is idle. Lowered when
-    /// the descriptor limit holds fewer (see [`ConnectionLimit`]).
+    /// idle longest, or, if none is idle, waits in the listen backlog
+    /// until one closes (`room.rs`). Lowered when the descriptor limit
+    /// holds fewer (see [`ConnectionLimit`]).
     pub max_connections: u64,
     /// How long unwritten replies may make no progress (a client that does
     /// not read them) before the connection is reset and counted;
@@ -154,6 +157,8 @@ pub(crate) struct Ctx<S> {
     pub idle: idle::IdleTable,
     /// The spare descriptor and the accept log's rate limit.
     pub accept: accept::Acceptor,
+    /// Accept loops waiting, at the cap, for a connection to close.
+    pub room: room::Room,
 }
 
 impl<S: Service> Ctx<S> {
@@ -213,6 +218,7 @@ impl<S: Service> Server<S> {
             uring_sqpoll: cfg.uring_sqpoll,
             idle: idle::IdleTable::default(),
             accept,
+            room: room::Room::default(),
         });
         Ok(Server {
             ctx,

@@ -19,7 +19,29 @@ use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::net::UnixDatagram;
 
-const BACKLOG: i32 = 1024;
+/// Where Linux keeps the ceiling on a listen backlog.
+const SOMAXCONN: &str = "/proc/sys/net/core/somaxconn";
+/// The backlog when the ceiling cannot be read: Linux's default since 5.4.
+const DEFAULT_BACKLOG: u32 = 4096;
+
+/// The listen backlog every listener is given: as large as the system
+/// allows, `net.core.somaxconn` (Linux silently lowers a larger one to
+/// it). It is where new connections wait while the server is full
+/// (`room.rs`): a client whose handshake completes there waits, its
+/// request queued, until the server accepts it; only past it does the
+/// kernel drop handshakes (the client retries its SYN, a second later).
+/// Raising `somaxconn` (`sysctl net.core.somaxconn=N`) raises it.
+pub fn backlog() -> u32 {
+    static BACKLOG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *BACKLOG.get_or_init(|| {
+        std::fs::read_to_string(SOMAXCONN)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(DEFAULT_BACKLOG)
+            .min(i32::MAX as u32)
+    })
+}
 
 /// Bind `addr`. With `reuse_port`, more listeners may bind the same port
 /// and the kernel spreads incoming connections over them.
@@ -29,7 +51,7 @@ pub fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
         socket.set_reuse_port(true)?;
     }
     socket.bind(&addr.into())?;
-    socket.listen(BACKLOG)?;
+    socket.listen(backlog() as i32)?;
     Ok(socket.into())
 }
 

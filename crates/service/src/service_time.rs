@@ -9,7 +9,15 @@
 //! serverlab-service`), and a pipelined board request costs the server
 //! under a microsecond in all, so timing every request would change what
 //! is measured; one in 64 still gives tens of thousands of samples per
-//! second of load, at well under a nanosecond per request.
+//! second of load, at well under a nanosecond per request. The quantiles,
+//! and the maximum above all, are then a sample's: every view of them
+//! says so ("sampled 1 in 64", [`timing`]).
+//!
+//! [`ServiceTimes::time_every_request`] (`serve --time-all`) times every
+//! request instead: the rare maximum is then the true one, at the price of
+//! two clock reads and a histogram record per request (an uncontended
+//! lock, since each thread records on its own stripe). What that costs a
+//! server's throughput is measured in docs/measuring.md.
 //!
 //! Nothing is shared between threads on the hot path: each thread counts
 //! on its own stripe (a cache-padded counter) and records into its own
@@ -46,11 +54,26 @@ struct Stripe {
 
 pub struct ServiceTimes {
     stripes: Box<[CachePadded<Stripe>]>,
+    /// A request is timed when its thread's count masked by this is zero:
+    /// `SAMPLED_ONE_IN - 1`, or 0 to time every request. Set before the
+    /// server serves and never again, so `Relaxed`: read-mostly, it stays
+    /// in every core's cache.
+    mask: AtomicU64,
+}
+
+/// How service time is sampled, in words: "sampled 1 in 64", or "every
+/// request timed".
+pub fn timing(sampled_one_in: u64) -> String {
+    match sampled_one_in {
+        1 => "every request timed".to_string(),
+        n => format!("sampled 1 in {n}"),
+    }
 }
 
 impl Default for ServiceTimes {
     fn default() -> Self {
         ServiceTimes {
+            mask: AtomicU64::new(SAMPLED_ONE_IN - 1),
             stripes: (0..STRIPES)
                 .map(|_| {
                     CachePadded::new(Stripe {
@@ -72,15 +95,27 @@ pub struct Timer {
 }
 
 impl ServiceTimes {
+    /// Time every request from now on, not one in [`SAMPLED_ONE_IN`]
+    /// (`serve --time-all`; called before the server serves).
+    pub fn time_every_request(&self) {
+        self.mask.store(0, Ordering::Relaxed);
+    }
+
+    /// Each thread times one request in this many.
+    pub fn sampled_one_in(&self) -> u64 {
+        self.mask.load(Ordering::Relaxed) + 1
+    }
+
     /// A request is about to be applied: start its clock if it is this
-    /// thread's one in [`SAMPLED_ONE_IN`].
+    /// thread's one in [`SAMPLED_ONE_IN`] (or every one, if so set).
     #[inline]
     pub fn start(&self) -> Timer {
         let s = stripe();
         let n = self.stripes[s].applied.load(Ordering::Relaxed);
+        let mask = self.mask.load(Ordering::Relaxed);
         Timer {
             stripe: s,
-            started: (n & (SAMPLED_ONE_IN - 1) == 0).then(Instant::now),
+            started: (n & mask == 0).then(Instant::now),
         }
     }
 
@@ -131,7 +166,8 @@ impl ServiceTimes {
         ServiceTime {
             count: self.count(),
             timed: h.len(),
-            sampled_one_in: SAMPLED_ONE_IN,
+            sampled_one_in: self.sampled_one_in(),
+            timing: timing(self.sampled_one_in()),
             min: if empty { 0.0 } else { us(h.min() as f64) },
             mean: if empty { 0.0 } else { us(h.mean()) },
             p50: if empty { 0.0 } else { q(0.5) },
@@ -187,6 +223,21 @@ mod tests {
         assert_eq!(s.count, n);
         assert_eq!(s.timed, 4, "requests 0, 64, 128 and 192 of this thread");
         assert_eq!(s.sampled_one_in, SAMPLED_ONE_IN);
+        assert_eq!(s.timing, "sampled 1 in 64");
         assert!(s.max > 0.0);
+    }
+
+    /// Set to time every request, it does.
+    #[test]
+    fn timing_every_request_times_every_request() {
+        let t = ServiceTimes::default();
+        t.time_every_request();
+        for _ in 0..100 {
+            let timer = t.start();
+            t.finish(timer);
+        }
+        let s = t.snapshot();
+        assert_eq!((s.count, s.timed, s.sampled_one_in), (100, 100, 1));
+        assert_eq!(s.timing, "every request timed");
     }
 }

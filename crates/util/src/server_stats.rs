@@ -72,6 +72,11 @@ pub struct ServiceTime {
     pub timed: u64,
     /// Each server thread times one request in this many (1: every one).
     pub sampled_one_in: u64,
+    /// The same in words, where the figures are shown: "sampled 1 in 64"
+    /// (so a maximum is a sample's), or "every request timed"
+    /// (`serve --time-all`).
+    #[serde(default)]
+    pub timing: String,
     pub min: f64,
     pub mean: f64,
     pub p50: f64,
@@ -133,6 +138,7 @@ mod tests {
                 count: 1000,
                 timed: 16,
                 sampled_one_in: 64,
+                timing: "sampled 1 in 64".into(),
                 min: 0.1,
                 mean: 0.5,
                 p50: 0.4,

@@ -30,9 +30,9 @@ mod tick;
 
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 
-use crate::accept::accept_all;
 use crate::drive::{drive, Mode, Parked};
 use crate::session::Session;
+use crate::watch::Watched;
 use crate::Ctx;
 use mio::{Events, Interest, Poll, Token, Waker};
 use parking_lot::Mutex;
@@ -42,6 +42,7 @@ use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
 use std::net::TcpListener;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,14 +90,12 @@ pub(crate) struct Shared<S> {
 /// The event loop's state.
 struct Loop<S: Service> {
     poll: Poll,
-    listener: Option<mio::net::TcpListener>,
+    /// Until the stop.
+    listener: Option<Watched>,
     conns: HashMap<usize, Job<S>>,
     next_token: usize,
     closed: crossbeam_channel::Receiver<usize>,
     evicted: crossbeam_channel::Receiver<usize>,
-    /// When to accept again without a readiness event: the backlog could
-    /// not be drained (see `accept.rs`).
-    accept_retry: Option<Instant>,
 }
 
 pub(crate) fn run<S: Service>(
@@ -110,6 +109,10 @@ pub(crate) fn run<S: Service>(
     ctx.shutdown.on_trigger(move || {
         let _ = w.wake();
     });
+    let w = waker.clone();
+    ctx.room.on_room(move || {
+        let _ = w.wake();
+    });
     let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
     let (evicted_tx, evicted_rx) = crossbeam_channel::unbounded();
     let shared = Arc::new(Shared {
@@ -121,21 +124,15 @@ pub(crate) fn run<S: Service>(
         epoch: Instant::now(),
     });
     let exec = pool::start(pool, shared.clone())?;
-    listener.set_nonblocking(true)?;
+    let listener = Watched::new(listener, poll.registry(), LISTENER)?;
     let mut l = Loop {
         poll,
-        listener: Some(mio::net::TcpListener::from_std(listener)),
+        listener: Some(listener),
         conns: HashMap::new(),
         next_token: 2,
         closed: closed_rx,
         evicted: evicted_rx,
-        accept_retry: None,
     };
-    if let Some(listener) = l.listener.as_mut() {
-        l.poll
-            .registry()
-            .register(listener, LISTENER, Interest::READABLE)?;
-    }
     let result = l.serve(&shared, &*exec);
     // Every connection is closed (or the loop failed): no worker can be
     // handed more, so the executor finishes and joins its threads.
@@ -161,14 +158,21 @@ impl<S: Service> Loop<S> {
                 None => ticker.wait(now).min(self.until_accept_retry(now)),
             };
             crate::io::poll(&mut self.poll, &mut events, Some(timeout))?;
+            let mut woken = false;
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept(shared),
-                    WAKER => {}
+                    WAKER => woken = true,
                     Token(t) => self.notify(t, exec),
                 }
             }
-            if self.accept_retry.is_some_and(|t| t <= Instant::now()) {
+            // Full, the listener is unwatched: accept again when a close
+            // wakes the loop, or at the recheck.
+            if self
+                .listener
+                .as_ref()
+                .is_some_and(|l| l.due(Instant::now(), woken))
+            {
                 self.accept(shared);
             }
             for t in self.evicted.try_iter() {
@@ -198,11 +202,11 @@ impl<S: Service> Loop<S> {
 
     fn accept(&mut self, shared: &Shared<S>) {
         let ctx = &shared.ctx;
-        let Some(listener) = self.listener.as_ref() else {
+        let Some(listener) = self.listener.as_mut() else {
             return;
         };
         let (poll, conns, next_token) = (&self.poll, &mut self.conns, &mut self.next_token);
-        let retry = accept_all(listener, ctx, |mut stream, peer| {
+        listener.accept(poll.registry(), ctx, |mut stream, peer| {
             let token = *next_token;
             *next_token += 1;
             poll.registry().register(
@@ -212,7 +216,7 @@ impl<S: Service> Loop<S> {
             )?;
             let sess = Session::new(ctx, peer).with_budget(shared.budget);
             let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
-            sess.on_evict(move || {
+            sess.on_evict(stream.as_fd(), move || {
                 let _ = evicted.send(token);
                 let _ = waker.wake();
             });
@@ -225,13 +229,14 @@ impl<S: Service> Loop<S> {
             conns.insert(token, conn);
             Ok(())
         });
-        self.accept_retry = retry.map(|d| Instant::now() + d);
     }
 
     /// How long the loop may wait before it must accept again unasked.
     fn until_accept_retry(&self, now: Instant) -> Duration {
-        self.accept_retry
-            .map_or(Duration::MAX, |t| t.saturating_duration_since(now))
+        self.listener
+            .as_ref()
+            .and_then(|l| l.timeout(now))
+            .unwrap_or(Duration::MAX)
     }
 
     /// Something happened on connection `t`: queue it unless it already is.
@@ -270,9 +275,8 @@ impl<S: Service> Loop<S> {
     }
 
     fn stop_accepting(&mut self) {
-        self.accept_retry = None;
-        if let Some(mut l) = self.listener.take() {
-            let _ = self.poll.registry().deregister(&mut l);
+        if let Some(l) = self.listener.take() {
+            l.close(self.poll.registry());
         }
     }
 

@@ -167,11 +167,18 @@ impl<S: Service> Session<S> {
         }
     }
 
-    /// How to wake this connection when it is evicted at the connection
-    /// cap (it then closes at its next step). A session without one is
-    /// never evicted.
-    pub(crate) fn on_evict(&self, wake: impl Fn() + Send + Sync + 'static) {
-        self.idle.on_evict(Box::new(wake));
+    /// The connection's socket (eviction passes over one with input
+    /// unread; it must stay open until the session finishes), and how to
+    /// wake the connection when it is evicted at the connection cap (it
+    /// then closes at its next step). A session without them is never
+    /// evicted.
+    pub(crate) fn on_evict(
+        &self,
+        socket: std::os::fd::BorrowedFd<'_>,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) {
+        use std::os::fd::AsRawFd;
+        self.idle.on_evict(socket.as_raw_fd(), Box::new(wake));
     }
 
     /// Yield (after writing every reply) once `budget` requests were
@@ -348,6 +355,7 @@ impl<S: Service> Session<S> {
             self.ctx.idle.leave(&self.idle);
             self.ctx.svc.close(conn);
             self.ctx.svc.common().connections.closed();
+            self.ctx.room.freed();
         }
     }
 }

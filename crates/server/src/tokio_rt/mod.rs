@@ -22,15 +22,21 @@
 //! drained. A connection that cannot be registered with its loop's
 //! reactor is closed and counted, and the loop accepts on.
 //!
+//! At the connection cap with none idle to evict, an accept loop stops
+//! polling its listener until a connection closes (`room.rs`): new
+//! clients wait in the backlog.
+//!
 //! Every write is bounded by the write timeout: one that makes no progress
 //! within it (a client that does not read) resets the connection.
 //!
 //! A delay is abandoned when the client has gone or the stop aborts: a
-//! sleep looks at the socket every [`LOOK_EVERY`], and spin or CPU work on
-//! a blocking thread looks itself (`crate::delay`), through a duplicate of
-//! the socket's descriptor, which stays valid whatever happens to the task.
+//! sleep looks at the socket every [`LOOK_EVERY`]; spin or CPU work on a
+//! blocking thread looks at a flag the connection's task raises when it
+//! sees the socket gone (it looks every [`LOOK_EVERY`] meanwhile), so a
+//! delay costs no descriptor of its own, and the thread never touches a
+//! socket the task may close.
 
-use crate::accept::Accepted;
+use crate::accept::{Accepted, FULL_RECHECK};
 use crate::io::{gone, reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
 use crate::shutdown::{Phase, Shutdown};
@@ -40,6 +46,7 @@ use serverlab_service::{Delay, Service};
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
@@ -151,7 +158,8 @@ fn register_listener(listener: TcpListener) -> io::Result<AsyncFd<mio::net::TcpL
 }
 
 /// Accept until the stop starts; an error means this loop can accept no
-/// more.
+/// more. Full (`room.rs`), the loop stops polling the listener until a
+/// connection closes (the room notifies it) or `FULL_RECHECK` passes.
 async fn accept_until_stop<S: Service>(
     ctx: &Arc<Ctx<S>>,
     listener: &AsyncFd<mio::net::TcpListener>,
@@ -159,22 +167,30 @@ async fn accept_until_stop<S: Service>(
     tasks: &mut JoinSet<()>,
 ) -> io::Result<()> {
     let mut stopping = stop.clone();
+    let room = Arc::new(Notify::new());
+    let r = room.clone();
+    // `notify_one` keeps a permit if the loop is not waiting yet.
+    ctx.room.on_room(move || r.notify_one());
+    let mut full = false;
     loop {
         tokio::select! {
             _ = stopping.wait_for(|p| *p != Phase::Running) => return Ok(()),
-            ready = listener.readable() => accept(ctx, ready?, stop, tasks).await,
+            ready = listener.readable(), if !full => full = accept(ctx, ready?, stop, tasks).await,
+            _ = room.notified(), if full => full = false,
+            _ = tokio::time::sleep(FULL_RECHECK), if full => full = false,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     }
 }
 
 /// The listener is readable: accept a connection and start its task.
+/// Returns whether the server is full (then the loop waits for room).
 async fn accept<S: Service>(
     ctx: &Arc<Ctx<S>>,
     mut ready: AsyncFdReadyGuard<'_, mio::net::TcpListener>,
     stop: &watch::Receiver<Phase>,
     tasks: &mut JoinSet<()>,
-) {
+) -> bool {
     let listener = ready.get_inner();
     match ctx.accept(listener.as_fd(), || listener.accept()) {
         Accepted::Serve(stream, peer) => match register(stream, peer) {
@@ -189,7 +205,11 @@ async fn accept<S: Service>(
             drop(ready);
             tokio::time::sleep(d).await;
         }
+        // The readiness stays set: once there is room, the loop accepts at
+        // once.
+        Accepted::Full => return ctx.wait_for_room(),
     }
+    false
 }
 
 /// A connection, on this runtime's reactor (which may fail: out of
@@ -232,7 +252,7 @@ async fn serve<S: Service>(
     let evicted = Arc::new(Notify::new());
     let wake = evicted.clone();
     // `notify_one` keeps a permit if the task is not waiting yet.
-    sess.on_evict(move || wake.notify_one());
+    sess.on_evict(stream.as_fd(), move || wake.notify_one());
     drive(&mut sess, &mut stream, &mut stop, &evicted).await;
     sess.finish();
 }
@@ -351,24 +371,35 @@ async fn perform(
             }
         }
         busy => {
-            // Without a descriptor to spare, the work can still be
-            // abandoned at the abort, not when the client leaves.
-            let fd = stream.as_fd().try_clone_to_owned().ok();
+            // The blocking thread cannot look at the socket without a
+            // descriptor of its own (the task's may close under it), and
+            // a duplicate per delay would cost a descriptor per
+            // connection: the task looks instead, and raises a flag the
+            // thread looks at.
+            let gone_flag = Arc::new(AtomicBool::new(false));
+            let flag = gone_flag.clone();
             let shutdown = shutdown.clone();
-            tokio::task::spawn_blocking(move || match &fd {
-                Some(fd) => crate::delay::perform(busy, fd, &shutdown),
-                None => crate::delay::perform_with(busy, never_gone, &shutdown),
-            })
-            .await
-            .unwrap_or(false)
+            let mut work = tokio::task::spawn_blocking(move || {
+                let gone = |wait_ms: u16| {
+                    if wait_ms > 0 {
+                        std::thread::sleep(Duration::from_millis(wait_ms.into()));
+                    }
+                    flag.load(Ordering::Relaxed)
+                };
+                crate::delay::perform_with(busy, gone, &shutdown)
+            });
+            let client_gone = async {
+                while !gone(stream, 0) {
+                    tokio::time::sleep(LOOK_EVERY).await;
+                }
+            };
+            tokio::select! {
+                spent = &mut work => return spent.unwrap_or(false),
+                _ = client_gone => gone_flag.store(true, Ordering::Relaxed),
+            }
+            work.await.unwrap_or(false)
         }
     }
-}
-
-/// For a delay with no socket to look at: waits as asked, never gone.
-fn never_gone(wait_ms: u16) -> bool {
-    std::thread::sleep(Duration::from_millis(wait_ms.into()));
-    false
 }
 
 #[cfg(test)]

@@ -298,11 +298,18 @@ impl<S: Service> Conn<S> {
 
     /// A delay on the ring's timer is given up once the client is gone
     /// both ways (`io::gone`, one `poll` asking for nothing): cancel it.
-    /// A delay on another thread looks for itself (`delay::perform`).
+    /// A delay on another thread is told by the ring's tick.
     pub(super) fn abandon_if_gone(&mut self, io: &mut Uring) {
         if self.wait == (Wait::Delay { timer: true }) && gone(&self.stream, 0) {
             io.cancel(Op::Sleep, self.token);
         }
+    }
+
+    /// Whether the connection waits for a delay spent on another thread
+    /// and its client has gone both ways (the ring then tells the thread,
+    /// `ring::OffRing::client_gone`).
+    pub(super) fn gone_during_delay_off_ring(&self) -> bool {
+        self.wait == (Wait::Delay { timer: false }) && gone(&self.stream, 0)
     }
 
     /// Cancel whatever the connection waits on in the ring (the server

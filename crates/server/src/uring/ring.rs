@@ -37,9 +37,10 @@ use crate::Ctx;
 use accept::Accepting;
 use serverlab_service::{Delay, Service};
 use slab::Slab;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,9 @@ pub(super) fn serve<S: Service>(
     let m = mailbox.clone();
     // Each phase of the stop (draining, aborting) wakes the ring at once.
     ctx.shutdown.on_phase(move |_| m.wake());
+    // Full, the ring waits for a connection to close (`accept.rs`).
+    let m = mailbox.clone();
+    ctx.room.on_room(move || m.wake());
     let mut ring = Ring {
         conns: Slab::new(),
         io,
@@ -76,12 +80,14 @@ pub(super) fn serve<S: Service>(
             mailbox: mailbox.clone(),
             shutdown: ctx.shutdown.clone(),
             runtime: None,
+            gone: HashMap::new(),
         },
         mailbox,
         ctx,
         listener: Some(listener),
         accepting: Accepting::Off,
         backoff: false,
+        full: false,
         ready: VecDeque::new(),
         cqes: Vec::new(),
         posted: Vec::new(),
@@ -104,8 +110,12 @@ struct Ring<S: Service> {
     listener: Option<TcpListener>,
     /// What waits for connections on it.
     accepting: Accepting,
-    /// A backoff timer is pending: accepting failed, and is retried then.
+    /// A backoff timer is pending: accepting failed, or the server was
+    /// full, and is retried then.
     backoff: bool,
+    /// The server was full: the ring accepts again when a connection
+    /// closes (the room wakes it), or at the backoff.
+    full: bool,
     /// Tokens of connections to run this turn, in order.
     ready: VecDeque<u32>,
     cqes: Vec<Completion>,
@@ -223,12 +233,14 @@ impl<S: Service> Ring<S> {
     }
 
     /// The eventfd was signalled: delays spent on other threads,
-    /// evictions, or the stop (which `check_stop` sees).
+    /// evictions, room at the cap, or the stop (which `check_stop` sees).
     fn woken(&mut self, c: Completion) {
+        self.room_made();
         self.mailbox.take(&mut self.posted);
         for post in std::mem::take(&mut self.posted) {
             match post {
                 Post::Spent(token) | Post::Abandoned(token) => {
+                    self.delays.gone.remove(&token);
                     let conn = &mut self.conns[token as usize];
                     conn.in_flight -= 1;
                     if let Post::Abandoned(_) = post {
@@ -303,6 +315,9 @@ impl<S: Service> Ring<S> {
                     }
                 }
                 Wait::Delay { timer: true } => conn.abandon_if_gone(&mut self.io),
+                Wait::Delay { timer: false } if conn.gone_during_delay_off_ring() => {
+                    self.delays.client_gone(token as u32)
+                }
                 _ => {}
             }
         }
@@ -315,12 +330,27 @@ impl<S: Service> Ring<S> {
 /// Delays: sleeps on the ring's timer; spin and CPU work on a blocking
 /// thread pool (tokio's, started on first use from the ring's thread, so
 /// its threads inherit the ring's CPU), whose threads perform them in
-/// slices (`delay::perform`), giving up when the client has gone or the
-/// stop passes its drain limit, and post how they ended.
+/// slices (`delay::perform_with`), giving up when the client has gone or
+/// the stop passes its drain limit, and post how they ended. The thread
+/// does not look at the socket (that would take a duplicate descriptor
+/// per delay: at a tight descriptor limit, the accepts' share): the
+/// ring's tick looks, and raises the delay's flag, which the thread reads.
 struct OffRing {
     mailbox: Arc<Mailbox<EventFd>>,
     shutdown: Shutdown,
     runtime: Option<tokio::runtime::Runtime>,
+    /// The flags of delays on the pool, by connection token, until they
+    /// post how they ended.
+    gone: HashMap<u32, Arc<AtomicBool>>,
+}
+
+impl OffRing {
+    /// The client of the delay on the pool for `token` has gone.
+    fn client_gone(&mut self, token: u32) {
+        if let Some(flag) = self.gone.get(&token) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Delays for OffRing {
@@ -345,27 +375,18 @@ impl Delays for OffRing {
                 }
             },
         };
-        // The pool thread looks at the socket through a duplicate of its
-        // descriptor: the ring's may not be borrowed across threads. It is
-        // closed before the post, and the connection (counting the delay
-        // in flight) cannot close before the post, so the socket's close
-        // is still the ring's. Out of descriptors, only the stop's abort
-        // ends the delay early.
-        let socket = stream.try_clone().ok();
+        // The ring's tick raises the flag when the client has gone.
+        let flag = Arc::new(AtomicBool::new(false));
+        self.gone.insert(token, flag.clone());
         let (mailbox, shutdown) = (self.mailbox.clone(), self.shutdown.clone());
         runtime.spawn_blocking(move || {
-            let spent = match &socket {
-                Some(s) => delay::perform(delay, s, &shutdown),
-                None => delay::perform_with(
-                    delay,
-                    |ms| {
-                        std::thread::sleep(Duration::from_millis(ms.into()));
-                        false
-                    },
-                    &shutdown,
-                ),
+            let gone = |wait_ms: u16| {
+                if wait_ms > 0 {
+                    std::thread::sleep(Duration::from_millis(wait_ms.into()));
+                }
+                flag.load(Ordering::Relaxed)
             };
-            drop(socket);
+            let spent = delay::perform_with(delay, gone, &shutdown);
             mailbox.post(ended(spent, token));
         });
         false

@@ -84,6 +84,7 @@ impl KvStats {
             "max": t.max,
             "timed": t.timed,
             "sampled_one_in": t.sampled_one_in,
+            "timing": t.timing,
         });
         v["connections"] = json!({
             "open": common.connections.active(),

@@ -200,6 +200,7 @@ fn stats_json_counts_what_happened() {
         assert!(v["service_time_us"][k].is_number(), "{k}");
     }
     assert_eq!(v["service_time_us"]["sampled_one_in"], 64);
+    assert_eq!(v["service_time_us"]["timing"], "sampled 1 in 64");
     svc.close(conn);
     assert_eq!(svc.report()["requests"]["total"], 5);
 }

@@ -117,6 +117,7 @@ fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
         ),
         l("service_time_timed", t.timed.to_string()),
         l("service_time_sampled_one_in", t.sampled_one_in.to_string()),
+        l("service_time_timing", t.timing.clone()),
         l("service_time_us_mean", format!("{:.3}", t.mean)),
         l("service_time_us_p50", format!("{:.3}", t.p50)),
         l("service_time_us_p99", format!("{:.3}", t.p99)),

@@ -8,12 +8,23 @@
 //! connection idle longest (on whichever ring holds it: the eviction is
 //! posted to that ring's mailbox), or closed at once.
 //!
+//! The ring's own accepts go through `Ctx::accept`, which accepts only
+//! with room under the cap (or an idle connection evicted for the one
+//! pending): at the cap with none idle, the ring arms nothing on its
+//! listener, so pending connections wait in the backlog, until a
+//! connection closes (the room wakes the ring through its mailbox) or
+//! `FULL_RECHECK` passes (a backoff timer), then accepts again.
+//!
 //! A multishot accept takes a descriptor for every connection of a burst
 //! before admission sees any of them. Near the cap, where each newcomer
 //! costs an eviction or is refused, such a burst could run the process out
 //! of descriptors that admission would have given straight back — and one
 //! ring's accept can run out because another ring's completions, not yet
-//! reaped, hold them. So from `NEAR_CAP` connections short of the cap, and
+//! reaped, hold them; and past the cap, what it made can only be refused,
+//! not left waiting. So from a listen backlog's worth of connections short
+//! of the cap (`listen::backlog`: a burst that fits in the backlog fits
+//! under the cap; under a tight cap, such as one the descriptor limit
+//! sets, the multishot accept is never armed), and
 //! while accepts are out of descriptors, the ring waits for the listener's
 //! readiness (a one-shot poll) and accepts the backlog itself, one
 //! connection at a time (`accept(2)` on the non-blocking listener, through
@@ -35,21 +46,15 @@
 //! listener is never left unwatched with connections in its backlog.
 
 use super::{Ring, Stop, BUDGET};
-use crate::accept::{Accepted, BACKOFF};
+use crate::accept::{Accepted, BACKOFF, FULL_RECHECK};
 use crate::session::Session;
 use crate::uring::mailbox::Post;
 use crate::uring::sys::{Completion, Op};
 use serverlab_service::Service;
-use std::cell::Cell;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
-
-/// Connections short of the cap from which the ring accepts one at a
-/// time (see the module's doc): a burst the multishot accept takes in
-/// before admission sees it should fit in the descriptors the cap leaves.
-const NEAR_CAP: u64 = 64;
 
 /// How the ring waits for connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +69,16 @@ pub(super) enum Accepting {
     Ending,
     /// A poll waits for the listener to have a connection.
     Waiting,
+}
+
+/// Whether a ring accepting its backlog goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Go {
+    On,
+    /// The backlog is empty.
+    Drained,
+    /// Not now: a backoff, or waiting for room, is pending.
+    Pause,
 }
 
 /// What the ring accepts: a connection and its peer, or why not.
@@ -86,7 +101,9 @@ impl<S: Service> Ring<S> {
     }
 
     fn near_cap(&self) -> bool {
-        self.ctx.conns().active() + NEAR_CAP >= self.ctx.max_connections
+        // A burst the multishot accept takes in before admission sees it
+        // should fit under the cap (see the module's doc).
+        self.ctx.conns().active() + u64::from(crate::listen::backlog()) >= self.ctx.max_connections
     }
 
     /// Cancel the multishot accept, if it is armed.
@@ -139,7 +156,18 @@ impl<S: Service> Ring<S> {
     /// The backoff is over: accept again.
     pub(super) fn backoff_over(&mut self) {
         self.backoff = false;
+        self.full = false;
         self.accept_backlog(None);
+    }
+
+    /// The ring was woken: if it waited for room at the cap, accept again
+    /// (a connection may have closed; if not, it waits again). Its backoff
+    /// timer, still pending, finds accepting armed, or tries again.
+    pub(super) fn room_made(&mut self) {
+        if self.full {
+            self.full = false;
+            self.accept_own(None, true);
+        }
     }
 
     /// Stopping, with nothing armed on it: close the listener.
@@ -168,39 +196,63 @@ impl<S: Service> Ring<S> {
         }
     }
 
-    /// Run accepts through admission (`Ctx::accept`): `first` (a
-    /// completion's), then, if nothing is armed and no backoff pending,
-    /// accepts of the ring's own until the backlog is empty (then it arms
-    /// what waits for the next connection), or until nothing can be done
-    /// for a moment (then a backoff).
+    /// Run accepts through admission: `first` (a completion's, through
+    /// `Ctx::accepted`), then, if nothing is armed and no backoff pending,
+    /// accepts of the ring's own (`Ctx::accept`) until the backlog is
+    /// empty (then it arms what waits for the next connection), until
+    /// nothing can be done for a moment (then a backoff), or until the
+    /// server is full (then it waits for room).
     fn accept_backlog(&mut self, first: Option<AcceptResult>) {
-        let ours = self.accepting == Accepting::Off && self.stop == Stop::Running && !self.backoff;
+        self.accept_own(first, false);
+    }
+
+    /// [`Ring::accept_backlog`]; `room`: the ring waited for room at the
+    /// cap and was woken, so it accepts though its recheck timer (a
+    /// backoff) is still pending.
+    fn accept_own(&mut self, first: Option<AcceptResult>, room: bool) {
+        let ours = self.accepting == Accepting::Off
+            && self.stop == Stop::Running
+            && (room || !self.backoff);
         if first.is_none() && !ours {
             return;
         }
         let Some(listener) = self.listener.take() else {
             return;
         };
-        let first = Cell::new(first);
-        // A completion's result first; after it (or in `Ctx::accept`'s
-        // retry under the spare's lock), an accept of our own.
-        let accept = || first.take().unwrap_or_else(|| listener.accept());
-        let mut drained = false;
-        loop {
-            match self.ctx.accept(listener.as_fd(), accept) {
-                Accepted::Serve(stream, peer) => self.serve_conn(stream, peer),
-                Accepted::Again => {}
-                Accepted::Drained => drained = true,
-                Accepted::RetryIn(d) => self.backoff(d),
-            }
-            if !ours || drained || self.backoff {
-                break;
-            }
+        let mut next = Go::On;
+        if let Some(made) = first {
+            next = self.follow(self.ctx.accepted(made));
+        }
+        while ours && next == Go::On {
+            next = self.follow(self.ctx.accept(listener.as_fd(), || listener.accept()));
         }
         self.listener = Some(listener);
-        if drained && ours {
+        if next == Go::Drained && ours {
             self.arm_accept();
         }
+    }
+
+    /// Carry out what admission said, and whether to accept on.
+    fn follow(&mut self, next: Accepted<TcpStream>) -> Go {
+        match next {
+            Accepted::Serve(stream, peer) => self.serve_conn(stream, peer),
+            Accepted::Again => {}
+            Accepted::Drained => return Go::Drained,
+            Accepted::RetryIn(d) => {
+                self.backoff(d);
+                return Go::Pause;
+            }
+            // Unless a connection closed meanwhile (then accept again):
+            // nothing armed, the room or the recheck wakes the ring.
+            Accepted::Full => {
+                if self.ctx.wait_for_room() {
+                    self.full = true;
+                    self.backoff(FULL_RECHECK);
+                    return Go::Pause;
+                }
+            }
+        }
+        Go::On
     }
 
     /// A connection admitted: its session, woken through this ring's
@@ -210,7 +262,7 @@ impl<S: Service> Ring<S> {
         let entry = self.conns.vacant_entry();
         let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");
         let mailbox = self.mailbox.clone();
-        sess.on_evict(move || mailbox.post(Post::Evicted(token)));
+        sess.on_evict(stream.as_fd(), move || mailbox.post(Post::Evicted(token)));
         entry.insert(super::Conn::new(token, stream, sess));
         self.ready.push_back(token);
     }

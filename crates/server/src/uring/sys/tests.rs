@@ -106,6 +106,7 @@ fn session(max_request: usize) -> Session<EchoService> {
         uring_sqpoll: false,
         idle: Default::default(),
         accept: crate::accept::Acceptor::new(),
+        room: Default::default(),
     });
     let peer: SocketAddr = "127.0.0.1:1".parse().unwrap();
     assert!(ctx.conns().admit(ctx.max_connections));
