@@ -64,10 +64,7 @@ pub struct ServiceTimes {
 /// How service time is sampled, in words: "sampled 1 in 64", or "every
 /// request timed".
 pub fn timing(sampled_one_in: u64) -> String {
-    match sampled_one_in {
-        1 => "every request timed".to_string(),
-        n => format!("sampled 1 in {n}"),
-    }
+    serverlab_util::server_stats::timing(sampled_one_in)
 }
 
 impl Default for ServiceTimes {

@@ -74,8 +74,8 @@ pub struct ServiceTime {
     pub sampled_one_in: u64,
     /// The same in words, where the figures are shown: "sampled 1 in 64"
     /// (so a maximum is a sample's), or "every request timed"
-    /// (`serve --time-all`).
-    #[serde(default)]
+    /// (`serve --time-all`); read from older statistics as their
+    /// sampling says.
     pub timing: String,
     pub min: f64,
     pub mean: f64,
@@ -85,12 +85,22 @@ pub struct ServiceTime {
     pub max: f64,
 }
 
+/// How service time is sampled, in words: "sampled 1 in 64", or "every
+/// request timed".
+pub fn timing(sampled_one_in: u64) -> String {
+    match sampled_one_in {
+        1 => "every request timed".to_string(),
+        n => format!("sampled 1 in {n}"),
+    }
+}
+
 /// [`ServiceTime`] as any version of the server wrote it.
 #[derive(Deserialize)]
 struct WrittenServiceTime {
     count: u64,
     timed: Option<u64>,
     sampled_one_in: Option<u64>,
+    timing: Option<String>,
     min: f64,
     mean: f64,
     p50: f64,
@@ -101,10 +111,12 @@ struct WrittenServiceTime {
 
 impl From<WrittenServiceTime> for ServiceTime {
     fn from(w: WrittenServiceTime) -> ServiceTime {
+        let sampled_one_in = w.sampled_one_in.unwrap_or(1);
         ServiceTime {
             count: w.count,
             timed: w.timed.unwrap_or(w.count),
-            sampled_one_in: w.sampled_one_in.unwrap_or(1),
+            sampled_one_in,
+            timing: w.timing.unwrap_or_else(|| timing(sampled_one_in)),
             min: w.min,
             mean: w.mean,
             p50: w.p50,
