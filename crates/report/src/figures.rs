@@ -52,7 +52,40 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
         out.extend(client_figures(m, stats, &clients, last));
         out.push(latency_vs_clients(m, stats, &clients, last));
     }
-    out.push(latency_vs_load(m, stats, &clients));
+    let per_axis = axis_figures(m, stats, &clients, shares);
+    // The plot that answers the experiment's question leads: with client
+    // axes, the client figures above; otherwise throughput against each
+    // server axis (with its CIs), before the scatter of latency against
+    // load, whose points cannot be told apart by configuration.
+    if clients.is_empty() {
+        out.extend(per_axis);
+        out.push(latency_vs_load(m, stats, &clients));
+    } else {
+        out.push(latency_vs_load(m, stats, &clients));
+        out.extend(per_axis);
+    }
+    if stats.iter().any(|s| !s.service.is_empty()) {
+        out.extend(service_time(m, stats, &clients));
+    }
+    out.extend(crate::openloop::figures(m, stats));
+    out.retain(|f| {
+        f.panels
+            .iter()
+            .any(|p| p.series.iter().any(|s| !s.points.is_empty()))
+    });
+    out
+}
+
+/// Throughput (and its share of the baseline) against each axis that is
+/// not the client's, nor redundant with the client figures or the
+/// scaling section.
+fn axis_figures(
+    m: &Manifest,
+    stats: &[PointStats],
+    clients: &[usize],
+    shares: bool,
+) -> Vec<Figure> {
+    let mut out = Vec::new();
     for (i, axis) in m.axes.iter().enumerate() {
         // The server's cores have a section of their own (crate::scaling).
         let redundant = (!clients.is_empty() && axes::is_nominal(axis))
@@ -64,15 +97,6 @@ pub fn figures(m: &Manifest, stats: &[PointStats]) -> Vec<Figure> {
             }
         }
     }
-    if stats.iter().any(|s| !s.service.is_empty()) {
-        out.extend(service_time(m, stats, &clients));
-    }
-    out.extend(crate::openloop::figures(m, stats));
-    out.retain(|f| {
-        f.panels
-            .iter()
-            .any(|p| p.series.iter().any(|s| !s.points.is_empty()))
-    });
     out
 }
 

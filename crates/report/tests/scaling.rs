@@ -225,3 +225,35 @@ fn a_scaling_figure_per_combination_of_the_other_axes_but_the_first() {
         "{summary}"
     );
 }
+
+/// With a categorical axis and no client axis, the report's first plot
+/// answers the experiment's question (throughput against that axis, with
+/// its CIs), before the scatter of latency against load; and a comparison
+/// of two values is a sentence with its effect size.
+#[test]
+fn a_categorical_axis_leads_with_its_throughput_plot_and_an_effect_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(
+        tmp.path(),
+        &[("rwlock", RWLOCK), ("lockfree", LOCKFREE)],
+        &[1, 2, 4],
+    );
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let at = |name: &str| {
+        w.plots
+            .iter()
+            .position(|p| p.ends_with(format!("{name}.svg")))
+            .unwrap_or_else(|| panic!("no {name} in {:?}", w.plots))
+    };
+    assert!(
+        at("throughput-vs-store") < at("latency-vs-load"),
+        "{:?}",
+        w.plots
+    );
+    let summary = w.summary.join("\n");
+    assert!(
+        summary.contains("store: rwlock is ")
+            && summary.contains("× lockfree in throughput (geometric mean over 3 paired points"),
+        "{summary}"
+    );
+}
