@@ -471,7 +471,9 @@ where
 {
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .margin_right(20)
+        // Half the widest tick label ("120,000" at 14 px is about 56 px
+        // wide), so the last x tick, centred on the right edge, is whole.
+        .margin_right(40)
         .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d(x_axis.clone(), y_axis)?;
