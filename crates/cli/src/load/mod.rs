@@ -150,7 +150,15 @@ pub fn emit(
     }
     let text = match format {
         Format::Text => output::text::render(report),
-        Format::Caps => output::caps::render(report),
+        Format::Caps => {
+            // The reference client's output has no room for it: a CAPS
+            // student must still see that the client, not their server,
+            // may have set the pace.
+            if let Some(warning) = output::text::client_warning(&report.results.client_cpu) {
+                eprintln!("serverlab: warning: {warning}");
+            }
+            output::caps::render(report)
+        }
         Format::Json => output::json(report),
     };
     print!("{text}");

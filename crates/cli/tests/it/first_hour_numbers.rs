@@ -68,6 +68,29 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
             && stdout.contains("Pin server and client apart"),
         "{stdout}"
     );
+    // The reference client's form has no room for it: it goes to stderr.
+    let caps = load(
+        "board",
+        &[
+            "--addr",
+            &addr,
+            "--posters",
+            "8",
+            "--readers",
+            "8",
+            "--duration",
+            "1s",
+            "--cpus",
+            "0",
+            "--format",
+            "caps",
+        ],
+    );
+    assert!(
+        text(&caps.stderr).contains("serverlab: warning: the client worked"),
+        "{}",
+        text(&caps.stderr)
+    );
 }
 
 /// The sum of a board server's request counts in its final statistics.

@@ -133,7 +133,17 @@ fn readme_tour() {
             out.status.success(),
             "serverlab {args:?} failed:\n{stdout}{stderr}"
         );
-        assert_eq!(stderr, "", "serverlab {args:?} wrote to stderr");
+        // A warning that the client may have set the pace depends on how
+        // busy this machine is, not on the README; anything else on stderr
+        // is a fault.
+        let unexpected: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.starts_with("serverlab: warning: the client"))
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "serverlab {args:?} wrote to stderr: {stderr}"
+        );
         if reference_form(&args) {
             // As the README says: its EXIT stops the server.
             let mut s = server.take().expect("a server for the reference form");
