@@ -121,6 +121,17 @@ impl Observer for Display {
             "serverlab sweep: {}",
             design_text(plan, Some(schedule.seed))
         );
+        if let Some(shard) = schedule.shard {
+            let blocks: Vec<String> = (1..=schedule.blocks.len() as u32)
+                .filter(|&b| shard.owns(b))
+                .map(|b| b.to_string())
+                .collect();
+            println!(
+                "serverlab sweep: shard {shard}: blocks {} of {}, each with its baseline",
+                blocks.join(", "),
+                schedule.blocks.len()
+            );
+        }
         self.baseline = plan.baseline.is_some();
         self.run_ms = plan
             .block()

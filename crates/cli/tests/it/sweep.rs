@@ -710,3 +710,146 @@ fn more_cores_than_the_machine_has_is_refused_before_any_run() {
     );
     assert!(!out.exists(), "something ran");
 }
+
+/// A board point pair and an echo baseline, `repetitions` blocks, short runs.
+fn sharded(server_cpu: usize, client_cpu: usize, repetitions: u32) -> String {
+    format!(
+        r#"
+name = "shards"
+protocol = "board"
+repetitions = {repetitions}
+client_cpus = "{client_cpu}"
+[server]
+strategy = "pool-locked"
+threads = 1
+cpus = "{server_cpu}"
+[load]
+posters = [1, 2]
+readers = 1
+duration = "150ms"
+[baseline.server]
+protocol = "echo"
+strategy = "pool-locked"
+threads = 1
+cpus = "{server_cpu}"
+[baseline.load]
+posters = 1
+readers = 1
+duration = "150ms"
+"#
+    )
+}
+
+fn throughput(run_dir: &Path) -> f64 {
+    json(&run_dir.join("load.json"))["results"]["throughput_rps"]
+        .as_f64()
+        .unwrap()
+}
+
+/// `sweep --shard I/N` runs whole blocks (each with its baseline) into its
+/// own directory and records the machine; `report` of both shards gives
+/// every point as a ratio to its own block's baseline, block by block.
+#[test]
+fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "shards.toml",
+        &sharded(server_cpu, client_cpu, 4),
+    );
+    let exp = exp.to_str().unwrap();
+    let shard_dir = |i: u32| tmp.path().join("out").join(format!("shard-{i}-of-2"));
+    for i in 0..2u32 {
+        let out = shard_dir(i);
+        let shard = format!("{i}/2");
+        let (code, stdout, stderr) =
+            sweep(&[exp, "--shard", &shard, "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        let mine = if i == 0 {
+            "blocks 1, 3 of 4"
+        } else {
+            "blocks 2, 4 of 4"
+        };
+        assert!(stdout.contains(mine), "{stdout}");
+        assert!(stdout.contains("6 runs to do"), "{stdout}");
+        let manifest = json(&out.join("sweep.json"));
+        assert_eq!(manifest["shard"]["index"], i, "{manifest}");
+        assert_eq!(manifest["shard"]["count"], 2, "{manifest}");
+        assert!(!manifest["host"]["hostname"].as_str().unwrap().is_empty());
+        assert!(!manifest["host"]["cpu_model"].as_str().unwrap().is_empty());
+        for slug in ["baseline", "posters=1", "posters=2"] {
+            let reps: Vec<bool> = (1..=4)
+                .map(|k| out.join(format!("runs/{slug}/rep-{k}/run.json")).exists())
+                .collect();
+            let want: Vec<bool> = (1..=4).map(|k| (k - 1) % 2 == i).collect();
+            assert_eq!(reps, want, "shard {i}, {slug}");
+        }
+    }
+    let (a, b) = (shard_dir(0), shard_dir(1));
+    let rep = run(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let stdout = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{stdout}{}", text(&rep.stderr));
+    assert!(stdout.contains("2 shards ran on one machine"), "{stdout}");
+    assert!(stdout.contains("ratio to own block's baseline"), "{stdout}");
+    for posters in [1, 2] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {posters} ")))
+            .unwrap_or_else(|| panic!("no row for posters={posters}: {stdout}"));
+        for block in 1..=4u32 {
+            let dir = shard_dir((block - 1) % 2).join("runs");
+            let point = throughput(&dir.join(format!("posters={posters}/rep-{block}")));
+            let base = throughput(&dir.join(format!("baseline/rep-{block}")));
+            let want = format!("b{block} {:.3}", point / base);
+            assert!(row.contains(&want), "{want} not in {row}");
+        }
+    }
+    let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(md.contains("## Shards"), "{md}");
+
+    // Shards made on two machines: no absolute throughput, only ratios.
+    let path = b.join("sweep.json");
+    let mut manifest = json(&path);
+    manifest["host"]["hostname"] = "elsewhere".into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let rep = run(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let stdout = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{stdout}{}", text(&rep.stderr));
+    assert!(stdout.contains("2 shards ran on 2 machines"), "{stdout}");
+    assert!(stdout.contains("elsewhere ("), "{stdout}");
+    assert!(
+        !stdout.contains("req/s"),
+        "an absolute throughput: {stdout}"
+    );
+    assert!(stdout.contains("b4 "), "{stdout}");
+
+    // The same shard twice is refused.
+    let rep = run(&["report", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(rep.status.code(), Some(2));
+    assert!(
+        text(&rep.stderr).contains("block 1 is in both"),
+        "{}",
+        text(&rep.stderr)
+    );
+}
+
+#[test]
+fn a_shard_without_a_block_of_its_own_or_under_a_target_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(tmp.path(), "s.toml", &sharded(0, 0, 2));
+    let exp = exp.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--shard", "3/2"], "--shard"),
+        (vec!["--shard", "0/0"], "--shard"),
+        (vec!["--shard", "0/3"], "at most 2 shards"),
+        (vec!["--shard", "0/2", "--target-ci", "5%"], "target"),
+    ] {
+        let (code, _, stderr) = sweep(&[&[exp, "--dry-run"], args.as_slice()].concat());
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.lines().next().unwrap().contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+}
