@@ -101,6 +101,12 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
             None => dir,
         }
     });
+    if out.exists() && !out.is_dir() {
+        return Ok(bad_input(format!(
+            "--out {}: a file, not a directory: name a directory for the results",
+            out.display()
+        )));
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, interrupted.clone())
@@ -131,7 +137,9 @@ fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
     if let Some(shard) = a.shard {
         check_shard(&plan, shard)?;
     }
+    let command = <crate::Cli as clap::CommandFactory>::command();
     let check = |args: &[String]| {
+        let args = crate::argv::joined(&command, args.iter().map(Into::into));
         crate::Cli::try_parse_from(args)
             .and_then(|cli| cli.check())
             .map_err(|e| e.to_string())

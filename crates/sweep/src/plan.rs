@@ -145,6 +145,10 @@ impl Plan {
         let cores: Vec<usize> = counts.iter().flat_map(|c| c.counts.clone()).collect();
         let placements = placement::place(topology, &cores);
         let axes = axes(&experiment, &cores);
+        check_size(&axes).map_err(|message| SpecError {
+            file: experiment.file.clone(),
+            message,
+        })?;
         let mut points: Vec<Point> = product(&axes)
             .into_iter()
             .enumerate()
@@ -249,6 +253,33 @@ fn axes(e: &Experiment, cores: &[usize]) -> Vec<Axis> {
             values: values.clone(),
         })
         .collect()
+}
+
+/// The most points a plan may have: at a third of a second of set-up per
+/// run, 10,000 points × 3 repetitions is already three hours.
+pub const MAX_POINTS: u64 = 10_000;
+
+/// Refuse a grid above [`MAX_POINTS`] before building it, with its size.
+fn check_size(axes: &[Axis]) -> Result<(), String> {
+    let size = axes
+        .iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+    match size {
+        Some(n) if n <= MAX_POINTS => Ok(()),
+        _ => {
+            let factors: Vec<String> = axes
+                .iter()
+                .filter(|a| a.values.len() > 1)
+                .map(|a| format!("{} {}", a.values.len(), a.key))
+                .collect();
+            let size = size.map_or("more than 2^64".into(), |n| n.to_string());
+            Err(format!(
+                "the grid has {size} points ({}), more than {MAX_POINTS}: give fewer values, \
+                 or split it into several experiments",
+                factors.join(" × ")
+            ))
+        }
+    }
 }
 
 /// The index of each axis's value, for every point; the last axis varies

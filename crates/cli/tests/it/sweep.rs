@@ -240,7 +240,10 @@ fn bad_experiment_files_exit_2_naming_the_problem() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
         ("protocol = \"board\"\nrepeats = 2\n", "repeats"),
-        ("protocol = \"board\"\n[load]\nbogus = 1\n", "--bogus"),
+        (
+            "protocol = \"board\"\n[load]\nbogus = 1\n",
+            "no key `bogus`",
+        ),
         (
             "protocol = \"board\"\n[server]\nstrategy = [\"async\", \"fastest\"]\n",
             "fastest",
@@ -852,4 +855,150 @@ fn a_shard_without_a_block_of_its_own_or_under_a_target_is_refused() {
             "{args:?}: {stderr}"
         );
     }
+}
+
+/// Issue 23 F: the sweep checks its input. A name is a name, a grid too
+/// big is refused at once with its size, each cause is said once, and a
+/// negative duration is a bad value wherever a duration goes.
+#[test]
+fn a_sweep_checks_its_input_before_it_builds_or_writes_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["../../../tmp/x", "a/b", "..", ""] {
+        let exp = write(
+            tmp.path(),
+            "n.toml",
+            &format!("name = \"{name}\"\nprotocol = \"board\"\n"),
+        );
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("not a path"), "{name}: {stderr}");
+    }
+
+    let mut big = String::from("protocol = \"board\"\n[matrix]\n");
+    for i in 0..10 {
+        big += &format!("v{i} = [1, 2, 3, 4]\n");
+    }
+    let sizes: String = (0..10).map(|i| format!("{{v{i}}}")).collect();
+    big += &format!("[load]\nmessage-size = \"{sizes}\"\n");
+    let exp = write(tmp.path(), "big.toml", &big);
+    let started = Instant::now();
+    let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("the grid has 1048576 points"), "{stderr}");
+    // Refused before it is built (building it took 30 s and 3 GB).
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let ok = write(tmp.path(), "ok.toml", &sharded(0, 0, 1));
+    let file = write(tmp.path(), "a-file", "");
+    let (code, _, stderr) = sweep(&[ok.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let line = stderr.lines().last().unwrap();
+    assert!(
+        line.contains("--out") && line.contains("not a directory"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("not a directory").count(),
+        1,
+        "said twice: {stderr}"
+    );
+    let under = file.join("sub");
+    let (code, _, stderr) = sweep(&[ok.to_str().unwrap(), "--out", under.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("Not a directory").count(),
+        1,
+        "said twice: {stderr}"
+    );
+}
+
+#[test]
+fn a_negative_duration_is_a_bad_value_of_every_duration_flag_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 8] = [
+        &[
+            "load",
+            "board",
+            "--addr",
+            "127.0.0.1:1",
+            "--duration",
+            "-3s",
+        ],
+        &[
+            "load",
+            "kv",
+            "--addr",
+            "127.0.0.1:1",
+            "--reply-timeout",
+            "-3s",
+        ],
+        &[
+            "load",
+            "board",
+            "--addr",
+            "127.0.0.1:1",
+            "--warmup",
+            "-1.5s",
+        ],
+        &["serve", "board", "--write-timeout", "-3s"],
+        &["check", "board", "127.0.0.1:1", "--timeout", "-3ms"],
+        &["check", "board", "127.0.0.1:1", "--duration", "-3s"],
+        &["demo", "--duration", "-3s"],
+        &["sweep", "x.toml", "--duration", "-3s"],
+    ];
+    for args in commands {
+        let out = run(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value '-"), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+    }
+    for (key, value) in [("load", "duration = \"-3s\""), ("top", "timeout = \"-3s\"")] {
+        let text = match key {
+            "top" => format!("protocol = \"board\"\n{value}\n"),
+            _ => format!("protocol = \"board\"\n[load]\n{value}\n"),
+        };
+        let exp = write(tmp.path(), "neg.toml", &text);
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(code, Some(2), "{value}: {stderr}");
+        assert!(
+            stderr.contains("'-3s' must be a positive duration"),
+            "{value}: {stderr}"
+        );
+        assert!(!stderr.contains("unexpected argument"), "{value}: {stderr}");
+        assert!(
+            !stderr.contains("/dev/null"),
+            "the sweep's own flags: {stderr}"
+        );
+    }
+}
+
+/// Issue 24, 15: a misspelt key is named as a key with a did-you-mean,
+/// and the sweep's own flags (`--addr 127.0.0.1:1 --json /dev/null`)
+/// are not shown.
+#[test]
+fn a_misspelt_key_gets_a_did_you_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "typo.toml",
+        "protocol = \"board\"\n[load]\nduratoin = \"3s\"\n",
+    );
+    let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no key `duratoin`; did you mean `duration`?"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("127.0.0.1:1") && !stderr.contains("/dev/null"),
+        "{stderr}"
+    );
 }
