@@ -140,8 +140,13 @@ mod tests {
     fn a_misspelt_key_gets_a_did_you_mean_and_no_flags_of_the_sweeps_own() {
         let e = Experiment::parse("t.toml", "protocol = \"board\"\n[load]\nduration = \"-3s\"")
             .unwrap();
-        let check = |_: &[String]| -> Result<(), String> {
-            Err("error: invalid value '-3s' for '--duration <T>': must be positive\n".into())
+        let check = |args: &[String]| -> Result<(), String> {
+            match args.iter().any(|a| a == "--duration=-3s") {
+                true => Err(
+                    "error: invalid value '-3s' for '--duration <T>': must be positive\n".into(),
+                ),
+                false => Ok(()),
+            }
         };
         let err = validate(&Plan::new(e).unwrap(), "t.toml", &check).unwrap_err();
         let err = err.to_string();
