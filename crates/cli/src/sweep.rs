@@ -210,9 +210,13 @@ fn print_plan(plan: &Plan) {
         "serverlab sweep {}: {}{}",
         e.name,
         runs_text(plan),
-        estimate(plan, (0..d.repetitions).flat_map(|_| plan.block()))
-            .map(|t| format!(", {t}"))
-            .unwrap_or_default()
+        estimate(
+            plan,
+            &serverlab_sweep::Calibration::default(),
+            (0..d.repetitions).flat_map(|_| plan.block())
+        )
+        .map(|t| format!(", {t}"))
+        .unwrap_or_default()
     );
     println!("{}", design_text(plan, None));
     if let Some(c) = &e.client_cpus {

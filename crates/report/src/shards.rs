@@ -242,26 +242,32 @@ pub fn ratio_table(sweep: &Sweep, stats: &[crate::points::PointStats]) -> Option
     let rows = stats
         .iter()
         .map(|s| {
-            let ratios: Vec<(u32, f64)> = s
+            // A block whose baseline failed or measured nothing has no
+            // ratio: it is shown as such, never divided by another block's.
+            let ratios: Vec<(u32, Option<f64>)> = s
                 .runs
                 .runs
                 .iter()
-                .filter_map(|r| {
-                    let b = baseline
-                        .runs
-                        .iter()
-                        .find(|b| b.repetition == r.repetition)?;
-                    let base = b.metrics.throughput_rps;
-                    (base > 0.0).then(|| (r.repetition, r.metrics.throughput_rps / base))
+                .map(|r| {
+                    let b = baseline.runs.iter().find(|b| b.repetition == r.repetition);
+                    let base = b.map_or(0.0, |b| b.metrics.throughput_rps);
+                    let ratio = (base > 0.0).then(|| r.metrics.throughput_rps / base);
+                    (r.repetition, ratio)
                 })
                 .collect();
-            let values: Vec<f64> = ratios.iter().map(|r| r.1).collect();
+            let values: Vec<f64> = ratios.iter().filter_map(|r| r.1).collect();
             let mut row = crate::tables::cells(m, s);
             row.push(match crate::stats::Summary::of(&values) {
                 Some(sum) => crate::tables::centre_ci_with(&sum, &|x| format!("{x:.3}")),
                 None => "–".into(),
             });
-            let each: Vec<String> = ratios.iter().map(|(b, r)| format!("b{b} {r:.3}")).collect();
+            let each: Vec<String> = ratios
+                .iter()
+                .map(|(b, r)| match r {
+                    Some(r) => format!("b{b} {r:.3}"),
+                    None => format!("b{b} – (no baseline)"),
+                })
+                .collect();
             row.push(each.join(", "));
             row
         })

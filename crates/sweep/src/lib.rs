@@ -8,6 +8,7 @@
 pub mod child;
 pub mod design;
 pub mod error;
+pub mod estimate;
 pub mod host;
 pub mod layout;
 pub mod machine;
@@ -26,6 +27,7 @@ pub mod value;
 
 pub use design::{Design, Order};
 pub use error::{SpecError, SweepError};
+pub use estimate::Calibration;
 pub use host::Host;
 pub use layout::Manifest;
 pub use machine::MachineState;

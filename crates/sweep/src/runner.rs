@@ -47,6 +47,7 @@ pub struct Options {
 /// One run of the schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct RunRef<'a> {
+    pub plan: &'a Plan,
     pub point: &'a Point,
     /// Also the block it belongs to.
     pub repetition: u32,
@@ -138,6 +139,7 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
             let point = plan.find(&slug).expect("the schedule fits the plan");
             ordinal += 1;
             let run = RunRef {
+                plan,
                 point,
                 repetition,
                 ordinal,
