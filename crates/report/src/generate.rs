@@ -105,6 +105,9 @@ fn shard_statistics<'a>(
         for s in stats.iter_mut().chain(baseline.as_mut()) {
             s.throughput = None;
             s.per_thread_rps = None;
+            // A run far from its point's median may only be on the faster
+            // machine: outliers by absolute throughput mean nothing here.
+            s.outliers.clear();
         }
     }
     (stats, baseline)

@@ -46,9 +46,12 @@ fn the_shipped_manifests_validate_and_a_misspelt_field_does_not() {
     assert!(said.contains("completionMod"), "{said}");
 }
 
-/// Each Job in a manifest: (name, its container's command and args, its
-/// env as name → value), read with PyYAML (kubernetes-validate's own).
-fn jobs(path: &Path) -> Vec<(String, Vec<String>, Vec<(String, String)>)> {
+/// A Job of a manifest: its name, its container's command and args, and
+/// its env as name → value.
+type Job = (String, Vec<String>, Vec<(String, String)>);
+
+/// Each Job in a manifest, read with PyYAML (kubernetes-validate's own).
+fn jobs(path: &Path) -> Vec<Job> {
     let script = r#"
 import json, sys, yaml
 out = []
@@ -83,10 +86,7 @@ impl Drop for Pod {
 
 /// Run a Job's container command here, with its env, then `overrides`
 /// (where the volume is, the server), and serverlab first on PATH.
-fn run_job(
-    job: &(String, Vec<String>, Vec<(String, String)>),
-    overrides: &[(&str, String)],
-) -> Pod {
+fn run_job(job: &Job, overrides: &[(&str, String)]) -> Pod {
     let bin_dir = Path::new(BIN).parent().unwrap();
     let path = format!(
         "{}:{}",
