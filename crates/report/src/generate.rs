@@ -157,14 +157,8 @@ fn write_report(
     let dir = sweep.dir.as_path();
     let comparison = comparison(sweep, &stats, opts)?;
 
-    let plots_dir = dir.join(PLOTS);
-    std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
-    let refs = draw_all(&figures::figures(&sweep.manifest, &stats), &plots_dir)?;
     let scaling = Section::of(&sweep.manifest, &stats);
-    let scaling_figures = match &scaling {
-        Some(s) => draw_all(&s.figures(), &plots_dir)?,
-        None => vec![],
-    };
+    let (refs, scaling_figures) = draw_plots(sweep, &stats, scaling.as_ref())?;
     let plots = refs
         .iter()
         .chain(&scaling_figures)
@@ -185,15 +179,7 @@ fn write_report(
         comparison: comparison.as_ref().zip(opts.compare),
     };
     let mut doc = document(sweep, &stats, parts);
-    let ratios = crate::shards::ratio_table(sweep, &stats);
-    if let Some(s) = shards {
-        shard_section(&mut doc, s, ratios.clone());
-    }
-    let shards = shards.map(|s| ShardsWritten {
-        note: s.note(),
-        table: markdown::table(&s.table()),
-        ratios: ratios.as_ref().map(markdown::table),
-    });
+    let shards = shards.map(|s| with_shards(&mut doc, sweep, &stats, s));
     let markdown_path = dir.join(MARKDOWN);
     let html_path = dir.join(HTML);
     write(&markdown_path, &markdown::render(&doc))?;
@@ -221,6 +207,38 @@ fn write_report(
         problems: problems.len(),
         shards,
     })
+}
+
+/// The report's plots, and the scaling section's, drawn under `plots/`.
+fn draw_plots(
+    sweep: &Sweep,
+    stats: &[PointStats],
+    scaling: Option<&Section>,
+) -> Result<(Vec<FigureRef>, Vec<FigureRef>), ReportError> {
+    let plots_dir = sweep.dir.join(PLOTS);
+    std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
+    let refs = draw_all(&figures::figures(&sweep.manifest, stats), &plots_dir)?;
+    let scaling_figures = match scaling {
+        Some(s) => draw_all(&s.figures(), &plots_dir)?,
+        None => vec![],
+    };
+    Ok((refs, scaling_figures))
+}
+
+/// The shards' section added to `doc`, and what it says.
+fn with_shards(
+    doc: &mut Document,
+    sweep: &Sweep,
+    stats: &[PointStats],
+    shards: &Shards,
+) -> ShardsWritten {
+    let ratios = crate::shards::ratio_table(sweep, stats);
+    shard_section(doc, shards, ratios.clone());
+    ShardsWritten {
+        note: shards.note(),
+        table: markdown::table(&shards.table()),
+        ratios: ratios.as_ref().map(markdown::table),
+    }
 }
 
 /// The shards, right after the summary: where each ran, and the ratios.
