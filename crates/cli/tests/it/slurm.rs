@@ -1,7 +1,8 @@
-//! The shipped deploy/slurm/load.sbatch, unchanged, on a real one-node
-//! Slurm cluster (deploy/slurm/local/cluster.sh start; .ci/run starts it):
-//! a 4-task array of agents against a local board server, then the merge
-//! as a dependent job; the merged totals are the agents' sums.
+//! The shipped deploy/slurm/*.sbatch, unchanged, on a real one-node Slurm
+//! cluster (deploy/slurm/local/cluster.sh start; .ci/run starts it):
+//! load.sbatch as a 4-task array of agents against a local board server,
+//! then the merge as a dependent job (the merged totals are the agents'
+//! sums); sweep.sbatch as two shards, then the report of both.
 
 use crate::support::*;
 use std::path::{Path, PathBuf};
@@ -127,4 +128,53 @@ fn the_shipped_load_sbatch_runs_four_agents_and_merges_them() {
     }
     let printed = std::fs::read_to_string(out.join("merged.txt")).unwrap();
     assert!(!printed.trim().is_empty(), "merge printed nothing");
+}
+
+/// The shipped sweep.sbatch, unchanged: two shards as an array job, then
+/// the report of both as a dependent job.
+#[test]
+#[ignore = "needs a Slurm cluster (apt-get install slurm-wlm munge; deploy/slurm/local/cluster.sh start); run: cargo test --workspace -- --ignored"]
+fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
+    need_cluster();
+    let tmp = tempfile::tempdir().unwrap();
+    let experiment = tmp.path().join("exp.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"slurm\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
+         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
+         \"200ms\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"200ms\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("sweep");
+    let env = [
+        ("SERVERLAB", BIN),
+        ("SERVERLAB_EXPERIMENT", experiment.to_str().unwrap()),
+        ("SERVERLAB_OUT", out.to_str().unwrap()),
+    ];
+    let script = repo().join("deploy/slurm/sweep.sbatch");
+    let script = script.to_str().unwrap();
+    let job = sbatch(tmp.path(), &env, &["--array=0-1", script]);
+    let dependency = format!("--dependency=afterany:{job}");
+    let report = sbatch(
+        tmp.path(),
+        &env,
+        &[&dependency, script, "report", out.to_str().unwrap()],
+    );
+    for i in 0..2 {
+        let m = json(&out.join(format!("shard-{i}-of-2/sweep.json")));
+        assert_eq!(m["shard"]["index"], i, "{m}");
+    }
+    let printed: String = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(&report))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(printed.contains("2 shards ran on one machine"), "{printed}");
+    assert!(
+        printed.contains("ratio to own block's baseline"),
+        "{printed}"
+    );
+    assert!(out.join("report.md").exists());
 }
