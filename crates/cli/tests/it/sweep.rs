@@ -814,8 +814,17 @@ fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
             assert!(row.contains(&want), "{want} not in {row}");
         }
     }
+    assert!(stdout.contains(" 0 not run"), "{stdout}");
     let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
     assert!(md.contains("## Shards"), "{md}");
+    // One shard alone is a sweep of its own blocks: none missing.
+    let one = run(&["report", a.to_str().unwrap()]);
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert!(
+        text(&one.stdout).contains(" 0 not run"),
+        "{}",
+        text(&one.stdout)
+    );
 
     // Shards made on two machines: no absolute throughput, only ratios.
     let path = b.join("sweep.json");
