@@ -2,6 +2,7 @@
 //! terminal, exit codes and flags; everything else is in the libraries.
 
 mod args;
+mod argv;
 mod check;
 mod demo;
 mod limits;
@@ -68,7 +69,11 @@ impl Cli {
 
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = argv::joined(
+        &<Cli as clap::CommandFactory>::command(),
+        std::env::args_os(),
+    );
+    let cli = Cli::parse_from(args);
     if let Err(e) = cli.check() {
         e.exit();
     }

@@ -1,5 +1,7 @@
-//! `serverlab report DIR [--compare OTHER_DIR] [--drop-outliers]`:
-//! statistics and plots of a sweep, from its results on disk.
+//! `serverlab report DIR… [--out DIR] [--compare OTHER_DIR]
+//! [--drop-outliers]`: statistics and plots of a sweep, from its results
+//! on disk; of several shards' directories, every point as a ratio to its
+//! own block's baseline, with the machine each shard ran on.
 
 use clap::Args;
 use serverlab_report::ReportError;
@@ -8,9 +10,14 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A sweep's results directory (what `serverlab sweep --out` wrote)
-    #[arg(value_name = "DIR")]
-    dir: PathBuf,
+    /// A sweep's results directory (what `serverlab sweep --out` wrote), or
+    /// the directories of its shards (`sweep --shard I/N`), read together
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    dirs: Vec<PathBuf>,
+    /// Where the report of several shards goes [default: the directory
+    /// that holds them all]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Another sweep's results: report the ratio per point with its 95%
     /// confidence interval (Welch's t on the logarithms), p-value, effect
     /// size (Hedges' g) and whether it is significant
@@ -27,7 +34,15 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         compare: a.compare.as_deref(),
         drop_outliers: a.drop_outliers,
     };
-    let written = match serverlab_report::generate_with(&a.dir, &opts) {
+    let (out, generated) = match a.dirs.as_slice() {
+        [dir] => (dir.clone(), serverlab_report::generate_with(dir, &opts)),
+        dirs => {
+            let out = a.out.clone().unwrap_or_else(|| common_parent(dirs));
+            let written = serverlab_report::generate_shards(dirs, &out, &opts);
+            (out, written)
+        }
+    };
+    let written = match generated {
         Ok(w) => w,
         Err(e @ (ReportError::NotASweep { .. } | ReportError::Incomparable(_))) => {
             eprintln!("serverlab: {e}");
@@ -39,7 +54,17 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         println!("- {}", line.replace("**", ""));
     }
     println!();
-    print!("{}", written.throughput_table);
+    match &written.shards {
+        Some(shards) => {
+            println!("{}\n", shards.note);
+            print!("{}", shards.table);
+            if let Some(r) = &shards.ratios {
+                println!();
+                print!("{r}");
+            }
+        }
+        None => print!("{}", written.throughput_table),
+    }
     if let Some(t) = &written.comparison_table {
         println!();
         for note in &written.comparison_notes {
@@ -53,7 +78,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         written.markdown.display(),
         written.html.display(),
         written.plots.len(),
-        a.dir.join(serverlab_report::generate::PLOTS).display()
+        out.join(serverlab_report::generate::PLOTS).display()
     );
     if written.problems > 0 {
         println!(
@@ -63,4 +88,20 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The deepest directory that holds every one of `dirs` (`.` if none).
+fn common_parent(dirs: &[PathBuf]) -> PathBuf {
+    let absolute: Vec<PathBuf> = dirs
+        .iter()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+        .collect();
+    let mut parent = absolute[0].parent().map(PathBuf::from).unwrap_or_default();
+    while !absolute.iter().all(|d| d.starts_with(&parent)) {
+        match parent.parent() {
+            Some(p) => parent = p.to_path_buf(),
+            None => break,
+        }
+    }
+    parent
 }

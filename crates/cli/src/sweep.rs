@@ -4,7 +4,7 @@
 use crate::sweep_progress::{estimate, Display};
 use anyhow::Context;
 use clap::{Args, Parser};
-use serverlab_sweep::{Experiment, Options, Plan, SweepError};
+use serverlab_sweep::{Experiment, Options, Plan, Shard, SweepError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -40,6 +40,12 @@ pub struct SweepArgs {
     /// How long each point's load measures (its --duration), in place of the experiment's
     #[arg(long, value_name = "T", value_parser = duration_text)]
     duration: Option<String>,
+    /// Run only shard I of N (I from 0): the blocks k with (k − 1) mod N =
+    /// I, each with its baseline, into its own directory [default:
+    /// results/<experiment name>/shard-I-of-N]; `report` reads the shards'
+    /// directories together
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
 }
 
 /// A duration as written, once the duration grammar accepts it.
@@ -88,9 +94,19 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         print_plan(&plan);
         return Ok(ExitCode::SUCCESS);
     }
-    let out = a
-        .out
-        .unwrap_or_else(|| PathBuf::from("results").join(&plan.experiment.name));
+    let out = a.out.clone().unwrap_or_else(|| {
+        let dir = PathBuf::from("results").join(&plan.experiment.name);
+        match a.shard {
+            Some(shard) => dir.join(shard.dir_name()),
+            None => dir,
+        }
+    });
+    if out.exists() && !out.is_dir() {
+        return Ok(bad_input(format!(
+            "--out {}: a file, not a directory: name a directory for the results",
+            out.display()
+        )));
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, interrupted.clone())
@@ -102,6 +118,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
         force: a.force,
         interrupted,
         precision: serverlab_report::stats::precision,
+        shard: a.shard,
     };
     let mut display = Display::new(&out);
     let result = serverlab_sweep::run(&plan, &opts, &mut display);
@@ -117,13 +134,39 @@ fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
         .map_err(|e| format!("cannot read the experiment {file}: {e}"))?;
     let experiment = Experiment::parse(&file, &text).map_err(|e| e.to_string())?;
     let plan = Plan::new(with_overrides(experiment, a)?).map_err(|e| e.to_string())?;
+    if let Some(shard) = a.shard {
+        check_shard(&plan, shard)?;
+    }
+    let command = <crate::Cli as clap::CommandFactory>::command();
     let check = |args: &[String]| {
+        let args = crate::argv::joined(&command, args.iter().map(Into::into));
         crate::Cli::try_parse_from(args)
             .and_then(|cli| cli.check())
             .map_err(|e| e.to_string())
     };
     serverlab_sweep::validate(&plan, &file, &check).map_err(|e| e.to_string())?;
     Ok(plan)
+}
+
+/// Whether `plan` can be split so: every shard gets a block, and no
+/// target asks for blocks that only all the shards' results could decide.
+fn check_shard(plan: &Plan, shard: Shard) -> Result<(), String> {
+    let d = &plan.experiment.design;
+    if d.target_ci.is_some() {
+        return Err(format!(
+            "--shard {shard}: a target (target_ci) adds blocks from every run's result, \
+             which no shard sees alone; give the shards fixed repetitions instead"
+        ));
+    }
+    if shard.count > d.repetitions {
+        return Err(format!(
+            "--shard {shard}: the experiment has {} (blocks), so at most {} shards get one; \
+             raise --repetitions or use fewer shards",
+            plural(d.repetitions as u64, "repetition"),
+            d.repetitions
+        ));
+    }
+    Ok(())
 }
 
 /// How a sweep ended, said, as an exit code: 1 if a run failed, 130 if
@@ -167,9 +210,13 @@ fn print_plan(plan: &Plan) {
         "serverlab sweep {}: {}{}",
         e.name,
         runs_text(plan),
-        estimate(plan, (0..d.repetitions).flat_map(|_| plan.block()))
-            .map(|t| format!(", {t}"))
-            .unwrap_or_default()
+        estimate(
+            plan,
+            &serverlab_sweep::Calibration::default(),
+            (0..d.repetitions).flat_map(|_| plan.block())
+        )
+        .map(|t| format!(", {t}"))
+        .unwrap_or_default()
     );
     println!("{}", design_text(plan, None));
     if let Some(c) = &e.client_cpus {

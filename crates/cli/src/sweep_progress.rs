@@ -4,7 +4,7 @@
 use crate::sweep::{design_text, plural, runs_text};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverlab_sweep::{
-    params_text, Observer, Plan, Point, RunRecord, RunRef, Schedule, Status, Summary,
+    params_text, Calibration, Observer, Plan, Point, RunRecord, RunRef, Schedule, Status, Summary,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,10 @@ pub struct Display {
     run_ms: Option<Vec<(String, u64)>>,
     /// The plan has a baseline (which every added block runs too).
     baseline: bool,
+    /// What the runs made so far took against their estimate.
+    calibration: Calibration,
+    /// The slug of each run this invocation does, in order.
+    todo: Vec<String>,
 }
 
 impl Display {
@@ -27,6 +31,8 @@ impl Display {
             bar: None,
             run_ms: None,
             baseline: false,
+            calibration: Calibration::default(),
+            todo: vec![],
         }
     }
 
@@ -66,6 +72,25 @@ impl Display {
         }
     }
 
+    /// `; about 40 s left`: the runs still to do, at the pace of those
+    /// made (this one counted); nothing where a load has no duration.
+    fn left(&mut self, run: RunRef<'_>, record: &RunRecord) -> String {
+        let plan = run.plan;
+        self.calibration.add(plan, run.point, record.wall_s);
+        let rest = self
+            .todo
+            .iter()
+            .skip(run.ordinal)
+            .filter_map(|s| plan.find(s));
+        match (
+            run.ordinal < self.todo.len(),
+            estimate(plan, &self.calibration, rest),
+        ) {
+            (true, Some(e)) => format!("; {e} left"),
+            _ => String::new(),
+        }
+    }
+
     fn line(&self, text: String) {
         match &self.bar {
             Some(bar) => bar.println(text),
@@ -75,14 +100,19 @@ impl Display {
 }
 
 /// How long the runs of `points` (one entry per run) should take, when
-/// every load says its duration: each run's duration plus starting and
-/// stopping a server.
-pub fn estimate<'a>(plan: &Plan, points: impl IntoIterator<Item = &'a Point>) -> Option<String> {
+/// every load says its duration: each run's warm-up and window plus
+/// starting and stopping a server, scaled by what the runs made so far
+/// took (`calibration`).
+pub fn estimate<'a>(
+    plan: &Plan,
+    calibration: &Calibration,
+    points: impl IntoIterator<Item = &'a Point>,
+) -> Option<String> {
     let mut points = points.into_iter().peekable();
     if points.peek().is_none() {
         return Some("nothing to wait for".into());
     }
-    let total = plan.estimate_seconds(points)?;
+    let total = calibration.seconds(plan, points)?;
     Some(if total < 90.0 {
         format!("about {total:.0} s")
     } else {
@@ -108,8 +138,14 @@ fn label(run: &RunRef<'_>) -> String {
 
 impl Observer for Display {
     fn planned(&mut self, plan: &Plan, schedule: &Schedule, todo: &[&Point], done: usize) {
-        let estimate = estimate(plan, todo.iter().copied())
-            .map(|e| format!(", {e}"))
+        self.calibration = Calibration::from_dir(plan, schedule, &self.out);
+        self.todo = todo.iter().map(|p| p.slug.clone()).collect();
+        let calibrated = match self.calibration.calibrated() {
+            true => " (as long as the runs already made took)",
+            false => "",
+        };
+        let estimate = estimate(plan, &self.calibration, todo.iter().copied())
+            .map(|e| format!(", {e}{calibrated}"))
             .unwrap_or_default();
         println!(
             "serverlab sweep {}: {}; {} runs to do, {done} already there{estimate}",
@@ -121,6 +157,17 @@ impl Observer for Display {
             "serverlab sweep: {}",
             design_text(plan, Some(schedule.seed))
         );
+        if let Some(shard) = schedule.shard {
+            let blocks: Vec<String> = (1..=schedule.blocks.len() as u32)
+                .filter(|&b| shard.owns(b))
+                .map(|b| b.to_string())
+                .collect();
+            println!(
+                "serverlab sweep: shard {shard}: blocks {} of {}, each with its baseline",
+                blocks.join(", "),
+                schedule.blocks.len()
+            );
+        }
         self.baseline = plan.baseline.is_some();
         self.run_ms = plan
             .block()
@@ -158,7 +205,8 @@ impl Observer for Display {
                 };
                 // Above the bar on a terminal, as plain lines elsewhere:
                 // every run's result either way.
-                self.line(format!("{head}: {rate}{busy}"));
+                let left = self.left(run, record);
+                self.line(format!("{head}: {rate}{busy}{left}"));
             }
             (Status::Failed, error) => self.line(format!(
                 "{head}: FAILED: {}",
@@ -185,6 +233,10 @@ impl Observer for Display {
             added.len(),
             wide.join(", ")
         ));
+        if self.baseline {
+            self.todo.push(serverlab_sweep::BASELINE.to_string());
+        }
+        self.todo.extend(added.iter().map(|(p, _)| p.slug.clone()));
         if let Some(bar) = &self.bar {
             // The block's runs: these points and the baseline, if any.
             let baseline = match self.baseline {

@@ -64,11 +64,7 @@ impl Sweep {
             });
         }
         let schedule = Schedule::read(dir);
-        let read = |p: &Point| {
-            // A target may have given the point more blocks than the fixed ones.
-            let planned = schedule.as_ref().map_or(0, |s| s.repetitions_of(&p.slug));
-            read_point(dir, p, &manifest, planned.max(manifest.repetitions))
-        };
+        let read = |p: &Point| read_point(dir, p, &manifest, planned(&manifest, &schedule, p));
         let points = manifest.points.iter().map(read).collect();
         let baseline = manifest.baseline.as_ref().map(read);
         Ok(Sweep {
@@ -85,7 +81,21 @@ impl Sweep {
     }
 }
 
-fn read_point(dir: &Path, point: &Point, manifest: &Manifest, repetitions: u32) -> PointRuns {
+/// The blocks `point` runs in in this directory: a shard's own, else every
+/// fixed one and those a target added.
+fn planned(manifest: &Manifest, schedule: &Option<Schedule>, point: &Point) -> Vec<u32> {
+    match schedule {
+        Some(s) if s.shard.is_some() => s.blocks_of(&point.slug),
+        _ => {
+            let added = schedule
+                .as_ref()
+                .map_or(0, |s| s.repetitions_of(&point.slug));
+            (1..=added.max(manifest.repetitions)).collect()
+        }
+    }
+}
+
+fn read_point(dir: &Path, point: &Point, manifest: &Manifest, repetitions: Vec<u32>) -> PointRuns {
     let mut out = PointRuns {
         point: point.clone(),
         runs: vec![],
@@ -93,7 +103,7 @@ fn read_point(dir: &Path, point: &Point, manifest: &Manifest, repetitions: u32) 
         stale: vec![],
         missing: vec![],
     };
-    for repetition in 1..=repetitions {
+    for repetition in repetitions {
         let rdir = layout::run_dir(dir, point, repetition);
         let Some(record) = RunRecord::read(&rdir.join(layout::RUN_RECORD)) else {
             out.missing.push(repetition);

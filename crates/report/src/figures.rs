@@ -549,6 +549,8 @@ mod tests {
             serverlab_version: "0".into(),
             axes,
             points: vec![],
+            host: None,
+            shard: None,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::error::ReportError;
 use crate::metrics::PERCENTILES;
 use crate::points::PointStats;
 use crate::scaling::Section;
+use crate::shards::Shards;
 use crate::summary::Findings;
 use crate::{figures, html, markdown, problems, summary, tables};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,19 @@ pub struct Written {
     pub stale_runs: usize,
     /// Every problem the report lists.
     pub problems: usize,
+    /// Of several shards' directories: where each ran, and every point as
+    /// a ratio to its own block's baseline.
+    pub shards: Option<ShardsWritten>,
+}
+
+/// What a report of several shards adds.
+pub struct ShardsWritten {
+    /// One sentence: the machines, and how points are compared.
+    pub note: String,
+    /// A row per shard (Markdown).
+    pub table: String,
+    /// Every point as a ratio to its own block's baseline (Markdown).
+    pub ratios: Option<String>,
 }
 
 /// How to build a report.
@@ -78,6 +92,27 @@ fn statistics(sweep: &Sweep, drop: bool) -> (Vec<PointStats<'_>>, Option<PointSt
     )
 }
 
+/// Shards' statistics: where they ran on several machines, no absolute
+/// throughput (a point's runs were made on different machines), only the
+/// ratio to each block's own baseline.
+fn shard_statistics<'a>(
+    sweep: &'a Sweep,
+    shards: &Shards,
+    drop: bool,
+) -> (Vec<PointStats<'a>>, Option<PointStats<'a>>) {
+    let (mut stats, mut baseline) = statistics(sweep, drop);
+    if shards.several_machines() {
+        for s in stats.iter_mut().chain(baseline.as_mut()) {
+            s.throughput = None;
+            s.per_thread_rps = None;
+            // A run far from its point's median may only be on the faster
+            // machine: outliers by absolute throughput mean nothing here.
+            s.outliers.clear();
+        }
+    }
+    (stats, baseline)
+}
+
 /// The sweep compared with the one `opts` names, if any.
 fn comparison(
     sweep: &Sweep,
@@ -95,23 +130,41 @@ fn comparison(
 /// Write the report of the sweep in `dir` as `opts` say.
 pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     let sweep = Sweep::read(dir)?;
-    let (stats, baseline) = statistics(&sweep, opts.drop_outliers);
-    let comparison = comparison(&sweep, &stats, opts)?;
+    let stats = statistics(&sweep, opts.drop_outliers);
+    write_report(&sweep, stats, None, opts)
+}
 
-    let plots_dir = dir.join(PLOTS);
-    std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
-    let refs = draw_all(&figures::figures(&sweep.manifest, &stats), &plots_dir)?;
+/// Write the report of a sweep run in shards (one directory each) into
+/// `out`: every point as a ratio to its own block's baseline, and the
+/// machine each shard ran on.
+pub fn generate_shards(
+    dirs: &[PathBuf],
+    out: &Path,
+    opts: &Options,
+) -> Result<Written, ReportError> {
+    let (sweep, shards) = crate::shards::read(dirs, out)?;
+    let stats = shard_statistics(&sweep, &shards, opts.drop_outliers);
+    write_report(&sweep, stats, Some(&shards), opts)
+}
+
+/// Write the report of `sweep` (read from one directory or several).
+fn write_report(
+    sweep: &Sweep,
+    (stats, baseline): (Vec<PointStats>, Option<PointStats>),
+    shards: Option<&Shards>,
+    opts: &Options,
+) -> Result<Written, ReportError> {
+    let dir = sweep.dir.as_path();
+    let comparison = comparison(sweep, &stats, opts)?;
+
     let scaling = Section::of(&sweep.manifest, &stats);
-    let scaling_figures = match &scaling {
-        Some(s) => draw_all(&s.figures(), &plots_dir)?,
-        None => vec![],
-    };
+    let (refs, scaling_figures) = draw_plots(sweep, &stats, scaling.as_ref())?;
     let plots = refs
         .iter()
         .chain(&scaling_figures)
         .map(|f| dir.join(&f.svg_path))
         .collect();
-    let mut findings = summary::summary(&sweep, &stats, baseline.as_ref());
+    let mut findings = summary::summary(sweep, &stats, baseline.as_ref());
     findings
         .findings
         .extend(scaling.iter().flat_map(Section::findings));
@@ -125,7 +178,8 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         scaling: scaling.as_ref().map(|s| (s, scaling_figures)),
         comparison: comparison.as_ref().zip(opts.compare),
     };
-    let doc = document(&sweep, &stats, parts);
+    let mut doc = document(sweep, &stats, parts);
+    let shards = shards.map(|s| with_shards(&mut doc, sweep, &stats, s));
     let markdown_path = dir.join(MARKDOWN);
     let html_path = dir.join(HTML);
     write(&markdown_path, &markdown::render(&doc))?;
@@ -151,7 +205,57 @@ pub fn generate_with(dir: &Path, opts: &Options) -> Result<Written, ReportError>
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
         stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
         problems: problems.len(),
+        shards,
     })
+}
+
+/// The report's plots, and the scaling section's, drawn under `plots/`.
+fn draw_plots(
+    sweep: &Sweep,
+    stats: &[PointStats],
+    scaling: Option<&Section>,
+) -> Result<(Vec<FigureRef>, Vec<FigureRef>), ReportError> {
+    let plots_dir = sweep.dir.join(PLOTS);
+    std::fs::create_dir_all(&plots_dir).map_err(|e| write_err(&plots_dir, e))?;
+    let refs = draw_all(&figures::figures(&sweep.manifest, stats), &plots_dir)?;
+    let scaling_figures = match scaling {
+        Some(s) => draw_all(&s.figures(), &plots_dir)?,
+        None => vec![],
+    };
+    Ok((refs, scaling_figures))
+}
+
+/// The shards' section added to `doc`, and what it says.
+fn with_shards(
+    doc: &mut Document,
+    sweep: &Sweep,
+    stats: &[PointStats],
+    shards: &Shards,
+) -> ShardsWritten {
+    let ratios = crate::shards::ratio_table(sweep, stats);
+    shard_section(doc, shards, ratios.clone());
+    ShardsWritten {
+        note: shards.note(),
+        table: markdown::table(&shards.table()),
+        ratios: ratios.as_ref().map(markdown::table),
+    }
+}
+
+/// The shards, right after the summary: where each ran, and the ratios.
+fn shard_section(doc: &mut Document, s: &Shards, ratios: Option<crate::doc::Table>) {
+    let at = doc
+        .blocks
+        .iter()
+        .skip(1)
+        .position(|b| matches!(b, Block::Heading(_)))
+        .map_or(doc.blocks.len(), |i| i + 1);
+    let mut section = vec![
+        Block::Heading("Shards".into()),
+        Block::Para(s.note()),
+        Block::Table(s.table()),
+    ];
+    section.extend(ratios.map(Block::Table));
+    doc.blocks.splice(at..at, section);
 }
 
 fn write_err(path: &Path, source: std::io::Error) -> ReportError {

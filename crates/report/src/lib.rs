@@ -23,6 +23,7 @@ pub mod points;
 pub mod problems;
 pub mod scaling;
 pub mod server_stats;
+pub mod shards;
 pub mod stats;
 pub mod student;
 pub mod summary;
@@ -33,4 +34,4 @@ pub mod usl;
 pub mod welch;
 
 pub use error::ReportError;
-pub use generate::{generate, generate_with, Options, Written};
+pub use generate::{generate, generate_shards, generate_with, Options, Written};

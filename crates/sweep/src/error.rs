@@ -21,22 +21,24 @@ pub enum SweepError {
          use --force to redo it, or another --out directory"
     )]
     Stale { dir: PathBuf, detail: String },
-    #[error("{what} {path}: {source}")]
+    /// The cause is said in the message, once: it is not also a source
+    /// for an error chain to repeat.
+    #[error("{what} {path}: {cause}")]
     Io {
         what: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("interrupted; run the same command again to resume")]
     Interrupted,
 }
 
 impl SweepError {
-    pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
         SweepError::Io {
             what,
             path: path.into(),
-            source,
+            cause,
         }
     }
 }

@@ -13,7 +13,9 @@
 
 use crate::design::Order;
 use crate::error::SweepError;
+use crate::host::Host;
 use crate::plan::{Axis, Plan, Point};
+use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -58,6 +60,12 @@ pub struct Manifest {
     pub serverlab_version: String,
     pub axes: Vec<Axis>,
     pub points: Vec<Point>,
+    /// The machine it ran on (none in sweeps made before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Host>,
+    /// The share of the blocks this directory holds (`sweep --shard I/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Manifest {
@@ -80,6 +88,8 @@ impl Manifest {
             serverlab_version: env!("CARGO_PKG_VERSION").into(),
             axes: plan.axes.clone(),
             points: plan.points.clone(),
+            host: Some(Host::here()),
+            shard: None,
         }
     }
 

@@ -145,6 +145,10 @@ impl Plan {
         let cores: Vec<usize> = counts.iter().flat_map(|c| c.counts.clone()).collect();
         let placements = placement::place(topology, &cores);
         let axes = axes(&experiment, &cores);
+        check_size(&axes).map_err(|message| SpecError {
+            file: experiment.file.clone(),
+            message,
+        })?;
         let mut points: Vec<Point> = product(&axes)
             .into_iter()
             .enumerate()
@@ -198,13 +202,33 @@ impl Plan {
         points.into_iter().map(|p| self.run_seconds(p)).sum()
     }
 
-    /// Seconds one run's load lasts, if its flags say (`--duration`).
+    /// Seconds one run's load lasts, if its flags say (`--duration`): its
+    /// warm-up (`--warmup`, else the load's default) and its window.
     pub fn load_seconds(&self, point: &Point) -> Option<f64> {
-        let i = point.load_flags.iter().position(|f| f == "--duration")?;
-        serverlab_util::duration::parse(point.load_flags.get(i + 1)?)
-            .ok()
-            .map(|d| d.as_secs_f64())
+        let window = flag_seconds(&point.load_flags, "--duration")?;
+        let warmup = flag_seconds(&point.load_flags, "--warmup").unwrap_or(DEFAULT_WARMUP_S);
+        Some(warmup + window)
     }
+}
+
+/// The load's warm-up when its flags give none (`load --warmup`'s default).
+pub const DEFAULT_WARMUP_S: f64 = 1.0;
+
+/// A duration flag's value in seconds, written `--flag T` or `--flag=T`.
+fn flag_seconds(flags: &[String], flag: &str) -> Option<f64> {
+    let joined = format!("{flag}=");
+    let text = flags
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| match f.strip_prefix(&joined) {
+            Some(v) => Some(v),
+            None => (f == flag)
+                .then(|| flags.get(i + 1).map(String::as_str))
+                .flatten(),
+        })?;
+    serverlab_util::duration::parse_with_zero(text)
+        .ok()
+        .map(|d| d.as_secs_f64())
 }
 
 /// Every flag or variable with more than one value, in file order:
@@ -249,6 +273,33 @@ fn axes(e: &Experiment, cores: &[usize]) -> Vec<Axis> {
             values: values.clone(),
         })
         .collect()
+}
+
+/// The most points a plan may have: at a third of a second of set-up per
+/// run, 10,000 points × 3 repetitions is already three hours.
+pub const MAX_POINTS: u64 = 10_000;
+
+/// Refuse a grid above [`MAX_POINTS`] before building it, with its size.
+fn check_size(axes: &[Axis]) -> Result<(), String> {
+    let size = axes
+        .iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+    match size {
+        Some(n) if n <= MAX_POINTS => Ok(()),
+        _ => {
+            let factors: Vec<String> = axes
+                .iter()
+                .filter(|a| a.values.len() > 1)
+                .map(|a| format!("{} {}", a.values.len(), a.key))
+                .collect();
+            let size = size.map_or("more than 2^64".into(), |n| n.to_string());
+            Err(format!(
+                "the grid has {size} points ({}), more than {MAX_POINTS}: give fewer values, \
+                 or split it into several experiments",
+                factors.join(" × ")
+            ))
+        }
+    }
 }
 
 /// The index of each axis's value, for every point; the last axis varies
@@ -530,8 +581,9 @@ mod tests {
             ["--strategy", "pool-locked", "--threads", "2"]
         );
         assert_eq!(last.load_flags, ["--posters", "3", "--duration", "2s"]);
-        assert_eq!(p.load_seconds(last), Some(2.0));
-        assert_eq!(p.run_seconds(last), Some(2.0 + RUN_OVERHEAD_S));
+        // The 2 s window after the default 1 s warm-up.
+        assert_eq!(p.load_seconds(last), Some(3.0));
+        assert_eq!(p.run_seconds(last), Some(3.0 + RUN_OVERHEAD_S));
         assert_eq!(p.points[1].params["posters"], serde_json::json!(2));
         assert_eq!(
             params_text(&last.params, " "),
@@ -575,7 +627,8 @@ mod tests {
     fn the_estimate_follows_each_points_duration() {
         let p = plan("protocol = \"board\"\n[load]\nduration = [\"1s\", \"10s\"]");
         let runs = [&p.points[0], &p.points[1], &p.points[1]];
-        let want = 21.0 + 3.0 * RUN_OVERHEAD_S;
+        // Each run's window, its warm-up (the default 1 s) and its set-up.
+        let want = 21.0 + 3.0 * (DEFAULT_WARMUP_S + RUN_OVERHEAD_S);
         assert!((p.estimate_seconds(runs).unwrap() - want).abs() < 1e-9);
         let q = plan("protocol = \"kv\"\n[load]\nsessions = [1, 2]");
         assert_eq!(q.estimate_seconds(&q.points), None);

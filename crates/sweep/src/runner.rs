@@ -11,6 +11,7 @@ use crate::machine::Probe;
 use crate::plan::{Plan, Point};
 use crate::record::{Invocation, RunRecord, Status, RUN_SCHEMA};
 use crate::schedule::{self, Schedule};
+use crate::shard::Shard;
 use crate::spec::Cpus;
 use serverlab_load::report::LoadReport;
 use std::collections::HashSet;
@@ -39,11 +40,14 @@ pub struct Options {
     pub interrupted: Arc<AtomicBool>,
     /// What a target (`target_ci`) is compared with.
     pub precision: Precision,
+    /// Run only this shard's blocks (`--shard I/N`); None: every block.
+    pub shard: Option<Shard>,
 }
 
 /// One run of the schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct RunRef<'a> {
+    pub plan: &'a Plan,
     pub point: &'a Point,
     /// Also the block it belongs to.
     pub repetition: u32,
@@ -120,7 +124,7 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
         remove_run(&opts.out.join(layout::RUNS))?;
     }
     // Only now, when nothing stale stands in the way, record the experiment.
-    prepare(plan, &schedule, &opts.out)?;
+    prepare(plan, &schedule, opts)?;
     let mut summary = Summary {
         skipped: done.len(),
         ..Summary::default()
@@ -135,6 +139,7 @@ pub fn run(plan: &Plan, opts: &Options, obs: &mut dyn Observer) -> Result<Summar
             let point = plan.find(&slug).expect("the schedule fits the plan");
             ordinal += 1;
             let run = RunRef {
+                plan,
                 point,
                 repetition,
                 ordinal,
@@ -232,7 +237,7 @@ fn schedule_for(plan: &Plan, opts: &Options) -> Schedule {
         Schedule::read(&opts.out)
     };
     match recorded {
-        Some(s) if s.fits(plan) => s,
+        Some(s) if s.fits(plan, opts.shard) => s,
         old => {
             let seed = plan
                 .experiment
@@ -240,7 +245,7 @@ fn schedule_for(plan: &Plan, opts: &Options) -> Schedule {
                 .seed
                 .or(old.map(|s| s.seed))
                 .unwrap_or_else(schedule::fresh_seed);
-            Schedule::new(plan, seed)
+            Schedule::new(plan, seed).for_shard(opts.shard)
         }
     }
 }
@@ -331,13 +336,17 @@ fn unresolved(plan: &Plan, schedule: &Schedule, opts: &Options) -> Vec<Unresolve
         .collect()
 }
 
-/// Create `out`, and write the experiment file, the manifest and the
-/// schedule into it.
-fn prepare(plan: &Plan, schedule: &Schedule, out: &Path) -> Result<(), SweepError> {
+/// Create `out`, and write the experiment file, the manifest (with this
+/// machine and the shard) and the schedule into it.
+fn prepare(plan: &Plan, schedule: &Schedule, opts: &Options) -> Result<(), SweepError> {
+    let out = &opts.out;
     std::fs::create_dir_all(out.join(layout::RUNS))
         .map_err(|e| SweepError::io("cannot create", out, e))?;
     layout::write_atomic(&out.join(layout::EXPERIMENT), &plan.experiment.source)?;
-    let manifest = Manifest::of(plan, schedule.seed);
+    let manifest = Manifest {
+        shard: opts.shard,
+        ..Manifest::of(plan, schedule.seed)
+    };
     let manifest = serde_json::to_string_pretty(&manifest).expect("serializes") + "\n";
     layout::write_atomic(&out.join(layout::MANIFEST), &manifest)?;
     schedule.write(out)
@@ -596,6 +605,7 @@ mod tests {
             // Stop before the first run, as a Ctrl-C right after starting.
             interrupted: Arc::new(AtomicBool::new(true)),
             precision: |_| None,
+            shard: None,
         };
         let refused = run(&new, &opts(false), &mut Quiet);
         assert!(matches!(refused, Err(SweepError::Stale { .. })));

@@ -9,6 +9,7 @@ use crate::design::Order;
 use crate::error::SweepError;
 use crate::layout;
 use crate::plan::{Plan, BASELINE};
+use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,6 +24,10 @@ pub struct Schedule {
     pub seed: u64,
     /// Block k (1-based) runs repetition k of each slug, in this order.
     pub blocks: Vec<Vec<String>>,
+    /// The share of the blocks this directory runs (`sweep --shard I/N`);
+    /// the others are listed, and run elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 impl Schedule {
@@ -33,6 +38,7 @@ impl Schedule {
             order: plan.experiment.design.order,
             seed,
             blocks: vec![],
+            shard: None,
         };
         let members: Vec<String> = plan.block().iter().map(|p| p.slug.clone()).collect();
         for _ in 0..plan.experiment.design.repetitions {
@@ -55,22 +61,34 @@ impl Schedule {
         self.blocks.push(slugs);
     }
 
-    /// Every run in order: (block = repetition, slug), with its 1-based
-    /// place in the sweep.
+    /// The same blocks, of which this directory runs `shard`'s only.
+    pub fn for_shard(mut self, shard: Option<Shard>) -> Schedule {
+        self.shard = shard;
+        self
+    }
+
+    /// Whether this directory runs block `block` (1-based).
+    pub fn runs_block(&self, block: u32) -> bool {
+        self.shard.is_none_or(|s| s.owns(block))
+    }
+
+    /// Every run this directory makes, in order: (block = repetition,
+    /// slug), with its 1-based place among them.
     pub fn runs(&self) -> impl Iterator<Item = (usize, u32, &str)> {
         self.blocks
             .iter()
             .enumerate()
+            .filter(|(b, _)| self.runs_block(*b as u32 + 1))
             .flat_map(|(b, slugs)| slugs.iter().map(move |s| (b as u32 + 1, s.as_str())))
             .enumerate()
             .map(|(i, (b, s))| (i + 1, b, s))
     }
 
-    /// Whether this recorded schedule still describes `plan`: the same
-    /// order and seed (when the experiment fixes one), its first blocks
+    /// Whether this recorded schedule still describes `plan` run as
+    /// `shard` (None: all of it): the same shard, order and seed (when the experiment fixes one), its first blocks
     /// holding exactly the plan's points and baseline, and any blocks after
     /// them only points the plan has, with the baseline.
-    pub fn fits(&self, plan: &Plan) -> bool {
+    pub fn fits(&self, plan: &Plan, shard: Option<Shard>) -> bool {
         let design = &plan.experiment.design;
         let members: BTreeSet<&str> = plan.block().iter().map(|p| p.slug.as_str()).collect();
         let fixed = design.repetitions as usize;
@@ -79,6 +97,7 @@ impl Schedule {
         }
         let has_baseline = plan.baseline.is_some();
         self.schema == SCHEDULE_SCHEMA
+            && self.shard == shard
             && self.order == design.order
             && design.seed.is_none_or(|s| s == self.seed)
             && self.blocks.len() >= fixed
@@ -98,6 +117,14 @@ impl Schedule {
     pub fn write(&self, dir: &Path) -> Result<(), SweepError> {
         let text = serde_json::to_string_pretty(self).expect("a schedule serializes") + "\n";
         layout::write_atomic(&dir.join(SCHEDULE), &text)
+    }
+
+    /// The blocks (1-based) `slug` runs in here: this shard's.
+    pub fn blocks_of(&self, slug: &str) -> Vec<u32> {
+        (1..=self.blocks.len() as u32)
+            .filter(|&b| self.runs_block(b))
+            .filter(|&b| self.blocks[b as usize - 1].iter().any(|s| s == slug))
+            .collect()
     }
 
     /// The blocks `slug` runs in.
@@ -184,19 +211,37 @@ mod tests {
     fn a_recorded_schedule_fits_its_plan_only() {
         let p = plan(3, "target_ci = \"5%\"\nmax_repetitions = 5");
         let mut s = Schedule::new(&p, 42);
-        assert!(s.fits(&p));
+        assert!(s.fits(&p, None));
         s.extend(vec!["baseline".into(), "posters=2".into()]);
-        assert!(s.fits(&p), "an added block of known points fits");
+        assert!(s.fits(&p, None), "an added block of known points fits");
         assert_eq!(s.repetitions_of("posters=2"), 4);
         assert_eq!(s.repetitions_of("posters=1"), 3);
         let mut other = s.clone();
         other.extend(vec!["baseline".into(), "posters=9".into()]);
-        assert!(!other.fits(&p), "an unknown point");
+        assert!(!other.fits(&p, None), "an unknown point");
         let fixed_seed = plan(3, "target_ci = \"5%\"\nseed = 1");
-        assert!(!s.fits(&fixed_seed), "the file fixes another seed");
+        assert!(!s.fits(&fixed_seed, None), "the file fixes another seed");
         let round = plan(3, "order = \"round-robin\"");
-        assert!(!Schedule::new(&p, 42).fits(&round), "another order");
+        assert!(!Schedule::new(&p, 42).fits(&round, None), "another order");
         let more = plan(4, "");
-        assert!(!Schedule::new(&p, 42).fits(&more), "more repetitions");
+        assert!(!Schedule::new(&p, 42).fits(&more, None), "more repetitions");
+        let half = Shard::parse("1/2").ok();
+        assert!(!Schedule::new(&p, 42).fits(&p, half), "another shard");
+        assert!(Schedule::new(&p, 42).for_shard(half).fits(&p, half));
+    }
+
+    #[test]
+    fn a_shard_runs_its_own_blocks_whole_with_their_numbers() {
+        let p = plan(5, "seed = 3");
+        let s = Schedule::new(&p, 3).for_shard(Shard::parse("1/2").ok());
+        let blocks: BTreeSet<u32> = s.runs().map(|(_, b, _)| b).collect();
+        assert_eq!(blocks, BTreeSet::from([2, 4]));
+        assert_eq!(
+            s.runs().count(),
+            2 * 5,
+            "every point and the baseline, per block"
+        );
+        assert_eq!(s.blocks_of("baseline"), [2, 4]);
+        assert_eq!(s.blocks_of("posters=3"), [2, 4]);
     }
 }

@@ -182,9 +182,11 @@ impl Experiment {
             .map(|t| baseline(t, raw.protocol.as_deref()))
             .transpose()
             .map_err(err)?;
+        let name = raw.name.unwrap_or(default_name);
+        Self::check_name(&name).map_err(err)?;
         let exp = Experiment {
             file: file.to_string(),
-            name: raw.name.unwrap_or(default_name),
+            name,
             description: raw.description.unwrap_or_default(),
             design,
             client_cpus,
@@ -251,6 +253,22 @@ impl Experiment {
             }
         }
         Ok(())
+    }
+
+    /// An experiment's name names its results directory (`results/<name>`):
+    /// a name, never a path.
+    fn check_name(name: &str) -> Result<(), String> {
+        let bad = name.is_empty()
+            || name == "."
+            || name.contains("..")
+            || name.contains(['/', '\\', '\0']);
+        match bad {
+            true => Err(format!(
+                "name = \"{name}\": an experiment's name names its results directory, so it \
+             is a name, not a path: no /, no \\, no .."
+            )),
+            false => Ok(()),
+        }
     }
 
     /// Every `{name}` in a flag value names a matrix variable, and every

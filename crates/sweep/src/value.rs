@@ -33,6 +33,9 @@ impl Scalar {
         match self {
             Scalar::Bool(true) => vec![name],
             Scalar::Bool(false) => vec![],
+            // `--duration=-3s`: a value that starts with `-` stays the
+            // flag's, so the flag's parser judges it.
+            other if other.to_string().starts_with('-') => vec![format!("{name}={other}")],
             other => vec![name, other.to_string()],
         }
     }

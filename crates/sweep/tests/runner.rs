@@ -125,6 +125,7 @@ fn sweep(
         force,
         interrupted: stop.clone(),
         precision,
+        shard: None,
     };
     let mut watch = Watch {
         finished: 0,

@@ -240,7 +240,10 @@ fn bad_experiment_files_exit_2_naming_the_problem() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
         ("protocol = \"board\"\nrepeats = 2\n", "repeats"),
-        ("protocol = \"board\"\n[load]\nbogus = 1\n", "--bogus"),
+        (
+            "protocol = \"board\"\n[load]\nbogus = 1\n",
+            "no key `bogus`",
+        ),
         (
             "protocol = \"board\"\n[server]\nstrategy = [\"async\", \"fastest\"]\n",
             "fastest",
@@ -709,4 +712,335 @@ fn more_cores_than_the_machine_has_is_refused_before_any_run() {
         "{stderr}"
     );
     assert!(!out.exists(), "something ran");
+}
+
+/// A board point pair and an echo baseline, `repetitions` blocks, short runs.
+fn sharded(server_cpu: usize, client_cpu: usize, repetitions: u32) -> String {
+    format!(
+        r#"
+name = "shards"
+protocol = "board"
+repetitions = {repetitions}
+client_cpus = "{client_cpu}"
+[server]
+strategy = "pool-locked"
+threads = 1
+cpus = "{server_cpu}"
+[load]
+posters = [1, 2]
+readers = 1
+duration = "300ms"
+[baseline.server]
+protocol = "echo"
+strategy = "pool-locked"
+threads = 1
+cpus = "{server_cpu}"
+[baseline.load]
+posters = 1
+readers = 1
+duration = "300ms"
+"#
+    )
+}
+
+fn throughput(run_dir: &Path) -> f64 {
+    json(&run_dir.join("load.json"))["results"]["throughput_rps"]
+        .as_f64()
+        .unwrap()
+}
+
+/// `sweep --shard I/N` runs whole blocks (each with its baseline) into its
+/// own directory and records the machine; `report` of both shards gives
+/// every point as a ratio to its own block's baseline, block by block.
+#[test]
+fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
+    let _turn = heavy_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "shards.toml",
+        &sharded(server_cpu, client_cpu, 4),
+    );
+    let exp = exp.to_str().unwrap();
+    let shard_dir = |i: u32| tmp.path().join("out").join(format!("shard-{i}-of-2"));
+    for i in 0..2u32 {
+        let out = shard_dir(i);
+        let shard = format!("{i}/2");
+        let (code, stdout, stderr) =
+            sweep(&[exp, "--shard", &shard, "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        let mine = if i == 0 {
+            "blocks 1, 3 of 4"
+        } else {
+            "blocks 2, 4 of 4"
+        };
+        assert!(stdout.contains(mine), "{stdout}");
+        assert!(stdout.contains("6 runs to do"), "{stdout}");
+        let manifest = json(&out.join("sweep.json"));
+        assert_eq!(manifest["shard"]["index"], i, "{manifest}");
+        assert_eq!(manifest["shard"]["count"], 2, "{manifest}");
+        assert!(!manifest["host"]["hostname"].as_str().unwrap().is_empty());
+        assert!(!manifest["host"]["cpu_model"].as_str().unwrap().is_empty());
+        for slug in ["baseline", "posters=1", "posters=2"] {
+            let reps: Vec<bool> = (1..=4)
+                .map(|k| out.join(format!("runs/{slug}/rep-{k}/run.json")).exists())
+                .collect();
+            let want: Vec<bool> = (1..=4).map(|k| (k - 1) % 2 == i).collect();
+            assert_eq!(reps, want, "shard {i}, {slug}");
+        }
+    }
+    let (a, b) = (shard_dir(0), shard_dir(1));
+    let rep = run(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let stdout = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{stdout}{}", text(&rep.stderr));
+    assert!(stdout.contains("2 shards ran on one machine"), "{stdout}");
+    assert!(stdout.contains("ratio to own block's baseline"), "{stdout}");
+    for posters in [1, 2] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {posters} ")))
+            .unwrap_or_else(|| panic!("no row for posters={posters}: {stdout}"));
+        for block in 1..=4u32 {
+            let dir = shard_dir((block - 1) % 2).join("runs");
+            let point = throughput(&dir.join(format!("posters={posters}/rep-{block}")));
+            let base = throughput(&dir.join(format!("baseline/rep-{block}")));
+            // On a busy machine a short baseline run may measure nothing:
+            // that block has no ratio, and says so.
+            let want = match base > 0.0 {
+                true => format!("b{block} {:.3}", point / base),
+                false => format!("b{block} – (no baseline)"),
+            };
+            assert!(row.contains(&want), "{want} not in {row}");
+        }
+    }
+    assert!(stdout.contains(" 0 not run"), "{stdout}");
+    let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(md.contains("## Shards"), "{md}");
+    // One shard alone is a sweep of its own blocks: none missing.
+    let one = run(&["report", a.to_str().unwrap()]);
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert!(
+        text(&one.stdout).contains(" 0 not run"),
+        "{}",
+        text(&one.stdout)
+    );
+
+    // Shards made on two machines: no absolute throughput, only ratios.
+    let path = b.join("sweep.json");
+    let mut manifest = json(&path);
+    manifest["host"]["hostname"] = "elsewhere".into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let rep = run(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let stdout = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{stdout}{}", text(&rep.stderr));
+    assert!(stdout.contains("2 shards ran on 2 machines"), "{stdout}");
+    assert!(stdout.contains("elsewhere ("), "{stdout}");
+    assert!(
+        !stdout.contains("req/s"),
+        "an absolute throughput: {stdout}"
+    );
+    assert!(stdout.contains("b4 "), "{stdout}");
+
+    // The same shard twice is refused.
+    let rep = run(&["report", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(rep.status.code(), Some(2));
+    assert!(
+        text(&rep.stderr).contains("block 1 is in both"),
+        "{}",
+        text(&rep.stderr)
+    );
+}
+
+#[test]
+fn a_shard_without_a_block_of_its_own_or_under_a_target_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(tmp.path(), "s.toml", &sharded(0, 0, 2));
+    let exp = exp.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--shard", "3/2"], "--shard"),
+        (vec!["--shard", "0/0"], "--shard"),
+        (vec!["--shard", "0/3"], "at most 2 shards"),
+        (vec!["--shard", "0/2", "--target-ci", "5%"], "target"),
+    ] {
+        let (code, _, stderr) = sweep(&[&[exp, "--dry-run"], args.as_slice()].concat());
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.lines().next().unwrap().contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// Issue 23 F: the sweep checks its input. A name is a name, a grid too
+/// big is refused at once with its size, each cause is said once, and a
+/// negative duration is a bad value wherever a duration goes.
+#[test]
+fn a_sweep_checks_its_input_before_it_builds_or_writes_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["../../../tmp/x", "a/b", "..", ""] {
+        let exp = write(
+            tmp.path(),
+            "n.toml",
+            &format!("name = \"{name}\"\nprotocol = \"board\"\n"),
+        );
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("not a path"), "{name}: {stderr}");
+    }
+
+    let mut big = String::from("protocol = \"board\"\n[matrix]\n");
+    for i in 0..10 {
+        big += &format!("v{i} = [1, 2, 3, 4]\n");
+    }
+    let sizes: String = (0..10).map(|i| format!("{{v{i}}}")).collect();
+    big += &format!("[load]\nmessage-size = \"{sizes}\"\n");
+    let exp = write(tmp.path(), "big.toml", &big);
+    let started = Instant::now();
+    let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("the grid has 1048576 points"), "{stderr}");
+    // Refused before it is built (building it took 30 s and 3 GB).
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let ok = write(tmp.path(), "ok.toml", &sharded(0, 0, 1));
+    let file = write(tmp.path(), "a-file", "");
+    let (code, _, stderr) = sweep(&[ok.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let line = stderr.lines().last().unwrap();
+    assert!(
+        line.contains("--out") && line.contains("not a directory"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("not a directory").count(),
+        1,
+        "said twice: {stderr}"
+    );
+    let under = file.join("sub");
+    let (code, _, stderr) = sweep(&[ok.to_str().unwrap(), "--out", under.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("Not a directory").count(),
+        1,
+        "said twice: {stderr}"
+    );
+}
+
+#[test]
+fn a_negative_duration_is_a_bad_value_of_every_duration_flag_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 8] = [
+        &[
+            "load",
+            "board",
+            "--addr",
+            "127.0.0.1:1",
+            "--duration",
+            "-3s",
+        ],
+        &[
+            "load",
+            "kv",
+            "--addr",
+            "127.0.0.1:1",
+            "--reply-timeout",
+            "-3s",
+        ],
+        &[
+            "load",
+            "board",
+            "--addr",
+            "127.0.0.1:1",
+            "--warmup",
+            "-1.5s",
+        ],
+        &["serve", "board", "--write-timeout", "-3s"],
+        &["check", "board", "127.0.0.1:1", "--timeout", "-3ms"],
+        &["check", "board", "127.0.0.1:1", "--duration", "-3s"],
+        &["demo", "--duration", "-3s"],
+        &["sweep", "x.toml", "--duration", "-3s"],
+    ];
+    for args in commands {
+        let out = run(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value '-"), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+    }
+    for (key, value) in [("load", "duration = \"-3s\""), ("top", "timeout = \"-3s\"")] {
+        let text = match key {
+            "top" => format!("protocol = \"board\"\n{value}\n"),
+            _ => format!("protocol = \"board\"\n[load]\n{value}\n"),
+        };
+        let exp = write(tmp.path(), "neg.toml", &text);
+        let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(code, Some(2), "{value}: {stderr}");
+        assert!(
+            stderr.contains("'-3s' must be a positive duration"),
+            "{value}: {stderr}"
+        );
+        assert!(!stderr.contains("unexpected argument"), "{value}: {stderr}");
+        assert!(
+            !stderr.contains("/dev/null"),
+            "the sweep's own flags: {stderr}"
+        );
+    }
+}
+
+/// Issue 24, 15: a misspelt key is named as a key with a did-you-mean,
+/// and the sweep's own flags (`--addr 127.0.0.1:1 --json /dev/null`)
+/// are not shown.
+#[test]
+fn a_misspelt_key_gets_a_did_you_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "typo.toml",
+        "protocol = \"board\"\n[load]\nduratoin = \"3s\"\n",
+    );
+    let (code, _, stderr) = sweep(&[exp.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no key `duratoin`; did you mean `duration`?"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("127.0.0.1:1") && !stderr.contains("/dev/null"),
+        "{stderr}"
+    );
+}
+
+/// Issue 24, 13: the time a sweep states counts each run's warm-up and
+/// set-up, says as it goes how long is left, and a resumed sweep states it
+/// at the pace of the runs already made.
+#[test]
+fn a_sweeps_estimate_follows_the_runs_it_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "est.toml",
+        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = [1, 2]\nduration = \"100ms\"\n\
+         warmup = \"100ms\"\n",
+    );
+    let out = tmp.path().join("out");
+    let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let first = stdout.lines().find(|l| l.starts_with("[1/2]")).unwrap();
+    assert!(first.ends_with(" s left"), "{stdout}");
+    let (code, stdout, stderr) = sweep(&[exp, "--out", out_s, "--repetitions", "2"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("2 runs to do, 2 already there, about ")
+            && stdout.contains("(as long as the runs already made took)"),
+        "{stdout}"
+    );
 }

@@ -1,0 +1,198 @@
+//! The shipped engine files in deploy/: the Kubernetes manifests pass the
+//! offline schema validation (kubernetes-validate, strict) and a misspelt
+//! field fails it; the manifests' exact container commands run as local
+//! processes with JOB_COMPLETION_INDEX set, as the Indexed Jobs would.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn manifest(name: &str) -> PathBuf {
+    repo().join("deploy/k8s").join(name)
+}
+
+fn validate(path: &Path) -> Output {
+    Command::new("kubernetes-validate")
+        .args(["--strict", "--no-warn"])
+        .arg(path)
+        .output()
+        .expect(
+            "kubernetes-validate is not installed: pip install kubernetes-validate \
+             (.ci/run installs it)",
+        )
+}
+
+#[test]
+#[ignore = "needs kubernetes-validate (pip install kubernetes-validate); run: cargo test --workspace -- --ignored"]
+fn the_shipped_manifests_validate_and_a_misspelt_field_does_not() {
+    for name in ["load-job.yaml", "sweep-job.yaml"] {
+        let out = validate(&manifest(name));
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{name}: {said}");
+        assert!(!said.contains("ERROR"), "{name}: {said}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(manifest("load-job.yaml")).unwrap();
+    assert!(good.contains("completionMode: Indexed"));
+    let bad = tmp.path().join("bad.yaml");
+    std::fs::write(&bad, good.replace("completionMode:", "completionMod:")).unwrap();
+    let out = validate(&bad);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!out.status.success(), "a misspelt field passed: {said}");
+    assert!(said.contains("completionMod"), "{said}");
+}
+
+/// A Job of a manifest: its name, its container's command and args, and
+/// its env as name → value.
+type Job = (String, Vec<String>, Vec<(String, String)>);
+
+/// Each Job in a manifest, read with PyYAML (kubernetes-validate's own).
+fn jobs(path: &Path) -> Vec<Job> {
+    let script = r#"
+import json, sys, yaml
+out = []
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc and doc.get("kind") == "Job":
+        c = doc["spec"]["template"]["spec"]["containers"][0]
+        env = [[e["name"], e.get("value", "")] for e in c.get("env", [])]
+        out.append([doc["metadata"]["name"], c["command"] + c.get("args", []), env])
+print(json.dumps(out))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 with PyYAML (pip install kubernetes-validate brings it)");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A Job's process, killed if the test ends first (a waiting merge or
+/// report step would otherwise wait on forever).
+struct Pod(Option<std::process::Child>);
+
+impl Drop for Pod {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Run a Job's container command here, with its env, then `overrides`
+/// (where the volume is, the server), and serverlab first on PATH.
+fn run_job(job: &Job, overrides: &[(&str, String)]) -> Pod {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (name, command, env) = job;
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
+        .env_clear()
+        .env("PATH", path)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(overrides.iter().map(|(k, v)| (*k, v)))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    Pod(Some(cmd.spawn().unwrap_or_else(|e| {
+        panic!("{name}: cannot start {command:?}: {e}")
+    })))
+}
+
+fn finished(name: &str, mut pod: Pod) -> String {
+    let out = pod.0.take().unwrap().wait_with_output().unwrap();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{name}: {said}");
+    said
+}
+
+#[test]
+#[ignore = "needs python3 with PyYAML (pip install kubernetes-validate); run: cargo test --workspace -- --ignored"]
+fn the_sweep_manifests_commands_run_as_the_indexed_job_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = jobs(&manifest("sweep-job.yaml"));
+    let names: Vec<&str> = jobs.iter().map(|j| j.0.as_str()).collect();
+    assert_eq!(names, ["serverlab-sweep", "serverlab-sweep-report"]);
+    let experiment = tmp.path().join("experiment.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"k8s\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
+         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
+         \"100ms\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"100ms\"\n",
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let common = |index: Option<u32>| {
+        let mut v = vec![
+            ("RESULTS", results.display().to_string()),
+            ("EXPERIMENT", experiment.display().to_string()),
+            ("SHARDS", "2".to_string()),
+        ];
+        v.extend(index.map(|i| ("JOB_COMPLETION_INDEX", i.to_string())));
+        v
+    };
+    // The report Job waits for every shard, as it would beside them.
+    let report = run_job(&jobs[1], &common(None));
+    for i in 0..2 {
+        finished(&jobs[0].0, run_job(&jobs[0], &common(Some(i))));
+    }
+    let said = finished(&jobs[1].0, report);
+    assert!(said.contains("2 shards ran on one machine"), "{said}");
+    assert!(said.contains("ratio to own block's baseline"), "{said}");
+    let run = results.join("serverlab-sweep");
+    for i in 0..2 {
+        let shard = run.join(format!("shard-{i}-of-2"));
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(shard.join("sweep.json")).unwrap())
+                .unwrap();
+        assert_eq!(m["shard"]["index"], i, "{m}");
+    }
+    assert!(run.join("report.md").exists());
+}
+
+#[test]
+#[ignore = "needs python3 with PyYAML (pip install kubernetes-validate); run: cargo test --workspace -- --ignored"]
+fn the_load_manifests_commands_run_as_the_indexed_job_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = jobs(&manifest("load-job.yaml"));
+    let names: Vec<&str> = jobs.iter().map(|j| j.0.as_str()).collect();
+    assert_eq!(names, ["serverlab-load", "serverlab-load-merge"]);
+    let server = ServerProc::start("board", &["--strategy", "pool-locked"]);
+    let results = tmp.path().join("results");
+    let common = |index: Option<u32>| {
+        let mut v = vec![
+            ("RESULTS", results.display().to_string()),
+            ("ADDR", server.addr.to_string()),
+            ("FLAGS", "--posters 2 --readers 2 --duration 1s".to_string()),
+            ("SERVERLAB_AGENTS", "2".to_string()),
+            ("START_DELAY", "2".to_string()),
+        ];
+        v.extend(index.map(|i| ("JOB_COMPLETION_INDEX", i.to_string())));
+        v
+    };
+    let merge = run_job(&jobs[1], &common(None));
+    let agents: Vec<_> = (0..2)
+        .map(|i| run_job(&jobs[0], &common(Some(i))))
+        .collect();
+    for agent in agents {
+        finished(&jobs[0].0, agent);
+    }
+    finished(&jobs[1].0, merge);
+    let dir = results.join("serverlab-load");
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+    };
+    let requests = |v: &serde_json::Value| v["results"]["requests"].as_u64().unwrap();
+    let sum = requests(&read("agent-0-of-2.json")) + requests(&read("agent-1-of-2.json"));
+    assert!(sum > 0);
+    assert_eq!(requests(&read("merged.json")), sum);
+}

@@ -1,0 +1,283 @@
+//! A sweep run in shards (`sweep --shard I/N`, one directory each, often
+//! on different machines) read as one: every run keeps its block's number
+//! and is divided by the baseline run of its own block, which ran on the
+//! same machine just before or after it. Shards on several machines are
+//! compared only that way: their absolute throughputs are left out.
+
+use crate::data::{PointRuns, Sweep};
+use crate::doc::Table;
+use crate::error::ReportError;
+use serverlab_sweep::{Host, Point, Shard};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One shard's directory, where it ran, and the blocks it holds.
+pub struct ShardDir {
+    pub dir: PathBuf,
+    pub shard: Option<Shard>,
+    pub host: Option<Host>,
+    pub blocks: Vec<u32>,
+    /// Its successful runs.
+    pub runs: usize,
+}
+
+pub struct Shards {
+    pub dirs: Vec<ShardDir>,
+}
+
+impl Shards {
+    /// The distinct machines the shards ran on (a shard with no record of
+    /// its machine counts as one of its own).
+    pub fn machines(&self) -> Vec<String> {
+        let mut seen: Vec<(Option<&Host>, String)> = vec![];
+        for d in &self.dirs {
+            let known = seen
+                .iter()
+                .any(|(h, _)| matches!((h, &d.host), (Some(a), Some(b)) if a.same_machine(b)));
+            if !known {
+                let name = d
+                    .host
+                    .as_ref()
+                    .map_or("an unrecorded machine".into(), Host::describe);
+                seen.push((d.host.as_ref(), name));
+            }
+        }
+        seen.into_iter().map(|(_, n)| n).collect()
+    }
+
+    pub fn several_machines(&self) -> bool {
+        self.machines().len() > 1
+    }
+
+    /// A row per shard: its directory, shard, machine, blocks and runs.
+    pub fn table(&self) -> Table {
+        let headers = ["directory", "shard", "machine", "blocks", "runs"];
+        let rows = self
+            .dirs
+            .iter()
+            .map(|d| {
+                let blocks: Vec<String> = d.blocks.iter().map(u32::to_string).collect();
+                vec![
+                    d.dir.display().to_string(),
+                    d.shard.map_or("all".into(), |s| s.to_string()),
+                    d.host
+                        .as_ref()
+                        .map_or("not recorded".into(), Host::describe),
+                    blocks.join(", "),
+                    d.runs.to_string(),
+                ]
+            })
+            .collect();
+        Table {
+            headers: headers.map(String::from).to_vec(),
+            rows,
+        }
+    }
+
+    /// What the reader must know, in one sentence.
+    pub fn note(&self) -> String {
+        let machines = self.machines();
+        let how = "every point is reported as a ratio to the baseline run of its own block, \
+                   which ran on the same machine";
+        if machines.len() > 1 {
+            format!(
+                "{} shards ran on {} machines ({}): {how}; absolute throughputs are left out, \
+                 since a point's runs were made on different machines.",
+                self.dirs.len(),
+                machines.len(),
+                machines.join("; ")
+            )
+        } else {
+            format!(
+                "{} shards ran on one machine ({}): {how}.",
+                self.dirs.len(),
+                machines.join("")
+            )
+        }
+    }
+}
+
+/// The sweeps in `dirs`, shards of one experiment, read as one sweep whose
+/// directory is `out` (its runs' directories relative to it).
+pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError> {
+    let absolute = |d: &Path| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+    let out = &absolute(out);
+    let sweeps = dirs
+        .iter()
+        .map(|d| Sweep::read(&absolute(d)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = &sweeps[0];
+    for s in &sweeps[1..] {
+        same_experiment(first, s)?;
+    }
+    let shards = Shards {
+        dirs: sweeps.iter().map(|s| shard_dir(s, out)).collect(),
+    };
+    disjoint(&shards)?;
+    if shards.several_machines() && first.manifest.baseline.is_none() {
+        return Err(ReportError::Incomparable(format!(
+            "{} (and its points' runs with them); with no baseline in the experiment there is \
+             nothing to divide by on each machine: add a [baseline] and run the shards again",
+            shards.note().split(':').next().unwrap_or_default()
+        )));
+    }
+    Ok((merge(sweeps, out), shards))
+}
+
+/// One shard's record, its directory as seen from `out`.
+fn shard_dir(s: &Sweep, out: &Path) -> ShardDir {
+    let mut blocks: Vec<u32> = s
+        .points
+        .iter()
+        .chain(&s.baseline)
+        .flat_map(|p| {
+            let done = p.runs.iter().map(|r| r.repetition);
+            let failed = p.failed.iter().chain(&p.stale).map(|f| f.repetition);
+            done.chain(failed).chain(p.missing.iter().copied())
+        })
+        .collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    ShardDir {
+        dir: s.dir.strip_prefix(out).unwrap_or(&s.dir).to_path_buf(),
+        shard: s.manifest.shard,
+        host: s.manifest.host.clone(),
+        blocks,
+        runs: s
+            .points
+            .iter()
+            .chain(&s.baseline)
+            .map(|p| p.runs.len())
+            .sum(),
+    }
+}
+
+/// Whether `b` is a shard of the experiment `a` is: the same name, points
+/// and baseline, run with the same flags.
+fn same_experiment(a: &Sweep, b: &Sweep) -> Result<(), ReportError> {
+    let (ma, mb) = (&a.manifest, &b.manifest);
+    let flags = |p: &Point| (p.slug.clone(), p.server_flags.clone(), p.load_flags.clone());
+    let differs = if ma.name != mb.name {
+        Some(format!("experiments {} and {}", ma.name, mb.name))
+    } else if ma.points.iter().map(flags).ne(mb.points.iter().map(flags)) {
+        Some("other points or flags".into())
+    } else if ma.baseline.as_ref().map(flags) != mb.baseline.as_ref().map(flags) {
+        Some("another baseline".into())
+    } else {
+        None
+    };
+    match differs {
+        Some(what) => Err(ReportError::Incomparable(format!(
+            "{} and {} are not shards of one experiment ({what})",
+            a.dir.display(),
+            b.dir.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// No block is in two directories (the same shard given twice, or a
+/// whole sweep beside one of its shards).
+fn disjoint(shards: &Shards) -> Result<(), ReportError> {
+    let mut owner: BTreeMap<u32, &Path> = BTreeMap::new();
+    for d in &shards.dirs {
+        for b in &d.blocks {
+            if let Some(other) = owner.insert(*b, &d.dir) {
+                return Err(ReportError::Incomparable(format!(
+                    "block {b} is in both {} and {}: give each shard's directory once",
+                    other.display(),
+                    d.dir.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One sweep of every shard's runs, each run's directory relative to `out`.
+fn merge(sweeps: Vec<Sweep>, out: &Path) -> Sweep {
+    let mut sweeps = sweeps.into_iter();
+    let mut all = sweeps.next().expect("at least one directory");
+    rebase(&mut all, out);
+    for mut s in sweeps {
+        rebase(&mut s, out);
+        for (into, from) in all.points.iter_mut().zip(s.points) {
+            add(into, from);
+        }
+        if let (Some(into), Some(from)) = (all.baseline.as_mut(), s.baseline) {
+            add(into, from);
+        }
+    }
+    all.manifest.shard = None;
+    all.dir = out.to_path_buf();
+    all.schedule = None;
+    all
+}
+
+/// Runs' directories as seen from `out`.
+fn rebase(s: &mut Sweep, out: &Path) {
+    let prefix = s.dir.strip_prefix(out).unwrap_or(&s.dir).to_path_buf();
+    for p in s.points.iter_mut().chain(s.baseline.as_mut()) {
+        for r in &mut p.runs {
+            r.dir = prefix.join(&r.dir);
+        }
+    }
+}
+
+fn add(into: &mut PointRuns, from: PointRuns) {
+    into.runs.extend(from.runs);
+    into.runs.sort_by_key(|r| r.repetition);
+    into.failed.extend(from.failed);
+    into.stale.extend(from.stale);
+    into.missing.extend(from.missing);
+    into.missing.sort_unstable();
+}
+
+/// Every point's throughput as a ratio to the baseline run of its own
+/// block: each block's ratio (`b2 0.981`), and their geometric mean with
+/// its 95% CI. None without a baseline.
+pub fn ratio_table(sweep: &Sweep, stats: &[crate::points::PointStats]) -> Option<Table> {
+    let baseline = sweep.baseline.as_ref()?;
+    let m = &sweep.manifest;
+    let rows = stats
+        .iter()
+        .map(|s| {
+            // A block whose baseline failed or measured nothing has no
+            // ratio: it is shown as such, never divided by another block's.
+            let ratios: Vec<(u32, Option<f64>)> = s
+                .runs
+                .runs
+                .iter()
+                .map(|r| {
+                    let b = baseline.runs.iter().find(|b| b.repetition == r.repetition);
+                    let base = b.map_or(0.0, |b| b.metrics.throughput_rps);
+                    let ratio = (base > 0.0).then(|| r.metrics.throughput_rps / base);
+                    (r.repetition, ratio)
+                })
+                .collect();
+            let values: Vec<f64> = ratios.iter().filter_map(|r| r.1).collect();
+            let mut row = crate::tables::cells(m, s);
+            row.push(match crate::stats::Summary::of(&values) {
+                Some(sum) => crate::tables::centre_ci_with(&sum, &|x| format!("{x:.3}")),
+                None => "–".into(),
+            });
+            let each: Vec<String> = ratios
+                .iter()
+                .map(|(b, r)| match r {
+                    Some(r) => format!("b{b} {r:.3}"),
+                    None => format!("b{b} – (no baseline)"),
+                })
+                .collect();
+            row.push(each.join(", "));
+            row
+        })
+        .collect();
+    let rest = [
+        "ratio to own block's baseline (95% CI)".to_string(),
+        "per block".to_string(),
+    ];
+    Some(Table {
+        headers: crate::tables::headers(m, &rest),
+        rows,
+    })
+}
