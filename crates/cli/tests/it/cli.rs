@@ -53,18 +53,27 @@ fn serve_help_lists_strategies_and_stores() {
 /// its startup line says which (docs/strategies.md, "The default stores").
 #[test]
 fn the_default_stores_are_named_in_the_startup_line() {
+    use serverlab_store::{board, bucket, kv, resp};
     for (protocol, store) in [
-        ("board", "lockfree"),
-        ("kv", "sharded"),
-        ("resp", "sharded"),
-        ("bucket", "lockfree"),
+        ("board", board::DEFAULT),
+        ("kv", kv::DEFAULT),
+        ("resp", resp::DEFAULT),
+        ("bucket", bucket::DEFAULT),
     ] {
         let line = ServerProc::start(protocol, &[]).stdout();
         assert!(
-            line.contains(&format!("store {store}")),
+            line.contains(&format!("store {}", store.name())),
             "serve {protocol}: {line}"
         );
     }
+    // The defaults docs/strategies.md argues for ("The default stores").
+    assert_eq!(
+        [board::DEFAULT, kv::DEFAULT],
+        [
+            serverlab_store::StoreKind::LockFree,
+            serverlab_store::StoreKind::Sharded
+        ]
+    );
 }
 
 /// A port in use: one line that names the address, the process holding it
