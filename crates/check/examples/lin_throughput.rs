@@ -11,6 +11,8 @@
 //! (VmHWM), and the RSS before checking (the history itself), so the
 //! checker's share can be told apart. Run one size per process: the peak
 //! is the process's.
+// An example is read top to bottom, as one measurement.
+#![allow(clippy::too_many_lines)]
 
 use serverlab_check::board::model::{Op, ReadReply, Topic};
 use serverlab_check::lin::{check_partitions, Budget, Operation, Outcome, DEFAULT_STEPS};

@@ -5,6 +5,9 @@
 //! sequential model, its workload. The rest is shared: [`run`] chooses
 //! and runs the cases and the concurrency phase, [`lin`] checks
 //! histories, [`report`] and [`text`] present the result.
+#![forbid(unsafe_code)]
+// A test reads as one story; the 60-line limit is for the code under test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod board;
 pub mod bucket;

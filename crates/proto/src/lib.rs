@@ -4,6 +4,9 @@
 //! a frame into a typed request, and encodes replies. "Incomplete" (wait for
 //! more bytes) is always distinct from "invalid" (answer with the protocol's
 //! error reply). [`for_each_protocol!`] is the one list of them.
+#![forbid(unsafe_code)]
+// A test reads as one story; the 60-line limit is for the code under test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod board;
 pub mod bucket;

@@ -4,6 +4,9 @@
 //! outliers and busy-machine runs, comparisons between sweeps (Welch on
 //! logarithms, Hedges' g), plots as SVG and PNG, and `report.md` /
 //! `report.html` that read top-down: summary, plots, problems, appendix.
+#![forbid(unsafe_code)]
+// A test reads as one story; the 60-line limit is for the code under test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod axes;
 pub mod chart;

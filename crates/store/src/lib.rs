@@ -1,6 +1,8 @@
 //! The state behind each protocol: one trait per protocol, one file per
 //! locking scheme. Every scheme of a protocol must give the same answers; the
 //! schemes differ only in how concurrent callers wait for each other.
+// A test reads as one story; the 60-line limit is for the code under test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod board;
 pub mod bucket;

@@ -135,6 +135,14 @@ struct Raw {
     baseline: Option<toml::Table>,
 }
 
+/// An experiment's name when its file gives none: the file's stem.
+fn default_name(file: &str) -> String {
+    std::path::Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "experiment".into())
+}
+
 impl Experiment {
     /// Parse `text`, read from `file` (named in errors; its stem is the
     /// default name).
@@ -144,10 +152,6 @@ impl Experiment {
             message,
         };
         let raw: Raw = toml::from_str(text).map_err(|e| err(e.to_string().trim().to_string()))?;
-        let default_name = std::path::Path::new(file)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "experiment".into());
         let design = Design::parse(
             raw.repetitions,
             raw.order.as_deref(),
@@ -182,7 +186,7 @@ impl Experiment {
             .map(|t| baseline(t, raw.protocol.as_deref()))
             .transpose()
             .map_err(err)?;
-        let name = raw.name.unwrap_or(default_name);
+        let name = raw.name.unwrap_or_else(|| default_name(file));
         Self::check_name(&name).map_err(err)?;
         let exp = Experiment {
             file: file.to_string(),

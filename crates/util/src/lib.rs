@@ -4,6 +4,9 @@
 //! flag, who holds a port, counts with their nouns, weighted operation mixes, the compacting input
 //! buffer every reader of a byte stream needs, and the shape of a server's
 //! final statistics (the server writes it, the report reads it).
+#![forbid(unsafe_code)]
+// A test reads as one story; the 60-line limit is for the code under test.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod addr;
 pub mod buf;

@@ -154,10 +154,8 @@ fn accept_outlives_fd_exhaustion(strategy: &str) {
         rlim_max: 0,
     };
     // SAFETY: a valid pointer to an initialised rlimit.
-    assert_eq!(
-        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) },
-        0
-    );
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) };
+    assert_eq!(got, 0);
     if hard.rlim_max > 256 {
         assert!(line.contains("raised from 256"), "{strategy}: {line}");
     }

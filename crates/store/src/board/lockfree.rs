@@ -80,6 +80,8 @@ pub struct LockFreeBoard {
 // SAFETY: topics are immutable after publication except through atomics;
 // raw pointers are to nodes owned by the store and freed only on drop.
 unsafe impl Send for LockFreeBoard {}
+// SAFETY: as for Send: shared access mutates only through atomics, and
+// readers follow pointers published with Release, loaded with Acquire.
 unsafe impl Sync for LockFreeBoard {}
 
 impl Default for LockFreeBoard {
