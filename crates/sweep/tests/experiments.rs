@@ -159,3 +159,16 @@ fn scaling_stores_is_the_other_two_stores_pipelined() {
     let total = minutes(&p) + warmup_minutes(&p);
     assert!(total < 3.0, "{total} min");
 }
+
+#[test]
+fn stores_one_core_is_every_store_by_strategy_on_one_core() {
+    let p = plan_on("stores-one-core", 2);
+    assert_eq!(keys(&p), ["strategy", "store", "cores"]);
+    assert_eq!(p.points.len(), 7 * 4);
+    assert!(p.points.iter().all(|pt| {
+        let server = pt.server_flags.join(" ");
+        server.contains("--cpus 0") && pt.load_flags.join(" ").contains("--cpus 1")
+    }));
+    let total = minutes(&p) + warmup_minutes(&p);
+    assert!(total < 6.0, "{total} min");
+}
