@@ -85,6 +85,9 @@ pub enum LoadError {
     },
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A split load's agent with nothing of something to run.
+    #[error(transparent)]
+    Unfed(#[from] harness::Unfed),
 }
 
 /// The start of what a server sent, quoted and escaped, for an error
