@@ -19,6 +19,7 @@ pub mod env;
 pub mod harness;
 pub mod intervals;
 pub mod kv;
+pub mod merge;
 pub mod output;
 pub mod record;
 pub mod report;
