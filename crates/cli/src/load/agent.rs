@@ -110,8 +110,11 @@ fn from_slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Agent, String> {
     if get("SLURM_ARRAY_TASK_ID").is_some() {
         let id = number(get, "SLURM_ARRAY_TASK_ID")?;
         let count = number(get, "SLURM_ARRAY_TASK_COUNT")?;
-        let min = get("SLURM_ARRAY_TASK_MIN").map_or(Ok(0), |_| number(get, "SLURM_ARRAY_TASK_MIN"))?;
-        let index = id.checked_sub(min).ok_or("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN")?;
+        let min =
+            get("SLURM_ARRAY_TASK_MIN").map_or(Ok(0), |_| number(get, "SLURM_ARRAY_TASK_MIN"))?;
+        let index = id
+            .checked_sub(min)
+            .ok_or("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN")?;
         return checked(index, count, "SLURM_ARRAY_TASK_ID");
     }
     if get("SLURM_PROCID").is_some() {
@@ -119,9 +122,11 @@ fn from_slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Agent, String> {
         let count = number(get, "SLURM_NTASKS")?;
         return checked(index, count, "SLURM_PROCID");
     }
-    Err("slurm: SLURM_ARRAY_TASK_ID is not set (nor SLURM_PROCID): run it as a task of a job \
+    Err(
+        "slurm: SLURM_ARRAY_TASK_ID is not set (nor SLURM_PROCID): run it as a task of a job \
          array (sbatch --array) or under srun"
-        .into())
+            .into(),
+    )
 }
 
 /// An Indexed Job's completion index; the count from --agents, or
@@ -146,14 +151,23 @@ fn parse_agent(s: &str) -> Result<AgentSpec, String> {
     let (i, n) = s
         .split_once('/')
         .ok_or_else(|| format!("'{s}' is not I/N (0/4), slurm or k8s"))?;
-    let num = |v: &str| v.trim().parse::<usize>().map_err(|_| format!("'{v}' in '{s}' is not a number"));
+    let num = |v: &str| {
+        v.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("'{v}' in '{s}' is not a number"))
+    };
     let (index, count) = (num(i)?, num(n)?);
     if count == 0 {
         return Err(format!("'{s}': the count of agents N must be at least 1"));
     }
-    Agent::new(index, count).map(AgentSpec::Given).ok_or_else(|| {
-        format!("'{s}': agents are numbered from 0, so I must be below N (0/{count} … {}/{count})", count - 1)
-    })
+    Agent::new(index, count)
+        .map(AgentSpec::Given)
+        .ok_or_else(|| {
+            format!(
+                "'{s}': agents are numbered from 0, so I must be below N (0/{count} … {}/{count})",
+                count - 1
+            )
+        })
 }
 
 /// Unix seconds (fractions allowed) or RFC 3339.
@@ -176,7 +190,9 @@ fn rfc3339(s: &str) -> Option<SystemTime> {
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let t = s.get(r)?;
-        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
@@ -201,7 +217,10 @@ fn rfc3339(s: &str) -> Option<SystemTime> {
                 b'-' => -1,
                 _ => return None,
             };
-            let (oh, om) = (rest.get(1..3)?.parse::<i64>().ok()?, rest.get(4..6)?.parse::<i64>().ok()?);
+            let (oh, om) = (
+                rest.get(1..3)?.parse::<i64>().ok()?,
+                rest.get(4..6)?.parse::<i64>().ok()?,
+            );
             if rest.len() != 6 || rest.as_bytes()[3] != b':' {
                 return None;
             }
@@ -231,7 +250,13 @@ mod tests {
 
     #[test]
     fn times_parse_in_both_forms() {
-        let t = |s| parse_time(s).unwrap().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+        let t = |s| {
+            parse_time(s)
+                .unwrap()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64()
+        };
         assert_eq!(t("1767225600"), 1_767_225_600.0);
         assert_eq!(t("2026-01-01T00:00:00Z"), 1_767_225_600.0);
         assert_eq!(t("2026-01-01T01:00:00.5+01:00"), 1_767_225_600.5);
@@ -244,9 +269,17 @@ mod tests {
     #[test]
     fn agents_come_from_the_schedulers_variables() {
         let vars = |pairs: &'static [(&str, &str)]| {
-            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            }
         };
-        let a = from_slurm(&vars(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_COUNT", "4")]));
+        let a = from_slurm(&vars(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]));
         assert_eq!(a, Ok(Agent::new(3, 4).unwrap()));
         let a = from_slurm(&vars(&[
             ("SLURM_ARRAY_TASK_ID", "5"),
@@ -258,17 +291,27 @@ mod tests {
         assert_eq!(a, Ok(Agent::new(1, 2).unwrap()));
         let e = from_slurm(&vars(&[("SLURM_ARRAY_TASK_ID", "1")])).unwrap_err();
         assert!(e.contains("SLURM_ARRAY_TASK_COUNT"), "{e}");
-        assert!(from_slurm(&vars(&[])).unwrap_err().contains("SLURM_ARRAY_TASK_ID"));
+        assert!(from_slurm(&vars(&[]))
+            .unwrap_err()
+            .contains("SLURM_ARRAY_TASK_ID"));
         let a = from_k8s(&vars(&[("JOB_COMPLETION_INDEX", "2")]), Some(3));
         assert_eq!(a, Ok(Agent::new(2, 3).unwrap()));
         let e = from_k8s(&vars(&[("JOB_COMPLETION_INDEX", "2")]), None).unwrap_err();
-        assert!(e.contains("SERVERLAB_AGENTS") && e.contains("--agents"), "{e}");
-        assert!(from_k8s(&vars(&[]), Some(3)).unwrap_err().contains("JOB_COMPLETION_INDEX"));
+        assert!(
+            e.contains("SERVERLAB_AGENTS") && e.contains("--agents"),
+            "{e}"
+        );
+        assert!(from_k8s(&vars(&[]), Some(3))
+            .unwrap_err()
+            .contains("JOB_COMPLETION_INDEX"));
     }
 
     #[test]
     fn agent_specs_parse() {
-        assert_eq!(parse_agent("1/4"), Ok(AgentSpec::Given(Agent::new(1, 4).unwrap())));
+        assert_eq!(
+            parse_agent("1/4"),
+            Ok(AgentSpec::Given(Agent::new(1, 4).unwrap()))
+        );
         assert_eq!(parse_agent("slurm"), Ok(AgentSpec::Slurm));
         assert!(parse_agent("5/4").unwrap_err().contains("below N"));
         assert!(parse_agent("0/0").unwrap_err().contains("at least 1"));

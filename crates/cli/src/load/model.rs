@@ -11,10 +11,10 @@ use clap::{ArgGroup, Args};
 use serverlab_load::harness::rates::{parse_rate, RateRange};
 use serverlab_load::harness::target::Target;
 use serverlab_load::harness::{self, Agent, Arrivals, Execution, Mode, Pacing, Protocol};
-use serverlab_load::LoadError;
 use serverlab_load::intervals::IntervalLog;
 use serverlab_load::output::{self, hdrlog, steps};
 use serverlab_load::report::LoadReport;
+use serverlab_load::LoadError;
 use serverlab_load::Progress;
 use serverlab_util::CpuSet;
 use std::io::IsTerminal;
@@ -163,7 +163,11 @@ pub fn execute<P: Protocol>(
         harness::execute(cfg, &ex, &progress, &mut step_printer(flags))
     };
     if let Err(LoadError::Unfed(e)) = &outcome {
-        usage_error_in(P::NAME, clap::error::ErrorKind::ValueValidation, e.to_string());
+        usage_error_in(
+            P::NAME,
+            clap::error::ErrorKind::ValueValidation,
+            e.to_string(),
+        );
     }
     // The error once, and what to do about it.
     let outcome = outcome.map_err(|e| {

@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 
+mod agents;
 mod board;
 mod bucket;
 mod check;

@@ -6,9 +6,9 @@
 
 use super::client::Expect;
 use super::workload::{agent_topics, topic_name};
-use crate::harness::Agent;
 use super::{COUNT, LIST, POST, READ};
 use crate::driver::take_line;
+use crate::harness::Agent;
 use serverlab_proto::board::{parse_list, Request};
 use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;

@@ -122,13 +122,20 @@ impl harness::Protocol for BoardLoad {
 
     fn shares(&self) -> Vec<(&'static str, usize)> {
         vec![
-            ("connections (posters and readers)", self.posters + self.readers),
+            (
+                "connections (posters and readers)",
+                self.posters + self.readers,
+            ),
             ("topics", self.topics),
         ]
     }
 
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Board, LoadError> {
-        Ok(Board::new(counts::counts(self.addr, self.topics, self.agent)?))
+        Ok(Board::new(counts::counts(
+            self.addr,
+            self.topics,
+            self.agent,
+        )?))
     }
 
     fn exchanges<'a>(&'a self, board: &'a Board) -> Vec<BoardClient<'a, Lines>> {
@@ -140,7 +147,8 @@ impl harness::Protocol for BoardLoad {
 
     fn finish(&self, board: &Board, done: Finish<'_, BoardClient<'_, Lines>>) -> ProtocolResults {
         if self.verify && done.errors.is_empty() {
-            let finals = counts::counts(self.addr, self.topics, self.agent).map_err(|e| e.to_string());
+            let finals =
+                counts::counts(self.addr, self.topics, self.agent).map_err(|e| e.to_string());
             board.final_checks("COUNT", finals, done.checks, done.errors);
         }
         if self.send_exit {

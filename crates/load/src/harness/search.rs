@@ -88,7 +88,8 @@ pub fn execute<P: Protocol>(
         plan.agent.fed(what, total)?;
     }
     if let Window::Requests(n) = plan.window {
-        plan.agent.fed("requests", usize::try_from(n).unwrap_or(usize::MAX))?;
+        plan.agent
+            .fed("requests", usize::try_from(n).unwrap_or(usize::MAX))?;
     }
     let timed = p.timed();
     let p_steps = timed.as_ref().unwrap_or(p);

@@ -138,7 +138,10 @@ impl harness::Protocol for KvLoad {
     /// preload, if asked for.
     fn shares(&self) -> Vec<(&'static str, usize)> {
         vec![
-            ("sessions in flight (--concurrency)", self.concurrency.clamp(1, self.sessions.max(1))),
+            (
+                "sessions in flight (--concurrency)",
+                self.concurrency.clamp(1, self.sessions.max(1)),
+            ),
             ("sessions", self.sessions),
             ("keys", self.keys),
         ]

@@ -27,7 +27,9 @@ pub fn flags(agents: &[AgentFile], base: usize, t0: f64) -> Vec<String> {
     let count = agents.iter().map(|a| a.count).max().unwrap_or(0);
     let counts: Vec<usize> = agents.iter().map(|a| a.count).collect();
     if counts.iter().any(|&c| c != count) {
-        out.push(format!("the agents' files disagree on how many agents there were: {counts:?}"));
+        out.push(format!(
+            "the agents' files disagree on how many agents there were: {counts:?}"
+        ));
     }
     let missing: Vec<String> = (0..count)
         .filter(|i| !agents.iter().any(|a| a.index == *i))

@@ -26,7 +26,10 @@ pub fn read(text: &str) -> Result<Vec<Interval>, String> {
     for (n, line) in text.lines().enumerate() {
         if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
             let secs = rest.split_whitespace().next().unwrap_or_default();
-            base = Some(secs.parse::<f64>().map_err(|_| format!("line {}: bad BaseTime", n + 1))?);
+            base = Some(
+                secs.parse::<f64>()
+                    .map_err(|_| format!("line {}: bad BaseTime", n + 1))?,
+            );
         } else if let Some(rest) = line.strip_prefix("#step ") {
             step = rest.split(':').next().and_then(|k| k.trim().parse().ok());
         } else if line.starts_with("Tag=") {

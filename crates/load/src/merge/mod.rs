@@ -30,10 +30,20 @@ pub fn merge(mut agents: Vec<AgentFile>) -> Result<LoadReport, String> {
         .iter()
         .map(|a| a.window_start_unix_s)
         .fold(f64::INFINITY, f64::min);
-    let last_step = first.report.scan.as_ref().map(|s| s.steps.len().saturating_sub(1));
+    let last_step = first
+        .report
+        .scan
+        .as_ref()
+        .map(|s| s.steps.len().saturating_sub(1));
     let base = flags::reference(&agents);
     let mut report = agents[base].report.clone();
-    let names: Vec<String> = first.report.results.operations.iter().map(|o| o.name.clone()).collect();
+    let names: Vec<String> = first
+        .report
+        .results
+        .operations
+        .iter()
+        .map(|o| o.name.clone())
+        .collect();
     let hist = histograms(&agents, &names, last_step);
     let results = results(&agents, &names, &hist, t0, last_step);
     report.results = results;
@@ -95,7 +105,13 @@ fn results(
         .map(|a| a.window_start_unix_s - t0 + a.report.results.duration_s)
         .fold(0.0, f64::max);
     let requests = all().map(|r| r.requests).sum();
-    let per_s = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
+    let per_s = |n: u64| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
     let open = all().any(|r| r.requested_rps.is_some());
     let requested_rps = open.then(|| all().filter_map(|r| r.requested_rps).sum::<f64>());
     let seconds = seconds::Seconds::of(agents, t0, step);
@@ -108,13 +124,21 @@ fn results(
         operations: operations(names, hist, duration_s),
         per_second: seconds.requests.clone(),
         per_second_latency_us: open.then(|| seconds.latency()),
-        schedule: open.then(|| schedule(agents, requested_rps, per_s(requests))).flatten(),
+        schedule: open
+            .then(|| schedule(agents, requested_rps, per_s(requests)))
+            .flatten(),
         threads: seconds.threads,
         late_replies: all().map(|r| r.late_replies).sum(),
         interrupted: all().any(|r| r.interrupted),
         errors: agents
             .iter()
-            .flat_map(|a| a.report.results.errors.iter().map(move |e| format!("agent {}: {e}", a.index)))
+            .flat_map(|a| {
+                a.report
+                    .results
+                    .errors
+                    .iter()
+                    .map(move |e| format!("agent {}: {e}", a.index))
+            })
             .collect(),
         verification: verification(agents),
         client_cpu: client_cpu(agents),
@@ -133,7 +157,11 @@ fn operations(names: &[String], hist: &OpHistograms, duration_s: f64) -> Vec<OpS
             OpSummary {
                 name: name.clone(),
                 count: h.len(),
-                rate_rps: if duration_s > 0.0 { h.len() as f64 / duration_s } else { 0.0 },
+                rate_rps: if duration_s > 0.0 {
+                    h.len() as f64 / duration_s
+                } else {
+                    0.0
+                },
                 latency_us: Percentiles::of(h),
                 service_us: hist.service[k].as_ref().map(Percentiles::of),
                 histogram_us: h
@@ -146,8 +174,14 @@ fn operations(names: &[String], hist: &OpHistograms, duration_s: f64) -> Vec<OpS
 }
 
 /// The agents' schedules as one: counts added, the worst lags.
-fn schedule(agents: &[AgentFile], requested: Option<f64>, throughput: f64) -> Option<ScheduleReport> {
-    let mut all = agents.iter().filter_map(|a| a.report.results.schedule.as_ref());
+fn schedule(
+    agents: &[AgentFile],
+    requested: Option<f64>,
+    throughput: f64,
+) -> Option<ScheduleReport> {
+    let mut all = agents
+        .iter()
+        .filter_map(|a| a.report.results.schedule.as_ref());
     let mut s = all.next()?.clone();
     for o in all {
         s.sent_requests += o.sent_requests;
@@ -160,7 +194,11 @@ fn schedule(agents: &[AgentFile], requested: Option<f64>, throughput: f64) -> Op
         s.client_max_lag_us = s.client_max_lag_us.max(o.client_max_lag_us);
     }
     let requested = requested.unwrap_or_default();
-    s.achieved_share = if requested > 0.0 { throughput / requested } else { 0.0 };
+    s.achieved_share = if requested > 0.0 {
+        throughput / requested
+    } else {
+        0.0
+    };
     s.kept_up = s.achieved_share >= KEPT_UP;
     Some(s)
 }
@@ -192,7 +230,11 @@ fn client_cpu(agents: &[AgentFile]) -> ClientCpu {
         working_core_s += o.utilization * o.cores as f64;
         c.bottleneck |= o.bottleneck;
     }
-    c.utilization = if c.cores > 0 { working_core_s / c.cores as f64 } else { 0.0 };
+    c.utilization = if c.cores > 0 {
+        working_core_s / c.cores as f64
+    } else {
+        0.0
+    };
     c.cores_busy = None;
     c
 }

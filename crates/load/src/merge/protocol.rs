@@ -14,7 +14,10 @@ use serde_json::{Map, Value};
 pub fn merge(agents: &[AgentFile]) -> Result<Option<ProtocolResults>, String> {
     let first = &agents[0];
     let protocol = first.report.protocol.as_str();
-    let weights: Vec<f64> = agents.iter().map(|a| a.report.results.requests as f64).collect();
+    let weights: Vec<f64> = agents
+        .iter()
+        .map(|a| a.report.results.requests as f64)
+        .collect();
     let parts: Vec<&Value> = agents.iter().map(|a| &a.protocol_json).collect();
     let merged = value("", &parts, &weights);
     ProtocolResults::named(protocol, merged)
@@ -25,13 +28,11 @@ pub fn merge(agents: &[AgentFile]) -> Result<Option<ProtocolResults>, String> {
 fn value(key: &str, parts: &[&Value], weights: &[f64]) -> Value {
     match parts[0] {
         Value::Object(_) => object(parts, weights),
-        Value::Number(n) if n.is_u64() && parts.iter().all(|p| p.is_u64()) => {
-            match key {
-                "min" => parts.iter().filter_map(|p| p.as_u64()).min().into(),
-                "max" => parts.iter().filter_map(|p| p.as_u64()).max().into(),
-                _ => parts.iter().filter_map(|p| p.as_u64()).sum::<u64>().into(),
-            }
-        }
+        Value::Number(n) if n.is_u64() && parts.iter().all(|p| p.is_u64()) => match key {
+            "min" => parts.iter().filter_map(|p| p.as_u64()).min().into(),
+            "max" => parts.iter().filter_map(|p| p.as_u64()).max().into(),
+            _ => parts.iter().filter_map(|p| p.as_u64()).sum::<u64>().into(),
+        },
         Value::Number(_) => float(key, parts, weights),
         other => other.clone(),
     }
@@ -84,7 +85,11 @@ fn object(parts: &[&Value], weights: &[f64]) -> Value {
         out.get("misses").and_then(Value::as_u64),
     ) {
         if out.contains_key("hit_share") {
-            let share = if h + m > 0 { h as f64 / (h + m) as f64 } else { 0.0 };
+            let share = if h + m > 0 {
+                h as f64 / (h + m) as f64
+            } else {
+                0.0
+            };
             out.insert("hit_share".into(), share.into());
         }
     }

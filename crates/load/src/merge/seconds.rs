@@ -46,13 +46,18 @@ impl Seconds {
                     ..t.clone()
                 });
             }
-            let mine = a.intervals.iter().filter(|iv| step.is_none() || iv.step == step);
+            let mine = a
+                .intervals
+                .iter()
+                .filter(|iv| step.is_none() || iv.step == step);
             for iv in mine.filter(|iv| !iv.tag.ends_with(".service")) {
                 let sec = (iv.start_unix_s - t0).round().max(0.0) as usize;
                 if latency.len() <= sec {
                     latency.resize(sec + 1, new_histogram());
                 }
-                latency[sec].add(&iv.histogram).expect("histograms of one shape");
+                latency[sec]
+                    .add(&iv.histogram)
+                    .expect("histograms of one shape");
             }
         }
         Seconds {

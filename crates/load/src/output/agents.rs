@@ -6,15 +6,20 @@ use std::fmt::Write;
 
 /// An agent's line: which share, and how late it started.
 pub fn agent_line(out: &mut String, a: &AgentRun) {
-    let lag = a
-        .start_lag_ms
-        .map_or(String::new(), |ms| format!(", started {ms:.3} ms after --start-at"));
+    let lag = a.start_lag_ms.map_or(String::new(), |ms| {
+        format!(", started {ms:.3} ms after --start-at")
+    });
     let _ = writeln!(out, "  agent {} of {}{lag}", a.index, a.count);
 }
 
 /// A merged result's agents, one line each, and its flags.
 pub fn merged_lines(out: &mut String, m: &Merged) {
-    let _ = writeln!(out, "  merged from {} of {} agents:", m.agents.len(), m.count);
+    let _ = writeln!(
+        out,
+        "  merged from {} of {} agents:",
+        m.agents.len(),
+        m.count
+    );
     for a in &m.agents {
         let rate = a
             .rate_rps

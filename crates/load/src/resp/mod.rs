@@ -180,7 +180,10 @@ impl harness::Protocol for RespLoad {
             }
             Workload::Keys => vec![("connections", self.connections)],
             Workload::Board => vec![
-                ("connections (posters and readers)", self.posters + self.readers),
+                (
+                    "connections (posters and readers)",
+                    self.posters + self.readers,
+                ),
                 ("topics", self.topics),
             ],
         }
