@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn parts_are_disjoint_and_cover_the_whole() {
-        let mut seen = vec![0; 10];
+        let mut seen = [0; 10];
         for i in 0..3 {
             let a = Agent::new(i, 3).unwrap();
             let part = a.part((0..10).collect::<Vec<usize>>());
