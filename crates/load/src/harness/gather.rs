@@ -49,15 +49,11 @@ pub(super) fn gather<E: super::Exchange>(
 ) -> Gathered<E> {
     let open = plan.pacing.is_open();
     let agent = agent_run(plan, &run);
-    let run_share = run.share;
     let duration_s = window_s(&run, plan.window);
     let (merged, loops) = merge_loops(run.recorders, ops.len(), run.span, open);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
-    let mut sent = Sends::default();
-    for c in &run.clients {
-        sent.add(c.sent);
-    }
+    let sent = sent(&run.clients);
     let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
     let throughput_rps = per_s(requests, duration_s);
@@ -70,12 +66,12 @@ pub(super) fn gather<E: super::Exchange>(
         open,
     };
     let by_second = window.merge(loops, &per_second, log);
-    let schedule = schedule(plan, run_share, &merged, sent, duration_s);
+    let schedule = schedule(plan, run.share, &merged, sent, duration_s);
     let results = Results {
         duration_s,
         requests,
         throughput_rps,
-        requested_rps: plan.pacing.rate.map(|r| r * run_share),
+        requested_rps: plan.pacing.rate.map(|r| r * run.share),
         concurrency,
         operations: op_summaries(&merged, ops, duration_s),
         per_second,
@@ -102,6 +98,15 @@ pub(super) fn gather<E: super::Exchange>(
         checks: clients.checks,
         results,
     }
+}
+
+/// What every client sent, added.
+fn sent<E>(clients: &[super::CompletedClient<E>]) -> Sends {
+    let mut sent = Sends::default();
+    for c in clients {
+        sent.add(c.sent);
+    }
+    sent
 }
 
 /// A split load's agent (or a run with a start instant): which, and
