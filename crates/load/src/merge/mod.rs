@@ -228,14 +228,18 @@ fn client_cpu(agents: &[AgentFile]) -> ClientCpu {
         c.idle_poll_s += o.idle_poll_s;
         c.cores += o.cores;
         working_core_s += o.utilization * o.cores as f64;
-        c.bottleneck |= o.bottleneck;
     }
     c.utilization = if c.cores > 0 {
         working_core_s / c.cores as f64
     } else {
         0.0
     };
+    // Each agent's cores were its own: the merged client is the
+    // bottleneck where an agent was generator-bound.
     c.cores_busy = None;
+    c.bottleneck = agents
+        .iter()
+        .any(|a| generator_bound(&a.report.results.client_cpu));
     c
 }
 
