@@ -261,7 +261,8 @@ mod tests {
         assert_eq!(t("2026-01-01T00:00:00Z"), 1_767_225_600.0);
         assert_eq!(t("2026-01-01T01:00:00.5+01:00"), 1_767_225_600.5);
         assert_eq!(t("1970-01-01T00:00:00Z"), 0.0);
-        assert_eq!(t("2024-02-29T12:00:00-00:30"), 1_709_209_800.0 + 1800.0);
+        // Noon on a leap day is 1709208000; 30 minutes west of UTC, half an hour later.
+        assert_eq!(t("2024-02-29T12:00:00-00:30"), 1_709_208_000.0 + 1800.0);
         assert!(parse_time("2026-13-01T00:00:00Z").is_err());
         assert!(parse_time("tomorrow").is_err());
     }
