@@ -9,6 +9,7 @@ mod check;
 mod demo;
 mod limits;
 mod load;
+mod merge;
 mod progress;
 mod report;
 mod serve;
@@ -40,6 +41,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Statistics and plots of a sweep's results (report.md, report.html, plots/).
     Report(report::ReportArgs),
+    /// Merge the results of a load's agents (load … --agent I/N --out DIR) into one result.
+    Merge(merge::MergeArgs),
     /// A short end-to-end run: a board server, 5 posters and 5 readers for 5 s.
     Demo(demo::DemoArgs),
     /// Verify any server against its protocol: named conformance cases, then linearizability under concurrency.
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Load(cmd) => load::run(*cmd),
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Check(cmd) => check::run(cmd),
     };

@@ -22,6 +22,7 @@ pub mod env;
 pub mod harness;
 pub mod intervals;
 pub mod kv;
+pub mod merge;
 pub mod output;
 pub mod record;
 pub mod report;
@@ -88,6 +89,9 @@ pub enum LoadError {
     },
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A split load's agent with nothing of something to run.
+    #[error(transparent)]
+    Unfed(#[from] harness::Unfed),
 }
 
 /// The start of what a server sent, quoted and escaped, for an error

@@ -42,6 +42,8 @@ fn fixture() -> LoadReport {
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
+            agent: None,
+            merged: None,
             protocol: None,
         },
         search: None,

@@ -30,6 +30,8 @@ fn with_late(verify: bool) -> LoadReport {
                 ..Verification::default()
             },
             client_cpu: ClientCpu::measure((0.1, 0.0), 0.0, 1.0, 1),
+            agent: None,
+            merged: None,
             protocol: None,
         },
         search: None,

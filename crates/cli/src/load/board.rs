@@ -68,6 +68,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.seed = a.seed;
     cfg.reader_mix = a.reader_mix;
     cfg.verify = a.verify;
+    cfg.agent = a.pacing.agent("board");
     cfg.send_exit = a.send_exit;
     let mut format = a.output.format.unwrap_or(Format::Text);
     if !a.positional.is_empty() {

@@ -78,6 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.pacing = a.pacing.pacing(a.requests.is_none());
     cfg.seed = a.seed;
     cfg.verify = a.verify;
+    cfg.agent = a.pacing.agent("bucket");
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
     let format = a.output.format();

@@ -70,6 +70,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.preload = a.preload;
     cfg.seed = a.seed;
     cfg.verify = a.verify;
+    cfg.agent = a.pacing.agent("kv");
     // Sessions are counted, every request of them: no warm-up, except in
     // the timed steps of a search or scan.
     if a.pacing.warmup.is_some() && !a.pacing.steps() {

@@ -9,6 +9,7 @@ use serverlab_load::report::LoadReport;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod agent;
 mod board;
 mod bucket;
 mod kv;

@@ -3,16 +3,18 @@
 //! and running a load under them: the harness's concern, whatever the
 //! protocol.
 
-use super::{emit, Format};
+use super::agent::AgentArgs;
+use super::{emit, usage_error_in, Format};
 use crate::{args, progress};
 use anyhow::Context;
 use clap::{ArgGroup, Args};
 use serverlab_load::harness::rates::{parse_rate, RateRange};
 use serverlab_load::harness::target::Target;
-use serverlab_load::harness::{self, Arrivals, Execution, Mode, Pacing, Protocol};
+use serverlab_load::harness::{self, Agent, Arrivals, Execution, Mode, Pacing, Protocol};
 use serverlab_load::intervals::IntervalLog;
 use serverlab_load::output::{self, hdrlog, steps};
 use serverlab_load::report::LoadReport;
+use serverlab_load::LoadError;
 use serverlab_load::Progress;
 use serverlab_util::CpuSet;
 use std::io::IsTerminal;
@@ -61,6 +63,8 @@ pub struct PacingArgs {
     /// loop runs per CPU (examples: 1, 1-3) [default: every CPU allowed]
     #[arg(long, value_name = "LIST", value_parser = args::cpus)]
     pub cpus: Option<CpuSet>,
+    #[command(flatten)]
+    pub agents: AgentArgs,
 }
 
 fn non_negative(s: &str) -> Result<f64, String> {
@@ -96,6 +100,12 @@ impl PacingArgs {
         }
     }
 
+    /// This process's share of the load (all of it unless --agent says),
+    /// or a usage error of `load <protocol>`.
+    pub fn agent(&self, protocol: &str) -> Agent {
+        self.agents.agent(protocol, self.search.is_some())
+    }
+
     /// A search or a scan: a run of timed steps.
     pub fn steps(&self) -> bool {
         self.search.is_some() || self.scan.is_some()
@@ -116,7 +126,8 @@ impl PacingArgs {
         };
         Execution {
             mode,
-            hdr_log: self.hdr_log.is_some(),
+            hdr_log: self.hdr_log.is_some() || self.agents.out.is_some(),
+            start_at: self.agents.start_at,
         }
     }
 }
@@ -151,6 +162,13 @@ pub fn execute<P: Protocol>(
     } else {
         harness::execute(cfg, &ex, &progress, &mut step_printer(flags))
     };
+    if let Err(LoadError::Unfed(e)) = &outcome {
+        usage_error_in(
+            P::NAME,
+            clap::error::ErrorKind::ValueValidation,
+            e.to_string(),
+        );
+    }
     // The error once, and what to do about it.
     let outcome = outcome.map_err(|e| {
         let text = e.to_string();
@@ -159,6 +177,11 @@ pub fn execute<P: Protocol>(
     })?;
     if let (Some(path), Some(log)) = (&flags.hdr_log, &outcome.log) {
         write_hdr_log(path, log, P::NAME)?;
+    }
+    if let (Some((json, hlog)), Some(log)) = (flags.agents.files(cfg.plan().agent)?, &outcome.log) {
+        write_hdr_log(&hlog, log, P::NAME)?;
+        std::fs::write(&json, output::json(&outcome.report))
+            .with_context(|| format!("cannot write {}", json.display()))?;
     }
     let code = emit(&outcome.report, format, json)?;
     Ok(exit_code(&outcome.report, format, code))

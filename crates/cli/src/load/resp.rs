@@ -103,6 +103,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.reader_mix = a.reader_mix;
     cfg.seed = a.seed;
     cfg.verify = a.verify;
+    cfg.agent = a.pacing.agent("resp");
     check(&cfg);
     let format = a.output.format.unwrap_or(Format::Text);
     if format == Format::Caps && cfg.workload != Workload::Board {

@@ -6,6 +6,7 @@
 #[macro_use]
 mod support;
 
+mod agents;
 mod board;
 mod bucket;
 mod check;

@@ -19,11 +19,17 @@ fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
 }
 
 /// Ask COUNT for every topic on one connection.
-pub(super) fn counts(addr: SocketAddr, topics: usize) -> Result<Vec<u64>, LoadError> {
+pub(super) fn counts(
+    addr: SocketAddr,
+    topics: usize,
+    agent: crate::harness::Agent,
+) -> Result<Vec<u64>, LoadError> {
     let mut conn = connect(addr)?;
     conn.set_read_timeout(Some(CHECK_TIMEOUT))?;
     let mut wire = Vec::new();
-    let names: Vec<Vec<u8>> = (0..topics).map(workload::topic_name).collect();
+    let names: Vec<Vec<u8>> = workload::agent_topics(topics, agent)
+        .map(workload::topic_name)
+        .collect();
     for name in &names {
         Request::Count { topic: name }.encode(&mut wire, Terminator::Nul);
     }

@@ -5,9 +5,10 @@
 //! RESP's lists (`crate::resp::board`).
 
 use super::client::Expect;
-use super::workload::topic_name;
+use super::workload::{agent_topics, topic_name};
 use super::{COUNT, LIST, POST, READ};
 use crate::driver::take_line;
+use crate::harness::Agent;
 use serverlab_proto::board::{parse_list, Request};
 use serverlab_proto::number::parse_u64;
 use serverlab_proto::Terminator;
@@ -73,9 +74,10 @@ pub struct Lines {
 }
 
 impl Lines {
-    pub fn new(topics: usize) -> Self {
+    /// The board's `topics`, of which `agent` owns its share.
+    pub fn new(topics: usize, agent: Agent) -> Self {
         Lines {
-            topics: (0..topics).map(topic_name).collect(),
+            topics: agent_topics(topics, agent).map(topic_name).collect(),
         }
     }
 }

@@ -55,6 +55,10 @@ pub struct BoardLoad {
     pub seed: u64,
     pub reader_mix: ReaderMix,
     pub verify: bool,
+    /// Which share of a split load this process runs (said in the
+    /// report's `agent`, not here: every agent's configuration is the same).
+    #[serde(skip)]
+    pub agent: harness::Agent,
     pub send_exit: bool,
 }
 
@@ -71,6 +75,7 @@ impl BoardLoad {
             seed: 1,
             reader_mix: workload::reference_reader_mix(),
             verify: false,
+            agent: harness::Agent::SOLO,
             send_exit: false,
         }
     }
@@ -81,7 +86,7 @@ impl BoardLoad {
 
     fn params(&self) -> Params {
         Params {
-            topics: self.topics,
+            topics: self.agent.share(self.topics),
             message_size: self.message_size,
             reader_mix: self.reader_mix.clone(),
             seed: self.seed,
@@ -110,23 +115,40 @@ impl harness::Protocol for BoardLoad {
             },
             model_note: None,
             seed: self.seed,
+            agent: self.agent,
+            start_at: None,
         }
     }
 
+    fn shares(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            (
+                "connections (posters and readers)",
+                self.posters + self.readers,
+            ),
+            ("topics", self.topics),
+        ]
+    }
+
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Board, LoadError> {
-        Ok(Board::new(counts::counts(self.addr, self.topics)?))
+        Ok(Board::new(counts::counts(
+            self.addr,
+            self.topics,
+            self.agent,
+        )?))
     }
 
     fn exchanges<'a>(&'a self, board: &'a Board) -> Vec<BoardClient<'a, Lines>> {
-        let topics = self.topics;
+        let (topics, agent) = (self.topics, self.agent);
         board.clients(&self.params(), (self.posters, self.readers), || {
-            Lines::new(topics)
+            Lines::new(topics, agent)
         })
     }
 
     fn finish(&self, board: &Board, done: Finish<'_, BoardClient<'_, Lines>>) -> ProtocolResults {
         if self.verify && done.errors.is_empty() {
-            let finals = counts::counts(self.addr, self.topics).map_err(|e| e.to_string());
+            let finals =
+                counts::counts(self.addr, self.topics, self.agent).map_err(|e| e.to_string());
             board.final_checks("COUNT", finals, done.checks, done.errors);
         }
         if self.send_exit {

@@ -1,11 +1,18 @@
 //! What the board load sends: topic names, message texts and the readers'
 //! mix of operations.
 
+use crate::harness::Agent;
 use serverlab_util::{Mix, Named};
 
 /// The name of topic `i`.
 pub fn topic_name(i: usize) -> Vec<u8> {
     format!("t{i}").into_bytes()
+}
+
+/// The whole run's numbers of the topics `agent` owns, of `topics` in
+/// all: every one, unless the load is split.
+pub fn agent_topics(topics: usize, agent: Agent) -> impl Iterator<Item = usize> {
+    (0..agent.share(topics)).map(move |t| agent.global(t))
 }
 
 /// Identifies one posted message: which poster, and its sequence number.

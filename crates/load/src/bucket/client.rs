@@ -64,7 +64,9 @@ impl Exchange for BucketClient<'_> {
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Request)> {
         let req = Request {
             delay: self.cfg.delay.pick(&mut self.rng),
-            bucket: self.rng.u64(0..self.cfg.buckets),
+            bucket: self
+                .cfg
+                .agent_bucket(self.rng.usize(..self.cfg.agent_buckets())),
         };
         req.encode(wire);
         Some((if req.delay == 0 { READ } else { ADD }, req))

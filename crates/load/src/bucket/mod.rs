@@ -67,6 +67,10 @@ pub struct BucketLoad {
     pub pacing: Pacing,
     pub seed: u64,
     pub verify: bool,
+    /// Which share of a split load this process runs (said in the
+    /// report's `agent`, not here: every agent's configuration is the same).
+    #[serde(skip)]
+    pub agent: harness::Agent,
     /// Requests the server runs at once, if known (for the bound).
     pub server_concurrency: Option<u64>,
     /// Cores the server runs on, if known (for the bound in work mode).
@@ -74,6 +78,17 @@ pub struct BucketLoad {
 }
 
 impl BucketLoad {
+    /// The buckets this process draws from: all of them, or a split
+    /// load's agent's share, so that agents never add to one bucket and
+    /// each can check its own.
+    pub(crate) fn agent_buckets(&self) -> usize {
+        self.agent.share(self.buckets as usize)
+    }
+
+    /// The whole run's number of this agent's bucket `local`.
+    pub(crate) fn agent_bucket(&self, local: usize) -> u64 {
+        self.agent.global(local) as u64
+    }
     pub fn new(addr: SocketAddr) -> Self {
         BucketLoad {
             addr,
@@ -87,6 +102,7 @@ impl BucketLoad {
             pacing: Pacing::default(),
             seed: 1,
             verify: false,
+            agent: harness::Agent::SOLO,
             server_concurrency: None,
             server_cores: None,
         }
@@ -136,7 +152,16 @@ impl harness::Protocol for BucketLoad {
             },
             model_note: Some(note),
             seed: self.seed,
+            agent: self.agent,
+            start_at: None,
         }
+    }
+
+    fn shares(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("connections", self.connections),
+            ("buckets", self.buckets as usize),
+        ]
     }
 
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Option<Vec<u64>>, LoadError> {
@@ -162,6 +187,9 @@ impl harness::Protocol for BucketLoad {
                         .iter()
                         .flat_map(|c| c.acks.iter().copied())
                         .collect();
+                    // The ledger counts this agent's buckets from 0.
+                    let n = self.agent.count as u64;
+                    acks.iter_mut().for_each(|a| a.bucket /= n);
                     ledger::check(base, &finals, &mut acks, done.checks);
                 }
                 Err(e) => done

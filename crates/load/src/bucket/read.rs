@@ -20,8 +20,9 @@ fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
 pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
     let mut kept = None;
     let mut wire = Vec::new();
-    (0..cfg.buckets)
-        .map(|b| {
+    (0..cfg.agent_buckets())
+        .map(|l| {
+            let b = cfg.agent_bucket(l);
             let mut conn = match kept.take() {
                 Some(c) => c,
                 None => {

@@ -23,6 +23,13 @@ pub struct CompletedRun<E> {
     /// monotonic clock and the wall clock.
     pub start: Instant,
     pub started: SystemTime,
+    /// With a wall-clock start ([`Plan::start_at`]): how long after it
+    /// the run actually started, in seconds (negative: early, if the
+    /// clock stepped).
+    pub start_lag_s: Option<f64>,
+    /// The share of the whole run's clients this process ran (1 unless
+    /// it is one agent of a split load): of an open loop's rate too.
+    pub share: f64,
     /// The measured window (after the warm-up).
     pub span: Span,
     /// From the start until the last client finished.
@@ -52,7 +59,9 @@ pub struct CompletedClient<E> {
 
 /// Run `exchanges` under `plan` on the event-loop driver (one loop per
 /// CPU the client may use) and hand them back with what they measured.
-/// The kv preload runs its unmeasured clients this way too.
+/// `exchanges` are the whole run's clients: a split load's agent runs its
+/// part of them ([`Plan::agent`]), each in its place in the whole run's
+/// schedule. The kv preload runs its unmeasured clients this way too.
 pub fn run_clients<E: Exchange + Send>(
     plan: &Plan,
     ops: usize,
@@ -60,12 +69,20 @@ pub fn run_clients<E: Exchange + Send>(
     progress: &Progress,
 ) -> Result<CompletedRun<E>, LoadError> {
     let budget = match plan.window {
-        Window::Requests(n) => Some(AtomicU64::new(n)),
+        Window::Requests(n) => Some(AtomicU64::new(plan.agent.share_u64(n))),
         _ => None,
     };
     let start = Instant::now();
+    let whole = exchanges.len();
     let mut slots = slots(plan, exchanges, budget.as_ref(), start)?;
-    // Connecting took time: the run starts now, for every client.
+    let share = if whole == 0 {
+        1.0
+    } else {
+        slots.len() as f64 / whole as f64
+    };
+    // Connecting took time: the run starts now (or at the instant given),
+    // for every client.
+    let start_lag_s = plan.start_at.map(wait_until);
     let (start, started) = (Instant::now(), SystemTime::now());
     for s in &mut slots {
         s.client.restart(start);
@@ -87,6 +104,8 @@ pub fn run_clients<E: Exchange + Send>(
         .zip(CpuTicks::of(&cpus))
         .and_then(|(a, b)| a.busy_share(b));
     let mut run = completed(done, start, started, span, wall, busy);
+    run.start_lag_s = start_lag_s;
+    run.share = share;
     if progress.interrupted() {
         // The loops closed the window as each saw the interrupt: the
         // first of them says when.
@@ -105,9 +124,10 @@ fn slots<'r, E: Exchange>(
     start: Instant,
 ) -> Result<Vec<Slot<Metered<'r, E>>>, LoadError> {
     let clients = exchanges.len();
-    let metered = exchanges
+    let metered = plan
+        .agent
+        .part(exchanges)
         .into_iter()
-        .enumerate()
         .map(|(k, e)| Metered::new(e, plan, budget, (k, clients), start));
     if plan.connections == Connections::Persistent {
         metered.map(|m| open(plan, m, start)).collect()
@@ -154,6 +174,8 @@ fn completed<E: Exchange>(
         recorders: done.sinks,
         start,
         started,
+        start_lag_s: None,
+        share: 1.0,
         span,
         wall,
         client_cpu,
@@ -174,4 +196,25 @@ fn open<'r, E: Exchange>(
         addr: plan.addr,
         error,
     })
+}
+
+/// Sleep until the wall clock reads `at`; how late it is then, in
+/// seconds (an instant already past when the connections were open is
+/// late by as much).
+fn wait_until(at: SystemTime) -> f64 {
+    if let Ok(ahead) = at.duration_since(SystemTime::now()) {
+        // Most of the wait asleep, the last stretch spinning on the clock:
+        // a sleep may overshoot by a scheduler tick.
+        let spin = Duration::from_millis(2);
+        if ahead > spin {
+            std::thread::sleep(ahead - spin);
+        }
+        while SystemTime::now() < at {
+            std::hint::spin_loop();
+        }
+    }
+    match SystemTime::now().duration_since(at) {
+        Ok(late) => late.as_secs_f64(),
+        Err(early) => -early.duration().as_secs_f64(),
+    }
 }

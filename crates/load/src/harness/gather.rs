@@ -11,11 +11,11 @@ use crate::checks::Checks;
 use crate::intervals::{self, buckets, View};
 use crate::record::{new_histogram, Recorder, Span};
 use crate::report::{op_summaries, Results, ScheduleReport, SecondLatency, ThreadSummary};
-use crate::report::{Percentiles, Verification};
+use crate::report::{AgentRun, Percentiles, Verification};
 use hdrhistogram::Histogram;
 use serverlab_util::Named;
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The run's figures, for a protocol's `finish` (and its results).
 #[derive(Debug, Clone, Copy)]
@@ -48,14 +48,12 @@ pub(super) fn gather<E: super::Exchange>(
     log: Option<LogTo<'_>>,
 ) -> Gathered<E> {
     let open = plan.pacing.is_open();
+    let agent = agent_run(plan, &run);
     let duration_s = window_s(&run, plan.window);
     let (merged, loops) = merge_loops(run.recorders, ops.len(), run.span, open);
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
-    let mut sent = Sends::default();
-    for c in &run.clients {
-        sent.add(c.sent);
-    }
+    let sent = sent(&run.clients);
     let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
     let throughput_rps = per_s(requests, duration_s);
@@ -68,12 +66,12 @@ pub(super) fn gather<E: super::Exchange>(
         open,
     };
     let by_second = window.merge(loops, &per_second, log);
-    let schedule = schedule(plan, &merged, sent, duration_s);
+    let schedule = schedule(plan, run.share, &merged, sent, duration_s);
     let results = Results {
         duration_s,
         requests,
         throughput_rps,
-        requested_rps: plan.pacing.rate,
+        requested_rps: plan.pacing.rate.map(|r| r * run.share),
         concurrency,
         operations: op_summaries(&merged, ops, duration_s),
         per_second,
@@ -85,6 +83,8 @@ pub(super) fn gather<E: super::Exchange>(
         errors: Vec::new(),
         verification: Verification::default(),
         client_cpu: run.client_cpu,
+        agent,
+        merged: None,
         protocol: None,
     };
     Gathered {
@@ -98,6 +98,35 @@ pub(super) fn gather<E: super::Exchange>(
         checks: clients.checks,
         results,
     }
+}
+
+/// What every client sent, added.
+fn sent<E>(clients: &[super::CompletedClient<E>]) -> Sends {
+    let mut sent = Sends::default();
+    for c in clients {
+        sent.add(c.sent);
+    }
+    sent
+}
+
+/// A split load's agent (or a run with a start instant): which, and
+/// when it started.
+fn agent_run<E>(plan: &Plan, run: &CompletedRun<E>) -> Option<AgentRun> {
+    if plan.agent.is_solo() && plan.start_at.is_none() {
+        return None;
+    }
+    let unix = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    Some(AgentRun {
+        index: plan.agent.index,
+        count: plan.agent.count,
+        start_at_unix_s: plan.start_at.map(unix),
+        start_lag_ms: run.start_lag_s.map(|s| s * 1e3),
+        started_unix_s: unix(run.started),
+        window_start_unix_s: unix(run.started) + (run.span.start - run.start).as_secs_f64(),
+    })
 }
 
 /// Every loop's recorder merged into one, and their per-second
@@ -130,11 +159,13 @@ fn per_s(n: u64, duration_s: f64) -> f64 {
 /// reached and sent, and how late requests went.
 fn schedule(
     plan: &Plan,
+    share: f64,
     merged: &Recorder,
     sent: Sends,
     duration_s: f64,
 ) -> Option<ScheduleReport> {
-    let rate = plan.pacing.rate?;
+    // A split load's agent asked for its share of the rate.
+    let rate = plan.pacing.rate? * share;
     let arrivals = plan.pacing.arrivals.name();
     let throughput_rps = per_s(merged.total(), duration_s);
     let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);

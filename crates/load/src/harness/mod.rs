@@ -8,6 +8,7 @@
 //! (state to check against), its clients ([`Exchange`]: what to send and
 //! what each reply must be), and its final checks and typed results.
 
+mod agent;
 mod clients;
 mod exchange;
 mod gather;
@@ -18,6 +19,7 @@ mod schedule;
 pub mod search;
 pub mod target;
 
+pub use agent::{Agent, Unfed};
 pub use clients::{run_clients, CompletedClient, CompletedRun};
 pub use exchange::{Exchange, Received};
 pub use gather::Measured;
@@ -34,7 +36,7 @@ use crate::report::{LoadReport, ProtocolResults, SCHEMA};
 use crate::{LoadError, Progress};
 use serde::Serialize;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// One protocol's load: everything the harness cannot know.
 pub trait Protocol: Serialize + Sync {
@@ -68,6 +70,13 @@ pub trait Protocol: Serialize + Sync {
         done: Finish<'_, Self::Exchange<'a>>,
     ) -> ProtocolResults;
 
+    /// What a split load divides among its agents besides its requests,
+    /// by name and whole-run count (board: its connections and topics):
+    /// an agent whose share of one is zero cannot run.
+    fn shares(&self) -> Vec<(&'static str, usize)> {
+        Vec::new()
+    }
+
     /// These settings for a run the harness times itself (each step of a
     /// capacity search or a scan), where the load would otherwise stop on
     /// a count of its own (kv's sessions). None, the default: nothing to
@@ -94,6 +103,13 @@ pub struct Plan {
     pub model_note: Option<&'static str>,
     /// Seeds an open loop's Poisson gaps (the load's `--seed`).
     pub seed: u64,
+    /// Which share of a split load this process runs ([`Agent::SOLO`]:
+    /// all of it).
+    pub agent: Agent,
+    /// When the window starts, by the wall clock, once every persistent
+    /// connection is open (None: at once). Agents given one instant start
+    /// together.
+    pub start_at: Option<SystemTime>,
 }
 
 /// When a run ends, and what its measured window is.

@@ -37,7 +37,21 @@ pub struct Execution {
     pub mode: Mode,
     /// Keep an HDR interval log of every second (every step's).
     pub hdr_log: bool,
+    /// Start the window at this wall-clock instant (a scan: its first
+    /// step's; step k starts [`step_period`] × k later), so agents given
+    /// the same instant start, and step, together.
+    pub start_at: Option<SystemTime>,
 }
+
+/// Between the starts of two steps of a scan with a start instant: the
+/// warm-up, the step, and time for its replies, the next step's setup
+/// and its connections.
+pub fn step_period(warmup: Duration, step: Duration) -> Duration {
+    warmup + step + STEP_SLACK
+}
+
+/// See [`step_period`].
+const STEP_SLACK: Duration = Duration::from_secs(2);
 
 pub struct Outcome {
     pub report: LoadReport,
@@ -66,7 +80,17 @@ pub fn execute<P: Protocol>(
 ) -> Result<Outcome, LoadError> {
     let (origin, base) = (Instant::now(), SystemTime::now());
     let mut log = ex.hdr_log.then(|| IntervalLog::new(base));
-    let plan = p.plan();
+    let plan = Plan {
+        start_at: ex.start_at,
+        ..p.plan()
+    };
+    for (what, total) in p.shares() {
+        plan.agent.fed(what, total)?;
+    }
+    if let Window::Requests(n) = plan.window {
+        plan.agent
+            .fed("requests", usize::try_from(n).unwrap_or(usize::MAX))?;
+    }
     let timed = p.timed();
     let p_steps = timed.as_ref().unwrap_or(p);
     let steps = |step: Duration, stat: Stat| Stepper {
@@ -123,6 +147,10 @@ impl<P: Protocol> Stepper<'_, P> {
     fn step(&mut self, rate: Option<f64>) -> Result<Step, LoadError> {
         let mut plan = self.plan.clone();
         plan.pacing.rate = rate;
+        if let (Some(at), Some(step)) = (plan.start_at, plan.window.duration()) {
+            let period = step_period(plan.pacing.warmup(), step);
+            plan.start_at = Some(at + period * self.runs.len() as u32);
+        }
         if let Some(log) = self.log.as_deref_mut() {
             log.comment(match rate {
                 Some(r) => format!(

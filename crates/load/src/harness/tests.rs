@@ -123,6 +123,8 @@ fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
         },
         model_note: None,
         seed: 1,
+        agent: Agent::SOLO,
+        start_at: None,
     }
 }
 

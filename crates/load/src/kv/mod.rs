@@ -53,6 +53,10 @@ pub struct KvLoad {
     pub preload: bool,
     pub seed: u64,
     pub verify: bool,
+    /// Which share of a split load this process runs (said in the
+    /// report's `agent`, not here: every agent's configuration is the same).
+    #[serde(skip)]
+    pub agent: harness::Agent,
     /// How long a session with requests in flight waits for a byte.
     #[serde(rename = "reply_timeout_s", serialize_with = "seconds")]
     pub reply_timeout: Duration,
@@ -77,6 +81,7 @@ impl KvLoad {
             preload: false,
             seed: 1,
             verify: false,
+            agent: harness::Agent::SOLO,
             reply_timeout: REPLY_TIMEOUT,
         }
     }
@@ -124,11 +129,24 @@ impl harness::Protocol for KvLoad {
             timeouts: self.timeouts(),
             model_note: Some("sessions"),
             seed: self.seed,
+            agent: self.agent,
+            start_at: None,
         }
     }
 
     /// Fail fast, with a clear message, when nothing listens; then the
     /// preload, if asked for.
+    fn shares(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            (
+                "sessions in flight (--concurrency)",
+                self.concurrency.clamp(1, self.sessions.max(1)),
+            ),
+            ("sessions", self.sessions),
+            ("keys", self.keys),
+        ]
+    }
+
     fn setup(&self, errors: &mut Vec<String>) -> Result<Kv, LoadError> {
         let addr = self.addr;
         std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|source| {
@@ -146,7 +164,7 @@ impl harness::Protocol for KvLoad {
             None
         };
         Ok(Kv {
-            keys: KeyPicker::new(self.keys.max(1), self.key_dist),
+            keys: KeyPicker::new(self.agent.share(self.keys).max(1), self.key_dist),
             next: AtomicUsize::new(0),
             host,
             preload_s,
@@ -180,13 +198,13 @@ impl harness::Protocol for KvLoad {
             },
             statuses,
             sessions: Sessions {
-                planned: self.sessions as u64,
+                planned: self.agent.share(self.sessions) as u64,
                 completed: times.len(),
                 failed,
                 time_ms: SessionTimes::of(&times),
             },
             preload: kv.preload_s.map(|time_s| Preload {
-                keys: self.keys as u64,
+                keys: self.agent.share(self.keys) as u64,
                 time_s,
             }),
         }

@@ -25,6 +25,8 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
         timeouts: cfg.timeouts(),
         model_note: None,
         seed: cfg.seed,
+        agent: harness::Agent::SOLO,
+        start_at: None,
     };
     let next = AtomicUsize::new(0);
     let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))
@@ -73,10 +75,12 @@ impl Exchange for PreloadClient<'_> {
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, usize)> {
         // Relaxed: hands out distinct keys, orders nothing.
         let i = self.next.fetch_add(1, Ordering::Relaxed);
-        if i >= self.cfg.keys {
+        let agent = self.cfg.agent;
+        if i >= agent.share(self.cfg.keys) {
             return None;
         }
-        write_key(&mut self.key, i);
+        // A split load's agent writes its own keys.
+        write_key(&mut self.key, agent.global(i));
         write_value(
             &mut self.value,
             &self.key,

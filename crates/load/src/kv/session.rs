@@ -142,10 +142,13 @@ impl Exchange for SessionClient<'_> {
     fn connect(&mut self, now: Instant) -> bool {
         // Relaxed: the counter only hands out distinct session numbers; it
         // orders nothing else.
-        let number = self.kv.next.fetch_add(1, Ordering::Relaxed);
-        if number >= self.cfg.sessions {
+        let local = self.kv.next.fetch_add(1, Ordering::Relaxed);
+        if local >= self.cfg.agent.share(self.cfg.sessions) {
             return false;
         }
+        // Numbered in the whole run: a split load's agents run different
+        // sessions.
+        let number = self.cfg.agent.global(local);
         self.session = Some(Session {
             number,
             rng: fastrand::Rng::with_seed(
@@ -164,7 +167,8 @@ impl Exchange for SessionClient<'_> {
         // Drawn in this order, a session's requests depend only on the seed
         // and the session's number.
         let op = cfg.mix.pick(&mut s.rng);
-        let key = self.kv.keys.pick(&mut s.rng);
+        // A split load's agent draws from its own keys.
+        let key = cfg.agent.global(self.kv.keys.pick(&mut s.rng));
         write_key(&mut self.key, key);
         let writes = op.method().writes();
         let nonce = if writes { s.rng.u64(..) } else { 0 };

@@ -1,5 +1,6 @@
 //! Output sinks: each renders a finished [`crate::report::LoadReport`].
 
+mod agents;
 pub mod caps;
 pub mod gfmt;
 pub mod hdrlog;

@@ -58,6 +58,12 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     errors_checks_and_cpu(&mut out, r);
+    if let Some(a) = &r.agent {
+        super::agents::agent_line(&mut out, a);
+    }
+    if let Some(m) = &r.merged {
+        super::agents::merged_lines(&mut out, m);
+    }
     out
 }
 

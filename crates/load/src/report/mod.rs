@@ -4,11 +4,13 @@
 //! (the same fields, less what open loops added) and `serverlab-load/1`
 //! files ([`v1`]), so reports of old result directories still work.
 
+mod agents;
 mod open;
 mod protocols;
 mod steps;
 pub mod v1;
 
+pub use agents::{AgentLine, AgentRun, Merged};
 pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
 pub use protocols::{ProtocolResults, TextLines};
 pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
@@ -81,6 +83,14 @@ pub struct Results {
     pub errors: Vec<String>,
     pub verification: Verification,
     pub client_cpu: ClientCpu,
+    /// One agent of a split load (or a run given a start instant): its
+    /// share and when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentRun>,
+    /// A result merged from agents' (`serverlab merge`): each agent, and
+    /// what makes the merge suspect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Merged>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this

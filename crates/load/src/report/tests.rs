@@ -33,6 +33,8 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             errors: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
+            agent: None,
+            merged: None,
             protocol: Some(protocol),
         },
         search: None,

@@ -70,6 +70,8 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             errors: r.errors,
             verification: r.verification,
             client_cpu: r.client_cpu,
+            agent: None,
+            merged: None,
             protocol,
         },
         search: None,

@@ -18,9 +18,12 @@ pub struct Lists {
 }
 
 impl Lists {
-    pub fn new(topics: usize) -> Self {
+    /// The board's `topics`, of which `agent` owns its share.
+    pub fn new(topics: usize, agent: crate::harness::Agent) -> Self {
         Lists {
-            topics: (0..topics).map(topic_key).collect(),
+            topics: crate::board::workload::agent_topics(topics, agent)
+                .map(topic_key)
+                .collect(),
             error_replies: 0,
             nulls: 0,
         }
@@ -106,6 +109,7 @@ impl Encoding for Lists {
 mod tests {
     use super::*;
     use crate::board::encoding::Lines;
+    use crate::harness::Agent;
 
     /// The two encodings read the same answers from their own replies:
     /// RPUSH's length is the id + 1, LINDEX's nil is a READ's miss.
@@ -118,7 +122,7 @@ mod tests {
             code: None,
         };
         let count = Expect::Count { topic: 0, floor: 0 };
-        let (mut lists, mut lines) = (Lists::new(1), Lines::new(1));
+        let (mut lists, mut lines) = (Lists::new(1, Agent::SOLO), Lines::new(1, Agent::SOLO));
         let cases: [(&Expect, &[u8], &[u8], Answer); 6] = [
             (&post, b":6\r\n", b"5\0", Answer::Number(Some(5))),
             (&post, b"-ERR x\r\n", b"x\0", Answer::Number(None)),

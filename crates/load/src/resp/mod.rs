@@ -74,6 +74,10 @@ pub struct RespLoad {
     pub reader_mix: ReaderMix,
     pub seed: u64,
     pub verify: bool,
+    /// Which share of a split load this process runs (said in the
+    /// report's `agent`, not here: every agent's configuration is the same).
+    #[serde(skip)]
+    pub agent: harness::Agent,
 }
 
 impl RespLoad {
@@ -97,6 +101,7 @@ impl RespLoad {
             reader_mix: crate::board::workload::reference_reader_mix(),
             seed: 1,
             verify: false,
+            agent: harness::Agent::SOLO,
         }
     }
 
@@ -117,7 +122,7 @@ impl RespLoad {
     /// The board workload's settings.
     fn board_params(&self) -> Params {
         Params {
-            topics: self.topics,
+            topics: self.agent.share(self.topics),
             message_size: self.message_size,
             reader_mix: self.reader_mix.clone(),
             seed: self.seed,
@@ -163,6 +168,24 @@ impl harness::Protocol for RespLoad {
             },
             model_note: None,
             seed: self.seed,
+            agent: self.agent,
+            start_at: None,
+        }
+    }
+
+    fn shares(&self) -> Vec<(&'static str, usize)> {
+        match self.workload {
+            Workload::Keys if self.verify => {
+                vec![("connections", self.connections), ("keys", self.keys)]
+            }
+            Workload::Keys => vec![("connections", self.connections)],
+            Workload::Board => vec![
+                (
+                    "connections (posters and readers)",
+                    self.posters + self.readers,
+                ),
+                ("topics", self.topics),
+            ],
         }
     }
 
@@ -180,11 +203,11 @@ impl harness::Protocol for RespLoad {
                 })
             }
             Workload::Board => {
-                let bases = match setup::topic_lengths(self.addr, self.topics)? {
+                let bases = match setup::topic_lengths(self.addr, self.topics, self.agent)? {
                     Ok(b) => b,
                     Err(e) => {
                         errors.push(e);
-                        vec![0; self.topics]
+                        vec![0; self.agent.share(self.topics)]
                     }
                 };
                 Ok(Resp {
@@ -201,9 +224,9 @@ impl harness::Protocol for RespLoad {
                 .map(|i| RespClient::Keys(KeysClient::new(self, i)))
                 .collect(),
             Some(board) => {
-                let topics = self.topics;
+                let (topics, agent) = (self.topics, self.agent);
                 let clients = (self.posters, self.readers);
-                let encoding = || Lists::new(topics);
+                let encoding = || Lists::new(topics, agent);
                 let clients = board.clients(&self.board_params(), clients, encoding);
                 clients.into_iter().map(RespClient::Board).collect()
             }
@@ -219,7 +242,7 @@ impl harness::Protocol for RespLoad {
         let (hits, misses) = sum(&mut clients().map(|c| c.hits_and_misses()));
         let board = run.board.as_ref().map(|b| {
             if self.verify && done.errors.is_empty() {
-                let finals = match setup::topic_lengths(self.addr, self.topics) {
+                let finals = match setup::topic_lengths(self.addr, self.topics, self.agent) {
                     Ok(finals) => finals,
                     Err(e) => Err(e.to_string()),
                 };

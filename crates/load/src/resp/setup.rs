@@ -121,14 +121,21 @@ fn batches(
 pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError> {
     let mut conn = Conn::connect(cfg.addr, super::CONNECT_TIMEOUT)?;
     let mut result = Ok(());
+    // A split load's agent prepares only the keys its connections own
+    // (connection k owns keys k, k + connections, …): the others' are
+    // theirs, and may be in use.
+    let clients = cfg.clients().max(1);
+    let mine: Vec<usize> = (0..cfg.keys)
+        .filter(|&i| cfg.agent.owns(i % clients))
+        .collect();
     if cfg.verify {
-        let n = cfg.keys;
+        let mine = &mine;
         let dels = [Space::Str, Space::Counter, Space::List]
             .into_iter()
             .flat_map(move |space| {
-                (0..n.div_ceil(DEL_KEYS)).map(move |c| {
+                mine.chunks(DEL_KEYS).map(move |chunk| {
                     let mut args = vec![b"DEL".to_vec()];
-                    args.extend((c * DEL_KEYS..((c + 1) * DEL_KEYS).min(n)).map(|i| key(space, i)));
+                    args.extend(chunk.iter().map(|&i| key(space, i)));
                     args
                 })
             });
@@ -156,11 +163,11 @@ pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError
     if result.is_ok() && cfg.preload {
         result = batches(
             &mut conn,
-            (0..cfg.keys).map(|i| set(Space::Str, i)),
+            mine.iter().map(|&i| set(Space::Str, i)),
             "preload SET",
             ok,
         )?;
-        written += cfg.keys;
+        written += mine.len();
     }
     if let Err(e) = result {
         errors.push(e);
@@ -172,13 +179,14 @@ pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError
 pub fn topic_lengths(
     addr: SocketAddr,
     topics: usize,
+    agent: crate::harness::Agent,
 ) -> Result<Result<Vec<u64>, String>, LoadError> {
     let mut conn = Conn::connect(addr, super::CONNECT_TIMEOUT)?;
     let mut wire = Vec::new();
-    for t in 0..topics {
+    for t in crate::board::workload::agent_topics(topics, agent) {
         client::command(&mut wire, &[b"LLEN", &topic_key(t)]);
     }
-    let replies = conn.call(&wire, topics)?;
+    let replies = conn.call(&wire, agent.share(topics))?;
     Ok(replies
         .iter()
         .map(|r| match client::parse(r) {

@@ -1,0 +1,375 @@
+//! A load split across agents (`load … --agent I/N --start-at T --out
+//! DIR`) and `serverlab merge`: the split adds up to the whole load, the
+//! merge adds histograms exactly, verification holds across agents, and
+//! what makes a merge suspect is flagged.
+
+use crate::support::*;
+use nix::sys::signal::Signal;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A wall-clock instant `ahead` from now, as Unix seconds for --start-at.
+fn start_in(ahead: Duration) -> String {
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + ahead;
+    format!("{:.3}", t.as_secs_f64())
+}
+
+/// Start `serverlab load <protocol> <args> --agent I/N --out DIR` for each
+/// agent `I` of `agents`, with `extra(I)` added to its flags.
+fn spawn_agents(
+    protocol: &str,
+    args: &str,
+    agents: &[usize],
+    n: usize,
+    dir: &Path,
+    extra: impl Fn(usize) -> String,
+) -> Vec<Child> {
+    agents
+        .iter()
+        .map(|&i| {
+            let flags = format!(
+                "load {protocol} {args} --agent {i}/{n} --out {} {}",
+                dir.display(),
+                extra(i)
+            );
+            Command::new(BIN)
+                .args(flags.split_whitespace())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start an agent")
+        })
+        .collect()
+}
+
+fn wait_all(children: Vec<Child>) -> Vec<Output> {
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("an agent ends"))
+        .collect()
+}
+
+fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// `serverlab merge DIR --format json`: its exit status and result.
+fn merge(dir: &Path) -> (Output, Value) {
+    let out = run(&["merge", dir.to_str().unwrap(), "--format", "json"]);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, v)
+}
+
+fn agent_json(dir: &Path, i: usize, n: usize) -> Value {
+    let text = std::fs::read_to_string(dir.join(format!("agent-{i}-of-{n}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn ops(v: &Value) -> &Vec<Value> {
+    v["results"]["operations"].as_array().unwrap()
+}
+
+/// Every latency value the agents recorded for `op` (from the intended
+/// send time), in one histogram built from their HDR logs: its count,
+/// and its value (µs) at each quantile of `qs`.
+fn all_recorded(dir: &Path, n: usize, op: &str, qs: &[f64]) -> (u64, Vec<f64>) {
+    let mut all = serverlab_load::record::new_histogram();
+    for i in 0..n {
+        let log = std::fs::read_to_string(dir.join(format!("agent-{i}-of-{n}.hlog"))).unwrap();
+        let intervals = serverlab_load::merge::hlog::read(&log).unwrap();
+        for iv in intervals.iter().filter(|iv| iv.tag == op) {
+            all.add(&iv.histogram).unwrap();
+        }
+    }
+    let at = qs
+        .iter()
+        .map(|&q| all.value_at_quantile(q) as f64 / 1000.0)
+        .collect();
+    (all.len(), at)
+}
+
+const BOARD: &str = "--posters 4 --readers 4 --warmup 1s --format json";
+
+/// Four agents at a quarter of the rate each, started together, make
+/// the whole load; the merged histogram is the sum of theirs, and its
+/// percentiles are those of every value recorded, not an average.
+#[test]
+fn split_and_merge_exactly() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (rate, secs) = (2000.0, 3.0);
+    // Pipelined, so a reply late from a busy machine holds no request
+    // back: what is sent is the schedules' doing alone (as the single
+    // run's test of the schedule, load_openloop::the_schedule_is_kept).
+    let args = format!(
+        "--addr {} --rate 2000 --duration 3s --pipeline 32 {BOARD}",
+        server.addr
+    );
+    let at = start_in(Duration::from_secs(3));
+    let children = spawn_agents("board", &args, &[0, 1, 2, 3], 4, dir.path(), |_| {
+        format!("--start-at {at}")
+    });
+    for (i, out) in wait_all(children).iter().enumerate() {
+        assert_ok(out, &format!("agent {i}"));
+    }
+    let (out, merged) = merge(dir.path());
+    assert_ok(&out, "merge");
+    let r = &merged["results"];
+    let sent = r["schedule"]["sent_requests"].as_f64().unwrap();
+    assert!(
+        (sent - rate * secs).abs() <= 0.01 * rate * secs,
+        "merged requests sent {sent}, want {} ± 1%",
+        rate * secs
+    );
+    let requests = r["requests"].as_f64().unwrap();
+    assert!(requests >= 0.95 * sent, "{requests} answered of {sent}");
+    assert_eq!(r["requested_rps"], rate);
+    let agents: Vec<Value> = (0..4).map(|i| agent_json(dir.path(), i, 4)).collect();
+    for a in &agents {
+        let asked = a["results"]["requested_rps"].as_f64().unwrap();
+        assert_eq!(asked, rate / 4.0, "each agent's share of the rate");
+        assert!(a["results"]["agent"]["start_lag_ms"].as_f64().is_some());
+    }
+    for (k, op) in ops(&merged).iter().enumerate() {
+        let name = op["name"].as_str().unwrap();
+        let sum: u64 = agents
+            .iter()
+            .map(|a| ops(a)[k]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(op["count"].as_u64().unwrap(), sum, "{name}: counts add up");
+        if sum == 0 {
+            continue;
+        }
+        let stats = ["p50", "p90", "p99", "p99_9", "max"];
+        let (count, want) = all_recorded(dir.path(), 4, name, &[0.5, 0.9, 0.99, 0.999, 1.0]);
+        assert_eq!(count, sum, "{name}: the logs hold every recorded value");
+        for (stat, want) in stats.iter().zip(want) {
+            let got = op["latency_us"][stat].as_f64().unwrap();
+            assert_eq!(got, want, "{name} {stat}: the merged histogram's, exactly");
+        }
+    }
+    let lines = merged["results"]["merged"]["agents"].as_array().unwrap();
+    assert_eq!(lines.len(), 4);
+    // Text, as a single run's, with a line per agent.
+    let text_out = run(&["merge", dir.path().to_str().unwrap()]);
+    let t = text(&text_out.stdout);
+    assert!(
+        t.starts_with("board load: ") && t.contains("agent 3: 2 clients"),
+        "{t}"
+    );
+}
+
+/// A server stopped for a second in the middle of a four-agent run: every
+/// agent and the merge see it, in the same wall-clock second.
+#[test]
+fn a_stall_seen_by_every_agent() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!("--addr {} --rate 2000 --duration 4s {BOARD}", server.addr);
+    let lead = Duration::from_secs(3);
+    let at = start_in(lead);
+    let children = spawn_agents("board", &args, &[0, 1, 2, 3], 4, dir.path(), |_| {
+        format!("--start-at {at}")
+    });
+    // The window runs from 1 s after the start to 5 s: stop the server
+    // for its second second (from 1.05 s to 2.05 s of the window).
+    std::thread::sleep(lead + Duration::from_millis(2050));
+    server.signal(Signal::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(1));
+    server.signal(Signal::SIGCONT);
+    for (i, out) in wait_all(children).iter().enumerate() {
+        assert_ok(out, &format!("agent {i}"));
+    }
+    let (out, merged) = merge(dir.path());
+    assert_ok(&out, "merge");
+    let p99 = |v: &Value| {
+        ops(v)
+            .iter()
+            .filter(|o| o["count"].as_u64() > Some(0))
+            .map(|o| o["latency_us"]["p99"].as_f64().unwrap() / 1000.0)
+            .fold(f64::MAX, f64::min)
+    };
+    // The second with the fewest replies: the gap.
+    let gap = |v: &Value| {
+        let per_second: Vec<u64> = v["results"]["per_second"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        let k = (0..per_second.len())
+            .min_by_key(|&k| per_second[k])
+            .unwrap();
+        (k, per_second)
+    };
+    let (merged_gap, series) = gap(&merged);
+    assert_eq!(merged_gap, 1, "merged per second: {series:?}");
+    assert!(series[1] * 4 < series[0], "merged per second: {series:?}");
+    assert!(p99(&merged) >= 300.0, "merged p99 {} ms", p99(&merged));
+    for i in 0..4 {
+        let a = agent_json(dir.path(), i, 4);
+        assert!(p99(&a) >= 300.0, "agent {i}: p99 {} ms", p99(&a));
+        let (k, series) = gap(&a);
+        assert_eq!(
+            k, merged_gap,
+            "agent {i}: the gap's second, per second {series:?}"
+        );
+    }
+}
+
+/// Three agents of each verifying load against one server: what each
+/// owns is its own, so no agent sees another's writes as a mismatch.
+#[test]
+fn verification_holds_across_agents() {
+    let _turn = heavy_turn();
+    let loads = [
+        ("board", "--posters 3 --readers 3 --duration 2s --warmup 0s --reader-mix read=60,count=30,list=10 --verify"),
+        ("kv", "--sessions 12 --requests-per-session 20 --concurrency 3 --keys 60 --preload --verify --value-size 300"),
+        ("resp", "--requests 3000 --connections 3 --keys 90 --pipeline 4 --preload --verify"),
+    ];
+    for (protocol, flags) in loads {
+        let server = ServerProc::start(protocol, &[]);
+        let dir = tempfile::tempdir().unwrap();
+        let args = format!("--addr {} {flags}", server.addr);
+        let at = start_in(Duration::from_secs(2));
+        let children = spawn_agents(protocol, &args, &[0, 1, 2], 3, dir.path(), |_| {
+            format!("--start-at {at}")
+        });
+        for (i, out) in wait_all(children).iter().enumerate() {
+            assert_ok(out, &format!("{protocol} agent {i}"));
+            assert!(
+                text(&out.stdout).contains(", 0 mismatches"),
+                "{protocol} agent {i}"
+            );
+        }
+        let (out, merged) = merge(dir.path());
+        assert_ok(&out, &format!("{protocol} merge"));
+        let v = &merged["results"]["verification"];
+        assert!(v["checked"].as_u64() > Some(0), "{protocol}: {v}");
+        assert_eq!(v["mismatches"], 0, "{protocol}: {v}");
+    }
+}
+
+/// An agent missing, one started 200 ms late, one with other flags:
+/// each is flagged by merge, in its text and its JSON.
+#[test]
+fn merge_flags_missing_late_and_different_agents() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!("--addr {} --rate 400 --duration 1s {BOARD}", server.addr);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let at = now + 2.0;
+    // Agent 3 of 4 never runs.
+    let children = spawn_agents("board", &args, &[0, 1, 2], 4, dir.path(), |i| match i {
+        1 => format!("--start-at {at:.3} --message-size 64"),
+        2 => format!("--start-at {:.3}", at + 0.2),
+        _ => format!("--start-at {at:.3}"),
+    });
+    for (i, out) in wait_all(children).iter().enumerate() {
+        assert_ok(out, &format!("agent {i}"));
+    }
+    let (out, merged) = merge(dir.path());
+    assert_ok(&out, "merge (flags warn, they do not fail)");
+    let flags: Vec<String> = merged["results"]["merged"]["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    let has = |words: &[&str]| flags.iter().any(|f| words.iter().all(|w| f.contains(w)));
+    assert!(has(&["missing", "3 of 4", "agent 3"]), "{flags:?}");
+    assert!(has(&["late: agent 2", "ms after the first"]), "{flags:?}");
+    assert!(
+        has(&["configuration: agent 1", "message_size 64 vs 32"]),
+        "{flags:?}"
+    );
+    assert!(
+        !has(&["late: agent 1"]) && !has(&["configuration: agent 2"]),
+        "{flags:?}"
+    );
+    let t = text(&run(&["merge", dir.path().to_str().unwrap()]).stdout);
+    assert!(
+        t.contains("flag: missing") && t.contains("flag: late: agent 2"),
+        "{t}"
+    );
+}
+
+/// Bad agents are usage errors that name the flag.
+#[test]
+fn bad_agents_are_usage_errors() {
+    let board = |extra: &[&'static str]| {
+        let mut a = vec!["load", "board", "--addr", "127.0.0.1:1"];
+        a.extend(extra);
+        a
+    };
+    usage_error(&board(&["--agent", "5/4"]), "--agent");
+    usage_error(&board(&["--agent", "0/0"]), "--agent");
+    usage_error(
+        &board(&["--agent", "3/4", "--posters", "1", "--readers", "2"]),
+        "at most 3 agents",
+    );
+    let search = board(&["--agent", "0/2", "--search", "p99<=1ms"]);
+    usage_error(&search, "--search");
+    usage_error(&search, "--scan");
+    let out = Command::new(BIN)
+        .args(board(&["--agent", "slurm"]))
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("SLURM_PROCID")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--agent") && err.contains("SLURM_ARRAY_TASK_ID"),
+        "{err}"
+    );
+    let out = Command::new(BIN)
+        .args(board(&["--agent", "k8s"]))
+        .env_remove("JOB_COMPLETION_INDEX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("JOB_COMPLETION_INDEX"));
+}
+
+/// Under Slurm, the agent and its files come from the environment alone.
+#[test]
+fn slurm_agents_need_only_their_flags() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let at = start_in(Duration::from_secs(2));
+    let children: Vec<Child> = (0..2)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["load", "board", "--addr", &server.addr.to_string()])
+                .args(["--duration", "1s", "--agent", "slurm", "--start-at", &at])
+                .args(["--out", dir.path().to_str().unwrap()])
+                .env("SLURM_ARRAY_TASK_ID", i.to_string())
+                .env("SLURM_ARRAY_TASK_COUNT", "2")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for out in wait_all(children) {
+        assert_ok(&out, "a slurm agent");
+    }
+    let out = run(&["merge", dir.path().to_str().unwrap()]);
+    assert_ok(&out, "merge");
+    assert!(text(&out.stdout).contains("merged from 2 of 2 agents"));
+}
