@@ -378,56 +378,42 @@ fn list_creation_order(ctx: &mut C) -> Result<(), Fail> {
     })
 }
 
-/// Each request is invalid: it answers empty, and `topic` stays empty.
-fn all_invalid(ctx: &mut C, topic: &str, requests: &[Vec<u8>]) -> Result<(), Fail> {
+/// Each request, `{t}` in it standing for a fresh topic, is invalid: it
+/// answers empty, and the topic stays empty.
+fn all_invalid(ctx: &mut C, requests: &[&str]) -> Result<(), Fail> {
+    let t = ctx.name("t");
     let mut c = conn(ctx)?;
     for r in requests {
-        ask(ctx, &mut c, r, NUL, b"")?;
+        ask(ctx, &mut c, r.replace("{t}", &t).as_bytes(), NUL, b"")?;
     }
-    ask(ctx, &mut c, format!("COUNT@{topic}").as_bytes(), NUL, b"0")
+    ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"0")
 }
 
 fn invalid_keyword_case(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [
-        format!("post@{t}#m"),
-        format!("Post@{t}#m"),
-        format!("count@{t}"),
-    ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &["post@{t}#m", "Post@{t}#m", "count@{t}"])
 }
 
 fn invalid_trailing_bytes(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
     let reqs = [
-        "LIST ".to_string(),
-        format!("READ@{t}#1#2"),
-        format!("COUNT@{t}#b"),
-        format!("READ@{t}#1x"),
-        format!("READ@{t}#"),
+        "LIST ",
+        "READ@{t}#1#2",
+        "COUNT@{t}#b",
+        "READ@{t}#1x",
+        "READ@{t}#",
     ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &reqs)
 }
 
 fn invalid_topic(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [
-        format!("POST@{t}@b#c"),
-        format!("COUNT@{t}@b"),
-        format!("READ@{t}@b#0"),
-    ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &["POST@{t}@b#c", "COUNT@{t}@b", "READ@{t}@b#0"])
 }
 
 fn invalid_empty_message(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    all_invalid(ctx, &t, &[format!("POST@{t}#").into_bytes()])
+    all_invalid(ctx, &["POST@{t}#"])
 }
 
 fn invalid_unknown_request(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [&b"AAA"[..], b"", b"POST", b"READ@", b"@"];
-    all_invalid(ctx, &t, &reqs.map(<[u8]>::to_vec))
+    all_invalid(ctx, &["AAA", "", "POST", "READ@", "@"])
 }
 
 fn invalid_keeps_connection(ctx: &mut C) -> Result<(), Fail> {
