@@ -242,6 +242,11 @@ fn post(ctx: &mut C, c: &mut Conn, topic: &str, msg: &str, id: u64) -> Result<()
     )
 }
 
+/// `READ@topic#id`, the id as sent (leading zeros and all), answers `want`.
+fn read_at(ctx: &mut C, c: &mut Conn, topic: &str, id: &str, want: &[u8]) -> Result<(), Fail> {
+    ask(ctx, c, format!("READ@{topic}#{id}").as_bytes(), NUL, want)
+}
+
 fn post_first_id(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "first", 0)
@@ -260,13 +265,7 @@ fn message_with_at_and_hash(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     let msg = "The dark side of the @moon is #dark.";
     post(ctx, &mut c, &t, msg, 0)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        msg.as_bytes(),
-    )?;
+    read_at(ctx, &mut c, &t, "0", msg.as_bytes())?;
     ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"1")
 }
 
@@ -293,42 +292,24 @@ fn read_message(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "first message", 0)?;
     post(ctx, &mut c, &t, "second message", 1)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        b"first message",
-    )?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#1").as_bytes(),
-        NUL,
-        b"second message",
-    )
+    read_at(ctx, &mut c, &t, "0", b"first message")?;
+    read_at(ctx, &mut c, &t, "1", b"second message")
 }
 
 fn read_leading_zeros(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "zero", 0)?;
     post(ctx, &mut c, &t, "one", 1)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0001").as_bytes(),
-        NUL,
-        b"one",
-    )?;
-    ask(ctx, &mut c, format!("READ@{t}#00").as_bytes(), NUL, b"zero")
+    read_at(ctx, &mut c, &t, "0001", b"one")?;
+    read_at(ctx, &mut c, &t, "00", b"zero")
 }
 
 fn read_missing(ctx: &mut C) -> Result<(), Fail> {
     let (t, u, mut c) = (ctx.name("t"), ctx.name("unknown"), conn(ctx)?);
     post(ctx, &mut c, &t, "only", 0)?;
-    ask(ctx, &mut c, format!("READ@{t}#1").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{t}#5").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{u}#0").as_bytes(), NUL, b"")
+    read_at(ctx, &mut c, &t, "1", b"")?;
+    read_at(ctx, &mut c, &t, "5", b"")?;
+    read_at(ctx, &mut c, &u, "0", b"")
 }
 
 fn count(ctx: &mut C) -> Result<(), Fail> {
@@ -421,7 +402,7 @@ fn invalid_keeps_connection(ctx: &mut C) -> Result<(), Fail> {
     ask(ctx, &mut c, b"AAA", NUL, b"")?;
     post(ctx, &mut c, &t, "after", 0)?;
     ask(ctx, &mut c, format!("POST@{t}#").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{t}#0").as_bytes(), NUL, b"after")
+    read_at(ctx, &mut c, &t, "0", b"after")
 }
 
 fn nul_terminator(ctx: &mut C) -> Result<(), Fail> {
@@ -601,13 +582,7 @@ fn long_message(ctx: &mut C) -> Result<(), Fail> {
     let msg = "x".repeat(room);
     let mut c = conn(ctx)?;
     post(ctx, &mut c, &t, &msg, 0)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        msg.as_bytes(),
-    )
+    read_at(ctx, &mut c, &t, "0", msg.as_bytes())
 }
 
 fn huge_id_not_found(ctx: &mut C) -> Result<(), Fail> {
