@@ -24,12 +24,9 @@ fn f64_of(v: &Value) -> f64 {
 fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &["--cpus", "0"]);
-    let addr = server.addr.to_string();
-    let (stdout, v) = load_json(
+    let (stdout, v) = server.load_json(
         "board",
         &[
-            "--addr",
-            &addr,
             "--cpus",
             "0",
             "--posters",
@@ -57,11 +54,9 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
         "{stdout}"
     );
     // The reference client's form has no room for it: it goes to stderr.
-    let caps = load(
+    let caps = server.load(
         "board",
         &[
-            "--addr",
-            &addr,
             "--posters",
             "8",
             "--readers",
@@ -98,12 +93,9 @@ fn an_overloaded_open_loop_says_what_it_sent() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let server = ServerProc::start("board", &["--stats-json", stats.to_str().unwrap()]);
-    let addr = server.addr.to_string();
-    let (stdout, v) = load_json(
+    let (stdout, v) = server.load_json(
         "board",
         &[
-            "--addr",
-            &addr,
             "--posters",
             "2",
             "--readers",

@@ -67,12 +67,9 @@ per_strategy!(load_kv_verify, every_store);
 #[test]
 fn text_and_json_outputs() {
     let server = ServerProc::start("kv", &[]);
-    let addr = server.addr.to_string();
-    let (stdout, v) = load_json(
+    let (stdout, v) = server.load_json(
         "kv",
         &[
-            "--addr",
-            &addr,
             "--sessions",
             "10",
             "--requests-per-session",

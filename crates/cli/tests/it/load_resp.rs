@@ -127,12 +127,9 @@ fn board_workload_verified_and_caps_output() {
 #[test]
 fn text_and_json_outputs() {
     let server = ServerProc::start("resp", &[]);
-    let addr = server.addr.to_string();
-    let (stdout, v) = load_json(
+    let (stdout, v) = server.load_json(
         "resp",
         &[
-            "--addr",
-            &addr,
             "--requests",
             "500",
             "--connections",

@@ -166,6 +166,19 @@ impl ServerProc {
         load(protocol, &all)
     }
 
+    /// Run `serverlab load <protocol> --addr <this server> <args> --json
+    /// FILE`, which must succeed: its stdout and what it wrote to FILE.
+    pub fn load_json(&self, protocol: &str, args: &[&str]) -> (String, serde_json::Value) {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("load.json");
+        let mut all = args.to_vec();
+        all.extend(["--json", json.to_str().unwrap()]);
+        let out = self.load(protocol, &all);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+        (stdout, read_json(&json))
+    }
+
     /// As `start`, with these environment variables set for the server.
     pub fn start_with_env(protocol: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut all = vec!["serve", protocol];
@@ -455,19 +468,6 @@ pub fn load(protocol: &str, args: &[&str]) -> Output {
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("the --json file");
     serde_json::from_str(&text).expect("the --json file is JSON")
-}
-
-/// Run `serverlab load <protocol> <args> --json FILE`, which must
-/// succeed: its stdout and what it wrote to FILE.
-pub fn load_json(protocol: &str, args: &[&str]) -> (String, serde_json::Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("load.json");
-    let mut all = args.to_vec();
-    all.extend(["--json", json.to_str().unwrap()]);
-    let out = load(protocol, &all);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    (stdout, read_json(&json))
 }
 
 /// `serverlab load <protocol> <args>` exits 2 and its stderr names `flag`.
