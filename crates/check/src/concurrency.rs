@@ -4,6 +4,7 @@
 //! checked for linearizability against the protocol's model.
 
 use crate::lin::{self, Budget, Model, Operation, Outcome, Witness};
+use crate::wire::Conn;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,10 +29,14 @@ pub struct Plan {
 /// What a protocol supplies to drive it: connections, a random operation
 /// generator, and one operation performed on a connection.
 pub trait Workload: Sync {
-    type Conn: Send;
+    /// A client's connection: made from one open TCP connection.
+    type Conn: Send + From<Conn>;
     type Call: Send;
     type Reply: Send;
-    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Self::Conn>;
+    /// A client's connection; by default one it keeps open throughout.
+    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Self::Conn> {
+        Conn::open(addr, timeout).map(Self::Conn::from)
+    }
     /// Client `client`'s `seq`th operation.
     fn next(&self, rng: &mut fastrand::Rng, client: usize, seq: u64) -> Self::Call;
     /// Send it and read its reply. An `Err` (the connection closed, no

@@ -15,6 +15,7 @@ pub mod case;
 pub mod concurrency;
 pub mod error;
 pub mod identify;
+pub mod keyed;
 pub mod kv;
 pub mod lin;
 pub mod protocol;

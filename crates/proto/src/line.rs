@@ -65,72 +65,41 @@ pub fn frame(buf: &[u8], max: usize) -> Framed {
 mod tests {
     use super::*;
 
+    /// A frame of `len` bytes ended by NUL, `used` bytes in all.
+    fn nul(len: usize, used: usize) -> Framed {
+        Framed::Frame {
+            len,
+            used,
+            term: Terminator::Nul,
+        }
+    }
+
+    /// A frame of `len` bytes ended by LF or CRLF, `used` bytes in all.
+    fn lf(len: usize, used: usize) -> Framed {
+        Framed::Frame {
+            len,
+            used,
+            term: Terminator::Lf,
+        }
+    }
+
     #[test]
     fn nul_and_lf_and_crlf() {
-        assert_eq!(
-            frame(b"LIST\0rest", 100),
-            Framed::Frame {
-                len: 4,
-                used: 5,
-                term: Terminator::Nul
-            }
-        );
-        assert_eq!(
-            frame(b"LIST\nrest", 100),
-            Framed::Frame {
-                len: 4,
-                used: 5,
-                term: Terminator::Lf
-            }
-        );
-        assert_eq!(
-            frame(b"LIST\r\nrest", 100),
-            Framed::Frame {
-                len: 4,
-                used: 6,
-                term: Terminator::Lf
-            }
-        );
+        assert_eq!(frame(b"LIST\0rest", 100), nul(4, 5));
+        assert_eq!(frame(b"LIST\nrest", 100), lf(4, 5));
+        assert_eq!(frame(b"LIST\r\nrest", 100), lf(4, 6));
         // A CR before NUL is payload, not framing.
-        assert_eq!(
-            frame(b"LIST\r\0", 100),
-            Framed::Frame {
-                len: 5,
-                used: 6,
-                term: Terminator::Nul
-            }
-        );
-        assert_eq!(
-            frame(b"\n", 100),
-            Framed::Frame {
-                len: 0,
-                used: 1,
-                term: Terminator::Lf
-            }
-        );
+        assert_eq!(frame(b"LIST\r\0", 100), nul(5, 6));
+        assert_eq!(frame(b"\n", 100), lf(0, 1));
     }
 
     #[test]
     fn limits() {
         assert_eq!(frame(b"abcd", 4), Framed::Incomplete);
-        assert_eq!(
-            frame(b"abcd\0", 4),
-            Framed::Frame {
-                len: 4,
-                used: 5,
-                term: Terminator::Nul
-            }
-        );
+        assert_eq!(frame(b"abcd\0", 4), nul(4, 5));
         assert_eq!(frame(b"abcde", 4), Framed::Oversize);
         assert_eq!(frame(b"abcde\0", 4), Framed::Oversize);
         // CRLF: the CR counts toward the limit while we cannot yet tell.
-        assert_eq!(
-            frame(b"abc\r\n", 4),
-            Framed::Frame {
-                len: 3,
-                used: 5,
-                term: Terminator::Lf
-            }
-        );
+        assert_eq!(frame(b"abc\r\n", 4), lf(3, 5));
     }
 }

@@ -265,26 +265,13 @@ pub fn operations(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
         return None;
     }
     let rest: Vec<String> = names.iter().map(|n| format!("{n} req/s")).collect();
-    let rows = stats
-        .iter()
-        .filter(|s| s.throughput.is_some())
-        .map(|s| {
-            let mut row = cells(m, s);
-            for n in &names {
-                let v = s
-                    .ops
-                    .iter()
-                    .find(|(o, _)| o == n)
-                    .map(|(_, v)| centre_ci(v, 1.0));
-                row.push(v.unwrap_or_else(|| "–".into()));
-            }
-            row
-        })
-        .collect();
-    Some(Table {
-        headers: headers(m, &rest),
-        rows,
-    })
+    let points: Vec<&PointStats> = stats.iter().filter(|s| s.throughput.is_some()).collect();
+    Some(named_columns(m, &points, &names, &rest, |s, n| {
+        s.ops
+            .iter()
+            .find(|(o, _)| o == n)
+            .map(|(_, v)| centre_ci(v, 1.0))
+    }))
 }
 
 /// The server's service time statistics, when its final statistics hold them.
@@ -301,20 +288,33 @@ pub fn service(m: &Manifest, stats: &[PointStats]) -> Option<Table> {
         .iter()
         .map(|n| format!("{n} ({})", unit.symbol()))
         .collect();
-    let rows = stats
+    let points: Vec<&PointStats> = stats.iter().filter(|s| !s.service.is_empty()).collect();
+    Some(named_columns(m, &points, &names, &rest, |s, n| {
+        s.service(n).map(|v| centre_ci(v, unit.per_us()))
+    }))
+}
+
+/// A table of `points` with a column per name in `names` (headed `rest`):
+/// `value` gives a point's cell for a name, "–" where it has none.
+fn named_columns(
+    m: &Manifest,
+    points: &[&PointStats],
+    names: &[String],
+    rest: &[String],
+    value: impl Fn(&PointStats, &str) -> Option<String>,
+) -> Table {
+    let rows = points
         .iter()
-        .filter(|s| !s.service.is_empty())
         .map(|s| {
             let mut row = cells(m, s);
-            for n in &names {
-                let v = s.service(n).map(|v| centre_ci(v, unit.per_us()));
-                row.push(v.unwrap_or_else(|| "–".into()));
+            for n in names {
+                row.push(value(s, n).unwrap_or_else(|| "–".into()));
             }
             row
         })
         .collect();
-    Some(Table {
-        headers: headers(m, &rest),
+    Table {
+        headers: headers(m, rest),
         rows,
-    })
+    }
 }

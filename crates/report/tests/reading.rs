@@ -10,24 +10,8 @@ use serverlab_report::generate;
 use serverlab_report::points::PointStats;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+mod common;
+use common::{copy_dir, fixture};
 
 /// Every run directory of a sweep: (point directory name, run directory).
 fn runs(dir: &Path) -> Vec<(String, PathBuf)> {

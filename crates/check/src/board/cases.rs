@@ -246,6 +246,11 @@ fn post(ctx: &mut C, c: &mut Conn, topic: &str, msg: &str, id: u64) -> Result<()
     )
 }
 
+/// `READ@topic#id`, the id as sent (leading zeros and all), answers `want`.
+fn read_at(ctx: &mut C, c: &mut Conn, topic: &str, id: &str, want: &[u8]) -> Result<(), Fail> {
+    ask(ctx, c, format!("READ@{topic}#{id}").as_bytes(), NUL, want)
+}
+
 fn post_first_id(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "first", 0)
@@ -264,13 +269,7 @@ fn message_with_at_and_hash(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     let msg = "The dark side of the @moon is #dark.";
     post(ctx, &mut c, &t, msg, 0)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        msg.as_bytes(),
-    )?;
+    read_at(ctx, &mut c, &t, "0", msg.as_bytes())?;
     ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"1")
 }
 
@@ -297,42 +296,24 @@ fn read_message(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "first message", 0)?;
     post(ctx, &mut c, &t, "second message", 1)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        b"first message",
-    )?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#1").as_bytes(),
-        NUL,
-        b"second message",
-    )
+    read_at(ctx, &mut c, &t, "0", b"first message")?;
+    read_at(ctx, &mut c, &t, "1", b"second message")
 }
 
 fn read_leading_zeros(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     post(ctx, &mut c, &t, "zero", 0)?;
     post(ctx, &mut c, &t, "one", 1)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0001").as_bytes(),
-        NUL,
-        b"one",
-    )?;
-    ask(ctx, &mut c, format!("READ@{t}#00").as_bytes(), NUL, b"zero")
+    read_at(ctx, &mut c, &t, "0001", b"one")?;
+    read_at(ctx, &mut c, &t, "00", b"zero")
 }
 
 fn read_missing(ctx: &mut C) -> Result<(), Fail> {
     let (t, u, mut c) = (ctx.name("t"), ctx.name("unknown"), conn(ctx)?);
     post(ctx, &mut c, &t, "only", 0)?;
-    ask(ctx, &mut c, format!("READ@{t}#1").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{t}#5").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{u}#0").as_bytes(), NUL, b"")
+    read_at(ctx, &mut c, &t, "1", b"")?;
+    read_at(ctx, &mut c, &t, "5", b"")?;
+    read_at(ctx, &mut c, &u, "0", b"")
 }
 
 fn count(ctx: &mut C) -> Result<(), Fail> {
@@ -382,56 +363,42 @@ fn list_creation_order(ctx: &mut C) -> Result<(), Fail> {
     })
 }
 
-/// Each request is invalid: it answers empty, and `topic` stays empty.
-fn all_invalid(ctx: &mut C, topic: &str, requests: &[Vec<u8>]) -> Result<(), Fail> {
+/// Each request, `{t}` in it standing for a fresh topic, is invalid: it
+/// answers empty, and the topic stays empty.
+fn all_invalid(ctx: &mut C, requests: &[&str]) -> Result<(), Fail> {
+    let t = ctx.name("t");
     let mut c = conn(ctx)?;
     for r in requests {
-        ask(ctx, &mut c, r, NUL, b"")?;
+        ask(ctx, &mut c, r.replace("{t}", &t).as_bytes(), NUL, b"")?;
     }
-    ask(ctx, &mut c, format!("COUNT@{topic}").as_bytes(), NUL, b"0")
+    ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"0")
 }
 
 fn invalid_keyword_case(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [
-        format!("post@{t}#m"),
-        format!("Post@{t}#m"),
-        format!("count@{t}"),
-    ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &["post@{t}#m", "Post@{t}#m", "count@{t}"])
 }
 
 fn invalid_trailing_bytes(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
     let reqs = [
-        "LIST ".to_string(),
-        format!("READ@{t}#1#2"),
-        format!("COUNT@{t}#b"),
-        format!("READ@{t}#1x"),
-        format!("READ@{t}#"),
+        "LIST ",
+        "READ@{t}#1#2",
+        "COUNT@{t}#b",
+        "READ@{t}#1x",
+        "READ@{t}#",
     ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &reqs)
 }
 
 fn invalid_topic(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [
-        format!("POST@{t}@b#c"),
-        format!("COUNT@{t}@b"),
-        format!("READ@{t}@b#0"),
-    ];
-    all_invalid(ctx, &t, &reqs.map(String::into_bytes))
+    all_invalid(ctx, &["POST@{t}@b#c", "COUNT@{t}@b", "READ@{t}@b#0"])
 }
 
 fn invalid_empty_message(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    all_invalid(ctx, &t, &[format!("POST@{t}#").into_bytes()])
+    all_invalid(ctx, &["POST@{t}#"])
 }
 
 fn invalid_unknown_request(ctx: &mut C) -> Result<(), Fail> {
-    let t = ctx.name("t");
-    let reqs = [&b"AAA"[..], b"", b"POST", b"READ@", b"@"];
-    all_invalid(ctx, &t, &reqs.map(<[u8]>::to_vec))
+    all_invalid(ctx, &["AAA", "", "POST", "READ@", "@"])
 }
 
 fn invalid_keeps_connection(ctx: &mut C) -> Result<(), Fail> {
@@ -439,7 +406,7 @@ fn invalid_keeps_connection(ctx: &mut C) -> Result<(), Fail> {
     ask(ctx, &mut c, b"AAA", NUL, b"")?;
     post(ctx, &mut c, &t, "after", 0)?;
     ask(ctx, &mut c, format!("POST@{t}#").as_bytes(), NUL, b"")?;
-    ask(ctx, &mut c, format!("READ@{t}#0").as_bytes(), NUL, b"after")
+    read_at(ctx, &mut c, &t, "0", b"after")
 }
 
 fn nul_terminator(ctx: &mut C) -> Result<(), Fail> {
@@ -619,13 +586,7 @@ fn long_message(ctx: &mut C) -> Result<(), Fail> {
     let msg = "x".repeat(room);
     let mut c = conn(ctx)?;
     post(ctx, &mut c, &t, &msg, 0)?;
-    ask(
-        ctx,
-        &mut c,
-        format!("READ@{t}#0").as_bytes(),
-        NUL,
-        msg.as_bytes(),
-    )
+    read_at(ctx, &mut c, &t, "0", msg.as_bytes())
 }
 
 fn huge_id_not_found(ctx: &mut C) -> Result<(), Fail> {

@@ -7,7 +7,6 @@ use super::talk::{frame, reply_end, NUL};
 use crate::concurrency::{Part, Record, Workload};
 use crate::wire::{Conn, Got};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -54,10 +53,6 @@ impl Workload for Load {
     type Call = Call;
     /// The reply without its terminator.
     type Reply = Vec<u8>;
-
-    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
-        Conn::open(addr, timeout)
-    }
 
     fn next(&self, rng: &mut fastrand::Rng, client: usize, seq: u64) -> Call {
         let topic = rng.usize(..TOPICS);

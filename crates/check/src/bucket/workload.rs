@@ -35,6 +35,12 @@ pub enum Link {
     PerRequest(Duration),
 }
 
+impl From<Conn> for Link {
+    fn from(conn: Conn) -> Link {
+        Link::Kept(conn)
+    }
+}
+
 impl Load {
     pub fn new(
         buckets: Vec<u64>,
@@ -100,7 +106,7 @@ impl Workload for Load {
         if self.fresh_connections {
             return Ok(Link::PerRequest(timeout));
         }
-        Conn::open(addr, timeout).map(Link::Kept)
+        Conn::open(addr, timeout).map(Link::from)
     }
 
     fn next(&self, rng: &mut fastrand::Rng, _client: usize, _seq: u64) -> Call {

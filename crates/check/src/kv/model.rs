@@ -36,16 +36,9 @@ pub enum Cond {
 }
 
 /// One key's model: its name and the values written to it.
-pub struct Key {
-    pub name: String,
-    pub values: Vec<String>,
-}
+pub type Key = crate::keyed::Key<Op>;
 
 impl Key {
-    fn value(&self, v: u32) -> String {
-        format!("\"{}\"", self.values[v as usize])
-    }
-
     fn held(&self, v: &Option<u32>) -> String {
         v.map_or("404".into(), |v| format!("200 {}", self.value(v)))
     }
@@ -149,10 +142,7 @@ mod tests {
     use super::*;
 
     fn key() -> Key {
-        Key {
-            name: "k".into(),
-            values: vec!["a".into(), "b".into()],
-        }
+        Key::new("k".into(), vec!["a".into(), "b".into()])
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::http::{read, request, request_with, tag_of, Read, Resp};
 use super::model::{Cond, Key, Op, Reply};
 use crate::concurrency::{Part, Record, Workload};
+use crate::keyed;
 use crate::wire::Conn;
 use serverlab_proto::kv::client::Tag;
 use serverlab_proto::kv::{digest, Digest, Method};
@@ -95,10 +96,6 @@ impl Workload for Load {
     type Conn = Conn;
     type Call = Call;
     type Reply = Resp;
-
-    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
-        Conn::open(addr, timeout)
-    }
 
     fn next(&self, rng: &mut fastrand::Rng, client: usize, seq: u64) -> Call {
         let key = rng.usize(..KEYS);
@@ -204,18 +201,8 @@ impl Load {
             let k = r.call.key();
             ops[k].push(r.op(op(&values[k], &r.call, &r.reply)));
         }
-        ops.into_iter()
-            .zip(values)
-            .zip(&self.keys)
-            .map(|((ops, values), name)| Part {
-                name: format!("key {name}"),
-                model: Key {
-                    name: name.clone(),
-                    values: values.list,
-                },
-                ops,
-            })
-            .collect()
+        let values = values.into_iter().map(|v| v.list).collect();
+        keyed::parts(&self.keys, values, ops)
     }
 }
 

@@ -47,16 +47,9 @@ pub enum Op {
 }
 
 /// One key's model: its name and the values written to it.
-pub struct Key {
-    pub name: String,
-    pub values: Vec<String>,
-}
+pub type Key = crate::keyed::Key<Op>;
 
 impl Key {
-    fn value(&self, v: u32) -> String {
-        format!("\"{}\"", self.values[v as usize])
-    }
-
     fn show(&self, g: &Got) -> String {
         match g {
             Got::Ok => "+OK".into(),
@@ -204,10 +197,7 @@ mod tests {
 
     #[test]
     fn steps() {
-        let k = Key {
-            name: "k".into(),
-            values: vec!["a".into(), "b".into()],
-        };
+        let k = Key::new("k".into(), vec!["a".into(), "b".into()]);
         let s = State::Absent;
         assert_eq!(k.step(&s, &Op::Get(Got::Nil)), Some(State::Absent));
         assert_eq!(

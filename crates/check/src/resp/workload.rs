@@ -6,11 +6,10 @@
 use super::model::{Got, Key, Op};
 use super::talk::{read, words};
 use crate::concurrency::{Part, Record, Workload};
+use crate::keyed;
 use crate::wire::{show, Conn};
 use serverlab_proto::resp::client::{self, Reply};
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::time::Duration;
 
 /// Keys the clients share: the first half mostly strings and counters,
 /// the rest mostly lists.
@@ -71,10 +70,6 @@ impl Workload for Load {
     type Call = Call;
     /// The whole reply.
     type Reply = Vec<u8>;
-
-    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
-        Conn::open(addr, timeout)
-    }
 
     fn next(&self, rng: &mut fastrand::Rng, client: usize, seq: u64) -> Call {
         let key = rng.usize(..KEYS);
@@ -179,17 +174,6 @@ impl Load {
             };
             ops[k].push(r.op(op));
         }
-        ops.into_iter()
-            .zip(values)
-            .zip(&self.keys)
-            .map(|((ops, values), name)| Part {
-                name: format!("key {name}"),
-                model: Key {
-                    name: name.clone(),
-                    values,
-                },
-                ops,
-            })
-            .collect()
+        keyed::parts(&self.keys, values, ops)
     }
 }

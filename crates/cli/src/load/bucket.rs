@@ -82,11 +82,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
     let format = a.output.format();
-    execute(
-        &cfg,
-        &a.pacing,
-        cfg.planned(),
-        format,
-        a.output.json.as_ref(),
-    )
+    let planned = cfg.planned();
+    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
 }

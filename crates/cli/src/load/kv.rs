@@ -58,6 +58,21 @@ pub struct Args {
     output: PlainOutputArgs,
 }
 
+/// A usage error of `load CMD` when `value_size` bytes are fewer than
+/// `min`, what a verified value over `keys` keys needs.
+pub(super) fn check_verified_value_size(cmd: &str, value_size: usize, keys: usize, min: usize) {
+    if value_size < min {
+        usage_error_in(
+            cmd,
+            ErrorKind::ValueValidation,
+            format!(
+                "--value-size {value_size} is too small for --verify: values carry their key and \
+                 a checksum, so with --keys {keys} they need at least {min} bytes"
+            ),
+        );
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = KvLoad::new(a.addr);
     cfg.sessions = a.sessions as usize;
@@ -85,17 +100,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.pacing = a.pacing.pacing(false);
     cfg.reply_timeout = a.reply_timeout;
     let format = a.output.format();
-    if cfg.verify && cfg.value_size < cfg.min_verified_value_size() {
-        usage_error_in(
+    if cfg.verify {
+        check_verified_value_size(
             "kv",
-            ErrorKind::ValueValidation,
-            format!(
-                "--value-size {} is too small for --verify: values carry their key and a checksum, \
-                 so with --keys {} they need at least {} bytes",
-                cfg.value_size,
-                cfg.keys,
-                cfg.min_verified_value_size()
-            ),
+            cfg.value_size,
+            cfg.keys,
+            cfg.min_verified_value_size(),
         );
     }
     // No fixed duration: the bar shows requests, against a nominal minute.

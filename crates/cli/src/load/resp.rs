@@ -1,5 +1,6 @@
 //! `serverlab load resp`: any server speaking Redis's protocol.
 
+use super::kv::check_verified_value_size;
 use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
 use crate::args;
 use clap::error::ErrorKind;
@@ -113,13 +114,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 .into(),
         );
     }
-    execute(
-        &cfg,
-        &a.pacing,
-        cfg.planned(),
-        format,
-        a.output.json.as_ref(),
-    )
+    let planned = cfg.planned();
+    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
 }
 
 fn bad(kind: ErrorKind, msg: String) -> ! {
@@ -155,17 +151,9 @@ fn check(cfg: &RespLoad) {
                     ),
                 );
             }
-            if cfg.verify && cfg.value_size < cfg.min_verified_value_size() {
-                bad(
-                    ErrorKind::ValueValidation,
-                    format!(
-                        "--value-size {} is too small for --verify: values carry their key and a checksum, \
-                         so with --keys {} they need at least {} bytes",
-                        cfg.value_size,
-                        cfg.keys,
-                        cfg.min_verified_value_size()
-                    ),
-                );
+            if cfg.verify {
+                let min = cfg.min_verified_value_size();
+                check_verified_value_size("resp", cfg.value_size, cfg.keys, min);
             }
         }
     }

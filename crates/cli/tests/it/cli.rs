@@ -140,20 +140,8 @@ fn serve_addr_takes_every_form_load_takes() {
 #[test]
 fn a_count_of_one_is_singular() {
     let server = ServerProc::start("resp", &[]);
-    let addr = server.addr.to_string();
-    let out = load(
-        "resp",
-        &[
-            "--addr",
-            &addr,
-            "--requests",
-            "1",
-            "--connections",
-            "1",
-            "--mix",
-            "get=1",
-        ],
-    );
+    let args = ["--requests", "1", "--connections", "1", "--mix", "get=1"];
+    let out = server.load("resp", &args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("resp load: 1 request in"), "{stdout}");

@@ -8,14 +8,8 @@ use crate::support::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("the --json file");
-    serde_json::from_str(&text).expect("the --json file is JSON")
-}
 
 fn f64_of(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -30,14 +24,9 @@ fn f64_of(v: &Value) -> f64 {
 fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &["--cpus", "0"]);
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let addr = server.addr.to_string();
-    let out = load(
+    let (stdout, v) = server.load_json(
         "board",
         &[
-            "--addr",
-            &addr,
             "--cpus",
             "0",
             "--posters",
@@ -48,13 +37,9 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
             "2s",
             "--warmup",
             "500ms",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let c = &read_json(&json)["results"]["client_cpu"];
+    let c = &v["results"]["client_cpu"];
     let (user, system, poll) = (
         f64_of(&c["user_s"]),
         f64_of(&c["system_s"]),
@@ -69,11 +54,9 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
         "{stdout}"
     );
     // The reference client's form has no room for it: it goes to stderr.
-    let caps = load(
+    let caps = server.load(
         "board",
         &[
-            "--addr",
-            &addr,
             "--posters",
             "8",
             "--readers",
@@ -110,13 +93,9 @@ fn an_overloaded_open_loop_says_what_it_sent() {
     let dir = tempfile::tempdir().unwrap();
     let stats = dir.path().join("stats.json");
     let server = ServerProc::start("board", &["--stats-json", stats.to_str().unwrap()]);
-    let json = dir.path().join("run.json");
-    let addr = server.addr.to_string();
-    let out = load(
+    let (stdout, v) = server.load_json(
         "board",
         &[
-            "--addr",
-            &addr,
             "--posters",
             "2",
             "--readers",
@@ -127,15 +106,11 @@ fn an_overloaded_open_loop_says_what_it_sent() {
             "2s",
             "--warmup",
             "1s",
-            "--json",
-            json.to_str().unwrap(),
         ],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     let (status, _) = server.stop();
     assert!(status.success());
-    let s = &read_json(&json)["results"]["schedule"];
+    let s = &v["results"]["schedule"];
     let sent = s["sent_requests"].as_u64().unwrap();
     let warmup = s["warmup_sent_requests"].as_u64().unwrap();
     let in_window = server_requests(&read_json(&stats)) - warmup;
@@ -151,10 +126,11 @@ fn an_overloaded_open_loop_says_what_it_sent() {
     );
 }
 
-/// `serverlab load <args>` started, its output piped.
-fn spawn_load(args: &[&str]) -> Child {
+/// `serverlab load board --addr <server> <args>` started, its output
+/// piped.
+fn spawn_board_load(server: &ServerProc, args: &[&str]) -> Child {
     Command::new(BIN)
-        .arg("load")
+        .args(["load", "board", "--addr", &server.addr.to_string()])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -180,6 +156,20 @@ fn finish(child: Child, limit: Duration) -> (std::process::Output, Duration) {
     (out, t0.elapsed())
 }
 
+/// Wait for `child` as [`finish`] does, within 20 s; it must exit 130
+/// (interrupted). Its stdout, and how long it took.
+fn interrupted(child: Child) -> (String, Duration) {
+    let (out, took) = finish(child, Duration::from_secs(20));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+    (stdout, took)
+}
+
 /// SIGINT mid-run: the window ends at once, the summary of what was
 /// measured is printed marked interrupted, `--json` and the HDR log are
 /// written, and the exit status is 130. The JSON's duration is the time
@@ -190,32 +180,24 @@ fn ctrl_c_keeps_what_was_measured() {
     let server = ServerProc::start("board", &[]);
     let dir = tempfile::tempdir().unwrap();
     let (json, hdr) = (dir.path().join("run.json"), dir.path().join("run.hlog"));
-    let addr = server.addr.to_string();
-    let child = spawn_load(&[
-        "board",
-        "--addr",
-        &addr,
-        "--duration",
-        "60s",
-        "--warmup",
-        "500ms",
-        "--json",
-        json.to_str().unwrap(),
-        "--hdr-log",
-        hdr.to_str().unwrap(),
-    ]);
+    let child = spawn_board_load(
+        &server,
+        &[
+            "--duration",
+            "60s",
+            "--warmup",
+            "500ms",
+            "--json",
+            json.to_str().unwrap(),
+            "--hdr-log",
+            hdr.to_str().unwrap(),
+        ],
+    );
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_millis(2500));
     signal(&child, Signal::SIGINT);
     let at = t0.elapsed().as_secs_f64();
-    let (out, took) = finish(child, Duration::from_secs(20));
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}{}",
-        text(&out.stderr)
-    );
+    let (stdout, took) = interrupted(child);
     assert!(took < Duration::from_secs(3), "it took {took:?} to stop");
     assert!(
         stdout.starts_with("interrupted: the window closed early"),
@@ -249,34 +231,20 @@ fn ctrl_c_keeps_what_was_measured() {
 fn a_second_ctrl_c_exits_at_once() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
-    let addr = server.addr.to_string();
-    let child = spawn_load(&[
-        "board",
-        "--addr",
-        &addr,
-        "--duration",
-        "60s",
-        "--warmup",
-        "0s",
-    ]);
+    let child = spawn_board_load(&server, &["--duration", "60s", "--warmup", "0s"]);
     std::thread::sleep(Duration::from_millis(1500));
     server.signal(Signal::SIGSTOP);
     std::thread::sleep(Duration::from_millis(100));
     signal(&child, Signal::SIGINT);
     std::thread::sleep(Duration::from_millis(200));
     signal(&child, Signal::SIGINT);
-    let (out, took) = finish(child, Duration::from_secs(20));
+    let (stdout, took) = interrupted(child);
     server.signal(Signal::SIGCONT);
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     assert!(
         took < Duration::from_millis(600),
         "the second signal took {took:?}"
     );
-    assert!(
-        !text(&out.stdout).contains("board load:"),
-        "{}",
-        text(&out.stdout)
-    );
+    assert!(!stdout.contains("board load:"), "{stdout}");
 }
 
 /// SIGINT during a scan keeps the steps already run: exit 130, the table
@@ -288,30 +256,22 @@ fn ctrl_c_in_a_scan_keeps_the_steps_run() {
     let server = ServerProc::start("board", &[]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("scan.json");
-    let addr = server.addr.to_string();
-    let child = spawn_load(&[
-        "board",
-        "--addr",
-        &addr,
-        "--scan",
-        "500:5k:500",
-        "--step-duration",
-        "1s",
-        "--warmup",
-        "200ms",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let child = spawn_board_load(
+        &server,
+        &[
+            "--scan",
+            "500:5k:500",
+            "--step-duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     std::thread::sleep(Duration::from_millis(3800));
     signal(&child, Signal::SIGINT);
-    let (out, _) = finish(child, Duration::from_secs(20));
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{stdout}{}",
-        text(&out.stderr)
-    );
+    let (stdout, _) = interrupted(child);
     assert!(stdout.starts_with("interrupted in step "), "{stdout}");
     let v = read_json(&json);
     let steps = v["scan"]["steps"].as_array().unwrap();
@@ -344,20 +304,15 @@ fn ctrl_c_in_a_scan_keeps_the_steps_run() {
 fn a_search_that_finds_no_capacity_exits_1() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
-    let addr = server.addr.to_string();
-    let out = load(
-        "board",
-        &[
-            "--addr",
-            &addr,
-            "--search",
-            "p99<1us",
-            "--step-duration",
-            "300ms",
-            "--warmup",
-            "0s",
-        ],
-    );
+    let args = [
+        "--search",
+        "p99<1us",
+        "--step-duration",
+        "300ms",
+        "--warmup",
+        "0s",
+    ];
+    let out = server.load("board", &args);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     assert!(

@@ -67,25 +67,20 @@ per_strategy!(load_kv_verify, every_store);
 #[test]
 fn text_and_json_outputs() {
     let server = ServerProc::start("kv", &[]);
-    let addr = server.addr.to_string();
-    let file = std::env::temp_dir().join(format!("serverlab-kv-{}.json", std::process::id()));
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--sessions",
-        "10",
-        "--requests-per-session",
-        "10",
-        "--concurrency",
-        "3",
-        "--key-dist",
-        "zipf:1.1",
-        "--verify",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let (stdout, v) = server.load_json(
+        "kv",
+        &[
+            "--sessions",
+            "10",
+            "--requests-per-session",
+            "10",
+            "--concurrency",
+            "3",
+            "--key-dist",
+            "zipf:1.1",
+            "--verify",
+        ],
+    );
     for needle in [
         "kv load: 100 requests",
         "GET",
@@ -103,8 +98,6 @@ fn text_and_json_outputs() {
     ] {
         assert!(stdout.contains(needle), "text lacks {needle:?}:\n{stdout}");
     }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&file);
     assert_eq!(v["schema"], "serverlab-load/3");
     assert_eq!(v["protocol"], "kv");
     assert_eq!(v["config"]["key_dist"], "zipf:1.1");
@@ -293,17 +286,6 @@ fn bad_load_kv_flags_exit_2_naming_the_flag() {
         (&["--verify", "--value-size", "10"], "--value-size"),
         (&["--format", "caps"], "--format"),
     ] {
-        let out = load(args);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            text(&out.stderr).contains(flag),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
+        load_usage_error("kv", args, flag);
     }
 }

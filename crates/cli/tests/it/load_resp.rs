@@ -127,25 +127,19 @@ fn board_workload_verified_and_caps_output() {
 #[test]
 fn text_and_json_outputs() {
     let server = ServerProc::start("resp", &[]);
-    let addr = server.addr.to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("load.json");
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--requests",
-        "500",
-        "--connections",
-        "5",
-        "--key-pattern",
-        "zipf",
-        "--mix",
-        "get=80,set=20",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let (stdout, v) = server.load_json(
+        "resp",
+        &[
+            "--requests",
+            "500",
+            "--connections",
+            "5",
+            "--key-pattern",
+            "zipf",
+            "--mix",
+            "get=80,set=20",
+        ],
+    );
     for needle in [
         "resp load: 500 requests",
         "GET",
@@ -156,7 +150,6 @@ fn text_and_json_outputs() {
     ] {
         assert!(stdout.contains(needle), "text lacks {needle:?}:\n{stdout}");
     }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(v["protocol"], "resp");
     assert_eq!(v["config"]["key_pattern"], "zipf:0.99");
     assert_eq!(v["config"]["workload"], "keys");
@@ -292,17 +285,6 @@ fn bad_load_resp_flags_exit_2_naming_the_flag() {
         (&["--duration", "1s", "--scan", "1k:2k:1k"], "--scan"),
         (&["--rate", "1k", "--throttle", "5"], "--throttle"),
     ] {
-        let out = load(args);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        assert!(
-            text(&out.stderr).contains(flag),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
+        load_usage_error("resp", args, flag);
     }
 }

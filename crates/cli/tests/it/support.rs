@@ -158,6 +158,27 @@ impl ServerProc {
         Self::start_with_env(protocol, args, &[])
     }
 
+    /// Run `serverlab load <protocol> --addr <this server> <args>`.
+    pub fn load(&self, protocol: &str, args: &[&str]) -> Output {
+        let addr = self.addr.to_string();
+        let mut all = vec!["--addr", addr.as_str()];
+        all.extend(args);
+        load(protocol, &all)
+    }
+
+    /// Run `serverlab load <protocol> --addr <this server> <args> --json
+    /// FILE`, which must succeed: its stdout and what it wrote to FILE.
+    pub fn load_json(&self, protocol: &str, args: &[&str]) -> (String, serde_json::Value) {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("load.json");
+        let mut all = args.to_vec();
+        all.extend(["--json", json.to_str().unwrap()]);
+        let out = self.load(protocol, &all);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+        (stdout, read_json(&json))
+    }
+
     /// As `start`, with these environment variables set for the server.
     pub fn start_with_env(protocol: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut all = vec!["serve", protocol];
@@ -441,6 +462,19 @@ pub fn load(protocol: &str, args: &[&str]) -> Output {
     let mut all = vec!["load", protocol];
     all.extend(args);
     run(&all)
+}
+
+/// The JSON file at `path` (a `--json` or `--stats-json` output).
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("the --json file");
+    serde_json::from_str(&text).expect("the --json file is JSON")
+}
+
+/// `serverlab load <protocol> <args>` exits 2 and its stderr names `flag`.
+pub fn load_usage_error(protocol: &str, args: &[&str], flag: &str) {
+    let mut all = vec!["load", protocol];
+    all.extend(args);
+    usage_error(&all, flag);
 }
 
 /// A stand-in server on 127.0.0.1:0 that runs `serve` on a thread per

@@ -172,34 +172,24 @@ mod tests {
 
     #[test]
     fn protocol_examples() {
-        assert_eq!(
-            Request::parse(b"5,10"),
-            Ok(Request {
-                delay: 5,
-                bucket: 10
-            })
-        );
-        assert_eq!(
-            Request::parse(b"0,3"),
-            Ok(Request {
-                delay: 0,
-                bucket: 3
-            })
-        );
-        assert_eq!(
-            Request::parse(b"007,0"),
-            Ok(Request {
-                delay: 7,
-                bucket: 0
-            })
-        );
-        assert_eq!(
-            Request::parse(b"18446744073709551615,18446744073709551615"),
-            Ok(Request {
-                delay: u64::MAX,
-                bucket: u64::MAX
-            })
-        );
+        let cases: &[(&[u8], u64, u64)] = &[
+            (b"5,10", 5, 10),
+            (b"0,3", 0, 3),
+            (b"007,0", 7, 0),
+            (
+                b"18446744073709551615,18446744073709551615",
+                u64::MAX,
+                u64::MAX,
+            ),
+        ];
+        for &(line, delay, bucket) in cases {
+            assert_eq!(
+                Request::parse(line),
+                Ok(Request { delay, bucket }),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 
     #[test]
