@@ -373,3 +373,89 @@ fn slurm_agents_need_only_their_flags() {
     assert_ok(&out, "merge");
     assert!(text(&out.stdout).contains("merged from 2 of 2 agents"));
 }
+
+/// A board server whose reads are stale: each READ answers the message
+/// before the one asked for (the first message, for id 0); POST and
+/// COUNT are right. Requests end with NUL or LF; replies with NUL.
+fn stale_board(mut s: std::net::TcpStream) {
+    use std::collections::HashMap;
+    use std::io::{Read, Write};
+    let mut topics: HashMap<Vec<u8>, Vec<Vec<u8>>> = HashMap::new();
+    let mut buf = [0u8; 65536];
+    let mut pending = Vec::new();
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(i) = pending.iter().position(|&b| b == 0 || b == b'\n') {
+            let req: Vec<u8> = pending.drain(..=i).collect();
+            let mut reply = stale_reply(&mut topics, &req[..req.len() - 1]);
+            reply.push(0);
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn stale_reply(
+    topics: &mut std::collections::HashMap<Vec<u8>, Vec<Vec<u8>>>,
+    req: &[u8],
+) -> Vec<u8> {
+    let split = |rest: &[u8]| {
+        let hash = rest.iter().position(|&b| b == b'#').unwrap_or(rest.len());
+        (
+            rest[..hash].to_vec(),
+            rest.get(hash + 1..).unwrap_or(&[]).to_vec(),
+        )
+    };
+    if let Some(rest) = req.strip_prefix(b"POST@") {
+        let (topic, message) = split(rest);
+        let messages = topics.entry(topic).or_default();
+        messages.push(message);
+        return (messages.len() - 1).to_string().into_bytes();
+    }
+    if let Some(rest) = req.strip_prefix(b"READ@") {
+        let (topic, id) = split(rest);
+        let id: usize = String::from_utf8_lossy(&id).parse().unwrap_or(usize::MAX);
+        let messages = topics.get(&topic).map(Vec::as_slice).unwrap_or_default();
+        return match messages.get(id) {
+            Some(_) => messages[id.saturating_sub(1)].clone(),
+            None => Vec::new(),
+        };
+    }
+    if let Some(topic) = req.strip_prefix(b"COUNT@") {
+        return topics
+            .get(topic)
+            .map_or(0, Vec::len)
+            .to_string()
+            .into_bytes();
+    }
+    Vec::new()
+}
+
+/// Split across agents, verification still catches a broken server: a
+/// stale read fails the agents that met it and shows in the merge.
+#[test]
+fn a_stale_read_is_caught_across_agents() {
+    let addr = fake_server(stale_board);
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!(
+        "--addr {addr} --posters 3 --readers 3 --duration 1s --warmup 0s \
+         --reader-mix read=100 --verify"
+    );
+    let at = start_in(Duration::from_secs(2));
+    let children = spawn_agents("board", &args, &[0, 1, 2], 3, dir.path(), |_| {
+        format!("--start-at {at}")
+    });
+    let outs = wait_all(children);
+    assert!(
+        outs.iter().any(|o| o.status.code() == Some(1)),
+        "no agent failed: {}",
+        text(&outs[0].stdout)
+    );
+    let (_, merged) = merge(dir.path());
+    let v = &merged["results"]["verification"];
+    assert!(v["mismatches"].as_u64() > Some(0), "{v}");
+}
