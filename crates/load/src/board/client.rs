@@ -135,7 +135,7 @@ impl<E: Encoding> Exchange for BoardClient<'_, E> {
         &mut self,
         input: &[u8],
         expect: &Expect,
-        _rx: Received,
+        rx: Received,
         checks: &mut Checks,
     ) -> Result<Option<usize>, String> {
         let Some((answer, len)) = self.encoding.decode(input, expect)? else {
@@ -148,7 +148,7 @@ impl<E: Encoding> Exchange for BoardClient<'_, E> {
         };
         match *expect {
             Expect::Post { topic, code } => self.post_reply(topic, code, check, checks),
-            Expect::Read { code, .. } => self.read_reply(code, check, checks),
+            Expect::Read { code, .. } => self.read_reply(code, check, rx.counted, checks),
             Expect::Count { topic, floor } => self.count_reply(topic, floor, check, checks),
             Expect::List { ref acked } => self.list_reply(acked, check, checks),
         }
@@ -261,10 +261,13 @@ impl<E: Encoding> BoardClient<'_, E> {
         }
     }
 
-    fn read_reply(&mut self, code: Option<u64>, c: Check, checks: &mut Checks) {
+    /// A READ's reply: a hit or a miss when it is `counted` (in the window,
+    /// as the READ count beside it; the warm-up's are checked, not
+    /// counted), and checked against the message acknowledged for its id.
+    fn read_reply(&mut self, code: Option<u64>, c: Check, counted: bool, checks: &mut Checks) {
         match c.answer {
-            Answer::Found(_) => self.hits += 1,
-            Answer::Missing => self.misses += 1,
+            Answer::Found(_) if counted => self.hits += 1,
+            Answer::Missing if counted => self.misses += 1,
             _ => {}
         }
         let (true, Some(code)) = (checks.enabled, code) else {
