@@ -155,7 +155,10 @@ pub fn emit(
             // The reference client's output has no room for it: a CAPS
             // student must still see that the client, not their server,
             // may have set the pace.
-            if let Some(warning) = output::text::client_warning(&report.results.client_cpu) {
+            if let Some(warning) = output::text::client_warning(
+                &report.results.client_cpu,
+                output::text::pinned(report),
+            ) {
                 eprintln!("serverlab: warning: {warning}");
             }
             output::caps::render(report)

@@ -57,7 +57,7 @@ pub fn render(report: &LoadReport) -> String {
             serverlab_util::plural(r.late_replies, "reply", "replies")
         );
     }
-    errors_checks_and_cpu(&mut out, r);
+    errors_checks_and_cpu(&mut out, r, pinned(report));
     if let Some(a) = &r.agent {
         super::agents::agent_line(&mut out, a);
     }
@@ -149,7 +149,7 @@ fn schedule_lines(out: &mut String, s: &ScheduleReport) {
 
 /// Errors, verification, and the client's CPU (with the warning when it
 /// may have set the pace).
-fn errors_checks_and_cpu(out: &mut String, r: &Results) {
+fn errors_checks_and_cpu(out: &mut String, r: &Results, pinned: bool) {
     if r.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {
@@ -171,11 +171,11 @@ fn errors_checks_and_cpu(out: &mut String, r: &Results) {
     } else {
         let _ = writeln!(out, "  verification: off (--verify checks every reply)");
     }
-    client_cpu(out, &r.client_cpu);
+    client_cpu(out, &r.client_cpu, pinned);
 }
 
 /// The client's CPU, and the warning when it may have set the pace.
-fn client_cpu(out: &mut String, c: &ClientCpu) {
+fn client_cpu(out: &mut String, c: &ClientCpu, pinned: bool) {
     let busy = c.cores_busy.map_or(String::new(), |b| {
         format!("; its cores {:.0}% busy in all", b * 100.0)
     });
@@ -188,21 +188,36 @@ fn client_cpu(out: &mut String, c: &ClientCpu) {
         c.utilization * 100.0,
         c.cores
     );
-    if let Some(warning) = client_warning(c) {
+    if let Some(warning) = client_warning(c, pinned) {
         let _ = writeln!(out, "  warning: {warning}");
     }
 }
 
-/// The warning that the client may have set the pace, if it may have.
-pub fn client_warning(c: &ClientCpu) -> Option<String> {
+/// Whether the load ran on fewer CPUs than the machine has (`--cpus`, or
+/// a `taskset` around it): then it was placed on purpose.
+pub fn pinned(report: &LoadReport) -> bool {
+    let e = &report.environment;
+    !e.client_cpus.is_empty() && e.client_cpus.len() < e.cores_online
+}
+
+/// The warning that the client may have set the pace, if it may have. Its
+/// advice depends on whether the load was `pinned`: pinning apart is the
+/// next step only if it has not been taken.
+pub fn client_warning(c: &ClientCpu, pinned: bool) -> Option<String> {
     if !c.bottleneck {
         return None;
     }
     Some(if c.shared() {
+        let next = if pinned {
+            "The load is pinned already: another process runs on its CPUs (see `top`), or the \
+             server shares them; give each its own CPUs, or run on a quieter machine."
+        } else {
+            "Pin server and client apart (serve --cpus 0, load --cpus 1)."
+        };
         format!(
             "the client worked {:.0}% of its cores while they were {:.0}% busy: it shares them with \
              other work (the server?), waiting for them and taking from that work each cycle it used, so it \
-             may have set the pace, not the server. Pin server and client apart (serve --cpus 0, load --cpus 1).",
+             may have set the pace, not the server. {next}",
             c.utilization * 100.0,
             c.cores_busy.unwrap_or_default() * 100.0
         )
@@ -214,4 +229,33 @@ pub fn client_warning(c: &ClientCpu) -> Option<String> {
             c.utilization * 100.0
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_advice_to_pin_apart_is_given_only_to_a_load_not_pinned() {
+        let c = ClientCpu {
+            user_s: 0.5,
+            system_s: 0.5,
+            idle_poll_s: 0.0,
+            cores: 1,
+            utilization: 0.5,
+            cores_busy: Some(1.0),
+            bottleneck: true,
+        };
+        assert!(c.shared());
+        let loose = client_warning(&c, false).unwrap();
+        assert!(loose.contains("Pin server and client apart"), "{loose}");
+        let pinned = client_warning(&c, true).unwrap();
+        assert!(pinned.contains("The load is pinned already"), "{pinned}");
+        assert!(!pinned.contains("Pin server and client apart"), "{pinned}");
+        let calm = ClientCpu {
+            bottleneck: false,
+            ..c.clone()
+        };
+        assert_eq!(client_warning(&calm, false), None);
+    }
 }
