@@ -458,3 +458,37 @@ fn no_body_no_chunks() {
         assert!(!svc.more(&mut conn, &mut out), "{req}");
     }
 }
+
+#[test]
+fn puts_and_deletes_are_logged_and_replayed_gets_are_not() {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!("serverlab-kv-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |_| Ok(())).unwrap();
+    let svc = KvService::new(store, KvConfig::default()).with_log(wal);
+    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+    let wire = b"PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv1\
+                 PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv2\
+                 DELETE /b HTTP/1.1\r\nHost: x\r\n\r\n\
+                 DELETE /nothing HTTP/1.1\r\nHost: x\r\n\r\n\
+                 GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut out = Vec::new();
+    crate::run_all(&svc, &mut conn, wire, &mut out);
+    assert!(matches!(svc.logged(&mut conn), Some(Logged::Ticket(t)) if t.lsn() == 3));
+    assert_eq!(svc.logged(&mut conn), None, "taken once");
+    drop(svc);
+
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let again = KvService::new(store.clone(), KvConfig::default());
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |r| again.replay(r)).unwrap();
+    assert_eq!(
+        wal.recovery().records(),
+        3,
+        "a DELETE that found nothing is not logged"
+    );
+    assert_eq!(&*store.get(b"a").unwrap().bytes, b"v1");
+    assert!(store.get(b"b").is_none());
+    drop(wal);
+    let _ = std::fs::remove_dir_all(dir);
+}
