@@ -13,6 +13,7 @@ pub mod concurrency;
 pub mod error;
 pub mod identify;
 pub mod kv;
+pub mod ledger;
 pub mod lin;
 pub mod protocol;
 pub mod report;
