@@ -9,6 +9,7 @@ mod bucket;
 mod check;
 mod check_resp;
 mod cli;
+mod durability;
 mod echo;
 mod first_hour;
 mod first_hour_numbers;
