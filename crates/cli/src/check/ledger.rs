@@ -20,8 +20,8 @@ pub struct LedgerArgs {
     ledger: Option<PathBuf>,
     /// With --ledger: acknowledged writes may be missing if acknowledged
     /// this long before the ledger ends (2s for --durability everysec)
-    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = args::duration, requires = "ledger")]
-    allow_loss: Duration,
+    #[arg(long, value_name = "DUR", value_parser = args::duration, requires = "ledger")]
+    allow_loss: Option<Duration>,
 }
 
 /// How one key's value is read from a server.
@@ -46,10 +46,14 @@ impl LedgerArgs {
             TcpStream::connect(addr).with_context(|| format!("cannot connect to {addr}"))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         let mut conn = BufReader::new(stream);
-        let verdict = ledger::check(&read, self.allow_loss, |key| match fetch {
-            Fetch::Kv => kv_get(&mut conn, key),
-            Fetch::Resp => resp_get(&mut conn, key),
-        })
+        let verdict = ledger::check(
+            &read,
+            self.allow_loss.unwrap_or_default(),
+            |key| match fetch {
+                Fetch::Kv => kv_get(&mut conn, key),
+                Fetch::Resp => resp_get(&mut conn, key),
+            },
+        )
         .with_context(|| format!("reading the server at {addr}"))?;
         println!("ledger {}: {verdict}", path.display());
         Ok(if verdict.passed() {

@@ -467,3 +467,27 @@ fn bad_durability_flags() {
     let err = text(&out.stderr);
     assert!(err.contains(d) && err.contains("in use"), "{err}");
 }
+
+#[test]
+fn the_ledger_check_fails_a_server_that_lost_acknowledged_writes() {
+    let dir = scratch("no-log");
+    let path = dir.join("ledger");
+    let server = ServerProc::start("kv", &[]);
+    let ledger = Arc::new(Ledger::create(&path).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = write_load(Proto::Kv, server.addr, 2, "lost", &ledger, &stop);
+    std::thread::sleep(Duration::from_millis(200));
+    server.signal(nix::sys::signal::Signal::SIGKILL);
+    drop(server);
+    writers
+        .into_iter()
+        .for_each(|w| assert!(w.join().unwrap() > 0));
+    ledger.flush().unwrap();
+    // Without a log, the restarted server holds nothing.
+    let again = ServerProc::start("kv", &[]);
+    let (code, said) = check_ledger(Proto::Kv, again.addr, &path, &[]);
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains("keys wrong"), "{said}");
+    let (code, said) = check_ledger(Proto::Kv, again.addr, &path, &["--allow-loss", "1ms"]);
+    assert_eq!(code, 1, "losses older than the window fail: {said}");
+}
