@@ -12,6 +12,7 @@
 
 use parking_lot::Mutex;
 use serverlab_wal::{Ticket, Wal};
+use std::sync::Arc;
 
 /// What a connection's last logged write came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,19 +37,19 @@ impl Logged {
 
 /// An open log and the lock that orders writes into it.
 pub struct Durable {
-    wal: Wal,
+    wal: Arc<Wal>,
     order: Mutex<()>,
 }
 
 impl Durable {
     pub fn new(wal: Wal) -> Durable {
         Durable {
-            wal,
+            wal: Arc::new(wal),
             order: Mutex::new(()),
         }
     }
 
-    pub fn wal(&self) -> &Wal {
+    pub fn wal(&self) -> &Arc<Wal> {
         &self.wal
     }
 

@@ -491,3 +491,19 @@ fn the_ledger_check_fails_a_server_that_lost_acknowledged_writes() {
     let (code, said) = check_ledger(Proto::Kv, again.addr, &path, &["--allow-loss", "1ms"]);
     assert_eq!(code, 1, "losses older than the window fail: {said}");
 }
+
+#[test]
+fn compaction_under_load_and_crash_loses_nothing() {
+    let _turn = heavy_turn();
+    let dir = scratch("compaction");
+    let args = ["--durability", "always", "--compaction-floor", "4096"];
+    crash_rounds(Proto::Kv, &dir, &args, 5, &[]);
+    let snapshots = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("snap-")
+        })
+        .count();
+    assert!(snapshots > 0, "no compaction ran");
+}

@@ -7,7 +7,7 @@
 
 use serverlab_proto::kv::digest;
 use serverlab_store::kv::{KvStore, Value};
-use serverlab_wal::ApplyError;
+use serverlab_wal::{ApplyError, Wal};
 use std::sync::Arc;
 
 const PUT: u8 = b'P';
@@ -50,6 +50,46 @@ pub(super) fn replay(store: &dyn KvStore, rec: &[u8]) -> Result<(), ApplyError> 
             Ok(())
         }
         _ => Err("not a kv record".into()),
+    }
+}
+
+/// Starts a compaction when the log is due one: the cut here (appends go
+/// to a new segment from now on), the snapshot on a thread of its own, so
+/// the write that found it due is answered without waiting. The snapshot
+/// is the store as its iteration finds it after the cut, one lock at a
+/// time (copying keys and taking the values' `Arc`s, nothing more under a
+/// lock): every kv record overwrites, so the new segment's records,
+/// replayed over it, end in the state the writes made (docs/durability.md).
+pub(super) fn compact_if_due(wal: &Arc<Wal>, store: &Arc<dyn KvStore>) {
+    if !wal.compaction_due() {
+        return;
+    }
+    let compaction = match wal.begin_compaction() {
+        Ok(Some(c)) => c,
+        Ok(None) => return,
+        Err(e) => return eprintln!("serverlab: compaction not started: {e}"),
+    };
+    let (wal, store) = (Arc::clone(wal), Arc::clone(store));
+    let spawned = std::thread::Builder::new()
+        .name("kv-compaction".into())
+        .spawn(move || {
+            let mut live: Vec<(Box<[u8]>, Arc<Value>)> = Vec::new();
+            store.for_each(&mut |k, v| live.push((k.into(), Arc::clone(v))));
+            let mut rec = Vec::new();
+            let written = compaction.write_with(|w| {
+                live.iter().try_for_each(|(k, v)| {
+                    rec.clear();
+                    put(k, &v.bytes, &mut rec);
+                    w.record(&rec)
+                })
+            });
+            match written {
+                Ok(done) => wal.set_live_bytes(done.bytes),
+                Err(e) => eprintln!("serverlab: compaction failed: {e}"),
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("serverlab: compaction not started: {e}");
     }
 }
 

@@ -130,6 +130,7 @@ impl KvService {
         let (done, logged) = log.write(apply, record);
         if let Some(l) = logged {
             conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
+            log::compact_if_due(log.wal(), &self.store);
         }
         done
     }
@@ -415,7 +416,7 @@ impl Service for KvService {
     }
 
     fn wal(&self) -> Option<&Wal> {
-        self.log.as_ref().map(Durable::wal)
+        self.log.as_ref().map(|l| &**l.wal())
     }
 
     fn logged(&self, conn: &mut KvConn) -> Option<Logged> {

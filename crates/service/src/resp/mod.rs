@@ -470,7 +470,7 @@ impl Service for RespService {
     }
 
     fn wal(&self) -> Option<&Wal> {
-        self.log.as_ref().map(Durable::wal)
+        self.log.as_ref().map(|l| &**l.wal())
     }
 
     fn logged(&self, conn: &mut RespConn) -> Option<Logged> {
