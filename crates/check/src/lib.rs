@@ -17,6 +17,7 @@ pub mod error;
 pub mod identify;
 pub mod keyed;
 pub mod kv;
+pub mod ledger;
 pub mod lin;
 pub mod protocol;
 pub mod report;

@@ -61,6 +61,16 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
                 }
                 None
             }
+            // A blocking thread is the connection's own: it waits there. A
+            // non-blocking one parks the connection; the log's thread wakes
+            // the waker its strategy gave the session.
+            Io::Commit(t) => match mode {
+                Mode::Blocking(_) => {
+                    sess.wait_commit(t);
+                    None
+                }
+                Mode::NonBlocking => sess.register_commit(t).then_some(Parked::Wait),
+            },
             Io::Write => write(sess, stream, mode),
             Io::Read { deadline } => read(sess, stream, mode, deadline, &mut read_timeout),
             Io::ShutdownWrite => {

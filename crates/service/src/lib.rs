@@ -18,6 +18,7 @@ pub mod board;
 pub mod bucket;
 mod common;
 mod delay;
+pub mod durable;
 pub mod echo;
 pub mod kv;
 pub mod resp;
@@ -26,6 +27,8 @@ pub mod stats;
 
 pub use common::{final_stats, Common, ConnCounters};
 pub use delay::{work, Delay};
+pub use durable::{Durable, Logged};
+pub use serverlab_wal as wal;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -137,6 +140,19 @@ pub trait Service: Send + Sync + 'static {
 
     /// The connection is gone.
     fn close(&self, _conn: Self::Conn) {}
+
+    /// The service's write-ahead log, when it keeps one
+    /// (`--durability` other than `none`).
+    fn wal(&self) -> Option<&serverlab_wal::Wal> {
+        None
+    }
+
+    /// What the writes applied since the last call came to (and forget
+    /// it): the replies appended since must not be sent before its ticket
+    /// commits, nor ever when it failed. `None`: nothing was logged.
+    fn logged(&self, _conn: &mut Self::Conn) -> Option<Logged> {
+        None
+    }
 
     /// The statistics every protocol keeps alike (connections, service
     /// time), which the server records into: each service holds one

@@ -278,6 +278,13 @@ impl Wal {
         self.shared.commits.is_committed(ticket)
     }
 
+    /// `None` while `ticket` waits; `Some(Ok)` once it is committed,
+    /// `Some(Err)` when the log failed first (the write must not be
+    /// acknowledged). Never blocks.
+    pub fn settled(&self, ticket: Ticket) -> Option<Result<(), Error>> {
+        self.shared.commits.settled(ticket)
+    }
+
     /// Blocks the calling thread until `ticket` commits; an error when the
     /// log failed first (the write must not be acknowledged).
     pub fn wait(&self, ticket: Ticket) -> Result<(), Error> {

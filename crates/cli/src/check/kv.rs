@@ -1,5 +1,6 @@
 //! `serverlab check kv`'s own flags.
 
+use super::ledger::{Fetch, LedgerArgs};
 use super::Checker;
 use crate::limits;
 use serverlab_check::Kv;
@@ -8,6 +9,8 @@ use serverlab_check::Kv;
 pub struct Flags {
     #[command(flatten)]
     limits: limits::Kv,
+    #[command(flatten)]
+    ledger: LedgerArgs,
 }
 
 impl Checker for Flags {
@@ -17,5 +20,9 @@ impl Checker for Flags {
 
     fn check(self) -> Kv {
         Kv::new(self.limits.get(), self.limits.header_timeout())
+    }
+
+    fn ledger(&self) -> Option<(&LedgerArgs, Fetch)> {
+        Some((&self.ledger, Fetch::Kv))
     }
 }

@@ -6,6 +6,7 @@
 mod board;
 mod bucket;
 mod kv;
+mod ledger;
 mod resp;
 
 use crate::args;
@@ -34,6 +35,10 @@ trait Checker: Args + FromArgMatches {
     const ABOUT: &'static str;
     type Check: Protocol;
     fn check(self) -> Self::Check;
+    /// `--ledger`, for a protocol whose data it can check.
+    fn ledger(&self) -> Option<(&ledger::LedgerArgs, ledger::Fetch)> {
+        None
+    }
 }
 
 // Not a doc comment: clap would take it as every subcommand's `about`.
@@ -62,7 +67,16 @@ macro_rules! checks {
 
         pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
             match cmd.protocol {
-                $(CheckProtocol::$variant(a) => check(&mut a.own.check(), &a.common),)*
+                $(CheckProtocol::$variant(a) => {
+                    type P = <$module::Flags as Checker>::Check;
+                    let ledger = a.own.ledger().and_then(|(l, fetch)| {
+                        l.run(server_addr::<P>(a.common.addr), fetch)
+                    });
+                    match ledger {
+                        Some(result) => result,
+                        None => check(&mut a.own.check(), &a.common),
+                    }
+                })*
             }
         }
     };

@@ -1,5 +1,6 @@
 //! `serverlab check resp`'s own flags.
 
+use super::ledger::{Fetch, LedgerArgs};
 use super::Checker;
 use crate::limits;
 use serverlab_check::Resp;
@@ -8,6 +9,8 @@ use serverlab_check::Resp;
 pub struct Flags {
     #[command(flatten)]
     limits: limits::Resp,
+    #[command(flatten)]
+    ledger: LedgerArgs,
 }
 
 impl Checker for Flags {
@@ -18,5 +21,9 @@ impl Checker for Flags {
 
     fn check(self) -> Resp {
         Resp::new(self.limits.get())
+    }
+
+    fn ledger(&self) -> Option<(&LedgerArgs, Fetch)> {
+        Some((&self.ledger, Fetch::Resp))
     }
 }

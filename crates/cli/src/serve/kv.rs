@@ -1,5 +1,6 @@
 //! `serverlab serve kv`.
 
+use super::durability::{self, DurabilityArgs};
 use super::{serve, Protocol, ServerArgs};
 use crate::{args, limits};
 use serverlab_proto::kv;
@@ -17,6 +18,8 @@ pub struct Args {
     store: StoreKind,
     #[command(flatten)]
     limits: limits::Kv,
+    #[command(flatten)]
+    durability: DurabilityArgs,
 }
 
 impl Protocol for Args {
@@ -33,11 +36,18 @@ impl Protocol for Args {
             limits: self.limits.get(),
             header_timeout: self.limits.header_timeout(),
         };
+        let mut svc = KvService::new(serverlab_store::kv::new(self.store), cfg);
+        let wal = self.durability.open(Self::NAME, |rec| svc.replay(rec))?;
         let what = format!(
-            "store {}, max value {} bytes, header timeout {:?}",
-            self.store, cfg.limits.max_value, cfg.header_timeout
+            "store {}, max value {} bytes, header timeout {:?}, {}",
+            self.store,
+            cfg.limits.max_value,
+            cfg.header_timeout,
+            durability::describe(wal.as_ref())
         );
-        let svc = KvService::new(serverlab_store::kv::new(self.store), cfg);
+        if let Some(wal) = wal {
+            svc = svc.with_log(wal);
+        }
         serve::<Self, _>(Arc::new(svc), &self.server, &what)
     }
 }

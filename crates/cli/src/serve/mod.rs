@@ -17,6 +17,7 @@ use std::time::Duration;
 
 mod board;
 mod bucket;
+mod durability;
 mod echo;
 mod external;
 mod kv;

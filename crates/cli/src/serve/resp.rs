@@ -1,5 +1,6 @@
 //! `serverlab serve resp`.
 
+use super::durability::{self, DurabilityArgs};
 use super::{serve, Protocol, ServerArgs};
 use crate::{args, limits};
 use anyhow::Context;
@@ -18,6 +19,8 @@ pub struct Args {
     store: StoreKind,
     #[command(flatten)]
     limits: limits::Resp,
+    #[command(flatten)]
+    durability: DurabilityArgs,
 }
 
 impl Protocol for Args {
@@ -35,11 +38,19 @@ impl Protocol for Args {
         let store = serverlab_store::resp::new(self.store)
             .context("the RESP store does not offer this locking scheme")?;
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
+        let mut svc = RespService::new(store, limits, about);
+        let wal = self.durability.open(Self::NAME, |rec| svc.replay(rec))?;
         let what = format!(
-            "store {}, max bulk {} bytes, max args {}, max inline {} bytes",
-            self.store, limits.max_bulk, limits.max_args, limits.max_inline
+            "store {}, max bulk {} bytes, max args {}, max inline {} bytes, {}",
+            self.store,
+            limits.max_bulk,
+            limits.max_args,
+            limits.max_inline,
+            durability::describe(wal.as_ref())
         );
-        let svc = RespService::new(store, limits, about);
+        if let Some(wal) = wal {
+            svc = svc.with_log(wal);
+        }
         serve::<Self, _>(Arc::new(svc), &self.server, &what)
     }
 }

@@ -13,6 +13,7 @@ mod check;
 mod check_resp;
 mod cli;
 mod deploy;
+mod durability;
 mod echo;
 mod erss_cap;
 mod first_hour;

@@ -81,7 +81,8 @@ pub(crate) struct Shared<S> {
     /// Requests a worker answers on one connection before requeueing it.
     budget: usize,
     closed: crossbeam_channel::Sender<usize>,
-    /// Connections evicted at the cap, to be run (and so closed).
+    /// Connections to be run: evicted at the cap (and so closed), or
+    /// their commit settled.
     evicted: crossbeam_channel::Sender<usize>,
     waker: Arc<Waker>,
     epoch: Instant,
@@ -214,7 +215,12 @@ impl<S: Service> Loop<S> {
                 Token(token),
                 Interest::READABLE | Interest::WRITABLE,
             )?;
-            let sess = Session::new(ctx, peer).with_budget(shared.budget);
+            let mut sess = Session::new(ctx, peer).with_budget(shared.budget);
+            sess.on_commit(std::task::Waker::from(Arc::new(RunAgain {
+                token,
+                run: shared.evicted.clone(),
+                waker: shared.waker.clone(),
+            })));
             let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
             sess.on_evict(stream.as_fd(), move || {
                 let _ = evicted.send(token);
@@ -297,6 +303,26 @@ impl<S: Service> Loop<S> {
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
             }
         }
+    }
+}
+
+/// Wakes the loop to run a connection again: its commit is settled. It
+/// shares the channel of connections evicted at the cap, which the loop
+/// runs (`notify`) whatever the reason.
+struct RunAgain {
+    token: usize,
+    run: crossbeam_channel::Sender<usize>,
+    waker: Arc<Waker>,
+}
+
+impl std::task::Wake for RunAgain {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let _ = self.run.send(self.token);
+        let _ = self.waker.wake();
     }
 }
 

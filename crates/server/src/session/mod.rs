@@ -64,7 +64,8 @@ use crate::Ctx;
 use clocks::{earliest, Clocks};
 pub use output::OUTPUT_HIGH_WATER;
 use output::{Output, SHRINK_ABOVE};
-use serverlab_service::{Delay, Service};
+use serverlab_service::wal::Ticket;
+use serverlab_service::{Delay, Logged, Service};
 use serverlab_util::InputBuf;
 use stages::{Held, Stage};
 use std::net::SocketAddr;
@@ -94,6 +95,13 @@ pub enum Io {
     /// `io::gone`), or the server passed its drain limit — reports
     /// [`Session::abandon_delay`] instead.
     Delay(Delay),
+    /// The replies waiting to be written acknowledge writes whose log
+    /// record is not yet durable: wait until the ticket is settled, as a
+    /// delay is waited for, without holding a thread others need (block in
+    /// [`Session::wait_commit`] on a connection's own thread, await
+    /// [`Session::commit`], or [`Session::register_commit`] a waker that
+    /// runs the connection again), then call `next`.
+    Commit(Ticket),
     /// Write [`Session::unwritten`]; report [`Session::wrote`], or
     /// [`Session::write_blocked`] when the socket takes nothing now (then
     /// wait until it is writable or [`Session::deadline`]), or
@@ -143,6 +151,11 @@ pub(crate) struct Session<S: Service> {
     idle_marked: bool,
     /// Evicted at the connection cap: close.
     evicted: bool,
+    /// What the writes whose replies are unwritten came to in the log.
+    logged: Option<Logged>,
+    /// How an event loop is told that a commit this connection waits for
+    /// is settled (see [`Session::register_commit`]).
+    commit_waker: Option<std::task::Waker>,
 }
 
 impl<S: Service> Session<S> {
@@ -164,6 +177,8 @@ impl<S: Service> Session<S> {
             idle: ctx.idle.join(),
             idle_marked: false,
             evicted: false,
+            logged: None,
+            commit_waker: None,
         }
     }
 
@@ -179,6 +194,39 @@ impl<S: Service> Session<S> {
     ) {
         use std::os::fd::AsRawFd;
         self.idle.on_evict(socket.as_raw_fd(), Box::new(wake));
+    }
+
+    /// How an event loop runs this connection again once the commit it
+    /// waits for is settled: `waker` is woken then (from the log's thread).
+    pub(crate) fn on_commit(&mut self, waker: std::task::Waker) {
+        self.commit_waker = Some(waker);
+    }
+
+    /// Blocks this thread until `ticket` is settled (the connection's own
+    /// thread: it holds no thread another connection needs).
+    pub(crate) fn wait_commit(&self, ticket: Ticket) {
+        if let Some(wal) = self.ctx.svc.wal() {
+            // Committed or failed: `next` tells them apart.
+            let _ = wal.wait(ticket);
+        }
+    }
+
+    /// A future ready once `ticket` is settled; it borrows nothing.
+    pub(crate) fn commit(&self, ticket: Ticket) -> Option<serverlab_service::wal::Commit> {
+        self.ctx.svc.wal().map(|wal| wal.commit(ticket))
+    }
+
+    /// Asks for the waker given to [`Session::on_commit`] to be woken once
+    /// `ticket` is settled. False when it already is (or no waker was
+    /// given, when this blocks until it is): call `next` now.
+    pub(crate) fn register_commit(&self, ticket: Ticket) -> bool {
+        match (&self.commit_waker, self.ctx.svc.wal()) {
+            (Some(waker), Some(wal)) => wal.register(ticket, waker),
+            _ => {
+                self.wait_commit(ticket);
+                false
+            }
+        }
     }
 
     /// Yield (after writing every reply) once `budget` requests were

@@ -7,7 +7,7 @@
 use super::{Io, Session};
 use crate::io::{LINGER_BYTES, LINGER_TIME};
 use crate::shutdown::Phase;
-use serverlab_service::{apply_timed, After, Delay, Frame, Service};
+use serverlab_service::{apply_timed, After, Delay, Frame, Logged, Service};
 use std::time::Instant;
 
 /// A request at least this large is applied only after every reply before
@@ -85,7 +85,7 @@ impl<S: Service> Session<S> {
     fn serve(&mut self, draining: bool) -> Option<Io> {
         loop {
             if self.output.over_high_water() {
-                return Some(Io::Write);
+                return Some(self.send());
             }
             if self.output.replying() {
                 self.continue_reply();
@@ -113,7 +113,7 @@ impl<S: Service> Session<S> {
     /// The budget is spent: write every reply, then yield.
     fn yield_after_writing(&mut self) -> Io {
         if !self.unwritten().is_empty() {
-            return Io::Write;
+            return self.send();
         }
         self.since_yield = 0;
         Io::Yield
@@ -173,7 +173,7 @@ impl<S: Service> Session<S> {
     /// its delay (handed out once), then it is applied.
     fn release_held(&mut self) -> Option<Io> {
         if !self.unwritten().is_empty() {
-            return Some(Io::Write);
+            return Some(self.send());
         }
         let held = self.held.as_mut().expect("a held request");
         if let (Some(d), false) = (held.delay, held.delaying) {
@@ -199,7 +199,7 @@ impl<S: Service> Session<S> {
             return None;
         }
         if !self.unwritten().is_empty() {
-            return Some(Io::Write);
+            return Some(self.send());
         }
         let timeout = self.ctx.svc.request_timeout();
         self.clocks.await_request(timeout, true);
@@ -218,11 +218,36 @@ impl<S: Service> Session<S> {
         Some(Io::Read { deadline })
     }
 
+    /// Write the unwritten replies — once the writes they acknowledge are
+    /// durable: until then, wait for the commit; if the log failed, reset
+    /// (the replies are never sent).
+    fn send(&mut self) -> Io {
+        let Some(logged) = self.logged else {
+            return Io::Write;
+        };
+        let settled = match (logged, self.ctx.svc.wal()) {
+            (Logged::Ticket(t), Some(wal)) => match wal.settled(t) {
+                None => return Io::Commit(t),
+                Some(r) => r.is_ok(),
+            },
+            _ => false,
+        };
+        if !settled {
+            self.abandoned = true;
+            return self.reset();
+        }
+        self.logged = None;
+        Io::Write
+    }
+
     fn apply(&mut self, len: usize, request: S::Request) {
         let svc = &*self.ctx.svc;
         let conn = self.conn.as_mut().expect("session used after finish");
         let input = &self.input.data()[..len];
         let after = apply_timed(svc, conn, request, input, self.output.for_a_reply());
+        if let Some(l) = svc.logged(conn) {
+            self.logged = Some(self.logged.map_or(l, |before| before.then(l)));
+        }
         self.input.consume(len);
         self.since_yield += 1;
         match after {
@@ -261,12 +286,12 @@ impl<S: Service> Session<S> {
         }
         while self.output.replying() {
             if self.output.over_high_water() {
-                return Io::Write;
+                return self.send();
             }
             self.continue_reply();
         }
         if !self.unwritten().is_empty() {
-            return Io::Write;
+            return self.send();
         }
         if self.eof {
             return Io::Close;

@@ -611,3 +611,63 @@ fn an_evicted_idle_session_closes_and_a_busy_one_is_spared() {
     assert_eq!(idle.next(), Io::Close, "closes without answering");
     assert!(idle.unwritten().is_empty());
 }
+
+/// A kv service logging into a fresh directory under `always`, each
+/// `fsync` slowed by `delay` so a commit is seen waiting.
+fn durable_kv(delay: Duration) -> (Arc<Ctx<KvService>>, std::path::PathBuf) {
+    use serverlab_service::wal::{Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!(
+        "serverlab-session-commit-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut opts = Options::new(Durability::Always);
+    opts.fsync_delay = delay;
+    let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
+    let store = serverlab_store::kv::new(StoreKind::Mutex);
+    let svc = KvService::new(store, KvConfig::default()).with_log(wal);
+    (ctx(svc, Some(Duration::from_secs(30))), dir)
+}
+
+#[test]
+fn a_write_is_not_answered_before_its_commit_and_a_read_never_waits() {
+    let (ctx, dir) = durable_kv(Duration::from_millis(300));
+    let mut s = open(&ctx);
+    feed(
+        &mut s,
+        b"PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nv",
+    );
+    let io = s.next();
+    let Io::Commit(t) = io else {
+        panic!("a PUT's reply waits for its commit: {io:?}");
+    };
+    assert_eq!(s.next(), Io::Commit(t), "asked again, still waiting");
+    s.wait_commit(t);
+    assert_eq!(s.next(), Io::Write);
+    assert!(s.unwritten().starts_with(b"HTTP/1.1 201"));
+    assert!(reading(write_all(&mut s)));
+    feed(&mut s, b"GET /k HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(s.next(), Io::Write, "a read does not wait for the disk");
+    assert!(s.unwritten().starts_with(b"HTTP/1.1 200"));
+    drop(s);
+    drop(ctx);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn pipelined_writes_wait_for_one_commit() {
+    let (ctx, dir) = durable_kv(Duration::from_millis(50));
+    let mut s = open(&ctx);
+    let put = b"PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n1";
+    feed(&mut s, &[&put[..], &put[..], &put[..]].concat());
+    let Io::Commit(t) = s.next() else {
+        panic!("the replies wait for the last write's commit");
+    };
+    assert_eq!(t.lsn(), 3, "all three applied before the wait");
+    s.wait_commit(t);
+    assert_eq!(s.next(), Io::Write);
+    drop(s);
+    drop(ctx);
+    let _ = std::fs::remove_dir_all(dir);
+}

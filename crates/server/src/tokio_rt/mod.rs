@@ -271,6 +271,13 @@ async fn drive<S: Service>(
                     sess.abandon_delay();
                 }
             }
+            // Awaited: the task waits, its worker serves others.
+            Io::Commit(t) => {
+                if let Some(commit) = sess.commit(t) {
+                    // Committed or failed: `next` tells them apart.
+                    let _ = commit.await;
+                }
+            }
             Io::Write => {
                 if write(sess, stream, stop).await.is_err() {
                     return;

@@ -15,13 +15,18 @@
 //! abandoned) when a tick finds the client gone or the server aborts;
 //! spinning and CPU work run on another thread, which gives them up itself
 //! the same way (`delay::perform`) and posts whether they were spent.
+//! A commit is waited for like the latter: the log's thread posts the
+//! token when it is settled.
 
-use super::sys::{Completion, Lent, Op, Uring};
+use super::mailbox::{Mailbox, Post};
+use super::sys::{Completion, EventFd, Lent, Op, Uring};
 use crate::io::{gone, shutdown_write};
 use crate::session::{Io, Session};
+use serverlab_service::wal::Ticket;
 use serverlab_service::{Delay, Service};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Bytes received ahead of the session beyond which receiving stops.
@@ -129,6 +134,7 @@ impl<S: Service> Conn<S> {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
             let parked = match sess.next() {
                 Io::Delay(d) => Some(self.delay(d, io, delays)),
+                Io::Commit(t) => self.commit(t),
                 Io::Write => Some(self.send(io, now)),
                 Io::Read { deadline } => self.read(io, deadline),
                 Io::ShutdownWrite => {
@@ -152,6 +158,20 @@ impl<S: Service> Conn<S> {
         self.in_flight += 1;
         self.wait = Wait::Delay { timer };
         Parked::Waiting
+    }
+
+    /// Wait for the commit the session asked for, as for a delay spent
+    /// on another thread: the log's thread posts the token (see
+    /// [`commit_waker`]) and the ring runs the connection again. `None`:
+    /// it is settled already; ask the session again.
+    fn commit(&mut self, t: Ticket) -> Option<Parked> {
+        let sess = self.sess.get_mut().expect("no send holds a ready session");
+        if !sess.register_commit(t) {
+            return None;
+        }
+        self.in_flight += 1;
+        self.wait = Wait::Delay { timer: false };
+        Some(Parked::Waiting)
     }
 
     /// Submit a send of the session's unwritten replies, lending it to the
@@ -348,4 +368,27 @@ impl<S: Service> Conn<S> {
             sess.finish();
         }
     }
+}
+
+/// Posts a connection's token to its ring once a commit it waits for is
+/// settled (woken once, from the log's thread), as a delay's thread posts
+/// a spent delay.
+struct CommitPost {
+    mailbox: Arc<Mailbox<EventFd>>,
+    token: u32,
+}
+
+impl std::task::Wake for CommitPost {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.mailbox.post(Post::Spent(self.token));
+    }
+}
+
+/// The waker a ring's connection waits for its commits with.
+pub(super) fn commit_waker(mailbox: Arc<Mailbox<EventFd>>, token: u32) -> std::task::Waker {
+    std::task::Waker::from(Arc::new(CommitPost { mailbox, token }))
 }

@@ -15,14 +15,16 @@
 //! disturb it) and [`Service::more`] copies it out a chunk at a time as the
 //! connection's output drains.
 
+mod log;
 mod stats;
 
-use crate::{After, Common, Frame, Service, REPLY_CHUNK};
+use crate::{After, Common, Durable, Frame, Logged, Service, REPLY_CHUNK};
 use serverlab_proto::kv::{
     digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
     Response, Status, Target, Version, ALLOW_KEY, ALLOW_RESERVED, CONTINUE, DATE_LEN,
 };
 use serverlab_store::kv::{KvStore, Put, Value};
+use serverlab_wal::{ApplyError, Wal};
 use stats::KvStats;
 use std::cell::Cell;
 use std::net::SocketAddr;
@@ -54,6 +56,8 @@ pub struct KvService {
     cfg: KvConfig,
     stats: KvStats,
     common: Common,
+    /// The write-ahead log (`--durability` other than `none`).
+    log: Option<Durable>,
 }
 
 /// Per connection: how far `frame` has got with the request arriving.
@@ -65,6 +69,8 @@ pub struct KvConn {
     awaiting_body: Option<AwaitingBody>,
     /// A GET body being sent: the value, and how much of it is appended.
     sending: Option<(Arc<Value>, usize)>,
+    /// What the writes applied since the session last asked came to.
+    logged: Option<Logged>,
 }
 
 struct AwaitingBody {
@@ -93,7 +99,40 @@ impl KvService {
             cfg,
             stats: KvStats::default(),
             common: Common::default(),
+            log: None,
         }
+    }
+
+    /// Applies one record of a log being replayed (see
+    /// [`Wal::open`](serverlab_wal::Wal::open)).
+    pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
+        log::replay(&*self.store, record)
+    }
+
+    /// Logs every write from now on into `wal`, opened (and replayed into
+    /// this service) by the caller.
+    pub fn with_log(mut self, wal: Wal) -> Self {
+        self.log = Some(Durable::new(wal));
+        self
+    }
+
+    /// Applies a write (under the log's order, when there is a log) and
+    /// notes what its record came to on the connection.
+    fn write<T>(
+        &self,
+        conn: &mut KvConn,
+        apply: impl FnOnce() -> T,
+        record: impl FnOnce(&T, &mut Vec<u8>) -> bool,
+    ) -> T {
+        let Some(log) = &self.log else {
+            return apply();
+        };
+        let (done, logged) = log.write(apply, record);
+        if let Some(l) = logged {
+            conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
+            log::compact_if_due(log.wal(), &self.store);
+        }
+        done
     }
 
     /// Answer a request the server stopped reading, and close.
@@ -129,15 +168,18 @@ impl KvService {
             Target::KeyTooLong => reply.text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
             Target::Key(key) => match head.method {
                 Method::Get | Method::Head => self.get(conn, head, key, &mut reply),
-                Method::Put | Method::Post => self.put(key, body, &mut reply),
-                Method::Delete => self.delete(key, &mut reply),
+                Method::Put | Method::Post => self.put(conn, key, body, &mut reply),
+                Method::Delete => self.delete(conn, key, &mut reply),
                 Method::Other => unreachable!("answered above"),
             },
         }
     }
 
     fn stats_json(&self, reply: &mut Reply) -> Status {
-        let snapshot = self.stats.snapshot(self.store.len(), &self.common);
+        let mut snapshot = self.stats.snapshot(self.store.len(), &self.common);
+        if let Some(log) = &self.log {
+            snapshot["durability"] = log.report();
+        }
         let mut json = serde_json::to_vec_pretty(&snapshot).expect("statistics serialize");
         json.push(b'\n');
         let date = reply.date;
@@ -178,13 +220,21 @@ impl KvService {
 
     /// PUT or POST: store the body. Its MD5 is computed before the store
     /// is touched, so no lock is held during it.
-    fn put(&self, key: &[u8], body: &[u8], reply: &mut Reply) -> Status {
+    fn put(&self, conn: &mut KvConn, key: &[u8], body: &[u8], reply: &mut Reply) -> Status {
         let d = digest(body);
         let value = Arc::new(Value {
             bytes: body.into(),
             digest: d,
         });
-        let status = match self.store.put(key, value) {
+        let put = self.write(
+            conn,
+            || self.store.put(key, value),
+            |_, rec| {
+                log::put(key, body, rec);
+                true
+            },
+        );
+        let status = match put {
             Put::Created => Status::Created,
             Put::Replaced => Status::Ok,
         };
@@ -194,8 +244,16 @@ impl KvService {
         reply.send(r)
     }
 
-    fn delete(&self, key: &[u8], reply: &mut Reply) -> Status {
-        if self.store.delete(key) {
+    fn delete(&self, conn: &mut KvConn, key: &[u8], reply: &mut Reply) -> Status {
+        let deleted = self.write(
+            conn,
+            || self.store.delete(key),
+            |&deleted, rec| {
+                log::delete(key, rec);
+                deleted
+            },
+        );
+        if deleted {
             let date = reply.date;
             reply.send(Response::new(Status::Ok, &date, b""))
         } else {
@@ -357,8 +415,20 @@ impl Service for KvService {
         &self.common
     }
 
+    fn wal(&self) -> Option<&Wal> {
+        self.log.as_ref().map(|l| &**l.wal())
+    }
+
+    fn logged(&self, conn: &mut KvConn) -> Option<Logged> {
+        conn.logged.take()
+    }
+
     fn report(&self) -> serde_json::Value {
-        self.stats.report(self.store.len())
+        let mut v = self.stats.report(self.store.len());
+        if let Some(log) = &self.log {
+            v["durability"] = log.report();
+        }
+        v
     }
 }
 

@@ -459,3 +459,96 @@ fn no_body_no_chunks() {
         assert!(!svc.more(&mut conn, &mut out), "{req}");
     }
 }
+
+#[test]
+fn puts_and_deletes_are_logged_and_replayed_gets_are_not() {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!("serverlab-kv-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |_| Ok(())).unwrap();
+    let svc = KvService::new(store, KvConfig::default()).with_log(wal);
+    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+    let wire = b"PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv1\
+                 PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv2\
+                 DELETE /b HTTP/1.1\r\nHost: x\r\n\r\n\
+                 DELETE /nothing HTTP/1.1\r\nHost: x\r\n\r\n\
+                 GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut out = Vec::new();
+    crate::run_all(&svc, &mut conn, wire, &mut out);
+    assert!(matches!(svc.logged(&mut conn), Some(Logged::Ticket(t)) if t.lsn() == 3));
+    assert_eq!(svc.logged(&mut conn), None, "taken once");
+    drop(svc);
+
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let again = KvService::new(store.clone(), KvConfig::default());
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |r| again.replay(r)).unwrap();
+    assert_eq!(
+        wal.recovery().records(),
+        3,
+        "a DELETE that found nothing is not logged"
+    );
+    assert_eq!(&*store.get(b"a").unwrap().bytes, b"v1");
+    assert!(store.get(b"b").is_none());
+    drop(wal);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_due_compaction_snapshots_the_store_and_replays_to_the_same_state() {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!("serverlab-kv-compact-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut opts = Options::new(Durability::Os);
+    opts.compaction_floor = 2048;
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let wal = Wal::open(&dir, opts.clone(), |_| Ok(())).unwrap();
+    let svc = KvService::new(store, KvConfig::default()).with_log(wal);
+    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+    let mut out = Vec::new();
+    for round in 0..100 {
+        let mut wire = Vec::new();
+        for k in 0..5 {
+            let body = format!("value-{round}-{k}");
+            let head = format!(
+                "PUT /k{k} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            wire.extend_from_slice(head.as_bytes());
+            wire.extend_from_slice(body.as_bytes());
+        }
+        wire.extend_from_slice(b"DELETE /k4 HTTP/1.1\r\nHost: x\r\n\r\n");
+        crate::run_all(&svc, &mut conn, &wire, &mut out);
+    }
+    let wal = svc.wal().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while wal.stats().compactions == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no compaction finished"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(svc);
+    // A compaction still running holds the directory until it finishes.
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let again = KvService::new(store.clone(), KvConfig::default());
+    let wal = loop {
+        match Wal::open(&dir, opts.clone(), |r| again.replay(r)) {
+            Ok(wal) => break wal,
+            Err(serverlab_wal::Error::InUse { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(wal.recovery().snapshot.is_some(), "{}", wal.recovery());
+    for k in 0..4 {
+        let v = store.get(format!("k{k}").as_bytes()).unwrap();
+        assert_eq!(&*v.bytes, format!("value-99-{k}").as_bytes());
+    }
+    assert!(store.get(b"k4").is_none());
+    assert_eq!(store.len(), 4);
+    drop(wal);
+    let _ = std::fs::remove_dir_all(dir);
+}

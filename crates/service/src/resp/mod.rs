@@ -13,11 +13,12 @@
 mod admin;
 mod stats;
 
-use crate::{After, Common, Frame, Service};
+use crate::{After, Common, Durable, Frame, Logged, Service};
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
+use serverlab_wal::{ApplyError, Wal};
 use stats::RespStats;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +33,8 @@ pub struct RespService {
     next_id: AtomicU64,
     /// What INFO says about the server (`store mutex`, …).
     about: String,
+    /// The write-ahead log (`--durability` other than `none`).
+    log: Option<Durable>,
 }
 
 /// Per connection: its framing state and its name.
@@ -39,6 +42,8 @@ pub struct RespConn {
     framer: Framer,
     id: u64,
     name: Option<Box<[u8]>>,
+    /// What the writes applied since the session last asked came to.
+    logged: Option<Logged>,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -63,7 +68,33 @@ impl RespService {
             common: Common::default(),
             next_id: AtomicU64::new(1),
             about,
+            log: None,
         }
+    }
+
+    /// Applies one record of a log being replayed (see
+    /// [`Wal::open`](serverlab_wal::Wal::open)): a record is the command
+    /// as it arrived, run again (uncounted) in log order.
+    pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
+        let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
+        let mut out = Vec::new();
+        match self.frame(&mut conn, record, &mut out) {
+            Frame::Ready {
+                len,
+                request: RespRequest(Req::Cmd(cmd)),
+            } if len == record.len() => {
+                self.execute(&mut conn, cmd, record, &mut out);
+                Ok(())
+            }
+            _ => Err("not a RESP command".into()),
+        }
+    }
+
+    /// Logs every command that changes data from now on into `wal`,
+    /// opened (and replayed into this service) by the caller.
+    pub fn with_log(mut self, wal: Wal) -> Self {
+        self.log = Some(Durable::new(wal));
+        self
     }
 
     fn protocol_error(&self, e: ProtocolError, out: &mut Vec<u8>) {
@@ -114,8 +145,27 @@ impl RespService {
         reply::error(out, reply::WRONGTYPE);
     }
 
-    /// Run `cmd` and append its reply.
+    /// Run `cmd` and append its reply; a command that changes data is
+    /// logged (as it arrived) in the order the store applied it.
     fn run(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
+        let Some(log) = self.log.as_ref().filter(|_| changes_data(&cmd)) else {
+            return self.execute(conn, cmd, input, out);
+        };
+        let (after, logged) = log.write(
+            || self.execute(conn, cmd, input, out),
+            |_, rec| {
+                rec.extend_from_slice(input);
+                true
+            },
+        );
+        if let Some(l) = logged {
+            conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
+        }
+        after
+    }
+
+    /// Run `cmd` and append its reply, unlogged.
+    fn execute(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
         let a = Args {
             framer: &conn.framer,
             input,
@@ -270,6 +320,16 @@ impl RespService {
 
 /// The commands about the connection itself: its name, its id, HELLO
 /// and QUIT (after which it closes).
+/// Whether `cmd` may change data (and so is logged).
+fn changes_data(cmd: &Cmd) -> bool {
+    matches!(
+        cmd,
+        Cmd::Str(StrCmd::Set { .. } | StrCmd::Del | StrCmd::IncrBy { .. } | StrCmd::MSet)
+            | Cmd::List(ListCmd::Push { .. } | ListCmd::Pop { .. })
+            | Cmd::Server(ServerCmd::Flush)
+    )
+}
+
 fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
     match cmd {
         ConnCmd::ClientSetName(name) | ConnCmd::Hello(Some(name)) => {
@@ -359,6 +419,7 @@ impl Service for RespService {
             framer: Framer::new(),
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             name: None,
+            logged: None,
         }
     }
 
@@ -408,8 +469,20 @@ impl Service for RespService {
         &self.common
     }
 
+    fn wal(&self) -> Option<&Wal> {
+        self.log.as_ref().map(|l| &**l.wal())
+    }
+
+    fn logged(&self, conn: &mut RespConn) -> Option<Logged> {
+        conn.logged.take()
+    }
+
     fn report(&self) -> serde_json::Value {
-        self.stats.report(self.store.len())
+        let mut v = self.stats.report(self.store.len());
+        if let Some(log) = &self.log {
+            v["durability"] = log.report();
+        }
+        v
     }
 }
 

@@ -220,3 +220,56 @@ fn apply_uses_what_frame_parsed() {
     svc.apply(&mut conn, request, other, &mut out);
     assert_eq!(out, b"$3\r\nxyz\r\n", "ECHO as framed, of the bytes given");
 }
+
+/// A fresh directory under the system's temporary one.
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("serverlab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn writes_are_logged_and_replay_to_the_same_data_reads_are_not() {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = scratch_dir("resp-replay");
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |_| Ok(())).unwrap();
+    let svc = service().with_log(wal);
+    replies(
+        &svc,
+        &[
+            &["SET", "s", "1"],
+            &["INCRBY", "s", "41"],
+            &["RPUSH", "l", "a", "b", "c"],
+            &["LPOP", "l"],
+            &["MSET", "m", "x", "gone", "y"],
+            &["DEL", "gone"],
+            &["GET", "s"],
+            &["LRANGE", "l", "0", "-1"],
+        ],
+    );
+    assert_eq!(
+        svc.wal().unwrap().stats().records,
+        6,
+        "the two reads are not logged"
+    );
+    drop(svc);
+
+    let again = service();
+    let wal = Wal::open(&dir, Options::new(Durability::Os), |r| again.replay(r)).unwrap();
+    assert_eq!(wal.recovery().records(), 6);
+    let got = replies(
+        &again,
+        &[
+            &["GET", "s"],
+            &["LRANGE", "l", "0", "-1"],
+            &["GET", "m"],
+            &["EXISTS", "gone"],
+        ],
+    );
+    assert_eq!(
+        got,
+        "$2\r\n42\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nx\r\n:0\r\n"
+    );
+    drop(wal);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -33,4 +33,8 @@ impl KvStore for LockFreeKv {
     fn len(&self) -> usize {
         self.0.len()
     }
+
+    fn for_each(&self, f: &mut dyn FnMut(&[u8], &Arc<Value>)) {
+        self.0.pin().iter().for_each(|(k, v)| f(k, v));
+    }
 }

@@ -48,6 +48,11 @@ pub trait KvStore: Send + Sync + 'static {
     fn delete(&self, key: &[u8]) -> bool;
     /// How many keys hold a value (a snapshot; exact when quiescent).
     fn len(&self) -> usize;
+    /// Calls `f` with every key and its value: a lock at a time for the
+    /// locked stores (so `f` should be quick), papaya's iteration for the
+    /// lock-free one. Writes meanwhile may or may not be seen (a
+    /// compaction's snapshot, which the log's later records complete).
+    fn for_each(&self, f: &mut dyn FnMut(&[u8], &Arc<Value>));
 
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -96,6 +101,10 @@ impl<G: Guarded<State = Map>> KvStore for G {
         let mut n = 0;
         self.each(&mut |map| n += map.len());
         n
+    }
+
+    fn for_each(&self, f: &mut dyn FnMut(&[u8], &Arc<Value>)) {
+        self.each(&mut |map| map.iter().for_each(|(k, v)| f(k, v)));
     }
 }
 

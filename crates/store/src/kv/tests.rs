@@ -116,3 +116,18 @@ fn concurrent_writers_and_readers() {
         assert_eq!(s.len(), KEYS, "{kind}");
     }
 }
+
+#[test]
+fn for_each_visits_every_key_once() {
+    each(|s| {
+        for i in 0..100u8 {
+            s.put(&[i], value(&[i, i]));
+        }
+        s.delete(&[7]);
+        let mut seen = std::collections::BTreeMap::new();
+        s.for_each(&mut |k, v| assert!(seen.insert(k.to_vec(), v.bytes.to_vec()).is_none()));
+        assert_eq!(seen.len(), 99);
+        assert_eq!(seen.get(&vec![42]), Some(&vec![42, 42]));
+        assert!(!seen.contains_key(&vec![7]));
+    });
+}

@@ -258,9 +258,13 @@ impl<S: Service> Ring<S> {
     /// A connection admitted: its session, woken through this ring's
     /// mailbox if another thread evicts it, run at once.
     fn serve_conn(&mut self, stream: TcpStream, peer: SocketAddr) {
-        let sess = Session::new(&self.ctx, peer).with_budget(BUDGET);
+        let mut sess = Session::new(&self.ctx, peer).with_budget(BUDGET);
         let entry = self.conns.vacant_entry();
         let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");
+        sess.on_commit(super::super::conn::commit_waker(
+            self.mailbox.clone(),
+            token,
+        ));
         let mailbox = self.mailbox.clone();
         sess.on_evict(stream.as_fd(), move || mailbox.post(Post::Evicted(token)));
         entry.insert(super::Conn::new(token, stream, sess));

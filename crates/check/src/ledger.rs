@@ -1,0 +1,332 @@
+//! The ledger: every write a load sent and every one the server
+//! acknowledged, and the check that a restarted server still holds them.
+//!
+//! One line per event, written as it happens: `S <ms> <key> <value>` when
+//! a write is sent, `A <ms> <key> <value>` when its reply acknowledged it;
+//! `<ms>` is milliseconds since the Unix epoch, key and value are hex, and
+//! a DELETE's value is `-`. Connections write disjoint keys and each
+//! connection's replies come in order, so the k-th acknowledgement of a
+//! key is its k-th write, and the last acknowledged value of a key is well
+//! defined.
+//!
+//! After a crash and restart, every key must hold its last acknowledged
+//! value, or the value of a later write that was sent but not acknowledged
+//! (in flight at the crash: it may or may not have been applied). With an
+//! allowed loss window (`everysec`), a key may instead hold an earlier
+//! acknowledged value (or none), provided every acknowledged write it
+//! misses was acknowledged within the window before the ledger's end; the
+//! check counts them and says how far back the oldest one was.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where a load records its writes; shared by its connections.
+pub struct Ledger {
+    out: Mutex<BufWriter<File>>,
+}
+
+impl Ledger {
+    pub fn create(path: &Path) -> io::Result<Ledger> {
+        Ok(Ledger {
+            out: Mutex::new(BufWriter::new(File::create(path)?)),
+        })
+    }
+
+    /// A write of `value` (`None`: a delete) to `key` is being sent.
+    pub fn sent(&self, key: &[u8], value: Option<&[u8]>) {
+        self.line('S', key, value);
+    }
+
+    /// The server acknowledged the write of `value` to `key`.
+    pub fn acked(&self, key: &[u8], value: Option<&[u8]>) {
+        self.line('A', key, value);
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&self) -> io::Result<()> {
+        self.lock().flush()
+    }
+
+    fn line(&self, what: char, key: &[u8], value: Option<&[u8]>) {
+        let mut s = format!("{what} {} {} ", now_ms(), hex(key));
+        match value {
+            Some(v) => s += &hex(v),
+            None => s.push('-'),
+        }
+        s.push('\n');
+        // A ledger that cannot be written fails the check later (it is
+        // short), which is where it is reported.
+        let _ = self.lock().write_all(s.as_bytes());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BufWriter<File>> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        let _ = self.lock().flush();
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter()
+        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// One key's writes, in the order they were sent.
+#[derive(Default)]
+struct Key {
+    /// The values sent (`None`: a delete).
+    sent: Vec<Option<Vec<u8>>>,
+    /// When each acknowledged write was acknowledged: the k-th is the
+    /// k-th sent.
+    acked_ms: Vec<u64>,
+}
+
+/// A ledger read back.
+pub struct Read {
+    keys: HashMap<Vec<u8>, Key>,
+    /// The last event's time: about when the server was killed.
+    end_ms: u64,
+}
+
+/// Reads a ledger file.
+pub fn read(path: &Path) -> Result<Read, String> {
+    let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut r = Read {
+        keys: HashMap::new(),
+        end_ms: 0,
+    };
+    for (n, line) in io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        let bad = || {
+            format!(
+                "{} line {}: not a ledger line: {line:?}",
+                path.display(),
+                n + 1
+            )
+        };
+        let mut parts = line.split(' ');
+        let (Some(what), Some(ms), Some(key), Some(value), None) = (
+            parts.next(),
+            parts.next().and_then(|m| m.parse::<u64>().ok()),
+            parts.next().and_then(unhex),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(bad());
+        };
+        let value = if value == "-" {
+            None
+        } else {
+            Some(unhex(value).ok_or_else(bad)?)
+        };
+        r.end_ms = r.end_ms.max(ms);
+        let k = r.keys.entry(key).or_default();
+        match what {
+            "S" => k.sent.push(value),
+            "A" if k.acked_ms.len() < k.sent.len() && k.sent[k.acked_ms.len()] == value => {
+                k.acked_ms.push(ms)
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(r)
+}
+
+/// What the check found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Keys with at least one acknowledged write.
+    pub keys: usize,
+    /// Acknowledged writes in the ledger.
+    pub acked: usize,
+    /// Acknowledged writes the server no longer holds, within the allowed
+    /// window.
+    pub lost: usize,
+    /// How long before the ledger's end the oldest lost write was
+    /// acknowledged.
+    pub lost_back: Duration,
+    /// Keys whose value is none that the ledger allows, one line each.
+    pub wrong: Vec<String>,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.wrong.is_empty()
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} keys, {} acknowledged writes: ",
+            self.keys, self.acked
+        )?;
+        if self.lost == 0 {
+            write!(f, "none missing")?;
+        } else {
+            write!(
+                f,
+                "{} missing, the oldest acknowledged {} ms before the ledger ends",
+                self.lost,
+                self.lost_back.as_millis()
+            )?;
+        }
+        if !self.wrong.is_empty() {
+            write!(f, "; {} keys wrong:", self.wrong.len())?;
+            for w in self.wrong.iter().take(10) {
+                write!(f, "\n  {w}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the server's values (`get` fetches one: `None` for absent)
+/// against the ledger; acknowledged writes may be missing only when
+/// acknowledged within `allow_loss` before the ledger's end.
+pub fn check(
+    ledger: &Read,
+    allow_loss: Duration,
+    mut get: impl FnMut(&[u8]) -> io::Result<Option<Vec<u8>>>,
+) -> io::Result<Verdict> {
+    let mut v = Verdict::default();
+    let mut keys: Vec<_> = ledger
+        .keys
+        .iter()
+        .filter(|(_, k)| !k.acked_ms.is_empty())
+        .collect();
+    keys.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, k) in keys {
+        v.keys += 1;
+        v.acked += k.acked_ms.len();
+        let got = get(key)?;
+        let last = k.acked_ms.len() - 1;
+        if k.sent[last..].contains(&got) {
+            continue;
+        }
+        // An older acknowledged value (or none before the first): the
+        // writes after it are lost; allowed only within the window.
+        let held = k.sent[..last].iter().rposition(|s| *s == got);
+        let first_lost = held.map_or(0, |i| i + 1);
+        let back = Duration::from_millis(ledger.end_ms.saturating_sub(k.acked_ms[first_lost]));
+        if (held.is_some() || got.is_none()) && back <= allow_loss && !allow_loss.is_zero() {
+            v.lost += k.acked_ms.len() - first_lost;
+            v.lost_back = v.lost_back.max(back);
+        } else {
+            v.wrong.push(format!(
+                "{}: holds {}, last acknowledged {}",
+                String::from_utf8_lossy(key),
+                shown(&got),
+                shown(&k.sent[last])
+            ));
+        }
+    }
+    Ok(v)
+}
+
+fn shown(v: &Option<Vec<u8>>) -> String {
+    match v {
+        None => "nothing".into(),
+        Some(b) if b.len() > 40 => format!("{:?}…", String::from_utf8_lossy(&b[..40])),
+        Some(b) => format!("{:?}", String::from_utf8_lossy(b)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(lines: &str) -> Read {
+        let path = std::env::temp_dir().join(format!("ledger-test-{}", fastrand::u64(..)));
+        std::fs::write(&path, lines).unwrap();
+        let r = read(&path).unwrap();
+        let _ = std::fs::remove_file(path);
+        r
+    }
+
+    fn verdict(r: &Read, allow: Duration, held: Option<&[u8]>) -> Verdict {
+        check(r, allow, |_| Ok(held.map(<[u8]>::to_vec))).unwrap()
+    }
+
+    // Key "k" (6b): v1 (7631) acked at 1000, v2 (7632) acked at 3000,
+    // v3 (7633) sent and never acknowledged; the ledger ends at 3500.
+    const LINES: &str = "S 900 6b 7631\nA 1000 6b 7631\nS 2900 6b 7632\nA 3000 6b 7632\n\
+                         S 3500 6b 7633\n";
+
+    #[test]
+    fn the_last_acknowledged_or_a_later_sent_value_passes() {
+        let r = ledger(LINES);
+        assert!(verdict(&r, Duration::ZERO, Some(b"v2")).passed());
+        assert!(verdict(&r, Duration::ZERO, Some(b"v3")).passed());
+        let lost = verdict(&r, Duration::ZERO, Some(b"v1"));
+        assert_eq!(lost.wrong.len(), 1, "{lost}");
+        assert!(!verdict(&r, Duration::ZERO, None).passed());
+        assert!(!verdict(&r, Duration::from_secs(10), Some(b"other")).passed());
+    }
+
+    #[test]
+    fn losses_within_the_window_are_counted_older_ones_fail() {
+        let r = ledger(LINES);
+        let v = verdict(&r, Duration::from_secs(1), Some(b"v1"));
+        assert!(v.passed(), "{v}");
+        assert_eq!((v.lost, v.lost_back), (1, Duration::from_millis(500)));
+        assert!(
+            !verdict(&r, Duration::from_secs(1), None).passed(),
+            "v1 was 2.5 s back"
+        );
+        let v = verdict(&r, Duration::from_secs(3), None);
+        assert_eq!((v.lost, v.passed()), (2, true));
+    }
+
+    #[test]
+    fn an_acknowledgement_of_nothing_sent_is_refused() {
+        let path = std::env::temp_dir().join(format!("ledger-bad-{}", fastrand::u64(..)));
+        std::fs::write(&path, "A 1 6b 7631\n").unwrap();
+        assert!(read(&path).is_err());
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn written_ledgers_read_back() {
+        let path = std::env::temp_dir().join(format!("ledger-rw-{}", fastrand::u64(..)));
+        let l = Ledger::create(&path).unwrap();
+        l.sent(b"a", Some(b"\x00\xff"));
+        l.acked(b"a", Some(b"\x00\xff"));
+        l.sent(b"a", None);
+        l.acked(b"a", None);
+        drop(l);
+        let r = read(&path).unwrap();
+        assert!(verdict(&r, Duration::ZERO, None).passed());
+        assert!(!verdict(&r, Duration::ZERO, Some(b"\x00\xff")).passed());
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,93 @@
+//! `--durability`, `--data-dir` and `--recover`, which `serve kv` and
+//! `serve resp` share: opening (and replaying) the write-ahead log before
+//! the server listens, and what the startup line says about it.
+
+use crate::args;
+use anyhow::Context;
+use clap::error::ErrorKind;
+use clap::CommandFactory;
+use serverlab_service::wal::{ApplyError, Durability, Options, Recover, Wal};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct DurabilityArgs {
+    /// How durable a write is before its reply (docs/durability.md)
+    #[arg(long, default_value_t = Durability::None, value_parser = args::named::<Durability>())]
+    durability: Durability,
+    /// The directory of the write-ahead log (needed by every durability
+    /// but none); one server at a time
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// What replay does with a log corrupt before its tail (a torn tail is
+    /// always cut)
+    #[arg(long, default_value_t = Recover::Strict, value_parser = args::named::<Recover>())]
+    recover: Recover,
+    /// Test-only: no compaction while the log files are under this many
+    /// bytes (default 64 MiB)
+    #[arg(long, hide = true, value_name = "BYTES")]
+    compaction_floor: Option<u64>,
+    /// Test-only: sleep this many milliseconds before every fsync, to stand
+    /// in for a slow disk
+    #[arg(long, hide = true, value_name = "MS")]
+    fsync_delay_ms: Option<u64>,
+}
+
+impl DurabilityArgs {
+    /// Opens the log in `--data-dir`, replaying it into `apply`; `None`
+    /// under `--durability none`. Exits 2 when the flags do not fit.
+    pub fn open(
+        &self,
+        protocol: &str,
+        apply: impl FnMut(&[u8]) -> Result<(), ApplyError>,
+    ) -> anyhow::Result<Option<Wal>> {
+        let dir = match (self.durability, &self.data_dir) {
+            (Durability::None, None) => return Ok(None),
+            (Durability::None, Some(_)) => usage_error(
+                protocol,
+                ErrorKind::ArgumentConflict,
+                "--data-dir keeps a log only with --durability os, everysec or always".into(),
+            ),
+            (d, None) => usage_error(
+                protocol,
+                ErrorKind::MissingRequiredArgument,
+                format!("--durability {d} needs --data-dir DIR, where its log is kept"),
+            ),
+            (_, Some(dir)) => dir,
+        };
+        let mut opts = Options::new(self.durability);
+        opts.recover = self.recover;
+        if let Some(floor) = self.compaction_floor {
+            opts.compaction_floor = floor;
+        }
+        opts.fsync_delay = Duration::from_millis(self.fsync_delay_ms.unwrap_or(0));
+        let wal = Wal::open(dir, opts, apply)
+            .with_context(|| format!("cannot open the log in {}", dir.display()))?;
+        Ok(Some(wal))
+    }
+}
+
+/// The startup line's words on durability: the mode, the directory and
+/// what replay found.
+pub fn describe(wal: Option<&Wal>) -> String {
+    match wal {
+        None => "durability none".into(),
+        Some(w) => format!(
+            "durability {}, data dir {}, {}",
+            w.durability(),
+            w.dir().display(),
+            w.recovery()
+        ),
+    }
+}
+
+/// A usage error of `serve <protocol>` in clap's style (exit 2).
+fn usage_error(protocol: &str, kind: ErrorKind, msg: String) -> ! {
+    let mut cmd = crate::Cli::command();
+    let sub = cmd
+        .find_subcommand_mut("serve")
+        .and_then(|s| s.find_subcommand_mut(protocol))
+        .cloned()
+        .map(|c| c.bin_name(format!("serverlab serve {protocol}")));
+    sub.unwrap_or(cmd).error(kind, msg).exit()
+}
