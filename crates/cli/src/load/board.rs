@@ -50,6 +50,8 @@ pub struct Args {
     #[arg(long)]
     send_exit: bool,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -64,6 +66,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.seed = a.seed;
     cfg.reader_mix = a.reader_mix;
     cfg.verify = a.verify;
+    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.bounds.max_reply();
     cfg.send_exit = a.send_exit;
     let mut format = a.output.format.unwrap_or(Format::Text);
     if !a.positional.is_empty() {

@@ -56,6 +56,8 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_cores: Option<u64>,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: PlainOutputArgs,
 }
 
@@ -76,6 +78,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.verify = a.verify;
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
+    cfg.reply_timeout = a.bounds.reply_timeout;
+    cfg.max_reply = a.bounds.max_reply();
     let format = a.output.format();
     execute(
         &cfg,

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod board;
+mod bounds;
 mod bucket;
 mod kv;
 mod model;

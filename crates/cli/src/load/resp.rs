@@ -73,6 +73,8 @@ pub struct Args {
     #[arg(long)]
     verify: bool,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -98,6 +100,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.reader_mix = a.reader_mix;
     cfg.seed = a.seed;
     cfg.verify = a.verify;
+    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.bounds.max_reply();
     check(&cfg);
     let format = a.output.format.unwrap_or(Format::Text);
     if format == Format::Caps && cfg.workload != Workload::Board {

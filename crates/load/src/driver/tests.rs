@@ -121,6 +121,7 @@ fn options(addr: SocketAddr) -> Options {
         reply_timeout: Some(Duration::from_secs(10)),
         deadline: None,
         drain_timeout: None,
+        max_reply: super::MAX_REPLY,
     }
 }
 

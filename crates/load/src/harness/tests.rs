@@ -120,6 +120,7 @@ fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
             connect: Duration::from_secs(5),
             reply: Some(Duration::from_secs(10)),
             drain: Some(Duration::from_secs(10)),
+            max_reply: crate::driver::MAX_REPLY,
         },
         model_note: None,
         seed: 1,
