@@ -231,6 +231,9 @@ fn eight_concurrent_delays(strategy: &str, mode: &str) {
             ],
         ),
     );
+    // 8 spinning threads per strategy: one strategy at a time, or the
+    // strategies run in parallel share the cores and none ends on time.
+    let _turn = heavy_turn();
     let addr = server.addr;
     let barrier = Arc::new(Barrier::new(8));
     let start = Instant::now();
@@ -280,6 +283,9 @@ per_strategy!(sleep_overlaps, sleep_overlaps);
 /// one whose request threads spend delays gets two workers, one left free
 /// (where `--threads` applies).
 fn nothing_stalls_others(strategy: &str, mode: &str) {
+    // Spinning 2.5 s delays: one strategy at a time, so the quick request
+    // is not held back by other strategies' spinning threads.
+    let _turn = heavy_turn();
     let kind: StrategyKind = strategy.parse().unwrap();
     let threads = match kind.delays() {
         serverlab_server::Delays::OnTheRequestThread => "2",

@@ -40,13 +40,7 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             conn.send(&wire)?;
             let value = match Reply::parse(conn.recv()?) {
                 Some(Reply::Value(v)) => v,
-                Some(Reply::Err(why)) => {
-                    return Err(invalid(format!(
-                        "reading bucket {b}: the server answered ERR {} (does it have {} buckets?)",
-                        String::from_utf8_lossy(why),
-                        cfg.buckets
-                    )))
-                }
+                Some(Reply::Err(_)) => return Err(count_mismatch(cfg)?),
                 None => return Err(invalid(format!("reading bucket {b}: not a number"))),
             };
             if cfg.keep_alive {
@@ -62,12 +56,16 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
 /// many it has (reading buckets, harmless, by bisection) and says it in
 /// one line with the flag to pass, instead of one error per connection.
 pub(super) fn check_bucket_count(cfg: &BucketLoad) -> Result<(), LoadError> {
-    let last = cfg.buckets.saturating_sub(1);
-    if read_one(cfg, last)?.is_some() {
+    if read_one(cfg, cfg.buckets.saturating_sub(1))?.is_some() {
         return Ok(());
     }
-    // Bucket `last` is refused: find the first refused, in 0..=last.
-    let (mut lo, mut hi) = (0, last);
+    Err(count_mismatch(cfg)?)
+}
+
+/// A bucket below `cfg.buckets` was refused: how many the server has,
+/// found by bisection, said as the error to stop the load with.
+fn count_mismatch(cfg: &BucketLoad) -> Result<LoadError, LoadError> {
+    let (mut lo, mut hi) = (0, cfg.buckets.saturating_sub(1));
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         match read_one(cfg, mid)? {
@@ -75,8 +73,8 @@ pub(super) fn check_bucket_count(cfg: &BucketLoad) -> Result<(), LoadError> {
             None => hi = mid,
         }
     }
-    Err(invalid(if lo == 0 {
-        format!("the server refused to read bucket 0 (`0,0`): is it a bucket server?")
+    Ok(invalid(if lo == 0 {
+        "the server refused to read bucket 0 (`0,0`): is it a bucket server?".to_string()
     } else {
         format!(
             "the server has {lo} buckets and this load draws from {}: pass --buckets {lo}",

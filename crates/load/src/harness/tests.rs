@@ -374,6 +374,9 @@ fn a_warm_up_is_run_but_not_recorded() {
     );
     // The window (and the client's figures) start after the warm-up.
     assert_eq!(run.span.start - run.start, Duration::from_millis(300));
-    assert!(run.clients[0].runtime < Duration::from_millis(400));
+    // Its runtime counts from the window's start: with the warm-up it
+    // would be the whole run. (Against the run's own wall time, not a
+    // fixed bound: a busy machine may finish the client late.)
+    assert!(run.clients[0].runtime + Duration::from_millis(300) <= t0.elapsed());
     assert_eq!(run.clients[0].per_second.len(), 1);
 }
