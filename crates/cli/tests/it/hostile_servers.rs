@@ -334,3 +334,34 @@ fn a_flood_of_replies_nobody_asked_for_fails_the_run() {
         against(proto, Misbehaviour::Flood, UNASKED);
     }
 }
+
+/// `--reply-timeout` bounds every load against a server that stops
+/// answering: with a 30 s run and a 1 s timeout, each protocol's load
+/// ends within the timeout plus a second, exit 1, saying so.
+#[test]
+fn reply_timeout_ends_every_load() {
+    for proto in [Proto::Bucket, Proto::Board, Proto::Kv, Proto::Resp] {
+        let addr = fake_server(move |s| misbehave(s, proto, Misbehaviour::Silence));
+        let mut args: Vec<String> = ["load", proto.name(), "--addr", &addr]
+            .map(String::from)
+            .to_vec();
+        args.extend(["--reply-timeout", "1s"].map(String::from));
+        match proto {
+            Proto::Kv => args.extend(["--sessions", "1000"].map(String::from)),
+            _ => args.extend(["--duration", "30s"].map(String::from)),
+        }
+        let o = watched(&args, Duration::from_secs(60));
+        let what = proto.name();
+        assert_eq!(o.code, Some(1), "{what}: {}", o.cause);
+        assert!(
+            o.took <= Duration::from_secs(2),
+            "{what}: took {:?}",
+            o.took
+        );
+        assert!(
+            o.cause.contains("no reply within 1 s"),
+            "{what}: {}",
+            o.cause
+        );
+    }
+}
