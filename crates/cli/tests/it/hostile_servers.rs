@@ -3,8 +3,10 @@
 //! `load` of the matching protocol (with and without `--verify`) and
 //! `check`. Each client must end within its duration plus its timeouts
 //! plus 5 s, with a peak RSS (VmHWM in /proc) under 256 MB, exit 1, and
-//! say a true cause in one line. Each row is printed (run with
-//! `--nocapture` to see them: docs/reliability.md's table).
+//! say a true cause in one line. Every test takes its turn with the
+//! suite's other heavy tests ([`heavy_turn`]): a load busy-polls for its
+//! replies while it waits. Each row is printed (run with `--nocapture` to
+//! see them: docs/reliability.md's table).
 
 use crate::support::{fake_server, heavy_turn, BIN};
 use std::io::{Read, Write};
@@ -308,6 +310,7 @@ fn a_huge_content_length_is_cut_at_the_reply_limit() {
 
 #[test]
 fn a_trickle_times_out_as_a_whole() {
+    let _turn = heavy_turn();
     for proto in [Proto::Bucket, Proto::Board, Proto::Kv, Proto::Resp] {
         against(proto, Misbehaviour::Trickle, NO_REPLY);
     }
@@ -315,6 +318,7 @@ fn a_trickle_times_out_as_a_whole() {
 
 #[test]
 fn silence_times_out() {
+    let _turn = heavy_turn();
     for proto in [Proto::Bucket, Proto::Board, Proto::Kv, Proto::Resp] {
         against(proto, Misbehaviour::Silence, NO_REPLY);
     }
@@ -322,6 +326,7 @@ fn silence_times_out() {
 
 #[test]
 fn a_server_that_never_reads_times_out() {
+    let _turn = heavy_turn();
     for proto in [Proto::Bucket, Proto::Board, Proto::Kv, Proto::Resp] {
         against(proto, Misbehaviour::NeverReads, NO_REPLY);
     }
@@ -340,6 +345,7 @@ fn a_flood_of_replies_nobody_asked_for_fails_the_run() {
 /// ends within the timeout plus a second, exit 1, saying so.
 #[test]
 fn reply_timeout_ends_every_load() {
+    let _turn = heavy_turn();
     for proto in [Proto::Bucket, Proto::Board, Proto::Kv, Proto::Resp] {
         let addr = fake_server(move |s| misbehave(s, proto, Misbehaviour::Silence));
         let mut args: Vec<String> = ["load", proto.name(), "--addr", &addr]
