@@ -14,6 +14,10 @@ pub const MAX_REPLY: usize = 4 << 20;
 /// How long a read that took all the socket had waits for more before
 /// it looks for a reply again (see [`Conn::read`]).
 const PAUSE: Duration = Duration::from_millis(20);
+/// Past this much buffered, a reply is looked for only as the buffer
+/// doubles (and once more at the deadline): a pause in a stream this long
+/// is no sign that the reply is whole.
+const LOOK_ON_PAUSE: usize = 64 * 1024;
 
 thread_local! {
     /// Reads on this thread that got no whole reply: they waited out
@@ -108,8 +112,9 @@ impl Conn {
     pub fn read(&mut self, extra: Duration, find: impl Fn(&[u8]) -> Option<usize>) -> Got {
         let deadline = Instant::now() + self.timeout + extra;
         // `find` looks again once the buffer has doubled since it last
-        // failed, or no more came for a moment: a long reply is searched
-        // a bounded number of times, not once per read.
+        // failed, or (while it is short) no more came for a moment, and
+        // at the deadline: a long reply is searched a bounded number of
+        // times, not once per read.
         let mut look_at = 0;
         loop {
             if self.buf.len() >= look_at {
@@ -127,12 +132,16 @@ impl Conn {
             match self.fill(deadline) {
                 Fill::Data => {
                     let pause = PAUSE.min(deadline.saturating_duration_since(Instant::now()));
-                    if self.buf.len() < look_at && !self.more_within(pause) {
+                    let short = self.buf.len() < LOOK_ON_PAUSE;
+                    if short && self.buf.len() < look_at && !self.more_within(pause) {
                         look_at = 0;
                     }
                 }
                 Fill::Closed => return Got::Closed(std::mem::take(&mut self.buf)),
                 Fill::Timeout => {
+                    if let Some(n) = find(&self.buf) {
+                        return Got::Reply(self.buf.drain(..n).collect());
+                    }
                     hopeless();
                     return Got::Timeout(std::mem::take(&mut self.buf));
                 }
