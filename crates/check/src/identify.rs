@@ -49,6 +49,14 @@ pub fn identify<P: Protocol>(
                 P::NAME
             ))
         }
+        too_long @ Got::TooLong => {
+            return Err(format!(
+                "{addr} answered {} with {}: it does not speak {}; {is_it}",
+                show(&hello),
+                too_long.show(),
+                P::NAME
+            ))
+        }
     };
     proto.recognise(&hello, &answer).map_err(|why| {
         format!(

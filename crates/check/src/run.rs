@@ -85,18 +85,27 @@ pub fn run<P: Protocol>(
     };
     on(Event::Started(&report));
     let (last, first): (Vec<_>, Vec<_>) = cases.iter().partition(|c| c.opt_in.is_some());
+    // Once a case fails for want of a whole reply (none within the
+    // timeout, or one longer than any case can get), the cases after it
+    // are not run (each would wait out the timeout too), so a stuck or
+    // streaming server ends the check within one case's time.
+    let mut stalled = None;
     for case in first {
-        report.cases.push(run_case(proto, addr, opts, &nonce, case));
+        report
+            .cases
+            .push(run_or_not(proto, addr, opts, &nonce, case, &mut stalled));
         on(Event::Case(report.cases.last().expect("pushed")));
     }
-    if selected(LINEARIZABLE, Scope::Assignment, opts) {
+    if stalled.is_none() && selected(LINEARIZABLE, Scope::Assignment, opts) {
         on(Event::ConcurrencyStarts(&opts.plan));
         let phase = proto.concurrency(addr, &opts.plan, &nonce);
         on(Event::Concurrency(&phase));
         report.concurrency = Some(phase);
     }
     for case in last {
-        report.cases.push(run_case(proto, addr, opts, &nonce, case));
+        report
+            .cases
+            .push(run_or_not(proto, addr, opts, &nonce, case, &mut stalled));
         on(Event::Case(report.cases.last().expect("pushed")));
     }
     report.seconds = started.elapsed().as_secs_f64();
@@ -143,6 +152,44 @@ fn skip_reason(name: &str, scope: Scope, opts: &Options) -> Option<String> {
         return Some("serverlab's own rule, not the assignment's (--assignment)".into());
     }
     None
+}
+
+/// Run `case`, unless an earlier case (`stalled`) found the server no
+/// longer answering; note it in `stalled` if this one does.
+fn run_or_not<P: Protocol>(
+    proto: &P,
+    addr: SocketAddr,
+    opts: &Options,
+    nonce: &str,
+    case: &Case<P>,
+    stalled: &mut Option<&'static str>,
+) -> CaseResult {
+    let timeouts = crate::wire::hopeless_so_far();
+    let result = match *stalled {
+        Some(at) => not_run(case, at),
+        None => run_case(proto, addr, opts, nonce, case),
+    };
+    if result.status == Status::Failed && crate::wire::hopeless_so_far() > timeouts {
+        stalled.get_or_insert(case.name);
+    }
+    result
+}
+
+/// A case not run: the server sent no whole reply in case `at`.
+fn not_run<P: Protocol>(case: &Case<P>, at: &str) -> CaseResult {
+    CaseResult {
+        name: case.name,
+        scope: case.scope,
+        checks: case.checks,
+        why: case.why,
+        status: Status::Skipped,
+        reason: Some(format!(
+            "not run: the server sent no whole reply in '{at}' (none within the --timeout, or one \
+             longer than any case can get)"
+        )),
+        exchanges: Vec::new(),
+        seconds: 0.0,
+    }
 }
 
 fn run_case<P: Protocol>(

@@ -1,9 +1,39 @@
 //! A client connection for the checker: send bytes, read one reply with a
 //! deadline, notice a close; and bytes shown to a person.
 
+use std::cell::Cell;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+
+/// The longest reply the checker reads: no case's request can get a
+/// reply near it (a case's values are bytes to kilobytes), and a hostile
+/// server cannot make the checker hold more.
+pub const MAX_REPLY: usize = 4 << 20;
+
+/// How long a read that took all the socket had waits for more before
+/// it looks for a reply again (see [`Conn::read`]).
+const PAUSE: Duration = Duration::from_millis(20);
+/// Past this much buffered, a reply is looked for only as the buffer
+/// doubles (and once more at the deadline): a pause in a stream this long
+/// is no sign that the reply is whole.
+const LOOK_ON_PAUSE: usize = 64 * 1024;
+
+thread_local! {
+    /// Reads on this thread that got no whole reply: they waited out
+    /// their deadline, or the reply outgrew [`MAX_REPLY`]. A case that
+    /// fails after one found the server hopeless, and the run stops there.
+    static HOPELESS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many reads on this thread have got no whole reply so far.
+pub fn hopeless_so_far() -> u64 {
+    HOPELESS.with(Cell::get)
+}
+
+fn hopeless() {
+    HOPELESS.with(|t| t.set(t.get() + 1));
+}
 
 /// One TCP connection and what it has read but not yet taken.
 pub struct Conn {
@@ -21,6 +51,9 @@ pub enum Got {
     Closed(Vec<u8>),
     /// Nothing complete within the timeout; any partial reply.
     Timeout(Vec<u8>),
+    /// More than [`MAX_REPLY`] bytes without a whole reply: the
+    /// connection was closed.
+    TooLong,
 }
 
 impl Got {
@@ -32,6 +65,10 @@ impl Got {
             Got::Closed(b) => format!("{} then the connection closed", show(b)),
             Got::Timeout(b) if b.is_empty() => "(nothing, until the timeout)".into(),
             Got::Timeout(b) => format!("{} and nothing more until the timeout", show(b)),
+            Got::TooLong => format!(
+                "a reply longer than {MAX_REPLY} bytes, more than any case can get (the \
+                 connection was closed)"
+            ),
         }
     }
 
@@ -62,23 +99,68 @@ impl Conn {
     /// Send all of `bytes`. A failure (the server closed) is not an error
     /// here: the read that follows reports it.
     pub fn send(&mut self, bytes: &[u8]) -> bool {
+        // A server that never reads cannot hold the checker past its
+        // timeout.
+        let _ = self.stream.set_write_timeout(Some(self.timeout));
         self.stream.write_all(bytes).is_ok()
     }
 
     /// Read until `find` (given everything buffered) says how many bytes
-    /// make one reply; take them. Waits up to `extra` beyond the timeout.
+    /// make one reply; take them. Waits up to `extra` beyond the timeout,
+    /// in all: bytes that trickle in do not stretch it. A reply that
+    /// outgrows [`MAX_REPLY`] closes the connection.
     pub fn read(&mut self, extra: Duration, find: impl Fn(&[u8]) -> Option<usize>) -> Got {
         let deadline = Instant::now() + self.timeout + extra;
+        // `find` looks again once the buffer has doubled since it last
+        // failed, or (while it is short) no more came for a moment, and
+        // at the deadline: a long reply is searched a bounded number of
+        // times, not once per read.
+        let mut look_at = 0;
         loop {
-            if let Some(n) = find(&self.buf) {
-                return Got::Reply(self.buf.drain(..n).collect());
+            if self.buf.len() >= look_at {
+                if let Some(n) = find(&self.buf) {
+                    return Got::Reply(self.buf.drain(..n).collect());
+                }
+                look_at = self.buf.len() * 2;
+            }
+            if self.buf.len() > MAX_REPLY {
+                let _ = self.stream.shutdown(Shutdown::Both);
+                self.buf = Vec::new();
+                hopeless();
+                return Got::TooLong;
             }
             match self.fill(deadline) {
-                Fill::Data => {}
+                Fill::Data => {
+                    let pause = PAUSE.min(deadline.saturating_duration_since(Instant::now()));
+                    let short = self.buf.len() < LOOK_ON_PAUSE;
+                    if short && self.buf.len() < look_at && !self.more_within(pause) {
+                        look_at = 0;
+                    }
+                }
                 Fill::Closed => return Got::Closed(std::mem::take(&mut self.buf)),
-                Fill::Timeout => return Got::Timeout(std::mem::take(&mut self.buf)),
+                Fill::Timeout => {
+                    if let Some(n) = find(&self.buf) {
+                        return Got::Reply(self.buf.drain(..n).collect());
+                    }
+                    hopeless();
+                    return Got::Timeout(std::mem::take(&mut self.buf));
+                }
             }
         }
+    }
+
+    /// After one request's whole reply: `Err` if more bytes came already,
+    /// a reply nobody asked for (a correct server answers each request
+    /// once). For the concurrency phase, where one request is out at a
+    /// time.
+    pub fn nothing_unasked(&self) -> Result<(), String> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the server answered more than it was asked: {} after the reply",
+            show(&self.buf)
+        ))
     }
 
     /// Whether the server closes the connection (EOF or reset) within the
@@ -97,7 +179,12 @@ impl Conn {
     /// Whatever arrives within `wait` (without waiting for more).
     pub fn drain_for(&mut self, wait: Duration) -> Vec<u8> {
         let deadline = Instant::now() + wait;
-        while let Fill::Data = self.fill(deadline) {}
+        while let Fill::Data = self.fill(deadline) {
+            // A flood is cut, not kept.
+            if self.buf.len() > MAX_REPLY {
+                self.buf.drain(..self.buf.len() - MAX_REPLY);
+            }
+        }
         std::mem::take(&mut self.buf)
     }
 
@@ -124,6 +211,19 @@ impl Conn {
             Err(e) if e.kind() == ErrorKind::Interrupted => Fill::Data,
             Err(_) => Fill::Closed,
         }
+    }
+}
+
+impl Conn {
+    /// Whether more bytes come within `wait` (left to be read).
+    fn more_within(&self, wait: Duration) -> bool {
+        // A zero read timeout would mean "block forever".
+        let wait = wait.max(Duration::from_millis(1));
+        if self.stream.set_read_timeout(Some(wait)).is_err() {
+            return false;
+        }
+        let mut one = [0u8; 1];
+        matches!(self.stream.peek(&mut one), Ok(n) if n > 0)
     }
 }
 

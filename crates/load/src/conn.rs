@@ -2,20 +2,22 @@
 //! for the few requests before and after a run (reading the state to
 //! check against, EXIT). The run itself is on the event-loop driver.
 
+use crate::driver::{no_reply_within, reply_too_long, MAX_REPLY};
 use serverlab_util::InputBuf;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub struct FramedConn {
     stream: TcpStream,
     buf: InputBuf,
     /// The reply `recv` returned last, still at the front of `buf`.
     last: usize,
+    /// When every send and reply must be done by, and how long that was.
+    deadline: Option<(Instant, Duration)>,
+    /// The longest reply accepted.
+    max_reply: usize,
 }
-
-/// Largest reply accepted before the connection is declared broken.
-const MAX_REPLY: usize = 64 << 20;
 /// Room made for each read.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -27,16 +29,48 @@ impl FramedConn {
             stream,
             buf: InputBuf::new(),
             last: 0,
+            deadline: None,
+            max_reply: MAX_REPLY,
         })
     }
 
-    /// Fail reads that wait longer than this (None: wait forever).
-    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        self.stream.set_read_timeout(t)
+    /// Accept replies of at most `max` bytes (else `MAX_REPLY`).
+    pub fn set_max_reply(&mut self, max: usize) {
+        self.max_reply = max;
+    }
+
+    /// Every send and reply from now on must be done within `t` in all
+    /// (not per read: a server trickling bytes does not stretch it).
+    pub fn set_deadline(&mut self, t: Duration) {
+        self.deadline = Some((Instant::now() + t, t));
     }
 
     pub fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes)
+        let left = self.time_left()?;
+        self.stream.set_write_timeout(left)?;
+        self.stream.write_all(bytes).map_err(|e| self.timed_out(e))
+    }
+
+    /// What is left of the deadline (None: there is none); an error
+    /// once it has passed.
+    fn time_left(&self) -> io::Result<Option<Duration>> {
+        let Some((by, _)) = self.deadline else {
+            return Ok(None);
+        };
+        match by.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Ok(Some(left)),
+            _ => Err(self.timed_out(io::ErrorKind::TimedOut.into())),
+        }
+    }
+
+    /// A read or write that waited out the deadline, said as such.
+    fn timed_out(&self, e: io::Error) -> io::Error {
+        match (e.kind(), self.deadline) {
+            (io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut, Some((_, t))) => {
+                io::Error::new(io::ErrorKind::TimedOut, no_reply_within(t))
+            }
+            _ => e,
+        }
     }
 
     /// The next reply up to a NUL or LF, without its terminator. End of
@@ -57,14 +91,16 @@ impl FramedConn {
     }
 
     fn fill(&mut self) -> io::Result<()> {
-        if self.buf.len() >= MAX_REPLY {
+        if self.buf.len() > self.max_reply {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                "reply longer than 64 MiB",
+                reply_too_long(self.max_reply),
             ));
         }
         self.buf.reserve(READ_CHUNK);
         loop {
+            let left = self.time_left()?;
+            self.stream.set_read_timeout(left)?;
             match self.stream.read(self.buf.spare()) {
                 Ok(0) => {
                     return Err(io::Error::new(
@@ -77,7 +113,7 @@ impl FramedConn {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(self.timed_out(e)),
             }
         }
     }

@@ -78,6 +78,7 @@ impl Workload for Load {
         conn.send(&self.wire(call));
         match conn.read(Duration::ZERO, reply_end) {
             Got::Reply(mut r) => {
+                conn.nothing_unasked()?;
                 r.pop();
                 if let (Call::Post { topic, .. }, Some(id)) = (call, number(&r)) {
                     self.answered[*topic].fetch_max(id + 1, Ordering::Relaxed);

@@ -26,6 +26,11 @@ fn exists(addr: SocketAddr, timeout: Duration, b: u64) -> Result<bool, String> {
             )),
         },
         Got::Closed(_) => Ok(false),
+        Got::TooLong => Err(format!(
+            "{} answered {} while probing the buckets",
+            show(wire.as_bytes()),
+            got.show()
+        )),
         Got::Timeout(_) => Err(format!(
             "{} got no reply within the timeout while probing the buckets",
             show(wire.as_bytes())

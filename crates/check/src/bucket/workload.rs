@@ -7,7 +7,7 @@ use crate::concurrency::{Part, Record, Workload};
 use crate::wire::{show, Conn, Got};
 use serverlab_proto::bucket::{DelayUnit, Reply};
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Buckets the clients share (fewer if the server has fewer).
 pub const SHARED: usize = 4;
@@ -131,9 +131,20 @@ impl Workload for Load {
                 &mut fresh
             }
         };
+        let sent = Instant::now();
         conn.send(&wire);
-        match conn.read(self.unit.duration(call.delay), line_end) {
+        let delay = self.unit.duration(call.delay);
+        match conn.read(delay, line_end) {
+            // Sooner than its delay: the server did not wait it (or
+            // answered before it was asked), whatever it answered.
+            Got::Reply(_) if sent.elapsed() < delay => Err(format!(
+                "the reply to {} came after {:.1} ms, before its delay of {} ms could pass",
+                show(&wire),
+                sent.elapsed().as_secs_f64() * 1e3,
+                delay.as_millis()
+            )),
             Got::Reply(mut r) => {
+                conn.nothing_unasked()?;
                 r.pop();
                 Ok(r)
             }

@@ -133,6 +133,7 @@ impl Workload for Load {
                 ))
             }
         };
+        conn.nothing_unasked()?;
         if resp.close {
             return Err(format!(
                 "the server closed the connection after {}",

@@ -103,7 +103,7 @@ impl Workload for Load {
         let wire = self.wire(call);
         conn.send(&wire);
         match read(conn).reply() {
-            Some(r) => Ok(r.to_vec()),
+            Some(r) => conn.nothing_unasked().map(|()| r.to_vec()),
             None => Err(format!("no reply to {}", show(&wire))),
         }
     }

@@ -54,6 +54,8 @@ pub struct Args {
     #[arg(long)]
     send_exit: bool,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -69,6 +71,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.reader_mix = a.reader_mix;
     cfg.verify = a.verify;
     cfg.agent = a.pacing.agent("board");
+    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.bounds.max_reply();
     cfg.send_exit = a.send_exit;
     let mut format = a.output.format.unwrap_or(Format::Text);
     if !a.positional.is_empty() {

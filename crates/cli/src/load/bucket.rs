@@ -60,6 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_cores: Option<u64>,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: PlainOutputArgs,
 }
 
@@ -81,6 +83,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.agent = a.pacing.agent("bucket");
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
+    cfg.reply_timeout = a.bounds.reply_timeout;
+    cfg.max_reply = a.bounds.max_reply();
     let format = a.output.format();
     let planned = cfg.planned();
     execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())

@@ -51,9 +51,8 @@ pub struct Args {
     /// Check every response: statuses, self-checking values, ETag = MD5 of the body; mismatches fail the run
     #[arg(long)]
     verify: bool,
-    /// How long a session with requests in flight may wait for a byte before it fails
-    #[arg(long, value_name = "T", default_value = "30s", value_parser = args::duration)]
-    reply_timeout: Duration,
+    #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
     #[command(flatten)]
     output: PlainOutputArgs,
 }
@@ -98,7 +97,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     cfg.pacing = a.pacing.pacing(false);
-    cfg.reply_timeout = a.reply_timeout;
+    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.bounds.max_reply();
     let format = a.output.format();
     if cfg.verify {
         check_verified_value_size(

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 mod agent;
 mod board;
+mod bounds;
 mod bucket;
 mod kv;
 mod model;

@@ -79,6 +79,8 @@ pub struct Args {
     #[arg(long)]
     verify: bool,
     #[command(flatten)]
+    bounds: super::bounds::BoundArgs,
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -105,6 +107,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.seed = a.seed;
     cfg.verify = a.verify;
     cfg.agent = a.pacing.agent("resp");
+    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.bounds.max_reply();
     check(&cfg);
     let format = a.output.format.unwrap_or(Format::Text);
     if format == Format::Caps && cfg.workload != Workload::Board {

@@ -285,6 +285,9 @@ fn load_against_echo_measures_the_ceiling() {
 
 #[test]
 fn throttle_paces_each_connection() {
+    // A paced count over 2 s: taken in turn, so no other heavy test
+    // holds the client back.
+    let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
     let out = load(&[
         "--addr",

@@ -20,6 +20,7 @@ mod first_hour;
 mod first_hour_numbers;
 mod hostile_conn;
 mod hostile_flow;
+mod hostile_servers;
 mod kv;
 mod kv_interop;
 mod lists;

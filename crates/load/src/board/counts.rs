@@ -3,7 +3,7 @@
 //! the reference client sends at the end. Blocking requests on their own
 //! connection; the run itself is on the driver.
 
-use super::{workload, CHECK_TIMEOUT, CONNECT_TIMEOUT};
+use super::{workload, BoardLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
 use crate::LoadError;
 use serverlab_proto::board::{count_answer, CountAnswer, Request};
@@ -18,14 +18,14 @@ fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
     })
 }
 
-/// Ask COUNT for every topic on one connection.
-pub(super) fn counts(
-    addr: SocketAddr,
-    topics: usize,
-    agent: crate::harness::Agent,
-) -> Result<Vec<u64>, LoadError> {
-    let mut conn = connect(addr)?;
-    conn.set_read_timeout(Some(CHECK_TIMEOUT))?;
+/// Ask COUNT for every topic on one connection, all answered within the
+/// load's reply timeout (at most [`CHECK_TIMEOUT`]).
+pub(super) fn counts(cfg: &BoardLoad) -> Result<Vec<u64>, LoadError> {
+    let topics = cfg.topics;
+    let mut conn = connect(cfg.addr)?;
+    conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout));
+    conn.set_max_reply(cfg.reply_limit());
+    let agent = cfg.agent;
     let mut wire = Vec::new();
     let names: Vec<Vec<u8>> = workload::agent_topics(topics, agent)
         .map(workload::topic_name)
@@ -62,7 +62,7 @@ fn count_reply(conn: &mut FramedConn, topic: &[u8]) -> Result<u64, LoadError> {
 /// Send EXIT on a new connection, as the reference client does at the end.
 pub fn send_exit(addr: SocketAddr) -> Result<(), LoadError> {
     let mut conn = connect(addr)?;
-    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
+    conn.set_deadline(Duration::from_secs(2));
     let mut wire = Vec::new();
     Request::Exit.encode(&mut wire, Terminator::Nul);
     conn.send(&wire)?;

@@ -37,8 +37,10 @@ pub(crate) const LIST: usize = 3;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a setup or final-check request may wait for its reply.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long replies still in flight when the window closes may take.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// `--reply-timeout`'s default: how long a connection with requests in
+/// flight waits for a whole reply, and replies still in flight when the
+/// window closes may take.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A board load run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +62,13 @@ pub struct BoardLoad {
     #[serde(skip)]
     pub agent: harness::Agent,
     pub send_exit: bool,
+    /// How long a connection with requests in flight waits for a whole
+    /// reply (and replies in flight after the window).
+    #[serde(skip)]
+    pub reply_timeout: Duration,
+    /// `--max-reply`.
+    #[serde(skip)]
+    pub max_reply: usize,
 }
 
 impl BoardLoad {
@@ -77,7 +86,16 @@ impl BoardLoad {
             verify: false,
             agent: harness::Agent::SOLO,
             send_exit: false,
+            reply_timeout: REPLY_TIMEOUT,
+            max_reply: crate::driver::MAX_REPLY,
         }
+    }
+
+    /// What a reply can be: a message, or a LIST of the topics this load
+    /// made (a name each, at most a few dozen bytes).
+    pub fn reply_limit(&self) -> usize {
+        let legit = self.message_size.max(self.topics * 64) + 1024;
+        crate::driver::reply_limit(legit, self.max_reply)
     }
 
     fn duration(&self) -> Duration {
@@ -110,8 +128,9 @@ impl harness::Protocol for BoardLoad {
             verify: self.verify,
             timeouts: Timeouts {
                 connect: CONNECT_TIMEOUT,
-                reply: None,
-                drain: Some(DRAIN_TIMEOUT),
+                reply: Some(self.reply_timeout),
+                drain: Some(self.reply_timeout),
+                max_reply: self.reply_limit(),
             },
             model_note: None,
             seed: self.seed,
@@ -131,11 +150,7 @@ impl harness::Protocol for BoardLoad {
     }
 
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Board, LoadError> {
-        Ok(Board::new(counts::counts(
-            self.addr,
-            self.topics,
-            self.agent,
-        )?))
+        Ok(Board::new(counts::counts(self)?))
     }
 
     fn exchanges<'a>(&'a self, board: &'a Board) -> Vec<BoardClient<'a, Lines>> {
@@ -147,8 +162,7 @@ impl harness::Protocol for BoardLoad {
 
     fn finish(&self, board: &Board, done: Finish<'_, BoardClient<'_, Lines>>) -> ProtocolResults {
         if self.verify && done.errors.is_empty() {
-            let finals =
-                counts::counts(self.addr, self.topics, self.agent).map_err(|e| e.to_string());
+            let finals = counts::counts(self).map_err(|e| e.to_string());
             board.final_checks("COUNT", finals, done.checks, done.errors);
         }
         if self.send_exit {

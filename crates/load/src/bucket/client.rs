@@ -7,8 +7,15 @@ use super::BucketLoad;
 use crate::checks::Checks;
 use crate::driver::{take_line, Failure};
 use crate::harness::{Exchange, Received};
-use serverlab_proto::bucket::{Reply, Request};
-use std::time::Instant;
+use serverlab_proto::bucket::{DelayMode, Reply, Request};
+use std::time::{Duration, Instant};
+
+/// A request sent, and when (taken as it was written: its reply cannot
+/// come sooner).
+pub struct Sent {
+    req: Request,
+    at: Instant,
+}
 
 const ADD: usize = 0;
 const READ: usize = 1;
@@ -49,7 +56,7 @@ fn shown(req: &Request) -> String {
 }
 
 impl Exchange for BucketClient<'_> {
-    type Sent = Request;
+    type Sent = Sent;
 
     /// A connection per request, or one kept alive for the whole run;
     /// none after a failure.
@@ -61,7 +68,7 @@ impl Exchange for BucketClient<'_> {
         true
     }
 
-    fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Request)> {
+    fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Sent)> {
         let req = Request {
             delay: self.cfg.delay.pick(&mut self.rng),
             bucket: self
@@ -69,16 +76,24 @@ impl Exchange for BucketClient<'_> {
                 .agent_bucket(self.rng.usize(..self.cfg.agent_buckets())),
         };
         req.encode(wire);
-        Some((if req.delay == 0 { READ } else { ADD }, req))
+        let op = if req.delay == 0 { READ } else { ADD };
+        Some((
+            op,
+            Sent {
+                req,
+                at: Instant::now(),
+            },
+        ))
     }
 
     fn reply(
         &mut self,
         input: &[u8],
-        req: &Request,
+        sent: &Sent,
         rx: Received,
         _checks: &mut Checks,
     ) -> Result<Option<usize>, String> {
+        let req = &sent.req;
         let Some((line, len)) = take_line(input)? else {
             return Ok(None);
         };
@@ -99,6 +114,7 @@ impl Exchange for BucketClient<'_> {
                 ))
             }
         };
+        self.too_soon(sent, rx.at)?;
         if rx.counted {
             self.counted_units += req.delay;
         }
@@ -113,8 +129,9 @@ impl Exchange for BucketClient<'_> {
         Ok(Some(len))
     }
 
-    fn failed(&mut self, failure: &Failure, unanswered: Option<&Request>) -> String {
+    fn failed(&mut self, failure: &Failure, unanswered: Option<&Sent>) -> String {
         self.stopped = true;
+        let unanswered = unanswered.map(|s| &s.req);
         let what = match (failure, unanswered) {
             (Failure::Closed, Some(req)) => format!(
                 "the server closed the connection before answering {}",
@@ -133,5 +150,28 @@ impl Exchange for BucketClient<'_> {
 
     fn label(&self) -> (&'static str, usize) {
         ("connection", self.index)
+    }
+}
+
+impl BucketClient<'_> {
+    /// A reply that came before its request's delay could have passed
+    /// (sleeping and spinning servers wait the delay's wall time): the
+    /// server did not wait, whatever it answered.
+    fn too_soon(&self, sent: &Sent, at: Instant) -> Result<(), String> {
+        if self.cfg.delay_mode == DelayMode::Work {
+            return Ok(());
+        }
+        let delay = Duration::from_secs_f64(sent.req.delay as f64 * self.cfg.delay_unit.seconds());
+        let took = at.saturating_duration_since(sent.at);
+        if took >= delay {
+            return Ok(());
+        }
+        Err(format!(
+            "the server answered {} after {:.1} ms, before its delay of {} ms could pass (does \
+             it wait the delay? is its --delay-unit the same as this load's?)",
+            shown(&sent.req),
+            took.as_secs_f64() * 1e3,
+            delay.as_millis()
+        ))
     }
 }

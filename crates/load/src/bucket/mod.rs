@@ -31,6 +31,12 @@ pub const OPS: [&str; 2] = ["add", "read"];
 /// Generous: a saturated server may leave connections in its backlog a
 /// while, and SYN retries take seconds.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long past twice its longest delay a request may wait for its reply
+/// by default.
+const REPLY_SLACK: Duration = Duration::from_secs(30);
+/// A throughput over this share of the bound is impossible (twice it:
+/// more than timing noise), so an error even without `--verify`.
+const IMPOSSIBLE_SHARE: f64 = 2.0;
 /// How long reading a bucket before or after the run may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -75,6 +81,13 @@ pub struct BucketLoad {
     pub server_concurrency: Option<u64>,
     /// Cores the server runs on, if known (for the bound in work mode).
     pub server_cores: Option<u64>,
+    /// How long a connection with a request in flight waits for its
+    /// reply (None: [`BucketLoad::reply_timeout`]'s default).
+    #[serde(skip)]
+    pub reply_timeout: Option<Duration>,
+    /// `--max-reply`.
+    #[serde(skip)]
+    pub max_reply: usize,
 }
 
 impl BucketLoad {
@@ -105,7 +118,25 @@ impl BucketLoad {
             agent: harness::Agent::SOLO,
             server_concurrency: None,
             server_cores: None,
+            reply_timeout: None,
+            max_reply: crate::driver::MAX_REPLY,
         }
+    }
+
+    /// How long a request may wait for its reply: as given, else
+    /// [`REPLY_SLACK`] past twice the longest delay (a server may queue a
+    /// request behind another).
+    pub fn reply_timeout(&self) -> Duration {
+        self.reply_timeout.unwrap_or_else(|| {
+            let longest = self.delay.hi as f64 * self.delay_unit.seconds();
+            REPLY_SLACK + Duration::from_secs_f64(2.0 * longest)
+        })
+    }
+
+    /// What a reply can be: a number, or an ERR line (a bucket line is
+    /// 64 bytes at most).
+    pub fn reply_limit(&self) -> usize {
+        crate::driver::reply_limit(serverlab_proto::bucket::MAX_LINE, self.max_reply)
     }
 
     /// The shortest the run can take: its duration, or for a request
@@ -146,9 +177,11 @@ impl harness::Protocol for BucketLoad {
             verify: self.verify,
             timeouts: Timeouts {
                 connect: CONNECT_TIMEOUT,
-                // Delays may be long and queues deep: wait as long as it takes.
-                reply: None,
-                drain: None,
+                // Delays may be long and queues deep: the default waits
+                // well past the longest delay.
+                reply: Some(self.reply_timeout()),
+                drain: Some(self.reply_timeout()),
+                max_reply: self.reply_limit(),
             },
             model_note: Some(note),
             seed: self.seed,
@@ -165,6 +198,10 @@ impl harness::Protocol for BucketLoad {
     }
 
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Option<Vec<u64>>, LoadError> {
+        // Reading every bucket finds a count mismatch too.
+        if !self.verify {
+            read::check_bucket_count(self)?;
+        }
         self.verify.then(|| read::read_buckets(self)).transpose()
     }
 
@@ -206,13 +243,22 @@ impl harness::Protocol for BucketLoad {
             0.0
         };
         let cores_here = done.environment.cores_online;
+        let bound = bound::compute(self, mean_units, m.throughput_rps, cores_here);
+        let waited = self.delay_mode != DelayMode::Work;
+        if let Some(share) = bound.share.filter(|&s| waited && s > IMPOSSIBLE_SHARE) {
+            done.errors.push(format!(
+                "the server answered {:.0}% of the most its delays allow: it cannot have waited \
+                 them (is its --delay-unit the same as this load's?)",
+                share * 100.0
+            ));
+        }
         BucketResults {
             delay_unit: self.delay_unit,
             delay_mode: self.delay_mode,
             mean_delay_units: mean_units,
             delay_units: units,
             connections_opened: opened,
-            bound: bound::compute(self, mean_units, m.throughput_rps, cores_here),
+            bound,
         }
         .into()
     }

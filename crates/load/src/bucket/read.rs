@@ -26,8 +26,9 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             let mut conn = match kept.take() {
                 Some(c) => c,
                 None => {
-                    let c = connect(cfg.addr)?;
-                    c.set_read_timeout(Some(CHECK_TIMEOUT))?;
+                    let mut c = connect(cfg.addr)?;
+                    c.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
+                    c.set_max_reply(cfg.reply_limit());
                     c
                 }
             };
@@ -40,13 +41,7 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             conn.send(&wire)?;
             let value = match Reply::parse(conn.recv()?) {
                 Some(Reply::Value(v)) => v,
-                Some(Reply::Err(why)) => {
-                    return Err(invalid(format!(
-                        "reading bucket {b}: the server answered ERR {} (does it have {} buckets?)",
-                        String::from_utf8_lossy(why),
-                        cfg.buckets
-                    )))
-                }
+                Some(Reply::Err(_)) => return Err(count_mismatch(cfg)?),
                 None => return Err(invalid(format!("reading bucket {b}: not a number"))),
             };
             if cfg.keep_alive {
@@ -55,6 +50,62 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             Ok(value)
         })
         .collect()
+}
+
+/// Before the run: does the server have this load's `--buckets`? Reads
+/// its last bucket on a connection of its own; an ERR there finds how
+/// many it has (reading buckets, harmless, by bisection) and says it in
+/// one line with the flag to pass, instead of one error per connection.
+pub(super) fn check_bucket_count(cfg: &BucketLoad) -> Result<(), LoadError> {
+    if read_one(cfg, cfg.buckets.saturating_sub(1))?.is_some() {
+        return Ok(());
+    }
+    Err(count_mismatch(cfg)?)
+}
+
+/// A bucket below `cfg.buckets` was refused: how many the server has,
+/// found by bisection, said as the error to stop the load with.
+fn count_mismatch(cfg: &BucketLoad) -> Result<LoadError, LoadError> {
+    let (mut lo, mut hi) = (0, cfg.buckets.saturating_sub(1));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match read_one(cfg, mid)? {
+            Some(_) => lo = mid + 1,
+            None => hi = mid,
+        }
+    }
+    Ok(invalid(if lo == 0 {
+        "the server refused to read bucket 0 (`0,0`): is it a bucket server?".to_string()
+    } else {
+        format!(
+            "the server has {lo} buckets and this load draws from {}: pass --buckets {lo}",
+            cfg.buckets
+        )
+    }))
+}
+
+/// Bucket `b`'s value on a connection of its own; None if the server
+/// answered ERR.
+fn read_one(cfg: &BucketLoad, b: u64) -> Result<Option<u64>, LoadError> {
+    let mut conn = connect(cfg.addr)?;
+    conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
+    conn.set_max_reply(cfg.reply_limit());
+    let mut wire = Vec::new();
+    Request {
+        delay: 0,
+        bucket: b,
+    }
+    .encode(&mut wire);
+    conn.send(&wire)?;
+    let line = conn.recv()?;
+    match Reply::parse(line) {
+        Some(Reply::Value(v)) => Ok(Some(v)),
+        Some(Reply::Err(_)) => Ok(None),
+        None => Err(LoadError::WrongProtocol {
+            protocol: "bucket",
+            sent: crate::quoted(line),
+        }),
+    }
 }
 
 fn invalid(msg: String) -> LoadError {

@@ -199,7 +199,7 @@ impl<C: Conversation> EventLoop<'_, C> {
         }
         let hung_up = ev.is_read_closed() || ev.is_error();
         if ev.is_readable() || hung_up {
-            match slot.receive(now, hung_up, self.sink) {
+            match slot.receive(now, hung_up, self.opts.max_reply, self.sink) {
                 Ok(n) => progress.add(n),
                 Err(f) => return self.fail(i, f, now),
             }

@@ -8,17 +8,20 @@ pub fn line(input: &[u8]) -> Option<(&[u8], usize)> {
     memchr::memchr2(0, b'\n', input).map(|i| (&input[..i], i + 1))
 }
 
-/// The longest line reply a client waits for before declaring the stream
-/// broken.
-pub const MAX_LINE: usize = 256 << 20;
-
-/// [`line`] for a [`super::Conversation::take`]: `Err` once `input` holds
-/// more than [`MAX_LINE`] bytes without a terminator.
+/// [`line`] for a [`super::Conversation::take`]. (How long a line may
+/// grow is the driver's: it fails a connection whose unfinished reply
+/// outgrows its `max_reply`.)
 pub fn take_line(input: &[u8]) -> Result<Option<(&[u8], usize)>, String> {
-    match line(input) {
-        None if input.len() > MAX_LINE => Err("a reply longer than 256 MiB".into()),
-        other => Ok(other),
-    }
+    Ok(line(input))
+}
+
+/// How a connection whose reply outgrew `max` bytes fails, said the same
+/// by every protocol (so the run says it once).
+pub fn reply_too_long(max: usize) -> String {
+    format!(
+        "the server sent a reply longer than {max} bytes, more than any request of this load \
+         can get (raise --max-reply if the server is right)"
+    )
 }
 
 #[cfg(test)]

@@ -122,13 +122,14 @@ impl<C: Conversation> EventLoop<'_, C> {
         }
         if let Some(drain) = drained {
             return Some(Failure::Stalled(format!(
-                "no reply within {} s after the end of the run",
+                "no reply within {} s after the end of the run (is the server stuck? if it is \
+                 only slow, pass a longer --reply-timeout)",
                 drain.as_secs_f64()
             )));
         }
         self.opts
             .reply_timeout
             .filter(|&t| now - s.progress_at >= t)
-            .map(|t| Failure::Stalled(format!("no reply within {} s", t.as_secs_f64())))
+            .map(|t| Failure::Stalled(super::no_reply_within(t)))
     }
 }

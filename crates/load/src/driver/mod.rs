@@ -41,10 +41,31 @@ mod wakeups;
 
 pub use conversation::{Conversation, Failure};
 pub use fanout::{run_loops, LoopsDone};
-pub use framing::{line, take_line, MAX_LINE};
+pub use framing::{line, reply_too_long, take_line};
 pub use slot::Slot;
 
 use std::net::SocketAddr;
+
+/// `--max-reply`'s default: no reply of a load's requests comes near it
+/// (a kv value or a RESP LRANGE of a lab's sizes is kilobytes), and a
+/// hostile server cannot make a connection hold more.
+pub const MAX_REPLY: usize = 4 << 20;
+
+/// The longest reply a connection may hold: twice what the load's
+/// requests can legitimately get (`legit`, from its own settings), and
+/// never more than `max_reply` (`--max-reply`).
+pub fn reply_limit(legit: usize, max_reply: usize) -> usize {
+    legit.saturating_mul(2).min(max_reply)
+}
+
+/// How a load says its connections waited in vain, with what to do.
+pub fn no_reply_within(t: Duration) -> String {
+    format!(
+        "no reply within {} s (is the server stuck? if it is only slow, pass a longer \
+         --reply-timeout)",
+        t.as_secs_f64()
+    )
+}
 use std::time::{Duration, Instant};
 
 /// How a run is bounded and how long anything may take.
@@ -52,8 +73,9 @@ use std::time::{Duration, Instant};
 pub struct Options {
     pub addr: SocketAddr,
     pub connect_timeout: Duration,
-    /// A connection with requests in flight fails when nothing arrives for
-    /// this long (None: it may wait for ever, e.g. for long delays).
+    /// A connection with requests in flight fails when no whole reply
+    /// arrives for this long — bytes that trickle in do not count (None:
+    /// it may wait for ever).
     pub reply_timeout: Option<Duration>,
     /// When the window closes: no request is sent and no connection
     /// opened after it; replies in flight are still collected. None: the
@@ -61,6 +83,10 @@ pub struct Options {
     pub deadline: Option<Instant>,
     /// How long after the deadline replies in flight may take.
     pub drain_timeout: Option<Duration>,
+    /// The longest reply a connection may hold unfinished: past it the
+    /// connection fails with "a reply longer than N bytes" (the load's
+    /// own bound on what its requests can get, capped by `--max-reply`).
+    pub max_reply: usize,
 }
 
 #[cfg(test)]

@@ -149,10 +149,12 @@ impl<C: Conversation> Slot<C> {
     /// handing each whole reply to the conversation. Returns the replies
     /// taken. `hung_up`: the event said the peer closed, so read on to
     /// the end of the stream.
+    /// An unfinished reply longer than `max_reply` fails the connection.
     pub(super) fn receive(
         &mut self,
         now: Instant,
         hung_up: bool,
+        max_reply: usize,
         sink: &mut C::Sink,
     ) -> Result<u64, Failure> {
         let mut replies = 0;
@@ -160,7 +162,8 @@ impl<C: Conversation> Slot<C> {
             if self.input.spare().is_empty() {
                 // Full: make room, as much as a long reply already
                 // holds (so it doubles), at least INPUT.
-                self.input.reserve(self.input.len().max(INPUT));
+                self.input
+                    .reserve(self.input.len().clamp(INPUT, max_reply.max(INPUT)));
             }
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(replies);
@@ -174,8 +177,22 @@ impl<C: Conversation> Slot<C> {
                 Err(e) => return Err(Failure::Io(e)),
             };
             self.input.filled(n);
-            self.progress_at = now;
-            replies += self.take_all(now, sink).map_err(Failure::Reply)?;
+            let took = self.take_all(now, sink).map_err(Failure::Reply)?;
+            if took > 0 {
+                // Only whole replies are progress: a server trickling a
+                // byte at a time still times out.
+                self.progress_at = now;
+            }
+            if self.client.connection_done() && !self.input.is_empty() {
+                // Its work is done, so nothing on it waits for a reply.
+                return Err(Failure::Reply(
+                    "a reply to no request: the server answered more than it was asked".into(),
+                ));
+            }
+            if self.input.len() > max_reply {
+                return Err(Failure::Reply(super::reply_too_long(max_reply)));
+            }
+            replies += took;
             // A read that did not fill the buffer emptied the socket:
             // data arriving later raises a new edge, so the read that
             // would only say "would block" is saved. Not so the end of

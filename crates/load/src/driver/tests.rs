@@ -15,6 +15,10 @@ enum Server {
     Silent,
     /// Closes without answering.
     Hang,
+    /// Sends a byte of a reply that never ends every 20 ms.
+    Trickle,
+    /// Sends a reply that never ends, as fast as it goes.
+    Endless,
 }
 
 fn server(kind: Server) -> SocketAddr {
@@ -35,6 +39,16 @@ fn server(kind: Server) -> SocketAddr {
                         }
                         (Server::Silent, Ok(_)) => {}
                         (Server::Hang, Ok(_)) => return,
+                        (Server::Trickle, Ok(_)) => {
+                            while w.write_all(b"p").is_ok() {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            return;
+                        }
+                        (Server::Endless, Ok(_)) => {
+                            while w.write_all(&[b'p'; 4096]).is_ok() {}
+                            return;
+                        }
                     }
                 }
             });
@@ -121,6 +135,7 @@ fn options(addr: SocketAddr) -> Options {
         reply_timeout: Some(Duration::from_secs(10)),
         deadline: None,
         drain_timeout: None,
+        max_reply: super::MAX_REPLY,
     }
 }
 
@@ -181,5 +196,40 @@ fn failures_reach_the_client() {
     let mut opts = options(server(Server::Silent));
     opts.reply_timeout = Some(Duration::from_millis(100));
     let slots = drive_probes(vec![Probe::new(1, 1)], &opts);
-    assert_eq!(slots[0].client.failures, ["no reply within 0.1 s"]);
+    let f = &slots[0].client.failures;
+    assert!(
+        f.len() == 1 && f[0].starts_with("no reply within 0.1 s"),
+        "{f:?}"
+    );
+}
+
+/// A reply that trickles in a byte at a time is no progress: the reply
+/// timeout counts from the request to a whole reply.
+#[test]
+fn a_trickled_reply_still_times_out() {
+    let mut opts = options(server(Server::Trickle));
+    opts.reply_timeout = Some(Duration::from_millis(300));
+    let t0 = Instant::now();
+    let slots = drive_probes(vec![Probe::new(1, 1)], &opts);
+    let f = &slots[0].client.failures;
+    assert!(
+        f.len() == 1 && f[0].starts_with("no reply within 0.3 s"),
+        "{f:?}"
+    );
+    // Bytes came every 20 ms; a timeout reset by each would never fire.
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
+
+/// A reply past the limit closes the connection, said as such, and the
+/// client holds no more than about the limit.
+#[test]
+fn a_reply_past_the_limit_fails_its_connection() {
+    let mut opts = options(server(Server::Endless));
+    opts.max_reply = 64 * 1024;
+    let slots = drive_probes(vec![Probe::new(1, 1)], &opts);
+    assert_eq!(
+        slots[0].client.failures,
+        [reply_too_long(64 * 1024)],
+        "the reply limit"
+    );
 }

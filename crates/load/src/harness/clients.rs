@@ -94,6 +94,7 @@ pub fn run_clients<E: Exchange + Send>(
         reply_timeout: plan.timeouts.reply,
         deadline: span.end,
         drain_timeout: plan.timeouts.drain,
+        max_reply: plan.timeouts.max_reply,
     };
     let open = plan.pacing.is_open();
     let cpus = crate::env::allowed_cpus();

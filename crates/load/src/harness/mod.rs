@@ -161,6 +161,9 @@ pub struct Timeouts {
     pub reply: Option<Duration>,
     /// How long after a timed window closes replies in flight may take.
     pub drain: Option<Duration>,
+    /// The longest reply a connection may hold (see
+    /// [`crate::driver::Options::max_reply`]).
+    pub max_reply: usize,
 }
 
 /// What a protocol's `finish` gets: its clients back, the run's figures,

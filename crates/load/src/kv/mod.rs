@@ -60,6 +60,10 @@ pub struct KvLoad {
     /// How long a session with requests in flight waits for a byte.
     #[serde(rename = "reply_timeout_s", serialize_with = "seconds")]
     pub reply_timeout: Duration,
+    /// The longest reply accepted (`--max-reply`), over what a response of
+    /// this load can be.
+    #[serde(skip)]
+    pub max_reply: usize,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -83,6 +87,7 @@ impl KvLoad {
             verify: false,
             agent: harness::Agent::SOLO,
             reply_timeout: REPLY_TIMEOUT,
+            max_reply: crate::driver::MAX_REPLY,
         }
     }
 
@@ -96,7 +101,13 @@ impl KvLoad {
             connect: CONNECT_TIMEOUT,
             reply: Some(self.reply_timeout),
             drain: None,
+            max_reply: self.reply_limit(),
         }
+    }
+
+    /// What a response can be: a head (a few headers) and a value.
+    pub fn reply_limit(&self) -> usize {
+        crate::driver::reply_limit(self.value_size + 4096, self.max_reply)
     }
 }
 

@@ -53,6 +53,10 @@ pub struct SessionClient<'a> {
     must_exist: bool,
     pub(crate) sessions: Histogram<u64>,
     pub(crate) failed_sessions: u64,
+    /// A session of this client waited out the reply timeout: it starts
+    /// no more (each would wait as long), so a load against a server that
+    /// stopped answering ends within one timeout.
+    stalled: bool,
     pub(crate) statuses: BTreeMap<u16, u64>,
 }
 
@@ -68,6 +72,7 @@ impl<'a> SessionClient<'a> {
             must_exist: cfg.preload && cfg.mix.weight(Op::Delete) == 0,
             sessions: session_histogram(),
             failed_sessions: 0,
+            stalled: false,
             statuses: BTreeMap::new(),
         }
     }
@@ -140,6 +145,9 @@ impl Exchange for SessionClient<'_> {
 
     /// Claim the next session, if any is left.
     fn connect(&mut self, now: Instant) -> bool {
+        if self.stalled {
+            return false;
+        }
         // Relaxed: the counter only hands out distinct session numbers; it
         // orders nothing else.
         let local = self.kv.next.fetch_add(1, Ordering::Relaxed);
@@ -221,6 +229,7 @@ impl Exchange for SessionClient<'_> {
             return failure.to_string();
         };
         self.failed_sessions += 1;
+        self.stalled |= matches!(failure, Failure::Stalled(_));
         let what = match (failure, unanswered) {
             (Failure::Connect { .. }, _) | (_, None) => failure.to_string(),
             (_, Some(_)) => format!(

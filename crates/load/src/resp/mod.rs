@@ -33,8 +33,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long replies still in flight when the window closes may take.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// `--reply-timeout`'s default: how long a connection with requests in
+/// flight waits for a whole reply, and replies still in flight when the
+/// window closes may take.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How a run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -78,6 +80,13 @@ pub struct RespLoad {
     /// report's `agent`, not here: every agent's configuration is the same).
     #[serde(skip)]
     pub agent: harness::Agent,
+    /// How long a connection with requests in flight waits for a whole
+    /// reply (and the setup for all of its replies).
+    #[serde(skip)]
+    pub reply_timeout: Duration,
+    /// `--max-reply`.
+    #[serde(skip)]
+    pub max_reply: usize,
 }
 
 impl RespLoad {
@@ -102,6 +111,8 @@ impl RespLoad {
             seed: 1,
             verify: false,
             agent: harness::Agent::SOLO,
+            reply_timeout: REPLY_TIMEOUT,
+            max_reply: crate::driver::MAX_REPLY,
         }
     }
 
@@ -128,6 +139,14 @@ impl RespLoad {
             seed: self.seed,
             verify: self.verify,
         }
+    }
+
+    /// What a reply can be: an LRANGE of values, a board message, an
+    /// MGET, or an error line.
+    pub fn reply_limit(&self) -> usize {
+        let element = self.value_size.max(self.message_size) + 32;
+        let legit = element * (workload::RANGE as usize).max(workload::MULTI) + 1024;
+        crate::driver::reply_limit(legit, self.max_reply)
     }
 
     /// How long the run takes at least, for a progress display.
@@ -163,8 +182,9 @@ impl harness::Protocol for RespLoad {
             verify: self.verify,
             timeouts: Timeouts {
                 connect: CONNECT_TIMEOUT,
-                reply: None,
-                drain: Some(DRAIN_TIMEOUT),
+                reply: Some(self.reply_timeout),
+                drain: Some(self.reply_timeout),
+                max_reply: self.reply_limit(),
             },
             model_note: None,
             seed: self.seed,
@@ -203,7 +223,7 @@ impl harness::Protocol for RespLoad {
                 })
             }
             Workload::Board => {
-                let bases = match setup::topic_lengths(self.addr, self.topics, self.agent)? {
+                let bases = match setup::topic_lengths(self)? {
                     Ok(b) => b,
                     Err(e) => {
                         errors.push(e);
@@ -242,7 +262,7 @@ impl harness::Protocol for RespLoad {
         let (hits, misses) = sum(&mut clients().map(|c| c.hits_and_misses()));
         let board = run.board.as_ref().map(|b| {
             if self.verify && done.errors.is_empty() {
-                let finals = match setup::topic_lengths(self.addr, self.topics, self.agent) {
+                let finals = match setup::topic_lengths(self) {
                     Ok(finals) => finals,
                     Err(e) => Err(e.to_string()),
                 };

@@ -6,13 +6,15 @@
 use super::mirror::preload_nonce;
 use super::workload::{key, topic_key, Space};
 use super::RespLoad;
+use crate::driver::{no_reply_within, reply_too_long};
 use crate::kv::workload::write_value;
 use crate::LoadError;
 use serverlab_proto::resp::client::{self, Reply};
 use serverlab_util::InputBuf;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+
+use std::time::{Duration, Instant};
 
 /// Commands sent before their replies are read.
 const BATCH: usize = 1000;
@@ -23,45 +25,108 @@ const DEL_KEYS: usize = 100;
 pub struct Conn {
     stream: TcpStream,
     buf: InputBuf,
+    /// How long each batch of commands may take in all, with its replies.
+    within: Duration,
+    /// The longest reply accepted.
+    max_reply: usize,
 }
 
+/// Room made for each read.
+const READ_CHUNK: usize = 64 * 1024;
+
 impl Conn {
-    pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<Conn, LoadError> {
-        let stream = TcpStream::connect_timeout(&addr, timeout)
+    /// A connection for `cfg`'s server: each [`Conn::call`] must be done
+    /// within its `--reply-timeout`, each reply within its reply limit.
+    pub fn connect(cfg: &RespLoad) -> Result<Conn, LoadError> {
+        let addr = cfg.addr;
+        let stream = TcpStream::connect_timeout(&addr, super::CONNECT_TIMEOUT)
             .map_err(|error| LoadError::Connect { addr, error })?;
         stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         Ok(Conn {
             stream,
             buf: InputBuf::new(),
+            within: cfg.reply_timeout,
+            max_reply: cfg.reply_limit(),
         })
     }
 
-    /// Send `wire` (`n` commands) and return their replies, each whole.
+    /// Send `wire` (`n` commands) and return their replies, each whole,
+    /// all within the connection's time. A reply is looked for again
+    /// only once the buffer has doubled since the last look, or the
+    /// socket had no more for now: a long reply is not re-walked on every
+    /// read.
     pub fn call(&mut self, wire: &[u8], n: usize) -> Result<Vec<Vec<u8>>, LoadError> {
-        self.stream.write_all(wire)?;
+        let by = Instant::now() + self.within;
+        self.stream.set_write_timeout(Some(self.within))?;
+        self.stream.write_all(wire).map_err(|e| self.timed_out(e))?;
         let mut replies = Vec::with_capacity(n);
+        let mut look_at = 0;
         while replies.len() < n {
+            if self.buf.len() < look_at {
+                if self.fill(by)? {
+                    look_at = 0;
+                }
+                continue;
+            }
             match client::skip(self.buf.data()) {
                 Ok(Some(len)) => {
                     replies.push(self.buf.data()[..len].to_vec());
                     self.buf.consume(len);
                 }
-                Ok(None) => self.fill()?,
+                Ok(None) if self.buf.len() > self.max_reply => {
+                    return Err(invalid(reply_too_long(self.max_reply)))
+                }
+                Ok(None) => {
+                    look_at = self.buf.len() * 2;
+                    if self.fill(by)? {
+                        look_at = 0;
+                    }
+                }
                 Err(e) => return Err(invalid(e.to_string())),
             }
         }
         Ok(replies)
     }
 
-    fn fill(&mut self) -> Result<(), LoadError> {
-        self.buf.reserve(64 * 1024);
-        match self.stream.read(self.buf.spare())? {
-            0 => Err(invalid("the server closed the connection".into())),
-            n => {
+    /// Read what comes by `by`. True when the read took all there was
+    /// for now (so look for replies at once).
+    fn fill(&mut self, by: Instant) -> Result<bool, LoadError> {
+        let left = by.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(self.timed_out(io::ErrorKind::TimedOut.into()).into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.buf.reserve(READ_CHUNK);
+        let room = self.buf.spare().len();
+        match self.stream.read(self.buf.spare()) {
+            Ok(0) => Err(invalid("the server closed the connection".into())),
+            Ok(n) => {
                 self.buf.filled(n);
-                Ok(())
+                Ok(n < room || !self.more_ready())
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+            Err(e) => Err(self.timed_out(e).into()),
+        }
+    }
+
+    /// Whether more bytes can be read at once (without waiting).
+    fn more_ready(&self) -> bool {
+        if self.stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut one = [0u8; 1];
+        let ready = matches!(self.stream.peek(&mut one), Ok(n) if n > 0);
+        let _ = self.stream.set_nonblocking(false);
+        ready
+    }
+
+    /// A read or write that waited out the time, said as such.
+    fn timed_out(&self, e: io::Error) -> io::Error {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                io::Error::new(io::ErrorKind::TimedOut, no_reply_within(self.within))
+            }
+            _ => e,
         }
     }
 }
@@ -119,7 +184,7 @@ fn batches(
 /// write the shared keys; with `preload`, write every string key. Returns
 /// how many keys were written; a refused command is pushed to `errors`.
 pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError> {
-    let mut conn = Conn::connect(cfg.addr, super::CONNECT_TIMEOUT)?;
+    let mut conn = Conn::connect(cfg)?;
     let mut result = Ok(());
     // A split load's agent prepares only the keys its connections own
     // (connection k owns keys k, k + connections, …): the others' are
@@ -176,12 +241,10 @@ pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError
 }
 
 /// Every board topic's length (LLEN), on one connection.
-pub fn topic_lengths(
-    addr: SocketAddr,
-    topics: usize,
-    agent: crate::harness::Agent,
-) -> Result<Result<Vec<u64>, String>, LoadError> {
-    let mut conn = Conn::connect(addr, super::CONNECT_TIMEOUT)?;
+pub fn topic_lengths(cfg: &RespLoad) -> Result<Result<Vec<u64>, String>, LoadError> {
+    let topics = cfg.topics;
+    let mut conn = Conn::connect(cfg)?;
+    let agent = cfg.agent;
     let mut wire = Vec::new();
     for t in crate::board::workload::agent_topics(topics, agent) {
         client::command(&mut wire, &[b"LLEN", &topic_key(t)]);

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // ---------------------------------------------------------------- board
 
@@ -264,19 +264,26 @@ fn bucket_apply(bug: BucketBug, values: &Mutex<Vec<u64>>, line: &[u8]) -> Result
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KvBug {
     None,
-    /// For 50 ms after a write is answered, GET and HEAD still see the
-    /// value before it (a read cache invalidated late).
+    /// The first [`STALE_READS`] GETs and HEADs after a write is answered
+    /// still see the value before it (a read cache invalidated late).
+    /// Counted in reads, not in wall time: a checker slowed by a busy
+    /// machine meets the stale value all the same.
     StaleAfterPut,
     /// The ETag is a hash of the value, consistently, but not its MD5.
     EtagNotMd5,
 }
 
 /// A key's value, and (for the stale-read bug) the one before it.
+/// How many reads after a write see the value before it
+/// ([`KvBug::StaleAfterPut`]).
+const STALE_READS: u32 = 2;
+
 #[derive(Clone)]
 struct Entry {
     value: Option<Vec<u8>>,
     previous: Option<Vec<u8>>,
-    written: Instant,
+    /// Reads still to see `previous` (with [`KvBug::StaleAfterPut`]).
+    stale_reads: u32,
 }
 
 struct KvServer {
@@ -339,13 +346,13 @@ impl KvServer {
 
     /// The value a read sees now.
     fn visible(&self, key: &[u8]) -> Option<Vec<u8>> {
-        let e = self.store.lock().unwrap().get(key).cloned()?;
-        let stale =
-            self.bug == KvBug::StaleAfterPut && e.written.elapsed() < Duration::from_millis(50);
-        if stale {
-            e.previous
+        let mut store = self.store.lock().unwrap();
+        let e = store.get_mut(key)?;
+        if self.bug == KvBug::StaleAfterPut && e.stale_reads > 0 {
+            e.stale_reads -= 1;
+            e.previous.clone()
         } else {
-            e.value
+            e.value.clone()
         }
     }
 
@@ -358,7 +365,7 @@ impl KvServer {
             Entry {
                 value,
                 previous,
-                written: Instant::now(),
+                stale_reads: STALE_READS,
             },
         );
         existed
