@@ -105,7 +105,8 @@ def one_run(protocol, strategy, pipeline, args, server_bin=None):
     """One load run against a fresh server (of `server_bin`, default the
     binary under test); the client is always the binary under test."""
     server_bin = server_bin or args.bin
-    server, addr = start(protocol, strategy, args.server_cpu, args.server_args, server_bin)
+    extra = args.server_args + (args.board_args if protocol == "board" else [])
+    server, addr = start(protocol, strategy, args.server_cpu, extra, server_bin)
     return measure(server, addr, pipeline, args)
 
 
@@ -193,7 +194,7 @@ def syscalls(args):
               f"({args.duration:g} s under strace -c -f; the top five by count)\n")
         print("| server | calls/request | top calls/request |")
         print("|---|---:|---|")
-        servers = [(s, serve_command("board", s, args.server_cpu, args.server_args, args.bin))
+        servers = [(s, serve_command("board", s, args.server_cpu, args.server_args + args.board_args, args.bin))
                    for s in args.strategies.split(",")]
         servers.append((C_ECHO_NAME, c_echo_command(args.server_cpu)))
         for name, command in servers:
@@ -212,6 +213,9 @@ def parse_args():
     common.add_binary(ap)
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--server-args", default="", help="extra flags for both servers")
+    ap.add_argument("--board-args", default="",
+                    help="extra flags for the board server alone (--store rwlock: the same store "
+                         "in a build whose default store differs)")
     ap.add_argument("--json", help="also write every run here")
     ap.add_argument("--ceiling", action="store_true",
                     help="compare each strategy's board with the C epoll echo server "
@@ -225,6 +229,7 @@ def parse_args():
                          "servers under the same client, and print after/before throughput")
     args = ap.parse_args()
     args.server_args = args.server_args.split()
+    args.board_args = args.board_args.split()
     common.require_binary(args.bin)
     args.strategies_given = bool(args.strategies)
     if not args.strategies:

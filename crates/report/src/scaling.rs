@@ -164,7 +164,21 @@ impl<'a> Section<'a> {
     }
 
     /// The summary's sentences: one per series, and the shared points.
+    /// Where every series ran at one core count alone (a machine too
+    /// small for more), one sentence says so instead of one per series.
     pub fn findings(&self) -> Vec<String> {
+        let ks: std::collections::BTreeSet<usize> = self
+            .series
+            .iter()
+            .flat_map(|s| s.steps.iter().map(|st| st.cores))
+            .collect();
+        if let [k] = ks.iter().copied().collect::<Vec<_>>()[..] {
+            return vec![format!(
+                "Every series ran at {k} server core{} only: no scaling to report \
+                 (the cores axis needs two counts or more, and a fit three).",
+                if k == 1 { "" } else { "s" }
+            )];
+        }
         let mut out: Vec<String> = self.series.iter().map(verdict).collect();
         if self.any_shared() {
             let ks = shared_counts(&self.series);

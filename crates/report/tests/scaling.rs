@@ -259,3 +259,22 @@ fn a_categorical_axis_leads_with_its_throughput_plot_and_an_effect_size() {
         "{summary}"
     );
 }
+
+/// A cores axis with one count (a small machine) gets one sentence, not a
+/// "cannot fit" per series.
+#[test]
+fn one_core_count_is_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(
+        tmp.path(),
+        &[("rwlock", RWLOCK), ("lockfree", LOCKFREE)],
+        &[1],
+    );
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let summary = w.summary.join("\n");
+    assert!(
+        summary.contains("Every series ran at 1 server core only"),
+        "{summary}"
+    );
+    assert!(!summary.contains("cannot fit"), "{summary}");
+}
