@@ -1,7 +1,8 @@
 //! The `caps` sink against a golden example of the reference client's
 //! output, line by line.
 
-use serverlab_load::env::Environment;
+mod common;
+
 use serverlab_load::output::caps;
 use serverlab_load::report::{ClientCpu, LoadReport, Results, ThreadSummary, Verification};
 
@@ -16,13 +17,9 @@ fn thread(role: &str, index: usize, per_second: &[u64], runtime_s: f64) -> Threa
 }
 
 fn fixture() -> LoadReport {
-    LoadReport {
-        schema: serverlab_load::report::SCHEMA.into(),
-        protocol: "board".into(),
-        load_model: "closed-loop".into(),
-        config: serde_json::json!({}),
-        environment: Environment::capture(),
-        results: Results {
+    common::closed_loop(
+        "board",
+        Results {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
@@ -46,9 +43,7 @@ fn fixture() -> LoadReport {
             merged: None,
             protocol: None,
         },
-        search: None,
-        scan: None,
-    }
+    )
 }
 
 #[test]

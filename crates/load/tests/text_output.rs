@@ -1,17 +1,14 @@
 //! The default text sink: what it says about late replies.
 
-use serverlab_load::env::Environment;
+mod common;
+
 use serverlab_load::output::text;
 use serverlab_load::report::{ClientCpu, LoadReport, Results, Verification};
 
 fn with_late(verify: bool) -> LoadReport {
-    LoadReport {
-        schema: serverlab_load::report::SCHEMA.into(),
-        protocol: "echo".into(),
-        load_model: "closed-loop".into(),
-        config: serde_json::json!({}),
-        environment: Environment::capture(),
-        results: Results {
+    common::closed_loop(
+        "echo",
+        Results {
             duration_s: 1.0,
             requests: 100,
             throughput_rps: 100.0,
@@ -34,9 +31,7 @@ fn with_late(verify: bool) -> LoadReport {
             merged: None,
             protocol: None,
         },
-        search: None,
-        scan: None,
-    }
+    )
 }
 
 #[test]

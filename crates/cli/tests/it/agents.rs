@@ -377,26 +377,9 @@ fn slurm_agents_need_only_their_flags() {
 /// A board server whose reads are stale: each READ answers the message
 /// before the one asked for (the first message, for id 0); POST and
 /// COUNT are right. Requests end with NUL or LF; replies with NUL.
-fn stale_board(mut s: std::net::TcpStream) {
-    use std::collections::HashMap;
-    use std::io::{Read, Write};
-    let mut topics: HashMap<Vec<u8>, Vec<Vec<u8>>> = HashMap::new();
-    let mut buf = [0u8; 65536];
-    let mut pending = Vec::new();
-    while let Ok(n) = s.read(&mut buf) {
-        if n == 0 {
-            return;
-        }
-        pending.extend_from_slice(&buf[..n]);
-        while let Some(i) = pending.iter().position(|&b| b == 0 || b == b'\n') {
-            let req: Vec<u8> = pending.drain(..=i).collect();
-            let mut reply = stale_reply(&mut topics, &req[..req.len() - 1]);
-            reply.push(0);
-            if s.write_all(&reply).is_err() {
-                return;
-            }
-        }
-    }
+fn stale_board(s: std::net::TcpStream) {
+    let mut topics = std::collections::HashMap::new();
+    answer_lines(s, |req| stale_reply(&mut topics, req));
 }
 
 fn stale_reply(

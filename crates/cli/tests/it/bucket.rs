@@ -209,16 +209,19 @@ fn fastrand_lite(seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
-/// 8 clients each send one 300 ms spin (or sleep) request at once. Every
-/// reply takes at least 300 ms (the delay happened), and all 8 finish in
-/// under 7 × 300 ms, which no server running them one by one can do. Pools get 8 workers
-/// (`--threads 8`): with fewer, serialising is what a pool must do.
-fn eight_concurrent_delays(strategy: &str, mode: &str) {
-    let server = ServerProc::start(
+/// A bucket server of `strategy` (with `threads` where it takes them),
+/// delays in ms spent by `mode`, up to `max_delay` ms.
+fn ms_delay_server(
+    strategy: &str,
+    threads: &'static str,
+    mode: &str,
+    max_delay: &str,
+) -> ServerProc {
+    ServerProc::start(
         "bucket",
         &with_threads(
             strategy,
-            "8",
+            threads,
             &[
                 "--strategy",
                 strategy,
@@ -227,10 +230,18 @@ fn eight_concurrent_delays(strategy: &str, mode: &str) {
                 "--delay-mode",
                 mode,
                 "--max-delay",
-                "1000",
+                max_delay,
             ],
         ),
-    );
+    )
+}
+
+/// 8 clients each send one 300 ms spin (or sleep) request at once. Every
+/// reply takes at least 300 ms (the delay happened), and all 8 finish in
+/// under 7 × 300 ms, which no server running them one by one can do. Pools get 8 workers
+/// (`--threads 8`): with fewer, serialising is what a pool must do.
+fn eight_concurrent_delays(strategy: &str, mode: &str) {
+    let server = ms_delay_server(strategy, "8", mode, "1000");
     // 8 spinning threads per strategy: one strategy at a time, or the
     // strategies run in parallel share the cores and none ends on time.
     let _turn = heavy_turn();
@@ -297,23 +308,7 @@ fn nothing_stalls_others(strategy: &str, mode: &str) {
         serverlab_server::Delays::OnTheRequestThread => "2",
         serverlab_server::Delays::OffTheServingThreads => "1",
     };
-    let server = ServerProc::start(
-        "bucket",
-        &with_threads(
-            strategy,
-            threads,
-            &[
-                "--strategy",
-                strategy,
-                "--delay-unit",
-                "ms",
-                "--delay-mode",
-                mode,
-                "--max-delay",
-                "5000",
-            ],
-        ),
-    );
+    let server = ms_delay_server(strategy, threads, mode, "5000");
     let addr = server.addr;
     // How long the replies take is not judged, only their order: CPU work
     // (work mode) on a machine busy with other work may take far longer

@@ -437,35 +437,30 @@ fn bad_durability_flags() {
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("data");
     let d = under_file.to_str().unwrap();
-    let out = run(&[
-        "serve",
-        "kv",
-        "--addr",
-        "127.0.0.1:0",
-        "--durability",
-        "os",
-        "--data-dir",
-        d,
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains(d), "{}", text(&out.stderr));
+    assert!(refused("kv", d).contains(d));
 
     let data = dir.join("data");
     let _first = serve(Proto::Resp, &data, &["--durability", "os"]);
     let d = data.to_str().unwrap();
+    let err = refused("resp", d);
+    assert!(err.contains(d) && err.contains("in use"), "{err}");
+}
+
+/// `serve PROTOCOL --durability os --data-dir DIR` must refuse to start
+/// (exit 1); what it said.
+fn refused(protocol: &str, dir: &str) -> String {
     let out = run(&[
         "serve",
-        "resp",
+        protocol,
         "--addr",
         "127.0.0.1:0",
         "--durability",
         "os",
         "--data-dir",
-        d,
+        dir,
     ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
-    assert!(err.contains(d) && err.contains("in use"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    text(&out.stderr)
 }
 
 #[test]

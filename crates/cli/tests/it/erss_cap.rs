@@ -191,16 +191,6 @@ fn all_answered(outcomes: &[Outcome], ctx: &str) {
     );
 }
 
-/// A number from the final statistics' `connections:` line.
-fn stat(out: &str, name: &str) -> u64 {
-    out.lines()
-        .find(|l| l.trim_start().starts_with("connections:"))
-        .and_then(|l| l.split(&format!(" {name} ")).nth(1))
-        .and_then(|v| v.split(',').next())
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {out}"))
-}
-
 /// The run, and the server's own account of it: nothing refused, nothing
 /// shed, every client's connection accepted.
 fn erss(strategy: &str, extra: &[&str], ctx: &str) {

@@ -61,16 +61,6 @@ fn startup_line(server: &ServerProc) -> String {
     }
 }
 
-/// A number from the final statistics' `connections:` line.
-fn stat(out: &str, name: &str) -> u64 {
-    out.lines()
-        .find(|l| l.trim_start().starts_with("connections:"))
-        .and_then(|l| l.split(&format!(" {name} ")).nth(1))
-        .and_then(|v| v.split(',').next())
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {out}"))
-}
-
 /// Set another process's soft limit on open files (as `prlimit --pid`).
 fn lower_fd_limit(pid: u32, soft: u64) {
     let mut old = libc::rlimit {

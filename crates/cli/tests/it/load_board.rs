@@ -2,7 +2,6 @@
 //! the reference client's form, and failures that must exit 1.
 
 use crate::support::*;
-use std::io::{Read, Write};
 use std::time::Duration;
 
 fn load(args: &[&str]) -> std::process::Output {
@@ -217,26 +216,14 @@ fn server_dying_mid_run_exits_1() {
 }
 
 /// A broken board server: every POST gets id 0, every READ the wrong text.
-fn broken_board(mut s: std::net::TcpStream) {
-    let mut buf = [0u8; 65536];
-    let mut pending = Vec::new();
-    while let Ok(n) = s.read(&mut buf) {
-        if n == 0 {
-            return;
+fn broken_board(s: std::net::TcpStream) {
+    answer_lines(s, |req| {
+        if req.starts_with(b"READ") {
+            b"not what you posted".to_vec()
+        } else {
+            b"0".to_vec()
         }
-        pending.extend_from_slice(&buf[..n]);
-        while let Some(i) = pending.iter().position(|&b| b == 0) {
-            let req: Vec<u8> = pending.drain(..=i).collect();
-            let reply: &[u8] = if req.starts_with(b"READ") {
-                b"not what you posted\0"
-            } else {
-                b"0\0"
-            };
-            if s.write_all(reply).is_err() {
-                return;
-            }
-        }
-    }
+    });
 }
 
 /// --verify must catch a broken server and fail the run.

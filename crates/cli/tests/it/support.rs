@@ -521,3 +521,35 @@ pub fn unreachable_load_exits_1(protocol: &str, extra: &[&str]) {
         "{stderr}"
     );
 }
+
+/// A stand-in board-like server's loop on one connection: each request
+/// (ended by NUL or LF, the end cut off) gets `answer(request)`, sent
+/// with a NUL after it, until the client closes.
+pub fn answer_lines(mut s: TcpStream, mut answer: impl FnMut(&[u8]) -> Vec<u8>) {
+    let mut buf = [0u8; 65536];
+    let mut pending = Vec::new();
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(i) = pending.iter().position(|&b| b == 0 || b == b'\n') {
+            let req: Vec<u8> = pending.drain(..=i).collect();
+            let mut reply = answer(&req[..req.len() - 1]);
+            reply.push(0);
+            if s.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A number from the final statistics' `connections:` line.
+pub fn stat(out: &str, name: &str) -> u64 {
+    out.lines()
+        .find(|l| l.trim_start().starts_with("connections:"))
+        .and_then(|l| l.split(&format!(" {name} ")).nth(1))
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {out}"))
+}

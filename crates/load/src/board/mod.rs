@@ -126,12 +126,11 @@ impl harness::Protocol for BoardLoad {
             connections: Connections::Persistent,
             pacing: self.pacing.clone(),
             verify: self.verify,
-            timeouts: Timeouts {
-                connect: CONNECT_TIMEOUT,
-                reply: Some(self.reply_timeout),
-                drain: Some(self.reply_timeout),
-                max_reply: self.reply_limit(),
-            },
+            timeouts: Timeouts::replies_within(
+                CONNECT_TIMEOUT,
+                self.reply_timeout,
+                self.reply_limit(),
+            ),
             model_note: None,
             seed: self.seed,
             agent: self.agent,

@@ -166,6 +166,19 @@ pub struct Timeouts {
     pub max_reply: usize,
 }
 
+impl Timeouts {
+    /// A load that waits at most `reply` for each reply, and as long again
+    /// for the replies in flight when its window closes.
+    pub fn replies_within(connect: Duration, reply: Duration, max_reply: usize) -> Timeouts {
+        Timeouts {
+            connect,
+            reply: Some(reply),
+            drain: Some(reply),
+            max_reply,
+        }
+    }
+}
+
 /// What a protocol's `finish` gets: its clients back, the run's figures,
 /// and the merged checks and errors to add its final checks to.
 pub struct Finish<'r, E> {
