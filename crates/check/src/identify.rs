@@ -32,10 +32,19 @@ pub fn identify<P: Protocol>(
     );
     let answer = match conn.read(Duration::ZERO, first_line) {
         Got::Reply(line) => line,
-        Got::Timeout(part) | Got::Closed(part) if !part.is_empty() => part,
+        Got::Closed(part) if !part.is_empty() => part,
+        Got::Timeout(part) if !part.is_empty() => {
+            return Err(format!(
+                "{addr} sent no reply within {wait:?} to {}: only {} arrived, not a whole {} \
+                 reply (a server trickling bytes, or of another protocol); {is_it}",
+                show(&hello),
+                show(&part),
+                P::NAME
+            ))
+        }
         Got::Timeout(_) => {
             return Err(format!(
-                "{addr} answered nothing to {} within {wait:?}: it does not speak {} (a server \
+                "{addr} sent no reply within {wait:?} to {}: it does not speak {} (a server \
                  of another protocol may be waiting for more); {is_it}",
                 show(&hello),
                 P::NAME

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(next_help_heading = "After a crash (docs/durability.md)")]
 pub struct LedgerArgs {
     /// Check the server's data against this ledger (`load --verify
     /// --ledger FILE`) instead of running the cases: every acknowledged

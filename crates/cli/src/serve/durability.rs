@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(clap::Args)]
+#[command(next_help_heading = "Durability (docs/durability.md)")]
 pub struct DurabilityArgs {
     /// How durable a write is before its reply (docs/durability.md)
     #[arg(long, default_value_t = Durability::None, value_parser = args::named::<Durability>())]

@@ -414,7 +414,7 @@ fn a_server_of_another_protocol_is_one_line() {
     for (protocol, server, says) in [
         ("board", &kv, "as an HTTP server, such as kv, would"),
         ("board", &echo, "serve echo"),
-        ("board", &bucket, "answered nothing"),
+        ("board", &bucket, "sent no reply within"),
         ("kv", &board, "does not look like a kv server"),
         ("resp", &kv, "does not look like a resp server"),
         ("bucket", &kv, "does not look like a bucket server"),
