@@ -261,6 +261,75 @@ fn shown(v: &Option<Vec<u8>>) -> String {
     }
 }
 
+/// Which protocol a restarted server is asked in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Kv,
+    Resp,
+}
+
+/// A restarted server, asked for keys' values one at a time through the
+/// checker's own connection: each reply bounded by [`crate::wire::MAX_REPLY`]
+/// and by the timeout in all (bytes that trickle in do not stretch it),
+/// framed by the same readers as the checker's cases.
+pub struct Server {
+    conn: crate::wire::Conn,
+    source: Source,
+}
+
+impl Server {
+    pub fn open(
+        addr: std::net::SocketAddr,
+        source: Source,
+        timeout: Duration,
+    ) -> io::Result<Server> {
+        Ok(Server {
+            conn: crate::wire::Conn::open(addr, timeout)?,
+            source,
+        })
+    }
+
+    /// The value the server holds for `key`; `None` where it has none.
+    pub fn get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        match self.source {
+            Source::Kv => self.kv_get(key),
+            Source::Resp => self.resp_get(key),
+        }
+    }
+
+    /// `GET /<key>`: the body of a 200, `None` for a 404.
+    fn kv_get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        use crate::kv::http;
+        use serverlab_proto::kv::Method;
+        self.conn
+            .send(&http::request(Method::Get, key, None, "ledger"));
+        match http::read(&mut self.conn, Method::Get, Duration::ZERO) {
+            http::Read::Resp(r) if r.status == 200 => Ok(Some(r.body)),
+            http::Read::Resp(r) if r.status == 404 => Ok(None),
+            http::Read::Resp(r) => Err(bad(format!("GET answered {}", r.show()))),
+            http::Read::Bad(why) => Err(bad(format!("GET answered {why}"))),
+        }
+    }
+
+    /// `GET key`: a bulk string, `None` for nil.
+    fn resp_get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        use serverlab_proto::resp::client::{parse, Reply};
+        self.conn.send(&crate::resp::talk::cmd(&[b"GET", key]));
+        let got = crate::resp::talk::read(&mut self.conn);
+        let reply = got
+            .reply()
+            .ok_or_else(|| bad(format!("GET answered {}", got.show())))?;
+        match parse(reply) {
+            Ok(Some((Reply::Bulk(value), _))) => Ok(value.map(<[u8]>::to_vec)),
+            _ => Err(bad(format!("GET answered {}", got.show()))),
+        }
+    }
+}
+
+fn bad(what: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +397,32 @@ mod tests {
         assert!(verdict(&r, Duration::ZERO, None).passed());
         assert!(!verdict(&r, Duration::ZERO, Some(b"\x00\xff")).passed());
         let _ = std::fs::remove_file(path);
+    }
+
+    /// A server that claims a huge body and then trickles it: the check's
+    /// read ends at its timeout with an error, holding at most its limit.
+    #[test]
+    fn a_hostile_server_cannot_hold_the_ledger_check() {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n");
+            for _ in 0..100 {
+                if s.write_all(b"x").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let mut server = Server::open(addr, Source::Kv, Duration::from_millis(500)).unwrap();
+        let started = std::time::Instant::now();
+        assert!(server.get(b"k").is_err());
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

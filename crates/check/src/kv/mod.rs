@@ -1,7 +1,7 @@
 //! `check kv`: the HTTP/1.1 key-value store's cases, model and workload.
 
 mod cases;
-mod http;
+pub(crate) mod http;
 pub mod model;
 mod talk;
 mod workload;

@@ -9,7 +9,7 @@
 
 mod cases;
 pub mod model;
-mod talk;
+pub(crate) mod talk;
 mod workload;
 
 use crate::case::Case;
