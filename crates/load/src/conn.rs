@@ -90,7 +90,38 @@ impl FramedConn {
         }
     }
 
-    fn fill(&mut self) -> io::Result<()> {
+    /// The next reply that `find` (given everything buffered) says is
+    /// whole, by its length; what `find` refuses ends the read. `find` is
+    /// asked again only once the buffer has doubled since it last said
+    /// "not yet", or a read took all there was for now: a long reply is
+    /// walked a bounded number of times, not once per read.
+    pub fn recv_by(
+        &mut self,
+        find: impl Fn(&[u8]) -> Result<Option<usize>, String>,
+    ) -> io::Result<&[u8]> {
+        self.buf.consume(std::mem::take(&mut self.last));
+        let mut look_at = 0;
+        loop {
+            if self.buf.len() >= look_at {
+                match find(self.buf.data()) {
+                    Ok(Some(len)) => {
+                        self.last = len;
+                        return Ok(&self.buf.data()[..len]);
+                    }
+                    Ok(None) => look_at = self.buf.len() * 2,
+                    Err(why) => return Err(io::Error::new(io::ErrorKind::InvalidData, why)),
+                }
+            }
+            if self.fill()? {
+                look_at = 0;
+            }
+        }
+    }
+
+    /// Read what comes, within the deadline and the reply limit. True
+    /// when the read took less than the room it had (all there was, for
+    /// now).
+    fn fill(&mut self) -> io::Result<bool> {
         if self.buf.len() > self.max_reply {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -98,6 +129,7 @@ impl FramedConn {
             ));
         }
         self.buf.reserve(READ_CHUNK);
+        let room = self.buf.spare().len();
         loop {
             let left = self.time_left()?;
             self.stream.set_read_timeout(left)?;
@@ -110,7 +142,7 @@ impl FramedConn {
                 }
                 Ok(n) => {
                     self.buf.filled(n);
-                    return Ok(());
+                    return Ok(n < room);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.timed_out(e)),

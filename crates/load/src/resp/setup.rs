@@ -6,133 +6,52 @@
 use super::mirror::preload_nonce;
 use super::workload::{key, topic_key, Space};
 use super::RespLoad;
-use crate::driver::{no_reply_within, reply_too_long};
+use crate::conn::FramedConn;
 use crate::kv::workload::write_value;
 use crate::LoadError;
 use serverlab_proto::resp::client::{self, Reply};
-use serverlab_util::InputBuf;
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Commands sent before their replies are read.
 const BATCH: usize = 1000;
 /// Keys per DEL.
 const DEL_KEYS: usize = 100;
 
-/// A blocking RESP connection for the few commands around a run.
+/// A blocking RESP connection for the few commands around a run: the
+/// load's framed connection ([`FramedConn`]: its deadline in all, its
+/// reply limit), with RESP's framing.
 pub struct Conn {
-    stream: TcpStream,
-    buf: InputBuf,
+    framed: FramedConn,
     /// How long each batch of commands may take in all, with its replies.
     within: Duration,
-    /// The longest reply accepted.
-    max_reply: usize,
 }
-
-/// Room made for each read.
-const READ_CHUNK: usize = 64 * 1024;
 
 impl Conn {
     /// A connection for `cfg`'s server: each [`Conn::call`] must be done
     /// within its `--reply-timeout`, each reply within its reply limit.
     pub fn connect(cfg: &RespLoad) -> Result<Conn, LoadError> {
         let addr = cfg.addr;
-        let stream = TcpStream::connect_timeout(&addr, super::CONNECT_TIMEOUT)
+        let mut framed = FramedConn::connect(addr, super::CONNECT_TIMEOUT)
             .map_err(|error| LoadError::Connect { addr, error })?;
-        stream.set_nodelay(true)?;
+        framed.set_max_reply(cfg.reply_limit());
         Ok(Conn {
-            stream,
-            buf: InputBuf::new(),
+            framed,
             within: cfg.reply_timeout,
-            max_reply: cfg.reply_limit(),
         })
     }
 
     /// Send `wire` (`n` commands) and return their replies, each whole,
-    /// all within the connection's time. A reply is looked for again
-    /// only once the buffer has doubled since the last look, or the
-    /// socket had no more for now: a long reply is not re-walked on every
-    /// read.
+    /// all within the connection's time.
     pub fn call(&mut self, wire: &[u8], n: usize) -> Result<Vec<Vec<u8>>, LoadError> {
-        let by = Instant::now() + self.within;
-        self.stream.set_write_timeout(Some(self.within))?;
-        self.stream.write_all(wire).map_err(|e| self.timed_out(e))?;
+        self.framed.set_deadline(self.within);
+        self.framed.send(wire)?;
+        let whole = |buf: &[u8]| client::skip(buf).map_err(|e| e.to_string());
         let mut replies = Vec::with_capacity(n);
-        let mut look_at = 0;
-        while replies.len() < n {
-            if self.buf.len() < look_at {
-                if self.fill(by)? {
-                    look_at = 0;
-                }
-                continue;
-            }
-            match client::skip(self.buf.data()) {
-                Ok(Some(len)) => {
-                    replies.push(self.buf.data()[..len].to_vec());
-                    self.buf.consume(len);
-                }
-                Ok(None) if self.buf.len() > self.max_reply => {
-                    return Err(invalid(reply_too_long(self.max_reply)))
-                }
-                Ok(None) => {
-                    look_at = self.buf.len() * 2;
-                    if self.fill(by)? {
-                        look_at = 0;
-                    }
-                }
-                Err(e) => return Err(invalid(e.to_string())),
-            }
+        for _ in 0..n {
+            replies.push(self.framed.recv_by(whole)?.to_vec());
         }
         Ok(replies)
     }
-
-    /// Read what comes by `by`. True when the read took all there was
-    /// for now (so look for replies at once).
-    fn fill(&mut self, by: Instant) -> Result<bool, LoadError> {
-        let left = by.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(self.timed_out(io::ErrorKind::TimedOut.into()).into());
-        }
-        self.stream.set_read_timeout(Some(left))?;
-        self.buf.reserve(READ_CHUNK);
-        let room = self.buf.spare().len();
-        match self.stream.read(self.buf.spare()) {
-            Ok(0) => Err(invalid("the server closed the connection".into())),
-            Ok(n) => {
-                self.buf.filled(n);
-                Ok(n < room || !self.more_ready())
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
-            Err(e) => Err(self.timed_out(e).into()),
-        }
-    }
-
-    /// Whether more bytes can be read at once (without waiting).
-    fn more_ready(&self) -> bool {
-        if self.stream.set_nonblocking(true).is_err() {
-            return false;
-        }
-        let mut one = [0u8; 1];
-        let ready = matches!(self.stream.peek(&mut one), Ok(n) if n > 0);
-        let _ = self.stream.set_nonblocking(false);
-        ready
-    }
-
-    /// A read or write that waited out the time, said as such.
-    fn timed_out(&self, e: io::Error) -> io::Error {
-        match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-                io::Error::new(io::ErrorKind::TimedOut, no_reply_within(self.within))
-            }
-            _ => e,
-        }
-    }
-}
-
-fn invalid(why: String) -> LoadError {
-    LoadError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, why))
 }
 
 /// Every reply must be one of `ok`; else the first that is not, shown.
