@@ -86,27 +86,17 @@ impl CpuTicks {
     }
 }
 
-/// The `cpuN` lines of /proc/stat for `cpus`, summed.
+/// The `cpuN` lines of /proc/stat for `cpus`, summed; steal counts as
+/// busy (the CPU was not this client's to use).
 fn parse_cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
     let mut sum = CpuTicks::default();
     let mut seen = 0;
-    for line in stat.lines() {
-        let mut fields = line.split_whitespace();
-        let Some(n) = fields.next().and_then(|f| f.strip_prefix("cpu")) else {
-            continue;
-        };
-        if !n.parse().is_ok_and(|n: usize| cpus.contains(&n)) {
-            continue;
-        }
-        // user nice system idle iowait irq softirq steal (guest time is
-        // already in user).
-        let f: Vec<u64> = fields.take(8).filter_map(|v| v.parse().ok()).collect();
-        let [user, nice, system, idle, iowait, irq, softirq, steal] = f[..] else {
-            continue;
-        };
-        let busy = user + nice + system + irq + softirq + steal;
+    let mine = serverlab_util::proc_stat::cpu_lines(stat)
+        .filter(|l| l.cpu.is_some_and(|n| cpus.contains(&n)));
+    for l in mine {
+        let busy = l.working() + l.steal;
         sum.busy += busy;
-        sum.total += busy + idle + iowait;
+        sum.total += busy + l.idle + l.iowait;
         seen += 1;
     }
     (seen > 0).then_some(sum)

@@ -148,22 +148,19 @@ fn read_stat() -> Option<(CpuTimes, usize)> {
 /// The `cpu` line's busy time (user + nice + system + irq + softirq) and
 /// steal, and the number of `cpuN` lines.
 fn parse_stat(text: &str) -> Option<(CpuTimes, usize)> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let f: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|v| v.parse().ok())
-        .collect::<Option<_>>()?;
-    // user nice system idle iowait irq softirq steal guest guest_nice;
-    // guest time is already inside user.
+    let lines = serverlab_util::proc_stat::cpu_lines(text);
+    let (mut total, mut cores) = (None, 0);
+    for l in lines {
+        match l.cpu {
+            None => total = Some(l),
+            Some(_) => cores += 1,
+        }
+    }
+    let total = total?;
     let times = CpuTimes {
-        busy: f.first()? + f.get(1)? + f.get(2)? + f.get(5)? + f.get(6)?,
-        steal: f.get(7).copied().unwrap_or(0),
+        busy: total.working(),
+        steal: total.steal,
     };
-    let cores = text
-        .lines()
-        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        .count();
     Some((times, cores))
 }
 

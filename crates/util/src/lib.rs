@@ -16,6 +16,7 @@ pub mod mix;
 pub mod named;
 pub mod plural;
 pub mod port_holder;
+pub mod proc_stat;
 pub mod server_stats;
 
 pub use buf::InputBuf;
