@@ -31,14 +31,24 @@ pub struct Stats {
     pub compactions: u64,
 }
 
+/// The longest commit wait recorded as itself; longer ones as an hour.
+const HOUR_NS: u64 = 3_600_000_000_000;
+
+/// A histogram of 1..=`high` at 3 significant figures. Its bounds are set
+/// here, not grown: an auto-resizing histogram (`Histogram::new`) does not
+/// grow under `saturating_record`, which clamps to its initial top (2).
+fn bounded(high: u64) -> Histogram<u64> {
+    Histogram::new_with_bounds(1, high, 3).expect("valid bounds")
+}
+
 impl Stats {
     fn new() -> Stats {
         Stats {
             records: 0,
             bytes: 0,
             fsyncs: 0,
-            records_per_fsync: Histogram::new(3).expect("3 significant figures"),
-            commit_ns: Histogram::new(3).expect("3 significant figures"),
+            records_per_fsync: bounded(u64::from(u32::MAX)),
+            commit_ns: bounded(HOUR_NS),
             recovered: 0,
             dropped_bytes: 0,
             compactions: 0,

@@ -43,6 +43,11 @@ fn records_per_fsync(writers: usize, each: usize) -> f64 {
         .sum();
     assert_eq!(synced, s.records, "every record was synced exactly once");
     assert_eq!(s.commit_ns.len(), s.records);
+    assert!(
+        s.commit_ns.min() >= 2_000_000,
+        "every commit waited for a 2 ms fsync: min {} ns",
+        s.commit_ns.min()
+    );
     s.mean_records_per_fsync()
 }
 
