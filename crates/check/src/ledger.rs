@@ -1,10 +1,8 @@
 //! The ledger: every write a load sent and every one the server
 //! acknowledged, and the check that a restarted server still holds them.
 //!
-//! One line per event, written as it happens: `S <ms> <key> <value>` when
-//! a write is sent, `A <ms> <key> <value>` when its reply acknowledged it;
-//! `<ms>` is milliseconds since the Unix epoch, key and value are hex, and
-//! a DELETE's value is `-`. Connections write disjoint keys and each
+//! The file's lines are `serverlab_util::ledger`'s (the load writes them).
+//! Connections write disjoint keys and each
 //! connection's replies come in order, so the k-th acknowledgement of a
 //! key is its k-th write, and the last acknowledged value of a key is well
 //! defined.
@@ -18,86 +16,13 @@
 //! check counts them and says how far back the oldest one was.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead};
 use std::path::Path;
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-/// Where a load records its writes; shared by its connections.
-pub struct Ledger {
-    out: Mutex<BufWriter<File>>,
-}
-
-impl Ledger {
-    pub fn create(path: &Path) -> io::Result<Ledger> {
-        Ok(Ledger {
-            out: Mutex::new(BufWriter::new(File::create(path)?)),
-        })
-    }
-
-    /// A write of `value` (`None`: a delete) to `key` is being sent.
-    pub fn sent(&self, key: &[u8], value: Option<&[u8]>) {
-        self.line('S', key, value);
-    }
-
-    /// The server acknowledged the write of `value` to `key`.
-    pub fn acked(&self, key: &[u8], value: Option<&[u8]>) {
-        self.line('A', key, value);
-    }
-
-    /// Writes out what is buffered.
-    pub fn flush(&self) -> io::Result<()> {
-        self.lock().flush()
-    }
-
-    fn line(&self, what: char, key: &[u8], value: Option<&[u8]>) {
-        let mut s = format!("{what} {} {} ", now_ms(), hex(key));
-        match value {
-            Some(v) => s += &hex(v),
-            None => s.push('-'),
-        }
-        s.push('\n');
-        // A ledger that cannot be written fails the check later (it is
-        // short), which is where it is reported.
-        let _ = self.lock().write_all(s.as_bytes());
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BufWriter<File>> {
-        self.out.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for Ledger {
-    fn drop(&mut self) {
-        let _ = self.lock().flush();
-    }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter()
-        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
-            let _ = write!(s, "{x:02x}");
-            s
-        })
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+pub use serverlab_util::ledger::Ledger;
+use serverlab_util::ledger::{parse, Event};
 
 /// One key's writes, in the order they were sent.
 #[derive(Default)]
@@ -132,29 +57,17 @@ pub fn read(path: &Path) -> Result<Read, String> {
                 n + 1
             )
         };
-        let mut parts = line.split(' ');
-        let (Some(what), Some(ms), Some(key), Some(value), None) = (
-            parts.next(),
-            parts.next().and_then(|m| m.parse::<u64>().ok()),
-            parts.next().and_then(unhex),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(bad());
-        };
-        let value = if value == "-" {
-            None
-        } else {
-            Some(unhex(value).ok_or_else(bad)?)
-        };
-        r.end_ms = r.end_ms.max(ms);
-        let k = r.keys.entry(key).or_default();
-        match what {
-            "S" => k.sent.push(value),
-            "A" if k.acked_ms.len() < k.sent.len() && k.sent[k.acked_ms.len()] == value => {
-                k.acked_ms.push(ms)
+        let l = parse(&line).ok_or_else(bad)?;
+        r.end_ms = r.end_ms.max(l.ms);
+        let k = r.keys.entry(l.key).or_default();
+        match l.event {
+            Event::Sent => k.sent.push(l.value),
+            Event::Acked
+                if k.acked_ms.len() < k.sent.len() && k.sent[k.acked_ms.len()] == l.value =>
+            {
+                k.acked_ms.push(l.ms)
             }
-            _ => return Err(bad()),
+            Event::Acked => return Err(bad()),
         }
     }
     Ok(r)

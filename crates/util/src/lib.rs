@@ -2,7 +2,8 @@
 //! address, the duration grammar of every flag and experiment file, CPU
 //! sets and pinning, the named-enum pattern behind every `--strategy`-like
 //! flag, who holds a port, counts with their nouns, weighted operation mixes, the compacting input
-//! buffer every reader of a byte stream needs, and the shape of a server's
+//! buffer every reader of a byte stream needs, the ledger file of
+//! acknowledged writes, and the shape of a server's
 //! final statistics (the server writes it, the report reads it).
 #![forbid(unsafe_code)]
 // A test reads as one story; the 60-line limit is for the code under test.
@@ -12,6 +13,7 @@ pub mod addr;
 pub mod buf;
 pub mod cpus;
 pub mod duration;
+pub mod ledger;
 pub mod mix;
 pub mod named;
 pub mod plural;

@@ -52,6 +52,8 @@ pub struct Args {
     #[arg(long)]
     verify: bool,
     #[command(flatten)]
+    ledger: super::ledger::LedgerArgs,
+    #[command(flatten)]
     bounds: super::bounds::BoundArgs,
     #[command(flatten)]
     output: PlainOutputArgs,
@@ -108,7 +110,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             cfg.min_verified_value_size(),
         );
     }
+    if a.ledger.ledger.is_some() && cfg.keys < cfg.concurrency {
+        usage_error_in(
+            "kv",
+            ErrorKind::ValueValidation,
+            format!(
+                "--keys {} is fewer than --concurrency {}: with --ledger each slot owns its keys",
+                cfg.keys, cfg.concurrency
+            ),
+        );
+    }
+    cfg.ledger = a.ledger.open()?;
     // No fixed duration: the bar shows requests, against a nominal minute.
     let planned = Duration::from_secs(60);
-    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
+    let code = execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())?;
+    super::ledger::close(cfg.ledger.as_ref())?;
+    Ok(code)
 }

@@ -14,6 +14,7 @@ mod board;
 mod bounds;
 mod bucket;
 mod kv;
+mod ledger;
 mod model;
 mod resp;
 

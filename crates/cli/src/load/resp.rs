@@ -79,6 +79,8 @@ pub struct Args {
     #[arg(long)]
     verify: bool,
     #[command(flatten)]
+    ledger: super::ledger::LedgerArgs,
+    #[command(flatten)]
     bounds: super::bounds::BoundArgs,
     #[command(flatten)]
     output: OutputArgs,
@@ -110,6 +112,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
     cfg.max_reply = a.bounds.max_reply();
     check(&cfg);
+    if a.ledger.ledger.is_some() {
+        check_ledger(&cfg);
+    }
+    cfg.ledger = a.ledger.open()?;
     let format = a.output.format.unwrap_or(Format::Text);
     if format == Format::Caps && cfg.workload != Workload::Board {
         bad(
@@ -119,7 +125,37 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let planned = cfg.planned();
-    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
+    let code = execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())?;
+    super::ledger::close(cfg.ledger.as_ref())?;
+    Ok(code)
+}
+
+/// `--ledger` records what a `GET` can read back: string writes of the
+/// keys workload.
+fn check_ledger(cfg: &RespLoad) {
+    if cfg.workload != Workload::Keys {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "--ledger records the keys workload's writes: use it without --workload board".into(),
+        );
+    }
+    use serverlab_load::resp::Op;
+    let lists: Vec<&str> = cfg
+        .mix
+        .ops()
+        .filter(|op| matches!(op, Op::List(_)))
+        .map(serverlab_util::Named::name)
+        .collect();
+    if !lists.is_empty() {
+        bad(
+            ErrorKind::ArgumentConflict,
+            format!(
+                "--ledger records string writes, which a GET reads back: --mix has {} (use get, \
+                 set, del, exists, incr, mget, mset)",
+                lists.join(", ")
+            ),
+        );
+    }
 }
 
 fn bad(kind: ErrorKind, msg: String) -> ! {

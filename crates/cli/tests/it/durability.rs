@@ -502,3 +502,151 @@ fn compaction_under_load_and_crash_loses_nothing() {
         .count();
     assert!(snapshots > 0, "no compaction ran");
 }
+
+/// `serverlab load PROTO --verify --ledger FILE` writing to `addr` until
+/// its server is killed: the load's own arguments for a write-heavy run.
+fn ledger_load(proto: Proto, addr: SocketAddr, ledger: &Path) -> std::process::Child {
+    let addr = addr.to_string();
+    let mut args = vec![
+        "load",
+        proto.name(),
+        "--addr",
+        &addr,
+        "--verify",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--keys",
+        "200",
+        "--reply-timeout",
+        "3s",
+    ];
+    args.extend(match proto {
+        Proto::Kv => [
+            "--mix",
+            "get=40,put=45,delete=15",
+            "--sessions",
+            "1000000",
+            "--concurrency",
+            "8",
+        ],
+        Proto::Resp => [
+            "--mix",
+            "get=30,set=40,del=10,incr=10,mset=10",
+            "--duration",
+            "60s",
+            "--connections",
+            "8",
+        ],
+    });
+    std::process::Command::new(BIN)
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run serverlab load")
+}
+
+/// Rounds of: start on `dir`, `load --verify --ledger` for a random
+/// moment, SIGKILL the server, wait for the load to end, restart, and
+/// `check --ledger` this round's ledger (the next round's load deletes or
+/// overwrites the same keys, so only the last ledger describes the data).
+/// Returns each round's check: its exit code and output.
+fn load_ledger_rounds(
+    proto: Proto,
+    dir: &Path,
+    args: &[&str],
+    rounds: usize,
+) -> Vec<(i32, String)> {
+    let mut checks = Vec::new();
+    for round in 0..rounds {
+        let server = serve(proto, dir, args);
+        let path = dir.with_extension(format!("load-ledger{round}"));
+        let mut load = ledger_load(proto, server.addr, &path);
+        std::thread::sleep(Duration::from_millis(700 + random_below(800)));
+        server.signal(nix::sys::signal::Signal::SIGKILL);
+        drop(server);
+        let started = Instant::now();
+        let ended = loop {
+            if let Some(status) = load.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "round {round}: the load did not end after its server was killed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut said = String::new();
+        load.stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut said)
+            .unwrap();
+        assert_eq!(
+            ended.code(),
+            Some(1),
+            "round {round}: the load's errors: {said}"
+        );
+
+        let again = serve(proto, dir, args);
+        checks.push(check_ledger(proto, again.addr, &path, &[]));
+        drop(again);
+    }
+    checks
+}
+
+/// The acknowledged writes a ledger check counted ("N keys, M acknowledged writes").
+fn acknowledged(said: &str) -> u64 {
+    let at = said.find(" acknowledged writes").expect("a ledger verdict");
+    said[..at].rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+fn load_ledger_always(proto: Proto, strategy: &str) {
+    let _turn = heavy_turn();
+    let dir = scratch(&format!("load-ledger-{}-{strategy}", proto.name()));
+    let args = ["--strategy", strategy, "--durability", "always"];
+    for (round, (code, said)) in load_ledger_rounds(proto, &dir, &args, 3).iter().enumerate() {
+        assert_eq!(*code, 0, "round {round}: {said}");
+        assert!(said.contains("none missing"), "round {round}: {said}");
+        assert!(acknowledged(said) > 0, "round {round}: {said}");
+    }
+}
+
+#[test]
+fn a_loads_ledger_finds_no_acknowledged_write_lost_kv() {
+    for strategy in ["pool-locked", "async"] {
+        load_ledger_always(Proto::Kv, strategy);
+    }
+}
+
+#[test]
+fn a_loads_ledger_finds_no_acknowledged_write_lost_resp() {
+    for strategy in ["thread-per-connection", "uring"] {
+        if strategies().contains(&strategy) {
+            load_ledger_always(Proto::Resp, strategy);
+        }
+    }
+}
+
+/// The same rounds against a server that keeps no log: the check must
+/// find the acknowledged writes the restart lost, name a key, exit 1.
+#[test]
+fn a_loads_ledger_catches_a_server_that_loses_writes() {
+    let _turn = heavy_turn();
+    for proto in [Proto::Kv, Proto::Resp] {
+        let dir = scratch(&format!("load-ledger-lossy-{}", proto.name()));
+        // A server without a log refuses --data-dir: serve it plain.
+        let (code, said) = {
+            let server = ServerProc::start(proto.name(), &[]);
+            let path = dir.join("ledger");
+            let mut load = ledger_load(proto, server.addr, &path);
+            std::thread::sleep(Duration::from_millis(700));
+            drop(server);
+            load.wait().unwrap();
+            let again = ServerProc::start(proto.name(), &[]);
+            check_ledger(proto, again.addr, &path, &[])
+        };
+        assert_eq!(code, 1, "{}: {said}", proto.name());
+        assert!(said.contains("keys wrong"), "{}: {said}", proto.name());
+    }
+}

@@ -64,6 +64,10 @@ pub struct KvLoad {
     /// this load can be.
     #[serde(skip)]
     pub max_reply: usize,
+    /// `--ledger`: every write sent and acknowledged; each concurrency
+    /// slot then writes only its own keys ([`KvLoad::own_key`]).
+    #[serde(skip)]
+    pub ledger: Option<std::sync::Arc<serverlab_util::ledger::Ledger>>,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -88,6 +92,21 @@ impl KvLoad {
             agent: harness::Agent::SOLO,
             reply_timeout: REPLY_TIMEOUT,
             max_reply: crate::driver::MAX_REPLY,
+            ledger: None,
+        }
+    }
+
+    /// With a ledger, the key of `slot`'s nearest `drawn`: every slot owns
+    /// the keys congruent to it modulo the concurrency, so each key is
+    /// written by one slot's sessions, one after another, and its last
+    /// acknowledged value is well defined. Needs `keys >= concurrency`.
+    pub fn own_key(&self, drawn: usize, slot: usize) -> usize {
+        let c = self.concurrency;
+        let key = drawn - drawn % c + slot;
+        if key < self.keys {
+            key
+        } else {
+            key - c
         }
     }
 

@@ -140,6 +140,31 @@ impl<'a> SessionClient<'a> {
     }
 }
 
+impl SessionClient<'_> {
+    /// With a ledger, a write whose status says it was done: a PUT or
+    /// POST answered 200 or 201, a DELETE answered 200 or 404 (either way
+    /// the key is absent after it).
+    fn ledger_ack(&mut self, sent: &Sent, status: u16) {
+        let Some(ledger) = &self.cfg.ledger else {
+            return;
+        };
+        let done = match sent.op {
+            Op::Put | Op::Post => status == 200 || status == 201,
+            Op::Delete => status == 200 || status == 404,
+            Op::Get | Op::Head => false,
+        };
+        if !done {
+            return;
+        }
+        write_key(&mut self.key, sent.key);
+        if sent.op == Op::Delete {
+            return ledger.acked(&self.key, None);
+        }
+        write_value(&mut self.value, &self.key, sent.nonce, self.cfg.value_size);
+        ledger.acked(&self.key, Some(&self.value));
+    }
+}
+
 impl Exchange for SessionClient<'_> {
     type Sent = Sent;
 
@@ -175,8 +200,12 @@ impl Exchange for SessionClient<'_> {
         // Drawn in this order, a session's requests depend only on the seed
         // and the session's number.
         let op = cfg.mix.pick(&mut s.rng);
+        let mut drawn = self.kv.keys.pick(&mut s.rng);
+        if cfg.ledger.is_some() {
+            drawn = cfg.own_key(drawn, self.slot);
+        }
         // A split load's agent draws from its own keys.
-        let key = cfg.agent.global(self.kv.keys.pick(&mut s.rng));
+        let key = cfg.agent.global(drawn);
         write_key(&mut self.key, key);
         let writes = op.method().writes();
         let nonce = if writes { s.rng.u64(..) } else { 0 };
@@ -184,6 +213,11 @@ impl Exchange for SessionClient<'_> {
             write_value(&mut self.value, &self.key, nonce, cfg.value_size);
             &self.value[..]
         });
+        if let Some(ledger) = &cfg.ledger {
+            if writes || op == Op::Delete {
+                ledger.sent(&self.key, body);
+            }
+        }
         encode_request(wire, op.method(), &self.key, body, &self.kv.host, false);
         s.sent += 1;
         Some((op.index(), Sent { op, key, nonce }))
@@ -204,6 +238,7 @@ impl Exchange for SessionClient<'_> {
         if checks.enabled {
             self.check(sent, &head, response.body, checks);
         }
+        self.ledger_ack(sent, head.status);
         let r = self.cfg.requests_per_session;
         let s = self
             .session
@@ -229,7 +264,10 @@ impl Exchange for SessionClient<'_> {
             return failure.to_string();
         };
         self.failed_sessions += 1;
-        self.stalled |= matches!(failure, Failure::Stalled(_));
+        // With a ledger, a write of this slot's keys may be unacknowledged:
+        // a later one acknowledged would make the key's last value
+        // ambiguous, so the slot stops.
+        self.stalled |= matches!(failure, Failure::Stalled(_)) || self.cfg.ledger.is_some();
         let what = match (failure, unanswered) {
             (Failure::Connect { .. }, _) | (_, None) => failure.to_string(),
             (_, Some(_)) => format!(

@@ -21,7 +21,14 @@ pub enum Expect {
 pub struct Sent {
     op: Op,
     expect: Expect,
+    /// With a ledger: the writes this request makes, each a key and the
+    /// value it holds after (`None`: deleted), acknowledged by a reply
+    /// that is exactly the one expected.
+    writes: Vec<Write>,
 }
+
+/// A key and the value a write leaves in it (`None`: deleted).
+type Write = (Vec<u8>, Option<Vec<u8>>);
 
 pub struct KeysClient<'a> {
     cfg: &'a RespLoad,
@@ -246,6 +253,33 @@ impl<'a> KeysClient<'a> {
     }
 }
 
+impl KeysClient<'_> {
+    /// The writes the request in `self.args` makes, for the ledger: a SET's
+    /// and an MSET's values, a DEL's absence, and the count an INCR
+    /// leaves (the integer its expected reply carries). List commands
+    /// write nothing a GET can read back; `--ledger` refuses them.
+    fn writes(&self, op: Op, expect: &Expect) -> Vec<Write> {
+        let a = &self.args;
+        match op {
+            Op::Str(StrOp::Set) | Op::Str(StrOp::MSet) => a[1..]
+                .chunks_exact(2)
+                .map(|kv| (kv[0].clone(), Some(kv[1].clone())))
+                .collect(),
+            Op::Str(StrOp::Del) => vec![(a[1].clone(), None)],
+            Op::Str(StrOp::Incr) => {
+                let Expect::Exact(want) = expect else {
+                    return Vec::new();
+                };
+                let n = want
+                    .strip_prefix(b":")
+                    .and_then(|w| w.strip_suffix(b"\r\n"));
+                vec![(a[1].clone(), n.map(<[u8]>::to_vec))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Exchange for KeysClient<'_> {
     type Sent = Sent;
 
@@ -259,7 +293,17 @@ impl Exchange for KeysClient<'_> {
         let expect = self.keys_request(op);
         let refs: Vec<&[u8]> = self.args.iter().map(Vec::as_slice).collect();
         client::command(wire, &refs);
-        Some((op.index(), Sent { op, expect }))
+        let writes = match &self.cfg.ledger {
+            Some(ledger) => {
+                let writes = self.writes(op, &expect);
+                for (k, v) in &writes {
+                    ledger.sent(k, v.as_deref());
+                }
+                writes
+            }
+            None => Vec::new(),
+        };
+        Some((op.index(), Sent { op, expect, writes }))
     }
 
     fn reply(
@@ -282,7 +326,13 @@ impl Exchange for KeysClient<'_> {
             Expect::Any => {}
             Expect::Exact(want) => {
                 checks.checked(1);
-                if got != want.as_slice() {
+                if got == want.as_slice() {
+                    if let Some(ledger) = &self.cfg.ledger {
+                        for (k, v) in &sent.writes {
+                            ledger.acked(k, v.as_deref());
+                        }
+                    }
+                } else {
                     let show = |b: &[u8]| match client::parse(b) {
                         Ok(Some((r, _))) => r.show(),
                         _ => format!("{:?}", String::from_utf8_lossy(b)),

@@ -87,6 +87,10 @@ pub struct RespLoad {
     /// `--max-reply`.
     #[serde(skip)]
     pub max_reply: usize,
+    /// `--ledger`: every string write sent and acknowledged (verifying only:
+    /// connections own their keys).
+    #[serde(skip)]
+    pub ledger: Option<std::sync::Arc<serverlab_util::ledger::Ledger>>,
 }
 
 impl RespLoad {
@@ -113,6 +117,7 @@ impl RespLoad {
             agent: harness::Agent::SOLO,
             reply_timeout: REPLY_TIMEOUT,
             max_reply: crate::driver::MAX_REPLY,
+            ledger: None,
         }
     }
 

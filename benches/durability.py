@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""What durability costs: write throughput and p99 under each
+`--durability` mode, against redis-server's append-only file.
+
+Each round, in a shuffled order, runs every configuration once: `serve
+resp --strategy S --durability M --data-dir (fresh)` for each strategy
+asked for (default: pool-locked, a pool, and async, an event loop) and
+each mode (none, os, everysec, always), and redis-server with
+`appendonly no`, and with `appendonly yes` under `appendfsync everysec`
+and `always`; each driven by `serverlab load resp --mix set=100` (64-byte
+values over 100k keys) from 1, 8 and 64 connections. Servers are pinned to
+one CPU and the load to the other. Each round also times this disk's own
+`fdatasync` the way the log uses it: append 64 bytes to a file in the data
+directory's file system, then `fdatasync`, many times. Every figure is the
+median of its rounds.
+
+Prints a Markdown table: per server, mode and connections, SETs per second,
+p99 latency, and for serverlab's log the records per `fsync` (mean) and
+the commit wait (median, p99) from the server's final statistics. Then the
+disk's `fdatasync` latency (median, p99 of each round's median).
+
+Usage (from the repository root, after `cargo build --release`, on a quiet
+machine; about 9 minutes with the defaults):
+    benches/durability.py [--rounds 3] [--duration 3] [--warmup 1]
+        [--connections 1,8,64] [--strategies pool-locked,async]
+        [--dir DIR] [--json out.json] [--bin PATH]
+    benches/durability.py --quick     # a tiny run: checks the script works
+Needs redis-server and taskset. DIR (default: a directory under /tmp) must
+be on the disk to be measured.
+"""
+
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402  (beside this script)
+
+MODES = ["none", "os", "everysec", "always"]
+REDIS_MODES = ["none", "everysec", "always"]
+
+
+def serverlab_server(args, strategy, mode, data):
+    """A durable `serve resp`; (process, addr, stats file)."""
+    stats = os.path.join(data, "stats.json")
+    extra = ["--stats-json", stats]
+    if mode != "none":
+        extra += ["--durability", mode, "--data-dir", os.path.join(data, "wal")]
+    proc, addr = common.wait_listening(common.serve_command(
+        args.bin, "resp", args.server_cpu, "--strategy", strategy, *extra))
+    return proc, addr, stats
+
+
+def redis_server(args, mode, data):
+    """redis-server pinned like ours, its AOF in `data`; (process, addr)."""
+    port = common.free_port()
+    aof = ["--appendonly", "no"] if mode == "none" else [
+        "--appendonly", "yes", "--appendfsync", mode, "--auto-aof-rewrite-percentage", "0"]
+    proc = subprocess.Popen(common.pinned(args.server_cpu, [
+        "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+        "--dir", data, *aof]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"127.0.0.1:{port}"
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                sys.exit(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+
+
+def set_load(args, addr, connections):
+    """`load resp --mix set=100` from the client CPU: (SET/s, p99 µs)."""
+    r = common.load_results([
+        args.bin, "load", "resp", "--addr", addr, "--mix", "set=100",
+        "--connections", str(connections), "--duration", f"{args.duration}s",
+        "--warmup", f"{args.warmup}s", "--cpus", args.client_cpu, "--format", "json"])
+    op = next(o for o in r["operations"] if o["name"] == "SET")
+    return r["throughput_rps"], op["latency_us"]["p99"]
+
+
+def run_one(args, config, root):
+    """One configuration once: its figures."""
+    server, strategy, mode, connections = config
+    data = tempfile.mkdtemp(dir=root)
+    try:
+        if server == "serverlab":
+            proc, addr, stats = serverlab_server(args, strategy, mode, data)
+            rps, p99 = set_load(args, addr, connections)
+            common.stop(proc)
+            fig = {"rps": rps, "p99_us": p99}
+            with open(stats) as f:
+                d = json.load(f)["protocol"].get("durability")
+            if d:
+                fig.update(records_per_fsync=d["records_per_fsync"]["mean"],
+                           fsyncs=d["fsyncs"], commit_p50_us=d["commit_us"]["median"],
+                           commit_p99_us=d["commit_us"]["p99"])
+            return fig
+        proc, addr = redis_server(args, mode, data)
+        rps, p99 = set_load(args, addr, connections)
+        proc.terminate()
+        proc.wait(20)
+        return {"rps": rps, "p99_us": p99}
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def fdatasync_latency(root, n):
+    """Median and p99 of `n` appends of 64 bytes, each `fdatasync`ed, µs."""
+    path = os.path.join(root, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            os.write(fd, b"x" * 64)
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t) * 1e6)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.99)]
+
+
+def configurations(args):
+    out = []
+    for c in args.connections:
+        for s in args.strategies:
+            out += [("serverlab", s, m, c) for m in MODES]
+        out += [("redis-server", "", m, c) for m in REDIS_MODES]
+    return out
+
+
+def median_of(runs, key):
+    vals = [r[key] for r in runs if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def report(results, disk):
+    print("| server | mode | connections | SET/s | p99 | records per fsync | commit wait p50 / p99 |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (server, strategy, mode, c), runs in results.items():
+        name = f"serverlab {strategy}" if strategy else server
+        rps, p99 = median_of(runs, "rps"), median_of(runs, "p99_us")
+        per = median_of(runs, "records_per_fsync")
+        c50, c99 = median_of(runs, "commit_p50_us"), median_of(runs, "commit_p99_us")
+        per_s = f"{per:.1f}" if per else ""
+        commit = f"{c50:.0f} / {c99:.0f} µs" if c50 is not None and mode != "none" else ""
+        print(f"| {name} | {mode} | {c} | {rps:,.0f} | {p99 / 1000:.2f} ms | {per_s} | {commit} |")
+    meds = [d[0] for d in disk]
+    p99s = [d[1] for d in disk]
+    print(f"\nthis disk's fdatasync after a 64-byte append: median {statistics.median(meds):.0f} µs, "
+          f"p99 {statistics.median(p99s):.0f} µs (median of {len(disk)} rounds)")
+
+
+def main():
+    ap = common.parser(__doc__)
+    common.add_binary(ap)
+    common.add_placement(ap)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=3)
+    ap.add_argument("--warmup", type=float, default=1)
+    ap.add_argument("--connections", default="1,8,64")
+    ap.add_argument("--strategies", default="pool-locked,async")
+    ap.add_argument("--fsyncs", type=int, default=2000, help="fdatasyncs timed per round")
+    ap.add_argument("--dir", default=None, help="where data directories go (default: /tmp)")
+    ap.add_argument("--json")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.duration, args.warmup, args.fsyncs = 1, 0.3, 0.1, 50
+        args.connections = "1,8"
+    args.connections = [int(c) for c in args.connections.split(",")]
+    args.strategies = args.strategies.split(",")
+    common.require_binary(args.bin)
+    root = tempfile.mkdtemp(prefix="durability-", dir=args.dir)
+    configs = configurations(args)
+    results = {c: [] for c in configs}
+    disk = []
+    try:
+        for r in range(args.rounds):
+            order = configs[:]
+            random.shuffle(order)
+            for i, config in enumerate(order):
+                results[config].append(run_one(args, config, root))
+                if i == len(order) // 2:
+                    disk.append(fdatasync_latency(root, args.fsyncs))
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    report(results, disk)
+    common.write_json(args.json, {
+        "results": [{"server": s, "strategy": st, "mode": m, "connections": c, "runs": runs}
+                    for (s, st, m, c), runs in results.items()],
+        "fdatasync_us": [{"median": a, "p99": b} for a, b in disk]})
+
+
+if __name__ == "__main__":
+    main()
