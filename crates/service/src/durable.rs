@@ -79,6 +79,23 @@ impl Durable {
 }
 
 impl Durable {
+    /// A compaction's cut made while no write is between its store and
+    /// its log (under the lock that orders them), with `copy` of the state
+    /// as of that cut, taken under the same lock: the exact state the new
+    /// segment's records continue from, for services whose records do not
+    /// all overwrite. Writes wait for the cut and the copy; reads do not.
+    /// `None` when no compaction is due or one is already running.
+    pub fn cut<T>(
+        &self,
+        copy: impl FnOnce() -> T,
+    ) -> Result<Option<(serverlab_wal::Compaction, T)>, serverlab_wal::Error> {
+        if !self.wal.compaction_due() {
+            return Ok(None);
+        }
+        let _order = self.order.lock();
+        Ok(self.wal.begin_compaction()?.map(|c| (c, copy())))
+    }
+
     /// The log's statistics for a service's report: records, bytes,
     /// `fsync`s, records per `fsync`, commit latency, what replay found.
     pub fn report(&self) -> serde_json::Value {

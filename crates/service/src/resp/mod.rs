@@ -11,6 +11,7 @@
 //! the connection closes.
 
 mod admin;
+mod log;
 mod stats;
 
 use crate::{After, Common, Durable, Frame, Logged, Service};
@@ -160,6 +161,7 @@ impl RespService {
         );
         if let Some(l) = logged {
             conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
+            log::compact_if_due(log, &self.store, self.limits.max_args);
         }
         after
     }

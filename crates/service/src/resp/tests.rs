@@ -273,3 +273,80 @@ fn writes_are_logged_and_replay_to_the_same_data_reads_are_not() {
     drop(wal);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Waits until `wal` has finished a compaction, then reopens `dir` into a
+/// fresh service (a compaction still running holds the directory).
+fn reopened_after_compaction(
+    svc: RespService,
+    dir: &std::path::Path,
+    opts: &serverlab_wal::Options,
+) -> (RespService, serverlab_wal::Wal) {
+    use serverlab_wal::{Error, Wal};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while svc.wal().unwrap().stats().compactions == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no compaction finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(svc);
+    let again = service();
+    let wal = loop {
+        match Wal::open(dir, opts.clone(), |r| again.replay(r)) {
+            Ok(wal) => break wal,
+            Err(Error::InUse { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    (again, wal)
+}
+
+/// Records that do not overwrite (INCRBY, pushes, pops) replay to the same
+/// state across a compaction: the snapshot is the state exactly at the cut.
+#[test]
+fn a_due_compaction_snapshots_the_exact_state_and_replays_to_it() {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = scratch_dir("resp-compact");
+    let mut opts = Options::new(Durability::Os);
+    opts.compaction_floor = 2048;
+    let wal = Wal::open(&dir, opts.clone(), |_| Ok(())).unwrap();
+    let svc = service().with_log(wal);
+    for round in 0..200 {
+        let value = format!("value-{round}");
+        let n = round.to_string();
+        replies(
+            &svc,
+            &[
+                &["SET", "s", &value],
+                &["INCRBY", "counter", "3"],
+                &["RPUSH", "list", &n, "pad"],
+                &["LPOP", "list"],
+                &["SET", &format!("k{}", round % 7), &value],
+            ],
+        );
+    }
+    let (again, wal) = reopened_after_compaction(svc, &dir, &opts);
+    assert!(wal.recovery().snapshot.is_some(), "{}", wal.recovery());
+    let got = replies(
+        &again,
+        &[
+            &["GET", "s"],
+            &["GET", "counter"],
+            &["LLEN", "list"],
+            &["LINDEX", "list", "0"],
+            &["LINDEX", "list", "-1"],
+            &["GET", "k3"],
+        ],
+    );
+    // 200 rounds each push two and pop one: 200 left, the pushes of
+    // rounds 100 to 199 ("100", "pad", …, "199", "pad").
+    assert_eq!(
+        got,
+        "$9\r\nvalue-199\r\n$3\r\n600\r\n:200\r\n$3\r\n100\r\n$3\r\npad\r\n$9\r\nvalue-199\r\n"
+    );
+    drop(wal);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -19,7 +19,7 @@ use serverlab_proto::resp::{End, SetCond};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 
-use super::{IncrError, Ranged, WrongType};
+use super::{Held, IncrError, Ranged, WrongType};
 
 /// A string key and its value in one allocation: `[key length as u32
 /// LE][key][value]`.
@@ -88,6 +88,16 @@ impl Db {
 
     pub(crate) fn len(&self) -> usize {
         self.strings.len() + self.lists.len()
+    }
+
+    /// Every key and what it holds.
+    pub(crate) fn for_each(&self, visit: &mut dyn FnMut(&[u8], Held<'_>)) {
+        for s in &self.strings {
+            visit(s.key(), Held::Str(s.value()));
+        }
+        for l in &self.lists {
+            visit(&l.key, Held::List(&l.items));
+        }
     }
 
     /// Empty the tables, handing back what they held (to be freed

@@ -16,7 +16,7 @@
 //! removal, which it overlapped.
 
 use super::db::Popped;
-use super::{IncrError, Ranged, WrongType};
+use super::{Held, IncrError, Ranged, WrongType};
 use papaya::{Compute, HashMap, Operation};
 use parking_lot::Mutex;
 use serverlab_proto::resp::number::{parse_i64, push_i64};
@@ -285,6 +285,21 @@ impl super::RespStore for LockFreeResp {
 
     fn len(&self) -> usize {
         self.0.len()
+    }
+
+    fn for_each(&self, visit: &mut dyn FnMut(&[u8], Held<'_>)) {
+        let m = self.0.pin();
+        for (k, e) in m.iter() {
+            match e {
+                Entry::Str(v) => visit(k, Held::Str(v)),
+                Entry::List(c) => {
+                    let l = c.0.lock();
+                    if !l.dead {
+                        visit(k, Held::List(&l.items));
+                    }
+                }
+            }
+        }
     }
 
     fn clear(&self) {

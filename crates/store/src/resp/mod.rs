@@ -24,11 +24,19 @@ use crate::guarded::Guarded;
 use crate::StoreKind;
 use db::Db;
 use serverlab_proto::resp::{End, SetCond};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// What LRANGE's caller is handed under the lock: the count, then the
 /// elements.
 pub type Ranged<'a> = dyn FnMut(usize, &mut dyn Iterator<Item = &[u8]>) + 'a;
+
+/// What a key holds, as [`RespStore::for_each`] shows it.
+#[derive(Debug, Clone, Copy)]
+pub enum Held<'a> {
+    Str(&'a [u8]),
+    List(&'a VecDeque<Box<[u8]>>),
+}
 
 /// The key holds the other kind of value (a list where a string is
 /// wanted, or the reverse).
@@ -82,6 +90,11 @@ pub trait RespStore: Send + Sync + 'static {
     fn lrange(&self, key: &[u8], start: i64, stop: i64, out: &mut Ranged) -> Result<(), WrongType>;
     /// DBSIZE: keys (a snapshot; exact when quiescent).
     fn len(&self) -> usize;
+    /// Every key and what it holds, one lock (or, lock-free, one entry) at
+    /// a time: with writes going on, a key changed during the walk may be
+    /// seen before or after the change. A caller that needs one moment's
+    /// state stops the writes first (a compaction's snapshot does).
+    fn for_each(&self, visit: &mut dyn FnMut(&[u8], Held<'_>));
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -180,6 +193,10 @@ impl<G: Guarded<State = Db>> RespStore for G {
         let mut n = 0;
         self.each(&mut |db| n += db.len());
         n
+    }
+
+    fn for_each(&self, visit: &mut dyn FnMut(&[u8], Held<'_>)) {
+        self.each(&mut |db| db.for_each(visit));
     }
 
     fn clear(&self) {

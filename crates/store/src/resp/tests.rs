@@ -183,3 +183,36 @@ fn pushes_are_never_lost_to_a_list_popped_empty() {
         );
     }
 }
+
+#[test]
+fn for_each_shows_every_key_once_with_what_it_holds() {
+    each(|s| {
+        for i in 0..100u32 {
+            s.set(
+                format!("s{i}").as_bytes(),
+                &i.to_le_bytes(),
+                SetCond::Always,
+            );
+        }
+        push(s, b"l", End::Right, &[b"a", b"b"]).unwrap();
+        push(s, b"l", End::Left, &[b"z"]).unwrap();
+        push(s, b"gone", End::Right, &[b"x"]).unwrap();
+        s.pop(b"gone", End::Left, 1).unwrap();
+        s.del(b"s7");
+        let mut seen = std::collections::BTreeMap::new();
+        s.for_each(&mut |k, held| {
+            let v = match held {
+                Held::Str(v) => vec![v.to_vec()],
+                Held::List(items) => items.iter().map(|i| i.to_vec()).collect(),
+            };
+            assert!(seen.insert(k.to_vec(), v).is_none(), "a key seen twice");
+        });
+        assert_eq!(seen.len(), 100, "99 strings and one list");
+        assert_eq!(
+            seen[&b"l"[..]],
+            [b"z".to_vec(), b"a".to_vec(), b"b".to_vec()]
+        );
+        assert_eq!(seen[&b"s42"[..]], [42u32.to_le_bytes().to_vec()]);
+        assert!(!seen.contains_key(&b"s7"[..]) && !seen.contains_key(&b"gone"[..]));
+    });
+}
