@@ -13,6 +13,15 @@ use std::time::{Duration, Instant};
 /// A connection's input buffer to begin with; it grows for longer replies.
 const INPUT: usize = 16 * 1024;
 
+/// What a read found: bytes and maybe more behind them, bytes that
+/// emptied the socket (or none: it would block), or the end of the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Got {
+    More,
+    Dry,
+    End,
+}
+
 /// A conversation with its connection and buffers.
 pub struct Slot<C> {
     pub client: C,
@@ -25,6 +34,12 @@ pub struct Slot<C> {
     /// Tells this connection's events from a previous one's.
     pub(super) generation: u32,
     input: InputBuf,
+    /// The input's length at which to look for a reply again, when the
+    /// last look found only part of one: twice what it had then, so a
+    /// long reply arriving read by read is framed a logarithmic number
+    /// of times, not once per read (a read that empties the socket looks
+    /// regardless: nothing more may come until a request is answered).
+    reframe_at: usize,
     output: Vec<u8>,
     written: usize,
     /// Counted as connecting or waiting for replies (see
@@ -49,6 +64,7 @@ impl<C: Conversation> Slot<C> {
             progress_at: now,
             generation: 0,
             input: InputBuf::new(),
+            reframe_at: 0,
             output: Vec::new(),
             written: 0,
             busy: false,
@@ -111,6 +127,7 @@ impl<C: Conversation> Slot<C> {
         self.stream = None;
         self.connecting = false;
         self.input.clear();
+        self.reframe_at = 0;
         self.output.clear();
         self.written = 0;
     }
@@ -159,25 +176,20 @@ impl<C: Conversation> Slot<C> {
     ) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
-            if self.input.spare().is_empty() {
-                // Full: make room, as much as a long reply already
-                // holds (so it doubles), at least INPUT.
-                self.input
-                    .reserve(self.input.len().clamp(INPUT, max_reply.max(INPUT)));
-            }
-            let Some(stream) = self.stream.as_mut() else {
+            let Some(read) = self.read_once(hung_up, max_reply)? else {
                 return Ok(replies);
             };
-            let room = self.input.spare().len();
-            let n = match stream.read(self.input.spare()) {
-                Ok(0) => return Err(Failure::Closed),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(replies),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Failure::Io(e)),
+            // Look for replies when nothing more is coming for now, or
+            // when the input has doubled since the last look found only
+            // part of one.
+            let last = read != Got::More;
+            let took = if last || self.input.len() >= self.reframe_at {
+                let took = self.take_all(now, sink).map_err(Failure::Reply)?;
+                self.reframe_at = 2 * self.input.len();
+                took
+            } else {
+                0
             };
-            self.input.filled(n);
-            let took = self.take_all(now, sink).map_err(Failure::Reply)?;
             if took > 0 {
                 // Only whole replies are progress: a server trickling a
                 // byte at a time still times out.
@@ -193,13 +205,48 @@ impl<C: Conversation> Slot<C> {
                 return Err(Failure::Reply(super::reply_too_long(max_reply)));
             }
             replies += took;
-            // A read that did not fill the buffer emptied the socket:
-            // data arriving later raises a new edge, so the read that
-            // would only say "would block" is saved. Not so the end of
-            // the stream, if it came already.
-            if (n < room && !hung_up) || self.client.connection_done() {
-                return Ok(replies);
+            match read {
+                Got::End => return Err(Failure::Closed),
+                Got::Dry => return Ok(replies),
+                Got::More if self.client.connection_done() => return Ok(replies),
+                Got::More => {}
             }
+        }
+    }
+
+    /// One read into the input (grown first if full); `None` without a
+    /// connection.
+    fn read_once(&mut self, hung_up: bool, max_reply: usize) -> Result<Option<Got>, Failure> {
+        if self.input.spare().is_empty() {
+            // Full: make room, as much as a long reply already holds (so
+            // it doubles), at least INPUT.
+            self.input
+                .reserve(self.input.len().clamp(INPUT, max_reply.max(INPUT)));
+        }
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(None);
+            };
+            let room = self.input.spare().len();
+            return match stream.read(self.input.spare()) {
+                Ok(0) => Ok(Some(Got::End)),
+                Ok(n) => {
+                    self.input.filled(n);
+                    // A read that did not fill the buffer emptied the
+                    // socket: data arriving later raises a new edge, so
+                    // the read that would only say "would block" is
+                    // saved. Not so the end of the stream, if it came
+                    // already.
+                    Ok(Some(if n < room && !hung_up {
+                        Got::Dry
+                    } else {
+                        Got::More
+                    }))
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(Got::Dry)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(Failure::Io(e)),
+            };
         }
     }
 

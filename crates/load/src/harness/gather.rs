@@ -196,11 +196,12 @@ fn clients<E: super::Exchange>(
         checks: Checks::new(verify),
     };
     let (mut kept, mut count) = (0u64, 0u64);
+    let mut said = Vec::new();
     for c in ran {
         out.checks.merge(c.checks);
         kept += c.errors.kept.len() as u64;
         count += c.errors.count;
-        errors.extend(c.errors.kept);
+        said.extend(c.errors.kept);
         let (role, index) = c.exchange.label();
         out.threads.push(ThreadSummary {
             role: role.into(),
@@ -211,10 +212,63 @@ fn clients<E: super::Exchange>(
         });
         out.exchanges.push(c.exchange);
     }
+    errors.extend(fold_same_causes(said));
     if count > kept {
         errors.push(format!("… and {} more errors", count - kept));
     }
     out
+}
+
+/// Errors that say the same cause for different clients (`connection 3:
+/// the server sent a reply longer than …`) as one line naming them all
+/// (`connections 0, 1, 3 and 5 more: the server sent …`), in the order
+/// each cause first appeared; a cause said once stays as it was.
+fn fold_same_causes(errors: Vec<String>) -> Vec<String> {
+    let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for e in &errors {
+        let (who, cause) = e.split_once(": ").unwrap_or(("", e));
+        match causes.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, whos)) => whos.push(who),
+            None => causes.push((cause, vec![who])),
+        }
+    }
+    causes
+        .into_iter()
+        .map(|(cause, whos)| match whos.as_slice() {
+            [""] => cause.to_string(),
+            [who] => format!("{who}: {cause}"),
+            many => format!("{}: {cause}", name_all(many)),
+        })
+        .collect()
+}
+
+/// `connection 0`, `connection 1`, … as `connections 0, 1 and 2`, or, past
+/// four, `connections 0, 1, 2 and 5 more`; clients of different kinds
+/// (posters and readers) are listed as they are.
+fn name_all(whos: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let split: Vec<Option<(&str, &str)>> = whos.iter().map(|w| w.rsplit_once(' ')).collect();
+    let kind = split[0].map(|(k, _)| k);
+    let same = kind.is_some() && split.iter().all(|s| s.map(|(k, _)| k) == kind);
+    let names: Vec<&str> = if same {
+        split.iter().filter_map(|s| s.map(|(_, n)| n)).collect()
+    } else {
+        whos.to_vec()
+    };
+    let mut list = if names.len() > SHOWN + 1 {
+        format!(
+            "{} and {} more",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        )
+    } else {
+        let (last, rest) = names.split_last().expect("two or more");
+        format!("{} and {last}", rest.join(", "))
+    };
+    if same {
+        list = format!("{}s {list}", kind.unwrap_or_default());
+    }
+    list
 }
 
 /// The measured window: a timed run's duration (up to the interrupt, if
@@ -341,4 +395,48 @@ fn summarise(sec: Option<usize>, h: &Histogram<u64>, out: &mut Vec<SecondLatency
     let p = Percentiles::of(h);
     let s = &mut out[sec];
     (s.p50, s.p99, s.max) = (Some(p.p50), Some(p.p99), Some(p.max));
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold_same_causes;
+
+    fn fold(errors: &[&str]) -> Vec<String> {
+        fold_same_causes(errors.iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn one_cause_of_many_clients_is_said_once() {
+        let many: Vec<String> = (0..8)
+            .map(|i| format!("connection {i}: the server sent a reply longer than 64 bytes"))
+            .collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            fold(&refs),
+            ["connections 0, 1, 2 and 5 more: the server sent a reply longer than 64 bytes"]
+        );
+        assert_eq!(
+            fold(&["poster 0: closed", "poster 4: closed"]),
+            ["posters 0 and 4: closed"]
+        );
+    }
+
+    #[test]
+    fn different_causes_and_kinds_stay_apart_in_order() {
+        assert_eq!(
+            fold(&[
+                "poster 0: no reply within 1s",
+                "reader 2: closed",
+                "reader 1: no reply within 1s",
+                "session 3: request 2 of 9: reset",
+                "no colon here",
+            ]),
+            [
+                "poster 0 and reader 1: no reply within 1s",
+                "reader 2: closed",
+                "session 3: request 2 of 9: reset",
+                "no colon here",
+            ]
+        );
+    }
 }
