@@ -57,22 +57,45 @@ impl Cli {
             return Ok(());
         };
         cmd.check().map_err(|msg| {
-            let mut top = <Cli as clap::CommandFactory>::command();
-            let serve = top
-                .find_subcommand_mut("serve")
-                .and_then(|c| c.find_subcommand_mut(cmd.protocol()))
-                .map(|c| {
-                    c.clone()
-                        .bin_name(format!("serverlab serve {}", cmd.protocol()))
-                });
-            serve
-                .unwrap_or(top)
-                .error(clap::error::ErrorKind::ArgumentConflict, msg)
+            usage_error_for(
+                "serve",
+                cmd.protocol(),
+                clap::error::ErrorKind::ArgumentConflict,
+                msg,
+            )
         })
     }
 }
 
 /// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
+/// A usage error of `serverlab <command> <protocol>` in clap's style:
+/// `serve`, `load` and `check` each say theirs through this.
+fn usage_error_for(
+    command: &str,
+    protocol: &str,
+    kind: clap::error::ErrorKind,
+    msg: String,
+) -> clap::Error {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let sub = cmd
+        .find_subcommand_mut(command)
+        .and_then(|c| c.find_subcommand_mut(protocol))
+        .cloned()
+        .map(|c| c.bin_name(format!("serverlab {command} {protocol}")));
+    sub.unwrap_or(cmd).error(kind, msg)
+}
+
+/// [`usage_error_for`], said, and exit 2.
+pub(crate) fn usage_error_of(
+    command: &str,
+    protocol: &str,
+    kind: clap::error::ErrorKind,
+    msg: String,
+) -> ! {
+    usage_error_for(command, protocol, kind, msg).exit()
+}
+
 fn main() -> ExitCode {
     let args = argv::joined(
         &<Cli as clap::CommandFactory>::command(),

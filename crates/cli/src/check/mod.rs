@@ -11,7 +11,7 @@ mod resp;
 
 use crate::args;
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, FromArgMatches, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Subcommand, ValueEnum};
 use serverlab_check::concurrency::Plan;
 use serverlab_check::{text, CheckError, Event, Options, Protocol, Report};
 use serverlab_util::addr::HostPort;
@@ -208,13 +208,7 @@ fn random_seed() -> u64 {
 
 /// Usage error of `check <protocol>` in clap's style (exit 2).
 fn usage_error(protocol: &str, kind: ErrorKind, msg: String) -> ! {
-    let mut cmd = crate::Cli::command();
-    let sub = cmd
-        .find_subcommand_mut("check")
-        .and_then(|l| l.find_subcommand_mut(protocol))
-        .cloned()
-        .map(|c| c.bin_name(format!("serverlab check {protocol}")));
-    sub.unwrap_or(cmd).error(kind, msg).exit()
+    crate::usage_error_of("check", protocol, kind, msg)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::error::ErrorKind;
-use clap::{Args, CommandFactory, Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use serverlab_load::output;
 use serverlab_load::report::LoadReport;
 use std::path::PathBuf;
@@ -108,13 +108,7 @@ pub(crate) fn usage_error(kind: ErrorKind, msg: String) -> ! {
 
 /// Usage error of `load <protocol>` in clap's style (exit 2).
 pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! {
-    let mut cmd = crate::Cli::command();
-    let sub = cmd
-        .find_subcommand_mut("load")
-        .and_then(|l| l.find_subcommand_mut(protocol))
-        .cloned()
-        .map(|c| c.bin_name(format!("serverlab load {protocol}")));
-    sub.unwrap_or(cmd).error(kind, msg).exit()
+    crate::usage_error_of("load", protocol, kind, msg)
 }
 
 /// Print the report in `format`, write JSON if asked, and pick the exit code.

@@ -35,17 +35,32 @@ impl Protocol for Args {
 
     fn run(self) -> anyhow::Result<ExitCode> {
         let limits = self.limits.get();
+        // A request holds its bulk strings whole: one at --max-bulk, with
+        // its header and an array's, must fit in the query buffer.
+        if limits.max_bulk.saturating_add(64) > limits.max_query {
+            crate::usage_error_of(
+                "serve",
+                Self::NAME,
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--max-bulk {} does not fit in --max-query {}: a request with a string that \
+                     long could never arrive whole (raise --max-query)",
+                    limits.max_bulk, limits.max_query
+                ),
+            );
+        }
         let store = serverlab_store::resp::new(self.store)
             .context("the RESP store does not offer this locking scheme")?;
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
         let mut svc = RespService::new(store, limits, about);
         let wal = self.durability.open(Self::NAME, |rec| svc.replay(rec))?;
         let what = format!(
-            "store {}, max bulk {} bytes, max args {}, max inline {} bytes, {}",
+            "store {}, max bulk {} bytes, max args {}, max inline {} bytes, max query {} bytes, {}",
             self.store,
             limits.max_bulk,
             limits.max_args,
             limits.max_inline,
+            limits.max_query,
             durability::describe(wal.as_ref())
         );
         if let Some(wal) = wal {

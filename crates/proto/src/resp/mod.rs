@@ -37,7 +37,9 @@ pub struct Limits {
     /// Longest inline command line (without its CR LF).
     pub max_inline: usize,
     /// Most unconsumed input a connection may hold (Redis's
-    /// `client-query-buffer-limit`).
+    /// `client-query-buffer-limit`, 1 GiB there): 16 MiB, room for an MSET
+    /// of ten values at `max_bulk`'s default, and what bounds a
+    /// connection's input (docs/protocols/resp.md).
     pub max_query: usize,
 }
 
@@ -47,7 +49,7 @@ impl Default for Limits {
             max_bulk: 1 << 20,
             max_args: 1 << 20,
             max_inline: 64 << 10,
-            max_query: 1 << 30,
+            max_query: 16 << 20,
         }
     }
 }
