@@ -14,6 +14,12 @@ one CPU and the load to the other. Each round also times this disk's own
 directory's file system, then `fdatasync`, many times. Every figure is the
 median of its rounds.
 
+With `--commit-delays`, serverlab's `always` also runs with each commit
+delay (the hidden `serve --commit-delay`: the log thread waits that long
+after a record arrives before it takes the batch): whether waiting to
+gather more records per `fsync` pays. `--modes` and `--redis-modes`
+narrow the grid (`--modes always --redis-modes always`).
+
 Prints a Markdown table: per server, mode and connections, SETs per second,
 p99 latency, and for serverlab's log the records per `fsync` (mean) and
 the commit wait (median, p99) from the server's final statistics. Then the
@@ -22,7 +28,8 @@ disk's `fdatasync` latency (median, p99 of each round's median).
 Usage (from the repository root, after `cargo build --release`, on a quiet
 machine; about 9 minutes with the defaults):
     benches/durability.py [--rounds 3] [--duration 3] [--warmup 1]
-        [--connections 1,8,64] [--strategies pool-locked,async]
+        [--connections 1,8,64] [--strategies pool-locked,async] [--commit-delays 100,300]
+        [--modes none,os,everysec,always] [--redis-modes none,everysec,always]
         [--dir DIR] [--json out.json] [--bin PATH]
     benches/durability.py --quick     # a tiny run: checks the script works
 Needs redis-server and taskset. DIR (default: a directory under /tmp) must
@@ -47,12 +54,14 @@ MODES = ["none", "os", "everysec", "always"]
 REDIS_MODES = ["none", "everysec", "always"]
 
 
-def serverlab_server(args, strategy, mode, data):
+def serverlab_server(args, strategy, mode, delay, data):
     """A durable `serve resp`; (process, addr, stats file)."""
     stats = os.path.join(data, "stats.json")
     extra = ["--stats-json", stats]
     if mode != "none":
         extra += ["--durability", mode, "--data-dir", os.path.join(data, "wal")]
+    if delay:
+        extra += ["--commit-delay", f"{delay}us"]
     proc, addr = common.wait_listening(common.serve_command(
         args.bin, "resp", args.server_cpu, "--strategy", strategy, *extra))
     return proc, addr, stats
@@ -89,11 +98,11 @@ def set_load(args, addr, connections):
 
 def run_one(args, config, root):
     """One configuration once: its figures."""
-    server, strategy, mode, connections = config
+    server, strategy, mode, connections, delay = config
     data = tempfile.mkdtemp(dir=root)
     try:
         if server == "serverlab":
-            proc, addr, stats = serverlab_server(args, strategy, mode, data)
+            proc, addr, stats = serverlab_server(args, strategy, mode, delay, data)
             rps, p99 = set_load(args, addr, connections)
             common.stop(proc)
             fig = {"rps": rps, "p99_us": p99}
@@ -135,8 +144,9 @@ def configurations(args):
     out = []
     for c in args.connections:
         for s in args.strategies:
-            out += [("serverlab", s, m, c) for m in MODES]
-        out += [("redis-server", "", m, c) for m in REDIS_MODES]
+            out += [("serverlab", s, m, c, 0) for m in args.modes]
+            out += [("serverlab", s, "always", c, d) for d in args.commit_delays]
+        out += [("redis-server", "", m, c, 0) for m in args.redis_modes]
     return out
 
 
@@ -148,12 +158,15 @@ def median_of(runs, key):
 def report(results, disk):
     print("| server | mode | connections | SET/s | p99 | records per fsync | commit wait p50 / p99 |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for (server, strategy, mode, c), runs in results.items():
+    for (server, strategy, mode, c, delay), runs in results.items():
         name = f"serverlab {strategy}" if strategy else server
+        if delay:
+            mode = f"{mode}, {delay} µs commit delay"
         rps, p99 = median_of(runs, "rps"), median_of(runs, "p99_us")
         per = median_of(runs, "records_per_fsync")
         c50, c99 = median_of(runs, "commit_p50_us"), median_of(runs, "commit_p99_us")
-        per_s = f"{per:.1f}" if per else ""
+        # everysec's one fsync a second covers all that second's records.
+        per_s = f"{per:.1f}" if per and mode.startswith("always") else ""
         commit = f"{c50:.0f} / {c99:.0f} µs" if c50 is not None and mode != "none" else ""
         print(f"| {name} | {mode} | {c} | {rps:,.0f} | {p99 / 1000:.2f} ms | {per_s} | {commit} |")
     meds = [d[0] for d in disk]
@@ -171,6 +184,10 @@ def main():
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--connections", default="1,8,64")
     ap.add_argument("--strategies", default="pool-locked,async")
+    ap.add_argument("--commit-delays", default="",
+                    help="also run always with these delays before each fsync, µs (100,300)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--redis-modes", default=",".join(REDIS_MODES))
     ap.add_argument("--fsyncs", type=int, default=2000, help="fdatasyncs timed per round")
     ap.add_argument("--dir", default=None, help="where data directories go (default: /tmp)")
     ap.add_argument("--json")
@@ -181,6 +198,9 @@ def main():
         args.connections = "1,8"
     args.connections = [int(c) for c in args.connections.split(",")]
     args.strategies = args.strategies.split(",")
+    args.commit_delays = [int(d) for d in args.commit_delays.split(",") if d]
+    args.modes = [m for m in args.modes.split(",") if m]
+    args.redis_modes = [m for m in args.redis_modes.split(",") if m]
     common.require_binary(args.bin)
     root = tempfile.mkdtemp(prefix="durability-", dir=args.dir)
     configs = configurations(args)
@@ -199,8 +219,9 @@ def main():
         shutil.rmtree(root, ignore_errors=True)
     report(results, disk)
     common.write_json(args.json, {
-        "results": [{"server": s, "strategy": st, "mode": m, "connections": c, "runs": runs}
-                    for (s, st, m, c), runs in results.items()],
+        "results": [{"server": s, "strategy": st, "mode": m, "connections": c,
+                     "commit_delay_us": d, "runs": runs}
+                    for (s, st, m, c, d), runs in results.items()],
         "fdatasync_us": [{"median": a, "p99": b} for a, b in disk]})
 
 

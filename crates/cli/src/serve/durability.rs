@@ -5,7 +5,6 @@
 use crate::args;
 use anyhow::Context;
 use clap::error::ErrorKind;
-use clap::CommandFactory;
 use serverlab_service::wal::{ApplyError, Durability, Options, Recover, Wal};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,10 +27,14 @@ pub struct DurabilityArgs {
     /// bytes (default 64 MiB)
     #[arg(long, hide = true, value_name = "BYTES")]
     compaction_floor: Option<u64>,
-    /// Test-only: sleep this many milliseconds before every fsync, to stand
-    /// in for a slow disk
-    #[arg(long, hide = true, value_name = "MS")]
-    fsync_delay_ms: Option<u64>,
+    /// Tests and measurement only: sleep this long before every fsync (a
+    /// slow disk, or a commit delay that gathers more records per fsync)
+    #[arg(long, hide = true, value_name = "T", value_parser = args::duration)]
+    fsync_delay: Option<Duration>,
+    /// Measurement only: under always, wait this long after a record
+    /// arrives before syncing its batch, so more records join it
+    #[arg(long, hide = true, value_name = "T", value_parser = args::duration)]
+    commit_delay: Option<Duration>,
 }
 
 impl DurabilityArgs {
@@ -61,7 +64,8 @@ impl DurabilityArgs {
         if let Some(floor) = self.compaction_floor {
             opts.compaction_floor = floor;
         }
-        opts.fsync_delay = Duration::from_millis(self.fsync_delay_ms.unwrap_or(0));
+        opts.fsync_delay = self.fsync_delay.unwrap_or(Duration::ZERO);
+        opts.commit_delay = self.commit_delay.unwrap_or(Duration::ZERO);
         let wal = Wal::open(dir, opts, apply)
             .with_context(|| format!("cannot open the log in {}", dir.display()))?;
         Ok(Some(wal))
@@ -84,11 +88,5 @@ pub fn describe(wal: Option<&Wal>) -> String {
 
 /// A usage error of `serve <protocol>` in clap's style (exit 2).
 fn usage_error(protocol: &str, kind: ErrorKind, msg: String) -> ! {
-    let mut cmd = crate::Cli::command();
-    let sub = cmd
-        .find_subcommand_mut("serve")
-        .and_then(|s| s.find_subcommand_mut(protocol))
-        .cloned()
-        .map(|c| c.bin_name(format!("serverlab serve {protocol}")));
-    sub.unwrap_or(cmd).error(kind, msg).exit()
+    crate::usage_error_of("serve", protocol, kind, msg)
 }
