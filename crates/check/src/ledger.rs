@@ -3,8 +3,10 @@
 //!
 //! The file's lines are `serverlab_util::ledger`'s (the load writes them).
 //! Connections write disjoint keys and each
-//! connection's replies come in order, so the k-th acknowledgement of a
-//! key is its k-th write, and the last acknowledged value of a key is well
+//! connection's replies come in order, so an acknowledgement belongs to
+//! the first write of its key and value sent after the last acknowledged
+//! one (writes in between were answered but refused, and are never
+//! acknowledged), and the last acknowledged value of a key is well
 //! defined.
 //!
 //! After a crash and restart, every key must hold its last acknowledged
@@ -27,11 +29,32 @@ use serverlab_util::ledger::{parse, Event};
 /// One key's writes, in the order they were sent.
 #[derive(Default)]
 struct Key {
-    /// The values sent (`None`: a delete).
-    sent: Vec<Option<Vec<u8>>>,
-    /// When each acknowledged write was acknowledged: the k-th is the
-    /// k-th sent.
-    acked_ms: Vec<u64>,
+    writes: Vec<Write>,
+    /// Where the next acknowledgement is looked for: after the last one.
+    next: usize,
+}
+
+struct Write {
+    /// The value sent (`None`: a delete).
+    value: Option<Vec<u8>>,
+    /// When it was acknowledged, if it was.
+    acked_ms: Option<u64>,
+}
+
+impl Key {
+    /// The write an acknowledgement of `value` belongs to; `false` if none.
+    fn ack(&mut self, value: &Option<Vec<u8>>, ms: u64) -> bool {
+        let Some(i) = self.writes[self.next..]
+            .iter()
+            .position(|w| w.value == *value)
+        else {
+            return false;
+        };
+        let i = self.next + i;
+        self.writes[i].acked_ms = Some(ms);
+        self.next = i + 1;
+        true
+    }
 }
 
 /// A ledger read back.
@@ -61,13 +84,15 @@ pub fn read(path: &Path) -> Result<Read, String> {
         r.end_ms = r.end_ms.max(l.ms);
         let k = r.keys.entry(l.key).or_default();
         match l.event {
-            Event::Sent => k.sent.push(l.value),
-            Event::Acked
-                if k.acked_ms.len() < k.sent.len() && k.sent[k.acked_ms.len()] == l.value =>
-            {
-                k.acked_ms.push(l.ms)
+            Event::Sent => k.writes.push(Write {
+                value: l.value,
+                acked_ms: None,
+            }),
+            Event::Acked => {
+                if !k.ack(&l.value, l.ms) {
+                    return Err(bad());
+                }
             }
-            Event::Acked => return Err(bad()),
         }
     }
     Ok(r)
@@ -132,34 +157,38 @@ pub fn check(
     mut get: impl FnMut(&[u8]) -> io::Result<Option<Vec<u8>>>,
 ) -> io::Result<Verdict> {
     let mut v = Verdict::default();
-    let mut keys: Vec<_> = ledger
-        .keys
-        .iter()
-        .filter(|(_, k)| !k.acked_ms.is_empty())
-        .collect();
+    let mut keys: Vec<_> = ledger.keys.iter().filter(|(_, k)| k.next > 0).collect();
     keys.sort_by(|a, b| a.0.cmp(b.0));
     for (key, k) in keys {
+        let w = &k.writes;
+        let acked =
+            |range: std::ops::Range<usize>| w[range].iter().filter(|x| x.acked_ms.is_some());
         v.keys += 1;
-        v.acked += k.acked_ms.len();
+        v.acked += acked(0..w.len()).count();
         let got = get(key)?;
-        let last = k.acked_ms.len() - 1;
-        if k.sent[last..].contains(&got) {
+        // The last acknowledged write, or one sent after it.
+        let last = k.next - 1;
+        if w[last..].iter().any(|x| x.value == got) {
             continue;
         }
-        // An older acknowledged value (or none before the first): the
-        // writes after it are lost; allowed only within the window.
-        let held = k.sent[..last].iter().rposition(|s| *s == got);
+        // An older value (or none before the first write): the
+        // acknowledged writes after it are lost; allowed only within the
+        // window.
+        let held = w[..last].iter().rposition(|x| x.value == got);
         let first_lost = held.map_or(0, |i| i + 1);
-        let back = Duration::from_millis(ledger.end_ms.saturating_sub(k.acked_ms[first_lost]));
+        let oldest = acked(first_lost..last + 1)
+            .find_map(|x| x.acked_ms)
+            .expect("the last acknowledged write is in the range");
+        let back = Duration::from_millis(ledger.end_ms.saturating_sub(oldest));
         if (held.is_some() || got.is_none()) && back <= allow_loss && !allow_loss.is_zero() {
-            v.lost += k.acked_ms.len() - first_lost;
+            v.lost += acked(first_lost..last + 1).count();
             v.lost_back = v.lost_back.max(back);
         } else {
             v.wrong.push(format!(
                 "{}: holds {}, last acknowledged {}",
                 String::from_utf8_lossy(key),
                 shown(&got),
-                shown(&k.sent[last])
+                shown(&w[last].value)
             ));
         }
     }
@@ -287,6 +316,24 @@ mod tests {
         );
         let v = verdict(&r, Duration::from_secs(3), None);
         assert_eq!((v.lost, v.passed()), (2, true));
+    }
+
+    /// A write the server answered but refused (an error reply, a 4xx) is
+    /// never acknowledged; the key's later writes still are.
+    #[test]
+    fn a_refused_write_between_acknowledged_ones_is_passed_over() {
+        let r = ledger(
+            "S 900 6b 7631\nA 1000 6b 7631\nS 1100 6b 7678\nS 1200 6b 7632\nA 1300 6b 7632\n",
+        );
+        let v = verdict(&r, Duration::ZERO, Some(b"v2"));
+        assert!(v.passed(), "{v}");
+        assert_eq!(v.acked, 2);
+        assert!(!verdict(&r, Duration::ZERO, Some(b"v1")).passed());
+        // An acknowledgement must follow its write.
+        let path = std::env::temp_dir().join(format!("ledger-order-{}", fastrand::u64(..)));
+        std::fs::write(&path, "S 1 6b 7631\nA 2 6b 7631\nA 3 6b 7631\n").unwrap();
+        assert!(read(&path).is_err(), "one write acknowledged twice");
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

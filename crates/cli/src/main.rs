@@ -67,7 +67,6 @@ impl Cli {
     }
 }
 
-/// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 /// A usage error of `serverlab <command> <protocol>` in clap's style:
 /// `serve`, `load` and `check` each say theirs through this.
 fn usage_error_for(
@@ -96,6 +95,7 @@ pub(crate) fn usage_error_of(
     usage_error_for(command, protocol, kind, msg).exit()
 }
 
+/// Exit codes: 0 ok, 1 the run failed, 2 bad usage (clap exits 2 itself).
 fn main() -> ExitCode {
     let args = argv::joined(
         &<Cli as clap::CommandFactory>::command(),

@@ -110,13 +110,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             cfg.min_verified_value_size(),
         );
     }
-    if a.ledger.ledger.is_some() && cfg.keys < cfg.concurrency {
+    if a.ledger.ledger.is_some() && cfg.agent.share(cfg.keys) < cfg.concurrency {
         usage_error_in(
             "kv",
             ErrorKind::ValueValidation,
             format!(
-                "--keys {} is fewer than --concurrency {}: with --ledger each slot owns its keys",
-                cfg.keys, cfg.concurrency
+                "--keys {} gives this agent {} keys, fewer than --concurrency {}: with --ledger \
+                 each slot owns its keys",
+                cfg.keys,
+                cfg.agent.share(cfg.keys),
+                cfg.concurrency
             ),
         );
     }

@@ -11,7 +11,12 @@ use std::sync::Arc;
 pub struct LedgerArgs {
     /// With --verify: record every write sent and every one acknowledged in FILE (connections
     /// then write disjoint keys), for `check … --ledger FILE` after a crash
-    #[arg(long, value_name = "FILE", requires = "verify")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "verify",
+        conflicts_with = "preload"
+    )]
     pub ledger: Option<PathBuf>,
 }
 

@@ -35,16 +35,17 @@ impl Protocol for Args {
 
     fn run(self) -> anyhow::Result<ExitCode> {
         let limits = self.limits.get();
-        // A request holds its bulk strings whole: one at --max-bulk, with
-        // its header and an array's, must fit in the query buffer.
-        if limits.max_bulk.saturating_add(64) > limits.max_query {
+        // A request holds its bulk strings whole: a SET of a value at
+        // --max-bulk, with its framing and a key, must fit in the query
+        // buffer.
+        if limits.max_bulk.saturating_add(4096) > limits.max_query {
             crate::usage_error_of(
                 "serve",
                 Self::NAME,
                 clap::error::ErrorKind::ArgumentConflict,
                 format!(
-                    "--max-bulk {} does not fit in --max-query {}: a request with a string that \
-                     long could never arrive whole (raise --max-query)",
+                    "--max-bulk {} does not fit in --max-query {} with 4 KiB to spare: a SET of a \
+                     value that long could never arrive whole (raise --max-query)",
                     limits.max_bulk, limits.max_query
                 ),
             );

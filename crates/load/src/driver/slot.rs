@@ -176,14 +176,22 @@ impl<C: Conversation> Slot<C> {
     ) -> Result<u64, Failure> {
         let mut replies = 0;
         loop {
-            let Some(read) = self.read_once(hung_up, max_reply)? else {
-                return Ok(replies);
+            let read = match self.read_once(hung_up, max_reply) {
+                Ok(Some(read)) => read,
+                Ok(None) => return Ok(replies),
+                Err(failure) => {
+                    // Replies read before the failure (a reset after the
+                    // server died) are still answers.
+                    let _ = self.take_all(now, sink);
+                    return Err(failure);
+                }
             };
-            // Look for replies when nothing more is coming for now, or
-            // when the input has doubled since the last look found only
-            // part of one.
+            // Look for replies when nothing more is coming for now, when
+            // the input has doubled since the last look found only part
+            // of one, or before judging its length against `max_reply`.
             let last = read != Got::More;
-            let took = if last || self.input.len() >= self.reframe_at {
+            let len = self.input.len();
+            let took = if last || len >= self.reframe_at || len > max_reply {
                 let took = self.take_all(now, sink).map_err(Failure::Reply)?;
                 self.reframe_at = 2 * self.input.len();
                 took
@@ -206,6 +214,7 @@ impl<C: Conversation> Slot<C> {
             }
             replies += took;
             match read {
+                Got::End if self.client.connection_done() => return Ok(replies),
                 Got::End => return Err(Failure::Closed),
                 Got::Dry => return Ok(replies),
                 Got::More if self.client.connection_done() => return Ok(replies),

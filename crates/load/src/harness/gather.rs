@@ -222,24 +222,44 @@ fn clients<E: super::Exchange>(
 /// Errors that say the same cause for different clients (`connection 3:
 /// the server sent a reply longer than …`) as one line naming them all
 /// (`connections 0, 1, 3 and 5 more: the server sent …`), in the order
-/// each cause first appeared; a cause said once stays as it was.
+/// each cause first appeared; a cause said once, and an error that names
+/// no client (`<role> <number>: …`), stay as they were.
 fn fold_same_causes(errors: Vec<String>) -> Vec<String> {
-    let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+    enum Said<'a> {
+        Alone(&'a str),
+        Clients(&'a str, Vec<&'a str>),
+    }
+    let mut said: Vec<Said> = Vec::new();
     for e in &errors {
-        let (who, cause) = e.split_once(": ").unwrap_or(("", e));
-        match causes.iter_mut().find(|(c, _)| *c == cause) {
-            Some((_, whos)) => whos.push(who),
-            None => causes.push((cause, vec![who])),
+        let Some((who, cause)) = e.split_once(": ").filter(|(who, _)| names_a_client(who)) else {
+            said.push(Said::Alone(e));
+            continue;
+        };
+        let same = said.iter_mut().find_map(|s| match s {
+            Said::Clients(c, whos) if *c == cause => Some(whos),
+            _ => None,
+        });
+        match same {
+            Some(whos) => whos.push(who),
+            None => said.push(Said::Clients(cause, vec![who])),
         }
     }
-    causes
-        .into_iter()
-        .map(|(cause, whos)| match whos.as_slice() {
-            [""] => cause.to_string(),
-            [who] => format!("{who}: {cause}"),
-            many => format!("{}: {cause}", name_all(many)),
+    said.into_iter()
+        .map(|s| match s {
+            Said::Alone(e) => e.to_string(),
+            Said::Clients(cause, whos) => match whos.as_slice() {
+                [who] => format!("{who}: {cause}"),
+                many => format!("{}: {cause}", name_all(many)),
+            },
         })
         .collect()
+}
+
+/// `connection 3`, `poster 0`, `session 12`: a role and a number.
+fn names_a_client(who: &str) -> bool {
+    who.rsplit_once(' ').is_some_and(|(role, n)| {
+        !role.is_empty() && !role.contains(' ') && n.parse::<u64>().is_ok()
+    })
 }
 
 /// `connection 0`, `connection 1`, … as `connections 0, 1 and 2`, or, past
@@ -437,6 +457,17 @@ mod fold_tests {
                 "session 3: request 2 of 9: reset",
                 "no colon here",
             ]
+        );
+        assert_eq!(
+            fold(&[
+                "cannot connect to 1.2.3.4:80: refused",
+                "cannot connect to 1.2.3.4:80: refused",
+            ]),
+            [
+                "cannot connect to 1.2.3.4:80: refused",
+                "cannot connect to 1.2.3.4:80: refused",
+            ],
+            "errors naming no client are not folded"
         );
     }
 }

@@ -99,11 +99,13 @@ impl KvLoad {
     /// With a ledger, the key of `slot`'s nearest `drawn`: every slot owns
     /// the keys congruent to it modulo the concurrency, so each key is
     /// written by one slot's sessions, one after another, and its last
-    /// acknowledged value is well defined. Needs `keys >= concurrency`.
+    /// acknowledged value is well defined. `drawn` is a key of this
+    /// agent's share (below `agent.share(keys)`, which must be at least the
+    /// concurrency), and so is the key returned.
     pub fn own_key(&self, drawn: usize, slot: usize) -> usize {
         let c = self.concurrency;
         let key = drawn - drawn % c + slot;
-        if key < self.keys {
+        if key < self.agent.share(self.keys) {
             key
         } else {
             key - c

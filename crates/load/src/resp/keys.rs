@@ -273,7 +273,8 @@ impl KeysClient<'_> {
                 let n = want
                     .strip_prefix(b":")
                     .and_then(|w| w.strip_suffix(b"\r\n"));
-                vec![(a[1].clone(), n.map(<[u8]>::to_vec))]
+                n.map(|n| vec![(a[1].clone(), Some(n.to_vec()))])
+                    .unwrap_or_default()
             }
             _ => Vec::new(),
         }

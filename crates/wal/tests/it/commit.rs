@@ -43,8 +43,9 @@ fn records_per_fsync(writers: usize, each: usize) -> f64 {
         .sum();
     assert_eq!(synced, s.records, "every record was synced exactly once");
     assert_eq!(s.commit_ns.len(), s.records);
+    // 3 significant figures: a 2 ms wait may read as 1,999,872 ns.
     assert!(
-        s.commit_ns.min() >= 2_000_000,
+        s.commit_ns.min() >= 1_990_000,
         "every commit waited for a 2 ms fsync: min {} ns",
         s.commit_ns.min()
     );
