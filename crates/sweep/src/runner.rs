@@ -491,11 +491,30 @@ fn load_error(
                 Some(format!(
                     "the load failed ({}): {}",
                     child::describe(Some(status)),
-                    child::tail(&files.stderr, 3)
+                    why_load_failed(files)
                 ))
             }
         }
     }
+}
+
+/// The load's own words for its failure: the end of its stderr, or, where
+/// it said nothing there (a text report on stdout carries its verdict,
+/// as a search that found no capacity does), the verdict line of its
+/// stdout, or where to look.
+fn why_load_failed(files: &LoadFiles) -> String {
+    let said = child::tail(&files.stderr, 3);
+    if !said.is_empty() {
+        return said;
+    }
+    let out = std::fs::read_to_string(&files.stdout).unwrap_or_default();
+    out.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("capacity: none found"))
+        .map_or_else(
+            || format!("nothing on stderr; see {}", files.stdout.display()),
+            str::to_string,
+        )
 }
 
 /// What went wrong with the server's stop, if anything (its exit code

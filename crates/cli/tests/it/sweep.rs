@@ -1087,3 +1087,26 @@ fn a_sweeps_estimate_follows_the_runs_it_made() {
         "{stdout}"
     );
 }
+
+/// A run whose load fails without a word on stderr (a capacity search that
+/// found none says so in its report, on stdout) is recorded with that
+/// verdict, not an empty cause.
+#[test]
+fn a_search_that_finds_no_capacity_fails_its_run_saying_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "none.toml",
+        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = 1\nreaders = 1\n\
+         search = \"p99<1us\"\nstep-duration = \"200ms\"\nwarmup = \"0s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = sweep(&[exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let record = json(&out.join("runs/all/rep-1/run.json"));
+    let error = record["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("capacity: none found at p99<1"),
+        "{error}\n{stdout}{stderr}"
+    );
+}
