@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
@@ -92,6 +93,21 @@ def wait_listening(command):
         p.kill()
         sys.exit(f"server did not start: {line!r}")
     return p, m.group(1)
+
+
+def wait_port(proc, port, name, within=20):
+    """Wait until `proc` (a server started without a `listening on` line,
+    such as redis-server) accepts on 127.0.0.1:`port`; exit saying so if it
+    dies or does not within `within` seconds."""
+    deadline = time.time() + within
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                sys.exit(f"{name} did not start on port {port}")
+            time.sleep(0.05)
 
 
 def serve_command(binary, protocol, cpu, *flags):

@@ -40,7 +40,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -75,15 +74,8 @@ def redis_server(args, mode, data):
     proc = subprocess.Popen(common.pinned(args.server_cpu, [
         "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
         "--dir", data, *aof]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                sys.exit(f"redis-server did not start on port {port}")
-            time.sleep(0.05)
+    common.wait_port(proc, port, "redis-server")
+    return proc, f"127.0.0.1:{port}"
 
 
 def set_load(args, addr, connections):

@@ -44,7 +44,7 @@ def hold(addr, n, payload):
     host, port = addr.rsplit(":", 1)
     socks = []
     for _ in range(n):
-        s = socket.create_connection((host, int(port)))
+        s = socket.create_connection((host, int(port)), timeout=30)
         s.sendall(payload)
         socks.append(s)
     return socks
@@ -53,8 +53,7 @@ def hold(addr, n, payload):
 def over_limit_closed(addr):
     """A client sending past --max-query is answered with an error and closed."""
     host, port = addr.rsplit(":", 1)
-    s = socket.create_connection((host, int(port)))
-    s.settimeout(10)
+    s = socket.create_connection((host, int(port)), timeout=10)
     chunk = b"$%d\r\n" % BULK + b"x" * BULK + b"\r\n"
     head = b"*100\r\n$4\r\nMSET\r\n"
     try:

@@ -31,7 +31,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -60,15 +59,7 @@ class Server:
             cmd = common.pinned(SERVER_CPU, ["redis-server", "--port", str(self.port), "--bind",
                                              "127.0.0.1", "--save", "", "--appendonly", "no"])
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    sys.exit(f"{self.name} did not start on port {self.port}")
-                time.sleep(0.05)
+        common.wait_port(self.proc, self.port, self.name)
 
     def addr(self):
         return f"127.0.0.1:{self.port}"

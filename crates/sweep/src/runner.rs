@@ -491,7 +491,7 @@ fn load_error(
                 Some(format!(
                     "the load failed ({}): {}",
                     child::describe(Some(status)),
-                    why_load_failed(files)
+                    why_load_failed(dir, files)
                 ))
             }
         }
@@ -499,21 +499,19 @@ fn load_error(
 }
 
 /// The load's own words for its failure: the end of its stderr, or, where
-/// it said nothing there (a text report on stdout carries its verdict,
-/// as a search that found no capacity does), the verdict line of its
-/// stdout, or where to look.
-fn why_load_failed(files: &LoadFiles) -> String {
+/// it said nothing there (its text report on stdout carries the verdict),
+/// the verdict its result file records: a search that found no capacity.
+fn why_load_failed(dir: &Path, files: &LoadFiles) -> String {
     let said = child::tail(&files.stderr, 3);
     if !said.is_empty() {
         return said;
     }
-    let out = std::fs::read_to_string(&files.stdout).unwrap_or_default();
-    out.lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("capacity: none found"))
+    read_load(dir)
+        .and_then(|r| r.search)
+        .filter(|s| s.capacity_rps.is_none())
         .map_or_else(
             || format!("nothing on stderr; see {}", files.stdout.display()),
-            str::to_string,
+            |s| format!("capacity: none found at {}", s.target),
         )
 }
 
