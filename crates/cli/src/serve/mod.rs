@@ -186,6 +186,7 @@ fn serve<P: Protocol, S: Service>(
 ) -> anyhow::Result<ExitCode> {
     let name = P::NAME;
     let cfg = config(args, P::PORT.unwrap_or(0));
+    let allocator = memory::tune();
     // Before binding, so a strategy this machine cannot run fails naming
     // why, not as a failure to listen.
     cfg.preflight()?;
@@ -213,7 +214,7 @@ fn serve<P: Protocol, S: Service>(
         cfg.strategy,
         cfg.concurrency(),
         server.connection_limit(),
-        memory::ALLOCATOR,
+        allocator,
     );
     let stats = server.run().context("server failed")?;
     println!("serverlab serve {name}: stopped. Final statistics:");

@@ -305,7 +305,7 @@ fn gets_to_clients_that_never_read(strategy: &str) {
     std::thread::sleep(Duration::from_secs(5));
     let after = rss_kib(server.pid());
     assert!(
-        after <= start + 50 * 1024,
+        after <= start + kept_after_burst_kib(),
         "{strategy}: {} KiB over the start 5 s after the clients were reset",
         after.saturating_sub(start)
     );

@@ -310,6 +310,7 @@ fn a_client_that_never_reads_is_reset() {
 /// server's memory stays within the bound its limits give, and is given
 /// back after they leave (as for every protocol: hostile_conn.rs).
 fn never_reading_clients_memory(strategy: &str) {
+    let _one = crate::support::heavy_turn();
     let server = ServerProc::start(
         "resp",
         &with_threads(strategy, "2", &["--strategy", strategy]),

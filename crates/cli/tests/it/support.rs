@@ -427,6 +427,18 @@ pub fn run(args: &[&str]) -> Output {
         .expect("run serverlab")
 }
 
+/// What a server may still hold, over where it started, once a burst of
+/// clients asking for megabyte replies has gone and it has given freed
+/// memory back: glibc keeps the free top of each malloc arena, up to twice
+/// the largest block freed (a 1 MiB reply's buffer grown to 2 MiB), and
+/// `serve` allows it two arenas per CPU (crates/cli/src/serve/memory.rs);
+/// plus 8 MiB for thread stacks and caches. With glibc's own eight arenas
+/// per CPU a thread-per-request server kept 30 to 55 MB on two CPUs.
+pub fn kept_after_burst_kib() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    2 * cpus * 4 * 1024 + 8 * 1024
+}
+
 /// A process's resident memory, in KiB (Linux: `VmRSS` in /proc).
 pub fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
