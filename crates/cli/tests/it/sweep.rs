@@ -477,9 +477,12 @@ impl Drop for Hog {
 /// A run made beside a network-heavy neighbour (a second load against a
 /// second server) is recorded with the others' CPU time, and flagged by
 /// the sweep and by the report. Network-heavy on both sides: much of a
-/// loopback load's CPU is softirq time, which getrusage charges to the
-/// run itself; a machine total without irq and softirq time left the
-/// others at 0 (the run's own softirq cancelled the neighbour's CPU).
+/// loopback load's CPU is softirq time, which the kernel's tick accounting
+/// charges to the process it interrupted (so to the neighbour's and the
+/// run's own figures) but lists apart from user and system time in
+/// /proc/stat. A machine total without irq and softirq time left the
+/// others short by all of it: by about a fifth of the neighbour's CPU here,
+/// and on a machine busier with loopback traffic, to 0.
 #[test]
 fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     let _turn = heavy_turn();
@@ -512,15 +515,25 @@ fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     let pids = [neighbour.id(), neighbour_server.pid()];
     let hog = Hog(vec![neighbour]);
     std::thread::sleep(Duration::from_millis(500));
-    // The neighbour's CPU (user + system, which holds the softirq work
-    // charged to it) per second of the sweep.
-    let cpu_s = || -> f64 { pids.iter().map(|&p| task_cpu_s(p)).sum() };
-    let (t0, c0) = (Instant::now(), cpu_s());
-    let (code, stdout, stderr) = sweep(&[exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let neighbour_cores = (cpu_s() - c0) / t0.elapsed().as_secs_f64();
+    let sweep = Command::new(BIN)
+        .args([
+            "sweep",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the sweep");
+    // The neighbour's CPU while the run had children (its server and
+    // load): the window in which the sweep counts the machine's CPU.
+    let neighbour_cores = neighbour_cores_while_children(sweep.id(), &pids);
+    let done = sweep.wait_with_output().expect("the sweep ends");
     drop(hog);
     drop(neighbour_server);
-    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let (stdout, stderr) = (text(&done.stdout), text(&done.stderr));
+    assert_eq!(done.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("(busy machine: other processes"),
         "{stdout}"
@@ -529,12 +542,14 @@ fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     let m = &record["machine"];
     let others = m["others_cpu_s"].as_f64().unwrap() / m["wall_s"].as_f64().unwrap();
     eprintln!("others {others:.2} cores; the neighbour alone {neighbour_cores:.2} cores");
-    // Every core the neighbour used is someone else's (and whatever
-    // else runs on the machine adds to it): without softirq time in the
-    // machine's total, the neighbour's and the run's own loopback work
-    // went missing from it.
+    // Every core the neighbour used in the run's window is someone
+    // else's (and whatever else runs on the machine adds to it). The
+    // margin is for the kernel's accounting: ticks against the
+    // scheduler's exact runtimes. Shown failing without irq and softirq
+    // time in the machine's total: the others came to 0.84 to 0.88 of the
+    // neighbour's cores, against 1.02 to 1.04 with them (three runs each).
     assert!(
-        others >= 0.25 && others >= 0.9 * neighbour_cores,
+        others >= 0.25 && others >= 0.92 * neighbour_cores,
         "the neighbour's CPU ({neighbour_cores:.2} cores) is not counted as others' \
          ({others:.2}): {record}"
     );
@@ -548,21 +563,56 @@ fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     assert!(md.contains("`runs/all/rep-1/run.json`"), "{md}");
 }
 
+/// The cores that processes `pids` used, on average, from when process
+/// `parent` first has a child until it has none again (looked at every
+/// few milliseconds); returns once `parent` has no children after having
+/// had some, or has exited.
+fn neighbour_cores_while_children(parent: u32, pids: &[u32]) -> f64 {
+    let cpu_s = || -> f64 { pids.iter().map(|&p| task_cpu_s(p)).sum() };
+    let mut start: Option<(Instant, f64)> = None;
+    loop {
+        let kids = has_children(parent);
+        match (start, kids) {
+            (None, Some(true)) => start = Some((Instant::now(), cpu_s())),
+            (Some((t0, c0)), Some(false) | None) => {
+                return (cpu_s() - c0) / t0.elapsed().as_secs_f64();
+            }
+            (None, None) => panic!("the sweep ended before its run started"),
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Whether process `pid` has children now; None once it has exited.
+fn has_children(pid: u32) -> Option<bool> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut any = false;
+    for t in tasks.flatten() {
+        let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        any |= !kids.trim().is_empty();
+    }
+    // A zombie (exited, not yet reaped) still has its task directory.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let zombie = state
+        .rsplit_once(')')
+        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+    (!zombie).then_some(any)
+}
+
 /// The CPU seconds (user + system) process `pid` has used so far.
 fn task_cpu_s(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // After the command name's closing parenthesis: utime and stime are
-    // the 12th and 13th fields.
+    // After the command name's closing parenthesis, counting from the
+    // state as 0: utime and stime are the 11th and 12th fields.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
     let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
         .flatten()
         .unwrap_or(100) as f64;
-    (f.get(10).copied().unwrap_or(0) + f.get(11).copied().unwrap_or(0)) as f64 / ticks
+    (field(11) + field(12)) as f64 / ticks
 }
 
 /// How many CPUs this process may use.
