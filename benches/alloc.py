@@ -68,7 +68,7 @@ def burst(binary, args):
         hostile.put_big(srv)
         time.sleep(0.3)
         start = rss_mib(srv.p.pid)
-        socks = hostile.never_reading(srv, args.clients)
+        socks = hostile.never_reading(srv, args.clients, hostile.kv_request("GET", "/big") * 64)
         peak = start
         for _ in range(20):
             time.sleep(0.1)

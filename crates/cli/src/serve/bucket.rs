@@ -67,10 +67,10 @@ impl Protocol for Args {
                 }
                 let c = calibrate().context("cannot calibrate --delay-mode work")?;
                 let timing = Timing::work(unit, &c);
-                println!(
-                    "serverlab serve bucket: work calibration: {c}; 1 {unit} = {:.0} iterations",
+                super::say(&format!(
+                    "serverlab serve bucket: work calibration: {c}; 1 {unit} = {:.0} iterations\n",
                     timing.iterations_per_unit()
-                );
+                ));
                 timing
             }
         };

@@ -73,14 +73,14 @@ impl Protocol for Args {
             .as_ref()
             .map(|c| format!(", cpus {c}"))
             .unwrap_or_default();
-        println!(
-            "serverlab serve external: listening on {addr} (command {}{pinned})",
+        super::say(&format!(
+            "serverlab serve external: listening on {addr} (command {}{pinned})\n",
             self.command
-        );
+        ));
         loop {
             if signals.pending().next().is_some() {
                 let status = stop(&mut child);
-                println!("serverlab serve external: stopped ({status})");
+                super::say(&format!("serverlab serve external: stopped ({status})\n"));
                 if let Some(path) = &self.server.stats_json {
                     let stats = serde_json::json!({
                         "protocol": { "external": { "command": self.command, "stopped": status } }

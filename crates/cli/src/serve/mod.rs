@@ -208,22 +208,33 @@ fn serve<P: Protocol, S: Service>(
     } else {
         format!(", {what}")
     };
-    println!(
-        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what})",
+    say(&format!(
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what})\n",
         server.local_addr(),
         cfg.strategy,
         cfg.concurrency(),
         server.connection_limit(),
         allocator,
-    );
+    ));
     let stats = server.run().context("server failed")?;
-    println!("serverlab serve {name}: stopped. Final statistics:");
-    print!("{}", render(&stats));
+    say(&format!(
+        "serverlab serve {name}: stopped. Final statistics:\n{}",
+        render(&stats)
+    ));
     if let Some(path) = &args.stats_json {
         let text = serde_json::to_string_pretty(&stats)? + "\n";
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write `text` to standard output, and carry on if nobody reads it any
+/// more (`serve … | head -1`): a server's work, and its `--stats-json`, do
+/// not depend on its output being read.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Why a server cannot listen, in one line; a port in use names the

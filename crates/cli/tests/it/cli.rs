@@ -147,3 +147,49 @@ fn a_count_of_one_is_singular() {
     assert!(stdout.contains("resp load: 1 request in"), "{stdout}");
     assert!(!stdout.contains(" 1 requests"), "{stdout}");
 }
+
+/// A server whose output nobody reads any more (`serve … | head -1`)
+/// serves on, stops cleanly on SIGTERM and still writes `--stats-json`:
+/// printing the final statistics to a closed pipe once panicked and lost
+/// them.
+#[test]
+fn a_server_whose_output_is_closed_serves_on_and_keeps_its_statistics() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stats.json");
+    let mut child = Command::new(BIN)
+        .args(["serve", "echo", "--addr", "127.0.0.1:0", "--stats-json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // The reader is dropped: the server's standard output is now a pipe
+    // nobody reads.
+    let addr: std::net::SocketAddr = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    let mut c = Client::connect(addr);
+    assert_eq!(c.req(b"hello"), b"olleh");
+    drop(c);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(stats["connections"]["accepted"], 1, "{stats}");
+}
