@@ -28,6 +28,19 @@ fn sweep(args: &[&str]) -> (Option<i32>, String, String) {
     (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
+/// `serverlab sweep EXP --out OUT` started, its output piped.
+fn spawn_sweep(exp: &Path, out: &Path) -> std::process::Child {
+    Command::new(BIN)
+        .arg("sweep")
+        .arg(exp)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the sweep")
+}
+
 fn json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
@@ -301,17 +314,7 @@ fn an_interrupted_sweep_stops_promptly_and_keeps_no_partial_run() {
         "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = 1\nreaders = 1\nduration = \"30s\"\n",
     );
     let out = tmp.path().join("out");
-    let child = Command::new(BIN)
-        .args([
-            "sweep",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_sweep(&exp, &out);
     let load_log = out.join("runs/all/rep-1/load.log");
     let deadline = Instant::now() + Duration::from_secs(20);
     while !load_log.exists() {
@@ -515,17 +518,7 @@ fn a_run_beside_a_cpu_hog_is_flagged_as_made_on_a_busy_machine() {
     let pids = [neighbour.id(), neighbour_server.pid()];
     let hog = Hog(vec![neighbour]);
     std::thread::sleep(Duration::from_millis(500));
-    let sweep = Command::new(BIN)
-        .args([
-            "sweep",
-            exp.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the sweep");
+    let sweep = spawn_sweep(&exp, &out);
     // The neighbour's CPU while the run had children (its server and
     // load): the window in which the sweep counts the machine's CPU.
     let neighbour_cores = neighbour_cores_while_children(sweep.id(), &pids);
