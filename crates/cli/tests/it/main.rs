@@ -7,6 +7,7 @@
 mod support;
 
 mod agents;
+mod benches;
 mod board;
 mod bucket;
 mod check;

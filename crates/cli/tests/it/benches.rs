@@ -1,0 +1,117 @@
+//! Every benchmark script in benches/ runs, in its smallest mode, against
+//! this build, and prints its table: a script the code moved away from
+//! (benches/alloc.py once called a helper with an argument too few)
+//! fails here rather than on the day someone measures with it.
+
+use crate::support::*;
+use std::path::Path;
+use std::process::Command;
+
+/// `python3 benches/SCRIPT ARGS…` from the repository root: exit 0 and a
+/// Markdown table (a `|---` row) on its standard output.
+fn runs_and_tabulates(script: &str, args: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("python3")
+        .arg(root.join("benches").join(script))
+        .args(args)
+        .current_dir(&root)
+        .output()
+        .expect("python3 runs");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{script} {args:?}: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("|---"),
+        "{script}: no table\n{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs python3 and redis-server (apt-get install python3 redis-server); run: cargo test --workspace -- --ignored"]
+fn every_bench_script_runs_in_its_smallest_mode() {
+    let _turn = heavy_turn();
+    let small: &[(&str, &[&str])] = &[
+        (
+            "alloc.py",
+            &[
+                "--duration",
+                "1",
+                "--reps",
+                "1",
+                "--clients",
+                "5",
+                "--glibc",
+                BIN,
+                "--mimalloc",
+                BIN,
+                "--jemalloc",
+                BIN,
+            ],
+        ),
+        (
+            "agents.py",
+            &[
+                "--bin",
+                BIN,
+                "--duration",
+                "1",
+                "--reps",
+                "1",
+                "--agents",
+                "2",
+            ],
+        ),
+        (
+            "openloop.py",
+            &[
+                "--bin",
+                BIN,
+                "--duration",
+                "1",
+                "--steps",
+                "2",
+                "client-cost",
+            ],
+        ),
+        (
+            "strategies.py",
+            &[
+                "--bin",
+                BIN,
+                "--duration",
+                "1",
+                "--reps",
+                "1",
+                "--strategies",
+                "async",
+            ],
+        ),
+        (
+            "query_memory.py",
+            &["--bin", BIN, "--clients", "2", "--strategies", "async"],
+        ),
+        (
+            "hostile.py",
+            &[
+                "--bin",
+                BIN,
+                "--clients",
+                "5",
+                "--duration",
+                "1",
+                "--reps",
+                "1",
+                "--strategies",
+                "async",
+            ],
+        ),
+        ("durability.py", &["--quick", "--bin", BIN]),
+        ("redis_compare.py", &["--quick", "--bin", BIN]),
+    ];
+    for (script, args) in small {
+        runs_and_tabulates(script, args);
+    }
+}
