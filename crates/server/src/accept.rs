@@ -153,7 +153,7 @@ impl Acceptor {
             0 => String::new(),
             n => format!(" ({n} more since the last such line)"),
         };
-        eprintln!("serverlab: {what}{more}");
+        crate::warn(&format!("serverlab: {what}{more}"));
         log.last = Some(now);
         log.since = 0;
     }

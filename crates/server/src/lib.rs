@@ -250,6 +250,14 @@ impl<S: Service> Server<S> {
     }
 }
 
+/// Write one line to standard error, and carry on if nobody reads it any
+/// more (`serve … 2>&1 | head -1`): `eprintln!` would panic the thread
+/// that says it, a server's thread, while it serves.
+pub fn warn(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Stop the server on SIGINT or SIGTERM.
 pub fn stop_on_signals(shutdown: &Shutdown) -> std::io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};

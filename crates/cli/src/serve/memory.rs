@@ -59,9 +59,11 @@ fn arenas_chosen_by(env: impl Fn(&str) -> Option<String>) -> bool {
         || env("GLIBC_TUNABLES").is_some_and(|t| t.contains("arena_max"))
 }
 
-/// Set the allocator up before the server's threads start; what it chose,
-/// for the startup line ("glibc, 4 arenas"). Only glibc's is tuned.
-pub fn tune() -> String {
+/// Set the allocator up before the server's threads start, for a server
+/// that may use `cpus` CPUs (its `--cpus`, or all this process may use);
+/// what it chose, for the startup line ("glibc, 4 arenas"). Only glibc's
+/// is tuned.
+pub fn tune(cpus: Option<usize>) -> String {
     #[cfg(all(
         not(feature = "mimalloc"),
         not(feature = "jemalloc"),
@@ -71,7 +73,8 @@ pub fn tune() -> String {
         if arenas_chosen_by(|k| std::env::var(k).ok()) {
             return format!("{ALLOCATOR}, arenas as the environment sets them");
         }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus =
+            cpus.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let n = arenas(cpus);
         let as_int = libc::c_int::try_from(n).unwrap_or(libc::c_int::MAX);
         // SAFETY: mallopt has no preconditions; M_ARENA_MAX takes a count,
@@ -181,7 +184,9 @@ pub fn give_back_after_bursts<S: Service>(svc: Arc<S>, stop: Shutdown) {
             }
         });
     if let Err(e) = spawned {
-        eprintln!("serverlab: memory will not be given back after bursts: {e}");
+        serverlab_server::warn(&format!(
+            "serverlab: memory will not be given back after bursts: {e}"
+        ));
     }
 }
 

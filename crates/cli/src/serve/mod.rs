@@ -186,7 +186,7 @@ fn serve<P: Protocol, S: Service>(
 ) -> anyhow::Result<ExitCode> {
     let name = P::NAME;
     let cfg = config(args, P::PORT.unwrap_or(0));
-    let allocator = memory::tune();
+    let allocator = memory::tune(cfg.cpus.as_ref().map(|c| c.len()));
     // Before binding, so a strategy this machine cannot run fails naming
     // why, not as a failure to listen.
     cfg.preflight()?;

@@ -185,6 +185,14 @@ fn a_server_whose_output_is_closed_serves_on_and_keeps_its_statistics() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not stop within 20 s of SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let out = child.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{:?}: {stderr}", out.status);

@@ -416,8 +416,8 @@ fn one_server_per_port() {
     }
 }
 
-/// Under glibc a server allows two malloc arenas per CPU, and says so,
-/// unless the environment chose (docs/design.md, "Memory").
+/// Under glibc a server allows two malloc arenas per CPU it may use, and
+/// says so, unless the environment chose (docs/design.md, "Memory").
 #[test]
 fn the_startup_line_names_the_allocator_and_its_arenas() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -427,6 +427,11 @@ fn the_startup_line_names_the_allocator_and_its_arenas() {
         line.contains(&format!("allocator glibc, {} arenas", 2 * cpus)),
         "{line}"
     );
+    drop(server);
+    // Two per CPU the server may use: with --cpus, those.
+    let server = ServerProc::start("echo", &["--cpus", "0"]);
+    let line = server.stdout();
+    assert!(line.contains("allocator glibc, 2 arenas"), "{line}");
     drop(server);
     let server = ServerProc::start_with_env("echo", &[], &[("MALLOC_ARENA_MAX", "16")]);
     let line = server.stdout();

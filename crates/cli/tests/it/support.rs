@@ -232,7 +232,12 @@ impl ServerProc {
 
     fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> ServerProc {
         let mut cmd = Command::new(BIN);
-        cmd.args(args).envs(env.iter().copied());
+        // The allocator's settings are the server's own unless a test
+        // gives them (memory bounds and the startup line depend on them).
+        cmd.env_remove("MALLOC_ARENA_MAX")
+            .env_remove("GLIBC_TUNABLES")
+            .args(args)
+            .envs(env.iter().copied());
         Self::spawn_command(cmd, args)
     }
 

@@ -227,7 +227,9 @@ impl<S: Service> Spawner<S> {
         if let Err(e) = spawned {
             let mut d = deferred.lock();
             if d.is_empty() {
-                eprintln!("serverlab: cannot spawn a request thread ({e}); retrying");
+                crate::warn(&format!(
+                    "serverlab: cannot spawn a request thread ({e}); retrying"
+                ));
             }
             d.push(job);
             let mut n = live.0.lock();

@@ -368,7 +368,9 @@ impl Delays for OffRing {
                 Ok(rt) => self.runtime.insert(rt),
                 Err(e) => {
                     // No pool: spend it here, holding up this ring only.
-                    eprintln!("serverlab: cannot start delay threads ({e}); delaying on the ring");
+                    crate::warn(&format!(
+                        "serverlab: cannot start delay threads ({e}); delaying on the ring"
+                    ));
                     let spent = delay::perform(delay, stream, &self.shutdown);
                     self.mailbox.post(ended(spent, token));
                     return false;
