@@ -35,85 +35,38 @@ fn every_bench_script_runs_in_its_smallest_mode() {
     let _turn = heavy_turn();
     // One strategy is enough to show a script runs.
     let one = strategies()[0];
-    let small: &[(&str, &[&str])] = &[
+    // Each script's arguments, split at spaces; BIN is this build.
+    let small = [
         (
             "alloc.py",
-            &[
-                "--duration",
-                "1",
-                "--reps",
-                "1",
-                "--clients",
-                "5",
-                "--glibc",
-                BIN,
-                "--mimalloc",
-                BIN,
-                "--jemalloc",
-                BIN,
-            ],
+            "--duration 1 --reps 1 --clients 5 --glibc BIN --mimalloc BIN --jemalloc BIN",
         ),
-        (
-            "agents.py",
-            &[
-                "--bin",
-                BIN,
-                "--duration",
-                "1",
-                "--reps",
-                "1",
-                "--agents",
-                "2",
-            ],
-        ),
+        ("agents.py", "--bin BIN --duration 1 --reps 1 --agents 2"),
         (
             "openloop.py",
-            &[
-                "--bin",
-                BIN,
-                "--duration",
-                "1",
-                "--steps",
-                "2",
-                "client-cost",
-            ],
+            "--bin BIN --duration 1 --steps 2 client-cost",
         ),
         (
             "strategies.py",
-            &[
-                "--bin",
-                BIN,
-                "--duration",
-                "1",
-                "--reps",
-                "1",
-                "--strategies",
-                one,
-            ],
+            "--bin BIN --duration 1 --reps 1 --strategies ONE",
         ),
-        (
-            "query_memory.py",
-            &["--bin", BIN, "--clients", "2", "--strategies", one],
-        ),
+        ("query_memory.py", "--bin BIN --clients 2 --strategies ONE"),
         (
             "hostile.py",
-            &[
-                "--bin",
-                BIN,
-                "--clients",
-                "5",
-                "--duration",
-                "1",
-                "--reps",
-                "1",
-                "--strategies",
-                one,
-            ],
+            "--bin BIN --clients 5 --duration 1 --reps 1 --strategies ONE",
         ),
-        ("durability.py", &["--quick", "--bin", BIN]),
-        ("redis_compare.py", &["--quick", "--bin", BIN]),
+        ("durability.py", "--quick --bin BIN"),
+        ("redis_compare.py", "--quick --bin BIN"),
     ];
     for (script, args) in small {
-        runs_and_tabulates(script, args);
+        let args: Vec<&str> = args
+            .split(' ')
+            .map(|a| match a {
+                "BIN" => BIN,
+                "ONE" => one,
+                a => a,
+            })
+            .collect();
+        runs_and_tabulates(script, &args);
     }
 }
