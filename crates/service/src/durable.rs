@@ -1,51 +1,104 @@
-//! A service's write-ahead log: writes applied and appended in one order,
-//! and the ticket a connection's reply waits for.
+//! A service's write-ahead log: writes logged and applied in one order,
+//! the ticket a connection's reply waits for, and what keeps a reply from
+//! showing a write that a crash or a failing disk can take back.
 //!
-//! A write is applied to the store and appended to the log under one lock
-//! (`order`), so the log holds writes in the order the store saw them,
-//! even for two connections writing the same key; reads never take it.
-//! Under `always` an append only frames the record into the pending batch,
-//! so the lock is held for a copy, not for the disk; under `os` and
-//! `everysec` the log's own appender lock is held for the `write(2)`
-//! anyway. The connection keeps the write's [`Logged`] and the session
-//! holds its reply until the ticket commits (docs/durability.md).
+//! **Log, then apply.** A write's record is appended before the write is
+//! applied to the store, both under one lock (`order`), so the log holds
+//! writes in the order the store saw them, even for two connections
+//! writing the same key; reads never take it. A log that has failed
+//! refuses the record, and the write is then never applied: the store
+//! holds no write the log refused. Under `always` an append only frames
+//! the record into the pending batch, so the lock is held for a copy, not
+//! for the disk; under `os` and `everysec` the log's own appender lock is
+//! held for the `write(2)` anyway.
+//!
+//! **No reply shows what a crash can lose** (`always`). A write's reply
+//! waits for its record's commit; so does every other reply, reads
+//! included, for the commit of the last write applied when it was
+//! computed ([`Durable::read`]), as Redis sends nothing an event loop's
+//! pass computed before that pass's `fsync`. A reader that saw a write
+//! still in flight is answered once that write is on disk.
+//!
+//! **A failing disk stops the writes.** When the log fails, writes applied
+//! to the store whose records never committed (the batch whose `fsync`
+//! failed, under `always`) are taken back from the store, newest first,
+//! before anything else is read or written ([`Durable::write`] keeps what
+//! undoes each until its commit); their replies, and any reply computed
+//! while they were in the store, are never sent. From then on the store
+//! holds exactly what is on disk, reads serve it, and every write is
+//! refused with the failure (docs/durability.md).
 
-use parking_lot::Mutex;
-use serverlab_wal::{Ticket, Wal};
+use parking_lot::{Mutex, MutexGuard};
+use serverlab_wal::{Durability, Failure, Ticket, Wal};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// What a connection's last logged write came to.
+/// What the replies a connection has not yet sent wait for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Logged {
-    /// Appended: its reply waits until this ticket commits.
+    /// A write's record (or, for a read, the last write it may have seen):
+    /// the replies wait until this ticket commits, and are never sent if
+    /// the log fails first.
     Ticket(Ticket),
-    /// Applied but not appended (the log failed, or the record is over its
-    /// limit): the reply must never be sent.
-    Failed,
 }
 
 impl Logged {
-    /// The later of two writes' outcomes on one connection: a failure
-    /// sticks, otherwise the higher ticket (which commits after the lower).
+    /// The later of two: the higher ticket (which commits after the lower).
     pub fn then(self, later: Logged) -> Logged {
-        match (self, later) {
-            (Logged::Ticket(a), Logged::Ticket(b)) => Logged::Ticket(a.max(b)),
-            _ => Logged::Failed,
+        let (Logged::Ticket(a), Logged::Ticket(b)) = (self, later);
+        Logged::Ticket(a.max(b))
+    }
+
+    /// `before` followed by `later`, either of which may be absent.
+    pub fn merge(before: Option<Logged>, later: Option<Logged>) -> Option<Logged> {
+        match (before, later) {
+            (Some(a), Some(b)) => Some(a.then(b)),
+            (a, b) => a.or(b),
         }
     }
+}
+
+/// Puts back what one write changed in the store.
+pub type Undo = Box<dyn FnOnce() + Send>;
+
+/// A write the log refused: it was not applied, and the reason is the
+/// error reply's.
+#[derive(Debug, Clone)]
+pub struct Refused(pub String);
+
+impl Refused {
+    fn failed(f: &Failure) -> Refused {
+        Refused(format!("the write-ahead log failed: {f}"))
+    }
+}
+
+/// Writes appended under `always` whose commit has not been seen yet, with
+/// what undoes each; held under the lock that orders writes.
+#[derive(Default)]
+struct Pending {
+    undo: VecDeque<(Ticket, Undo)>,
 }
 
 /// An open log and the lock that orders writes into it.
 pub struct Durable {
     wal: Arc<Wal>,
-    order: Mutex<()>,
+    order: Mutex<Pending>,
+    /// `always`: the ticket of the last write applied to the store (0:
+    /// none yet). Set before the write is applied, so a reader that saw
+    /// the write reads a ticket at least as high.
+    applied: AtomicU64,
+    /// The writes the failure left uncommitted have been taken back.
+    rolled_back: AtomicBool,
 }
 
 impl Durable {
     pub fn new(wal: Wal) -> Durable {
         Durable {
             wal: Arc::new(wal),
-            order: Mutex::new(()),
+            order: Mutex::new(Pending::default()),
+            applied: AtomicU64::new(0),
+            rolled_back: AtomicBool::new(false),
         }
     }
 
@@ -53,28 +106,95 @@ impl Durable {
         &self.wal
     }
 
-    /// Applies a write and appends its record, in the one order; `record`
-    /// is given what `apply` returned and `None` means nothing changed
-    /// (nothing is appended).
+    /// Whether writes keep what undoes them (`always`: a failed `fsync`
+    /// leaves applied writes uncommitted).
+    pub fn undoes(&self) -> bool {
+        self.wal.durability() == Durability::Always
+    }
+
+    /// Logs a write, then applies it, in the one order. `record` encodes
+    /// the write's record and says whether there is one (false: the write
+    /// changes nothing, and is applied unlogged); `undo` (called only when
+    /// [`Durable::undoes`], before `apply`) says how to take the write back
+    /// if its record never commits. A log that has failed refuses the
+    /// record: nothing is applied, and the reason is returned.
     pub fn write<T>(
         &self,
+        record: impl FnOnce(&mut Vec<u8>) -> bool,
+        undo: impl FnOnce() -> Undo,
         apply: impl FnOnce() -> T,
-        record: impl FnOnce(&T, &mut Vec<u8>) -> bool,
-    ) -> (T, Option<Logged>) {
+    ) -> Result<(T, Option<Logged>), Refused> {
         let mut payload = Vec::new();
-        let _order = self.order.lock();
-        let done = apply();
-        if !record(&done, &mut payload) {
-            return (done, None);
+        let mut order = self.order.lock();
+        if let Some(f) = self.wal.failure() {
+            self.roll_back(&mut order, &f);
+            return Err(Refused::failed(&f));
         }
-        let logged = match self.wal.append(&payload) {
-            Ok(t) => Logged::Ticket(t),
-            Err(e) => {
-                eprintln!("serverlab: a write could not be logged: {e}");
-                Logged::Failed
+        if !record(&mut payload) {
+            return Ok((apply(), None));
+        }
+        let ticket = match self.wal.append(&payload) {
+            Ok(t) => t,
+            Err(serverlab_wal::Error::Failed(f)) => {
+                self.roll_back(&mut order, &f);
+                return Err(Refused::failed(&f));
             }
+            Err(e) => return Err(Refused(e.to_string())),
         };
-        (done, Some(logged))
+        if self.undoes() {
+            let wal = &self.wal;
+            while order
+                .undo
+                .front()
+                .is_some_and(|(t, _)| wal.is_committed(*t))
+            {
+                order.undo.pop_front();
+            }
+            order.undo.push_back((ticket, undo()));
+            self.applied.store(ticket.lsn(), Ordering::SeqCst);
+        }
+        Ok((apply(), Some(Logged::Ticket(ticket))))
+    }
+
+    /// Runs a request that writes nothing (a read) and says what its reply
+    /// waits for: under `always`, the commit of the last write applied
+    /// before it read, if that is not yet on disk. After a failure, the
+    /// writes that never committed are taken back first: the read sees
+    /// only what is on disk.
+    pub fn read<T>(&self, read: impl FnOnce() -> T) -> (T, Option<Logged>) {
+        if !self.undoes() {
+            return (read(), None);
+        }
+        if let Some(f) = self.wal.failure() {
+            if !self.rolled_back.load(Ordering::Acquire) {
+                self.roll_back(&mut self.order.lock(), &f);
+            }
+            return (read(), None);
+        }
+        let done = read();
+        let last = self.applied.load(Ordering::SeqCst);
+        let wait = (last > 0).then(|| self.wal.ticket(last));
+        let wait = wait.filter(|&t| !self.wal.is_committed(t));
+        (done, wait.map(Logged::Ticket))
+    }
+
+    /// Takes back, newest first, every write whose record the failure left
+    /// uncommitted; once.
+    fn roll_back(&self, order: &mut MutexGuard<'_, Pending>, f: &Failure) {
+        if self.rolled_back.load(Ordering::Acquire) {
+            return;
+        }
+        while let Some((t, undo)) = order.undo.pop_back() {
+            if t.lsn() > f.committed {
+                undo();
+            }
+        }
+        self.rolled_back.store(true, Ordering::Release);
+    }
+
+    /// Why the log refuses writes, once it does.
+    pub fn failure(&self) -> Option<Arc<Failure>> {
+        self.wal.failure()
     }
 }
 
@@ -97,12 +217,21 @@ impl Durable {
     }
 
     /// The log's statistics for a service's report: records, bytes,
-    /// `fsync`s, records per `fsync`, commit latency, what replay found.
+    /// `fsync`s, records per `fsync`, commit latency, what replay found,
+    /// and the failure that stopped it, if one did.
     pub fn report(&self) -> serde_json::Value {
         let s = self.wal.stats();
         let per = &s.records_per_fsync;
         let us = |ns: u64| ns as f64 / 1000.0;
         let commit = &s.commit_ns;
+        let failed = self.wal.failure().map(|f| {
+            serde_json::json!({
+                "file": f.path.display().to_string(),
+                "call": f.call,
+                "error": f.error.to_string(),
+                "committed_lsn": f.committed,
+            })
+        });
         serde_json::json!({
             "mode": serverlab_util::Named::name(self.wal.durability()),
             "dir": self.wal.dir().display().to_string(),
@@ -124,6 +253,7 @@ impl Durable {
             "recovered_records": s.recovered,
             "dropped_bytes": s.dropped_bytes,
             "compactions": s.compactions,
+            "failed": failed,
         })
     }
 }

@@ -22,8 +22,10 @@
 //! once, not once per connection.
 
 use std::collections::BinaryHeap;
+use std::fmt;
 use std::future::Future;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -66,21 +68,65 @@ impl Ord for Waiting {
     }
 }
 
+/// Why the log stopped accepting writes: the file, the call that failed
+/// on it, the error, and how far the watermark had come. Once a log has
+/// failed it never commits again: no `fsync` is retried (a retried `fsync`
+/// can report success for pages the kernel has already dropped).
+#[derive(Debug)]
+pub struct Failure {
+    /// The file the call was made on (a segment, a snapshot, the directory).
+    pub path: PathBuf,
+    /// The call that failed (`write`, `fdatasync`, or a compaction's step).
+    pub call: &'static str,
+    /// What the call returned.
+    pub error: io::Error,
+    /// The watermark when the log failed: every ticket up to it committed
+    /// (and may have been acknowledged); none after it ever commits.
+    pub committed: u64,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} failed: {}",
+            self.call,
+            self.path.display(),
+            self.error
+        )
+    }
+}
+
+/// What a log calls once, on the thread that met the failure, when it
+/// fails: to say so at once, or to stop the process
+/// ([`Options::on_failure`](crate::Options::on_failure)). It must not
+/// block on anything a writer may hold.
+#[derive(Clone)]
+pub struct FailureHook(pub Arc<dyn Fn(&Failure) + Send + Sync>);
+
+impl fmt::Debug for FailureHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FailureHook")
+    }
+}
+
 /// The watermark, the failure (if any), and who waits for what.
 pub(crate) struct Commits {
     committed: AtomicU64,
-    failed: OnceLock<Arc<io::Error>>,
+    failed: OnceLock<Arc<Failure>>,
     waiting: Mutex<BinaryHeap<Waiting>>,
     changed: Condvar,
+    hook: Option<FailureHook>,
 }
 
 impl Commits {
-    pub(crate) fn new() -> Commits {
+    pub(crate) fn new(hook: Option<FailureHook>) -> Commits {
         Commits {
             committed: AtomicU64::new(0),
             failed: OnceLock::new(),
             waiting: Mutex::new(BinaryHeap::new()),
             changed: Condvar::new(),
+            hook,
         }
     }
 
@@ -92,14 +138,24 @@ impl Commits {
         self.failed.get().map(|e| Error::Failed(Arc::clone(e)))
     }
 
-    /// Raises the watermark to `lsn` and wakes whoever waited for it.
+    pub(crate) fn failed(&self) -> Option<&Arc<Failure>> {
+        self.failed.get()
+    }
+
+    /// Raises the watermark to `lsn` and wakes whoever waited for it;
+    /// nothing once the log has failed (a failure fixes the watermark).
     pub(crate) fn advance(&self, lsn: u64) {
-        self.committed.fetch_max(lsn, Ordering::AcqRel);
         let mut due: Vec<Waker> = Vec::new();
         {
-            // Taking the lock after the store means a blocked `wait` that
-            // saw the old watermark is already asleep on the condvar.
+            // Under the lock, as `fail` is: a failure and a rise of the
+            // watermark are ordered, so the failure's `committed` is final.
+            // A blocked `wait` that saw the old watermark is asleep on the
+            // condvar by the time this takes the lock.
             let mut waiting = self.lock();
+            if self.failed.get().is_some() {
+                return;
+            }
+            self.committed.fetch_max(lsn, Ordering::AcqRel);
             while waiting.peek().is_some_and(|w| w.lsn <= lsn) {
                 let w = waiting.pop().expect("peeked");
                 if !due.iter().any(|d| d.will_wake(&w.waker)) {
@@ -112,13 +168,29 @@ impl Commits {
         self.changed.notify_all();
     }
 
-    /// Marks the log failed and wakes every waiter, whose tickets will
-    /// never commit.
-    pub(crate) fn fail(&self, e: io::Error) {
-        let _ = self.failed.set(Arc::new(e));
-        let all = std::mem::take(&mut *self.lock());
+    /// Marks the log failed (the first failure wins), fixes the watermark,
+    /// wakes every waiter, whose tickets will never commit, and calls the
+    /// hook once.
+    pub(crate) fn fail(&self, path: &Path, call: &'static str, error: io::Error) {
+        let (first, all) = {
+            let mut waiting = self.lock();
+            let mut first = false;
+            self.failed.get_or_init(|| {
+                first = true;
+                Arc::new(Failure {
+                    path: path.to_path_buf(),
+                    call,
+                    error,
+                    committed: self.committed.load(Ordering::Acquire),
+                })
+            });
+            (first, std::mem::take(&mut *waiting))
+        };
         self.changed.notify_all();
         all.into_iter().for_each(|w| w.waker.wake());
+        if let (true, Some(hook), Some(f)) = (first, &self.hook, self.failed.get()) {
+            (hook.0)(f);
+        }
     }
 
     /// False when `t` is already settled (committed, or the log failed):

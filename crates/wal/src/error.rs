@@ -45,8 +45,8 @@ pub enum Error {
     TooLong(usize),
     /// An earlier write or `fsync` failed; the log accepts nothing more and
     /// no waiting write is acknowledged.
-    #[error("the log failed earlier and accepts no more writes: {0}")]
-    Failed(Arc<io::Error>),
+    #[error("the log failed and accepts no more writes: {0}")]
+    Failed(Arc<crate::Failure>),
     /// The test hook stopped a compaction here, as a crash would.
     #[cfg(test)]
     #[error("simulated crash")]

@@ -54,7 +54,7 @@ mod mode;
 mod replay;
 mod stats;
 
-pub use commit::{Commit, Ticket};
+pub use commit::{Commit, Failure, FailureHook, Ticket};
 pub use compact::{Compacted, Compaction, SnapshotWriter};
 pub use dir::LOCK_FILE;
 pub use error::Error;

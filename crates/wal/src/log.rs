@@ -22,7 +22,7 @@ use std::task::Waker;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::commit::{Commit, Commits, Ticket};
+use crate::commit::{Commit, Commits, Failure, FailureHook, Ticket};
 use crate::dir::{self, DirLock};
 use crate::format::{self, Kind, HEADER_LEN, MAX_RECORD};
 use crate::replay::{self, ApplyError, Recovery};
@@ -51,6 +51,15 @@ pub struct Options {
     /// takes the batch at once: measured here, waiting did not pay
     /// (docs/durability.md).
     pub commit_delay: Duration,
+    /// Called once, at once, on the thread that meets the log's failure
+    /// (a failed `write` or `fdatasync`, or [`Wal::fail`]): to say so, or
+    /// to stop the process. `None`: nothing is called.
+    pub on_failure: Option<FailureHook>,
+    /// **Test-only.** After this many data `fsync`s succeed, every later
+    /// one fails with `EIO`, as a dying disk's would. `None`, the default,
+    /// injects nothing.
+    #[doc(hidden)]
+    pub fail_syncs_after: Option<u64>,
 }
 
 impl Options {
@@ -62,6 +71,8 @@ impl Options {
             compaction_floor: 64 << 20,
             fsync_delay: Duration::ZERO,
             commit_delay: Duration::ZERO,
+            on_failure: None,
+            fail_syncs_after: None,
         }
     }
 }
@@ -125,10 +136,25 @@ impl Shared {
         self.appender.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn delay(&self) {
+    /// `fdatasync`s a segment: after the test-only delay, or the test-only
+    /// failure, when set.
+    fn sync(&self, segment: &Segment) -> std::io::Result<()> {
         if !self.opts.fsync_delay.is_zero() {
             std::thread::sleep(self.opts.fsync_delay);
         }
+        if let Some(n) = self.opts.fail_syncs_after {
+            if self.stats.snapshot_fsyncs() >= n {
+                return Err(std::io::Error::from_raw_os_error(5)); // EIO
+            }
+        }
+        segment.file.sync_data()
+    }
+
+    /// Fails the log: nothing is appended or committed from now on.
+    pub(crate) fn fail(&self, path: &Path, call: &'static str, e: std::io::Error) {
+        self.commits.fail(path, call, e);
+        // The log thread may be waiting for work: it stops now.
+        self.work.notify_all();
     }
 }
 
@@ -171,7 +197,7 @@ impl Wal {
                 stopping: false,
             }),
             work: Condvar::new(),
-            commits: Arc::new(Commits::new()),
+            commits: Arc::new(Commits::new(opts.on_failure.clone())),
             stats: Counters::new(recovery.records(), recovery.dropped_bytes),
             next_generation: AtomicU64::new(generation + 1),
             disk_bytes: AtomicU64::new(replayed.disk_bytes + HEADER_LEN as u64),
@@ -232,7 +258,9 @@ impl Wal {
         format::encode_record(payload, &mut a.scratch);
         self.count_on_disk(payload);
         if let Err(e) = (&a.active.file).write_all(&a.scratch) {
-            self.shared.commits.fail(e);
+            let path = a.active.path.clone();
+            drop(guard);
+            self.shared.fail(&path, "write", e);
             return Err(self.shared.commits.failure().expect("just failed"));
         }
         let lsn = a.next_lsn;
@@ -280,6 +308,12 @@ impl Wal {
         self.shared.disk_bytes.fetch_add(framed, Ordering::Relaxed);
     }
 
+    /// The ticket of the record with log sequence number `lsn` (see
+    /// [`Ticket::lsn`]), to wait for a record another thread appended.
+    pub fn ticket(&self, lsn: u64) -> Ticket {
+        Ticket(lsn)
+    }
+
     /// Whether `ticket`'s record has met the mode's promise. Never blocks.
     pub fn is_committed(&self, ticket: Ticket) -> bool {
         self.shared.commits.is_committed(ticket)
@@ -316,6 +350,25 @@ impl Wal {
     /// A copy of the statistics.
     pub fn stats(&self) -> Stats {
         self.shared.stats.snapshot()
+    }
+
+    /// Why the log stopped accepting writes, once it has.
+    pub fn failure(&self) -> Option<Arc<Failure>> {
+        self.shared.commits.failed().cloned()
+    }
+
+    /// Fails the log from outside: a compaction's step that failed (the
+    /// disk is not to be trusted with the next record either). Nothing is
+    /// appended or committed from now on; the hook is called once.
+    pub fn fail(&self, e: Error) {
+        let (path, error) = match e {
+            Error::Io { path, source } | Error::Dir { path, source } => (path, source),
+            other => (
+                self.shared.dir.clone(),
+                std::io::Error::other(other.to_string()),
+            ),
+        };
+        self.shared.fail(&path, "compaction", error);
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -366,16 +419,24 @@ fn run_always(s: &Shared) {
             }
             std::mem::take(&mut a.queue)
         };
-        if let Err(e) = commit_batches(s, &batches) {
-            s.commits.fail(e);
+        // Failed elsewhere (a compaction, `Wal::fail`): these records are
+        // never written, their writes never acknowledged.
+        if s.commits.failed().is_some() {
+            return;
+        }
+        if let Err((path, call, e)) = commit_batches(s, &batches) {
+            s.fail(&path, call, e);
             return;
         }
     }
 }
 
+/// A failed call on a file: the file, the call, the error.
+type Failed = (PathBuf, &'static str, std::io::Error);
+
 /// Writes the batches in order, one `fdatasync` per run of batches bound
 /// for the same segment, and commits each run once it is synced.
-fn commit_batches(s: &Shared, batches: &[Batch]) -> std::io::Result<()> {
+fn commit_batches(s: &Shared, batches: &[Batch]) -> Result<(), Failed> {
     let mut rest = batches;
     while let Some(first) = rest.first() {
         let run = rest
@@ -383,12 +444,13 @@ fn commit_batches(s: &Shared, batches: &[Batch]) -> std::io::Result<()> {
             .take_while(|b| Arc::ptr_eq(&b.segment, &first.segment))
             .count();
         let (now, later) = rest.split_at(run);
-        let mut file = &first.segment.file;
+        let segment = &first.segment;
+        let failed = |call| move |e| (segment.path.clone(), call, e);
+        let mut file = &segment.file;
         for b in now {
-            file.write_all(&b.buf)?;
+            file.write_all(&b.buf).map_err(failed("write"))?;
         }
-        s.delay();
-        file.sync_data()?;
+        s.sync(segment).map_err(failed("fdatasync"))?;
         let records: usize = now.iter().map(|b| b.appended.len()).sum();
         s.stats.synced(records as u64);
         // Counted before the waiters are released, so that statistics
@@ -426,9 +488,8 @@ fn run_everysec(s: &Shared) {
         };
         next = Instant::now() + EVERYSEC;
         if records > 0 {
-            s.delay();
-            if let Err(e) = segment.file.sync_data() {
-                s.commits.fail(e);
+            if let Err(e) = s.sync(&segment) {
+                s.fail(&segment.path, "fdatasync", e);
                 return;
             }
             s.stats.synced(records);

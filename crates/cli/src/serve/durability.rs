@@ -5,9 +5,45 @@
 use crate::args;
 use anyhow::Context;
 use clap::error::ErrorKind;
-use serverlab_service::wal::{ApplyError, Durability, Options, Recover, Wal};
+use serverlab_service::wal::{ApplyError, Durability, Failure, FailureHook, Options, Recover, Wal};
+use serverlab_util::Named;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// What the server does once its log fails (`--on-log-error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnLogError {
+    /// Serve on: refuse every write with the protocol's error, serve reads
+    /// from what is on disk.
+    #[default]
+    Refuse,
+    /// Exit (status 1) at once, for a supervisor that restarts the server.
+    Exit,
+}
+
+impl Named for OnLogError {
+    const WHAT: &'static str = "log error policy";
+    const ALL: &'static [Self] = &[OnLogError::Refuse, OnLogError::Exit];
+
+    fn name(self) -> &'static str {
+        match self {
+            OnLogError::Refuse => "refuse",
+            OnLogError::Exit => "exit",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            OnLogError::Refuse => {
+                "serve on: refuse writes with an error reply, serve reads from what is on disk"
+            }
+            OnLogError::Exit => "exit (status 1) at once, for a supervisor to restart",
+        }
+    }
+}
+
+serverlab_util::named_enum_impls!(OnLogError);
 
 #[derive(clap::Args)]
 #[command(next_help_heading = "Durability (docs/durability.md)")]
@@ -23,6 +59,13 @@ pub struct DurabilityArgs {
     /// always cut)
     #[arg(long, default_value_t = Recover::Strict, value_parser = args::named::<Recover>())]
     recover: Recover,
+    /// What the server does once a write or fsync of its log fails (no
+    /// write is acknowledged after it either way)
+    #[arg(long, default_value_t = OnLogError::Refuse, value_parser = args::named::<OnLogError>())]
+    on_log_error: OnLogError,
+    /// Test-only: every data fsync after this many fails with EIO
+    #[arg(long, hide = true, value_name = "N")]
+    fail_syncs_after: Option<u64>,
     /// Test-only: no compaction while the log files are under this many
     /// bytes (default 64 MiB)
     #[arg(long, hide = true, value_name = "BYTES")]
@@ -66,10 +109,29 @@ impl DurabilityArgs {
         }
         opts.fsync_delay = self.fsync_delay.unwrap_or(Duration::ZERO);
         opts.commit_delay = self.commit_delay.unwrap_or(Duration::ZERO);
+        opts.fail_syncs_after = self.fail_syncs_after;
+        opts.on_failure = Some(failure_hook(self.on_log_error));
         let wal = Wal::open(dir, opts, apply)
             .with_context(|| format!("cannot open the log in {}", dir.display()))?;
         Ok(Some(wal))
     }
+}
+
+/// Says at once, on stderr, which file failed and how, and what the
+/// server does now: refuse writes, or exit.
+fn failure_hook(policy: OnLogError) -> FailureHook {
+    FailureHook(Arc::new(move |f: &Failure| {
+        let what = match policy {
+            OnLogError::Refuse => "writes are refused from now on and reads serve what is on disk; restart the server once the disk is mended",
+            OnLogError::Exit => "exiting (--on-log-error exit)",
+        };
+        serverlab_server::warn(&format!(
+            "serverlab: the write-ahead log failed: {f}; {what}"
+        ));
+        if policy == OnLogError::Exit {
+            std::process::exit(1);
+        }
+    }))
 }
 
 /// The startup line's words on durability: the mode, the directory and

@@ -106,10 +106,12 @@ pub enum Status {
     UriTooLong,
     ExpectationFailed,
     HeadersTooLarge,
+    /// A write refused because the write-ahead log failed.
+    ServiceUnavailable,
 }
 
 impl Status {
-    pub const ALL: [Status; 12] = [
+    pub const ALL: [Status; 13] = [
         Status::Ok,
         Status::Created,
         Status::NotModified,
@@ -122,6 +124,7 @@ impl Status {
         Status::UriTooLong,
         Status::ExpectationFailed,
         Status::HeadersTooLarge,
+        Status::ServiceUnavailable,
     ];
 
     pub fn code(self) -> u16 {
@@ -138,6 +141,7 @@ impl Status {
             Status::UriTooLong => 414,
             Status::ExpectationFailed => 417,
             Status::HeadersTooLarge => 431,
+            Status::ServiceUnavailable => 503,
         }
     }
 
@@ -155,6 +159,7 @@ impl Status {
             Status::UriTooLong => "URI Too Long",
             Status::ExpectationFailed => "Expectation Failed",
             Status::HeadersTooLarge => "Request Header Fields Too Large",
+            Status::ServiceUnavailable => "Service Unavailable",
         }
     }
 
@@ -173,6 +178,7 @@ impl Status {
             Status::UriTooLong => b"HTTP/1.1 414 URI Too Long\r\n",
             Status::ExpectationFailed => b"HTTP/1.1 417 Expectation Failed\r\n",
             Status::HeadersTooLarge => b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
+            Status::ServiceUnavailable => b"HTTP/1.1 503 Service Unavailable\r\n",
         }
     }
 }

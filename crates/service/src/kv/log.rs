@@ -67,7 +67,7 @@ pub(super) fn compact_if_due(wal: &Arc<Wal>, store: &Arc<dyn KvStore>) {
     let compaction = match wal.begin_compaction() {
         Ok(Some(c)) => c,
         Ok(None) => return,
-        Err(e) => return eprintln!("serverlab: compaction not started: {e}"),
+        Err(e) => return wal.fail(e),
     };
     let (wal, store) = (Arc::clone(wal), Arc::clone(store));
     let spawned = std::thread::Builder::new()
@@ -85,7 +85,8 @@ pub(super) fn compact_if_due(wal: &Arc<Wal>, store: &Arc<dyn KvStore>) {
             });
             match written {
                 Ok(done) => wal.set_live_bytes(done.bytes),
-                Err(e) => eprintln!("serverlab: compaction failed: {e}"),
+                // The disk is not to be trusted with the next record either.
+                Err(e) => wal.fail(e),
             }
         });
     if let Err(e) = spawned {

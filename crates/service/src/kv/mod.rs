@@ -18,6 +18,7 @@
 mod log;
 mod stats;
 
+use crate::durable::{Refused, Undo};
 use crate::{After, Common, Durable, Frame, Logged, Service, REPLY_CHUNK};
 use serverlab_proto::kv::{
     digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
@@ -116,23 +117,42 @@ impl KvService {
         self
     }
 
-    /// Applies a write (under the log's order, when there is a log) and
-    /// notes what its record came to on the connection.
+    /// Logs a write, then applies it (under the log's order, when there
+    /// is a log), and notes what its record came to on the connection;
+    /// refused, unapplied, once the log has failed. `record` says whether
+    /// there is a record (false: nothing changes); what `key` held before
+    /// is kept until the record commits, to put back if it never does.
     fn write<T>(
         &self,
         conn: &mut KvConn,
+        key: &[u8],
+        record: impl FnOnce(&mut Vec<u8>) -> bool,
         apply: impl FnOnce() -> T,
-        record: impl FnOnce(&T, &mut Vec<u8>) -> bool,
-    ) -> T {
+    ) -> Result<T, Refused> {
         let Some(log) = &self.log else {
-            return apply();
+            return Ok(apply());
         };
-        let (done, logged) = log.write(apply, record);
-        if let Some(l) = logged {
-            conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
+        let undo = || -> Undo {
+            let (store, key) = (Arc::clone(&self.store), Box::<[u8]>::from(key));
+            let before = store.get(&key);
+            Box::new(move || match before {
+                Some(v) => drop(store.put(&key, v)),
+                None => drop(store.delete(&key)),
+            })
+        };
+        let (done, logged) = log.write(record, undo, apply)?;
+        if logged.is_some() {
+            conn.logged = Logged::merge(conn.logged, logged);
             log::compact_if_due(log.wal(), &self.store);
         }
-        done
+        Ok(done)
+    }
+
+    /// `503 Service Unavailable` for a write the log refused; the
+    /// connection stays open.
+    fn refused(&self, reply: &mut Reply, r: &Refused) -> Status {
+        let msg = format!("{}; writes are refused, reads serve what is on disk\n", r.0);
+        reply.text(Status::ServiceUnavailable, &msg)
     }
 
     /// Answer a request the server stopped reading, and close.
@@ -167,7 +187,9 @@ impl KvService {
             ),
             Target::KeyTooLong => reply.text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
             Target::Key(key) => match head.method {
-                Method::Get | Method::Head => self.get(conn, head, key, &mut reply),
+                Method::Get | Method::Head => {
+                    self.read(conn, |c| self.get(c, head, key, &mut reply))
+                }
                 Method::Put | Method::Post => self.put(conn, key, body, &mut reply),
                 Method::Delete => self.delete(conn, key, &mut reply),
                 Method::Other => unreachable!("answered above"),
@@ -186,6 +208,17 @@ impl KvService {
         let mut r = Response::new(Status::Ok, &date, &json);
         r.content_type = Some(JSON_TYPE);
         reply.send(r)
+    }
+
+    /// Runs a read and notes on the connection what its reply waits for
+    /// (the commit of the last write it may have seen, under `always`).
+    fn read(&self, conn: &mut KvConn, read: impl FnOnce(&mut KvConn) -> Status) -> Status {
+        let Some(log) = &self.log else {
+            return read(conn);
+        };
+        let (status, wait) = log.read(|| read(&mut *conn));
+        conn.logged = Logged::merge(conn.logged, wait);
+        status
     }
 
     /// GET or HEAD of a key. A body over [`REPLY_CHUNK`] is appended a
@@ -228,15 +261,17 @@ impl KvService {
         });
         let put = self.write(
             conn,
-            || self.store.put(key, value),
-            |_, rec| {
+            key,
+            |rec| {
                 log::put(key, body, rec);
                 true
             },
+            || self.store.put(key, value),
         );
         let status = match put {
-            Put::Created => Status::Created,
-            Put::Replaced => Status::Ok,
+            Ok(Put::Created) => Status::Created,
+            Ok(Put::Replaced) => Status::Ok,
+            Err(r) => return self.refused(reply, &r),
         };
         let date = reply.date;
         let mut r = Response::new(status, &date, b"");
@@ -247,12 +282,18 @@ impl KvService {
     fn delete(&self, conn: &mut KvConn, key: &[u8], reply: &mut Reply) -> Status {
         let deleted = self.write(
             conn,
-            || self.store.delete(key),
-            |&deleted, rec| {
+            key,
+            |rec| {
+                // Under the write order: nobody else can create it now.
                 log::delete(key, rec);
-                deleted
+                self.store.get(key).is_some()
             },
+            || self.store.delete(key),
         );
+        let deleted = match deleted {
+            Ok(d) => d,
+            Err(r) => return self.refused(reply, &r),
+        };
         if deleted {
             let date = reply.date;
             reply.send(Response::new(Status::Ok, &date, b""))

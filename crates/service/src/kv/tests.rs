@@ -552,3 +552,125 @@ fn a_due_compaction_snapshots_the_store_and_replays_to_the_same_state() {
     drop(wal);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A kv service with a log under `always` in a fresh directory, whose
+/// every data fsync after `ok_syncs` fails with EIO (`None`: none fails),
+/// each taking `delay`.
+fn durable(name: &str, ok_syncs: Option<u64>, delay: Duration) -> (KvService, std::path::PathBuf) {
+    use serverlab_wal::{Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!("serverlab-kv-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut opts = Options::new(Durability::Always);
+    opts.fail_syncs_after = ok_syncs;
+    opts.fsync_delay = delay;
+    let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    (
+        KvService::new(store, KvConfig::default()).with_log(wal),
+        dir,
+    )
+}
+
+/// Runs one request on `conn`; its response (Date undone) and what its
+/// reply waits for.
+fn logged_run(svc: &KvService, conn: &mut KvConn, wire: &str) -> (String, Option<Logged>) {
+    let (out, _, _) = run(svc, conn, wire.as_bytes());
+    (out, svc.logged(conn))
+}
+
+fn put(key: &str, value: &str) -> String {
+    format!(
+        "PUT /{key} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{value}",
+        value.len()
+    )
+}
+
+fn get(key: &str) -> String {
+    format!("GET /{key} HTTP/1.1\r\nHost: x\r\n\r\n")
+}
+
+#[test]
+fn a_failed_fsync_takes_back_its_writes_and_refuses_the_next_ones() {
+    let (svc, dir) = durable("eio", Some(2), Duration::ZERO);
+    let wal = svc.wal().unwrap();
+    let mut conn = connect(&svc);
+    for k in ["k0", "k1"] {
+        let (out, logged) = logged_run(&svc, &mut conn, &put(k, "v"));
+        assert!(out.starts_with("HTTP/1.1 201"), "{out}");
+        let Some(Logged::Ticket(t)) = logged else {
+            panic!("no ticket")
+        };
+        wal.wait(t).expect("the first two fsyncs succeed");
+    }
+    // The third write is applied and appended; its fsync fails.
+    let (_, logged) = logged_run(&svc, &mut conn, &put("k2", "lost"));
+    let Some(Logged::Ticket(t)) = logged else {
+        panic!("no ticket")
+    };
+    assert!(wal.wait(t).is_err(), "its fsync failed: never acknowledged");
+    // Its write is taken back before anything reads the store.
+    let mut reader = connect(&svc);
+    let (out, wait) = logged_run(&svc, &mut reader, &get("k2"));
+    assert!(
+        out.starts_with("HTTP/1.1 404"),
+        "a refused write served: {out}"
+    );
+    assert_eq!(wait, None, "after the failure reads wait for nothing");
+    let (out, _) = logged_run(&svc, &mut reader, &get("k0"));
+    assert!(
+        out.starts_with("HTTP/1.1 200") && out.ends_with("\r\n\r\nv"),
+        "{out}"
+    );
+    // Writes from now on are refused, unapplied, with an error reply.
+    let (out, logged) = logged_run(&svc, &mut reader, &put("k3", "refused"));
+    assert!(out.starts_with("HTTP/1.1 503 Service Unavailable"), "{out}");
+    assert!(
+        out.contains("fdatasync of") && out.contains("writes are refused"),
+        "{out}"
+    );
+    assert_eq!(logged, None);
+    let (out, _) = logged_run(&svc, &mut reader, "DELETE /k0 HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 503"), "{out}");
+    let (out, _) = logged_run(&svc, &mut reader, &get("k3"));
+    assert!(out.starts_with("HTTP/1.1 404"), "{out}");
+    let (out, _) = logged_run(&svc, &mut reader, &get("k0"));
+    assert!(
+        out.starts_with("HTTP/1.1 200"),
+        "a refused DELETE applied: {out}"
+    );
+    let stats = svc.report();
+    let failed = &stats["durability"]["failed"];
+    assert_eq!(failed["call"], "fdatasync", "{stats}");
+    assert!(failed["file"].as_str().unwrap().contains("wal-"), "{stats}");
+    assert_eq!(failed["committed_lsn"], 2, "{stats}");
+    drop(svc);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_read_waits_for_the_commit_of_the_write_it_saw() {
+    let (svc, dir) = durable("barrier", None, Duration::from_millis(300));
+    let wal = svc.wal().unwrap();
+    let (mut writer, mut reader) = (connect(&svc), connect(&svc));
+    let (out, _) = logged_run(&svc, &mut reader, &get("x"));
+    assert!(out.starts_with("HTTP/1.1 404"), "{out}");
+    let (_, logged) = logged_run(&svc, &mut writer, &put("x", "new"));
+    let Some(Logged::Ticket(t)) = logged else {
+        panic!("no ticket")
+    };
+    // Before the write's fsync returns, a reader sees it, and its reply
+    // must wait for the same commit.
+    let (out, wait) = logged_run(&svc, &mut reader, &get("x"));
+    assert!(out.ends_with("new"), "{out}");
+    assert!(!wal.is_committed(t), "the fsync takes 300 ms");
+    assert_eq!(
+        wait,
+        Some(Logged::Ticket(t)),
+        "a read of an uncommitted write must wait"
+    );
+    wal.wait(t).unwrap();
+    let (_, wait) = logged_run(&svc, &mut reader, &get("x"));
+    assert_eq!(wait, None, "nothing in flight: nothing to wait for");
+    drop(svc);
+    let _ = std::fs::remove_dir_all(dir);
+}

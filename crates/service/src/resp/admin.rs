@@ -16,10 +16,12 @@ pub(super) struct InfoFacts<'a> {
     pub about: &'a str,
     pub common: &'a Common,
     pub keys: usize,
+    /// The write-ahead log, if the server keeps one.
+    pub log: Option<&'a crate::Durable>,
 }
 
-/// INFO's text: `# Server`, `# Clients`, `# Memory`, `# Stats` and
-/// `# Keyspace`, `name:value` lines ending CR LF, sections apart by a
+/// INFO's text: `# Server`, `# Clients`, `# Memory`, `# Persistence`,
+/// `# Stats` and `# Keyspace`, `name:value` lines ending CR LF, sections apart by a
 /// blank line, as Redis writes them.
 pub(super) fn info(f: &InfoFacts) -> String {
     let all = f.sections.is_empty()
@@ -53,6 +55,7 @@ pub(super) fn info(f: &InfoFacts) -> String {
                 l("used_memory_rss_human", human(rss)),
             ],
         ),
+        ("Persistence", persistence_lines(f.log)),
         ("Stats", stats_lines(f, &conns)),
         ("Keyspace", keyspace),
     ];
@@ -73,6 +76,25 @@ pub(super) fn info(f: &InfoFacts) -> String {
 }
 
 type Line = (&'static str, String);
+
+/// `# Persistence`: whether a log is kept, in which mode, and whether its
+/// last write failed (Redis's `aof_last_write_status:err`), naming the
+/// file and the call.
+fn persistence_lines(log: Option<&crate::Durable>) -> Vec<Line> {
+    let Some(log) = log else {
+        return vec![l("aof_enabled", "0".into())];
+    };
+    let mode = serverlab_util::Named::name(log.wal().durability());
+    let failure = log.failure();
+    let status = if failure.is_some() { "err" } else { "ok" };
+    let why = failure.map_or(String::new(), |f| f.to_string().replace(['\r', '\n'], " "));
+    vec![
+        l("aof_enabled", "1".into()),
+        l("serverlab_durability", mode.into()),
+        l("aof_last_write_status", status.into()),
+        l("serverlab_log_failure", why),
+    ]
+}
 
 fn l(k: &'static str, v: String) -> Line {
     (k, v)

@@ -19,8 +19,8 @@ use std::sync::Arc;
 const CHUNK_ITEMS: usize = 1024;
 const CHUNK_BYTES: usize = 1 << 20;
 
-/// A key and what it held at the cut.
-enum Copied {
+/// A key and what it held at the cut (or before a write, to undo it).
+pub(super) enum Copied {
     Str(Box<[u8]>, Box<[u8]>),
     List(Box<[u8]>, Vec<Box<[u8]>>),
 }
@@ -34,7 +34,7 @@ pub(super) fn compact_if_due(log: &Durable, store: &Arc<dyn RespStore>, max_args
     let (compaction, live) = match cut {
         Ok(Some(c)) => c,
         Ok(None) => return,
-        Err(e) => return eprintln!("serverlab: compaction not started: {e}"),
+        Err(e) => return log.wal().fail(e),
     };
     let wal = Arc::clone(log.wal());
     let spawned = std::thread::Builder::new()
@@ -46,7 +46,7 @@ pub(super) fn compact_if_due(log: &Durable, store: &Arc<dyn RespStore>, max_args
 }
 
 /// The store's contents, copied.
-fn copy(store: &dyn RespStore) -> Vec<Copied> {
+pub(super) fn copy(store: &dyn RespStore) -> Vec<Copied> {
     let mut live = Vec::with_capacity(store.len());
     store.for_each(&mut |k, held| {
         live.push(match held {
@@ -61,7 +61,8 @@ fn write(wal: &Wal, compaction: Compaction, live: &[Copied], max_args: usize) {
     let written = compaction.write_with(|w| records(live, max_args, &mut |r| w.record(r)));
     match written {
         Ok(done) => wal.set_live_bytes(done.bytes),
-        Err(e) => eprintln!("serverlab: compaction failed: {e}"),
+        // The disk is not to be trusted with the next record either.
+        Err(e) => wal.fail(e),
     }
 }
 

@@ -13,6 +13,7 @@
 mod admin;
 mod log;
 mod stats;
+mod undo;
 
 use crate::{After, Common, Durable, Frame, Logged, Service};
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
@@ -147,23 +148,42 @@ impl RespService {
     }
 
     /// Run `cmd` and append its reply; a command that changes data is
-    /// logged (as it arrived) in the order the store applied it.
+    /// logged (as it arrived) before the store applies it, in the order
+    /// the store applies it, and refused once the log has failed; any
+    /// other's reply waits for the writes it may have seen (`always`).
     fn run(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
-        let Some(log) = self.log.as_ref().filter(|_| changes_data(&cmd)) else {
+        let Some(log) = &self.log else {
             return self.execute(conn, cmd, input, out);
         };
-        let (after, logged) = log.write(
-            || self.execute(conn, cmd, input, out),
-            |_, rec| {
+        if !changes_data(&cmd) {
+            let (after, wait) = log.read(|| self.execute(conn, cmd, input, out));
+            conn.logged = Logged::merge(conn.logged, wait);
+            return after;
+        }
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        let written = log.write(
+            |rec| {
                 rec.extend_from_slice(input);
                 true
             },
+            || undo::of(&self.store, &cmd, &a),
+            || self.data(cmd, &a, out),
         );
-        if let Some(l) = logged {
-            conn.logged = Some(conn.logged.map_or(l, |before| before.then(l)));
-            log::compact_if_due(log, &self.store, self.limits.max_args);
+        match written {
+            Ok((_, logged)) => {
+                conn.logged = Logged::merge(conn.logged, logged);
+                log::compact_if_due(log, &self.store, self.limits.max_args);
+            }
+            Err(refused) => {
+                self.stats.refused();
+                let msg = format!("MISCONF {}; writes are refused", refused.0);
+                reply::error(out, one_line(&msg).as_bytes());
+            }
         }
-        after
+        After::Continue
     }
 
     /// Run `cmd` and append its reply, unlogged.
@@ -173,13 +193,22 @@ impl RespService {
             input,
         };
         match cmd {
-            Cmd::Str(c) => self.strings(c, &a, out),
-            Cmd::List(c) => self.lists(c, &a, out),
-            Cmd::Server(c) => self.server(c, &a, out),
             Cmd::Conn(c) => return connection(conn, c, input, out),
             Cmd::Reject(r) => self.reject(r, conn, input, out),
+            data => self.data(data, &a, out),
         }
         After::Continue
+    }
+
+    /// Run a command on the data (strings, lists, the server's whole
+    /// keyspace) and append its reply.
+    fn data(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        match cmd {
+            Cmd::Str(c) => self.strings(c, a, out),
+            Cmd::List(c) => self.lists(c, a, out),
+            Cmd::Server(c) => self.server(c, a, out),
+            Cmd::Conn(_) | Cmd::Reject(_) => unreachable!("not a data command"),
+        }
     }
 
     /// The string commands.
@@ -315,6 +344,7 @@ impl RespService {
             about: &self.about,
             common: &self.common,
             keys: self.store.len(),
+            log: self.log.as_ref(),
         });
         reply::bulk(out, text.as_bytes());
     }
@@ -379,6 +409,11 @@ impl<'a> Args<'a> {
             .iter()
             .map(move |&s| framer.get(input, s))
     }
+}
+
+/// `msg` as one line: an error reply cannot hold CR or LF.
+fn one_line(msg: &str) -> String {
+    msg.replace(['\r', '\n'], " ")
 }
 
 /// At most `max` bytes of `b`, up to any NUL (as C's `%.*s` prints it).

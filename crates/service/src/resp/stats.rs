@@ -17,7 +17,8 @@ const REJECTED: usize = Name::ALL.len();
 const ERRORS: usize = REJECTED + 1;
 const WRONGTYPE: usize = ERRORS + Rejection::NAMES.len();
 const NOT_INTEGER_VALUE: usize = WRONGTYPE + 1;
-const PROTOCOL: usize = NOT_INTEGER_VALUE + 1;
+const MISCONF: usize = NOT_INTEGER_VALUE + 1;
+const PROTOCOL: usize = MISCONF + 1;
 const SLOTS: usize = PROTOCOL + ProtocolError::NAMES.len();
 
 #[derive(Default)]
@@ -55,6 +56,11 @@ impl RespStats {
         self.counters.add(NOT_INTEGER_VALUE, 1);
     }
 
+    /// A write refused because the log failed (`-MISCONF`).
+    pub fn refused(&self) {
+        self.counters.add(MISCONF, 1);
+    }
+
     pub fn protocol_error(&self, e: ProtocolError) {
         self.counters
             .add(PROTOCOL + slot(&ProtocolError::NAMES, e.name()), 1);
@@ -84,6 +90,7 @@ impl RespStats {
             "not_an_integer_value".into(),
             self.counters.get(NOT_INTEGER_VALUE).into(),
         );
+        errors.insert("misconf".into(), self.counters.get(MISCONF).into());
         json!({
             "requests": requests,
             "errors": errors,

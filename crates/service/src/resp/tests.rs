@@ -350,3 +350,97 @@ fn a_due_compaction_snapshots_the_exact_state_and_replays_to_it() {
     drop(wal);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The state a test reads back: each key's string or list, and the count.
+fn dump(svc: &RespService) -> String {
+    replies(
+        svc,
+        &[
+            &["GET", "s"],
+            &["GET", "n"],
+            &["LRANGE", "l", "0", "-1"],
+            &["LRANGE", "r", "0", "-1"],
+            &["GET", "m1"],
+            &["GET", "gone"],
+            &["DBSIZE"],
+        ],
+    )
+}
+
+#[test]
+fn writes_in_flight_when_the_fsync_fails_are_taken_back_under_every_store() {
+    use serverlab_wal::{Durability, Options, Wal};
+    for kind in serverlab_store::resp::KINDS {
+        let dir = scratch_dir(&format!("resp-undo-{kind}"));
+        let mut opts = Options::new(Durability::Always);
+        opts.fail_syncs_after = Some(1);
+        opts.fsync_delay = std::time::Duration::from_millis(200);
+        let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
+        let store = serverlab_store::resp::new(kind).unwrap();
+        let svc = RespService::new(store, Limits::default(), "test".into()).with_log(wal);
+        // One commit that succeeds: the state a failure must come back to.
+        let mut wire = Vec::new();
+        let setup: &[&[&str]] = &[
+            &["MSET", "s", "before", "n", "10", "gone", "here"],
+            &["RPUSH", "l", "a", "b", "c"],
+            &["RPUSH", "r", "x", "y"],
+        ];
+        for c in setup {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
+            client::command(&mut wire, &args);
+        }
+        let mut conn = svc.open(peer());
+        run_all(&svc, &mut conn, &wire, &mut Vec::new());
+        let Some(Logged::Ticket(t)) = svc.logged(&mut conn) else {
+            panic!("no ticket")
+        };
+        svc.wal().unwrap().wait(t).unwrap();
+        let before = dump(&svc);
+        // Every kind of write, in flight together while the next fsync
+        // (200 ms, then EIO) runs.
+        let got = replies(
+            &svc,
+            &[
+                &["SET", "s", "after"],
+                &["INCRBY", "n", "5"],
+                &["LPUSH", "l", "z1", "z2"],
+                &["RPOP", "r"],
+                &["LPOP", "l", "2"],
+                &["MSET", "m1", "v", "s", "again"],
+                &["DEL", "gone", "l"],
+                &["RPUSH", "l", "fresh"],
+                &["FLUSHALL"],
+                &["SET", "s", "last"],
+            ],
+        );
+        assert!(got.starts_with("+OK\r\n:15\r\n"), "{kind}: {got}");
+        let wal = svc.wal().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while wal.failure().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the fsync never failed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(
+            dump(&svc),
+            before,
+            "{kind}: the failed writes stayed in the store"
+        );
+        let refused = replies(&svc, &[&["SET", "s", "x"], &["GET", "s"]]);
+        assert!(
+            refused.starts_with("-MISCONF the write-ahead log failed: fdatasync of "),
+            "{kind}: {refused}"
+        );
+        assert!(refused.ends_with("$6\r\nbefore\r\n"), "{kind}: {refused}");
+        let info = replies(&svc, &[&["INFO", "persistence"]]);
+        assert!(info.contains("aof_last_write_status:err"), "{info}");
+        assert!(
+            info.contains("serverlab_log_failure:fdatasync of "),
+            "{info}"
+        );
+        drop(svc);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
