@@ -4,18 +4,22 @@
 //! The sequence, each step durable before the next:
 //!
 //! 1. **Cut.** Create log segment `g` (its header synced, the directory
-//!    synced), switch appends to it, and (under `os` and `everysec`) sync
-//!    the old segment. Appends from here on go to `g`; the caller captures
-//!    the live state *as of the cut* (see [`Wal::begin_compaction`]).
-//! 2. **Snapshot.** Write the state's records to `snap-g.tmp`, `fsync` it.
+//!    synced), record `g` in the manifest (`CURRENT`, replaced by a
+//!    synced rename), switch appends to it, and (under `os` and
+//!    `everysec`) sync the old segment. Appends from here on go to `g`; the
+//!    caller captures the live state *as of the cut* (see
+//!    [`Wal::begin_compaction`]).
+//! 2. **Snapshot.** Write the state's records to `snap-g.tmp`, then its
+//!    trailer (the record count, sealed), and `fsync` it.
 //! 3. **Publish.** Rename it to `snap-g.snap`, `fsync` the directory.
 //! 4. **Clean.** Remove the segments before `g` and older snapshots,
 //!    `fsync` the directory.
 //!
 //! A crash anywhere recovers: before 3 the old snapshot and every segment
-//! (the old ones and `g`) are still there, and the `.tmp` is removed at
-//! open; after 3 replay starts from `snap-g.snap` and segment `g`, and
-//! removes whatever step 4 had not.
+//! (the old ones and `g`, which may be newer than the manifest says) are
+//! still there, and the `.tmp` is removed at open; after 3 replay starts
+//! from `snap-g.snap` and segment `g`, and removes whatever step 4 had not
+//! (in any order: the segments before `g` are not read).
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -23,7 +27,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::dir::{self, Entry};
-use crate::format::{self, Kind, HEADER_LEN, MAX_RECORD};
+use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD, TRAILER_LEN};
 use crate::log::{Segment, Shared};
 use crate::{Durability, Error, Wal};
 
@@ -100,6 +104,7 @@ pub struct Compacted {
 /// Writes a snapshot's records; given to [`Compaction::write_with`].
 pub struct SnapshotWriter {
     out: BufWriter<File>,
+    header: Header,
     buf: Vec<u8>,
     records: u64,
     bytes: u64,
@@ -115,10 +120,19 @@ impl SnapshotWriter {
             ));
         }
         self.buf.clear();
-        format::encode_record(payload, &mut self.buf);
+        format::encode_sealed(payload, &self.header, self.bytes, &mut self.buf);
         self.out.write_all(&self.buf)?;
         self.records += 1;
         self.bytes += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// Ends the snapshot with its trailer: the record count, sealed.
+    fn finish(&mut self) -> io::Result<()> {
+        self.buf.clear();
+        format::encode_trailer(&self.header, self.bytes, self.records, &mut self.buf);
+        self.out.write_all(&self.buf)?;
+        self.bytes += TRAILER_LEN as u64;
         Ok(())
     }
 }
@@ -133,7 +147,10 @@ impl Compaction {
         let s = &self.shared;
         let g = s.next_generation.fetch_add(1, Ordering::AcqRel);
         self.generation = g;
-        let segment = Arc::new(Segment::create(&s.dir, g)?);
+        let salt = s.salt();
+        let segment = Arc::new(Segment::create(&s.dir, g, salt)?);
+        s.checkpoint()?;
+        dir::write_manifest(&s.dir, g, salt)?;
         s.checkpoint()?;
         let old = {
             let mut a = s.lock();
@@ -162,15 +179,23 @@ impl Compaction {
     ) -> Result<Compacted, Error> {
         let s = &self.shared;
         let tmp = dir::temp_path(&s.dir, self.generation);
-        let file = dir::create(&tmp, Kind::Snapshot, self.generation)?;
+        let header = Header {
+            kind: Kind::Snapshot,
+            generation: self.generation,
+            salt: s.salt(),
+        };
+        let file = dir::create(&tmp, &header)?;
         let mut w = SnapshotWriter {
             out: BufWriter::new(file),
+            header,
             buf: Vec::new(),
             records: 0,
             bytes: HEADER_LEN as u64,
         };
         s.checkpoint()?;
-        write(&mut w).map_err(Error::io(&tmp))?;
+        write(&mut w)
+            .and_then(|()| w.finish())
+            .map_err(Error::io(&tmp))?;
         let file = w
             .out
             .into_inner()
@@ -241,6 +266,11 @@ impl CrashHook {
 }
 
 impl Shared {
+    /// The directory's salt, as the active segment's header has it.
+    fn salt(&self) -> u64 {
+        self.lock().active.file.header().salt
+    }
+
     /// A step of the compaction is done; under test, maybe "crash" here.
     fn checkpoint(&self) -> Result<(), Error> {
         #[cfg(test)]

@@ -3,6 +3,9 @@
 //!
 //! ```text
 //! DIR/LOCK                       flock'ed exclusively while a Wal is open
+//! DIR/CURRENT                    the manifest: the newest log segment's
+//!                                generation and the directory's salt
+//! DIR/CURRENT.tmp                a manifest being written (removed at open)
 //! DIR/wal-<gen as 16 hex>.log    a log segment
 //! DIR/snap-<gen as 16 hex>.snap  the state before log segment <gen>
 //! DIR/snap-<gen as 16 hex>.tmp   a snapshot being written (removed at open)
@@ -15,11 +18,14 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::format::{encode_header, Kind};
+use crate::format::{self, encode_header, Header, HeaderError, Kind};
 use crate::Error;
 
 /// The lock file's name inside the data directory.
 pub const LOCK_FILE: &str = "LOCK";
+/// The manifest's name inside the data directory.
+pub const MANIFEST_FILE: &str = "CURRENT";
+const MANIFEST_TEMP: &str = "CURRENT.tmp";
 
 /// Holds the directory's lock until dropped.
 pub(crate) struct DirLock {
@@ -70,7 +76,14 @@ pub(crate) fn temp_path(dir: &Path, generation: u64) -> PathBuf {
     dir.join(format!("snap-{generation:016x}.tmp"))
 }
 
+pub(crate) fn manifest_path(dir: &Path) -> PathBuf {
+    dir.join(MANIFEST_FILE)
+}
+
 fn parse_name(name: &str) -> Option<Entry> {
+    if name == MANIFEST_TEMP {
+        return Some(Entry::Temp(PathBuf::from(name)));
+    }
     let hex = |s: &str| (s.len() == 16).then(|| u64::from_str_radix(s, 16).ok())?;
     if let Some(g) = name
         .strip_prefix("wal-")
@@ -110,16 +123,77 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
 }
 
 /// Creates a new file holding just a header, not yet synced.
-pub(crate) fn create(path: &Path, kind: Kind, generation: u64) -> Result<File, Error> {
+pub(crate) fn create(path: &Path, header: &Header) -> Result<File, Error> {
     let mut f = OpenOptions::new()
         .create(true)
         .truncate(true)
         .write(true)
         .open(path)
         .map_err(Error::io(path))?;
-    f.write_all(&encode_header(kind, generation))
+    f.write_all(&encode_header(header.kind, header.generation, header.salt))
         .map_err(Error::io(path))?;
     Ok(f)
+}
+
+/// Records `generation` as the newest log segment created, durably: the
+/// manifest is written to a temporary name, synced, renamed into place,
+/// and the directory synced.
+pub(crate) fn write_manifest(dir: &Path, generation: u64, salt: u64) -> Result<(), Error> {
+    let tmp = dir.join(MANIFEST_TEMP);
+    let header = Header {
+        kind: Kind::Manifest,
+        generation,
+        salt,
+    };
+    create(&tmp, &header)?.sync_all().map_err(Error::io(&tmp))?;
+    let path = manifest_path(dir);
+    fs::rename(&tmp, &path).map_err(Error::io(&path))?;
+    sync_dir(dir)
+}
+
+/// The manifest, if the directory has one; what is wrong with it, if it is
+/// not one.
+pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Result<Header, HeaderError>>, Error> {
+    let path = manifest_path(dir);
+    match fs::read(&path) {
+        Ok(bytes) => Ok(Some(format::decode_header(&bytes).and_then(|h| {
+            if h.kind == Kind::Manifest && bytes.len() == format::HEADER_LEN {
+                Ok(h)
+            } else {
+                Err(HeaderError::Misnamed(h.kind, h.generation))
+            }
+        }))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&path)(e)),
+    }
+}
+
+/// A new directory's salt: random, from the standard library's per-process
+/// hash keys, mixed with the time and process id. It keeps payloads from
+/// passing for records; it is not a secret against anyone who can read the
+/// files.
+pub(crate) fn new_salt() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.write_u128(now.as_nanos());
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// The first `len` bytes of a file (fewer when it is shorter), and its
+/// length.
+pub(crate) fn read_start(path: &Path, len: usize) -> Result<(Vec<u8>, u64), Error> {
+    use std::io::Read;
+    let f = File::open(path).map_err(Error::io(path))?;
+    let size = f.metadata().map_err(Error::io(path))?.len();
+    let mut start = Vec::with_capacity(len);
+    f.take(len as u64)
+        .read_to_end(&mut start)
+        .map_err(Error::io(path))?;
+    Ok((start, size))
 }
 
 /// Removes a file; one already gone is fine.
@@ -149,6 +223,8 @@ mod tests {
         ));
         assert_eq!(parse_name("wal-12.log"), None);
         assert_eq!(parse_name("LOCK"), None);
+        assert_eq!(parse_name("CURRENT"), None);
+        assert!(matches!(parse_name("CURRENT.tmp"), Some(Entry::Temp(_))));
         assert_eq!(parse_name("wal-zzzzzzzzzzzzzzzz.log"), None);
     }
 }

@@ -52,13 +52,14 @@ pub mod format;
 mod log;
 mod mode;
 mod replay;
+mod sealed;
 mod stats;
 
 pub use commit::{Commit, Failure, FailureHook, Ticket};
 pub use compact::{Compacted, Compaction, SnapshotWriter};
-pub use dir::LOCK_FILE;
+pub use dir::{LOCK_FILE, MANIFEST_FILE};
 pub use error::Error;
 pub use log::{Options, Wal};
 pub use mode::{Durability, Recover};
-pub use replay::{ApplyError, Cut, Recovery};
+pub use replay::{ApplyError, Cut, Recovery, Why};
 pub use stats::Stats;

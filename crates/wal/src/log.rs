@@ -13,7 +13,6 @@
 //! batch, so one `fsync` commits all of them (group commit). The caller's
 //! thread never touches the disk.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,8 +23,9 @@ use std::time::{Duration, Instant};
 
 use crate::commit::{Commit, Commits, Failure, FailureHook, Ticket};
 use crate::dir::{self, DirLock};
-use crate::format::{self, Kind, HEADER_LEN, MAX_RECORD};
+use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD};
 use crate::replay::{self, ApplyError, Recovery};
+use crate::sealed::SealedFile;
 use crate::stats::{Counters, Stats};
 use crate::{Durability, Error, Recover};
 
@@ -77,19 +77,27 @@ impl Options {
     }
 }
 
-/// One log segment file.
+/// One log segment file; it seals each record as it writes it.
 pub(crate) struct Segment {
     pub path: PathBuf,
-    pub file: File,
+    pub file: SealedFile,
 }
 
 impl Segment {
-    /// Creates segment `generation` and makes it (and its name) durable.
-    pub(crate) fn create(dir: &Path, generation: u64) -> Result<Segment, Error> {
+    /// Creates segment `generation` of the directory salted `salt` and
+    /// makes it (and its name) durable. The caller then records it in the
+    /// manifest ([`dir::write_manifest`]) before appending to it.
+    pub(crate) fn create(dir: &Path, generation: u64, salt: u64) -> Result<Segment, Error> {
         let path = dir::log_path(dir, generation);
-        let file = dir::create(&path, Kind::Log, generation)?;
+        let header = Header {
+            kind: Kind::Log,
+            generation,
+            salt,
+        };
+        let file = dir::create(&path, &header)?;
         file.sync_all().map_err(Error::io(&path))?;
         dir::sync_dir(dir)?;
+        let file = SealedFile::new(file, header, HEADER_LEN as u64);
         Ok(Segment { path, file })
     }
 }
@@ -170,8 +178,10 @@ pub struct Wal {
 
 impl Wal {
     /// Locks `dir` (creating it if needed), replays its snapshot and logs
-    /// into `apply` in order, cuts a torn tail, starts a new log segment and
-    /// (under `everysec` and `always`) the log thread.
+    /// into `apply` in order, cuts a torn tail, starts a new log segment,
+    /// records it in the manifest (`DIR/CURRENT`) and starts (under
+    /// `everysec` and `always`) the log thread. Strict recovery refuses
+    /// what it cannot vouch for (docs/durability.md, "Recovery").
     pub fn open(
         dir: impl AsRef<Path>,
         opts: Options,
@@ -184,7 +194,8 @@ impl Wal {
         let lock = dir::lock(&dir)?;
         let replayed = replay::replay(&dir, opts.recover, &mut apply)?;
         let generation = replayed.next_generation;
-        let active = Arc::new(Segment::create(&dir, generation)?);
+        let active = Arc::new(Segment::create(&dir, generation, replayed.salt)?);
+        dir::write_manifest(&dir, generation, replayed.salt)?;
         let recovery = replayed.recovery;
         let shared = Arc::new(Shared {
             dir,

@@ -1,32 +1,85 @@
 //! Replay at open: the newest snapshot, then every later log segment in
-//! order, each record handed to the caller; torn tails cut, corruption
-//! before a tail refused (or cut, under `Recover::Truncate`), and the files
-//! a finished or interrupted compaction left behind removed.
+//! order, each record handed to the caller. Strict recovery refuses what it
+//! cannot vouch for: corruption before the newest segment's tail, a bad end
+//! of any older segment, a snapshot that does not end with its trailer, a
+//! gap in the generations, a missing snapshot, or a newest segment missing
+//! by the manifest's record. `Recover::Truncate` keeps the valid prefix
+//! instead and reports each cut. A torn tail of the newest segment is cut
+//! in either mode. The files a finished or interrupted compaction left
+//! behind are removed.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::dir::{self, Entry};
-use crate::format::{self, Bad, End, HeaderError, Kind, HEADER_LEN};
+use crate::format::{self, Bad, End, Header, HeaderError, Kind, SnapshotBad, HEADER_LEN};
 use crate::{Error, Recover};
 
 /// The error a replay callback may return to stop the open.
 pub type ApplyError = Box<dyn std::error::Error + Send + Sync>;
 
-/// One place where replay cut a file.
+/// One thing replay cut, removed or found missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
     pub path: PathBuf,
-    /// The byte offset the file was cut at.
+    /// The byte offset the file was cut at (0 for a file removed whole or
+    /// missing).
     pub offset: u64,
     /// The bytes removed from this file.
     pub dropped: u64,
-    /// Why the record at `offset` was bad.
-    pub bad: Bad,
-    /// True for a torn tail; false for corruption cut under
-    /// `Recover::Truncate`.
-    pub tail: bool,
+    /// Why.
+    pub why: Why,
+}
+
+/// Why replay cut or removed a file, or reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The newest segment's torn tail: cut in either mode.
+    TornTail(Bad),
+    /// A newest segment whose header never reached the disk (its creation
+    /// was not yet in the manifest): removed in either mode.
+    TornHeader,
+    /// A bad record cut under `Recover::Truncate`: corruption before a
+    /// tail, or a bad end of a segment that later ones follow.
+    Corrupt(Bad),
+    /// A damaged snapshot, cut under `Recover::Truncate` after its last
+    /// valid record and given a new trailer.
+    Snapshot(SnapshotBad),
+    /// A segment removed whole under `Recover::Truncate` because the log
+    /// before it is broken at `broken` (a damaged or missing file).
+    After { broken: PathBuf },
+    /// A file the log needs, missing (under `Recover::Truncate`).
+    Missing,
+    /// The manifest was missing or damaged; it is rewritten (under
+    /// `Recover::Truncate`).
+    Manifest,
+}
+
+impl fmt::Display for Cut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, at) = (self.path.display(), self.offset);
+        match &self.why {
+            Why::TornTail(bad) => write!(f, "cut {path} at byte {at} (torn tail: {bad})"),
+            Why::TornHeader => write!(
+                f,
+                "removed {path} (its header was cut short as it was created)"
+            ),
+            Why::Corrupt(bad) => write!(f, "cut {path} at byte {at} (corruption: {bad})"),
+            Why::Snapshot(what) => write!(
+                f,
+                "cut {path} at byte {at} and wrote a new trailer (damaged snapshot: {what})"
+            ),
+            Why::After { broken } => write!(
+                f,
+                "removed {path}, {} bytes (the log is broken before it, at {})",
+                self.dropped,
+                broken.display()
+            ),
+            Why::Missing => write!(f, "{path} is missing"),
+            Why::Manifest => write!(f, "{path} was missing or damaged and is rewritten"),
+        }
+    }
 }
 
 /// What replay found: the startup line's numbers.
@@ -38,8 +91,8 @@ pub struct Recovery {
     pub snapshot_records: u64,
     /// Records read from log segments after it.
     pub log_records: u64,
-    /// Bytes cut from files (torn tails, truncated corruption, log files
-    /// with a torn header, which are removed: their cut is at offset 0).
+    /// Bytes cut from files (torn tails, truncated corruption, files
+    /// removed whole).
     pub dropped_bytes: u64,
     /// Each cut, in the order met.
     pub cuts: Vec<Cut>,
@@ -60,14 +113,7 @@ impl fmt::Display for Recovery {
         }
         write!(f, ", dropped {} bytes", self.dropped_bytes)?;
         for c in &self.cuts {
-            let why = if c.tail { "torn tail" } else { "corruption" };
-            write!(
-                f,
-                "; cut {} at byte {} ({why}: {})",
-                c.path.display(),
-                c.offset,
-                c.bad
-            )?;
+            write!(f, "; {c}")?;
         }
         Ok(())
     }
@@ -80,16 +126,79 @@ pub(crate) struct Replayed {
     pub next_generation: u64,
     /// Bytes on disk that the next compaction would replace.
     pub disk_bytes: u64,
+    /// The directory's salt, for the files written from here on.
+    pub salt: u64,
 }
 
 type Apply<'a> = &'a mut dyn FnMut(&[u8]) -> Result<(), ApplyError>;
 
+/// The directory's files, by name.
+struct Found {
+    snaps: Vec<u64>,
+    logs: Vec<u64>,
+    manifest: Option<Result<Header, HeaderError>>,
+}
+
+/// What is replayed: the base snapshot and the log segments after it, in
+/// order and without a gap.
+struct Layout {
+    base: Option<u64>,
+    logs: Vec<u64>,
+}
+
+/// How replay of a log segment ended.
+enum Flow {
+    Go,
+    /// Cut under truncate: the segments after it are dropped.
+    Broken,
+    /// Its header is damaged, under truncate: it and those after it are
+    /// dropped.
+    Gone,
+}
+
+struct Replay<'a> {
+    dir: &'a Path,
+    recover: Recover,
+    salt: u64,
+    recovery: Recovery,
+    disk_bytes: u64,
+}
+
 /// Replays the directory's snapshot and logs into `apply`, in order.
 pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<Replayed, Error> {
-    let entries = dir::list(dir)?;
+    let found = survey(dir)?;
+    let salt = choose_salt(dir, &found)?;
+    let mut r = Replay {
+        dir,
+        recover,
+        salt,
+        recovery: Recovery::default(),
+        disk_bytes: 0,
+    };
+    let layout = r.layout(&found)?;
+    r.recovery.snapshot = layout.base;
+    if let Some(g) = layout.base {
+        r.recovery.snapshot_records = r.replay_snapshot(g, apply)?;
+    }
+    let kept = r.replay_logs(&layout.logs, apply)?;
+    if let Some(&n) = kept.last() {
+        sync_file(&dir::log_path(dir, n))?;
+    }
+    let base = layout.base.unwrap_or(0);
+    remove_superseded(dir, base, &found.logs, &found.snaps)?;
+    Ok(Replayed {
+        recovery: r.recovery,
+        next_generation: kept.last().map_or(base.max(1), |n| n + 1),
+        disk_bytes: r.disk_bytes,
+        salt,
+    })
+}
+
+/// Lists the directory, removing leftover temporary files.
+fn survey(dir: &Path) -> Result<Found, Error> {
     let mut snaps = Vec::new();
     let mut logs = Vec::new();
-    for e in entries {
+    for e in dir::list(dir)? {
         match e {
             Entry::Temp(p) => dir::remove(&p)?,
             Entry::Snapshot(g) => snaps.push(g),
@@ -98,27 +207,346 @@ pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<R
     }
     snaps.sort_unstable();
     logs.sort_unstable();
-    let base = snaps.last().copied();
-    let mut out = Replayed {
-        recovery: Recovery {
-            snapshot: base,
-            ..Recovery::default()
-        },
-        next_generation: 1 + logs.iter().chain(&snaps).max().copied().unwrap_or(0),
-        disk_bytes: 0,
+    let manifest = dir::read_manifest(dir)?;
+    Ok(Found {
+        snaps,
+        logs,
+        manifest,
+    })
+}
+
+/// The directory's salt: the manifest's, else that of a file already
+/// written, else a new one. Refuses a directory an older build wrote.
+fn choose_salt(dir: &Path, found: &Found) -> Result<u64, Error> {
+    let paths = found
+        .snaps
+        .iter()
+        .map(|&g| dir::snapshot_path(dir, g))
+        .chain(found.logs.iter().map(|&g| dir::log_path(dir, g)));
+    let mut salt = match found.manifest {
+        Some(Ok(h)) => Some(h.salt),
+        _ => None,
     };
-    if let Some(g) = base {
-        let path = dir::snapshot_path(dir, g);
-        let n = replay_file(&path, Kind::Snapshot, g, recover, &mut out, apply)?;
-        out.recovery.snapshot_records = n;
+    for path in paths {
+        match peek(&path)?.0 {
+            Err(HeaderError::Version(v)) if v < format::VERSION => {
+                return Err(Error::OldFormat { path, version: v })
+            }
+            Ok(h) if salt.is_none() => salt = Some(h.salt),
+            _ => {}
+        }
     }
-    let base = base.unwrap_or(0);
-    for &g in logs.iter().filter(|&&g| g >= base) {
-        let path = dir::log_path(dir, g);
-        out.recovery.log_records += replay_file(&path, Kind::Log, g, recover, &mut out, apply)?;
+    Ok(salt.unwrap_or_else(dir::new_salt))
+}
+
+/// A file's header (or why it is none) and its length.
+fn peek(path: &Path) -> Result<(Result<Header, HeaderError>, u64), Error> {
+    let (start, len) = dir::read_start(path, HEADER_LEN)?;
+    Ok((format::decode_header(&start), len))
+}
+
+impl Replay<'_> {
+    fn truncating(&self) -> bool {
+        self.recover == Recover::Truncate
     }
-    remove_superseded(dir, base, &logs, &snaps)?;
-    Ok(out)
+
+    fn note(&mut self, path: PathBuf, offset: u64, dropped: u64, why: Why) {
+        self.recovery.dropped_bytes += dropped;
+        self.recovery.cuts.push(Cut {
+            path,
+            offset,
+            dropped,
+            why,
+        });
+    }
+
+    /// Decides what is replayed: the newest snapshot and the segments from
+    /// its generation on, checked against the manifest and for gaps.
+    fn layout(&mut self, found: &Found) -> Result<Layout, Error> {
+        let manifest = self.manifest(found)?;
+        let base = found.snaps.last().copied();
+        let start = base.unwrap_or(1).max(1);
+        let mut logs: Vec<u64> = found.logs.iter().copied().filter(|&g| g >= start).collect();
+        self.drop_torn_newest(&mut logs, manifest)?;
+        self.check_newest(&logs, manifest, start)?;
+        self.check_gaps(&mut logs, base, start)?;
+        Ok(Layout { base, logs })
+    }
+
+    /// The newest generation the manifest records, if it can be read.
+    /// With no manifest, only a directory whose first open stopped before
+    /// writing it (one segment, no record) opens under strict recovery.
+    fn manifest(&mut self, found: &Found) -> Result<Option<u64>, Error> {
+        let path = dir::manifest_path(self.dir);
+        let refusal = match found.manifest {
+            Some(Ok(h)) => return Ok(Some(h.generation)),
+            Some(Err(what)) => Error::BadManifest {
+                path: path.clone(),
+                what,
+            },
+            None if self.first_open_stopped(found)? => return Ok(None),
+            None => Error::NoManifest { path: path.clone() },
+        };
+        if !self.truncating() {
+            return Err(refusal);
+        }
+        self.note(path, 0, 0, Why::Manifest);
+        Ok(None)
+    }
+
+    /// No files, or only segment 1 holding no record.
+    fn first_open_stopped(&self, found: &Found) -> Result<bool, Error> {
+        Ok(match (&found.snaps[..], &found.logs[..]) {
+            ([], []) => true,
+            ([], [1]) => peek(&dir::log_path(self.dir, 1))?.1 <= HEADER_LEN as u64,
+            _ => false,
+        })
+    }
+
+    /// Removes the newest segment when its header never reached the disk
+    /// and the manifest does not record it: a crash while it was created.
+    fn drop_torn_newest(
+        &mut self,
+        logs: &mut Vec<u64>,
+        manifest: Option<u64>,
+    ) -> Result<(), Error> {
+        let Some(&n) = logs.last() else {
+            return Ok(());
+        };
+        let path = dir::log_path(self.dir, n);
+        let (header, len) = peek(&path)?;
+        if header.is_ok() || len > HEADER_LEN as u64 || manifest.is_some_and(|m| n <= m) {
+            return Ok(());
+        }
+        dir::remove(&path)?;
+        self.note(path, 0, len, Why::TornHeader);
+        logs.pop();
+        Ok(())
+    }
+
+    /// Refuses (or, truncating, reports) a newest segment missing by the
+    /// manifest's record.
+    fn check_newest(
+        &mut self,
+        logs: &[u64],
+        manifest: Option<u64>,
+        start: u64,
+    ) -> Result<(), Error> {
+        let newest = logs.last().copied().unwrap_or(start - 1);
+        let Some(m) = manifest.filter(|&m| newest < m) else {
+            return Ok(());
+        };
+        let path = dir::log_path(self.dir, newest + 1);
+        if !self.truncating() {
+            return Err(Error::MissingNewest {
+                path,
+                manifest: dir::manifest_path(self.dir),
+                generation: m,
+            });
+        }
+        self.note(path, 0, 0, Why::Missing);
+        Ok(())
+    }
+
+    /// Refuses (or, truncating, cuts the log at) the first generation
+    /// missing from `start` on: a gap, or a missing snapshot when the log
+    /// does not start at generation 1.
+    fn check_gaps(
+        &mut self,
+        logs: &mut Vec<u64>,
+        base: Option<u64>,
+        start: u64,
+    ) -> Result<(), Error> {
+        let Some(i) = (0..logs.len()).find(|&i| logs[i] != start + i as u64) else {
+            return Ok(());
+        };
+        let (missing, next) = (start + i as u64, logs[i]);
+        let (path, refusal) = if base.is_none() && missing == 1 {
+            let path = dir::snapshot_path(self.dir, next);
+            let first = dir::log_path(self.dir, next);
+            (path.clone(), Error::MissingSnapshot { path, first })
+        } else {
+            let path = dir::log_path(self.dir, missing);
+            let next = dir::log_path(self.dir, next);
+            (path.clone(), Error::Gap { path, next })
+        };
+        if !self.truncating() {
+            return Err(refusal);
+        }
+        self.note(path.clone(), 0, 0, Why::Missing);
+        self.remove_after(&logs[i..], &path)?;
+        logs.truncate(i);
+        Ok(())
+    }
+
+    /// Removes the segments `gens`, whose log is broken before them at
+    /// `broken` (truncating).
+    fn remove_after(&mut self, gens: &[u64], broken: &Path) -> Result<(), Error> {
+        for &g in gens.iter().rev() {
+            let path = dir::log_path(self.dir, g);
+            let len = fs::metadata(&path).map_err(Error::io(&path))?.len();
+            dir::remove(&path)?;
+            self.note(
+                path,
+                0,
+                len,
+                Why::After {
+                    broken: broken.to_path_buf(),
+                },
+            );
+        }
+        if !gens.is_empty() {
+            dir::sync_dir(self.dir)?;
+        }
+        Ok(())
+    }
+
+    /// Reads a file whole and checks its header: kind and generation as
+    /// named, and this directory's salt.
+    fn read(
+        &self,
+        path: &Path,
+        kind: Kind,
+        generation: u64,
+    ) -> Result<(Vec<u8>, Result<Header, Error>), Error> {
+        let bytes = fs::read(path).map_err(Error::io(path))?;
+        let bad = |what| Error::BadHeader {
+            path: path.to_path_buf(),
+            what,
+        };
+        let header = match format::decode_header(&bytes) {
+            Ok(h) if h.kind != kind || h.generation != generation => {
+                Err(bad(HeaderError::Misnamed(h.kind, h.generation)))
+            }
+            Ok(h) if h.salt != self.salt => Err(bad(HeaderError::Foreign(h.salt))),
+            Ok(h) => Ok(h),
+            Err(HeaderError::Version(v)) if v < format::VERSION => Err(Error::OldFormat {
+                path: path.to_path_buf(),
+                version: v,
+            }),
+            Err(what) => Err(bad(what)),
+        };
+        Ok((bytes, header))
+    }
+
+    /// Replays the snapshot; returns how many records it held. One that
+    /// does not end with its trailer is refused, or (truncating) cut after
+    /// its last valid record and given a new trailer.
+    fn replay_snapshot(&mut self, g: u64, apply: Apply<'_>) -> Result<u64, Error> {
+        let path = dir::snapshot_path(self.dir, g);
+        let (bytes, header) = self.read(&path, Kind::Snapshot, g)?;
+        let header = header?;
+        let scan = format::scan(&bytes, &header, HEADER_LEN);
+        let damage = format::check_trailer(&bytes, &header, &scan).err();
+        if let (Some((offset, what)), false) = (damage, self.truncating()) {
+            return Err(Error::Snapshot {
+                path,
+                offset: offset as u64,
+                what,
+            });
+        }
+        apply_records(&path, &bytes, &scan.records, apply)?;
+        let count = scan.records.len() as u64;
+        if let Some((offset, what)) = damage {
+            reseal(&path, &header, scan.good_end as u64, count)?;
+            let dropped = (bytes.len() - scan.good_end) as u64;
+            self.note(path, offset as u64, dropped, Why::Snapshot(what));
+        }
+        self.disk_bytes += (scan.good_end + format::TRAILER_LEN) as u64;
+        Ok(count)
+    }
+
+    /// Replays the segments in order; returns those kept (all but the ones
+    /// after a segment cut under truncate).
+    fn replay_logs(&mut self, logs: &[u64], apply: Apply<'_>) -> Result<Vec<u64>, Error> {
+        for (i, &g) in logs.iter().enumerate() {
+            let newest = i + 1 == logs.len();
+            let path = dir::log_path(self.dir, g);
+            match self.replay_log(&path, g, newest, apply)? {
+                Flow::Go => {}
+                Flow::Broken => {
+                    self.remove_after(&logs[i + 1..], &path)?;
+                    return Ok(logs[..=i].to_vec());
+                }
+                Flow::Gone => {
+                    self.remove_after(&logs[i..], &path)?;
+                    return Ok(logs[..i].to_vec());
+                }
+            }
+        }
+        Ok(logs.to_vec())
+    }
+
+    /// Replays one segment, adding its records to the count.
+    fn replay_log(
+        &mut self,
+        path: &Path,
+        g: u64,
+        newest: bool,
+        apply: Apply<'_>,
+    ) -> Result<Flow, Error> {
+        let (bytes, header) = self.read(path, Kind::Log, g)?;
+        let header = match header {
+            Ok(h) => h,
+            // A header cut short in a segment the manifest records, or
+            // that later ones follow: its creation had been synced.
+            Err(_) if bytes.len() <= HEADER_LEN && self.truncating() => return Ok(Flow::Gone),
+            Err(_) if bytes.len() <= HEADER_LEN => {
+                return Err(Error::TornHeader {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(e),
+        };
+        let scan = format::scan(&bytes, &header, HEADER_LEN);
+        let why = self.judge(path, newest, &scan.end)?;
+        apply_records(path, &bytes, &scan.records, apply)?;
+        self.recovery.log_records += scan.records.len() as u64;
+        self.disk_bytes += scan.good_end as u64;
+        let Some(why) = why else {
+            return Ok(Flow::Go);
+        };
+        cut_file(path, scan.good_end as u64)?;
+        let dropped = (bytes.len() - scan.good_end) as u64;
+        let broken = matches!(why, Why::Corrupt(_)) && !newest;
+        self.note(path.to_path_buf(), scan.good_end as u64, dropped, why);
+        Ok(if broken { Flow::Broken } else { Flow::Go })
+    }
+
+    /// Whether a segment is cut (and why), or the open refused. Only the
+    /// newest segment can have a torn tail: an older one was synced before
+    /// the next was created, so a bad end there is damage.
+    fn judge(&self, path: &Path, newest: bool, end: &End) -> Result<Option<Why>, Error> {
+        let (offset, bad) = match *end {
+            End::Clean => return Ok(None),
+            End::Tail { bad, .. } if newest => return Ok(Some(Why::TornTail(bad))),
+            End::Tail { offset, bad } | End::Middle { offset, bad, .. } => (offset, bad),
+        };
+        if self.truncating() {
+            return Ok(Some(Why::Corrupt(bad)));
+        }
+        let (path, offset) = (path.to_path_buf(), offset as u64);
+        Err(match end {
+            End::Tail { .. } => Error::DamagedSegment { path, offset, bad },
+            _ => Error::Corrupt { path, offset, bad },
+        })
+    }
+}
+
+fn apply_records(
+    path: &Path,
+    bytes: &[u8],
+    records: &[std::ops::Range<usize>],
+    apply: Apply<'_>,
+) -> Result<(), Error> {
+    for r in records {
+        apply(&bytes[r.clone()]).map_err(|source| Error::Apply {
+            path: path.to_path_buf(),
+            offset: (r.start - format::FRAME_LEN) as u64,
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// Removes what a compaction to snapshot `base` made obsolete, when a crash
@@ -143,93 +571,8 @@ fn remove_superseded(dir: &Path, base: u64, logs: &[u64], snaps: &[u64]) -> Resu
     Ok(())
 }
 
-/// Replays one file; returns how many records it held.
-fn replay_file(
-    path: &Path,
-    kind: Kind,
-    generation: u64,
-    recover: Recover,
-    out: &mut Replayed,
-    apply: Apply<'_>,
-) -> Result<u64, Error> {
-    let bytes = fs::read(path).map_err(Error::io(path))?;
-    match format::decode_header(&bytes) {
-        Ok(h) if h.kind == kind && h.generation == generation => {}
-        Ok(h) => {
-            return Err(bad_header(
-                path,
-                HeaderError::Misnamed(h.kind, h.generation),
-            ))
-        }
-        // A log whose header never fully reached the disk was cut while it
-        // was created: it holds no record.
-        Err(_) if kind == Kind::Log && bytes.len() <= HEADER_LEN => {
-            dir::remove(path)?;
-            out.recovery.dropped_bytes += bytes.len() as u64;
-            out.recovery.cuts.push(Cut {
-                path: path.to_path_buf(),
-                offset: 0,
-                dropped: bytes.len() as u64,
-                bad: Bad::Torn,
-                tail: true,
-            });
-            return Ok(0);
-        }
-        Err(what) => return Err(bad_header(path, what)),
-    }
-    let scan = format::scan(&bytes, HEADER_LEN);
-    let cut = judge(path, kind, recover, &scan.end)?;
-    for r in &scan.records {
-        apply(&bytes[r.clone()]).map_err(|source| Error::Apply {
-            path: path.to_path_buf(),
-            offset: (r.start - format::FRAME_LEN) as u64,
-            source,
-        })?;
-    }
-    if let Some((bad, tail)) = cut {
-        cut_file(path, scan.good_end as u64, bytes.len() as u64)?;
-        let dropped = (bytes.len() - scan.good_end) as u64;
-        out.recovery.dropped_bytes += dropped;
-        out.recovery.cuts.push(Cut {
-            path: path.to_path_buf(),
-            offset: scan.good_end as u64,
-            dropped,
-            bad,
-            tail,
-        });
-    }
-    out.disk_bytes += scan.good_end as u64;
-    Ok(scan.records.len() as u64)
-}
-
-/// Whether the file is cut (and whether as a tail), or the open refused.
-/// A snapshot was synced before it was renamed into place, so it has no
-/// torn tail: any bad record in it is corruption.
-fn judge(
-    path: &Path,
-    kind: Kind,
-    recover: Recover,
-    end: &End,
-) -> Result<Option<(Bad, bool)>, Error> {
-    let (offset, bad, tail) = match *end {
-        End::Clean => return Ok(None),
-        End::Tail { offset, bad } => (offset, bad, kind == Kind::Log),
-        End::Middle { offset, bad, .. } => (offset, bad, false),
-    };
-    if tail || recover == Recover::Truncate {
-        return Ok(Some((bad, tail)));
-    }
-    Err(Error::Corrupt {
-        path: path.to_path_buf(),
-        offset: offset as u64,
-        bad,
-    })
-}
-
-fn cut_file(path: &Path, at: u64, len: u64) -> Result<(), Error> {
-    if at == len {
-        return Ok(());
-    }
+/// Cuts a file at byte `at` and syncs it.
+fn cut_file(path: &Path, at: u64) -> Result<(), Error> {
     let f = OpenOptions::new()
         .write(true)
         .open(path)
@@ -239,9 +582,27 @@ fn cut_file(path: &Path, at: u64, len: u64) -> Result<(), Error> {
         .map_err(Error::io(path))
 }
 
-fn bad_header(path: &Path, what: HeaderError) -> Error {
-    Error::BadHeader {
-        path: path.to_path_buf(),
-        what,
-    }
+/// Cuts a snapshot after its last valid record (at `at`) and writes a
+/// trailer counting the `count` records before it.
+fn reseal(path: &Path, header: &Header, at: u64, count: u64) -> Result<(), Error> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut trailer = Vec::new();
+    format::encode_trailer(header, at, count, &mut trailer);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(Error::io(path))?;
+    f.set_len(at)
+        .and_then(|()| f.seek(SeekFrom::Start(at)))
+        .and_then(|_| f.write_all(&trailer))
+        .and_then(|()| f.sync_all())
+        .map_err(Error::io(path))
+}
+
+/// Makes a segment that an earlier process wrote durable before a newer
+/// one is created, so that only the newest can ever have a torn tail.
+fn sync_file(path: &Path) -> Result<(), Error> {
+    fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(Error::io(path))
 }

@@ -137,6 +137,7 @@ fn compaction_leaves_one_snapshot_and_the_new_segment() {
     assert_eq!(
         files(dir.path()),
         [
+            "CURRENT".to_owned(),
             "LOCK".to_owned(),
             format!("snap-{g:016x}.snap"),
             format!("wal-{g:016x}.log")

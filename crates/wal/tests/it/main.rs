@@ -45,6 +45,13 @@ pub fn write_log(dir: &Path, records: &[Vec<u8>]) -> PathBuf {
     logs.into_iter().next().unwrap()
 }
 
+/// Copies the manifest of `src` into `dst`, which then holds a copy of
+/// the files of `src` the manifest speaks for.
+pub fn copy_manifest(src: &Path, dst: &Path) {
+    let name = serverlab_wal::MANIFEST_FILE;
+    std::fs::copy(src.join(name), dst.join(name)).unwrap();
+}
+
 /// The directory's log segments, oldest first.
 pub fn logs(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -1,9 +1,9 @@
 use std::fs;
 
 use serverlab_wal::format::{FRAME_LEN, HEADER_LEN};
-use serverlab_wal::{Durability, Error};
+use serverlab_wal::{Durability, Error, Why};
 
-use crate::{logs, open, opts, payloads, truncating, write_log};
+use crate::{copy_manifest, logs, open, opts, payloads, truncating, write_log};
 
 #[test]
 fn round_trip_across_restarts_and_modes() {
@@ -41,6 +41,7 @@ fn torn_tail_at_every_byte_of_the_last_record_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(log.file_name().unwrap());
         fs::write(&path, &whole[..cut]).unwrap();
+        copy_manifest(src.path(), dir.path());
         let (wal, got) = open(dir.path(), opts(Durability::Os)).unwrap();
         assert_eq!(got, records[..3], "cut at {cut}");
         let r = wal.recovery();
@@ -48,7 +49,7 @@ fn torn_tail_at_every_byte_of_the_last_record_is_cut() {
         assert_eq!(wal.stats().dropped_bytes, r.dropped_bytes);
         assert_eq!(r.cuts.len(), usize::from(cut > last_start));
         if let Some(c) = r.cuts.first() {
-            assert!(c.tail);
+            assert!(matches!(c.why, Why::TornTail(_)), "{c:?}");
             assert_eq!(c.offset, last_start as u64);
         }
         assert_eq!(fs::metadata(&path).unwrap().len(), last_start as u64);
@@ -91,7 +92,7 @@ fn a_flipped_byte_in_an_early_record_refuses_naming_the_offset() {
     let r = wal.recovery();
     assert_eq!(r.dropped_bytes, (whole.len() - second) as u64);
     assert_eq!(r.cuts.len(), 1);
-    assert!(!r.cuts[0].tail);
+    assert!(matches!(r.cuts[0].why, Why::Corrupt(_)), "{r}");
     drop(wal);
     let (_, got) = open(src.path(), opts(Durability::Os)).unwrap();
     assert_eq!(got, records[..1], "the cut holds at the next open");
@@ -99,17 +100,49 @@ fn a_flipped_byte_in_an_early_record_refuses_naming_the_offset() {
 
 #[test]
 fn a_log_cut_inside_its_header_holds_nothing_and_is_removed() {
+    // A crash while the next open created segment 2: its header never
+    // reached the disk, and the manifest still records segment 1.
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), &payloads(2));
+    let header = fs::read(&log).unwrap()[..HEADER_LEN].to_vec();
+    let next = dir.path().join("wal-0000000000000002.log");
+    fs::write(&next, &header[..HEADER_LEN - 3]).unwrap();
+    let (wal, got) = open(dir.path(), opts(Durability::Os)).unwrap();
+    assert_eq!(got, payloads(2));
+    assert_eq!(wal.recovery().dropped_bytes, (HEADER_LEN - 3) as u64);
+    assert_eq!(wal.recovery().cuts.len(), 1);
+    assert_eq!(wal.recovery().cuts[0].path, next);
+    assert_eq!(wal.recovery().cuts[0].offset, 0);
+    assert_eq!(wal.recovery().cuts[0].why, Why::TornHeader);
+    drop(wal);
+    // Segment 2 is created again: no gap.
+    assert_eq!(logs(dir.path()), [log, next]);
+    open(dir.path(), opts(Durability::Os)).unwrap();
+}
+
+#[test]
+fn a_recorded_segment_cut_inside_its_header_is_damage() {
     let dir = tempfile::tempdir().unwrap();
     let log = write_log(dir.path(), &payloads(2));
     let whole = fs::read(&log).unwrap();
     fs::write(&log, &whole[..HEADER_LEN - 3]).unwrap();
-    let (wal, got) = open(dir.path(), opts(Durability::Os)).unwrap();
+    let err = open(dir.path(), opts(Durability::Os)).err().unwrap();
+    assert!(
+        matches!(&err, Error::TornHeader { path } if path == &log),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--recover truncate"), "{err}");
+    let (wal, got) = open(dir.path(), truncating(Durability::Os)).unwrap();
     assert!(got.is_empty());
-    assert_eq!(wal.recovery().dropped_bytes, (HEADER_LEN - 3) as u64);
-    assert_eq!(wal.recovery().cuts.len(), 1);
-    assert_eq!(wal.recovery().cuts[0].path, log);
-    assert_eq!(wal.recovery().cuts[0].offset, 0);
-    assert!(!log.exists());
+    let r = wal.recovery();
+    assert_eq!(r.dropped_bytes, (HEADER_LEN - 3) as u64, "{r}");
+    assert!(
+        matches!(&r.cuts[..], [c] if c.path == log && matches!(c.why, Why::After { .. })),
+        "{r}"
+    );
+    drop(wal);
+    let (_, got) = open(dir.path(), opts(Durability::Os)).unwrap();
+    assert!(got.is_empty(), "strict opens what truncate left");
 }
 
 #[test]
@@ -167,12 +200,13 @@ fn a_snapshot_has_no_torn_tail_a_bad_end_is_corruption() {
     assert_eq!((done.records, done.removed), (2, 1));
     drop(wal);
     let snap = dir.path().join(format!("snap-{g:016x}.snap"));
-    let whole = fs::read(&snap).unwrap();
-    fs::write(&snap, &whole[..whole.len() - 1]).unwrap();
-    let err = open(dir.path(), opts(Durability::Os)).err().unwrap();
+    let mut bytes = fs::read(&snap).unwrap();
     let second = HEADER_LEN + FRAME_LEN + 3;
+    bytes[second + FRAME_LEN + 1] ^= 0x20;
+    fs::write(&snap, &bytes).unwrap();
+    let err = open(dir.path(), opts(Durability::Os)).err().unwrap();
     assert!(
-        matches!(&err, Error::Corrupt { path, offset, .. } if path == &snap && *offset == second as u64),
+        matches!(&err, Error::Snapshot { path, offset, .. } if path == &snap && *offset == second as u64),
         "{err}"
     );
     let (wal, got) = open(dir.path(), truncating(Durability::Os)).unwrap();
@@ -180,4 +214,13 @@ fn a_snapshot_has_no_torn_tail_a_bad_end_is_corruption() {
     assert_eq!(wal.recovery().snapshot, Some(g));
     assert_eq!(wal.recovery().snapshot_records, 1);
     assert_eq!(wal.recovery().log_records, 1);
+    let line = wal.recovery().to_string();
+    assert!(line.contains("wrote a new trailer"), "{line}");
+    drop(wal);
+    let (_, got) = open(dir.path(), opts(Durability::Os)).unwrap();
+    assert_eq!(
+        got,
+        [b"one".to_vec(), b"after the cut".to_vec()],
+        "resealed"
+    );
 }
