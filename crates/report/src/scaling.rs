@@ -16,6 +16,7 @@ use crate::tables::centre_ci;
 use crate::units::{num, percent};
 use crate::usl::{self, Fit};
 use serverlab_sweep::{Manifest, Source};
+use serverlab_util::Named;
 
 /// Marks a point whose server shared CPUs with the load.
 pub const SHARED_MARK: &str = "†";
@@ -199,7 +200,7 @@ impl<'a> Section<'a> {
             Block::Subheading("Speedup and parallel efficiency".into()),
             Block::Table(self.speedup_table()),
             Block::Subheading("Universal Scalability Law fits".into()),
-            Block::Para(FIT_NOTE.into()),
+            Block::Para(fit_note()),
             Block::Table(self.fit_table()),
         ];
         if self.any_shared() {
@@ -337,7 +338,12 @@ fn fit_cells(f: &Fit, kmax: usize) -> Vec<String> {
     };
     vec![
         with(num(law.lambda), iv.map(|i| i.lambda), &num),
-        with(coefficient(law.sigma), iv.map(|i| i.sigma), &coefficient),
+        with(coefficient(law.sigma), iv.map(|i| i.sigma), &coefficient)
+            + if law.superlinear() {
+                ", superlinear"
+            } else {
+                ""
+            },
         with(coefficient(law.kappa), iv.map(|i| i.kappa), &coefficient),
         peak,
         at_peak,
@@ -358,12 +364,12 @@ fn cores_text(n: f64) -> String {
     }
 }
 
-/// σ or κ: three significant digits, small ones in scientific notation
-/// (below 10⁻⁹: 0, the fit's bound).
+/// σ or κ: three significant digits, those below 0.01 in scientific
+/// notation (below 10⁻⁹: 0, the fit's bound).
 pub fn coefficient(v: f64) -> String {
-    if v.abs() < 1e-9 {
+    if v.abs() < usl::NEGLIGIBLE {
         "0".into()
-    } else if v.abs() < 0.001 {
+    } else if v.abs() < 0.01 {
         format!("{v:.2e}")
     } else {
         format!("{v:.3}")
@@ -386,11 +392,7 @@ pub fn verdict(s: &ScalingSeries) -> String {
         Err(why) => return format!("{name}: {gain}; {why}"),
         Ok(f) => f,
     };
-    let params = format!(
-        "contention σ = {}, coherency κ = {}",
-        coefficient(law.law.sigma),
-        coefficient(law.law.kappa)
-    );
+    let params = parameters(&law.law);
     match law.peak() {
         Some((n, x)) if n <= k as f64 => format!(
             "{name}: **stops scaling** — {params}, peak at {n:.1} cores ({} req/s), \
@@ -409,6 +411,26 @@ pub fn verdict(s: &ScalingSeries) -> String {
         }
         _ => format!("{name}: **flattens** — {gain}; {params}"),
     }
+}
+
+/// σ and κ in a verdict: `contention σ = 0.100, coherency κ = 0.200`; a
+/// superlinear series says so, and where it falls back below the ideal.
+fn parameters(law: &usl::Law) -> String {
+    let kappa = coefficient(law.kappa);
+    if !law.superlinear() {
+        return format!(
+            "contention σ = {}, coherency κ = {kappa}",
+            coefficient(law.sigma)
+        );
+    }
+    let back = match law.payback() {
+        Some(n) => format!("below the ideal past N = −σ/κ = {n:.1} cores"),
+        None => "above the ideal at every N".into(),
+    };
+    format!(
+        "superlinear: σ = {} < 0, coherency κ = {kappa}, {back}",
+        coefficient(law.sigma)
+    )
 }
 
 /// A series as drawn: its measured points (those that shared CPUs as
@@ -498,14 +520,24 @@ const METHOD: &str = "Each series is one combination of the other axes, measured
     core's throughput). The lines are the Universal Scalability Law fitted to each series, \
     the dashed ones the ideal k × X(1).";
 
-const FIT_NOTE: &str = "X(N) = λN / (1 + σ(N−1) + κN(N−1)): λ is one core's throughput, σ \
-    the contention (a share of the work that waits for something shared: it flattens the \
-    curve towards 1/σ) and κ the coherency cost (crosstalk between every pair of cores: past \
-    the peak N* = √((1−σ)/κ) more cores lower the throughput). Fitted by least squares on \
-    relative residuals with σ, κ ≥ 0, to the points' geometric means; R² is over those \
-    means; the ranges in brackets are 95% bootstrap intervals from the repetitions (runs \
-    resampled within each core count and refitted). A series with fewer than 3 core counts, \
-    or one the law cannot describe (superlinear, or σ ≥ 1), says so instead.";
+/// What the fit table shows, and how it was fitted.
+fn fit_note() -> String {
+    let method = usl::Method::default();
+    format!(
+        "X(N) = λN / (1 + σ(N−1) + κN(N−1)): λ is one core's throughput, σ the contention (a \
+         share of the work that waits for something shared: it flattens the curve towards \
+         1/σ) and κ the coherency cost (crosstalk between every pair of cores: past the peak \
+         N* = √((1−σ)/κ) more cores lower the throughput). Fitted by method `{}`: {}, over \
+         every run, with κ ≥ 0 and σ < 1; R² is over the runs; the ranges in brackets are 95% \
+         bootstrap intervals from the repetitions (runs resampled within each core count and \
+         refitted). A negative σ marks a **superlinear** series (each of the first cores adds \
+         more than a core's throughput), which falls back below the ideal past N = −σ/κ. A \
+         series with fewer than 3 core counts, or one the law cannot describe (σ ≥ 1), says so \
+         instead. `serverlab fit` fits a table of N and X the same way (docs/experiments.md).",
+        method.name(),
+        method.describe()
+    )
+}
 
 #[cfg(test)]
 mod tests {
@@ -519,8 +551,11 @@ mod tests {
                 sigma,
                 kappa,
             },
+            method: usl::Method::Nls,
+            se: usl::StdErrors::default(),
             r2: 0.99,
             intervals: None,
+            observations: 8,
         }
     }
 
