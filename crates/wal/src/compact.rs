@@ -4,11 +4,15 @@
 //! The sequence, each step durable before the next:
 //!
 //! 1. **Cut.** Create log segment `g` (its header synced, the directory
-//!    synced), record `g` in the manifest (`CURRENT`, replaced by a
-//!    synced rename), switch appends to it, and (under `os` and
-//!    `everysec`) sync the old segment. Appends from here on go to `g`; the
-//!    caller captures the live state *as of the cut* (see
-//!    [`Wal::begin_compaction`]).
+//!    synced), switch appends to it, and (under `os` and `everysec`) sync
+//!    the old segment. Appends from here on go to `g`; the caller captures
+//!    the live state *as of the cut* (see [`Wal::begin_compaction`]).
+//!    Then, once the old segment is sealed (under `always`: once every
+//!    record it takes is committed), record `g` in the manifest
+//!    (`CURRENT`, replaced by a synced rename): from here on a bad end of
+//!    a segment before `g` is damage, never a torn tail. This part runs at
+//!    the start of step 2, off the caller's lock, so appends never wait
+//!    for the old segment's last `fsync`.
 //! 2. **Snapshot.** Write the state's records to `snap-g.tmp`, then its
 //!    trailer (the record count, sealed), and `fsync` it.
 //! 3. **Publish.** Rename it to `snap-g.snap`, `fsync` the directory.
@@ -29,7 +33,7 @@ use std::sync::Arc;
 use crate::dir::{self, Entry};
 use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD, TRAILER_LEN};
 use crate::log::{Segment, Shared};
-use crate::{Durability, Error, Wal};
+use crate::{Durability, Error, Ticket, Wal};
 
 impl Wal {
     /// Tells the log how many bytes the live state would take as a
@@ -74,6 +78,7 @@ impl Wal {
             shared: Arc::clone(s),
             generation: 0,
             disk_at_cut: 0,
+            old_last: Ticket(0),
         };
         c.cut()?;
         Ok(Some(c))
@@ -86,6 +91,8 @@ pub struct Compaction {
     shared: Arc<Shared>,
     generation: u64,
     disk_at_cut: u64,
+    /// The last record appended to the old segment.
+    old_last: Ticket,
 }
 
 /// What a finished compaction did.
@@ -150,11 +157,10 @@ impl Compaction {
         let salt = s.salt();
         let segment = Arc::new(Segment::create(&s.dir, g, salt)?);
         s.checkpoint()?;
-        dir::write_manifest(&s.dir, g, salt)?;
-        s.checkpoint()?;
         let old = {
             let mut a = s.lock();
             self.disk_at_cut = s.disk_bytes.fetch_add(HEADER_LEN as u64, Ordering::AcqRel);
+            self.old_last = Ticket(a.last_lsn());
             std::mem::replace(&mut a.active, segment)
         };
         if s.opts.durability != Durability::Always {
@@ -172,11 +178,24 @@ impl Compaction {
         self.write_with(|w| records.into_iter().try_for_each(|r| w.record(r.as_ref())))
     }
 
+    /// The end of step 1: once the old segment is sealed (every record it
+    /// takes written and synced), the manifest records `g` as the newest
+    /// segment.
+    fn record_cut(&self) -> Result<(), Error> {
+        let s = &self.shared;
+        if s.opts.durability == Durability::Always {
+            s.commits.wait(self.old_last)?;
+        }
+        dir::write_manifest(&s.dir, self.generation, s.salt())?;
+        s.checkpoint()
+    }
+
     /// Steps 2 to 4 with a closure that writes the snapshot's records.
     pub fn write_with(
         self,
         write: impl FnOnce(&mut SnapshotWriter) -> io::Result<()>,
     ) -> Result<Compacted, Error> {
+        self.record_cut()?;
         let s = &self.shared;
         let tmp = dir::temp_path(&s.dir, self.generation);
         let header = Header {

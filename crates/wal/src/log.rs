@@ -120,6 +120,13 @@ pub(crate) struct Appender {
     stopping: bool,
 }
 
+impl Appender {
+    /// The sequence number of the last record appended (0 for none).
+    pub(crate) fn last_lsn(&self) -> u64 {
+        self.next_lsn - 1
+    }
+}
+
 /// Everything the `Wal`, its log thread and its compactions share.
 pub(crate) struct Shared {
     pub dir: PathBuf,

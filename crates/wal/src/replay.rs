@@ -160,6 +160,9 @@ struct Replay<'a> {
     dir: &'a Path,
     recover: Recover,
     salt: u64,
+    /// The generation the manifest records: every segment before it was
+    /// synced before the manifest moved past it (0: none).
+    sealed_below: u64,
     recovery: Recovery,
     disk_bytes: u64,
 }
@@ -172,6 +175,7 @@ pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<R
         dir,
         recover,
         salt,
+        sealed_below: 0,
         recovery: Recovery::default(),
         disk_bytes: 0,
     };
@@ -264,6 +268,7 @@ impl Replay<'_> {
     /// its generation on, checked against the manifest and for gaps.
     fn layout(&mut self, found: &Found) -> Result<Layout, Error> {
         let manifest = self.manifest(found)?;
+        self.sealed_below = manifest.unwrap_or(0);
         let base = found.snaps.last().copied();
         let start = base.unwrap_or(1).max(1);
         let mut logs: Vec<u64> = found.logs.iter().copied().filter(|&g| g >= start).collect();
@@ -459,10 +464,10 @@ impl Replay<'_> {
     /// Replays the segments in order; returns those kept (all but the ones
     /// after a segment cut under truncate).
     fn replay_logs(&mut self, logs: &[u64], apply: Apply<'_>) -> Result<Vec<u64>, Error> {
+        let tails = self.may_have_torn_tail(logs)?;
         for (i, &g) in logs.iter().enumerate() {
-            let newest = i + 1 == logs.len();
             let path = dir::log_path(self.dir, g);
-            match self.replay_log(&path, g, newest, apply)? {
+            match self.replay_log(&path, g, tails[i], apply)? {
                 Flow::Go => {}
                 Flow::Broken => {
                     self.remove_after(&logs[i + 1..], &path)?;
@@ -477,12 +482,28 @@ impl Replay<'_> {
         Ok(logs.to_vec())
     }
 
+    /// Which segments may end in a torn tail: the newest, and one the
+    /// manifest has not sealed when no later segment holds a record (a
+    /// crash while a compaction's cut waited for the old segment's last
+    /// records: the new segment is still empty).
+    fn may_have_torn_tail(&self, logs: &[u64]) -> Result<Vec<bool>, Error> {
+        let mut tails = vec![false; logs.len()];
+        for (i, &g) in logs.iter().enumerate().rev() {
+            tails[i] = g >= self.sealed_below || i + 1 == logs.len();
+            let len = peek(&dir::log_path(self.dir, g))?.1;
+            if len > HEADER_LEN as u64 {
+                break;
+            }
+        }
+        Ok(tails)
+    }
+
     /// Replays one segment, adding its records to the count.
     fn replay_log(
         &mut self,
         path: &Path,
         g: u64,
-        newest: bool,
+        may_tear: bool,
         apply: Apply<'_>,
     ) -> Result<Flow, Error> {
         let (bytes, header) = self.read(path, Kind::Log, g)?;
@@ -499,7 +520,7 @@ impl Replay<'_> {
             Err(e) => return Err(e),
         };
         let scan = format::scan(&bytes, &header, HEADER_LEN);
-        let why = self.judge(path, newest, &scan.end)?;
+        let why = self.judge(path, may_tear, &scan.end)?;
         apply_records(path, &bytes, &scan.records, apply)?;
         self.recovery.log_records += scan.records.len() as u64;
         self.disk_bytes += scan.good_end as u64;
@@ -508,18 +529,19 @@ impl Replay<'_> {
         };
         cut_file(path, scan.good_end as u64)?;
         let dropped = (bytes.len() - scan.good_end) as u64;
-        let broken = matches!(why, Why::Corrupt(_)) && !newest;
+        let broken = matches!(why, Why::Corrupt(_));
         self.note(path.to_path_buf(), scan.good_end as u64, dropped, why);
         Ok(if broken { Flow::Broken } else { Flow::Go })
     }
 
     /// Whether a segment is cut (and why), or the open refused. Only the
-    /// newest segment can have a torn tail: an older one was synced before
-    /// the next was created, so a bad end there is damage.
-    fn judge(&self, path: &Path, newest: bool, end: &End) -> Result<Option<Why>, Error> {
+    /// newest segment can have a torn tail (see `may_have_torn_tail`): an
+    /// older one was synced before the manifest moved past it, so a bad end
+    /// there is damage.
+    fn judge(&self, path: &Path, may_tear: bool, end: &End) -> Result<Option<Why>, Error> {
         let (offset, bad) = match *end {
             End::Clean => return Ok(None),
-            End::Tail { bad, .. } if newest => return Ok(Some(Why::TornTail(bad))),
+            End::Tail { bad, .. } if may_tear => return Ok(Some(Why::TornTail(bad))),
             End::Tail { offset, bad } | End::Middle { offset, bad, .. } => (offset, bad),
         };
         if self.truncating() {

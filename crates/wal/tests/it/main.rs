@@ -4,6 +4,7 @@
 mod commit;
 mod dir;
 mod prop;
+mod recovery;
 mod replay;
 
 use std::path::{Path, PathBuf};
