@@ -275,3 +275,37 @@ fn a_superlinear_series_is_recovered_within_5_percent() {
         near(f.law.lambda, truth.lambda, 1e-6);
     }
 }
+
+/// The figure `serverlab fit --plot` draws, as PNG: it decodes, at the
+/// report's width, with the fit's blue and the peak's red in it; as SVG,
+/// it parses and names every series.
+#[test]
+fn a_fit_is_drawn_as_a_png_that_decodes_and_an_svg() {
+    let f = fit_points(&SPECSDM91, Method::Nls).unwrap();
+    let figure = serverlab_report::usl::plot::figure(&SPECSDM91, &f, "specsdm91");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("fit.png");
+    figure.png(&path).unwrap();
+    let decoder = png::Decoder::new(std::fs::File::open(&path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!(frame.width, 960);
+    assert!(frame.height > 500);
+    let rgb: Vec<&[u8]> = pixels[..frame.buffer_size()]
+        .chunks(frame.color_type.samples())
+        .collect();
+    let has = |c: [u8; 3]| rgb.iter().any(|p| p[..3] == c);
+    assert!(has([31, 119, 180]), "the fit's colour");
+    assert!(has([214, 39, 40]), "the peak's colour");
+    let svg = figure.svg().unwrap();
+    roxmltree::Document::parse(&svg).unwrap();
+    for label in [
+        "measured",
+        "USL fit (nls)",
+        "linear ideal",
+        "peak N* = 96.52",
+    ] {
+        assert!(svg.contains(label), "no {label}");
+    }
+}

@@ -1,6 +1,7 @@
 //! A fit drawn in the report's style ([`crate::chart`]): the measured
-//! points, the fitted law, the linear ideal λN and the peak, against N
-//! on a linear axis. The curve runs past the last point to the peak when
+//! points, the fitted law, the linear ideal λN, the peak, and where a
+//! superlinear law falls back below the ideal, against N on a linear
+//! axis. The curve runs past the last point to the peak when
 //! the peak lies within [`REACH`] times the most N measured; the ideal
 //! stops where it leaves the plot (above the data, which it would
 //! otherwise flatten).
@@ -54,6 +55,19 @@ pub fn figure(points: &[(f64, f64)], fit: &Fit, title: &str) -> Figure {
     let mut linear = series("linear ideal λN", ideal, 7, Marker::None, true);
     linear.dashed = true;
     all.push(linear);
+    if let Some(n) = law.payback().filter(|n| *n <= hi) {
+        let name = format!(
+            "back below the ideal past N = −σ/κ = {}",
+            super::significant(n, 4)
+        );
+        all.push(series(
+            &name,
+            [bare(n, law.throughput(n))],
+            2,
+            Marker::Square,
+            false,
+        ));
+    }
     if let Some((n, x)) = peak {
         let name = format!(
             "peak N* = {}, X(N*) = {}",
