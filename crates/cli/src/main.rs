@@ -7,6 +7,7 @@ mod args;
 mod argv;
 mod check;
 mod demo;
+mod fit;
 mod limits;
 mod load;
 mod merge;
@@ -47,6 +48,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Verify any server against its protocol: named conformance cases, then linearizability under concurrency.
     Check(check::CheckCmd),
+    /// Fit the Universal Scalability Law to a table of N and X: λ, σ, κ, their errors, the peak.
+    Fit(fit::FitArgs),
 }
 
 impl Cli {
@@ -116,6 +119,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Check(cmd) => check::run(cmd),
+        Command::Fit(args) => fit::run(args),
     };
     match result {
         Ok(code) => code,

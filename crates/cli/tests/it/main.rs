@@ -19,6 +19,7 @@ mod echo;
 mod erss_cap;
 mod first_hour;
 mod first_hour_numbers;
+mod fit;
 mod hostile_conn;
 mod hostile_flow;
 mod hostile_servers;

@@ -1,0 +1,350 @@
+//! `serverlab fit`: the Universal Scalability Law through a table of N
+//! and X, read from a file or stdin, printed as text or JSON, drawn as PNG
+//! or SVG; every kind of bad input exits 2 naming the file and line.
+
+use crate::support::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// SPEC SDM91 (R usl's `specsdm91`), as CSV with a header.
+const SPECSDM91: &str = "load,throughput\n1,64.9\n18,995.9\n36,1652.4\n72,1853.2\n\
+                         108,1828.9\n144,1775.0\n216,1702.2\n";
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn fit(args: &[&str]) -> Output {
+    run(&[&["fit"], args].concat())
+}
+
+/// `serverlab fit ARGS` with `input` on stdin.
+fn fit_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("fit")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn close(v: &serde_json::Value, want: f64, share: f64) {
+    let got = v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"));
+    assert!((got - want).abs() <= share * want.abs(), "{got} vs {want}");
+}
+
+#[test]
+fn a_csv_with_a_header_prints_the_fit_with_its_errors_and_peak() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "specsdm91.csv", SPECSDM91);
+    let out = fit(&[file.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(
+        stdout.contains("7 points at 7 distinct N, fitted by nls: nonlinear least squares"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("λ  89.995233") && stdout.contains(" ± 14.21 "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("σ  0.0277285 ± 0.00912"), "{stdout}");
+    assert!(stdout.contains("κ  1.04365e-4 ± 1.988e-5"), "{stdout}");
+    assert!(
+        stdout.contains("peak N* = 96.52, X(N*) = 1884\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Amdahl's limit 1/σ = 36.06"), "{stdout}");
+    assert!(stdout.contains("R² = 0.9"), "{stdout}");
+    assert!(
+        stdout.contains("contention σ = 2.77% flattens it")
+            && stdout.contains("coherency κ = 0.0104% makes it fall after N* = 96.5"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_whitespace_table_without_a_header_and_stdin_read_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows = SPECSDM91.lines().skip(1).map(|l| l.replace(',', "  "));
+    let table: String = rows.map(|l| l + "\n").collect();
+    let file = write(tmp.path(), "sdm.txt", &format!("# N X\n{table}"));
+    let from_file = json_of(&fit(&[file.to_str().unwrap(), "--format", "json"]));
+    let from_stdin = json_of(&fit_stdin(&["-", "--format", "json"], SPECSDM91));
+    let headless = write(tmp.path(), "sdm.csv", SPECSDM91.split_once('\n').unwrap().1);
+    let from_csv = json_of(&fit(&["--format", "json", headless.to_str().unwrap()]));
+    assert_eq!(from_file, from_stdin);
+    assert_eq!(from_file, from_csv);
+    close(&from_file["sigma"], 0.027_728_5, 1e-5);
+}
+
+#[test]
+fn json_has_every_field_and_predict_gives_x_at_other_n() {
+    let out = fit_stdin(
+        &["-", "--format", "json", "--predict", "300", "400"],
+        SPECSDM91,
+    );
+    let j = json_of(&out);
+    for field in [
+        "lambda",
+        "sigma",
+        "kappa",
+        "peak_n",
+        "peak_x",
+        "r2",
+        "method",
+        "lambda_se",
+        "sigma_se",
+        "kappa_se",
+    ] {
+        assert!(j.get(field).is_some(), "no {field} in {j}");
+    }
+    assert_eq!(j["method"], "nls");
+    close(&j["lambda"], 89.995_233, 1e-7);
+    close(&j["kappa"], 0.000_104_4, 1e-3);
+    close(&j["peak_n"], 96.52, 1e-4);
+    close(&j["peak_x"], 1884.0, 1e-3);
+    close(&j["sigma_se"], 9.122e-3, 1e-3);
+    close(&j["kappa_se"], 1.988e-5, 1e-3);
+    close(&j["lambda_se"], 14.21, 1e-3);
+    let (l, s, k) = (
+        j["lambda"].as_f64().unwrap(),
+        j["sigma"].as_f64().unwrap(),
+        j["kappa"].as_f64().unwrap(),
+    );
+    let at = |n: f64| l * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0));
+    assert_eq!(j["predict"][0]["n"], 300.0);
+    close(&j["predict"][0]["x"], at(300.0), 1e-12);
+    close(&j["predict"][1]["x"], at(400.0), 1e-12);
+    let out = fit_stdin(&["-", "--predict", "300"], SPECSDM91);
+    let stdout = text(&out.stdout);
+    let said = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("X(300) = "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    close(
+        &serde_json::json!(said.parse::<f64>().unwrap()),
+        at(300.0),
+        1e-5,
+    );
+}
+
+#[test]
+fn the_methods_are_chosen_by_name() {
+    let j = json_of(&fit_stdin(
+        &["-", "--format", "json", "--method", "gcp"],
+        SPECSDM91,
+    ));
+    assert_eq!(j["method"], "gcp");
+    close(&j["sigma"], 0.01705, 1e-3);
+    close(&j["kappa"], 7.892e-5, 1e-3);
+    assert_eq!(j["lambda"], 64.9);
+    assert!(j["lambda_se"].is_null(), "one run at N = 1: {j}");
+    let j = json_of(&fit_stdin(
+        &["-", "--format", "json", "--method", "relative"],
+        SPECSDM91,
+    ));
+    assert_eq!(j["method"], "relative");
+    let out = fit_stdin(&["-", "--method", "ols"], SPECSDM91);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nls"), "{}", text(&out.stderr));
+}
+
+/// Repeated N are repetitions: every run is fitted, and λ at N = 1 is
+/// their mean under gcp, with a standard error.
+#[test]
+fn repeated_n_are_repetitions() {
+    let table = "N X\n1 10\n1 10.4\n2 19\n2 19.6\n4 33\n4 34\n8 48\n8 50\n16 52\n16 55\n";
+    let j = json_of(&fit_stdin(&["-", "--format", "json"], table));
+    assert_eq!(j["observations"], 10);
+    let j = json_of(&fit_stdin(
+        &["-", "--format", "json", "--method", "gcp"],
+        table,
+    ));
+    close(&j["lambda"], 10.2, 1e-12);
+    close(&j["lambda_se"], 0.2, 1e-9);
+}
+
+/// σ < 0: said, with where it falls back below the linear ideal.
+#[test]
+fn a_superlinear_table_says_so() {
+    let law = |n: f64| 10.0 * n / (1.0 - 0.04 * (n - 1.0) + 0.0015 * n * (n - 1.0));
+    let table: String = (1..=32)
+        .map(|n| format!("{n},{}\n", law(f64::from(n))))
+        .collect();
+    let out = fit_stdin(&["-"], &table);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("superlinear: σ = -0.0400 < 0"), "{stdout}");
+    assert!(
+        stdout.contains("below the linear ideal past N = 26.7"),
+        "{stdout}"
+    );
+    let j = json_of(&fit_stdin(&["-", "--format", "json"], &table));
+    assert_eq!(j["superlinear"], true);
+    close(&j["payback_n"], 0.04 / 0.0015, 1e-6);
+}
+
+/// Each bad input: exit 2, nothing on stdout, and stderr names the file
+/// and, where there is one, the line.
+#[test]
+fn bad_input_exits_2_naming_the_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("one-column.csv", "1\n2\n3\n", ":1: one column"),
+        (
+            "text.csv",
+            "N,X\n1,10\n2,ten\n4,30\n",
+            ":3: 'ten' is not a number",
+        ),
+        (
+            "negative-n.txt",
+            "1 10\n-2 19\n4 30\n",
+            ":2: N = -2: N must be positive",
+        ),
+        (
+            "zero-n.txt",
+            "0 10\n2 19\n4 30\n",
+            ":1: N = 0: N must be positive",
+        ),
+        (
+            "zero-x.txt",
+            "1 10\n2 0\n4 30\n",
+            ":2: X = 0: X must be positive",
+        ),
+        (
+            "negative-x.txt",
+            "1 10\n2 19\n4 -30\n",
+            ":3: X = -30: X must be positive",
+        ),
+        (
+            "two-n.csv",
+            "1,10\n2,19\n2,20\n1,11\n",
+            ":4: 2 distinct N (1, 2)",
+        ),
+        ("empty.csv", "", ": no data: the table is empty"),
+        ("header-only.csv", "N,X\n", ":1: a header and no data"),
+    ];
+    for (name, content, want) in cases {
+        let file = write(tmp.path(), name, content);
+        let path = file.to_str().unwrap();
+        let out = fit(&[path]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(out.stdout.is_empty(), "{name}: {}", text(&out.stdout));
+        assert!(
+            stderr.contains(&format!("{path}{want}")),
+            "{name}: {stderr}"
+        );
+    }
+    let missing = tmp.path().join("missing.csv");
+    let out = fit(&[missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}: cannot read", missing.display())),
+        "{stderr}"
+    );
+    let out = fit_stdin(&["-"], "1 10\n2 x\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("stdin:2: 'x' is not a number"));
+    // A law that cannot be: each core costs more than it gives (σ ≥ 1).
+    let out = fit_stdin(&["-"], "1 100\n2 40\n4 20\n8 10\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("stdin: cannot fit: non-physical"));
+    // No N = 1 for gcp.
+    let out = fit_stdin(&["-", "--method", "gcp"], "2 20\n4 35\n8 50\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nothing measured at N = 1"));
+    // A plot that is neither PNG nor SVG is a usage error.
+    let out = fit_stdin(&["-", "--plot", "fit.jpg"], SPECSDM91);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("neither .png nor .svg"));
+}
+
+/// The PNG's structure, checked by hand (this crate's tests have no PNG
+/// decoder; crates/report's tests decode the same drawing fully): the
+/// signature, every chunk's CRC, an IHDR of the report's width, pixels,
+/// and the end.
+fn check_png(bytes: &[u8]) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let mut at = 8;
+    let mut names = Vec::new();
+    while at + 12 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let body = &bytes[at + 4..at + 8 + len];
+        let crc = u32::from_be_bytes(bytes[at + 8 + len..at + 12 + len].try_into().unwrap());
+        assert_eq!(crc32(body), crc, "chunk {}", names.len());
+        names.push(String::from_utf8_lossy(&body[..4]).to_string());
+        if &body[..4] == b"IHDR" {
+            let width = u32::from_be_bytes(body[4..8].try_into().unwrap());
+            let height = u32::from_be_bytes(body[8..12].try_into().unwrap());
+            assert!(width == 960 && height > 500, "{width}×{height}");
+        }
+        at += 12 + len;
+    }
+    assert_eq!(at, bytes.len(), "trailing bytes");
+    assert_eq!(names.first().map(String::as_str), Some("IHDR"));
+    assert!(names.iter().any(|n| n == "IDAT"), "{names:?}");
+    assert_eq!(names.last().map(String::as_str), Some("IEND"));
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn plot_draws_a_png_and_an_svg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let png = tmp.path().join("fit.png");
+    let out = fit_stdin(&["-", "--plot", png.to_str().unwrap()], SPECSDM91);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_png(&std::fs::read(&png).unwrap());
+    let svg = tmp.path().join("fit.svg");
+    let out = fit_stdin(&["-", "--plot", svg.to_str().unwrap()], SPECSDM91);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        doc.starts_with("<svg") || doc.starts_with("<?xml"),
+        "{}",
+        &doc[..80]
+    );
+    assert!(doc.trim_end().ends_with("</svg>"));
+    for label in [
+        "measured",
+        "USL fit (nls)",
+        "linear ideal",
+        "peak N* = 96.52",
+    ] {
+        assert!(doc.contains(label), "no {label} in the SVG");
+    }
+}
