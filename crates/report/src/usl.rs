@@ -105,7 +105,7 @@ impl Named for Method {
     fn describe(self) -> &'static str {
         match self {
             Method::Nls => {
-                "nonlinear least squares on X, λ σ κ free, as R's usl, usl4j and Go's usl (the default)"
+                "nonlinear least squares on X, λ σ κ free, as R's usl, usl4j and Go's usl; the default"
             }
             Method::Relative => {
                 "least squares on relative residuals (X − X̂)/X over each N's geometric mean"

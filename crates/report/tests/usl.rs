@@ -309,3 +309,14 @@ fn a_fit_is_drawn_as_a_png_that_decodes_and_an_svg() {
         assert!(svg.contains(label), "no {label}");
     }
 }
+
+/// The table the README's tour and docs/experiments.md fit is R usl's
+/// specsdm91, read as `serverlab fit` reads it.
+#[test]
+fn the_tours_table_is_specsdm91() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/specsdm91.csv");
+    let rows =
+        serverlab_report::usl::table::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let points: Vec<(f64, f64)> = rows.iter().map(|r| (r.n, r.x)).collect();
+    assert_eq!(points, SPECSDM91);
+}
