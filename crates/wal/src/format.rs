@@ -134,6 +134,10 @@ impl fmt::Display for HeaderError {
         match self {
             HeaderError::Short => write!(f, "shorter than the {HEADER_LEN}-byte header"),
             HeaderError::Magic => write!(f, "no log magic"),
+            HeaderError::Version(v) if *v > VERSION => write!(
+                f,
+                "format version {v}, from a newer serverlab; this build reads {VERSION}"
+            ),
             HeaderError::Version(v) => write!(f, "format version {v}, this build reads {VERSION}"),
             HeaderError::Kind(k) => write!(f, "unknown file kind byte {k:#04x}"),
             HeaderError::Checksum => write!(f, "header checksum mismatch"),
