@@ -13,11 +13,15 @@
 //! held for the `write(2)` anyway.
 //!
 //! **No reply shows what a crash can lose** (`always`). A write's reply
-//! waits for its record's commit; so does every other reply, reads
-//! included, for the commit of the last write applied when it was
-//! computed ([`Durable::read`]), as Redis sends nothing an event loop's
-//! pass computed before that pass's `fsync`. A reader that saw a write
-//! still in flight is answered once that write is on disk.
+//! waits for its record's commit; so does a read's reply, for the commit
+//! of the last write applied to what it read before it read
+//! ([`Durable::read`]): Redis sends nothing an event loop's pass computed
+//! before that pass's `fsync`, and this is the same promise kept per key.
+//! Each write marks its keys' slots in a table of [`SLOTS`] with its
+//! ticket before it is applied (a whole-keyspace write, FLUSHALL, marks
+//! them all at once); a read waits for the highest mark of its keys'
+//! slots, a read of the whole keyspace (DBSIZE) for the last write of
+//! all. Keys that share a slot only make a read wait longer, never less.
 //!
 //! **A failing disk stops the writes.** When the log fails, writes applied
 //! to the store whose records never committed (the batch whose `fsync`
@@ -31,6 +35,7 @@
 use parking_lot::{Mutex, MutexGuard};
 use serverlab_wal::{Durability, Failure, Ticket, Wal};
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -55,6 +60,84 @@ impl Logged {
         match (before, later) {
             (Some(a), Some(b)) => Some(a.then(b)),
             (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The slots of the table of writes in flight (a power of two).
+pub const SLOTS: usize = 4096;
+
+/// What a request reads or writes, as the barrier sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum Touch<'a> {
+    /// One key.
+    Key(&'a [u8]),
+    /// Several keys.
+    Keys(&'a [&'a [u8]]),
+    /// The whole keyspace (FLUSHALL, DBSIZE).
+    Every,
+    /// No data (PING, CLIENT): nothing to wait for.
+    Nothing,
+}
+
+impl Touch<'_> {
+    fn each(&self, mut f: impl FnMut(&[u8])) {
+        match *self {
+            Touch::Key(k) => f(k),
+            Touch::Keys(ks) => ks.iter().for_each(|k| f(k)),
+            Touch::Every | Touch::Nothing => {}
+        }
+    }
+}
+
+/// The last write applied to each slot of keys, and to the whole keyspace.
+struct Seen {
+    slots: Box<[AtomicU64]>,
+    /// The last whole-keyspace write (FLUSHALL): every key's mark.
+    every: AtomicU64,
+    /// The last write of all.
+    last: AtomicU64,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Seen {
+    fn new() -> Seen {
+        Seen {
+            slots: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            every: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+            hasher: foldhash::fast::FixedState::with_seed(0x5e4e_41ab),
+        }
+    }
+
+    fn slot(&self, key: &[u8]) -> &AtomicU64 {
+        let h = self.hasher.hash_one(key) as usize;
+        &self.slots[h & (SLOTS - 1)]
+    }
+
+    /// Marks what a write touches with its ticket, before it is applied:
+    /// a reader that sees the write then sees the mark (sequenced before
+    /// the store's release of the write, acquired with its read).
+    fn mark(&self, touch: Touch, lsn: u64) {
+        self.last.fetch_max(lsn, Ordering::SeqCst);
+        if let Touch::Every = touch {
+            self.every.fetch_max(lsn, Ordering::SeqCst);
+        }
+        touch.each(|k| {
+            self.slot(k).fetch_max(lsn, Ordering::SeqCst);
+        });
+    }
+
+    /// The last write a read of `touch`, just made, may have seen.
+    fn seen(&self, touch: Touch) -> u64 {
+        match touch {
+            Touch::Nothing => 0,
+            Touch::Every => self.last.load(Ordering::SeqCst),
+            _ => {
+                let mut m = self.every.load(Ordering::SeqCst);
+                touch.each(|k| m = m.max(self.slot(k).load(Ordering::SeqCst)));
+                m
+            }
         }
     }
 }
@@ -84,10 +167,8 @@ struct Pending {
 pub struct Durable {
     wal: Arc<Wal>,
     order: Mutex<Pending>,
-    /// `always`: the ticket of the last write applied to the store (0:
-    /// none yet). Set before the write is applied, so a reader that saw
-    /// the write reads a ticket at least as high.
-    applied: AtomicU64,
+    /// `always`: the tickets of the writes applied, by what they touched.
+    seen: Seen,
     /// The writes the failure left uncommitted have been taken back.
     rolled_back: AtomicBool,
 }
@@ -97,7 +178,7 @@ impl Durable {
         Durable {
             wal: Arc::new(wal),
             order: Mutex::new(Pending::default()),
-            applied: AtomicU64::new(0),
+            seen: Seen::new(),
             rolled_back: AtomicBool::new(false),
         }
     }
@@ -112,7 +193,7 @@ impl Durable {
         self.wal.durability() == Durability::Always
     }
 
-    /// Logs a write, then applies it, in the one order. `record` encodes
+    /// Logs a write of `touch`, then applies it, in the one order. `record` encodes
     /// the write's record and says whether there is one (false: the write
     /// changes nothing, and is applied unlogged); `undo` (called only when
     /// [`Durable::undoes`], before `apply`) says how to take the write back
@@ -120,6 +201,7 @@ impl Durable {
     /// record: nothing is applied, and the reason is returned.
     pub fn write<T>(
         &self,
+        touch: Touch,
         record: impl FnOnce(&mut Vec<u8>) -> bool,
         undo: impl FnOnce() -> Undo,
         apply: impl FnOnce() -> T,
@@ -151,17 +233,17 @@ impl Durable {
                 order.undo.pop_front();
             }
             order.undo.push_back((ticket, undo()));
-            self.applied.store(ticket.lsn(), Ordering::SeqCst);
+            self.seen.mark(touch, ticket.lsn());
         }
         Ok((apply(), Some(Logged::Ticket(ticket))))
     }
 
-    /// Runs a request that writes nothing (a read) and says what its reply
-    /// waits for: under `always`, the commit of the last write applied
-    /// before it read, if that is not yet on disk. After a failure, the
-    /// writes that never committed are taken back first: the read sees
-    /// only what is on disk.
-    pub fn read<T>(&self, read: impl FnOnce() -> T) -> (T, Option<Logged>) {
+    /// Runs a request that writes nothing (a read of `touch`) and says what
+    /// its reply waits for: under `always`, the commit of the last write
+    /// applied to what it read, if that is not yet on disk. After a
+    /// failure, the writes that never committed are taken back first: the
+    /// read sees only what is on disk.
+    pub fn read<T>(&self, touch: Touch, read: impl FnOnce() -> T) -> (T, Option<Logged>) {
         if !self.undoes() {
             return (read(), None);
         }
@@ -172,7 +254,7 @@ impl Durable {
             return (read(), None);
         }
         let done = read();
-        let last = self.applied.load(Ordering::SeqCst);
+        let last = self.seen.seen(touch);
         let wait = (last > 0).then(|| self.wal.ticket(last));
         let wait = wait.filter(|&t| !self.wal.is_committed(t));
         (done, wait.map(Logged::Ticket))

@@ -668,3 +668,5 @@ fn a_loads_ledger_catches_a_server_that_loses_writes() {
         assert!(said.contains("keys wrong"), "{}: {said}", proto.name());
     }
 }
+
+mod faults;

@@ -149,6 +149,8 @@ pub struct ServerProc {
     pub addr: SocketAddr,
     stdout: Arc<Mutex<String>>,
     reader: Option<std::thread::JoinHandle<()>>,
+    /// What it printed on stderr, when started to keep it.
+    stderr: Option<Arc<Mutex<String>>>,
 }
 
 impl ServerProc {
@@ -225,6 +227,46 @@ impl ServerProc {
         Self::spawn_command(cmd, args)
     }
 
+    /// `serve <protocol> --addr 127.0.0.1:0 <args>` run by `wrapper` (a
+    /// command and its arguments, before the binary: `strace -f …`; none
+    /// for the binary alone), its stderr kept (see `stderr`).
+    pub fn start_wrapped(wrapper: &[&str], protocol: &str, args: &[&str]) -> ServerProc {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
+        cmd.env_remove("MALLOC_ARENA_MAX")
+            .env_remove("GLIBC_TUNABLES")
+            .args(["serve", protocol, "--addr", "127.0.0.1:0"])
+            .args(args)
+            .stderr(Stdio::piped());
+        let mut server = Self::spawn_command(cmd, args);
+        let err = server.child.stderr.take().expect("piped stderr");
+        let kept = Arc::new(Mutex::new(String::new()));
+        let sink = kept.clone();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(err);
+            let mut line = String::new();
+            while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        server.stderr = Some(kept);
+        server
+    }
+
+    /// Everything the server printed on stderr so far (started with
+    /// `start_wrapped`).
+    pub fn stderr(&self) -> String {
+        let kept = self.stderr.as_ref().expect("started with start_wrapped");
+        kept.lock().unwrap().clone()
+    }
+
     /// Start the binary with exactly these arguments (a `serve` command).
     pub fn spawn(args: &[&str]) -> ServerProc {
         Self::spawn_with_env(args, &[])
@@ -241,13 +283,10 @@ impl ServerProc {
         Self::spawn_command(cmd, args)
     }
 
-    /// Run `cmd` (`args` name it in errors) and wait until it listens.
+    /// Run `cmd` (`args` name it in errors; its stderr inherited unless
+    /// the command says otherwise) and wait until it listens.
     fn spawn_command(mut cmd: Command, args: &[&str]) -> ServerProc {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start serverlab");
+        let mut child = cmd.stdout(Stdio::piped()).spawn().expect("start serverlab");
         let out = child.stdout.take().expect("piped stdout");
         let stdout = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel();
@@ -282,6 +321,7 @@ impl ServerProc {
             addr,
             stdout,
             reader: Some(reader),
+            stderr: None,
         }
     }
 
@@ -328,6 +368,19 @@ impl ServerProc {
 
 impl Drop for ServerProc {
     fn drop(&mut self) {
+        // A server run by a wrapper (strace) is the wrapper's child, which
+        // killing the wrapper would leave running, holding its port and
+        // its data directory.
+        let pid = self.child.id();
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
+        for child in children.unwrap_or_default().split_whitespace() {
+            if let Ok(c) = child.parse::<i32>() {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(c),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

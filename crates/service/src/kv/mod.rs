@@ -18,7 +18,7 @@
 mod log;
 mod stats;
 
-use crate::durable::{Refused, Undo};
+use crate::durable::{Refused, Touch, Undo};
 use crate::{After, Common, Durable, Frame, Logged, Service, REPLY_CHUNK};
 use serverlab_proto::kv::{
     digest, imf_fixdate, scan, Connection, Head, HeadScan, Limits, Method, Reject, RequestError,
@@ -140,7 +140,7 @@ impl KvService {
                 None => drop(store.delete(&key)),
             })
         };
-        let (done, logged) = log.write(record, undo, apply)?;
+        let (done, logged) = log.write(Touch::Key(key), record, undo, apply)?;
         if logged.is_some() {
             conn.logged = Logged::merge(conn.logged, logged);
             log::compact_if_due(log.wal(), &self.store);
@@ -188,7 +188,7 @@ impl KvService {
             Target::KeyTooLong => reply.text(Status::UriTooLong, "a key is at most 1024 bytes\n"),
             Target::Key(key) => match head.method {
                 Method::Get | Method::Head => {
-                    self.read(conn, |c| self.get(c, head, key, &mut reply))
+                    self.read(conn, key, |c| self.get(c, head, key, &mut reply))
                 }
                 Method::Put | Method::Post => self.put(conn, key, body, &mut reply),
                 Method::Delete => self.delete(conn, key, &mut reply),
@@ -212,11 +212,16 @@ impl KvService {
 
     /// Runs a read and notes on the connection what its reply waits for
     /// (the commit of the last write it may have seen, under `always`).
-    fn read(&self, conn: &mut KvConn, read: impl FnOnce(&mut KvConn) -> Status) -> Status {
+    fn read(
+        &self,
+        conn: &mut KvConn,
+        key: &[u8],
+        read: impl FnOnce(&mut KvConn) -> Status,
+    ) -> Status {
         let Some(log) = &self.log else {
             return read(conn);
         };
-        let (status, wait) = log.read(|| read(&mut *conn));
+        let (status, wait) = log.read(Touch::Key(key), || read(&mut *conn));
         conn.logged = Logged::merge(conn.logged, wait);
         status
     }

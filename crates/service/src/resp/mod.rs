@@ -15,6 +15,7 @@ mod log;
 mod stats;
 mod undo;
 
+use crate::durable::Touch;
 use crate::{After, Common, Durable, Frame, Logged, Service};
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
@@ -155,16 +156,22 @@ impl RespService {
         let Some(log) = &self.log else {
             return self.execute(conn, cmd, input, out);
         };
-        if !changes_data(&cmd) {
-            let (after, wait) = log.read(|| self.execute(conn, cmd, input, out));
-            conn.logged = Logged::merge(conn.logged, wait);
-            return after;
+        if matches!(cmd, Cmd::Conn(_) | Cmd::Reject(_)) {
+            return self.execute(conn, cmd, input, out);
         }
         let a = Args {
             framer: &conn.framer,
             input,
         };
+        let mut keys = Vec::new();
+        let touch = touches(&cmd, &a, &mut keys);
+        if !changes_data(&cmd) {
+            let (_, wait) = log.read(touch, || self.data(cmd, &a, out));
+            conn.logged = Logged::merge(conn.logged, wait);
+            return After::Continue;
+        }
         let written = log.write(
+            touch,
             |rec| {
                 rec.extend_from_slice(input);
                 true
@@ -350,8 +357,31 @@ impl RespService {
     }
 }
 
-/// The commands about the connection itself: its name, its id, HELLO
-/// and QUIT (after which it closes).
+/// What `cmd` reads or writes, as the barrier of replies sees it
+/// ([`crate::durable`]); several keys go into `keys`.
+fn touches<'k>(cmd: &Cmd, a: &Args<'k>, keys: &'k mut Vec<&'k [u8]>) -> Touch<'k> {
+    match *cmd {
+        Cmd::Str(StrCmd::Get(key) | StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. })
+        | Cmd::List(
+            ListCmd::Push { key, .. }
+            | ListCmd::Pop { key, .. }
+            | ListCmd::LLen(key)
+            | ListCmd::LIndex { key, .. }
+            | ListCmd::LRange { key, .. },
+        ) => Touch::Key(a.get(key)),
+        Cmd::Str(StrCmd::Del | StrCmd::Exists | StrCmd::MGet) => {
+            keys.extend(a.from(1));
+            Touch::Keys(keys)
+        }
+        Cmd::Str(StrCmd::MSet) => {
+            keys.extend(a.from(1).step_by(2));
+            Touch::Keys(keys)
+        }
+        Cmd::Server(ServerCmd::DbSize | ServerCmd::Flush | ServerCmd::Info) => Touch::Every,
+        Cmd::Server(_) | Cmd::Conn(_) | Cmd::Reject(_) => Touch::Nothing,
+    }
+}
+
 /// Whether `cmd` may change data (and so is logged).
 fn changes_data(cmd: &Cmd) -> bool {
     matches!(
