@@ -9,7 +9,7 @@
 //! - `nls`, the default, as the field computes it (R's `usl` package from
 //!   version 2, usl4j, Go's `usl`): nonlinear least squares on X over
 //!   every observation, λ, σ and κ free, solved by Levenberg–Marquardt
-//!   ([`lm`]), with standard errors from the Jacobian as R's `nls` gives
+//!   (usl/lm.rs), with standard errors from the Jacobian as R's `nls` gives
 //!   them, √(diag((JᵀJ)⁻¹) · RSS/(n−3)).
 //! - `relative`: least squares on relative residuals (X − X̂)/X over each
 //!   core count's geometric mean, so a point at 1 core and one at 16
@@ -17,7 +17,7 @@
 //! - `gcp`: Gunther's own ("Guerrilla Capacity Planning"): the
 //!   capacity C(N) = X(N)/X(1) with X(1) measured (the mean at N = 1), and
 //!   the quadratic N/C − 1 = σ(N−1) + κN(N−1) fitted through the origin;
-//!   λ = X(1) ([`gcp`]).
+//!   λ = X(1) (usl/gcp.rs).
 //!
 //! Every method keeps κ ≥ 0 and allows σ < 0: a superlinear series
 //! (Gunther, Puglia and Tomasette, "Hadoop Superlinear Scalability", ACM
@@ -67,9 +67,9 @@ impl Law {
     }
 
     /// Where a superlinear law falls back below the linear ideal λN:
-    /// X(N) < λN exactly when σ(N−1) + κN(N−1) > 0, that is (N−1)(σ + κN)
-    /// > 0, so past N = −σ/κ. None unless σ < 0 and κ > 0 (with κ = 0 it
-    /// never does).
+    /// X(N) < λN exactly when σ(N−1) + κN(N−1) > 0, that is when
+    /// (N−1)(σ + κN) is positive, so past N = −σ/κ. None unless σ < 0 and
+    /// κ > 0 (with κ = 0 it never does).
     pub fn payback(&self) -> Option<f64> {
         (self.superlinear() && self.kappa > 0.0).then(|| -self.sigma / self.kappa)
     }

@@ -18,64 +18,14 @@ const HEADROOM: f64 = 1.25;
 
 /// The figure of `fit` over `points`, titled `title`.
 pub fn figure(points: &[(f64, f64)], fit: &Fit, title: &str) -> Figure {
-    let law = fit.law;
     let lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let most = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let peak = fit.peak().filter(|(n, _)| *n <= REACH * most);
     let hi = peak.map_or(most, |(n, _)| n.max(most));
-    let curve: Vec<Pt> = samples(lo, hi)
-        .map(|n| bare(n, law.throughput(n)))
-        .collect();
-    let top = points
-        .iter()
-        .map(|p| p.1)
-        .chain(curve.iter().map(|p| p.y))
-        .fold(0.0, f64::max)
-        * HEADROOM;
-    let ideal_end = (top / law.lambda).min(hi);
-    let ideal: Vec<Pt> = samples(lo, ideal_end.max(lo))
-        .map(|n| bare(n, law.lambda * n))
-        .collect();
-    let mut all = vec![
-        series(
-            "measured",
-            points.iter().map(|&(n, x)| bare(n, x)),
-            0,
-            Marker::Circle,
-            false,
-        ),
-        series(
-            &format!("USL fit ({}): {}", fit.method, parameters(fit)),
-            curve,
-            0,
-            Marker::None,
-            true,
-        ),
-    ];
-    let mut linear = series("linear ideal λN", ideal, 7, Marker::None, true);
-    linear.dashed = true;
-    all.push(linear);
-    if let Some(n) = law.payback().filter(|n| *n <= hi) {
-        let name = format!(
-            "back below the ideal past N = −σ/κ = {}",
-            super::significant(n, 4)
-        );
-        all.push(series(
-            &name,
-            [bare(n, law.throughput(n))],
-            2,
-            Marker::Square,
-            false,
-        ));
-    }
-    if let Some((n, x)) = peak {
-        let name = format!(
-            "peak N* = {}, X(N*) = {}",
-            super::significant(n, 4),
-            super::significant(x, 4)
-        );
-        all.push(series(&name, [bare(n, x)], 3, Marker::Diamond, false));
-    }
+    let measured = points.iter().map(|&(n, x)| bare(n, x));
+    let mut all = vec![series("measured", measured, 0, Marker::Circle, false)];
+    all.extend(lines(points, fit, (lo, hi)));
+    all.extend(marks(fit, hi, peak));
     Figure {
         id: "usl-fit".into(),
         title: title.into(),
@@ -87,6 +37,50 @@ pub fn figure(points: &[(f64, f64)], fit: &Fit, title: &str) -> Figure {
             log_y: false,
         }],
     }
+}
+
+/// The fitted curve from `lo` to `hi`, and the linear ideal up to where
+/// it leaves the plot.
+fn lines(points: &[(f64, f64)], fit: &Fit, (lo, hi): (f64, f64)) -> [Series; 2] {
+    let law = fit.law;
+    let curve: Vec<Pt> = samples(lo, hi)
+        .map(|n| bare(n, law.throughput(n)))
+        .collect();
+    let top = points
+        .iter()
+        .map(|p| p.1)
+        .chain(curve.iter().map(|p| p.y))
+        .fold(0.0, f64::max)
+        * HEADROOM;
+    let ideal_end = (top / law.lambda).min(hi).max(lo);
+    let ideal = samples(lo, ideal_end).map(|n| bare(n, law.lambda * n));
+    let name = format!("USL fit ({}): {}", fit.method, parameters(fit));
+    let mut linear = series("linear ideal λN", ideal, 7, Marker::None, true);
+    linear.dashed = true;
+    [series(&name, curve, 0, Marker::None, true), linear]
+}
+
+/// The payback point of a superlinear law (up to `hi`) and the peak.
+fn marks(fit: &Fit, hi: f64, peak: Option<(f64, f64)>) -> Vec<Series> {
+    let law = fit.law;
+    let mut out = Vec::new();
+    if let Some(n) = law.payback().filter(|n| *n <= hi) {
+        let name = format!(
+            "back below the ideal past N = −σ/κ = {}",
+            super::significant(n, 4)
+        );
+        let at = [bare(n, law.throughput(n))];
+        out.push(series(&name, at, 2, Marker::Square, false));
+    }
+    if let Some((n, x)) = peak {
+        let name = format!(
+            "peak N* = {}, X(N*) = {}",
+            super::significant(n, 4),
+            super::significant(x, 4)
+        );
+        out.push(series(&name, [bare(n, x)], 3, Marker::Diamond, false));
+    }
+    out
 }
 
 /// λ, σ, κ as the legend says them.
