@@ -121,28 +121,63 @@ impl Verdict {
     }
 }
 
+/// How many wrong keys the verdict lists; the rest are counted.
+const LISTED: usize = 10;
+
+/// One sentence that is true as a whole: a failure says FAILED and how
+/// many keys lost their last acknowledged write, then lists the first
+/// [`LISTED`] and says how many it leaves out; a pass says what was
+/// checked and what is missing within the allowed window.
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.passed() {
+            return self.fmt_failed(f);
+        }
         write!(
             f,
             "{} keys, {} acknowledged writes: ",
             self.keys, self.acked
         )?;
         if self.lost == 0 {
-            write!(f, "none missing")?;
+            write!(f, "none missing")
         } else {
-            write!(
-                f,
-                "{} missing, the oldest acknowledged {} ms before the ledger ends",
-                self.lost,
-                self.lost_back.as_millis()
-            )?;
+            write!(f, "{}", self.missing_within_window())
         }
-        if !self.wrong.is_empty() {
-            write!(f, "; {} keys wrong:", self.wrong.len())?;
-            for w in self.wrong.iter().take(10) {
-                write!(f, "\n  {w}")?;
-            }
+    }
+}
+
+impl Verdict {
+    fn missing_within_window(&self) -> String {
+        format!(
+            "{} missing within the allowed loss, the oldest acknowledged {} ms before the \
+             ledger ends",
+            self.lost,
+            self.lost_back.as_millis()
+        )
+    }
+
+    fn fmt_failed(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let wrong = self.wrong.len();
+        write!(
+            f,
+            "FAILED: {wrong} of {} keys lost their last acknowledged write (of {} acknowledged \
+             writes",
+            self.keys, self.acked
+        )?;
+        if self.lost > 0 {
+            write!(f, "; besides, {}", self.missing_within_window())?;
+        }
+        let shown = wrong.min(LISTED);
+        if shown == wrong {
+            write!(f, "); the keys wrong:")?;
+        } else {
+            write!(f, "); the keys wrong, the first {shown}:")?;
+        }
+        for w in self.wrong.iter().take(shown) {
+            write!(f, "\n  {w}")?;
+        }
+        if wrong > shown {
+            write!(f, "\n  and {} more", wrong - shown)?;
         }
         Ok(())
     }
@@ -316,6 +351,36 @@ mod tests {
         );
         let v = verdict(&r, Duration::from_secs(3), None);
         assert_eq!((v.lost, v.passed()), (2, true));
+    }
+
+    #[test]
+    fn a_failed_verdict_is_one_sentence_and_counts_what_it_leaves_out() {
+        let mut v = Verdict {
+            keys: 30,
+            acked: 90,
+            ..Verdict::default()
+        };
+        assert_eq!(
+            v.to_string(),
+            "30 keys, 90 acknowledged writes: none missing"
+        );
+        v.wrong = (0..12).map(|i| format!("k{i}: holds nothing")).collect();
+        let said = v.to_string();
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(
+            lines[0],
+            "FAILED: 12 of 30 keys lost their last acknowledged write (of 90 acknowledged \
+             writes); the keys wrong, the first 10:"
+        );
+        assert_eq!(lines.len(), 12, "{said}");
+        assert_eq!(lines[11], "  and 2 more");
+        v.wrong.truncate(3);
+        let said = v.to_string();
+        assert!(
+            said.lines().next().unwrap().ends_with("the keys wrong:"),
+            "{said}"
+        );
+        assert!(!said.contains("more"), "{said}");
     }
 
     /// A write the server answered but refused (an error reply, a 4xx) is

@@ -25,6 +25,7 @@ mod hostile_flow;
 mod hostile_servers;
 mod kv;
 mod kv_interop;
+mod ledger_verdict;
 mod lists;
 mod load_board;
 mod load_bucket;
