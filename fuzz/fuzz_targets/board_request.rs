@@ -1,6 +1,6 @@
 #![no_main]
 //! Board request parsing (`proto::board::Request::parse`) against the
-//! grammar in PROTOCOLS.md, written here a second way; and a valid request
+//! grammar in the wire contract (docs/protocols/), written here a second way; and a valid request
 //! encodes back to a frame that parses to itself. Input: the frame.
 
 use libfuzzer_sys::fuzz_target;

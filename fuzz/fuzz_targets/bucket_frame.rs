@@ -1,6 +1,6 @@
 #![no_main]
 //! Bucket line framing (`proto::bucket::frame`) against the rule as
-//! PROTOCOLS.md words it (LF ends a line, a CR before it is dropped, a
+//! the wire contract (docs/protocols/) words it (LF ends a line, a CR before it is dropped, a
 //! payload over the limit is refused as soon as it must be), and bounded:
 //! it never looks past `max + 2` bytes. Input: [max, buffer…].
 

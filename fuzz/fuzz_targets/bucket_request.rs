@@ -1,6 +1,6 @@
 #![no_main]
 //! Bucket request parsing (`proto::bucket::Request::parse`) against the
-//! grammar in PROTOCOLS.md, written here a second way: exactly two runs of
+//! grammar in the wire contract (docs/protocols/), written here a second way: exactly two runs of
 //! ASCII digits joined by one comma, each fitting in 64 bits; and a request
 //! encodes back to a line that parses to itself. Input: the line.
 

@@ -2,7 +2,7 @@
 //! kv header fields (`Host`, `Content-Length`, `Transfer-Encoding`,
 //! `Connection`, `Expect`, `If-None-Match`), folded over every field of a
 //! head by `proto::kv::scan`, against the rules of RFC 9110/9112 and
-//! PROTOCOLS.md written here a second way: a head is accepted exactly when
+//! the wire contract (docs/protocols/) written here a second way: a head is accepted exactly when
 //! no rule refuses it, then with the right keep-alive, length and
 //! expectation; refused, with one of the errors that apply.
 //! Input: [method, version, then fields split at LF: a name byte, value…].

@@ -1,6 +1,6 @@
 #![no_main]
 //! Board and echo framing (`proto::line::frame`) against the framing rule
-//! as PROTOCOLS.md words it, and bounded: it never looks past `max + 1`
+//! as the wire contract (docs/protocols/) words it, and bounded: it never looks past `max + 1`
 //! bytes. Input: [max, buffer…] (max 255 stands for "no limit").
 
 use libfuzzer_sys::fuzz_target;

@@ -1,7 +1,7 @@
 #![no_main]
 //! RESP request framing (`proto::resp::Framer`: arrays of bulk strings
 //! and inline commands) against the rule written a second time from
-//! PROTOCOLS.md section 5 and redis-server 7 (`model::resp_wire`), request
+//! docs/protocols/resp.md (section 5) and redis-server 7 (`model::resp_wire`), request
 //! after request of a pipelined stream, with the same arguments; and
 //! split-independent: a framer resumed over the stream arriving in random
 //! pieces reaches the same verdicts. Input: [max-inline, max-bulk,

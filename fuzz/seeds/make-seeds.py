@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the committed seed corpus: a few dozen small inputs per fuzz target,
-valid requests and replies from PROTOCOLS.md and the tests, and edge cases.
+valid requests and replies from the wire contract (docs/protocols/) and the tests, and edge cases.
 Each seed is the target's header bytes (see its doc comment) and then protocol
 bytes. Run from anywhere; it rewrites fuzz/seeds/<target>/ in place."""
 

@@ -1,4 +1,4 @@
-//! The message board as PROTOCOLS.md states it, on plain collections:
+//! The message board as the wire contract (docs/protocols/) states it, on plain collections:
 //! ids count from 0 per topic, LIST in creation order, EXIT answered
 //! `TERMINATING` and closing when the peer may stop the server.
 //!

@@ -1,4 +1,4 @@
-//! The bucket protocol as PROTOCOLS.md states it: a line
+//! The bucket protocol as the wire contract (docs/protocols/) states it: a line
 //! `<delay>,<bucket>` (LF, optional CR before it) of at most `max_line`
 //! bytes; a valid line adds its delay to its bucket and is answered with
 //! the new value; anything else is answered `ERR <reason>` and closes.

@@ -1,4 +1,4 @@
-//! The kv store as PROTOCOLS.md states it, on a plain map. Heads are
+//! The kv store as the wire contract (docs/protocols/) states it, on a plain map. Heads are
 //! found with the proto crate's `scan` run once over the whole remaining
 //! stream, which the session ran incrementally over pieces: the two must
 //! agree. Replies are read back with the client's response parser and

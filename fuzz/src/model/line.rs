@@ -1,4 +1,4 @@
-//! Board and echo framing as PROTOCOLS.md words it: a request is the
+//! Board and echo framing as the wire contract (docs/protocols/) words it: a request is the
 //! bytes up to the first NUL or LF, a CR right before an LF is dropped,
 //! and more than `max` bytes without a terminator close the connection.
 

@@ -1,5 +1,5 @@
 //! Reference models: what a correct server answers to a whole stream, as
-//! PROTOCOLS.md says, to check a session's [`Transcript`] against.
+//! the wire contract (docs/protocols/) says, to check a session's [`Transcript`] against.
 //!
 //! A model frames the *whole* stream at once (the session saw it in
 //! pieces), keeps the protocol's state in plain collections (the service

@@ -1,4 +1,4 @@
-//! RESP as PROTOCOLS.md section 5 states it (and redis-server 7 where it
+//! RESP as docs/protocols/resp.md (section 5) states it (and redis-server 7 where it
 //! is silent), on plain collections: strings, integers and lists, with
 //! Redis 7's arity and argument errors, WRONGTYPE, and the protocol
 //! errors and limits (`--max-bulk`, `--max-args`, `--max-inline`,

@@ -1,4 +1,4 @@
-//! RESP2 request framing written a second time, from PROTOCOLS.md
+//! RESP2 request framing written a second time, from the wire contract (docs/protocols/)
 //! section 5 and redis-server 7's `processMultibulkBuffer`,
 //! `processInlineBuffer` and `sdssplitargs`: the whole request at once
 //! (no resumption), arguments copied, integers by `str::parse` plus a

@@ -1,5 +1,5 @@
-//! The board's conformance cases: every rule of PROTOCOLS.md section 1
-//! and docs/protocols/board.md, one case each.
+//! The board's conformance cases: every rule of the wire contract's
+//! section 1, docs/protocols/board.md, one case each.
 
 use super::talk::{ask, frame, list, number, read, LF, NUL};
 use super::Board;

@@ -1,4 +1,4 @@
-//! The bucket protocol's conformance cases: PROTOCOLS.md section 2 and
+//! The bucket protocol's conformance cases: the wire contract's section 2,
 //! docs/protocols/bucket.md, one case each.
 
 use super::talk::{add, ask, current, read, refused, request, value};

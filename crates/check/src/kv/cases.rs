@@ -1,4 +1,4 @@
-//! The kv store's conformance cases: PROTOCOLS.md section 3 and
+//! The kv store's conformance cases: the wire contract's section 3,
 //! docs/protocols/kv.md, one case each.
 
 use super::http::{request, request_with, tag_of};

@@ -1,4 +1,4 @@
-//! RESP's conformance cases: PROTOCOLS.md section 5 and
+//! RESP's conformance cases: the wire contract's section 5,
 //! docs/protocols/resp.md, one rule each. The assignment's cases are
 //! Redis 7's own behaviour; serverlab's are its limits.
 

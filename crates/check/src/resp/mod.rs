@@ -1,4 +1,5 @@
-//! `check resp`: Redis's protocol (PROTOCOLS.md section 5) — its cases,
+//! `check resp`: Redis's protocol (section 5 of the wire contract,
+//! docs/protocols/resp.md) — its cases,
 //! its per-key model (a register, a counter or a list, with WRONGTYPE
 //! when kinds meet) and its workload.
 //!

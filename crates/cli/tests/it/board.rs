@@ -36,7 +36,8 @@ fn conformance(strategy: &str, store: &str) {
 // Every strategy × every store, from the code's lists.
 per_strategy_and_store!(matrix, conformance);
 
-/// PROTOCOLS.md section 1, in order, on a fresh server.
+/// The worked examples of docs/protocols/board.md (section 1.2.1), in
+/// order, on a fresh server.
 fn worked_examples(addr: std::net::SocketAddr, ctx: &str) {
     let mut c = Client::connect(addr);
     let steps: &[(&[u8], &[u8])] = &[

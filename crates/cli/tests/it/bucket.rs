@@ -1,6 +1,7 @@
 //! The bucket protocol over real sockets, against every strategy × store
 //! (both from the code's lists):
-//! PROTOCOLS.md section 2's examples and bad inputs, keep-alive order, no
+//! the examples of docs/protocols/bucket.md (the contract's section 2)
+//! and bad inputs, keep-alive order, no
 //! lost update under 40 concurrent clients, concurrent delays, and no
 //! client stalling another.
 

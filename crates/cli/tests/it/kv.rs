@@ -1,5 +1,5 @@
 //! The kv protocol (HTTP/1.1) over real sockets against every strategy:
-//! every status and example of PROTOCOLS.md section 3, pipelining,
+//! every status and example of docs/protocols/kv.md (section 3), pipelining,
 //! HTTP/1.0, limits, timeouts, and idle connections that must not keep
 //! others waiting.
 

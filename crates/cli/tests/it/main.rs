@@ -14,6 +14,7 @@ mod check;
 mod check_resp;
 mod cli;
 mod deploy;
+mod docs_links;
 mod durability;
 mod echo;
 mod erss_cap;

@@ -1,4 +1,5 @@
-//! The RESP protocol (PROTOCOLS.md section 5) over real sockets against
+//! The RESP protocol (section 5 of the wire contract,
+//! docs/protocols/resp.md) over real sockets against
 //! every strategy × RESP store: exact replies to arrays and inline
 //! commands, pipelining, requests split byte by byte, Redis's errors,
 //! protocol errors and limits that close one connection only, clients

@@ -68,7 +68,7 @@ pub trait Encoding {
 }
 
 /// The board's own protocol: requests and replies are NUL-terminated
-/// lines (PROTOCOLS.md section 2).
+/// lines (section 1 of the wire contract, docs/protocols/board.md).
 pub struct Lines {
     topics: Vec<Vec<u8>>,
 }

@@ -1,4 +1,5 @@
-//! RESP2, Redis's protocol (PROTOCOLS.md section 5), without I/O: framing
+//! RESP2, Redis's protocol (section 5 of the wire contract,
+//! docs/protocols/resp.md), without I/O: framing
 //! requests (arrays of bulk strings, and inline commands) incrementally
 //! and without copying ([`frame`]), every command served and its facts
 //! ([`name`]), parsing a framed request into a typed
