@@ -1,6 +1,9 @@
 //! Durability for serverlab's stores: a write-ahead log of opaque records,
-//! each framed with its length and a CRC-32C; replay at open that cuts a
-//! torn tail and refuses corruption before it; `os`, `everysec` and
+//! each framed with its length and a CRC-32C bound to its directory, file
+//! and offset; a manifest naming the newest segment; replay at open that
+//! cuts the newest segment's torn tail and refuses what it cannot vouch
+//! for (corruption, a damaged older segment or snapshot, a missing file,
+//! an older format); `os`, `everysec` and
 //! `always` durability, the last with group commit; and compaction into a
 //! snapshot that a crash at any step recovers from. docs/durability.md
 //! tells the same story for users.
@@ -59,7 +62,7 @@ pub use commit::{Commit, Failure, FailureHook, Ticket};
 pub use compact::{Compacted, Compaction, SnapshotWriter};
 pub use dir::{LOCK_FILE, MANIFEST_FILE};
 pub use error::Error;
-pub use log::{Options, Wal};
+pub use log::{Committer, Options, Wal};
 pub use mode::{Durability, Recover};
 pub use replay::{ApplyError, Cut, Recovery, Why};
 pub use stats::Stats;
