@@ -6,6 +6,7 @@
 mod args;
 mod argv;
 mod check;
+mod completions;
 mod demo;
 mod fit;
 mod limits;
@@ -50,6 +51,10 @@ enum Command {
     Check(check::CheckCmd),
     /// Fit the Universal Scalability Law to a table of N and X: λ, σ, κ, their errors, the peak.
     Fit(fit::FitArgs),
+    /// Print a shell's completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page, or write every subcommand's page into DIR.
+    Man(completions::ManArgs),
 }
 
 impl Cli {
@@ -120,6 +125,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Check(cmd) => check::run(cmd),
         Command::Fit(args) => fit::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     };
     match result {
         Ok(code) => code,

@@ -13,6 +13,7 @@ mod bucket;
 mod check;
 mod check_resp;
 mod cli;
+mod completions;
 mod deploy;
 mod docs_links;
 mod durability;
