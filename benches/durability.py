@@ -25,6 +25,9 @@ p99 latency, and for serverlab's log the records per `fsync` (mean) and
 the commit wait (median, p99) from the server's final statistics. Then the
 disk's `fdatasync` latency (median, p99 of each round's median).
 
+A strategy written `uring+loop` runs `--strategy uring --committer loop`:
+each ring writes and syncs its own pass's records, as Redis does.
+
 Usage (from the repository root, after `cargo build --release`, on a quiet
 machine; about 9 minutes with the defaults):
     benches/durability.py [--rounds 3] [--duration 3] [--warmup 1]
@@ -54,9 +57,13 @@ REDIS_MODES = ["none", "everysec", "always"]
 
 
 def serverlab_server(args, strategy, mode, delay, data):
-    """A durable `serve resp`; (process, addr, stats file)."""
+    """A durable `serve resp`; (process, addr, stats file). A strategy
+    `S+loop` is S with `--committer loop` (the ring commits its pass)."""
     stats = os.path.join(data, "stats.json")
     extra = ["--stats-json", stats]
+    strategy, _, committer = strategy.partition("+")
+    if committer and mode != "none":
+        extra += ["--committer", committer]
     if mode != "none":
         extra += ["--durability", mode, "--data-dir", os.path.join(data, "wal")]
     if delay:

@@ -62,7 +62,7 @@ pub use commit::{Commit, Failure, FailureHook, Ticket};
 pub use compact::{Compacted, Compaction, SnapshotWriter};
 pub use dir::{LOCK_FILE, MANIFEST_FILE};
 pub use error::Error;
-pub use log::{Options, Wal};
+pub use log::{Committer, Options, Wal};
 pub use mode::{Durability, Recover};
 pub use replay::{ApplyError, Cut, Recovery, Why};
 pub use stats::Stats;

@@ -32,6 +32,20 @@ use crate::{Durability, Error, Recover};
 /// How `everysec` spaces its `fsync`s.
 const EVERYSEC: Duration = Duration::from_secs(1);
 
+/// Who makes `always`'s records durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Committer {
+    /// The log's own thread, woken by each append: group commit across
+    /// every thread that appends.
+    #[default]
+    LogThread,
+    /// Whoever calls [`Wal::commit_pending`]: an event loop, once a pass,
+    /// after it applied the pass's requests, as Redis commits (one write
+    /// and one `fsync` for the pass, in the loop's thread, no hand-off).
+    /// Nothing commits until someone calls it.
+    Caller,
+}
+
 /// How a log is opened.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -51,6 +65,8 @@ pub struct Options {
     /// takes the batch at once: measured here, waiting did not pay
     /// (docs/durability.md).
     pub commit_delay: Duration,
+    /// `always` only: who writes and `fsync`s the pending records.
+    pub committer: Committer,
     /// Called once, at once, on the thread that meets the log's failure
     /// (a failed `write` or `fdatasync`, or [`Wal::fail`]): to say so, or
     /// to stop the process. `None`: nothing is called.
@@ -71,6 +87,7 @@ impl Options {
             compaction_floor: 64 << 20,
             fsync_delay: Duration::ZERO,
             commit_delay: Duration::ZERO,
+            committer: Committer::LogThread,
             on_failure: None,
             fail_syncs_after: None,
         }
@@ -133,6 +150,9 @@ pub(crate) struct Shared {
     pub opts: Options,
     appender: Mutex<Appender>,
     work: Condvar,
+    /// Held by whoever takes pending batches until they are committed, so
+    /// batches are written and committed in the order they were taken.
+    syncing: Mutex<()>,
     pub commits: Arc<Commits>,
     pub stats: Counters,
     pub next_generation: AtomicU64,
@@ -215,6 +235,7 @@ impl Wal {
                 stopping: false,
             }),
             work: Condvar::new(),
+            syncing: Mutex::new(()),
             commits: Arc::new(Commits::new(opts.on_failure.clone())),
             stats: Counters::new(recovery.records(), recovery.dropped_bytes),
             next_generation: AtomicU64::new(generation + 1),
@@ -242,6 +263,11 @@ impl Wal {
     /// The data directory.
     pub fn dir(&self) -> &Path {
         &self.shared.dir
+    }
+
+    /// Who commits `always`'s records.
+    pub fn committer(&self) -> Committer {
+        self.shared.opts.committer
     }
 
     /// The mode the log was opened with.
@@ -314,8 +340,20 @@ impl Wal {
         batch.last = lsn;
         batch.appended.push(Instant::now());
         drop(a);
-        self.shared.work.notify_one();
+        if self.shared.opts.committer == Committer::LogThread {
+            self.shared.work.notify_one();
+        }
         Ticket(lsn)
+    }
+
+    /// Under `always`, writes and `fsync`s every pending record in the
+    /// calling thread; on return every record appended before the call is
+    /// committed, or the log has failed. What [`Committer::Caller`]'s
+    /// event loop calls once a pass; harmless under the log thread.
+    pub fn commit_pending(&self) {
+        if self.shared.opts.durability == Durability::Always {
+            commit_queue(&self.shared);
+        }
     }
 
     /// Counts a record's bytes towards the files a compaction replaces;
@@ -396,6 +434,7 @@ impl Wal {
 
 impl Drop for Wal {
     fn drop(&mut self) {
+        self.commit_pending();
         self.shared.lock().stopping = true;
         self.shared.work.notify_all();
         if let Some(t) = self.thread.take() {
@@ -406,6 +445,7 @@ impl Drop for Wal {
 
 fn spawn_log_thread(shared: &Arc<Shared>) -> Result<Option<JoinHandle<()>>, Error> {
     let body: fn(&Shared) = match shared.opts.durability {
+        Durability::Always if shared.opts.committer == Committer::Caller => return Ok(None),
         Durability::Always => run_always,
         Durability::EverySec => run_everysec,
         Durability::None | Durability::Os => return Ok(None),
@@ -422,7 +462,7 @@ fn spawn_log_thread(shared: &Arc<Shared>) -> Result<Option<JoinHandle<()>>, Erro
 /// with nothing pending.
 fn run_always(s: &Shared) {
     loop {
-        let batches = {
+        {
             let mut a = s.lock();
             while a.queue.is_empty() && !a.stopping {
                 a = s.work.wait(a).unwrap_or_else(|e| e.into_inner());
@@ -433,20 +473,28 @@ fn run_always(s: &Shared) {
             if !s.opts.commit_delay.is_zero() && !a.stopping {
                 drop(a);
                 std::thread::sleep(s.opts.commit_delay);
-                a = s.lock();
             }
-            std::mem::take(&mut a.queue)
-        };
-        // Failed elsewhere (a compaction, `Wal::fail`): these records are
-        // never written, their writes never acknowledged.
-        if s.commits.failed().is_some() {
-            return;
         }
-        if let Err((path, call, e)) = commit_batches(s, &batches) {
-            s.fail(&path, call, e);
+        if !commit_queue(s) {
             return;
         }
     }
+}
+
+/// Takes every pending batch, writes, syncs and commits it, in the calling
+/// thread; false once the log has failed (then nothing more is written:
+/// these records are never written, their writes never acknowledged).
+fn commit_queue(s: &Shared) -> bool {
+    let _syncing = s.syncing.lock().unwrap_or_else(|e| e.into_inner());
+    let batches = std::mem::take(&mut s.lock().queue);
+    if s.commits.failed().is_some() {
+        return false;
+    }
+    if let Err((path, call, e)) = commit_batches(s, &batches) {
+        s.fail(&path, call, e);
+        return false;
+    }
+    true
 }
 
 /// A failed call on a file: the file, the call, the error.

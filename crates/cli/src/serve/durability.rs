@@ -5,7 +5,10 @@
 use crate::args;
 use anyhow::Context;
 use clap::error::ErrorKind;
-use serverlab_service::wal::{ApplyError, Durability, Failure, FailureHook, Options, Recover, Wal};
+use serverlab_server::StrategyKind;
+use serverlab_service::wal::{
+    ApplyError, Committer, Durability, Failure, FailureHook, Options, Recover, Wal,
+};
 use serverlab_util::Named;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +48,42 @@ impl Named for OnLogError {
 
 serverlab_util::named_enum_impls!(OnLogError);
 
+/// Who writes and syncs `always`'s records (`--committer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommitterArg {
+    /// The log's own thread, woken by every append.
+    #[default]
+    Thread,
+    /// The event loop, at the end of each pass (uring only).
+    Loop,
+}
+
+impl Named for CommitterArg {
+    const WHAT: &'static str = "committer";
+    const ALL: &'static [Self] = &[CommitterArg::Thread, CommitterArg::Loop];
+
+    fn name(self) -> &'static str {
+        match self {
+            CommitterArg::Thread => "thread",
+            CommitterArg::Loop => "loop",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            CommitterArg::Thread => {
+                "the log's thread syncs what every thread appends; no loop waits for the disk"
+            }
+            CommitterArg::Loop => {
+                "each io_uring ring writes and syncs its pass's records itself, as Redis's loop \
+                 does: no hand-off, but the ring waits for the disk (--strategy uring only)"
+            }
+        }
+    }
+}
+
+serverlab_util::named_enum_impls!(CommitterArg);
+
 #[derive(clap::Args)]
 #[command(next_help_heading = "Durability (docs/durability.md)")]
 pub struct DurabilityArgs {
@@ -63,6 +102,9 @@ pub struct DurabilityArgs {
     /// write is acknowledged after it either way)
     #[arg(long, default_value_t = OnLogError::Refuse, value_parser = args::named::<OnLogError>())]
     on_log_error: OnLogError,
+    /// Under --durability always, who writes and syncs the records
+    #[arg(long, default_value_t = CommitterArg::Thread, value_parser = args::named::<CommitterArg>())]
+    committer: CommitterArg,
     /// Test-only: every data fsync after this many fails with EIO
     #[arg(long, hide = true, value_name = "N")]
     fail_syncs_after: Option<u64>,
@@ -86,6 +128,7 @@ impl DurabilityArgs {
     pub fn open(
         &self,
         protocol: &str,
+        strategy: StrategyKind,
         apply: impl FnMut(&[u8]) -> Result<(), ApplyError>,
     ) -> anyhow::Result<Option<Wal>> {
         let dir = match (self.durability, &self.data_dir) {
@@ -110,6 +153,22 @@ impl DurabilityArgs {
         opts.fsync_delay = self.fsync_delay.unwrap_or(Duration::ZERO);
         opts.commit_delay = self.commit_delay.unwrap_or(Duration::ZERO);
         opts.fail_syncs_after = self.fail_syncs_after;
+        // An io_uring ring may commit its pass's writes itself, as Redis's
+        // event loop does (docs/durability.md, "Group commit").
+        if self.committer == CommitterArg::Loop {
+            if strategy != StrategyKind::Uring {
+                usage_error(
+                    protocol,
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "--committer loop needs --strategy uring, whose rings commit their own \
+                         passes; --strategy {strategy} hands its records to the log's thread \
+                         (--committer thread)"
+                    ),
+                );
+            }
+            opts.committer = Committer::Caller;
+        }
         opts.on_failure = Some(failure_hook(self.on_log_error));
         let wal = Wal::open(dir, opts, apply)
             .with_context(|| format!("cannot open the log in {}", dir.display()))?;
@@ -140,8 +199,12 @@ pub fn describe(wal: Option<&Wal>) -> String {
     match wal {
         None => "durability none".into(),
         Some(w) => format!(
-            "durability {}, data dir {}, {}",
+            "durability {}{}, data dir {}, {}",
             w.durability(),
+            match (w.durability(), w.committer()) {
+                (Durability::Always, Committer::Caller) => " (each ring commits its pass)",
+                _ => "",
+            },
             w.dir().display(),
             w.recovery()
         ),

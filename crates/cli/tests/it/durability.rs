@@ -302,7 +302,8 @@ fn a_flipped_early_byte_refuses_to_start_unless_truncate() {
     let seg = written_segment(&dir);
     let mut bytes = std::fs::read(&seg).unwrap();
     // The header, the first record's frame, and into its payload.
-    bytes[24 + 8 + 2] ^= 0x40;
+    let header = serverlab_service::wal::format::HEADER_LEN;
+    bytes[header + 8 + 2] ^= 0x40;
     std::fs::write(&seg, bytes).unwrap();
     let d = dir.to_str().unwrap();
     let out = run(&[
@@ -318,7 +319,7 @@ fn a_flipped_early_byte_refuses_to_start_unless_truncate() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
-        err.contains("byte offset 24") && err.contains("truncate"),
+        err.contains(&format!("byte offset {header}")) && err.contains("truncate"),
         "{err}"
     );
 

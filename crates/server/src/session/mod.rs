@@ -216,6 +216,24 @@ impl<S: Service> Session<S> {
         self.ctx.svc.wal().map(|wal| wal.commit(ticket))
     }
 
+    /// Whether the strategy itself commits at the end of its pass
+    /// (`Committer::Caller`) rather than waiting for the log's thread.
+    pub(crate) fn commits_in_pass(&self) -> bool {
+        self.ctx
+            .svc
+            .wal()
+            .is_some_and(|w| w.committer() == serverlab_service::wal::Committer::Caller)
+    }
+
+    /// Whether `ticket` is committed, or the log failed (`next` tells them
+    /// apart).
+    pub(crate) fn commit_settled(&self, ticket: Ticket) -> bool {
+        self.ctx
+            .svc
+            .wal()
+            .is_none_or(|w| w.settled(ticket).is_some())
+    }
+
     /// Asks for the waker given to [`Session::on_commit`] to be woken once
     /// `ticket` is settled. False when it already is (or no waker was
     /// given, when this blocks until it is): call `next` now.

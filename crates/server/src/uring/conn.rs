@@ -44,6 +44,9 @@ pub(super) enum Wait {
     Output,
     /// Its delay: a timer on the ring (`timer`), or a thread's post.
     Delay { timer: bool },
+    /// Its replies wait for a commit the ring itself makes at the end of
+    /// the pass (`Committer::Caller`).
+    Commit,
     /// Closed by the session: the last completions of what is in flight,
     /// then the socket is closed.
     Closing,
@@ -67,6 +70,8 @@ pub(super) enum Parked {
     Waiting,
     /// Its budget is spent: run it again after the others.
     Yield,
+    /// Its replies wait for the ring's commit at the end of this pass.
+    Commit,
     /// The session is finished: close the socket (`reset`: with a reset).
     Closed { reset: bool },
 }
@@ -166,6 +171,13 @@ impl<S: Service> Conn<S> {
     /// it is settled already; ask the session again.
     fn commit(&mut self, t: Ticket) -> Option<Parked> {
         let sess = self.sess.get_mut().expect("no send holds a ready session");
+        if sess.commits_in_pass() {
+            if sess.commit_settled(t) {
+                return None;
+            }
+            self.wait = Wait::Commit;
+            return Some(Parked::Commit);
+        }
         if !sess.register_commit(t) {
             return None;
         }

@@ -89,6 +89,7 @@ pub(super) fn serve<S: Service>(
         backoff: false,
         full: false,
         ready: VecDeque::new(),
+        committing: Vec::new(),
         cqes: Vec::new(),
         posted: Vec::new(),
         stop: Stop::Running,
@@ -118,6 +119,9 @@ struct Ring<S: Service> {
     full: bool,
     /// Tokens of connections to run this turn, in order.
     ready: VecDeque<u32>,
+    /// Tokens of connections whose replies wait for the commit this ring
+    /// makes at the end of the pass (`Committer::Caller`).
+    committing: Vec<u32>,
     cqes: Vec<Completion>,
     posted: Vec<Post>,
     stop: Stop,
@@ -141,6 +145,7 @@ impl<S: Service> Ring<S> {
             self.cqes = cqes;
             self.check_stop(now);
             self.run_ready(now);
+            self.commit_pass();
             if self.stop != Stop::Running
                 && self.conns.is_empty()
                 && self.accepting == Accepting::Off
@@ -218,11 +223,34 @@ impl<S: Service> Ring<S> {
             match conn.drive(&mut self.io, &mut self.delays, now) {
                 Parked::Waiting => {}
                 Parked::Yield => self.ready.push_back(token),
+                Parked::Commit => self.committing.push(token),
                 Parked::Closed { reset } => {
                     if conn.close(&mut self.io, reset) {
                         self.finish(token);
                     }
                 }
+            }
+        }
+    }
+
+    /// Commit what this pass's requests wrote, in this thread: one write
+    /// and one `fsync` for every connection that waits (and whatever other
+    /// rings appended), as Redis does at the end of its event loop's pass;
+    /// then run them again to send their replies. No hand-off, no wake.
+    fn commit_pass(&mut self) {
+        if self.committing.is_empty() {
+            return;
+        }
+        if let Some(wal) = self.ctx.svc.wal() {
+            wal.commit_pending();
+        }
+        for token in std::mem::take(&mut self.committing) {
+            if self
+                .conns
+                .get(token as usize)
+                .is_some_and(|c| c.wait == Wait::Commit)
+            {
+                self.make_ready(token);
             }
         }
     }

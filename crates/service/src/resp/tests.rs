@@ -373,28 +373,30 @@ fn writes_in_flight_when_the_fsync_fails_are_taken_back_under_every_store() {
     for kind in serverlab_store::resp::KINDS {
         let dir = scratch_dir(&format!("resp-undo-{kind}"));
         let mut opts = Options::new(Durability::Always);
-        opts.fail_syncs_after = Some(1);
+        // One fsync for each of the three setup commands, then EIO.
+        opts.fail_syncs_after = Some(3);
         opts.fsync_delay = std::time::Duration::from_millis(200);
         let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
         let store = serverlab_store::resp::new(kind).unwrap();
         let svc = RespService::new(store, Limits::default(), "test".into()).with_log(wal);
-        // One commit that succeeds: the state a failure must come back to.
-        let mut wire = Vec::new();
+        // Commits that succeed, one at a time: the state a failure must
+        // come back to.
         let setup: &[&[&str]] = &[
             &["MSET", "s", "before", "n", "10", "gone", "here"],
             &["RPUSH", "l", "a", "b", "c"],
             &["RPUSH", "r", "x", "y"],
         ];
+        let mut conn = svc.open(peer());
         for c in setup {
+            let mut wire = Vec::new();
             let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
             client::command(&mut wire, &args);
+            run_all(&svc, &mut conn, &wire, &mut Vec::new());
+            let Some(Logged::Ticket(t)) = svc.logged(&mut conn) else {
+                panic!("no ticket")
+            };
+            svc.wal().unwrap().wait(t).unwrap();
         }
-        let mut conn = svc.open(peer());
-        run_all(&svc, &mut conn, &wire, &mut Vec::new());
-        let Some(Logged::Ticket(t)) = svc.logged(&mut conn) else {
-            panic!("no ticket")
-        };
-        svc.wal().unwrap().wait(t).unwrap();
         let before = dump(&svc);
         // Every kind of write, in flight together while the next fsync
         // (200 ms, then EIO) runs.

@@ -315,3 +315,73 @@ fn on_log_error_exit_stops_the_server_and_loses_nothing_acknowledged() {
     }
     assert_eq!(Proto::Kv.get(&mut c, "k4").unwrap(), "404");
 }
+
+/// `--committer loop`: each ring writes and syncs its pass's records
+/// itself. No acknowledged write is lost to a kill, and no write fails
+/// silently.
+#[test]
+fn a_ring_that_commits_its_own_pass_loses_no_acknowledged_write() {
+    let _turn = heavy_turn();
+    for proto in [Proto::Kv, Proto::Resp] {
+        let dir = scratch(&format!("loop-crash-{}", proto.name()));
+        let args = [
+            "--strategy",
+            "uring",
+            "--durability",
+            "always",
+            "--committer",
+            "loop",
+        ];
+        crash_rounds(proto, &dir, &args, 3, &[]);
+    }
+}
+
+#[test]
+fn a_ring_that_commits_its_own_pass_stops_writes_on_a_failing_disk() {
+    for proto in [Proto::Kv, Proto::Resp] {
+        let dir = scratch(&format!("loop-eio-{}", proto.name()));
+        let d = dir.to_str().unwrap();
+        let args = [
+            "--data-dir",
+            d,
+            "--strategy",
+            "uring",
+            "--durability",
+            "always",
+            "--committer",
+            "loop",
+            "--fail-syncs-after",
+            "3",
+        ];
+        let server = ServerProc::start_wrapped(&[], proto.name(), &args);
+        assert!(
+            server.stdout().contains("(each ring commits its pass)"),
+            "{}",
+            server.stdout()
+        );
+        assert_eq!(write_until_refused(proto, server.addr), 3);
+        let mut c = connect(server.addr);
+        assert!(!present(proto, &proto.get(&mut c, "k3").unwrap()));
+        assert!(proto.put(&mut c, "later", "x").is_err());
+        assert!(present(proto, &proto.get(&mut c, "k2").unwrap()));
+    }
+}
+
+#[test]
+fn the_loop_committer_needs_uring() {
+    usage_error(
+        &[
+            "serve",
+            "kv",
+            "--strategy",
+            "async",
+            "--durability",
+            "always",
+            "--data-dir",
+            "/tmp/never-opened",
+            "--committer",
+            "loop",
+        ],
+        "--committer loop needs --strategy uring",
+    );
+}
