@@ -3,7 +3,7 @@
 //! graceful stop. Server and client are pinned to different CPUs when
 //! there are at least two.
 
-use crate::load::{emit, Format};
+use crate::load::{emit, Format, OutputFiles};
 use crate::serve::{render, DEFAULT_STRATEGY};
 use anyhow::Context;
 use clap::Args;
@@ -66,7 +66,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     // already done, or cannot do on one CPU: a note says what it means
     // here instead.
     let busy = std::mem::take(&mut report.results.client_cpu.bottleneck);
-    let code = emit(&report, Format::Text, None)?;
+    let code = emit(&report, Format::Text, &OutputFiles::default())?;
     println!("\nserver's final statistics:");
     print!("{}", render(&stats));
     print!("{}", explain(&report, &stats, busy, client_cpus.is_some()));

@@ -2,7 +2,7 @@
 //! (`load … --agent I/N --out DIR`) as one result, in a single run's
 //! schema and text.
 
-use crate::load::{emit, Format, PlainFormat};
+use crate::load::{emit, Format, OutputFiles, PlainFormat};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,9 @@ pub struct MergeArgs {
     /// Also write the merged result as JSON to this file
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the requests answered in each second, all agents, as CSV
+    #[arg(long, value_name = "FILE.csv")]
+    per_second: Option<PathBuf>,
 }
 
 /// Exit 0, or 1 when the merged run failed (errors, mismatches) or the
@@ -26,10 +29,7 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
     use serverlab_load::merge;
     let agents = merge::read_dirs(&a.dirs).map_err(anyhow::Error::msg)?;
     let report = merge::merge(agents).map_err(anyhow::Error::msg)?;
-    let format = match a.format {
-        PlainFormat::Text => Format::Text,
-        PlainFormat::Json => Format::Json,
-    };
+    let format = Format::from(a.format);
     if let Some(flags) = report.results.merged.as_ref().map(|m| &m.flags) {
         if format != Format::Text {
             for f in flags {
@@ -37,5 +37,9 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    emit(&report, format, a.json.as_ref())
+    let files = OutputFiles {
+        json: a.json,
+        per_second: a.per_second,
+    };
+    emit(&report, format, &files)
 }

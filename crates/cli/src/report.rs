@@ -80,6 +80,12 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         written.plots.len(),
         out.join(serverlab_report::generate::PLOTS).display()
     );
+    let csv: Vec<String> = written
+        .csv
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    println!("serverlab report: the tables as CSV: {}", csv.join(", "));
     if written.problems > 0 {
         println!(
             "serverlab report: {} problems ({} failed, {} stale and {} missing runs among them) \

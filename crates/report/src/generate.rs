@@ -28,6 +28,9 @@ pub struct Written {
     pub plots: Vec<PathBuf>,
     /// The summary's sentences: the setting, then the findings.
     pub summary: Vec<String>,
+    /// The tables as CSV beside report.md (`report-throughput.csv`,
+    /// `report-latency.csv`).
+    pub csv: Vec<PathBuf>,
     /// The throughput table, as Markdown.
     pub throughput_table: String,
     /// With a cores axis: the speedup table and the fits, as Markdown.
@@ -188,6 +191,7 @@ fn write_report(
         markdown: markdown_path,
         html: html_path,
         plots,
+        csv: crate::tables_csv::write(dir, &sweep.manifest, &stats)?,
         summary: findings
             .setting
             .iter()

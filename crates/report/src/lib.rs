@@ -31,6 +31,7 @@ pub mod stats;
 pub mod student;
 pub mod summary;
 pub mod tables;
+pub mod tables_csv;
 pub mod ticks;
 pub mod units;
 pub mod usl;

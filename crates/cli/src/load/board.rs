@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "--posters and --readers are both 0: nothing to run".into(),
         );
     }
-    execute(&cfg, &a.pacing, a.duration, format, a.output.json.as_ref())
+    execute(&cfg, &a.pacing, a.duration, format, &a.output.files())
 }
 
 /// `IP POSTERS READERS SECONDS THROTTLE`, as the reference client takes them.

@@ -87,5 +87,5 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.max_reply = a.bounds.max_reply();
     let format = a.output.format();
     let planned = cfg.planned();
-    execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())
+    execute(&cfg, &a.pacing, planned, format, &a.output.files())
 }

@@ -126,7 +126,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.ledger = a.ledger.open()?;
     // No fixed duration: the bar shows requests, against a nominal minute.
     let planned = Duration::from_secs(60);
-    let code = execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())?;
+    let code = execute(&cfg, &a.pacing, planned, format, &a.output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)
 }

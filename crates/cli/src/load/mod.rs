@@ -55,6 +55,8 @@ pub enum Format {
     Caps,
     /// Everything, as JSON (schema serverlab-load/3)
     Json,
+    /// A row per operation: count, rate, latency percentiles in µs (docs/load-json.md, "CSV")
+    Csv,
 }
 
 /// Output flags every load takes.
@@ -66,6 +68,44 @@ pub struct OutputArgs {
     /// Also write the full result as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the requests answered in each second (and, open loop, their latency) as CSV
+    #[arg(long, value_name = "FILE.csv")]
+    pub per_second: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn files(&self) -> OutputFiles {
+        OutputFiles {
+            json: self.json.clone(),
+            per_second: self.per_second.clone(),
+        }
+    }
+}
+
+/// The files a result is written to besides what is printed.
+#[derive(Default)]
+pub struct OutputFiles {
+    /// The whole result, as JSON (`--json`).
+    pub json: Option<PathBuf>,
+    /// The per-second series, as CSV (`--per-second`).
+    pub per_second: Option<PathBuf>,
+}
+
+impl OutputFiles {
+    /// Writes each file asked for.
+    fn write(&self, report: &LoadReport) -> anyhow::Result<()> {
+        let files = [
+            (&self.json, output::json as fn(&LoadReport) -> String),
+            (&self.per_second, output::csv::per_second),
+        ];
+        for (path, render) in files {
+            if let Some(path) = path {
+                std::fs::write(path, render(report))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The formats of a load with no reference client's output (bucket, kv).
@@ -75,6 +115,18 @@ pub enum PlainFormat {
     Text,
     /// Everything, as JSON (schema serverlab-load/3)
     Json,
+    /// A row per operation: count, rate, latency percentiles in µs (docs/load-json.md, "CSV")
+    Csv,
+}
+
+impl From<PlainFormat> for Format {
+    fn from(f: PlainFormat) -> Format {
+        match f {
+            PlainFormat::Text => Format::Text,
+            PlainFormat::Json => Format::Json,
+            PlainFormat::Csv => Format::Csv,
+        }
+    }
 }
 
 /// Output flags of a load with no reference client's output.
@@ -86,13 +138,20 @@ pub struct PlainOutputArgs {
     /// Also write the full result as JSON to this file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the requests answered in each second (and, open loop, their latency) as CSV
+    #[arg(long, value_name = "FILE.csv")]
+    pub per_second: Option<PathBuf>,
 }
 
 impl PlainOutputArgs {
     pub fn format(&self) -> Format {
-        match self.format {
-            PlainFormat::Text => Format::Text,
-            PlainFormat::Json => Format::Json,
+        self.format.into()
+    }
+
+    pub fn files(&self) -> OutputFiles {
+        OutputFiles {
+            json: self.json.clone(),
+            per_second: self.per_second.clone(),
         }
     }
 }
@@ -111,20 +170,14 @@ pub(crate) fn usage_error_in(protocol: &str, kind: ErrorKind, msg: String) -> ! 
     crate::usage_error_of("load", protocol, kind, msg)
 }
 
-/// Print the report in `format`, write JSON if asked, and pick the exit code.
+/// Print the report in `format`, write the files asked for, and pick the
+/// exit code.
 /// A run in which no request was answered at all is a failure to say in
 /// one line with what to do next, not a table of zeros (the JSON, if
 /// asked for, is still written).
-pub fn emit(
-    report: &LoadReport,
-    format: Format,
-    json: Option<&PathBuf>,
-) -> anyhow::Result<ExitCode> {
+pub fn emit(report: &LoadReport, format: Format, files: &OutputFiles) -> anyhow::Result<ExitCode> {
     if let Some(first) = nothing_answered(report) {
-        if let Some(path) = json {
-            std::fs::write(path, output::json(report))
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        files.write(report)?;
         if format == Format::Json {
             print!("{}", output::json(report));
         }
@@ -160,12 +213,10 @@ pub fn emit(
             output::caps::render(report)
         }
         Format::Json => output::json(report),
+        Format::Csv => output::csv::operations(report),
     };
     print!("{text}");
-    if let Some(path) = json {
-        std::fs::write(path, output::json(report))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    files.write(report)?;
     if report.failed() {
         if format != Format::Text {
             for e in &report.results.errors {

@@ -4,7 +4,7 @@
 //! protocol.
 
 use super::agent::AgentArgs;
-use super::{emit, usage_error_in, Format};
+use super::{emit, usage_error_in, Format, OutputFiles};
 use crate::{args, progress};
 use anyhow::Context;
 use clap::{ArgGroup, Args};
@@ -143,7 +143,7 @@ pub fn execute<P: Protocol>(
     flags: &PacingArgs,
     planned: Duration,
     format: Format,
-    json: Option<&PathBuf>,
+    files: &OutputFiles,
 ) -> anyhow::Result<ExitCode> {
     if let Some(cpus) = &flags.cpus {
         // Before any client thread starts: they inherit the mask, and the
@@ -183,7 +183,7 @@ pub fn execute<P: Protocol>(
         std::fs::write(&json, output::json(&outcome.report))
             .with_context(|| format!("cannot write {}", json.display()))?;
     }
-    let code = emit(&outcome.report, format, json)?;
+    let code = emit(&outcome.report, format, files)?;
     Ok(exit_code(&outcome.report, format, code))
 }
 

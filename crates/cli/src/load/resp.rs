@@ -125,7 +125,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let planned = cfg.planned();
-    let code = execute(&cfg, &a.pacing, planned, format, a.output.json.as_ref())?;
+    let code = execute(&cfg, &a.pacing, planned, format, &a.output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)
 }

@@ -14,6 +14,7 @@ mod check;
 mod check_resp;
 mod cli;
 mod completions;
+mod csv_output;
 mod deploy;
 mod docs_links;
 mod durability;

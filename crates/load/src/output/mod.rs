@@ -2,6 +2,7 @@
 
 mod agents;
 pub mod caps;
+pub mod csv;
 pub mod gfmt;
 pub mod hdrlog;
 pub mod steps;
