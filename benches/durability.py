@@ -20,13 +20,20 @@ after a record arrives before it takes the batch): whether waiting to
 gather more records per `fsync` pays. `--modes` and `--redis-modes`
 narrow the grid (`--modes always --redis-modes always`).
 
-Prints a Markdown table: per server, mode and connections, SETs per second,
-p99 latency, and for serverlab's log the records per `fsync` (mean) and
+`--mix get=50,set=50` measures what `always`'s reply barrier costs reads:
+the table then gives GET p50 and p99 beside SET's p99.
+
+Prints a Markdown table: per server, mode and connections, requests per
+second, SET p99 latency (and GET p50 / p99 when the mix has GETs), and for serverlab's log the records per `fsync` (mean) and
 the commit wait (median, p99) from the server's final statistics. Then the
 disk's `fdatasync` latency (median, p99 of each round's median).
 
 A strategy written `uring+loop` runs `--strategy uring --committer loop`:
 each ring writes and syncs its own pass's records, as Redis does.
+
+`--other-bin before=PATH` adds a second serverlab build (an earlier
+commit's release binary) for every strategy and mode, interleaved with
+the rest: before and after, in one sitting.
 
 Usage (from the repository root, after `cargo build --release`, on a quiet
 machine; about 9 minutes with the defaults):
@@ -56,7 +63,7 @@ MODES = ["none", "os", "everysec", "always"]
 REDIS_MODES = ["none", "everysec", "always"]
 
 
-def serverlab_server(args, strategy, mode, delay, data):
+def serverlab_server(args, binary, strategy, mode, delay, data):
     """A durable `serve resp`; (process, addr, stats file). A strategy
     `S+loop` is S with `--committer loop` (the ring commits its pass)."""
     stats = os.path.join(data, "stats.json")
@@ -69,7 +76,7 @@ def serverlab_server(args, strategy, mode, delay, data):
     if delay:
         extra += ["--commit-delay", f"{delay}us"]
     proc, addr = common.wait_listening(common.serve_command(
-        args.bin, "resp", args.server_cpu, "--strategy", strategy, *extra))
+        binary, "resp", args.server_cpu, "--strategy", strategy, *extra))
     return proc, addr, stats
 
 
@@ -86,13 +93,16 @@ def redis_server(args, mode, data):
 
 
 def set_load(args, addr, connections):
-    """`load resp --mix set=100` from the client CPU: (SET/s, p99 µs)."""
+    """`load resp --mix MIX` (default set=100) from the client CPU: (requests/s,
+    SET p99 µs, GET p50 and p99 µs or None when the mix has no GET)."""
     r = common.load_results([
-        args.bin, "load", "resp", "--addr", addr, "--mix", "set=100",
+        args.bin, "load", "resp", "--addr", addr, "--mix", args.mix,
         "--connections", str(connections), "--duration", f"{args.duration}s",
         "--warmup", f"{args.warmup}s", "--cpus", args.client_cpu, "--format", "json"])
-    op = next(o for o in r["operations"] if o["name"] == "SET")
-    return r["throughput_rps"], op["latency_us"]["p99"]
+    ops = {o["name"]: o["latency_us"] for o in r["operations"]}
+    get = ops.get("GET")
+    return (r["throughput_rps"], ops["SET"]["p99"],
+            get and get["p50"], get and get["p99"])
 
 
 def run_one(args, config, root):
@@ -100,11 +110,12 @@ def run_one(args, config, root):
     server, strategy, mode, connections, delay = config
     data = tempfile.mkdtemp(dir=root)
     try:
-        if server == "serverlab":
-            proc, addr, stats = serverlab_server(args, strategy, mode, delay, data)
-            rps, p99 = set_load(args, addr, connections)
+        if server.startswith("serverlab"):
+            binary = args.other_bins.get(server.partition("@")[2], args.bin)
+            proc, addr, stats = serverlab_server(args, binary, strategy, mode, delay, data)
+            rps, p99, g50, g99 = set_load(args, addr, connections)
             common.stop(proc)
-            fig = {"rps": rps, "p99_us": p99}
+            fig = {"rps": rps, "p99_us": p99, "get_p50_us": g50, "get_p99_us": g99}
             with open(stats) as f:
                 d = json.load(f)["protocol"].get("durability")
             if d:
@@ -113,10 +124,10 @@ def run_one(args, config, root):
                            commit_p99_us=d["commit_us"]["p99"])
             return fig
         proc, addr = redis_server(args, mode, data)
-        rps, p99 = set_load(args, addr, connections)
+        rps, p99, g50, g99 = set_load(args, addr, connections)
         proc.terminate()
         proc.wait(20)
-        return {"rps": rps, "p99_us": p99}
+        return {"rps": rps, "p99_us": p99, "get_p50_us": g50, "get_p99_us": g99}
     finally:
         shutil.rmtree(data, ignore_errors=True)
 
@@ -145,20 +156,23 @@ def configurations(args):
         for s in args.strategies:
             out += [("serverlab", s, m, c, 0) for m in args.modes]
             out += [("serverlab", s, "always", c, d) for d in args.commit_delays]
+            for name in args.other_bins:
+                out += [(f"serverlab@{name}", s, m, c, 0) for m in args.modes
+                        if "+" not in s]
         out += [("redis-server", "", m, c, 0) for m in args.redis_modes]
     return out
 
 
 def median_of(runs, key):
-    vals = [r[key] for r in runs if key in r]
+    vals = [r[key] for r in runs if r.get(key) is not None]
     return statistics.median(vals) if vals else None
 
 
 def report(results, disk):
-    print("| server | mode | connections | SET/s | p99 | records per fsync | commit wait p50 / p99 |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| server | mode | connections | requests/s | SET p99 | GET p50 / p99 | records per fsync | commit wait p50 / p99 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for (server, strategy, mode, c, delay), runs in results.items():
-        name = f"serverlab {strategy}" if strategy else server
+        name = f"{server} {strategy}" if strategy else server
         if delay:
             mode = f"{mode}, {delay} µs commit delay"
         rps, p99 = median_of(runs, "rps"), median_of(runs, "p99_us")
@@ -167,7 +181,10 @@ def report(results, disk):
         # everysec's one fsync a second covers all that second's records.
         per_s = f"{per:.1f}" if per and mode.startswith("always") else ""
         commit = f"{c50:.0f} / {c99:.0f} µs" if c50 is not None and mode != "none" else ""
-        print(f"| {name} | {mode} | {c} | {rps:,.0f} | {p99 / 1000:.2f} ms | {per_s} | {commit} |")
+        g50, g99 = median_of(runs, "get_p50_us"), median_of(runs, "get_p99_us")
+        gets = f"{g50 / 1000:.2f} / {g99 / 1000:.2f} ms" if g50 is not None else ""
+        print(f"| {name} | {mode} | {c} | {rps:,.0f} | {p99 / 1000:.2f} ms | {gets} | {per_s} "
+              f"| {commit} |")
     meds = [d[0] for d in disk]
     p99s = [d[1] for d in disk]
     print(f"\nthis disk's fdatasync after a 64-byte append: median {statistics.median(meds):.0f} µs, "
@@ -182,6 +199,11 @@ def main():
     ap.add_argument("--duration", type=float, default=3)
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--connections", default="1,8,64")
+    ap.add_argument("--other-bin", action="append", default=[], metavar="NAME=PATH",
+                    help="also run this serverlab build (an earlier commit), named NAME, "
+                         "interleaved with the others")
+    ap.add_argument("--mix", default="set=100",
+                    help="the load's --mix (get=50,set=50: what the read barrier costs GETs)")
     ap.add_argument("--strategies", default="pool-locked,async")
     ap.add_argument("--commit-delays", default="",
                     help="also run always with these delays before each fsync, µs (100,300)")
@@ -196,6 +218,7 @@ def main():
         args.rounds, args.duration, args.warmup, args.fsyncs = 1, 0.3, 0.1, 50
         args.connections = "1,8"
     args.connections = [int(c) for c in args.connections.split(",")]
+    args.other_bins = dict(b.split("=", 1) for b in args.other_bin)
     args.strategies = args.strategies.split(",")
     args.commit_delays = [int(d) for d in args.commit_delays.split(",") if d]
     args.modes = [m for m in args.modes.split(",") if m]
