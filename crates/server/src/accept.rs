@@ -32,15 +32,28 @@
 //! closes, leaving new clients waiting in the backlog meanwhile. So once
 //! an accept has run out of descriptors, every accept goes through the
 //! spare's lock until one succeeds again; until then no lock is taken.
+//!
+//! Several loops may accept at once (shared-nothing and uring run one per
+//! core, each on its own listener), and the bound on connections open over
+//! the cap (`fds::EVICTION_SLACK`, whose descriptors are reserved) must
+//! hold across them. Looking at the open count, accepting, then counting
+//! the connection in is not one step: two loops could each see the last
+//! place free, both accept, and the second's connection — accepted, its
+//! request unread — could only be refused, a reset (issue 28: 1 to 5 of
+//! 800 newcomers under shared-nothing and uring, docs/reliability.md). So
+//! a loop takes a [`Place`] before it accepts: one atomic step that counts
+//! the places other loops hold and are yet to count in, and holds its own
+//! until its connection is counted open or there is none. A connection
+//! accepted always has its place, and is never refused.
 
 use crate::Ctx;
 use parking_lot::Mutex;
-use serverlab_service::Service;
+use serverlab_service::{ConnCounters, Service};
 use std::fs::File;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long to wait before accepting again when nothing else can be done.
@@ -81,7 +94,37 @@ pub(crate) struct Acceptor {
     /// accepts take the spare's lock. A hint only (the lock serialises),
     /// so `Relaxed`.
     exhausted: AtomicBool,
+    /// Places taken by accepts under way, not yet counted open or given
+    /// back (see [`Place`]).
+    taking: AtomicU64,
     log: Mutex<LogState>,
+}
+
+/// A place under the connection bound, held by an accept under way: the
+/// connection it accepts is counted open ([`Place::admit`]) before the
+/// place is given back, so the places held and the connections counted
+/// open never undercount what is, or will be, open. Dropped unused (no
+/// connection came), it is given back.
+#[must_use]
+pub(crate) struct Place<'a> {
+    taking: &'a AtomicU64,
+    conns: &'a ConnCounters,
+}
+
+impl Place<'_> {
+    /// Count the accepted connection open, then give the place back.
+    fn admit(self) {
+        self.conns.admit_over_max();
+        // Dropped: given back after the count (see `Drop`).
+    }
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        // Release: whoever takes a place after seeing this one given back
+        // sees the connection it was for counted open.
+        self.taking.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What the shedding came to.
@@ -107,8 +150,30 @@ impl Acceptor {
         Acceptor {
             spare: Mutex::new(open_spare()),
             exhausted: AtomicBool::new(false),
+            taking: AtomicU64::new(0),
             log: Mutex::default(),
         }
+    }
+
+    /// A place for one more connection if, with those `conns` counts
+    /// open and the places other accepts hold (each its connection, to be
+    /// counted open), no more than `bound` would be open; `None` if not.
+    ///
+    /// Taking a place is one atomic step, so two takers are ordered: the
+    /// later counts the earlier's place, or (given back) its connection
+    /// open. Of loops racing for the last place, at most one gets it; one
+    /// may be refused for a place that is then given back unused, and
+    /// waits for room as at the cap (a close, or `FULL_RECHECK`).
+    fn place<'a>(&'a self, conns: &'a ConnCounters, bound: u64) -> Option<Place<'a>> {
+        // Acquire: a place given back before this one is taken had its
+        // connection counted open first, and `active` below sees it.
+        let held = self.taking.fetch_add(1, Ordering::SeqCst) + 1;
+        let place = Place {
+            taking: &self.taking,
+            conns,
+        };
+        // Dropped if refused: given back.
+        (conns.active().saturating_add(held) <= bound).then_some(place)
     }
 
     /// Run `accept`; out of descriptors, shed a pending connection on
@@ -203,65 +268,56 @@ impl<S: Service> Ctx<S> {
         self.conns().active() >= self.max_connections
     }
 
-    /// Evict the connection idle longest for a new one, if any is idle
-    /// and the evicted still closing leave room: an evicted connection
-    /// takes a moment to close, so the new one is admitted over the cap —
-    /// by `EVICTION_SLACK` at most, however fast connections arrive.
-    fn evict_for_one(&self) -> bool {
-        let conns = self.conns();
-        let room = conns.active() < self.max_connections + crate::fds::EVICTION_SLACK;
-        if room && self.idle.evict_longest() {
-            conns.evicted();
-            return true;
-        }
-        false
+    /// The most connections ever open: the cap, and the evicted still
+    /// closing for those admitted in their stead, or those other accept
+    /// loops admitted in the same instant as the last one under the cap.
+    /// Their descriptors are reserved (`fds.rs`).
+    fn bound(&self) -> u64 {
+        self.max_connections
+            .saturating_add(crate::fds::EVICTION_SLACK)
     }
 
-    /// Before an accept: `None` if a connection may be accepted (there is
-    /// room, or one is pending and an idle one was evicted for it); else
-    /// what to do instead.
-    fn make_room<T>(&self, listener: BorrowedFd<'_>) -> Option<Accepted<T>> {
-        if !self.full() {
-            return None;
+    /// A place for one more connection under [`Ctx::bound`] (see
+    /// [`Place`]); at the cap, only with the connection idle longest
+    /// evicted for it. An evicted connection takes a moment to close, so
+    /// the new one is admitted over the cap — by `EVICTION_SLACK` at most,
+    /// however fast connections arrive and however many loops accept.
+    fn place_for_one(&self, full: bool) -> Option<Place<'_>> {
+        let place = self.accept.place(self.conns(), self.bound())?;
+        if full {
+            if !self.idle.evict_longest() {
+                return None;
+            }
+            self.conns().evicted();
         }
-        if !pending(listener) {
-            return Some(Accepted::Drained);
-        }
-        if self.evict_for_one() {
-            return None;
-        }
-        Some(Accepted::Full)
+        Some(place)
     }
 
-    /// Admit a connection accepted after `make_room` let it in: counted
-    /// open. Another accept loop may have filled the cap meanwhile (or an
-    /// eviction made room over it): admitted over the cap, up to
-    /// `EVICTION_SLACK`; past that (never, short of a burst on many loops)
-    /// refused, counted.
-    fn admit_made_room(&self) -> bool {
-        let conns = self.conns();
-        if conns.active() < self.max_connections + crate::fds::EVICTION_SLACK {
-            conns.admit_over_max();
-            return true;
+    /// Before an accept: a place for the connection if one may be
+    /// accepted (there is room, or one is pending and an idle one was
+    /// evicted for it); else what to do instead.
+    fn make_room<T>(&self, listener: BorrowedFd<'_>) -> Result<Place<'_>, Accepted<T>> {
+        let full = self.full();
+        if full && !pending(listener) {
+            return Err(Accepted::Drained);
         }
-        conns.refused();
-        false
+        self.place_for_one(full).ok_or(Accepted::Full)
     }
 
     /// Admit a connection an accept armed earlier has made: under the cap,
     /// or by evicting the connection idle longest; otherwise it is refused
     /// (the caller drops it, which closes it). Counted either way.
     fn admit_made(&self) -> bool {
-        let conns = self.conns();
-        if conns.admit(self.max_connections) {
-            return true;
+        match self.place_for_one(self.full()) {
+            Some(place) => {
+                place.admit();
+                true
+            }
+            None => {
+                self.conns().refused();
+                false
+            }
         }
-        if self.evict_for_one() {
-            conns.admit_over_max();
-            return true;
-        }
-        conns.refused();
-        false
     }
 
     /// The accept loop is full (`Accepted::Full`): ask the room to run its
@@ -280,11 +336,16 @@ impl<S: Service> Ctx<S> {
         listener: BorrowedFd<'_>,
         accept: impl Fn() -> io::Result<(T, SocketAddr)>,
     ) -> Accepted<T> {
-        if let Some(instead) = self.make_room(listener) {
-            return instead;
-        }
+        let place = match self.make_room(listener) {
+            Ok(place) => place,
+            Err(instead) => return instead,
+        };
+        // No connection: the place is given back as it is dropped.
         match self.accept.run(listener, accept) {
-            Ok(Ok((stream, peer))) => self.serve(stream, peer, self.admit_made_room()),
+            Ok(Ok((stream, peer))) => {
+                place.admit();
+                self.serve(stream, peer, true)
+            }
             Ok(Err(e)) => self.failed(e),
             Err((e, shed)) => self.shed(e, shed),
         }
@@ -422,5 +483,70 @@ mod tests {
         assert!(a.exhausted.load(Ordering::Relaxed));
         assert!(matches!(a.run(listener.as_fd(), || Ok(())), Ok(Ok(()))));
         assert!(!a.exhausted.load(Ordering::Relaxed), "one succeeded");
+    }
+
+    /// The last place goes to one taker; one given back unused is taken
+    /// again; a connection counted open keeps its place taken.
+    #[test]
+    fn the_last_place_goes_to_one_taker() {
+        let a = Acceptor::new();
+        let conns = ConnCounters::default();
+        for _ in 0..2 {
+            conns.admit_over_max();
+        }
+        let last = a.place(&conns, 3).expect("the third place");
+        assert!(a.place(&conns, 3).is_none(), "held by the first taker");
+        drop(last);
+        let last = a.place(&conns, 3).expect("given back unused");
+        last.admit();
+        assert_eq!(conns.active(), 3);
+        assert!(a.place(&conns, 3).is_none(), "counted open");
+        conns.closed();
+        assert!(a.place(&conns, 3).is_some(), "closed");
+    }
+
+    /// Loops racing for places (issue 28): however they interleave, no
+    /// more connections are ever open than the bound, so none accepted
+    /// has to be refused. Looking, then counting in, let two loops take
+    /// the last place.
+    #[test]
+    fn racing_loops_never_open_past_the_bound() {
+        use std::sync::Arc;
+        const BOUND: u64 = 2;
+        let a = Arc::new(Acceptor::new());
+        let conns = Arc::new(ConnCounters::default());
+        let open = Arc::new(AtomicU64::new(0));
+        let start = Arc::new(std::sync::Barrier::new(4));
+        let loops: Vec<_> = (0..4)
+            .map(|_| {
+                let (a, conns, open) = (a.clone(), conns.clone(), open.clone());
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    let mut most = 0;
+                    for _ in 0..5_000 {
+                        let Some(place) = a.place(&conns, BOUND) else {
+                            std::thread::yield_now();
+                            continue;
+                        };
+                        // The accept, meanwhile other loops run.
+                        std::thread::yield_now();
+                        place.admit();
+                        most = most.max(open.fetch_add(1, Ordering::SeqCst) + 1);
+                        // Served, meanwhile other loops run.
+                        std::thread::yield_now();
+                        open.fetch_sub(1, Ordering::SeqCst);
+                        conns.closed();
+                    }
+                    most
+                })
+            })
+            .collect();
+        for l in loops {
+            let most = l.join().unwrap();
+            assert!(most <= BOUND, "{most} open, bound {BOUND}");
+        }
+        assert_eq!(a.taking.load(Ordering::SeqCst), 0, "every place given back");
+        assert_eq!(conns.active(), 0);
     }
 }
