@@ -25,7 +25,6 @@
 //! from `snap-g.snap` and segment `g`, and removes whatever step 4 had not
 //! (in any order: the segments before `g` are not read).
 
-use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -33,6 +32,7 @@ use std::sync::Arc;
 use crate::dir::{self, Entry};
 use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD, TRAILER_LEN};
 use crate::log::{Segment, Shared};
+use crate::vfs::Writer;
 use crate::{Durability, Error, Ticket, Wal};
 
 impl Wal {
@@ -110,7 +110,7 @@ pub struct Compacted {
 
 /// Writes a snapshot's records; given to [`Compaction::write_with`].
 pub struct SnapshotWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Writer>,
     header: Header,
     buf: Vec<u8>,
     records: u64,
@@ -155,7 +155,7 @@ impl Compaction {
         let g = s.next_generation.fetch_add(1, Ordering::AcqRel);
         self.generation = g;
         let salt = s.salt();
-        let segment = Arc::new(Segment::create(&s.dir, g, salt)?);
+        let segment = Arc::new(Segment::create(&*s.opts.fs, &s.dir, g, salt)?);
         s.checkpoint()?;
         let old = {
             let mut a = s.lock();
@@ -186,7 +186,7 @@ impl Compaction {
         if s.opts.durability == Durability::Always {
             s.commits.wait(self.old_last)?;
         }
-        dir::write_manifest(&s.dir, self.generation, s.salt())?;
+        dir::write_manifest(&*s.opts.fs, &s.dir, self.generation, s.salt())?;
         s.checkpoint()
     }
 
@@ -197,15 +197,16 @@ impl Compaction {
     ) -> Result<Compacted, Error> {
         self.record_cut()?;
         let s = &self.shared;
+        let fs = &*s.opts.fs;
         let tmp = dir::temp_path(&s.dir, self.generation);
         let header = Header {
             kind: Kind::Snapshot,
             generation: self.generation,
             salt: s.salt(),
         };
-        let file = dir::create(&tmp, &header)?;
+        let file = dir::create(fs, &tmp, &header)?;
         let mut w = SnapshotWriter {
-            out: BufWriter::new(file),
+            out: BufWriter::new(Writer(file)),
             header,
             buf: Vec::new(),
             records: 0,
@@ -215,7 +216,7 @@ impl Compaction {
         write(&mut w)
             .and_then(|()| w.finish())
             .map_err(Error::io(&tmp))?;
-        let file = w
+        let Writer(file) = w
             .out
             .into_inner()
             .map_err(|e| Error::io(&tmp)(e.into_error()))?;
@@ -223,9 +224,9 @@ impl Compaction {
         file.sync_all().map_err(Error::io(&tmp))?;
         s.checkpoint()?;
         let path = dir::snapshot_path(&s.dir, self.generation);
-        fs::rename(&tmp, &path).map_err(Error::io(&path))?;
+        fs.rename(&tmp, &path).map_err(Error::io(&path))?;
         s.checkpoint()?;
-        dir::sync_dir(&s.dir)?;
+        dir::sync_dir(fs, &s.dir)?;
         s.checkpoint()?;
         let removed = self.remove_superseded()?;
         s.disk_bytes.fetch_add(w.bytes, Ordering::AcqRel);
@@ -241,18 +242,19 @@ impl Compaction {
 
     fn remove_superseded(&self) -> Result<usize, Error> {
         let s = &self.shared;
+        let fs = &*s.opts.fs;
         let mut removed = 0;
-        for e in dir::list(&s.dir)? {
+        for e in dir::list(fs, &s.dir)? {
             let path = match e {
                 Entry::Log(g) if g < self.generation => dir::log_path(&s.dir, g),
                 Entry::Snapshot(g) if g < self.generation => dir::snapshot_path(&s.dir, g),
                 _ => continue,
             };
-            dir::remove(&path)?;
+            dir::remove(fs, &path)?;
             removed += 1;
             s.checkpoint()?;
         }
-        dir::sync_dir(&s.dir)?;
+        dir::sync_dir(fs, &s.dir)?;
         Ok(removed)
     }
 }

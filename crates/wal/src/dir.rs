@@ -11,14 +11,12 @@
 //! DIR/snap-<gen as 16 hex>.tmp   a snapshot being written (removed at open)
 //! ```
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::any::Any;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
-
 use crate::format::{self, encode_header, Header, HeaderError, Kind};
+use crate::vfs::{Fs, FsFile};
 use crate::Error;
 
 /// The lock file's name inside the data directory.
@@ -29,30 +27,36 @@ const MANIFEST_TEMP: &str = "CURRENT.tmp";
 
 /// Holds the directory's lock until dropped.
 pub(crate) struct DirLock {
-    _lock: Flock<File>,
+    _lock: Box<dyn Any + Send + Sync>,
 }
 
 /// Creates `dir` if needed and takes its lock, refusing a directory another
 /// opener holds.
-pub(crate) fn lock(dir: &Path) -> Result<DirLock, Error> {
-    fs::create_dir_all(dir).map_err(Error::dir(dir))?;
+pub(crate) fn lock(fs: &dyn Fs, dir: &Path) -> Result<DirLock, Error> {
+    create_dir_all(fs, dir).map_err(Error::dir(dir))?;
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(Error::dir(dir))?;
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+    match fs.lock(&path) {
         Ok(lock) => Ok(DirLock { _lock: lock }),
-        Err((_, Errno::EWOULDBLOCK)) => Err(Error::InUse {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Err(Error::InUse {
             dir: dir.to_path_buf(),
             lock: path,
         }),
-        Err((_, errno)) => Err(Error::Dir {
-            path: path.clone(),
-            source: errno.into(),
-        }),
+        Err(e) => Err(Error::Dir { path, source: e }),
+    }
+}
+
+/// Creates `dir` and any missing parents, as `std::fs::create_dir_all`.
+fn create_dir_all(fs: &dyn Fs, dir: &Path) -> std::io::Result<()> {
+    match fs.create_dir(dir) {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => match dir.parent() {
+            Some(parent) if parent != dir => {
+                create_dir_all(fs, parent)?;
+                create_dir_all(fs, dir)
+            }
+            _ => Err(e),
+        },
+        other => other,
     }
 }
 
@@ -101,11 +105,9 @@ fn parse_name(name: &str) -> Option<Entry> {
 }
 
 /// The directory's log files, snapshots and leftover temporary files.
-pub(crate) fn list(dir: &Path) -> Result<Vec<Entry>, Error> {
+pub(crate) fn list(fs: &dyn Fs, dir: &Path) -> Result<Vec<Entry>, Error> {
     let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(Error::dir(dir))? {
-        let entry = entry.map_err(Error::dir(dir))?;
-        let name = entry.file_name();
+    for name in fs.list(dir).map_err(Error::dir(dir))? {
         match name.to_str().and_then(parse_name) {
             Some(Entry::Temp(p)) => out.push(Entry::Temp(dir.join(p))),
             Some(e) => out.push(e),
@@ -116,20 +118,13 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<Entry>, Error> {
 }
 
 /// Makes the directory's entries (creations, renames, removals) durable.
-pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(Error::dir(dir))
+pub(crate) fn sync_dir(fs: &dyn Fs, dir: &Path) -> Result<(), Error> {
+    fs.sync_dir(dir).map_err(Error::dir(dir))
 }
 
 /// Creates a new file holding just a header, not yet synced.
-pub(crate) fn create(path: &Path, header: &Header) -> Result<File, Error> {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .open(path)
-        .map_err(Error::io(path))?;
+pub(crate) fn create(fs: &dyn Fs, path: &Path, header: &Header) -> Result<Box<dyn FsFile>, Error> {
+    let f = fs.create(path).map_err(Error::io(path))?;
     f.write_all(&encode_header(header.kind, header.generation, header.salt))
         .map_err(Error::io(path))?;
     Ok(f)
@@ -138,24 +133,34 @@ pub(crate) fn create(path: &Path, header: &Header) -> Result<File, Error> {
 /// Records `generation` as the newest log segment created, durably: the
 /// manifest is written to a temporary name, synced, renamed into place,
 /// and the directory synced.
-pub(crate) fn write_manifest(dir: &Path, generation: u64, salt: u64) -> Result<(), Error> {
+pub(crate) fn write_manifest(
+    fs: &dyn Fs,
+    dir: &Path,
+    generation: u64,
+    salt: u64,
+) -> Result<(), Error> {
     let tmp = dir.join(MANIFEST_TEMP);
     let header = Header {
         kind: Kind::Manifest,
         generation,
         salt,
     };
-    create(&tmp, &header)?.sync_all().map_err(Error::io(&tmp))?;
+    create(fs, &tmp, &header)?
+        .sync_all()
+        .map_err(Error::io(&tmp))?;
     let path = manifest_path(dir);
-    fs::rename(&tmp, &path).map_err(Error::io(&path))?;
-    sync_dir(dir)
+    fs.rename(&tmp, &path).map_err(Error::io(&path))?;
+    sync_dir(fs, dir)
 }
 
 /// The manifest, if the directory has one; what is wrong with it, if it is
 /// not one.
-pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Result<Header, HeaderError>>, Error> {
+pub(crate) fn read_manifest(
+    fs: &dyn Fs,
+    dir: &Path,
+) -> Result<Option<Result<Header, HeaderError>>, Error> {
     let path = manifest_path(dir);
-    match fs::read(&path) {
+    match fs.read(&path) {
         Ok(bytes) => Ok(Some(format::decode_header(&bytes).and_then(|h| {
             if h.kind == Kind::Manifest && bytes.len() == format::HEADER_LEN {
                 Ok(h)
@@ -163,7 +168,7 @@ pub(crate) fn read_manifest(dir: &Path) -> Result<Option<Result<Header, HeaderEr
                 Err(HeaderError::Misnamed(h.kind, h.generation))
             }
         }))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&path)(e)),
     }
 }
@@ -185,21 +190,14 @@ pub(crate) fn new_salt() -> u64 {
 
 /// The first `len` bytes of a file (fewer when it is shorter), and its
 /// length.
-pub(crate) fn read_start(path: &Path, len: usize) -> Result<(Vec<u8>, u64), Error> {
-    use std::io::Read;
-    let f = File::open(path).map_err(Error::io(path))?;
-    let size = f.metadata().map_err(Error::io(path))?.len();
-    let mut start = Vec::with_capacity(len);
-    f.take(len as u64)
-        .read_to_end(&mut start)
-        .map_err(Error::io(path))?;
-    Ok((start, size))
+pub(crate) fn read_start(fs: &dyn Fs, path: &Path, len: usize) -> Result<(Vec<u8>, u64), Error> {
+    fs.read_start(path, len).map_err(Error::io(path))
 }
 
 /// Removes a file; one already gone is fine.
-pub(crate) fn remove(path: &Path) -> Result<(), Error> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path)(e)),
+pub(crate) fn remove(fs: &dyn Fs, path: &Path) -> Result<(), Error> {
+    match fs.remove(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(path)(e)),
         _ => Ok(()),
     }
 }

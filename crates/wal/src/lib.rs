@@ -57,6 +57,7 @@ mod mode;
 mod replay;
 mod sealed;
 mod stats;
+pub mod vfs;
 
 pub use commit::{Commit, Failure, FailureHook, Ticket};
 pub use compact::{Compacted, Compaction, SnapshotWriter};

@@ -27,6 +27,7 @@ use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD};
 use crate::replay::{self, ApplyError, Recovery};
 use crate::sealed::SealedFile;
 use crate::stats::{Counters, Stats};
+use crate::vfs::{Fs, FsRef, RealFs};
 use crate::{Durability, Error, Recover};
 
 /// How `everysec` spaces its `fsync`s.
@@ -76,6 +77,10 @@ pub struct Options {
     /// injects nothing.
     #[doc(hidden)]
     pub fail_syncs_after: Option<u64>,
+    /// The file system every file call goes through: [`RealFs`], the
+    /// default, in production; a simulated disk in tests
+    /// (`vfs::sim::SimFs`, with the `test-fs` feature).
+    pub fs: FsRef,
 }
 
 impl Options {
@@ -90,6 +95,7 @@ impl Options {
             committer: Committer::LogThread,
             on_failure: None,
             fail_syncs_after: None,
+            fs: RealFs::shared(),
         }
     }
 }
@@ -104,16 +110,21 @@ impl Segment {
     /// Creates segment `generation` of the directory salted `salt` and
     /// makes it (and its name) durable. The caller then records it in the
     /// manifest ([`dir::write_manifest`]) before appending to it.
-    pub(crate) fn create(dir: &Path, generation: u64, salt: u64) -> Result<Segment, Error> {
+    pub(crate) fn create(
+        fs: &dyn Fs,
+        dir: &Path,
+        generation: u64,
+        salt: u64,
+    ) -> Result<Segment, Error> {
         let path = dir::log_path(dir, generation);
         let header = Header {
             kind: Kind::Log,
             generation,
             salt,
         };
-        let file = dir::create(&path, &header)?;
+        let file = dir::create(fs, &path, &header)?;
         file.sync_all().map_err(Error::io(&path))?;
-        dir::sync_dir(dir)?;
+        dir::sync_dir(fs, dir)?;
         let file = SealedFile::new(file, header, HEADER_LEN as u64);
         Ok(Segment { path, file })
     }
@@ -218,11 +229,12 @@ impl Wal {
             return Err(Error::NoLog);
         }
         let dir = dir.as_ref().to_path_buf();
-        let lock = dir::lock(&dir)?;
-        let replayed = replay::replay(&dir, opts.recover, &mut apply)?;
+        let fs = &*opts.fs;
+        let lock = dir::lock(fs, &dir)?;
+        let replayed = replay::replay(fs, &dir, opts.recover, &mut apply)?;
         let generation = replayed.next_generation;
-        let active = Arc::new(Segment::create(&dir, generation, replayed.salt)?);
-        dir::write_manifest(&dir, generation, replayed.salt)?;
+        let active = Arc::new(Segment::create(fs, &dir, generation, replayed.salt)?);
+        dir::write_manifest(fs, &dir, generation, replayed.salt)?;
         let recovery = replayed.recovery;
         let shared = Arc::new(Shared {
             dir,

@@ -9,11 +9,11 @@
 //! behind are removed.
 
 use std::fmt;
-use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::dir::{self, Entry};
 use crate::format::{self, Bad, End, Header, HeaderError, Kind, SnapshotBad, HEADER_LEN};
+use crate::vfs::Fs;
 use crate::{Error, Recover};
 
 /// The error a replay callback may return to stop the open.
@@ -157,6 +157,7 @@ enum Flow {
 }
 
 struct Replay<'a> {
+    fs: &'a dyn Fs,
     dir: &'a Path,
     recover: Recover,
     salt: u64,
@@ -168,10 +169,16 @@ struct Replay<'a> {
 }
 
 /// Replays the directory's snapshot and logs into `apply`, in order.
-pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<Replayed, Error> {
-    let found = survey(dir)?;
-    let salt = choose_salt(dir, &found)?;
+pub(crate) fn replay(
+    fs: &dyn Fs,
+    dir: &Path,
+    recover: Recover,
+    apply: Apply<'_>,
+) -> Result<Replayed, Error> {
+    let found = survey(fs, dir)?;
+    let salt = choose_salt(fs, dir, &found)?;
     let mut r = Replay {
+        fs,
         dir,
         recover,
         salt,
@@ -186,10 +193,10 @@ pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<R
     }
     let kept = r.replay_logs(&layout.logs, apply)?;
     if let Some(&n) = kept.last() {
-        sync_file(&dir::log_path(dir, n))?;
+        sync_file(fs, &dir::log_path(dir, n))?;
     }
     let base = layout.base.unwrap_or(0);
-    remove_superseded(dir, base, &found.logs, &found.snaps)?;
+    remove_superseded(fs, dir, base, &found.logs, &found.snaps)?;
     Ok(Replayed {
         recovery: r.recovery,
         next_generation: kept.last().map_or(base.max(1), |n| n + 1),
@@ -199,19 +206,19 @@ pub(crate) fn replay(dir: &Path, recover: Recover, apply: Apply<'_>) -> Result<R
 }
 
 /// Lists the directory, removing leftover temporary files.
-fn survey(dir: &Path) -> Result<Found, Error> {
+fn survey(fs: &dyn Fs, dir: &Path) -> Result<Found, Error> {
     let mut snaps = Vec::new();
     let mut logs = Vec::new();
-    for e in dir::list(dir)? {
+    for e in dir::list(fs, dir)? {
         match e {
-            Entry::Temp(p) => dir::remove(&p)?,
+            Entry::Temp(p) => dir::remove(fs, &p)?,
             Entry::Snapshot(g) => snaps.push(g),
             Entry::Log(g) => logs.push(g),
         }
     }
     snaps.sort_unstable();
     logs.sort_unstable();
-    let manifest = dir::read_manifest(dir)?;
+    let manifest = dir::read_manifest(fs, dir)?;
     Ok(Found {
         snaps,
         logs,
@@ -221,7 +228,7 @@ fn survey(dir: &Path) -> Result<Found, Error> {
 
 /// The directory's salt: the manifest's, else that of a file already
 /// written, else a new one. Refuses a directory an older build wrote.
-fn choose_salt(dir: &Path, found: &Found) -> Result<u64, Error> {
+fn choose_salt(fs: &dyn Fs, dir: &Path, found: &Found) -> Result<u64, Error> {
     let paths = found
         .snaps
         .iter()
@@ -232,7 +239,7 @@ fn choose_salt(dir: &Path, found: &Found) -> Result<u64, Error> {
         _ => None,
     };
     for path in paths {
-        match peek(&path)?.0 {
+        match peek(fs, &path)?.0 {
             Err(HeaderError::Version(v)) if v < format::VERSION => {
                 return Err(Error::OldFormat { path, version: v })
             }
@@ -244,8 +251,8 @@ fn choose_salt(dir: &Path, found: &Found) -> Result<u64, Error> {
 }
 
 /// A file's header (or why it is none) and its length.
-fn peek(path: &Path) -> Result<(Result<Header, HeaderError>, u64), Error> {
-    let (start, len) = dir::read_start(path, HEADER_LEN)?;
+fn peek(fs: &dyn Fs, path: &Path) -> Result<(Result<Header, HeaderError>, u64), Error> {
+    let (start, len) = dir::read_start(fs, path, HEADER_LEN)?;
     Ok((format::decode_header(&start), len))
 }
 
@@ -303,7 +310,7 @@ impl Replay<'_> {
     fn first_open_stopped(&self, found: &Found) -> Result<bool, Error> {
         Ok(match (&found.snaps[..], &found.logs[..]) {
             ([], []) => true,
-            ([], [1]) => peek(&dir::log_path(self.dir, 1))?.1 <= HEADER_LEN as u64,
+            ([], [1]) => peek(self.fs, &dir::log_path(self.dir, 1))?.1 <= HEADER_LEN as u64,
             _ => false,
         })
     }
@@ -319,11 +326,11 @@ impl Replay<'_> {
             return Ok(());
         };
         let path = dir::log_path(self.dir, n);
-        let (header, len) = peek(&path)?;
+        let (header, len) = peek(self.fs, &path)?;
         if header.is_ok() || len > HEADER_LEN as u64 || manifest.is_some_and(|m| n <= m) {
             return Ok(());
         }
-        dir::remove(&path)?;
+        dir::remove(self.fs, &path)?;
         self.note(path, 0, len, Why::TornHeader);
         logs.pop();
         Ok(())
@@ -389,8 +396,8 @@ impl Replay<'_> {
     fn remove_after(&mut self, gens: &[u64], broken: &Path) -> Result<(), Error> {
         for &g in gens.iter().rev() {
             let path = dir::log_path(self.dir, g);
-            let len = fs::metadata(&path).map_err(Error::io(&path))?.len();
-            dir::remove(&path)?;
+            let len = self.fs.len(&path).map_err(Error::io(&path))?;
+            dir::remove(self.fs, &path)?;
             self.note(
                 path,
                 0,
@@ -401,7 +408,7 @@ impl Replay<'_> {
             );
         }
         if !gens.is_empty() {
-            dir::sync_dir(self.dir)?;
+            dir::sync_dir(self.fs, self.dir)?;
         }
         Ok(())
     }
@@ -414,7 +421,7 @@ impl Replay<'_> {
         kind: Kind,
         generation: u64,
     ) -> Result<(Vec<u8>, Result<Header, Error>), Error> {
-        let bytes = fs::read(path).map_err(Error::io(path))?;
+        let bytes = self.fs.read(path).map_err(Error::io(path))?;
         let bad = |what| Error::BadHeader {
             path: path.to_path_buf(),
             what,
@@ -453,7 +460,7 @@ impl Replay<'_> {
         apply_records(&path, &bytes, &scan.records, apply)?;
         let count = scan.records.len() as u64;
         if let Some((offset, what)) = damage {
-            reseal(&path, &header, scan.good_end as u64, count)?;
+            reseal(self.fs, &path, &header, scan.good_end as u64, count)?;
             let dropped = (bytes.len() - scan.good_end) as u64;
             self.note(path, offset as u64, dropped, Why::Snapshot(what));
         }
@@ -490,7 +497,7 @@ impl Replay<'_> {
         let mut tails = vec![false; logs.len()];
         for (i, &g) in logs.iter().enumerate().rev() {
             tails[i] = g >= self.sealed_below || i + 1 == logs.len();
-            let len = peek(&dir::log_path(self.dir, g))?.1;
+            let len = peek(self.fs, &dir::log_path(self.dir, g))?.1;
             if len > HEADER_LEN as u64 {
                 break;
             }
@@ -527,7 +534,7 @@ impl Replay<'_> {
         let Some(why) = why else {
             return Ok(Flow::Go);
         };
-        cut_file(path, scan.good_end as u64)?;
+        cut_file(self.fs, path, scan.good_end as u64)?;
         let dropped = (bytes.len() - scan.good_end) as u64;
         let broken = matches!(why, Why::Corrupt(_));
         self.note(path.to_path_buf(), scan.good_end as u64, dropped, why);
@@ -573,7 +580,13 @@ fn apply_records(
 
 /// Removes what a compaction to snapshot `base` made obsolete, when a crash
 /// stopped it before it did so itself.
-fn remove_superseded(dir: &Path, base: u64, logs: &[u64], snaps: &[u64]) -> Result<(), Error> {
+fn remove_superseded(
+    fs: &dyn Fs,
+    dir: &Path,
+    base: u64,
+    logs: &[u64],
+    snaps: &[u64],
+) -> Result<(), Error> {
     let old_logs = logs
         .iter()
         .filter(|&&g| g < base)
@@ -584,21 +597,18 @@ fn remove_superseded(dir: &Path, base: u64, logs: &[u64], snaps: &[u64]) -> Resu
         .map(|&g| dir::snapshot_path(dir, g));
     let mut removed = false;
     for p in old_logs.chain(old_snaps) {
-        dir::remove(&p)?;
+        dir::remove(fs, &p)?;
         removed = true;
     }
     if removed {
-        dir::sync_dir(dir)?;
+        dir::sync_dir(fs, dir)?;
     }
     Ok(())
 }
 
 /// Cuts a file at byte `at` and syncs it.
-fn cut_file(path: &Path, at: u64) -> Result<(), Error> {
-    let f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(Error::io(path))?;
+fn cut_file(fs: &dyn Fs, path: &Path, at: u64) -> Result<(), Error> {
+    let f = fs.open_write(path).map_err(Error::io(path))?;
     f.set_len(at)
         .and_then(|()| f.sync_all())
         .map_err(Error::io(path))
@@ -606,25 +616,18 @@ fn cut_file(path: &Path, at: u64) -> Result<(), Error> {
 
 /// Cuts a snapshot after its last valid record (at `at`) and writes a
 /// trailer counting the `count` records before it.
-fn reseal(path: &Path, header: &Header, at: u64, count: u64) -> Result<(), Error> {
-    use std::io::{Seek, SeekFrom, Write};
+fn reseal(fs: &dyn Fs, path: &Path, header: &Header, at: u64, count: u64) -> Result<(), Error> {
     let mut trailer = Vec::new();
     format::encode_trailer(header, at, count, &mut trailer);
-    let mut f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(Error::io(path))?;
+    let f = fs.open_write(path).map_err(Error::io(path))?;
     f.set_len(at)
-        .and_then(|()| f.seek(SeekFrom::Start(at)))
-        .and_then(|_| f.write_all(&trailer))
+        .and_then(|()| f.write_all_at(&trailer, at))
         .and_then(|()| f.sync_all())
         .map_err(Error::io(path))
 }
 
 /// Makes a segment that an earlier process wrote durable before a newer
 /// one is created, so that only the newest can ever have a torn tail.
-fn sync_file(path: &Path) -> Result<(), Error> {
-    fs::File::open(path)
-        .and_then(|f| f.sync_all())
-        .map_err(Error::io(path))
+fn sync_file(fs: &dyn Fs, path: &Path) -> Result<(), Error> {
+    fs.sync_file(path).map_err(Error::io(path))
 }

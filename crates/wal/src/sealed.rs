@@ -4,18 +4,18 @@
 //! so it binds each record to its file and offset ([`format::seal`]) on
 //! the way to the disk.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::format::{self, Header};
+use crate::vfs::FsFile;
 
 /// A scratch buffer grown past this is let go after the write.
 const KEEP_SCRATCH: usize = 1 << 20;
 
 /// A segment file open for appending sealed records.
 pub(crate) struct SealedFile {
-    file: File,
+    file: Box<dyn FsFile>,
     header: Header,
     state: Mutex<State>,
 }
@@ -30,7 +30,7 @@ struct State {
 
 impl SealedFile {
     /// `file`, headed by `header`, whose next write lands at byte `end`.
-    pub(crate) fn new(file: File, header: Header, end: u64) -> SealedFile {
+    pub(crate) fn new(file: Box<dyn FsFile>, header: Header, end: u64) -> SealedFile {
         SealedFile {
             file,
             header,
@@ -74,7 +74,7 @@ impl Write for &SealedFile {
         st.scratch.extend_from_slice(buf);
         format::seal(&mut st.scratch, &self.header, st.end)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        let written = (&self.file).write_all(&st.scratch);
+        let written = self.file.write_all(&st.scratch);
         match written {
             Ok(()) => st.end += buf.len() as u64,
             Err(_) => st.failed = true,
@@ -104,9 +104,9 @@ mod tests {
             generation: 3,
             salt: 77,
         };
-        let mut file = File::create(&path).unwrap();
+        let file = std::fs::File::create(&path).unwrap();
         file.write_all(&encode_header(Kind::Log, 3, 77)).unwrap();
-        let sealed = SealedFile::new(file, header, HEADER_LEN as u64);
+        let sealed = SealedFile::new(Box::new(file), header, HEADER_LEN as u64);
         let mut run = Vec::new();
         encode_record(b"one", &mut run);
         encode_record(b"two", &mut run);
