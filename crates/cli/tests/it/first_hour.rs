@@ -127,6 +127,46 @@ fn the_wrong_protocol_is_named_at_once() {
     }
 }
 
+/// A bucket or resp load against a board server says what the server
+/// looks like and which address to check, in one line, whether or not
+/// `--verify` reads the server first.
+#[test]
+fn the_wrong_server_hint_does_not_depend_on_verify() {
+    let board = ServerProc::start("board", &[]);
+    let b = board.addr.to_string();
+    let cases: [(&str, Vec<&str>); 4] = [
+        ("bucket", vec!["--requests", "5", "--delay", "0"]),
+        (
+            "bucket",
+            vec!["--requests", "5", "--delay", "0", "--verify"],
+        ),
+        ("resp", vec!["--duration", "1s"]),
+        ("resp", vec!["--duration", "1s", "--verify"]),
+    ];
+    for (protocol, flags) in cases {
+        let mut args = vec!["--addr", b.as_str()];
+        args.extend(&flags);
+        let (code, err, _) = timed_load(protocol, &args);
+        let ctx = format!("load {protocol} {flags:?}");
+        assert_eq!(code, Some(1), "{ctx}: {err}");
+        assert_eq!(err.lines().count(), 1, "{ctx}: {err}");
+        assert!(
+            err.contains(&format!("this does not look like a {protocol} server")),
+            "{ctx}: {err}"
+        );
+        assert!(
+            err.contains(&format!("is --addr {b} the {protocol} server?")),
+            "{ctx}: {err}"
+        );
+        if protocol == "resp" {
+            assert!(
+                err.contains("replies ended by NUL or LF as a board, bucket or echo server sends"),
+                "{ctx}: {err}"
+            );
+        }
+    }
+}
+
 /// A kv server that never answers: `--reply-timeout` bounds the wait.
 #[test]
 fn reply_timeout_is_a_flag() {

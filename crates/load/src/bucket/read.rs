@@ -39,10 +39,18 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             }
             .encode(&mut wire);
             conn.send(&wire)?;
-            let value = match Reply::parse(conn.recv()?) {
+            let line = conn.recv()?;
+            let value = match Reply::parse(line) {
                 Some(Reply::Value(v)) => v,
                 Some(Reply::Err(_)) => return Err(count_mismatch(cfg)?),
-                None => return Err(invalid(format!("reading bucket {b}: not a number"))),
+                // Said as a run without --verify says it, so the advice is
+                // the same.
+                None => {
+                    return Err(LoadError::WrongProtocol {
+                        protocol: "bucket",
+                        sent: crate::quoted(line),
+                    })
+                }
             };
             if cfg.keep_alive {
                 kept = Some(conn);

@@ -73,7 +73,8 @@ impl Encoding for Lists {
         input: &'r [u8],
         expect: &Expect,
     ) -> Result<Option<(Answer<'r>, usize)>, String> {
-        let Some((reply, len)) = client::parse(input).map_err(|e| e.to_string())? else {
+        let Some((reply, len)) = client::parse(input).map_err(|e| super::not_resp(&e, input))?
+        else {
             return Ok(None);
         };
         match reply {

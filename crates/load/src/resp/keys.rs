@@ -314,7 +314,7 @@ impl Exchange for KeysClient<'_> {
         _rx: Received,
         checks: &mut Checks,
     ) -> Result<Option<usize>, String> {
-        let Some(len) = client::skip(input).map_err(|e| e.to_string())? else {
+        let Some(len) = client::skip(input).map_err(|e| super::not_resp(&e, input))? else {
             return Ok(None);
         };
         let got = &input[..len];

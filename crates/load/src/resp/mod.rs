@@ -284,3 +284,21 @@ impl harness::Protocol for RespLoad {
         .into()
     }
 }
+
+/// Bytes that are not RESP, said as every load says a server of another
+/// protocol: "this does not look like a resp server" (the command line
+/// adds which address to check), what was wrong, what it sent and, where
+/// it is plain, which kind of server sends that.
+fn not_resp(e: &serverlab_proto::resp::client::ReplyError, sent: &[u8]) -> String {
+    let like = if sent.starts_with(b"HTTP/") {
+        ", as an HTTP server such as kv does"
+    } else if !sent.contains(&b'\r') && matches!(sent.last(), Some(b'\0' | b'\n')) {
+        ", replies ended by NUL or LF as a board, bucket or echo server sends"
+    } else {
+        ""
+    };
+    format!(
+        "this does not look like a resp server ({e}; it sent {}{like})",
+        crate::quoted(sent)
+    )
+}

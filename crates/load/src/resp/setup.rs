@@ -45,7 +45,7 @@ impl Conn {
     pub fn call(&mut self, wire: &[u8], n: usize) -> Result<Vec<Vec<u8>>, LoadError> {
         self.framed.set_deadline(self.within);
         self.framed.send(wire)?;
-        let whole = |buf: &[u8]| client::skip(buf).map_err(|e| e.to_string());
+        let whole = |buf: &[u8]| client::skip(buf).map_err(|e| super::not_resp(&e, buf));
         let mut replies = Vec::with_capacity(n);
         for _ in 0..n {
             replies.push(self.framed.recv_by(whole)?.to_vec());
