@@ -39,8 +39,8 @@
 //! hold across them. Looking at the open count, accepting, then counting
 //! the connection in is not one step: two loops could each see the last
 //! place free, both accept, and the second's connection — accepted, its
-//! request unread — could only be refused, a reset (issue 28: 1 to 5 of
-//! 800 newcomers under shared-nothing and uring, docs/reliability.md). So
+//! request unread — could only be refused, a reset (issue 28, under
+//! shared-nothing and uring; docs/reliability.md has the figures). So
 //! a loop takes a [`Place`] before it accepts: one atomic step that counts
 //! the places other loops hold and are yet to count in, and holds its own
 //! until its connection is counted open or there is none. A connection
