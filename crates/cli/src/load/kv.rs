@@ -20,8 +20,12 @@ pub struct Args {
     addr: SocketAddr,
     /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
-          conflicts_with_all = ["search", "scan"])]
+          conflicts_with_all = ["search", "scan", "duration"])]
     sessions: u32,
+    /// Run for this long after the warm-up (10s, 2m), as wrk's -d: sessions start one after
+    /// another on each slot until the window closes, and every reply in it counts
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
+    duration: Option<Duration>,
     /// Requests per session, sent one after another on its connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     requests_per_session: u32,
@@ -76,7 +80,11 @@ pub(super) fn check_verified_value_size(cmd: &str, value_size: usize, keys: usiz
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = KvLoad::new(a.addr);
-    cfg.sessions = a.sessions as usize;
+    cfg.sessions = match a.duration {
+        Some(_) => usize::MAX,
+        None => a.sessions as usize,
+    };
+    cfg.duration = a.duration;
     cfg.requests_per_session = a.requests_per_session as usize;
     cfg.concurrency = a.concurrency.into();
     cfg.mix = a.mix;
@@ -88,17 +96,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.verify = a.verify;
     cfg.agent = a.pacing.agent("kv");
     // Sessions are counted, every request of them: no warm-up, except in
-    // the timed steps of a search or scan.
-    if a.pacing.warmup.is_some() && !a.pacing.steps() {
+    // a timed run (--duration, the steps of a search or scan).
+    if a.pacing.warmup.is_some() && !a.pacing.steps() && a.duration.is_none() {
         usage_error_in(
             "kv",
             ErrorKind::ArgumentConflict,
             "--warmup applies to timed runs: a kv run counts every request of its --sessions \
-             (use --warmup with --search or --scan)"
+             (use --warmup with --duration, --search or --scan)"
                 .into(),
         );
     }
-    cfg.pacing = a.pacing.pacing(false);
+    cfg.pacing = a.pacing.pacing(a.duration.is_some());
     cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
     cfg.max_reply = a.bounds.max_reply();
     let format = a.output.format();
@@ -124,8 +132,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     cfg.ledger = a.ledger.open()?;
-    // No fixed duration: the bar shows requests, against a nominal minute.
-    let planned = Duration::from_secs(60);
+    // A count of sessions has no fixed duration: the bar shows requests,
+    // against a nominal minute.
+    let planned = a.duration.unwrap_or(Duration::from_secs(60));
     let code = execute(&cfg, &a.pacing, planned, format, &a.output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)

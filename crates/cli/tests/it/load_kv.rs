@@ -289,3 +289,46 @@ fn bad_load_kv_flags_exit_2_naming_the_flag() {
         load_usage_error("kv", args, flag);
     }
 }
+
+/// `--duration`, as wrk's `-d`: sessions run until the window closes
+/// (after its warm-up), every reply in it counted and checked; the JSON
+/// says it was a timed run, not a count of sessions.
+#[test]
+fn duration_bounds_a_run_by_time() {
+    let server = ServerProc::start("kv", &["--strategy", "pool-locked"]);
+    let (stdout, json) = server.load_json(
+        "kv",
+        &[
+            "--duration",
+            "1500ms",
+            "--warmup",
+            "300ms",
+            "--concurrency",
+            "4",
+            "--requests-per-session",
+            "20",
+            "--keys",
+            "1",
+            "--preload",
+            "--verify",
+        ],
+    );
+    let r = &json["results"];
+    let measured = r["duration_s"].as_f64().unwrap();
+    assert!((1.4..2.5).contains(&measured), "{measured}: {stdout}");
+    assert_eq!(json["config"]["duration_s"], 1.5, "{}", json["config"]);
+    assert!(json["config"]["sessions"].is_null(), "{}", json["config"]);
+    let sessions = &r["kv"]["sessions"];
+    assert_eq!(sessions["planned"], 0, "{sessions}");
+    assert!(sessions["completed"].as_u64().unwrap() > 4, "{sessions}");
+    assert!(r["requests"].as_u64().unwrap() > 0, "{stdout}");
+    assert_eq!(r["verification"]["mismatches"], 0, "{stdout}");
+    assert!(
+        stdout.contains(" completed in the window, 0 failed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("preload: 1 key written"), "{stdout}");
+    // A count and a time do not go together; a warm-up needs a time.
+    load_usage_error("kv", &["--duration", "1s", "--sessions", "5"], "--sessions");
+    load_usage_error("kv", &["--warmup", "1s"], "--duration");
+}

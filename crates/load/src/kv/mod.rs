@@ -37,7 +37,14 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Serialize)]
 pub struct KvLoad {
     pub addr: SocketAddr,
+    /// Sessions to run; [`usize::MAX`] in a timed run (sessions without
+    /// end until the window closes; null in the JSON).
+    #[serde(serialize_with = "count_or_null")]
     pub sessions: usize,
+    /// A timed run: sessions start until this long after the warm-up, as
+    /// wrk's `-d` (None: the run is `sessions` sessions).
+    #[serde(rename = "duration_s", serialize_with = "optional_seconds")]
+    pub duration: Option<Duration>,
     pub requests_per_session: usize,
     /// Sessions in flight at once.
     pub concurrency: usize,
@@ -74,11 +81,26 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_f64(d.as_secs_f64())
 }
 
+fn count_or_null<S: serde::Serializer>(n: &usize, s: S) -> Result<S::Ok, S::Error> {
+    match *n {
+        usize::MAX => s.serialize_none(),
+        n => s.serialize_u64(n as u64),
+    }
+}
+
+fn optional_seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
 impl KvLoad {
     pub fn new(addr: SocketAddr) -> Self {
         KvLoad {
             addr,
             sessions: 100,
+            duration: None,
             requests_per_session: 100,
             concurrency: 10,
             pacing: Pacing::default(),
@@ -152,7 +174,7 @@ impl harness::Protocol for KvLoad {
     fn plan(&self) -> Plan {
         Plan {
             addr: self.addr,
-            window: Window::Work,
+            window: self.duration.map_or(Window::Work, Window::Duration),
             connections: Connections::Series {
                 requests: Some(self.requests_per_session),
             },
@@ -230,7 +252,11 @@ impl harness::Protocol for KvLoad {
             },
             statuses,
             sessions: Sessions {
-                planned: self.agent.share(self.sessions) as u64,
+                // A timed run plans no count.
+                planned: match self.sessions {
+                    usize::MAX => 0,
+                    n => self.agent.share(n) as u64,
+                },
                 completed: times.len(),
                 failed,
                 time_ms: SessionTimes::of(&times),

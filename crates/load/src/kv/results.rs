@@ -22,10 +22,23 @@ pub struct KvResults {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sessions {
+    /// The sessions asked for; 0 in a timed run (`--duration`, a search's
+    /// or scan's steps), which runs sessions until its window closes.
     pub planned: u64,
     pub completed: u64,
     pub failed: u64,
     pub time_ms: SessionTimes,
+}
+
+impl Sessions {
+    /// "16 of 16 completed", or in a timed run "230 completed in the
+    /// window".
+    fn counted(&self) -> String {
+        match self.planned {
+            0 => format!("{} completed in the window", self.completed),
+            n => format!("{} of {n} completed", self.completed),
+        }
+    }
 }
 
 /// How long completed sessions took, connection to last response, in ms.
@@ -75,14 +88,20 @@ impl TextLines for KvResults {
             ),
             format!("statuses: {}", statuses.join(" ")),
             format!(
-                "sessions: {} of {} completed, {} failed; session time ms: mean {:.2}, median {:.2}, min {:.2}, max {:.2}",
-                s.completed, s.planned, s.failed, t.mean, t.median, t.min, t.max
+                "sessions: {}, {} failed; session time ms: mean {:.2}, median {:.2}, min {:.2}, max {:.2}",
+                s.counted(),
+                s.failed,
+                t.mean,
+                t.median,
+                t.min,
+                t.max
             ),
         ];
         if let Some(p) = &self.preload {
             lines.push(format!(
-                "preload: {} keys written in {:.3} s before the run (not measured)",
-                p.keys, p.time_s
+                "preload: {} written in {:.3} s before the run (not measured)",
+                serverlab_util::plural(p.keys, "key", "keys"),
+                p.time_s
             ));
         }
         lines

@@ -35,8 +35,9 @@ impl TextLines for RespResults {
         )];
         if let Some(s) = &self.setup {
             lines.push(format!(
-                "setup: {} keys written in {:.3} s before the run (not measured)",
-                s.keys_written, s.time_s
+                "setup: {} written in {:.3} s before the run (not measured)",
+                serverlab_util::plural(s.keys_written, "key", "keys"),
+                s.time_s
             ));
         }
         if let Some(b) = &self.board {
