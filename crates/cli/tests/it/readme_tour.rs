@@ -144,6 +144,18 @@ fn readme_tour() {
             unexpected.is_empty(),
             "serverlab {args:?} wrote to stderr: {stderr}"
         );
+        // Every load is pinned apart from its server, as the README tells
+        // readers to: none is told to pin them apart.
+        assert!(
+            !stdout.contains("Pin server and client apart") && !stderr.contains("Pin server"),
+            "serverlab {args:?} is not pinned apart from its server:\n{stdout}{stderr}"
+        );
+        if argv[0] == "load" {
+            assert!(
+                argv.contains(&"--cpus"),
+                "the tour's `{args:?}` is not pinned"
+            );
+        }
         if reference_form(&args) {
             // As the README says: its EXIT stops the server.
             let mut s = server.take().expect("a server for the reference form");
