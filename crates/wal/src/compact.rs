@@ -152,10 +152,15 @@ impl Compaction {
 
     fn cut(&mut self) -> Result<(), Error> {
         let s = &self.shared;
-        let g = s.next_generation.fetch_add(1, Ordering::AcqRel);
+        // The generation is spent only once its segment exists: a cut that
+        // fails to create it leaves the number to the next one, or the
+        // directory would have a gap that strict recovery refuses.
+        // (Compactions run one at a time: `compacting`.)
+        let g = s.next_generation.load(Ordering::Acquire);
         self.generation = g;
         let salt = s.salt();
         let segment = Arc::new(Segment::create(&*s.opts.fs, &s.dir, g, salt)?);
+        s.next_generation.store(g + 1, Ordering::Release);
         s.checkpoint()?;
         let old = {
             let mut a = s.lock();

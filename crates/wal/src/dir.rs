@@ -31,9 +31,13 @@ pub(crate) struct DirLock {
 }
 
 /// Creates `dir` if needed and takes its lock, refusing a directory another
-/// opener holds.
+/// opener holds. The name of `dir` is made durable (its parent synced) at
+/// every open, not only when it is created: an open that created it and
+/// failed before the sync is followed by one that finds it there.
 pub(crate) fn lock(fs: &dyn Fs, dir: &Path) -> Result<DirLock, Error> {
     create_dir_all(fs, dir).map_err(Error::dir(dir))?;
+    let parent = parent_of(dir);
+    fs.sync_dir(parent).map_err(Error::dir(parent))?;
     let path = dir.join(LOCK_FILE);
     match fs.lock(&path) {
         Ok(lock) => Ok(DirLock { _lock: lock }),
@@ -45,18 +49,35 @@ pub(crate) fn lock(fs: &dyn Fs, dir: &Path) -> Result<DirLock, Error> {
     }
 }
 
-/// Creates `dir` and any missing parents, as `std::fs::create_dir_all`.
+/// Creates `dir` and any missing parents, as `std::fs::create_dir_all`
+/// does, and makes each new parent's name durable (its own parent
+/// synced), or a power loss could take the directory, and every write
+/// acknowledged in it, away: a directory's own `fsync` does not make its
+/// name durable. ([`lock`] syncs the parent of `dir` itself.)
 fn create_dir_all(fs: &dyn Fs, dir: &Path) -> std::io::Result<()> {
-    match fs.create_dir(dir) {
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
+    let made = match fs.create_dir(dir) {
         Err(e) if e.kind() == ErrorKind::NotFound => match dir.parent() {
-            Some(parent) if parent != dir => {
+            Some(parent) if parent != dir && !parent.as_os_str().is_empty() => {
                 create_dir_all(fs, parent)?;
-                create_dir_all(fs, dir)
+                fs.sync_dir(parent_of(parent))?;
+                fs.create_dir(dir)
             }
             _ => Err(e),
         },
         other => other,
+    };
+    match made {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The directory holding `path` (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 

@@ -192,7 +192,15 @@ pub(crate) fn replay(
         r.recovery.snapshot_records = r.replay_snapshot(g, apply)?;
     }
     let kept = r.replay_logs(&layout.logs, apply)?;
-    if let Some(&n) = kept.last() {
+    // What was replayed is the state the next records build on: every
+    // segment the manifest has not sealed is synced before the manifest
+    // moves past it, the newest and one a compaction's cut left unsealed
+    // (its last sync may have failed: the records replayed from it may be
+    // in the page cache only).
+    let unsealed = kept
+        .iter()
+        .filter(|&&g| g >= r.sealed_below || Some(&g) == kept.last());
+    for &n in unsealed {
         sync_file(fs, &dir::log_path(dir, n))?;
     }
     let base = layout.base.unwrap_or(0);
@@ -286,8 +294,9 @@ impl Replay<'_> {
     }
 
     /// The newest generation the manifest records, if it can be read.
-    /// With no manifest, only a directory whose first open stopped before
-    /// writing it (one segment, no record) opens under strict recovery.
+    /// With no manifest, only a directory whose opens all stopped before
+    /// writing it (no snapshot, no segment holding a record) opens under
+    /// strict recovery.
     fn manifest(&mut self, found: &Found) -> Result<Option<u64>, Error> {
         let path = dir::manifest_path(self.dir);
         let refusal = match found.manifest {
@@ -296,7 +305,7 @@ impl Replay<'_> {
                 path: path.clone(),
                 what,
             },
-            None if self.first_open_stopped(found)? => return Ok(None),
+            None if self.first_opens_stopped(found)? => return Ok(None),
             None => Error::NoManifest { path: path.clone() },
         };
         if !self.truncating() {
@@ -306,13 +315,20 @@ impl Replay<'_> {
         Ok(None)
     }
 
-    /// No files, or only segment 1 holding no record.
-    fn first_open_stopped(&self, found: &Found) -> Result<bool, Error> {
-        Ok(match (&found.snaps[..], &found.logs[..]) {
-            ([], []) => true,
-            ([], [1]) => peek(self.fs, &dir::log_path(self.dir, 1))?.1 <= HEADER_LEN as u64,
-            _ => false,
-        })
+    /// No snapshot and no segment holding a record: every open so far
+    /// stopped before it wrote the manifest, which an open writes before
+    /// it returns, so no record was ever appended. (Several such segments:
+    /// an open that failed after creating its segment, then another.)
+    fn first_opens_stopped(&self, found: &Found) -> Result<bool, Error> {
+        if !found.snaps.is_empty() {
+            return Ok(false);
+        }
+        for &g in &found.logs {
+            if peek(self.fs, &dir::log_path(self.dir, g))?.1 > HEADER_LEN as u64 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Removes the newest segment when its header never reached the disk

@@ -3,6 +3,7 @@
 
 mod commit;
 mod dir;
+mod powerloss;
 mod prop;
 mod recovery;
 mod replay;
