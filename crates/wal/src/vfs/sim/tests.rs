@@ -135,7 +135,7 @@ fn a_power_loss_may_keep_a_prefix_of_appended_bytes() {
         if loss == Loss::Prefix {
             assert_eq!(data, kept.len(), "no zeroes");
         }
-        zeroes += usize::from(kept[data..].iter().any(|&b| b == 0));
+        zeroes += usize::from(kept[data..].contains(&0));
         assert!(kept[data..].iter().all(|&b| b == 0));
         lengths.insert(kept.len());
     }
