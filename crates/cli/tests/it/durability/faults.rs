@@ -15,20 +15,17 @@ enum Disk {
     Strace,
 }
 
+/// strace running the server, injecting `inject` into its `fdatasync`s.
+fn strace(inject: &'static str) -> Vec<&'static str> {
+    let trace = ["strace", "-f", "-o", "/dev/null", "-e", "trace=fdatasync"];
+    [&trace[..], &["-e", inject]].concat()
+}
+
 impl Disk {
     fn wrapper(self) -> Vec<&'static str> {
         match self {
             Disk::Hook => Vec::new(),
-            Disk::Strace => vec![
-                "strace",
-                "-f",
-                "-o",
-                "/dev/null",
-                "-e",
-                "trace=fdatasync",
-                "-e",
-                "inject=fdatasync:error=EIO:when=4+",
-            ],
+            Disk::Strace => strace("inject=fdatasync:error=EIO:when=4+"),
         }
     }
 
@@ -263,16 +260,7 @@ per_strategy!(a_resp_reader_never_sees_an_unsynced_write, barrier_resp);
 #[test]
 #[ignore = "needs strace (Debian package strace; .ci/run installs it)"]
 fn strace_delayed_fdatasync_holds_the_readers_under_every_strategy() {
-    let slow = [
-        "strace",
-        "-f",
-        "-o",
-        "/dev/null",
-        "-e",
-        "trace=fdatasync",
-        "-e",
-        "inject=fdatasync:delay_enter=1500000",
-    ];
+    let slow = strace("inject=fdatasync:delay_enter=1500000");
     for strategy in strategies() {
         for proto in [Proto::Kv, Proto::Resp] {
             a_reader_never_sees_a_write_before_it_is_on_disk(proto, strategy, &slow);
