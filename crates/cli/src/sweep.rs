@@ -37,7 +37,7 @@ pub struct SweepArgs {
     /// Blocks every point runs in, in place of the experiment's `repetitions`
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     repetitions: Option<u32>,
-    /// How long each point's load measures (its --duration), in place of the experiment's
+    /// How long each run's load measures (its --duration), the baseline's too, in place of the experiment's
     #[arg(long, value_name = "T", value_parser = duration_text)]
     duration: Option<String>,
     /// Run only shard I of N (I from 0): the blocks k with (k − 1) mod N =

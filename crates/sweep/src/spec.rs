@@ -207,16 +207,22 @@ impl Experiment {
         Ok(exp)
     }
 
-    /// Give the load `--flag value` at every point, in place of what the
-    /// file says (`sweep --duration`).
+    /// Give the load `--flag value` in every run, each point's and the
+    /// baseline's, in place of what the file says (`sweep --duration`: a
+    /// baseline measured longer than its points would not be the same
+    /// measurement).
     pub fn set_load_flag(&mut self, flag: &str, value: Scalar) {
-        let flags = &mut self.load.flags;
-        match flags.iter_mut().find(|(f, _)| f == flag) {
-            Some((_, values)) => *values = vec![value],
-            None => flags.push((flag.to_string(), vec![value])),
-        }
-        for w in &mut self.load.when {
-            w.flags.retain(|(f, _)| f != flag);
+        let parts =
+            std::iter::once(&mut self.load).chain(self.baseline.as_mut().map(|b| &mut b.load));
+        for part in parts {
+            let flags = &mut part.flags;
+            match flags.iter_mut().find(|(f, _)| f == flag) {
+                Some((_, values)) => *values = vec![value.clone()],
+                None => flags.push((flag.to_string(), vec![value.clone()])),
+            }
+            for w in &mut part.when {
+                w.flags.retain(|(f, _)| f != flag);
+            }
         }
     }
 

@@ -1157,3 +1157,34 @@ fn a_search_that_finds_no_capacity_fails_its_run_saying_so() {
         "{error}\n{stdout}{stderr}"
     );
 }
+
+/// `sweep --duration T` applies to every run: the baseline's load
+/// measures T too, not the experiment's own duration for it.
+#[test]
+fn a_command_line_duration_reaches_the_baseline() {
+    let exp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/caps.toml");
+    let own = std::fs::read_to_string(&exp).unwrap();
+    let own_baseline = own
+        .split("[baseline.load]")
+        .nth(1)
+        .expect("a baseline load");
+    assert!(own_baseline.contains("duration = \"3s\""), "{own_baseline}");
+    let (code, stdout, stderr) = sweep(&[exp.to_str().unwrap(), "--duration", "2s", "--dry-run"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let baseline = stdout
+        .split("baseline:\n")
+        .nth(1)
+        .and_then(|b| b.lines().nth(1))
+        .expect("the baseline's load line");
+    assert!(baseline.contains("serverlab load board"), "{stdout}");
+    assert!(baseline.contains("--duration 2s"), "{baseline}");
+    let loads: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("serverlab load"))
+        .collect();
+    assert_eq!(loads.len(), 26, "{stdout}");
+    assert!(
+        loads.iter().all(|l| l.contains("--duration 2s")),
+        "{stdout}"
+    );
+}
