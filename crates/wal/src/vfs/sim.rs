@@ -384,7 +384,9 @@ impl State {
         };
         let (keep, zeroes) = self.kept(extra);
         let i = self.inodes.get_mut(&ino).expect("listed");
-        let appended = i.data[durable..durable + keep].to_vec();
+        // (`keep` is 0 unless the file was only appended to: its bytes may
+        // be shorter than its durable ones, truncated or created anew.)
+        let appended = i.data.get(durable..durable + keep).unwrap_or(&[]).to_vec();
         i.data.clone_from(&i.durable);
         i.data.extend_from_slice(&appended);
         i.data.resize(durable + keep + zeroes, 0);

@@ -232,3 +232,17 @@ fn a_lock_is_exclusive_until_dropped_or_the_power_goes() {
     drop(held); // the dead process's guard frees nothing of the new one's
     assert!(fs.lock(&p("LOCK")).is_err());
 }
+
+#[test]
+fn a_file_emptied_since_its_sync_comes_back_whole() {
+    for loss in [Loss::All, Loss::Prefix, Loss::ZeroTail] {
+        let fs = disk();
+        fs.set_loss(loss);
+        file(&fs, "a", b"synced bytes");
+        fs.sync_dir(Path::new("/d")).unwrap();
+        let again = fs.create(&p("a")).unwrap(); // O_TRUNC
+        again.write_all(b"new").unwrap();
+        reboot(&fs);
+        assert_eq!(fs.read(&p("a")).unwrap(), b"synced bytes", "{loss:?}");
+    }
+}
