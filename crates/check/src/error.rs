@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 pub enum CheckError {
     /// The first connection failed: nothing was checked.
     #[error(
-        "cannot connect to {addr} ({source}): is a server running? start one with `serverlab serve {protocol}`"
+        "cannot connect to {addr} ({source}): is a server running? start one with `serverlab serve {protocol} --addr {addr}` (in another terminal), or give the address of yours"
     )]
     Unreachable {
         addr: SocketAddr,

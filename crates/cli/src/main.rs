@@ -21,10 +21,19 @@ mod sweep_progress;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `serverlab --version`: the crate's version and the commit it was
+/// built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SERVERLAB_COMMIT"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "serverlab",
-    version,
+    version = VERSION,
     about = "A laboratory for concurrent servers: serve a protocol under any concurrency strategy, \
              drive it with a checking load generator, and compare the numbers honestly."
 )]

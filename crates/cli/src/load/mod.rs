@@ -226,10 +226,18 @@ pub fn emit(report: &LoadReport, format: Format, files: &OutputFiles) -> anyhow:
                 eprintln!("serverlab: mismatch: {e}");
             }
         }
+        let errors = if report.results.errors.is_empty() {
+            "no errors"
+        } else {
+            "the errors above"
+        };
         eprintln!(
-            "serverlab: the run failed ({} errors, {} verification mismatches)",
-            report.results.errors.len(),
-            report.results.verification.mismatches
+            "serverlab: the run failed ({errors}, {})",
+            serverlab_util::plural(
+                report.results.verification.mismatches,
+                "verification mismatch",
+                "verification mismatches"
+            )
         );
         return Ok(ExitCode::from(1));
     }

@@ -383,7 +383,7 @@ fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
 }
 
 /// An unreachable server is a failed run, exit 1, as `load`'s: one line
-/// with a next step.
+/// with a next step, the server to start at the address checked.
 #[test]
 fn an_unreachable_server_exits_1_with_a_next_step() {
     let (_held, port) = refusing_port();
@@ -393,7 +393,8 @@ fn an_unreachable_server_exits_1_with_a_next_step() {
         assert_eq!(out.status.code(), Some(1), "{protocol}");
         let err = text(&out.stderr);
         assert!(
-            err.contains("cannot connect") && err.contains(&format!("serve {protocol}")),
+            err.contains("cannot connect")
+                && err.contains(&format!("serve {protocol} --addr 127.0.0.1:{port}`")),
             "{err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");

@@ -201,3 +201,35 @@ fn a_server_whose_output_is_closed_serves_on_and_keeps_its_statistics() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(stats["connections"]["accepted"], 1, "{stats}");
 }
+
+/// `--version` names the commit the binary was built from, one this
+/// repository holds (or says it is unknown, built without git).
+#[test]
+fn version_names_the_commit() {
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    let said = text(&out.stdout);
+    let rest = said
+        .trim()
+        .strip_prefix(concat!(
+            "serverlab ",
+            env!("CARGO_PKG_VERSION"),
+            " (commit "
+        ))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{said}"));
+    if rest == "unknown" {
+        return;
+    }
+    assert!(
+        rest.len() >= 7 && rest.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{said}"
+    );
+    let known = std::process::Command::new("git")
+        .args(["cat-file", "-e", &format!("{rest}^{{commit}}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status();
+    if let Ok(status) = known {
+        assert!(status.success(), "{rest} is not a commit here");
+    }
+}

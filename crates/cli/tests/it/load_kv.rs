@@ -332,3 +332,35 @@ fn duration_bounds_a_run_by_time() {
     load_usage_error("kv", &["--duration", "1s", "--sessions", "5"], "--sessions");
     load_usage_error("kv", &["--warmup", "1s"], "--duration");
 }
+
+/// A server that answers each session's first request, then closes: every
+/// session fails, and the output's errors and its count of failed sessions
+/// do not contradict each other (the errors are lines, some naming several
+/// sessions: no count of lines beside the count of sessions).
+#[test]
+fn failed_sessions_and_their_errors_agree() {
+    let addr = fake_server(|mut s| {
+        let mut buf = [0u8; 4096];
+        if s.read(&mut buf).unwrap_or(0) > 0 {
+            let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let out = load(&[
+        "--addr",
+        &addr,
+        "--sessions",
+        "10",
+        "--concurrency",
+        "2",
+        "--requests-per-session",
+        "5",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("0 of 10 completed, 10 failed"), "{stdout}");
+    assert!(stdout.contains("\n  errors:\n    "), "{stdout}");
+    assert!(
+        stderr.contains("the run failed (the errors above, 0 verification mismatches)"),
+        "{stderr}"
+    );
+}

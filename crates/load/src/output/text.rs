@@ -153,7 +153,9 @@ fn errors_checks_and_cpu(out: &mut String, r: &Results, pinned: bool) {
     if r.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {
-        let _ = writeln!(out, "  errors: {}", r.errors.len());
+        // A line may name several clients, and the last may count more
+        // errors: a count of lines would say less than what failed.
+        let _ = writeln!(out, "  errors:");
         for e in &r.errors {
             let _ = writeln!(out, "    {e}");
         }
