@@ -86,7 +86,7 @@ impl Cli {
 
 /// A usage error of `serverlab <command> <protocol>` in clap's style:
 /// `serve`, `load` and `check` each say theirs through this.
-fn usage_error_for(
+pub(crate) fn usage_error_for(
     command: &str,
     protocol: &str,
     kind: clap::error::ErrorKind,
@@ -118,7 +118,7 @@ fn main() -> ExitCode {
         &<Cli as clap::CommandFactory>::command(),
         std::env::args_os(),
     );
-    let cli = Cli::parse_from(args);
+    let cli = Cli::try_parse_from(args).unwrap_or_else(|e| load::said_of_the_form(e).exit());
     if let Err(e) = cli.check() {
         e.exit();
     }

@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long)]
     send_exit: bool,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs,
+    bounds: super::bounds::BoundArgs<super::bounds::TenSeconds>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -130,4 +130,41 @@ fn reference_form(p: &[String], cfg: &mut BoardLoad) {
     cfg.send_exit = true;
     // The reference client measures from its first request.
     cfg.pacing.warmup_s = 0.0;
+}
+
+/// clap's conflict of the reference form's values with a flag names the
+/// form by its placeholder (`'[POSITIONAL]...' cannot be used with
+/// '--duration <DURATION>'`): said instead as what it is, the reference
+/// client's form, and which flag it sets itself. Every other error as it
+/// was.
+pub fn said_of_the_form(e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != ErrorKind::ArgumentConflict {
+        return e;
+    }
+    let named = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let mut args = named(ContextKind::InvalidArg);
+    args.extend(named(ContextKind::PriorArg));
+    if !args.iter().any(|a| a.contains("POSITIONAL")) {
+        return e;
+    }
+    let flags: Vec<String> = args
+        .into_iter()
+        .filter(|a| !a.contains("POSITIONAL"))
+        .map(|a| format!("'{a}'"))
+        .collect();
+    crate::usage_error_for(
+        "load",
+        "board",
+        ErrorKind::ArgumentConflict,
+        format!(
+            "the reference client's form (IP POSTERS READERS SECONDS THROTTLE) sets what {} \
+             would: give the form or the flags, not both",
+            flags.join(" and ")
+        ),
+    )
 }

@@ -60,7 +60,7 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_cores: Option<u64>,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs,
+    bounds: super::bounds::BoundArgs<super::bounds::PastTheDelay>,
     #[command(flatten)]
     output: PlainOutputArgs,
 }

@@ -58,7 +58,7 @@ pub struct Args {
     #[command(flatten)]
     ledger: super::ledger::LedgerArgs,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs,
+    bounds: super::bounds::BoundArgs<super::bounds::ThirtySeconds>,
     #[command(flatten)]
     output: PlainOutputArgs,
 }

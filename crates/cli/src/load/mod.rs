@@ -160,6 +160,8 @@ pub fn run(cmd: LoadCmd) -> anyhow::Result<ExitCode> {
     dispatch(cmd.protocol)
 }
 
+pub use board::said_of_the_form;
+
 /// Usage error in clap's style (exit 2), naming what is wrong.
 pub(crate) fn usage_error(kind: ErrorKind, msg: String) -> ! {
     usage_error_in("board", kind, msg)

@@ -81,7 +81,7 @@ pub struct Args {
     #[command(flatten)]
     ledger: super::ledger::LedgerArgs,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs,
+    bounds: super::bounds::BoundArgs<super::bounds::TenSeconds>,
     #[command(flatten)]
     output: OutputArgs,
 }

@@ -233,3 +233,29 @@ fn version_names_the_commit() {
         assert!(status.success(), "{rest} is not a commit here");
     }
 }
+
+/// Each load's `--help` gives its own `--reply-timeout` default, not the
+/// other protocols'.
+#[test]
+fn each_load_says_its_own_reply_timeout_default() {
+    for (protocol, default) in [
+        ("board", "[default: 10s]"),
+        ("resp", "[default: 10s]"),
+        ("kv", "[default: 30s]"),
+        ("bucket", "[default: 30s past twice the longest delay]"),
+    ] {
+        let out = run(&["load", protocol, "--help"]);
+        assert!(out.status.success(), "{protocol}");
+        let help = text(&out.stdout);
+        let section = help
+            .split("--reply-timeout <T>")
+            .nth(1)
+            .and_then(|s| s.split("\n\n").next())
+            .unwrap_or_else(|| panic!("load {protocol} --help: {help}"));
+        assert!(section.contains(default), "load {protocol}: {section}");
+        assert!(
+            !section.contains("; kv") && !section.contains("bucket 30s"),
+            "{section}"
+        );
+    }
+}

@@ -21,7 +21,12 @@ fn reference_form_conflicts_with_the_flags_it_sets() {
     ] {
         let args = [&form[..], flag].concat();
         usage_error(&args, flag[0]);
-        usage_error(&args, "POSITIONAL");
+        usage_error(
+            &args,
+            "the reference client's form (IP POSTERS READERS SECONDS THROTTLE)",
+        );
+        let err = text(&run(&args).stderr);
+        assert!(!err.contains("'[POSITIONAL]...'"), "{err}");
     }
 }
 
