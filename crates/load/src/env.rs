@@ -13,19 +13,26 @@ pub struct Environment {
     pub client_cpus: Vec<usize>,
     /// Seconds since the Unix epoch when the run started.
     pub started_unix_s: u64,
+    /// The machine's host name: a merge counts the cores of agents on one
+    /// machine once (empty in files written before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
 }
 
 impl Environment {
     pub fn capture() -> Self {
-        let kernel = nix::sys::utsname::uname()
-            .map(|u| {
+        let uname = nix::sys::utsname::uname().ok();
+        let kernel = uname.as_ref().map_or_else(
+            || "unknown".into(),
+            |u| {
                 format!(
                     "{} {}",
                     u.sysname().to_string_lossy(),
                     u.release().to_string_lossy()
                 )
-            })
-            .unwrap_or_else(|_| "unknown".into());
+            },
+        );
+        let host = uname.map_or_else(String::new, |u| u.nodename().to_string_lossy().into_owned());
         Environment {
             serverlab_version: env!("CARGO_PKG_VERSION").into(),
             os: std::env::consts::OS.into(),
@@ -41,6 +48,7 @@ impl Environment {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
+            host,
         }
     }
 }

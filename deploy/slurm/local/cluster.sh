@@ -3,7 +3,9 @@
 #   cluster.sh start   write slurm.conf from slurm.conf.in, start munged,
 #                      slurmctld and slurmd (as root), wait until sinfo
 #                      shows the node idle
-#   cluster.sh stop    stop them (by the pids they recorded)
+#   cluster.sh stop    stop them (by the pids they recorded), munged too
+#                      when start started it (one already running, the
+#                      machine's own, is left alone)
 # Needs Debian's slurm-wlm and munge (apt-get install -y slurm-wlm munge).
 # Variables: SLURM_CONF (where slurm.conf goes; default
 # /etc/slurm/slurm.conf; a file there that this script did not write is
@@ -40,8 +42,24 @@ start_munge() {
   else
     munged --force
   fi
-  for _ in $(seq 50); do munge -n </dev/null >/dev/null 2>&1 && return; sleep 0.1; done
+  for _ in $(seq 50); do
+    if munge -n </dev/null >/dev/null 2>&1; then
+      record_munged
+      return
+    fi
+    sleep 0.1
+  done
   die "munged did not start"
+}
+
+# The pid of the munged just started (munged writes its pid file; none
+# ran before it, so the newest munged is it), for stop.
+record_munged() {
+  local pid=""
+  [[ -s /run/munge/munged.pid ]] && pid="$(cat /run/munge/munged.pid)"
+  [[ -n "$pid" ]] || pid="$(pgrep -n -x munged || true)"
+  [[ -n "$pid" ]] && echo "$pid" >"$state/munged.pid"
+  return 0
 }
 
 wait_idle() {
@@ -77,7 +95,13 @@ stop_pid() {
 stop() {
   stop_pid "$state/slurmd.pid"
   stop_pid "$state/slurmctld.pid"
-  echo "cluster.sh: stopped (munged left running)"
+  if [[ -s "$state/munged.pid" ]]; then
+    stop_pid "$state/munged.pid"
+    rm -f "$state/munged.pid"
+    echo "cluster.sh: stopped, munged too"
+  else
+    echo "cluster.sh: stopped (munged was running before start: left running)"
+  fi
 }
 
 case "${1:-}" in

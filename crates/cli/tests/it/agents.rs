@@ -158,6 +158,12 @@ fn split_and_merge_exactly() {
     }
     let lines = merged["results"]["merged"]["agents"].as_array().unwrap();
     assert_eq!(lines.len(), 4);
+    // Four agents on this one machine had its cores, not four times them.
+    let cores = |v: &Value| v["results"]["client_cpu"]["cores"].as_u64().unwrap();
+    let one = agents.iter().map(cores).max().unwrap();
+    assert_eq!(cores(&merged), one, "{}", r["client_cpu"]);
+    let host = &agents[0]["environment"]["host"];
+    assert!(host.as_str().is_some_and(|h| !h.is_empty()), "{host}");
     // Text, as a single run's, with a line per agent.
     let text_out = run(&["merge", dir.path().to_str().unwrap()]);
     let t = text(&text_out.stdout);

@@ -62,6 +62,16 @@ fn sbatch(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
         .to_string()
 }
 
+/// The names of the job output files (`*.out`) in `dir`.
+fn out_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".out"))
+        .collect()
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster (apt-get install slurm-wlm munge; deploy/slurm/local/cluster.sh start); run: cargo test --workspace -- --ignored"]
 fn the_shipped_load_sbatch_runs_four_agents_and_merges_them() {
@@ -82,11 +92,25 @@ fn the_shipped_load_sbatch_runs_four_agents_and_merges_them() {
     let script = script.to_str().unwrap();
     let job = sbatch(tmp.path(), &env, &["--array=0-3", script]);
     let dependency = format!("--dependency=afterok:{job}");
-    sbatch(
+    let merge = sbatch(
         tmp.path(),
         &env,
-        &[&dependency, script, "merge", out.to_str().unwrap()],
+        &[
+            &dependency,
+            "--output=serverlab-load-merge-%j.out",
+            script,
+            "merge",
+            out.to_str().unwrap(),
+        ],
     );
+    // As deploy/README.md submits it: the merge's output file by its job
+    // id, not with Slurm's placeholder for no array index.
+    let files = out_files(tmp.path());
+    assert!(
+        files.contains(&format!("serverlab-load-merge-{merge}.out")),
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.contains("4294967294")), "{files:?}");
 
     let agents: Vec<serde_json::Value> = (0..4)
         .map(|i| json(&out.join(format!("agent-{i}-of-4.json"))))
@@ -159,8 +183,16 @@ fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
     let report = sbatch(
         tmp.path(),
         &env,
-        &[&dependency, script, "report", out.to_str().unwrap()],
+        &[
+            &dependency,
+            "--output=serverlab-sweep-report-%j.out",
+            script,
+            "report",
+            out.to_str().unwrap(),
+        ],
     );
+    let files = out_files(tmp.path());
+    assert!(!files.iter().any(|f| f.contains("4294967294")), "{files:?}");
     for i in 0..2 {
         let m = json(&out.join(format!("shard-{i}-of-2/sweep.json")));
         assert_eq!(m["shard"]["index"], i, "{m}");

@@ -217,18 +217,27 @@ fn verification(agents: &[AgentFile]) -> Verification {
 }
 
 /// The agents' clients as one client: CPU time added, over all their
-/// cores.
+/// machines' cores, each machine's counted once (agents on one machine
+/// share its cores; an agent whose file names no host is a machine of its
+/// own).
 fn client_cpu(agents: &[AgentFile]) -> ClientCpu {
     let mut c = ClientCpu::measure((0.0, 0.0), 0.0, 0.0, 0);
     let mut working_core_s = 0.0;
+    let mut machines: std::collections::BTreeMap<String, usize> = Default::default();
     for a in agents {
         let o = &a.report.results.client_cpu;
         c.user_s += o.user_s;
         c.system_s += o.system_s;
         c.idle_poll_s += o.idle_poll_s;
-        c.cores += o.cores;
         working_core_s += o.utilization * o.cores as f64;
+        let host = match &a.report.environment.host {
+            h if h.is_empty() => format!("agent {}", a.index),
+            h => h.clone(),
+        };
+        let cores = machines.entry(host).or_default();
+        *cores = (*cores).max(o.cores);
     }
+    c.cores = machines.values().sum();
     c.utilization = if c.cores > 0 {
         working_core_s / c.cores as f64
     } else {
