@@ -73,6 +73,13 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         print!("{t}");
     }
     println!();
+    said_written(&written, &out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the report wrote, and where: its files, plots and CSV, and how
+/// many problems it lists.
+fn said_written(written: &serverlab_report::Written, out: &std::path::Path) {
     println!(
         "serverlab report: wrote {} and {} with {} plots (SVG and PNG) in {}",
         written.markdown.display(),
@@ -93,7 +100,6 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             written.problems, written.failed_runs, written.stale_runs, written.missing_runs
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The deepest directory that holds every one of `dirs` (`.` if none).

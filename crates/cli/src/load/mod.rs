@@ -200,7 +200,18 @@ pub fn emit(report: &LoadReport, format: Format, files: &OutputFiles) -> anyhow:
         );
         return Ok(ExitCode::from(1));
     }
-    let text = match format {
+    print!("{}", rendered(report, format));
+    files.write(report)?;
+    if report.failed() {
+        say_failed(report, format);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report as `format` prints it.
+fn rendered(report: &LoadReport, format: Format) -> String {
+    match format {
         Format::Text => output::text::render(report),
         Format::Caps => {
             // The reference client's output has no room for it: a CAPS
@@ -216,34 +227,33 @@ pub fn emit(report: &LoadReport, format: Format, files: &OutputFiles) -> anyhow:
         }
         Format::Json => output::json(report),
         Format::Csv => output::csv::operations(report),
-    };
-    print!("{text}");
-    files.write(report)?;
-    if report.failed() {
-        if format != Format::Text {
-            for e in &report.results.errors {
-                eprintln!("serverlab: {e}");
-            }
-            for e in &report.results.verification.examples {
-                eprintln!("serverlab: mismatch: {e}");
-            }
-        }
-        let errors = if report.results.errors.is_empty() {
-            "no errors"
-        } else {
-            "the errors above"
-        };
-        eprintln!(
-            "serverlab: the run failed ({errors}, {})",
-            serverlab_util::plural(
-                report.results.verification.mismatches,
-                "verification mismatch",
-                "verification mismatches"
-            )
-        );
-        return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// A failed run's last words on stderr: its errors and mismatches where
+/// the output did not show them, then that it failed.
+fn say_failed(report: &LoadReport, format: Format) {
+    if format != Format::Text {
+        for e in &report.results.errors {
+            eprintln!("serverlab: {e}");
+        }
+        for e in &report.results.verification.examples {
+            eprintln!("serverlab: mismatch: {e}");
+        }
+    }
+    let errors = if report.results.errors.is_empty() {
+        "no errors"
+    } else {
+        "the errors above"
+    };
+    eprintln!(
+        "serverlab: the run failed ({errors}, {})",
+        serverlab_util::plural(
+            report.results.verification.mismatches,
+            "verification mismatch",
+            "verification mismatches"
+        )
+    );
 }
 
 /// The first error of a run in which not one request was answered.
