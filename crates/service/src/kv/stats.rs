@@ -1,7 +1,7 @@
 //! The kv server's own statistics: counts per method and status, and
 //! misses. Connections and service times are every protocol's
-//! ([`Common`]); `/_/stats` shows them too, in the shape PROTOCOLS.md
-//! gives it.
+//! ([`Common`]); `/_/stats` shows them too, in the shape the contract
+//! gives it (docs/protocols/kv.md, section 3.4).
 //!
 //! Counts go to the calling thread's stripe of [`Counters`], so nothing is
 //! shared between request threads on the hot path; reading sums them.

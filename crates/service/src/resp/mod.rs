@@ -1,4 +1,4 @@
-//! The RESP service: Redis's protocol (PROTOCOLS.md section 5) applied
+//! The RESP service: Redis's protocol (docs/protocols/resp.md, section 5) applied
 //! to a [`RespStore`].
 //!
 //! `frame` frames the next request with the connection's [`Framer`]
