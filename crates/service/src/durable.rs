@@ -36,7 +36,7 @@ use parking_lot::{Mutex, MutexGuard};
 use serverlab_wal::{Durability, Failure, Ticket, Wal};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What the replies a connection has not yet sent wait for.
@@ -145,14 +145,18 @@ impl Seen {
 /// Puts back what one write changed in the store.
 pub type Undo = Box<dyn FnOnce() + Send>;
 
-/// A write the log refused: it was not applied, and the reason is the
-/// error reply's.
+/// A write the log refused: it was not applied.
 #[derive(Debug, Clone)]
-pub struct Refused(pub String);
+pub enum Refused {
+    /// The log has failed: no write is taken from now on (the reason).
+    Failed(String),
+    /// This write's record is over the log's limit; others go on.
+    TooLong(String),
+}
 
 impl Refused {
     fn failed(f: &Failure) -> Refused {
-        Refused(format!("the write-ahead log failed: {f}"))
+        Refused::Failed(format!("the write-ahead log failed: {f}"))
     }
 }
 
@@ -213,7 +217,10 @@ impl Durable {
             return Err(Refused::failed(&f));
         }
         if !record(&mut payload) {
-            return Ok((apply(), None));
+            // Nothing to log (a DELETE of a missing key), but what it found
+            // may be another write's, not yet on disk: wait as a read does.
+            let wait = self.undoes().then(|| self.waits_for(touch)).flatten();
+            return Ok((apply(), wait));
         }
         let ticket = match self.wal.append(&payload) {
             Ok(t) => t,
@@ -221,7 +228,7 @@ impl Durable {
                 self.roll_back(&mut order, &f);
                 return Err(Refused::failed(&f));
             }
-            Err(e) => return Err(Refused(e.to_string())),
+            Err(e) => return Err(Refused::TooLong(e.to_string())),
         };
         if self.undoes() {
             let wal = &self.wal;
@@ -234,6 +241,9 @@ impl Durable {
             }
             order.undo.push_back((ticket, undo()));
             self.seen.mark(touch, ticket.lsn());
+            // A lock-free store's count (DBSIZE) is read without ordering:
+            // the fence keeps the mark before the write for such a reader.
+            fence(Ordering::SeqCst);
         }
         Ok((apply(), Some(Logged::Ticket(ticket))))
     }
@@ -254,10 +264,17 @@ impl Durable {
             return (read(), None);
         }
         let done = read();
+        fence(Ordering::SeqCst);
+        (done, self.waits_for(touch))
+    }
+
+    /// What a reply that has read `touch` waits for: the last write marked
+    /// on it, if that is not yet on disk.
+    fn waits_for(&self, touch: Touch) -> Option<Logged> {
         let last = self.seen.seen(touch);
         let wait = (last > 0).then(|| self.wal.ticket(last));
-        let wait = wait.filter(|&t| !self.wal.is_committed(t));
-        (done, wait.map(Logged::Ticket))
+        wait.filter(|&t| !self.wal.is_committed(t))
+            .map(Logged::Ticket)
     }
 
     /// Takes back, newest first, every write whose record the failure left

@@ -382,6 +382,12 @@ impl Wal {
         Ticket(lsn)
     }
 
+    /// The ticket of the last record appended so far (its sequence number
+    /// is 0 when none was): once it commits, so has every record before.
+    pub fn last_appended(&self) -> Ticket {
+        Ticket(self.shared.lock().last_lsn())
+    }
+
     /// Whether `ticket`'s record has met the mode's promise. Never blocks.
     pub fn is_committed(&self, ticket: Ticket) -> bool {
         self.shared.commits.is_committed(ticket)

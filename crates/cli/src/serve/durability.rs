@@ -18,7 +18,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnLogError {
     /// Serve on: refuse every write with the protocol's error, serve reads
-    /// from what is on disk.
+    /// from the writes acknowledged before the failure.
     #[default]
     Refuse,
     /// Exit (status 1) at once, for a supervisor that restarts the server.
@@ -39,7 +39,7 @@ impl Named for OnLogError {
     fn describe(self) -> &'static str {
         match self {
             OnLogError::Refuse => {
-                "serve on: refuse writes with an error reply, serve reads from what is on disk"
+                "serve on: refuse writes with an error reply, serve what was acknowledged"
             }
             OnLogError::Exit => "exit (status 1) at once, for a supervisor to restart",
         }
@@ -181,7 +181,7 @@ impl DurabilityArgs {
 fn failure_hook(policy: OnLogError) -> FailureHook {
     FailureHook(Arc::new(move |f: &Failure| {
         let what = match policy {
-            OnLogError::Refuse => "writes are refused from now on and reads serve what is on disk; restart the server once the disk is mended",
+            OnLogError::Refuse => "writes are refused from now on and reads serve the writes acknowledged before it; restart the server once the disk is mended",
             OnLogError::Exit => "exiting (--on-log-error exit)",
         };
         serverlab_server::warn(&format!(

@@ -75,6 +75,13 @@ pub(super) fn compact_if_due(wal: &Arc<Wal>, store: &Arc<dyn KvStore>) {
         .spawn(move || {
             let mut live: Vec<(Box<[u8]>, Arc<Value>)> = Vec::new();
             store.for_each(&mut |k, v| live.push((k.into(), Arc::clone(v))));
+            // The copy may hold writes applied after the cut whose records
+            // are not yet on disk (under `always` a write is applied before
+            // its fsync): publish it only once they are, or a snapshot
+            // could keep a write the log then refuses.
+            if wal.wait(wal.last_appended()).is_err() {
+                return; // the log failed: the compaction is abandoned
+            }
             let mut rec = Vec::new();
             let written = compaction.write_with(|w| {
                 live.iter().try_for_each(|(k, v)| {

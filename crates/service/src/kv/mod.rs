@@ -141,18 +141,23 @@ impl KvService {
             })
         };
         let (done, logged) = log.write(Touch::Key(key), record, undo, apply)?;
-        if logged.is_some() {
-            conn.logged = Logged::merge(conn.logged, logged);
-            log::compact_if_due(log.wal(), &self.store);
-        }
+        conn.logged = Logged::merge(conn.logged, logged);
+        log::compact_if_due(log.wal(), &self.store);
         Ok(done)
     }
 
-    /// `503 Service Unavailable` for a write the log refused; the
-    /// connection stays open.
+    /// `503 Service Unavailable` for a write the failed log refused (`413`
+    /// for one record over the log's limit); the connection stays open.
     fn refused(&self, reply: &mut Reply, r: &Refused) -> Status {
-        let msg = format!("{}; writes are refused, reads serve what is on disk\n", r.0);
-        reply.text(Status::ServiceUnavailable, &msg)
+        match r {
+            Refused::Failed(why) => {
+                let msg = format!(
+                    "{why}; writes are refused, reads serve the writes acknowledged before it\n"
+                );
+                reply.text(Status::ServiceUnavailable, &msg)
+            }
+            Refused::TooLong(why) => reply.text(Status::ContentTooLarge, &format!("{why}\n")),
+        }
     }
 
     /// Answer a request the server stopped reading, and close.

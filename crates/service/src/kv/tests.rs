@@ -674,3 +674,28 @@ fn a_read_waits_for_the_commit_of_the_write_it_saw() {
     drop(svc);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_delete_that_finds_nothing_waits_for_the_delete_that_made_it_so() {
+    let (svc, dir) = durable("delete-barrier", None, Duration::from_millis(300));
+    let wal = svc.wal().unwrap();
+    let (mut a, mut b) = (connect(&svc), connect(&svc));
+    let (_, logged) = logged_run(&svc, &mut a, &put("k", "v"));
+    let Some(Logged::Ticket(t)) = logged else {
+        panic!("no ticket")
+    };
+    wal.wait(t).unwrap();
+    let delete = "DELETE /k HTTP/1.1\r\nHost: x\r\n\r\n";
+    let (_, logged) = logged_run(&svc, &mut a, delete);
+    let Some(Logged::Ticket(t)) = logged else {
+        panic!("no ticket")
+    };
+    // B's DELETE finds nothing because of A's, which is not on disk yet:
+    // its 404 must wait for A's commit, or a crash could bring k back.
+    let (out, wait) = logged_run(&svc, &mut b, delete);
+    assert!(out.starts_with("HTTP/1.1 404"), "{out}");
+    assert!(!wal.is_committed(t), "the fsync takes 300 ms");
+    assert_eq!(wait, Some(Logged::Ticket(t)));
+    drop(svc);
+    let _ = std::fs::remove_dir_all(dir);
+}

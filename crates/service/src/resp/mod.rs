@@ -15,7 +15,7 @@ mod log;
 mod stats;
 mod undo;
 
-use crate::durable::Touch;
+use crate::durable::{Refused, Touch};
 use crate::{After, Common, Durable, Frame, Logged, Service};
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
@@ -184,10 +184,13 @@ impl RespService {
                 conn.logged = Logged::merge(conn.logged, logged);
                 log::compact_if_due(log, &self.store, self.limits.max_args);
             }
-            Err(refused) => {
+            Err(Refused::Failed(why)) => {
                 self.stats.refused();
-                let msg = format!("MISCONF {}; writes are refused", refused.0);
+                let msg = format!("MISCONF {why}; writes are refused");
                 reply::error(out, one_line(&msg).as_bytes());
+            }
+            Err(Refused::TooLong(why)) => {
+                reply::error(out, one_line(&format!("ERR {why}")).as_bytes());
             }
         }
         After::Continue

@@ -408,6 +408,8 @@ fn writes_in_flight_when_the_fsync_fails_are_taken_back_under_every_store() {
                 &["LPUSH", "l", "z1", "z2"],
                 &["RPOP", "r"],
                 &["LPOP", "l", "2"],
+                &["LPOP", "l", "0"],
+                &["RPOP", "r", "0"],
                 &["MSET", "m1", "v", "s", "again"],
                 &["DEL", "gone", "l"],
                 &["RPUSH", "l", "fresh"],

@@ -85,6 +85,10 @@ fn push(store: &Arc<dyn RespStore>, end: End, key: &[u8], n: usize) -> Undo {
 /// A pop of up to `count`: the elements it will take, pushed back on the
 /// same end in the order that restores the list.
 fn pop(store: &Arc<dyn RespStore>, end: End, key: &[u8], count: usize) -> Undo {
+    if count == 0 {
+        // `LPOP key 0` takes nothing (and the range below would be all).
+        return Box::new(|| {});
+    }
     let n = i64::try_from(count).unwrap_or(i64::MAX);
     let (start, stop) = match end {
         End::Left => (0, n.saturating_sub(1)),
