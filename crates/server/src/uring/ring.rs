@@ -90,12 +90,17 @@ pub(super) fn serve<S: Service>(
         full: false,
         ready: VecDeque::new(),
         committing: Vec::new(),
+        last_commit: (0, Duration::ZERO),
+        gather_until: None,
         cqes: Vec::new(),
         posted: Vec::new(),
         stop: Stop::Running,
     };
     ring.run()
 }
+
+/// The longest a ring gathers a commit's writers (`commit_pass`).
+const MAX_GATHER: Duration = Duration::from_millis(1);
 
 struct Ring<S: Service> {
     // Dropped first: connections (their sockets, and sessions not lent to
@@ -122,6 +127,11 @@ struct Ring<S: Service> {
     /// Tokens of connections whose replies wait for the commit this ring
     /// makes at the end of the pass (`Committer::Caller`).
     committing: Vec<u32>,
+    /// How the last commit went: how many connections it released and how
+    /// long its write and `fsync` took; and, while fewer connections than
+    /// that wait, until when the ring gathers more before it commits.
+    last_commit: (usize, Duration),
+    gather_until: Option<Instant>,
     cqes: Vec<Completion>,
     posted: Vec<Post>,
     stop: Stop,
@@ -134,8 +144,16 @@ impl<S: Service> Ring<S> {
         self.arm_accept();
         loop {
             // Wait only if no connection is ready to run: the tick
-            // completes every 100 ms, the eventfd on a stop.
-            self.io.submit(self.ready.is_empty())?;
+            // completes every 100 ms, the eventfd on a stop. Gathering a
+            // commit's writers, wait as long as that allows.
+            match self.gather_until {
+                Some(until) => {
+                    let want = self.last_commit.0.saturating_sub(self.committing.len());
+                    let left = until.saturating_duration_since(Instant::now());
+                    self.io.gather(want, left)?;
+                }
+                None => self.io.submit(self.ready.is_empty())?,
+            }
             self.io.reap(&mut self.cqes);
             let now = Instant::now();
             let mut cqes = std::mem::take(&mut self.cqes);
@@ -145,7 +163,7 @@ impl<S: Service> Ring<S> {
             self.cqes = cqes;
             self.check_stop(now);
             self.run_ready(now);
-            self.commit_pass();
+            self.commit_pass(Instant::now());
             if self.stop != Stop::Running
                 && self.conns.is_empty()
                 && self.accepting == Accepting::Off
@@ -237,13 +255,31 @@ impl<S: Service> Ring<S> {
     /// and one `fsync` for every connection that waits (and whatever other
     /// rings appended), as Redis does at the end of its event loop's pass;
     /// then run them again to send their replies. No hand-off, no wake.
-    fn commit_pass(&mut self) {
+    ///
+    /// Lock-step writers come back as a group, a round trip after their
+    /// replies, but not at one instant: committing the first of them alone
+    /// would split the group in two that alternate, each `fsync` carrying
+    /// half. So while fewer connections wait than the last commit
+    /// released, the ring first gathers for at most half the last commit's
+    /// time (the wait the larger batch saves), then commits.
+    fn commit_pass(&mut self, now: Instant) {
         if self.committing.is_empty() {
+            self.gather_until = None;
             return;
         }
+        let (released, took) = self.last_commit;
+        if self.committing.len() < released {
+            let until = *self.gather_until.get_or_insert(now + took / 2);
+            if now < until {
+                return;
+            }
+        }
+        self.gather_until = None;
+        let started = Instant::now();
         if let Some(wal) = self.ctx.svc.wal() {
             wal.commit_pending();
         }
+        self.last_commit = (self.committing.len(), started.elapsed().min(MAX_GATHER * 2));
         for token in std::mem::take(&mut self.committing) {
             if self
                 .conns

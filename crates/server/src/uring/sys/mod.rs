@@ -426,6 +426,27 @@ impl Uring {
         }
     }
 
+    /// Submit what is queued and wait, at most `left`, until `want`
+    /// completions are in the queue (without a timed wait, not at all):
+    /// the loop committer gathering the rest of a pass's writers.
+    pub(crate) fn gather(&mut self, want: usize, left: Duration) -> io::Result<()> {
+        self.bufs.publish();
+        self.drain_backlog()?;
+        self.sends_queued = 0;
+        let submitted = if self.timed_wait && want > 0 {
+            let until = timespec(left);
+            let args = types::SubmitArgs::new().timespec(&until);
+            self.ring.submitter().submit_with_args(want, &args)
+        } else {
+            self.ring.submit()
+        };
+        match submitted {
+            Ok(_) => Ok(()),
+            Err(e) if transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Every completion now in the queue, decoded, in order.
     pub(crate) fn reap(&mut self, out: &mut Vec<Completion>) {
         let Uring {
