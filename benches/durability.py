@@ -100,7 +100,7 @@ def set_load(args, addr, connections):
         "--connections", str(connections), "--duration", f"{args.duration}s",
         "--warmup", f"{args.warmup}s", "--cpus", args.client_cpu, "--format", "json"])
     ops = {o["name"]: o["latency_us"] for o in r["operations"]}
-    get = ops.get("GET")
+    get = ops.get("GET") if "get" in args.mix.lower() else None
     return (r["throughput_rps"], ops["SET"]["p99"],
             get and get["p50"], get and get["p99"])
 
