@@ -37,7 +37,9 @@ impl Protocol for Args {
             header_timeout: self.limits.header_timeout(),
         };
         let mut svc = KvService::new(serverlab_store::kv::new(self.store), cfg);
-        let wal = self.durability.open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;
+        let wal = self
+            .durability
+            .open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;
         let what = format!(
             "store {}, max value {} bytes, header timeout {:?}, {}",
             self.store,

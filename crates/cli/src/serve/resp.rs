@@ -54,7 +54,9 @@ impl Protocol for Args {
             .context("the RESP store does not offer this locking scheme")?;
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
         let mut svc = RespService::new(store, limits, about);
-        let wal = self.durability.open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;
+        let wal = self
+            .durability
+            .open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;
         let what = format!(
             "store {}, max bulk {} bytes, max args {}, max inline {} bytes, max query {} bytes, {}",
             self.store,

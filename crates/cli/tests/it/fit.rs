@@ -286,7 +286,12 @@ fn check_png(bytes: &[u8]) {
     let mut reader = decoder.read_info().expect("a PNG header");
     let mut pixels = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut pixels).expect("a PNG that decodes");
-    assert!(info.width == 960 && info.height > 500, "{}×{}", info.width, info.height);
+    assert!(
+        info.width == 960 && info.height > 500,
+        "{}×{}",
+        info.width,
+        info.height
+    );
     let first = &pixels[..3];
     assert!(
         pixels.chunks(3).any(|p| p != first),
