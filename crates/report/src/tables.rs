@@ -12,8 +12,18 @@ use crate::stats::{Interval, Summary};
 use crate::units::{num, percent, TimeUnit};
 use serverlab_sweep::{Manifest, Scalar};
 
-/// The point's axis values as leading cells.
+/// The point's axis values as leading cells, labelled.
 fn point_cells(m: &Manifest, s: &PointStats) -> Vec<String> {
+    axis_values(m, s, axes::label)
+}
+
+/// The point's value on each axis, as `show` writes it (empty where the
+/// point has none).
+pub(crate) fn axis_values(
+    m: &Manifest,
+    s: &PointStats,
+    show: impl Fn(&serverlab_sweep::Axis, &Scalar) -> String,
+) -> Vec<String> {
     m.axes
         .iter()
         .map(|a| {
@@ -22,7 +32,7 @@ fn point_cells(m: &Manifest, s: &PointStats) -> Vec<String> {
                 .params
                 .get(&a.key)
                 .and_then(Scalar::from_json)
-                .map(|v| axes::label(a, &v))
+                .map(|v| show(a, &v))
                 .unwrap_or_default()
         })
         .collect()

@@ -12,7 +12,7 @@
 
 use crate::points::PointStats;
 use crate::stats::Summary;
-use serverlab_sweep::{Manifest, Scalar};
+use serverlab_sweep::Manifest;
 use std::path::{Path, PathBuf};
 
 pub const THROUGHPUT: &str = "report-throughput.csv";
@@ -65,18 +65,7 @@ fn axis_cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     if m.axes.is_empty() {
         return vec![s.runs.point.slug.clone()];
     }
-    m.axes
-        .iter()
-        .map(|a| {
-            s.runs
-                .point
-                .params
-                .get(&a.key)
-                .and_then(Scalar::from_json)
-                .map(|v| v.to_string())
-                .unwrap_or_default()
-        })
-        .collect()
+    crate::tables::axis_values(m, s, |_, v| v.to_string())
 }
 
 /// `report-throughput.csv`'s text.
