@@ -7,18 +7,9 @@ use crate::support::*;
 
 /// The subcommands `serverlab [command] --help` lists, `help` left out.
 fn subcommands(command: &[&str]) -> Vec<String> {
-    let mut args = command.to_vec();
-    args.push("--help");
-    let out = run(&args);
-    assert!(out.status.success(), "{args:?}");
-    text(&out.stdout)
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
-        .filter(|c| c != "help")
-        .collect()
+    let mut listed = listed_subcommands(command);
+    listed.retain(|c| c != "help");
+    listed
 }
 
 /// Every command path: `["load"]`, `["load", "board"]`, …

@@ -13,15 +13,7 @@ fn registered() -> Vec<&'static str> {
 
 /// The subcommands `serverlab <command> --help` lists.
 fn subcommands(command: &str) -> Vec<String> {
-    let out = run(&[command, "--help"]);
-    assert!(out.status.success(), "{command} --help");
-    text(&out.stdout)
-        .lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
-        .collect()
+    listed_subcommands(&[command])
 }
 
 #[test]

@@ -623,3 +623,19 @@ pub fn stat(out: &str, name: &str) -> u64 {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {name} in {out}"))
 }
+
+/// The subcommands `serverlab [command…] --help` lists under "Commands:"
+/// (clap's `help` among them).
+pub fn listed_subcommands(command: &[&str]) -> Vec<String> {
+    let mut args = command.to_vec();
+    args.push("--help");
+    let out = run(&args);
+    assert!(out.status.success(), "{args:?}");
+    text(&out.stdout)
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
