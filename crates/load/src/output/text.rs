@@ -247,6 +247,7 @@ mod tests {
             utilization: 0.5,
             cores_busy: Some(1.0),
             bottleneck: true,
+            poll: None,
         };
         assert!(c.shared());
         let loose = client_warning(&c, false).unwrap();

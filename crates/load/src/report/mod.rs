@@ -192,6 +192,23 @@ pub struct ClientCpu {
     /// with others' work too (a server on the same CPU), waiting for them
     /// and taking from that work each cycle it used.
     pub bottleneck: bool,
+    /// How the client waited for replies that were due (`--poll`);
+    /// absent in files written before it was recorded, and in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll: Option<PollUse>,
+}
+
+/// How a load's event loops waited for replies that were due
+/// (docs/measuring.md, "Agents that share a machine").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PollUse {
+    /// As asked: "spin", "sleep" or "auto".
+    pub mode: String,
+    /// The share of the loops' time they were allowed to poll without
+    /// sleeping (spin: 1, sleep: 0; auto: what it chose).
+    pub spin_share: f64,
+    /// Why, in one line (auto: what it decided on).
+    pub why: String,
 }
 
 /// Utilisation above which the client is flagged as a possible bottleneck;
@@ -225,6 +242,7 @@ impl ClientCpu {
             utilization,
             cores_busy: None,
             bottleneck: utilization >= CLIENT_BOTTLENECK,
+            poll: None,
         }
     }
 
