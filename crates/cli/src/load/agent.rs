@@ -7,6 +7,7 @@ use super::usage_error_in;
 use clap::error::ErrorKind;
 use clap::Args;
 use serverlab_load::harness::Agent;
+use serverlab_load::report::{AgentRun, LoadReport};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,6 +40,11 @@ pub struct AgentArgs {
     /// agent-I-of-N.hlog, for `serverlab merge DIR`
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Name the run every agent is part of (letters, digits, '.', '_', ':', '-'; at most 64), so
+    /// `merge` refuses files of another run [default: a hash of the flags, the agent count and
+    /// --start-at]
+    #[arg(long, value_name = "ID", requires = "agent", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
 }
 
 impl AgentArgs {
@@ -80,6 +86,40 @@ impl AgentArgs {
         let at = |ext: &str| Path::new(dir).join(format!("{name}.{ext}"));
         Ok(Some((at("json"), at("hlog"))))
     }
+}
+
+impl AgentArgs {
+    /// Record the run id in an agent's result (one with `results.agent`):
+    /// --run-id's, or the one every agent of the run derives alike.
+    pub fn stamp_run_id(&self, report: &mut LoadReport) {
+        let Some(agent) = report.results.agent.as_ref() else {
+            return;
+        };
+        let id = self.run_id.clone().unwrap_or_else(|| {
+            AgentRun::derive_run_id(
+                &report.protocol,
+                &report.load_model,
+                &report.config,
+                agent.count,
+                agent.start_at_unix_s,
+            )
+        });
+        if let Some(agent) = report.results.agent.as_mut() {
+            agent.run_id = Some(id);
+        }
+    }
+}
+
+/// A run id: 1 to 64 of `[A-Za-z0-9._:-]`, so it prints on one line and
+/// fits in a file name.
+fn parse_run_id(s: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "._:-".contains(c);
+    if s.is_empty() || s.len() > 64 || !s.chars().all(ok) {
+        return Err(format!(
+            "'{s}': a run id is 1 to 64 letters, digits, '.', '_', ':' or '-'"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// `agent-I-of-N`: the name of an agent's files.
@@ -317,5 +357,13 @@ mod tests {
         assert!(parse_agent("5/4").unwrap_err().contains("below N"));
         assert!(parse_agent("0/0").unwrap_err().contains("at least 1"));
         assert!(parse_agent("two").is_err());
+    }
+
+    #[test]
+    fn run_ids_are_one_word() {
+        assert_eq!(parse_run_id("job-42.a:1"), Ok("job-42.a:1".into()));
+        assert!(parse_run_id("").is_err());
+        assert!(parse_run_id("a b").is_err());
+        assert!(parse_run_id(&"x".repeat(65)).is_err());
     }
 }

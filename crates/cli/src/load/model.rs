@@ -170,11 +170,12 @@ pub fn execute<P: Protocol>(
         );
     }
     // The error once, and what to do about it.
-    let outcome = outcome.map_err(|e| {
+    let mut outcome = outcome.map_err(|e| {
         let text = e.to_string();
         let addr = cfg.plan().addr.to_string();
         anyhow::anyhow!("{text}{}", super::next_step(&text, P::NAME, &addr))
     })?;
+    flags.agents.stamp_run_id(&mut outcome.report);
     if let (Some(path), Some(log)) = (&flags.hdr_log, &outcome.log) {
         write_hdr_log(path, log, P::NAME)?;
     }

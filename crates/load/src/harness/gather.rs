@@ -126,6 +126,7 @@ fn agent_run<E>(plan: &Plan, run: &CompletedRun<E>) -> Option<AgentRun> {
         start_lag_ms: run.start_lag_s.map(|s| s * 1e3),
         started_unix_s: unix(run.started),
         window_start_unix_s: unix(run.started) + (run.span.start - run.start).as_secs_f64(),
+        run_id: None,
     })
 }
 
