@@ -8,6 +8,7 @@ use super::{emit, usage_error_in, Format, OutputFiles};
 use crate::{args, progress};
 use anyhow::Context;
 use clap::{ArgGroup, Args};
+use serverlab_load::driver::{PollMode, Polling};
 use serverlab_load::harness::rates::{parse_rate, RateRange};
 use serverlab_load::harness::target::Target;
 use serverlab_load::harness::{self, Agent, Arrivals, Execution, Mode, Pacing, Protocol};
@@ -63,6 +64,10 @@ pub struct PacingArgs {
     /// loop runs per CPU (examples: 1, 1-3) [default: every CPU allowed]
     #[arg(long, value_name = "LIST", value_parser = args::cpus)]
     pub cpus: Option<CpuSet>,
+    /// How the client waits for replies that are due (docs/measuring.md, "Agents that share a
+    /// machine")
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = args::named::<PollMode>())]
+    pub poll: PollMode,
     #[command(flatten)]
     pub agents: AgentArgs,
 }
@@ -128,6 +133,10 @@ impl PacingArgs {
             mode,
             hdr_log: self.hdr_log.is_some() || self.agents.out.is_some(),
             start_at: self.agents.start_at,
+            poll: Polling {
+                mode: self.poll,
+                pinned: self.cpus.is_some(),
+            },
         }
     }
 }

@@ -135,6 +135,7 @@ impl harness::Protocol for BoardLoad {
             seed: self.seed,
             agent: self.agent,
             start_at: None,
+            poll: Default::default(),
         }
     }
 

@@ -187,6 +187,7 @@ impl harness::Protocol for BucketLoad {
             seed: self.seed,
             agent: self.agent,
             start_at: None,
+            poll: Default::default(),
         }
     }
 

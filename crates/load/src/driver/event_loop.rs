@@ -3,8 +3,9 @@
 //! window's deadline, and a periodic sweep for timeouts.
 
 use super::conversation::{Conversation, Failure};
+use super::poll::Rule;
 use super::slot::Slot;
-use super::spin::Spin;
+use super::spin::{Spin, Spun};
 use super::token;
 use super::wakeups::Wakeups;
 use super::Options;
@@ -21,19 +22,21 @@ const SWEEP: Duration = Duration::from_millis(50);
 pub(super) const INTERRUPT_DRAIN: Duration = Duration::from_secs(1);
 
 /// Run `slots` on this thread until every one is finished, recording
-/// replies into `sink`. A failure of the loop itself fails every
-/// connection. Returns the time spent polling in vain.
+/// replies into `sink`, polling for replies as `rule` allows. A failure
+/// of the loop itself fails every connection. Returns what its polling
+/// came to (the time spent polling in vain, and when it was allowed).
 pub(super) fn run_on_this_thread<C: Conversation>(
     slots: &mut [Slot<C>],
     opts: &Options,
     progress: &Progress,
     sink: &mut C::Sink,
-) -> Duration {
+    rule: Rule,
+) -> Spun {
     let poll = match Poll::new() {
         Ok(p) => p,
         Err(e) => {
             fail_all(slots, &e);
-            return Duration::ZERO;
+            return Spun::default();
         }
     };
     let wakeups = Wakeups::new(&poll, slots.len());
@@ -47,13 +50,13 @@ pub(super) fn run_on_this_thread<C: Conversation>(
         waiting: 0,
         stopped: false,
         drain_by: None,
-        spin: Spin::default(),
+        spin: Spin::new(rule, Instant::now()),
     };
     match lp.run_until_finished(progress) {
-        Ok(()) => lp.spin.spun(),
+        Ok(()) => lp.spin.spun(Instant::now()),
         Err(e) => {
             fail_all(lp.slots, &e);
-            Duration::ZERO
+            Spun::default()
         }
     }
 }

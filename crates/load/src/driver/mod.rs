@@ -27,13 +27,14 @@
 //! lifecycle in `lifecycle`) wakes on epoll, on its paced slots' kernel
 //! timer ([`wakeups`]) and on nothing else; an epoll token names a slot's
 //! connection ([`token`]); and the time it polls in vain is accounted
-//! apart ([`spin`]).
+//! apart ([`spin`]), where `--poll` allows it ([`poll`]).
 
 mod conversation;
 mod event_loop;
 mod fanout;
 pub mod framing;
 mod lifecycle;
+pub mod poll;
 mod slot;
 mod spin;
 mod token;
@@ -42,6 +43,7 @@ mod wakeups;
 pub use conversation::{Conversation, Failure};
 pub use fanout::{run_loops, LoopsDone};
 pub use framing::{line, reply_too_long, take_line};
+pub use poll::{PollMode, PollStats, Polling};
 pub use slot::Slot;
 
 use std::net::SocketAddr;
@@ -87,6 +89,8 @@ pub struct Options {
     /// connection fails with "a reply longer than N bytes" (the load's
     /// own bound on what its requests can get, capped by `--max-reply`).
     pub max_reply: usize,
+    /// Whether loops may poll without sleeping while replies are due.
+    pub poll: Polling,
 }
 
 #[cfg(test)]

@@ -5,22 +5,26 @@
 //! can take milliseconds to wake: a client that sleeps between replies
 //! measures its own wake-ups, not the server. So while replies are due
 //! the loop polls without sleeping, for up to [`SPIN`] after the last
-//! event. The time spent polling in vain is reported apart from real
-//! work, as CPU time (the thread's own clock): wall time would also count
-//! the time the client was not running at all — on a CPU it shares with
-//! the server, the time the server ran — and could exceed the client's
-//! whole CPU time.
+//! event, where its [`Rule`] allows it (`--poll`, [`super::poll`]). The
+//! time spent polling in vain is reported apart from real work, as CPU
+//! time (the thread's own clock): wall time would also count the time the
+//! client was not running at all — on a CPU it shares with the server,
+//! the time the server ran — and could exceed the client's whole CPU
+//! time.
 
+use super::poll::Rule;
 use nix::time::{clock_gettime, ClockId};
 use std::time::{Duration, Instant};
 
 /// How long to busy-poll for replies before sleeping in the kernel.
 pub(super) const SPIN: Duration = Duration::from_millis(1);
 
-/// One loop's polling: since when it has been quiet, and the CPU time it
-/// has spent polling in vain.
-#[derive(Debug, Default)]
+/// One loop's polling: whether it may spin, since when it has been
+/// quiet, and the CPU time it has spent polling in vain.
+#[derive(Debug)]
 pub(super) struct Spin {
+    rule: Rule,
+    began: Instant,
     quiet_since: Option<Instant>,
     /// Empty polls in the current run of them.
     empties: u32,
@@ -29,12 +33,38 @@ pub(super) struct Spin {
     spun: Duration,
 }
 
+/// What one loop's polling came to.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Spun {
+    /// CPU time spent polling in vain.
+    pub cpu: Duration,
+    /// How long the loop ran, and of that how long it was allowed to
+    /// spin.
+    pub ran: Duration,
+    pub allowed: Duration,
+    /// How many times auto stopped spinning.
+    pub stops: u32,
+}
+
 impl Spin {
-    /// Whether to poll without sleeping at `now`: replies are due and the
-    /// loop has not been quiet for [`SPIN`]. A loop that is to sleep ends
-    /// its run of empty polls first.
+    /// A loop's polling from `now`, under `rule`.
+    pub(super) fn new(rule: Rule, now: Instant) -> Spin {
+        Spin {
+            rule,
+            began: now,
+            quiet_since: None,
+            empties: 0,
+            cpu_since: None,
+            spun: Duration::ZERO,
+        }
+    }
+
+    /// Whether to poll without sleeping at `now`: replies are due, the
+    /// rule allows it, and the loop has not been quiet for [`SPIN`]. A
+    /// loop that is to sleep ends its run of empty polls first.
     pub(super) fn polling(&mut self, replies_due: bool, now: Instant) -> bool {
-        let polling = replies_due && self.quiet_since.is_none_or(|t| now - t < SPIN);
+        let polling =
+            replies_due && self.rule.allows(now) && self.quiet_since.is_none_or(|t| now - t < SPIN);
         if !polling {
             self.account();
         }
@@ -63,11 +93,18 @@ impl Spin {
         self.account();
     }
 
-    /// The CPU time spent polling in vain, the run of empty polls under
-    /// way included.
-    pub(super) fn spun(&mut self) -> Duration {
+    /// What the loop's polling came to by `now`, the run of empty polls
+    /// under way included.
+    pub(super) fn spun(&mut self, now: Instant) -> Spun {
         self.account();
-        self.spun
+        let ran = now.saturating_duration_since(self.began);
+        let (allowed, stops) = self.rule.allowed(ran, now);
+        Spun {
+            cpu: self.spun,
+            ran,
+            allowed,
+            stops,
+        }
     }
 
     /// End a run of empty polls: add the CPU time it took.
@@ -98,21 +135,38 @@ mod tests {
     /// long it waits between polls: the account is CPU time, not wall.
     #[test]
     fn waiting_off_the_cpu_is_not_polling() {
-        let mut spin = Spin::default();
         let t0 = Instant::now();
+        let mut spin = Spin::new(Rule::Always, t0);
         assert!(spin.polling(true, t0));
         spin.empty(true, t0);
         spin.empty(true, t0);
         std::thread::sleep(Duration::from_millis(50));
         spin.events();
-        assert!(spin.spun() < Duration::from_millis(10), "{:?}", spin.spun);
+        let cpu = spin.spun(Instant::now()).cpu;
+        assert!(cpu < Duration::from_millis(10), "{cpu:?}");
         // Spinning on the CPU is counted.
-        let before = spin.spun();
         spin.empty(true, Instant::now());
         spin.empty(true, Instant::now());
         let c0 = thread_cpu().unwrap();
         while thread_cpu().unwrap() - c0 < Duration::from_millis(10) {}
-        let spun = spin.spun() - before;
+        let spun = spin.spun(Instant::now()).cpu - cpu;
         assert!(spun >= Duration::from_millis(10), "{spun:?}");
+    }
+
+    #[test]
+    fn a_loop_that_may_not_spin_sleeps_and_says_so() {
+        let t0 = Instant::now();
+        let mut spin = Spin::new(Rule::Never, t0);
+        assert!(!spin.polling(true, t0));
+        let done = spin.spun(t0 + Duration::from_secs(2));
+        assert_eq!(done.allowed, Duration::ZERO);
+        assert_eq!(done.ran, Duration::from_secs(2));
+        let mut always = Spin::new(Rule::Always, t0);
+        assert!(always.polling(true, t0));
+        assert!(!always.polling(false, t0), "nothing due: it sleeps");
+        assert_eq!(
+            always.spun(t0 + Duration::from_secs(2)).allowed,
+            Duration::from_secs(2)
+        );
     }
 }

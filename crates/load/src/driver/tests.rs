@@ -136,6 +136,7 @@ fn options(addr: SocketAddr) -> Options {
         deadline: None,
         drain_timeout: None,
         max_reply: super::MAX_REPLY,
+        poll: Default::default(),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::checks::Checks;
 use crate::driver::{self, Conversation, LoopsDone, Slot};
 use crate::env::CpuTicks;
 use crate::record::{Recorder, Span};
-use crate::report::ClientCpu;
+use crate::report::{ClientCpu, PollUse};
 use crate::{LoadError, Progress};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime};
@@ -95,6 +95,7 @@ pub fn run_clients<E: Exchange + Send>(
         deadline: span.end,
         drain_timeout: plan.timeouts.drain,
         max_reply: plan.timeouts.max_reply,
+        poll: plan.poll,
     };
     let open = plan.pacing.is_open();
     let cpus = crate::env::allowed_cpus();
@@ -149,8 +150,13 @@ fn completed<E: Exchange>(
 ) -> CompletedRun<E> {
     let wall_s = wall.as_secs_f64();
     let cores = crate::env::allowed_cpus().len();
-    let client_cpu =
+    let mut client_cpu =
         ClientCpu::measure(done.cpu, done.idle_poll_s, wall_s, cores).on_cores(cores_busy);
+    client_cpu.poll = Some(PollUse {
+        mode: done.poll.mode.to_string(),
+        spin_share: done.poll.spin_share,
+        why: done.poll.why(),
+    });
     let clients = done
         .slots
         .into_iter()

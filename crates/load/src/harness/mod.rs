@@ -29,6 +29,7 @@ pub use schedule::Arrivals;
 pub use search::{execute, Execution, Mode, Outcome};
 
 use crate::checks::Checks;
+use crate::driver::Polling;
 use crate::env::Environment;
 use crate::intervals::IntervalLog;
 use crate::record::Span;
@@ -110,6 +111,9 @@ pub struct Plan {
     /// connection is open (None: at once). Agents given one instant start
     /// together.
     pub start_at: Option<SystemTime>,
+    /// Whether the loops may poll without sleeping while replies are due
+    /// (`--poll`).
+    pub poll: Polling,
 }
 
 /// When a run ends, and what its measured window is.

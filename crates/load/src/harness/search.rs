@@ -15,6 +15,7 @@
 use super::rates::{rate_text, RateRange};
 use super::target::{Stat, Target};
 use super::{once, LogTo, Plan, Protocol, Window};
+use crate::driver::Polling;
 use crate::intervals::IntervalLog;
 use crate::report::{LoadReport, ScanReport, SearchReport, Step};
 use crate::{LoadError, Progress};
@@ -41,6 +42,8 @@ pub struct Execution {
     /// step's; step k starts [`step_period`] × k later), so agents given
     /// the same instant start, and step, together.
     pub start_at: Option<SystemTime>,
+    /// How the loops wait for replies that are due (`--poll`).
+    pub poll: Polling,
 }
 
 /// Between the starts of two steps of a scan with a start instant: the
@@ -82,6 +85,7 @@ pub fn execute<P: Protocol>(
     let mut log = ex.hdr_log.then(|| IntervalLog::new(base));
     let plan = Plan {
         start_at: ex.start_at,
+        poll: ex.poll,
         ..p.plan()
     };
     for (what, total) in p.shares() {

@@ -126,6 +126,7 @@ fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
         seed: 1,
         agent: Agent::SOLO,
         start_at: None,
+        poll: Default::default(),
     }
 }
 

@@ -185,6 +185,7 @@ impl harness::Protocol for KvLoad {
             seed: self.seed,
             agent: self.agent,
             start_at: None,
+            poll: Default::default(),
         }
     }
 

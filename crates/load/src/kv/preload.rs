@@ -27,6 +27,7 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
         seed: cfg.seed,
         agent: harness::Agent::SOLO,
         start_at: None,
+        poll: Default::default(),
     };
     let next = AtomicUsize::new(0);
     let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))

@@ -194,6 +194,7 @@ impl harness::Protocol for RespLoad {
             seed: self.seed,
             agent: self.agent,
             start_at: None,
+            poll: Default::default(),
         }
     }
 
