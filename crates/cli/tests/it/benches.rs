@@ -42,6 +42,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "--duration 1 --reps 1 --clients 5 --glibc BIN --mimalloc BIN --jemalloc BIN",
         ),
         ("agents.py", "--bin BIN --duration 1 --reps 1 --agents 2"),
+        ("colocated_agents.py", "--bin BIN --duration 1 --warmup 0.5 --reps 1 --stall 0.2"),
         (
             "openloop.py",
             "--bin BIN --duration 1 --steps 2 client-cost",
