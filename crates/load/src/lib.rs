@@ -27,6 +27,7 @@ pub mod output;
 pub mod record;
 pub mod report;
 pub mod resp;
+pub mod results;
 
 pub use harness::run;
 

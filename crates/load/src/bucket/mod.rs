@@ -235,32 +235,26 @@ impl harness::Protocol for BucketLoad {
                     .push(format!("reading the buckets after the run: {e}")),
             }
         }
-        let units: u64 = done.exchanges.iter().map(|c| c.counted_units).sum();
-        let opened = done.exchanges.iter().map(|c| c.opened).sum();
-        let m = done.measured;
-        let mean_units = if m.requests > 0 {
-            units as f64 / m.requests as f64
-        } else {
-            0.0
+        let counted = results::Counted {
+            requests: done.measured.requests,
+            delay_units: done.exchanges.iter().map(|c| c.counted_units).sum(),
+            connections_opened: done.exchanges.iter().map(|c| c.opened).sum(),
+            throughput_rps: done.measured.throughput_rps,
         };
         let cores_here = done.environment.cores_online;
-        let bound = bound::compute(self, mean_units, m.throughput_rps, cores_here);
+        let results = BucketResults::of(&self.bound_config(), counted, cores_here);
         let waited = self.delay_mode != DelayMode::Work;
-        if let Some(share) = bound.share.filter(|&s| waited && s > IMPOSSIBLE_SHARE) {
+        if let Some(share) = results
+            .bound
+            .share
+            .filter(|&s| waited && s > IMPOSSIBLE_SHARE)
+        {
             done.errors.push(format!(
                 "the server answered {:.0}% of the most its delays allow: it cannot have waited \
                  them (is its --delay-unit the same as this load's?)",
                 share * 100.0
             ));
         }
-        BucketResults {
-            delay_unit: self.delay_unit,
-            delay_mode: self.delay_mode,
-            mean_delay_units: mean_units,
-            delay_units: units,
-            connections_opened: opened,
-            bound,
-        }
-        .into()
+        results.into()
     }
 }

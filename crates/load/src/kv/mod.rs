@@ -244,15 +244,11 @@ impl harness::Protocol for KvLoad {
             failed += c.failed_sessions;
         }
         let wall = done.measured.wall_s;
-        KvResults {
-            total_time_s: wall,
-            replies_per_s: if wall > 0.0 {
-                done.measured.requests as f64 / wall
-            } else {
-                0.0
-            },
+        KvResults::of(
+            wall,
+            done.measured.requests,
             statuses,
-            sessions: Sessions {
+            Sessions {
                 // A timed run plans no count.
                 planned: match self.sessions {
                     usize::MAX => 0,
@@ -262,11 +258,11 @@ impl harness::Protocol for KvLoad {
                 failed,
                 time_ms: SessionTimes::of(&times),
             },
-            preload: kv.preload_s.map(|time_s| Preload {
+            kv.preload_s.map(|time_s| Preload {
                 keys: self.agent.share(self.keys) as u64,
                 time_s,
             }),
-        }
+        )
         .into()
     }
 

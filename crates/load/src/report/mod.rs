@@ -6,13 +6,12 @@
 
 mod agents;
 mod open;
-mod protocols;
 mod steps;
 pub mod v1;
 
 pub use agents::{AgentLine, AgentRun, Merged};
 pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
-pub use protocols::{ProtocolResults, TextLines};
+pub use crate::results::{ProtocolResults, TextLines};
 pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
 
 use crate::env::Environment;

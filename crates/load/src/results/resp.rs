@@ -1,0 +1,81 @@
+//! The RESP load's own results: error and nil replies, the keys written
+//! before the run, and for the board workload, the board's figures.
+
+use super::board::BoardResults;
+use super::{Across, Merge, TextLines};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RespResults {
+    /// `keys` or `board`.
+    pub workload: String,
+    /// Replies that were errors (`-ERR …`, `-WRONGTYPE …`).
+    pub error_replies: u64,
+    /// Replies that were the null bulk string (a GET, LPOP or LINDEX that
+    /// found nothing).
+    pub null_replies: u64,
+    /// Keys written before the run (shared, and with `--preload` every
+    /// string key), and how long it took; null when none.
+    pub setup: Option<Setup>,
+    /// The board workload's reads and acknowledged posts.
+    pub board: Option<BoardResults>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub keys_written: u64,
+    pub time_s: f64,
+}
+
+impl Merge for RespResults {
+    fn merge(parts: &[&Self], at: &Across<'_>) -> Result<Self, String> {
+        let workload = at.same("workload", parts, |p| p.workload.clone())?;
+        let setups: Vec<&Option<Setup>> = parts.iter().map(|p| &p.setup).collect();
+        // The board workload's, in every agent or none.
+        let boards = at.all_or_none("board", parts, |p| p.board.as_ref())?;
+        Ok(RespResults {
+            workload,
+            error_replies: at.count("error_replies", parts, |p| p.error_replies)?,
+            null_replies: at.count("null_replies", parts, |p| p.null_replies)?,
+            setup: Option::<Setup>::merge(&setups, at)?,
+            board: boards.map(|b| BoardResults::merge(&b, at)).transpose()?,
+        })
+    }
+}
+
+impl Merge for Option<Setup> {
+    /// Each agent writes the keys its connections own, at once: keys
+    /// added, the longest time. An agent that wrote none has none (null),
+    /// which adds nothing; null where no agent wrote any.
+    fn merge(parts: &[&Self], at: &Across<'_>) -> Result<Self, String> {
+        if parts.iter().all(|p| p.is_none()) {
+            return Ok(None);
+        }
+        let keys = |p: &Self| p.as_ref().map_or(0, |s| s.keys_written);
+        Ok(Some(Setup {
+            keys_written: at.count("setup.keys_written", parts, keys)?,
+            time_s: at.max(parts, |p| p.as_ref().map_or(0.0, |s| s.time_s)),
+        }))
+    }
+}
+
+impl TextLines for RespResults {
+    fn text_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "replies: {} errors, {} nil",
+            self.error_replies, self.null_replies
+        )];
+        if let Some(s) = &self.setup {
+            lines.push(format!(
+                "setup: {} written in {:.3} s before the run (not measured)",
+                serverlab_util::plural(s.keys_written, "key", "keys"),
+                s.time_s
+            ));
+        }
+        if let Some(b) = &self.board {
+            lines.extend(b.text_lines());
+            lines.push(format!("posts acknowledged: {}", b.posts_acknowledged));
+        }
+        lines
+    }
+}
