@@ -50,7 +50,7 @@ pub fn merge(mut agents: Vec<AgentFile>) -> Result<LoadReport, String> {
     if let Some(scan) = &first.report.scan {
         report.scan = Some(merged_scan(&agents, scan, &names));
     }
-    report.results.protocol = protocol::merge(&agents)?;
+    report.results.protocol = protocol::merge(&agents, &report.results)?;
     report.results.merged = Some(Merged {
         count: agents.iter().map(|a| a.count).max().unwrap_or(0),
         agents: agents.iter().map(|a| line(a, t0)).collect(),
