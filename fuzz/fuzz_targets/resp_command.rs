@@ -101,7 +101,7 @@ fn lists<'w>(name: &str, cmd: ListCmd, args: &[&[u8]], get: impl Fn(Span) -> &'w
         }
         ListCmd::LLen(k) => assert_eq!(get(k), args[1]),
         ListCmd::LIndex { key, index } => {
-            assert_eq!((get(key), index), (args[1], int(args[2]).unwrap()))
+            assert_eq!((get(key), index), (args[1], int(args[2])))
         }
         ListCmd::LRange { key, start, stop } => {
             let want = (args[1], int(args[2]).unwrap(), int(args[3]).unwrap());

@@ -74,10 +74,9 @@ pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
             let text = "-ERR decrement would overflow\r\n".to_string();
             return Err(refusal("not_an_integer", Some(text)));
         }
-        "lindex" => drop(need_int(2)?),
         "lrange" => drop((need_int(2)?, need_int(3)?)),
         "lpop" | "rpop" if argc > 3 => return Err(arity(name)),
-        "lpop" | "rpop" if argc == 3 && need_int(2)? < 0 => {
+        "lpop" | "rpop" if argc == 3 && int(&args[2]).is_none_or(|n| n < 0) => {
             let text = "-ERR value is out of range, must be positive\r\n".to_string();
             return Err(refusal("not_an_integer", Some(text)));
         }
@@ -254,8 +253,12 @@ impl Resp {
         let len = list.len() as i64;
         match name {
             "llen" => integer(out, len),
+            // Redis looks the key up before it reads the index.
+            "lindex" if len == 0 => out.extend_from_slice(b"$-1\r\n"),
             "lindex" => {
-                let i = int(&args[2]).expect("refused otherwise");
+                let Some(i) = int(&args[2]) else {
+                    return out.extend_from_slice(not_integer().reply.unwrap().as_bytes());
+                };
                 let i = if i < 0 { len + i } else { i };
                 match usize::try_from(i).ok().and_then(|i| list.get(i)) {
                     Some(v) => bulk(out, v),

@@ -92,9 +92,12 @@ pub enum ListCmd {
         count: Option<usize>,
     },
     LLen(Span),
+    /// LINDEX: the index, `None` when it is not an integer — Redis looks
+    /// the key up first, so a missing key is nil and a string WRONGTYPE
+    /// whatever the index says.
     LIndex {
         key: Span,
-        index: i64,
+        index: Option<i64>,
     },
     LRange {
         key: Span,
@@ -338,7 +341,7 @@ fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
         Name::LLen => Cmd::List(ListCmd::LLen(key())),
         Name::LIndex => Cmd::List(ListCmd::LIndex {
             key: key(),
-            index: a.int(2)?,
+            index: a.int(2).ok(),
         }),
         Name::LRange => Cmd::List(lrange(a)?),
         Name::DbSize => Cmd::Server(ServerCmd::DbSize),
@@ -434,9 +437,11 @@ fn set(a: &Args) -> Result<StrCmd, Rejection> {
 fn pop(name: Name, end: End, a: &Args) -> Result<ListCmd, Rejection> {
     let count = match a.argc() {
         2 => None,
-        3 => match a.int(2)? {
-            n if n < 0 => return Err(Rejection::NotPositive),
-            n => Some(n as usize),
+        // Redis reads the count as a positive number or says so, for a
+        // word as for a negative number.
+        3 => match a.int(2) {
+            Ok(n) if n >= 0 => Some(n as usize),
+            _ => return Err(Rejection::NotPositive),
         },
         _ => return Err(Rejection::WrongArity(name.facts().name)),
     };

@@ -130,7 +130,7 @@ impl RespService {
             }
             Rejection::HelloVersion => "ERR Protocol version is not an integer or out of range".into(),
             Rejection::NoProto => {
-                "NOPROTO sorry, this protocol version is not supported.".into()
+                "NOPROTO unsupported protocol version".into()
             }
             Rejection::HelloOption { at } => {
                 format!("ERR Syntax error in HELLO option '{}'", c_str(arg(at), 128))
@@ -300,7 +300,20 @@ impl RespService {
                 }
             }
             ListCmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
-            ListCmd::LIndex { key, index } => {
+            ListCmd::LIndex { key, index: None } => {
+                // As Redis: the key first (nil, WRONGTYPE), then the
+                // index. A list is never empty, so a length of 0 is no key.
+                if self.store.llen(a.get(key))? == 0 {
+                    reply::null(out)
+                } else {
+                    self.stats.rejected(Rejection::NotInteger);
+                    reply::error(out, reply::NOT_INTEGER)
+                }
+            }
+            ListCmd::LIndex {
+                key,
+                index: Some(index),
+            } => {
                 let found = self
                     .store
                     .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;

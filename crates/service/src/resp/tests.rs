@@ -63,6 +63,38 @@ fn strings_and_counters() {
     );
 }
 
+/// The key before the index, as Redis 7.0.15 answers: LINDEX of a
+/// missing key is nil and of a string WRONGTYPE whatever the index says;
+/// LPOP's count that is not a number is "out of range"; HELLO of any
+/// version but 2 is NOPROTO in Redis's words.
+#[test]
+fn redis_reads_the_key_before_the_argument() {
+    let svc = service();
+    let got = replies(
+        &svc,
+        &[
+            &["LINDEX", "missing", "abc"],
+            &["SET", "s", "v"],
+            &["LINDEX", "s", "abc"],
+            &["RPUSH", "l", "a"],
+            &["LINDEX", "l", "abc"],
+            &["LPOP", "missing", "abc"],
+            &["HELLO", "4"],
+            &["HELLO", "3"],
+            &["HELLO", "abc"],
+        ],
+    );
+    assert_eq!(
+        got,
+        "$-1\r\n+OK\r\n\
+         -WRONGTYPE Operation against a key holding the wrong kind of value\r\n:1\r\n\
+         -ERR value is not an integer or out of range\r\n\
+         -ERR value is out of range, must be positive\r\n\
+         -NOPROTO unsupported protocol version\r\n-NOPROTO unsupported protocol version\r\n\
+         -ERR Protocol version is not an integer or out of range\r\n"
+    );
+}
+
 #[test]
 fn lists_and_wrongtype() {
     let svc = service();

@@ -104,12 +104,19 @@ fn arguments_are_checked() {
             ..
         })
     ));
-    assert_eq!(
+    // Redis looks LINDEX's key up before it reads the index: the
+    // word is kept for the server to judge.
+    assert!(matches!(
         cmd(&["LINDEX", "k", "x"]),
-        Cmd::Reject(Rejection::NotInteger)
-    );
+        Cmd::List(ListCmd::LIndex { index: None, .. })
+    ));
     assert_eq!(
         cmd(&["LPOP", "k", "-1"]),
+        Cmd::Reject(Rejection::NotPositive)
+    );
+    // A count that is not a number is "out of range" too, as in Redis.
+    assert_eq!(
+        cmd(&["LPOP", "k", "abc"]),
         Cmd::Reject(Rejection::NotPositive)
     );
     assert!(matches!(
