@@ -21,14 +21,28 @@ pub struct MergeArgs {
     /// Also write the requests answered in each second, all agents, as CSV
     #[arg(long, value_name = "FILE.csv")]
     per_second: Option<PathBuf>,
+    /// Merge the agents found when some are missing (flagged in the result), rather than refuse
+    #[arg(long)]
+    allow_missing: bool,
 }
 
 /// Exit 0, or 1 when the merged run failed (errors, mismatches) or the
-/// files cannot be merged.
+/// files cannot be merged (a line `serverlab: FILE: why` for each).
 pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
     use serverlab_load::merge;
-    let agents = merge::read_dirs(&a.dirs).map_err(anyhow::Error::msg)?;
-    let report = merge::merge(agents).map_err(anyhow::Error::msg)?;
+    let options = merge::Options {
+        allow_missing: a.allow_missing,
+    };
+    let merged = merge::read_dirs(&a.dirs).and_then(|agents| merge::merge(agents, options));
+    let report = match merged {
+        Ok(report) => report,
+        Err(refused) => {
+            for line in &refused.0 {
+                eprintln!("serverlab: {line}");
+            }
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     let format = Format::from(a.format);
     if let Some(flags) = report.results.merged.as_ref().map(|m| &m.flags) {
         if format != Format::Text {

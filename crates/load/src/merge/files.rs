@@ -1,55 +1,78 @@
 //! Finding and reading the agents' files: `agent-I-of-N.json` (the
 //! result) and `agent-I-of-N.hlog` (its HDR interval log) in each
-//! directory given.
+//! directory given. Only the results are read here, each checked against
+//! its own name; the logs are read one at a time as the merge adds them
+//! ([`super::hlog`]), so no agent's intervals are held.
 
-use super::hlog::{self, Interval};
+use super::Refused;
 use crate::report::LoadReport;
 use std::path::{Path, PathBuf};
 
-/// One agent's files, read.
+/// One agent's result, read, and where its log is.
 pub struct AgentFile {
     pub index: usize,
-    /// The count its name gives.
+    /// The count its name gives (its result says the same).
     pub count: usize,
     pub path: PathBuf,
+    /// Its HDR interval log, beside it.
+    pub hlog: PathBuf,
     pub report: LoadReport,
     /// Its protocol's own results as written (merged field by field).
     pub protocol_json: serde_json::Value,
     /// When its measured window began, by its wall clock.
     pub window_start_unix_s: f64,
-    pub intervals: Vec<Interval>,
+    /// The run it was one of, if its file says (files written before run
+    /// ids do not).
+    pub run_id: Option<String>,
 }
 
-/// Every agent's files in `dirs`.
-pub fn read_dirs(dirs: &[PathBuf]) -> Result<Vec<AgentFile>, String> {
+/// Every agent's result in `dirs`: refused, a line per file, where a
+/// file cannot be read or disagrees with its name, or two files are one
+/// agent's.
+pub fn read_dirs(dirs: &[PathBuf]) -> Result<Vec<AgentFile>, Refused> {
     let mut out: Vec<AgentFile> = Vec::new();
-    for dir in dirs {
-        let entries =
-            std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for path in paths {
-            let Some((index, count)) = agent_name(&path) else {
-                continue;
-            };
-            if let Some(twin) = out.iter().find(|a| a.index == index && a.count == count) {
-                return Err(format!(
-                    "agent {index} of {count} twice: {} and {}",
-                    twin.path.display(),
-                    path.display()
-                ));
-            }
-            out.push(read(&path, index, count)?);
+    let mut problems = Vec::new();
+    for path in agent_paths(dirs)? {
+        let Some((index, count)) = agent_name(&path) else {
+            continue;
+        };
+        if let Some(twin) = out.iter().find(|a| a.index == index && a.count == count) {
+            problems.push(format!(
+                "{}: agent {index} of {count} again (also {})",
+                path.display(),
+                twin.path.display()
+            ));
+            continue;
         }
+        match read(&path, index, count) {
+            Ok(a) => out.push(a),
+            Err(why) => problems.push(format!("{}: {why}", path.display())),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Refused(problems));
     }
     if out.is_empty() {
         let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Err(format!(
+        return Err(Refused::one(format!(
             "no agent results (agent-I-of-N.json) in {}",
             dirs.join(", ")
-        ));
+        )));
     }
     Ok(out)
+}
+
+/// Every file in `dirs`, each directory's sorted.
+fn agent_paths(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Refused> {
+    let mut all = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| Refused::one(format!("{}: cannot read it: {e}", dir.display())))?;
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        all.extend(paths);
+    }
+    Ok(all)
 }
 
 /// `agent-I-of-N.json` → (I, N).
@@ -60,34 +83,63 @@ fn agent_name(path: &Path) -> Option<(usize, usize)> {
     Some((i.parse().ok()?, n.parse().ok()?))
 }
 
+/// The result at `path`, named agent `index` of `count`, or why it
+/// cannot be merged.
 fn read(path: &Path, index: usize, count: usize) -> Result<AgentFile, String> {
-    let at = |e: String| format!("{}: {e}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| at(e.to_string()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
+    if index >= count {
+        return Err(format!(
+            "agent {index} of {count}: agents are numbered from 0, below their count"
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
     let protocol = value["protocol"].as_str().unwrap_or_default();
     let protocol_json = value["results"][protocol].clone();
-    let report = LoadReport::from_value(value).map_err(|e| at(e.to_string()))?;
-    let window_start_unix_s = report
+    let report = LoadReport::from_value(value).map_err(|e| e.to_string())?;
+    let agent = report
         .results
         .agent
         .as_ref()
-        .map(|a| a.window_start_unix_s)
-        .ok_or_else(|| at("not an agent's result (no results.agent: run with --agent)".into()))?;
-    let log = path.with_extension("hlog");
-    let log_text = std::fs::read_to_string(&log).map_err(|e| {
-        format!(
-            "{}: {e} (merge adds the agents' histograms from their HDR logs, which --out writes)",
-            log.display()
-        )
-    })?;
-    let intervals = hlog::read(&log_text).map_err(|e| format!("{}: {e}", log.display()))?;
+        .ok_or("not an agent's result (no results.agent: run with --agent)")?;
+    if (agent.index, agent.count) != (index, count) {
+        return Err(format!(
+            "its result says agent {} of {}, its name agent {index} of {count}: renamed, or \
+             another agent's",
+            agent.index, agent.count
+        ));
+    }
+    let (window_start_unix_s, run_id) = (agent.window_start_unix_s, agent.run_id.clone());
+    window(&report)?;
     Ok(AgentFile {
         index,
         count,
         path: path.to_path_buf(),
+        hlog: path.with_extension("hlog"),
         report,
         protocol_json,
         window_start_unix_s,
-        intervals,
+        run_id,
     })
+}
+
+/// A result's window is one `load` could have written: its start a
+/// time, its length no longer than its per-second series (which has a
+/// slot for every second of it). What the merge allocates follows from
+/// these, so a file cannot make it allocate more than its own size.
+fn window(report: &LoadReport) -> Result<(), String> {
+    let r = &report.results;
+    let start = r.agent.as_ref().map_or(0.0, |a| a.window_start_unix_s);
+    if !(start.is_finite() && start >= 0.0) {
+        return Err(format!("its window starts at {start}, not a time"));
+    }
+    let seconds = r.per_second.len();
+    if !(r.duration_s.is_finite() && r.duration_s >= 0.0 && r.duration_s <= seconds as f64) {
+        return Err(format!(
+            "its window is {} s long but its per-second series has {seconds} seconds: not a \
+             result `load` wrote",
+            r.duration_s
+        ));
+    }
+    Ok(())
 }

@@ -25,9 +25,9 @@ pub struct AgentRun {
     pub started_unix_s: f64,
     pub window_start_unix_s: f64,
     /// The run this agent was one of: every agent of one run carries the
-    /// same id (`load --run-id`, or [`run_id`] of what the agents share),
-    /// so `merge` can refuse a file of another run. Absent from files
-    /// written before run ids.
+    /// same id (`load --run-id`, or [`AgentRun::derive_run_id`] of what
+    /// the agents share), so `merge` can refuse a file of another run.
+    /// Absent from files written before run ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
 }
@@ -102,7 +102,8 @@ mod tests {
     #[test]
     fn run_ids_differ_with_what_agents_share() {
         let config = serde_json::json!({"rate": 400.0, "posters": 2});
-        let id = |c: &serde_json::Value, n, at| AgentRun::derive_run_id("board", "open-loop", c, n, at);
+        let id =
+            |c: &serde_json::Value, n, at| AgentRun::derive_run_id("board", "open-loop", c, n, at);
         let base = id(&config, 4, Some(1_767_225_600.5));
         assert_eq!(base.len(), 16);
         assert_eq!(base, id(&config, 4, Some(1_767_225_600.5)), "deterministic");
