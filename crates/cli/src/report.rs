@@ -1,7 +1,9 @@
 //! `serverlab report DIR… [--out DIR] [--compare OTHER_DIR]
-//! [--drop-outliers]`: statistics and plots of a sweep, from its results
-//! on disk; of several shards' directories, every point as a ratio to its
-//! own block's baseline, with the machine each shard ran on.
+//! [--drop-outliers] [--allow-missing]`: statistics and plots of a sweep,
+//! from its results on disk; of several shards' directories, every point
+//! as a ratio to its own block's baseline, with the machine each shard ran
+//! on. A shard of the split that no directory holds is named and fails
+//! the report (exit 1) unless `--allow-missing` says to report anyway.
 
 use clap::Args;
 use serverlab_report::ReportError;
@@ -27,12 +29,18 @@ pub struct ReportArgs {
     /// every number (they are listed either way)
     #[arg(long)]
     drop_outliers: bool,
+    /// Of shards' directories: report even if shards of the split are
+    /// missing (each is named, its runs counted as not run); without it
+    /// a missing shard is an error (exit 1)
+    #[arg(long)]
+    allow_missing: bool,
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let opts = serverlab_report::Options {
         compare: a.compare.as_deref(),
         drop_outliers: a.drop_outliers,
+        allow_missing: a.allow_missing,
     };
     let (out, generated) = match a.dirs.as_slice() {
         [dir] => (dir.clone(), serverlab_report::generate_with(dir, &opts)),
@@ -48,6 +56,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             eprintln!("serverlab: {e}");
             return Ok(ExitCode::from(2));
         }
+        Err(e @ ReportError::MissingShards(_)) => {
+            eprintln!("serverlab: {e}");
+            return Ok(ExitCode::from(1));
+        }
         Err(e) => return Err(e.into()),
     };
     for line in &written.summary {
@@ -56,6 +68,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     println!();
     match &written.shards {
         Some(shards) => {
+            for m in &shards.missing {
+                println!("serverlab report: {m} (--allow-missing)");
+            }
             println!("{}\n", shards.note);
             print!("{}", shards.table);
             if let Some(r) = &shards.ratios {

@@ -10,6 +10,10 @@ pub enum ReportError {
     /// Two sweeps whose points cannot be paired.
     #[error("cannot compare: {0}")]
     Incomparable(String),
+    /// Shards of the split that no directory given holds: the report would
+    /// be of part of the sweep.
+    #[error("{0}")]
+    MissingShards(String),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

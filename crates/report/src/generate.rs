@@ -60,6 +60,8 @@ pub struct ShardsWritten {
     pub table: String,
     /// Every point as a ratio to its own block's baseline (Markdown).
     pub ratios: Option<String>,
+    /// The shards of the split that no directory held (`--allow-missing`).
+    pub missing: Vec<crate::shards::MissingShard>,
 }
 
 /// How to build a report.
@@ -69,6 +71,9 @@ pub struct Options<'a> {
     pub compare: Option<&'a Path>,
     /// Leave outlier runs out of every number (they are listed either way).
     pub drop_outliers: bool,
+    /// Report shards even when some of the split are missing (they are
+    /// named, their runs counted as not run); otherwise that is an error.
+    pub allow_missing: bool,
 }
 
 /// Write the report of the sweep in `dir` (compared with `other`, if given).
@@ -146,6 +151,9 @@ pub fn generate_shards(
     opts: &Options,
 ) -> Result<Written, ReportError> {
     let (sweep, shards) = crate::shards::read(dirs, out)?;
+    if !shards.missing.is_empty() && !opts.allow_missing {
+        return Err(ReportError::MissingShards(shards.missing_error()));
+    }
     let stats = shard_statistics(&sweep, &shards, opts.drop_outliers);
     write_report(&sweep, stats, Some(&shards), opts)
 }
@@ -242,6 +250,7 @@ fn with_shards(
         note: shards.note(),
         table: markdown::table(&shards.table()),
         ratios: ratios.as_ref().map(markdown::table),
+        missing: shards.missing.clone(),
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::data::{PointRuns, Sweep};
 use crate::doc::Table;
 use crate::error::ReportError;
-use serverlab_sweep::{Host, Point, Shard};
+use serverlab_sweep::{Host, Point, Schedule, Shard};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,39 @@ pub struct ShardDir {
 
 pub struct Shards {
     pub dirs: Vec<ShardDir>,
+    /// The shards of the split that no directory holds: their runs count
+    /// as not run.
+    pub missing: Vec<MissingShard>,
+}
+
+/// A shard of the split that no directory given holds, and its blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingShard {
+    pub shard: Shard,
+    pub blocks: Vec<u32>,
+}
+
+impl std::fmt::Display for MissingShard {
+    /// `shard 2/3 (blocks 3, 6): not run`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let word = if self.blocks.len() == 1 {
+            "block"
+        } else {
+            "blocks"
+        };
+        write!(
+            f,
+            "shard {} ({word} {}): not run",
+            self.shard,
+            list(&self.blocks)
+        )
+    }
+}
+
+/// `3, 6`.
+fn list(blocks: &[u32]) -> String {
+    let blocks: Vec<String> = blocks.iter().map(u32::to_string).collect();
+    blocks.join(", ")
 }
 
 impl Shards {
@@ -49,33 +82,83 @@ impl Shards {
         self.machines().len() > 1
     }
 
-    /// A row per shard: its directory, shard, machine, blocks and runs.
+    /// A row per shard: its directory, shard, machine, blocks and runs; a
+    /// missing shard's row says it was not run.
     pub fn table(&self) -> Table {
         let headers = ["directory", "shard", "machine", "blocks", "runs"];
-        let rows = self
-            .dirs
-            .iter()
-            .map(|d| {
-                let blocks: Vec<String> = d.blocks.iter().map(u32::to_string).collect();
-                vec![
-                    d.dir.display().to_string(),
-                    d.shard.map_or("all".into(), |s| s.to_string()),
-                    d.host
-                        .as_ref()
-                        .map_or("not recorded".into(), Host::describe),
-                    blocks.join(", "),
-                    d.runs.to_string(),
-                ]
-            })
-            .collect();
+        let given = self.dirs.iter().map(|d| {
+            vec![
+                d.dir.display().to_string(),
+                d.shard.map_or("all".into(), |s| s.to_string()),
+                d.host
+                    .as_ref()
+                    .map_or("not recorded".into(), Host::describe),
+                list(&d.blocks),
+                d.runs.to_string(),
+            ]
+        });
+        let missing = self.missing.iter().map(|m| {
+            vec![
+                "none given".into(),
+                m.shard.to_string(),
+                "–".into(),
+                list(&m.blocks),
+                "not run".into(),
+            ]
+        });
+        let rows = given.chain(missing).collect();
         Table {
             headers: headers.map(String::from).to_vec(),
             rows,
         }
     }
 
-    /// What the reader must know, in one sentence.
+    /// The missing shards, one after another (empty if none is):
+    /// `shard 2/3 (blocks 3, 6): not run`.
+    pub fn missing_list(&self) -> String {
+        let each: Vec<String> = self.missing.iter().map(ToString::to_string).collect();
+        each.join("; ")
+    }
+
+    /// The missing shards, in one sentence (empty if none is).
+    fn missing_note(&self) -> String {
+        match self.missing.len() {
+            0 => String::new(),
+            1 => format!("{}: its runs are counted as not run.", self.missing_list()),
+            _ => format!(
+                "{}: their runs are counted as not run.",
+                self.missing_list()
+            ),
+        }
+    }
+
+    /// Why a report of these shards alone is refused (without
+    /// `--allow-missing`).
+    pub fn missing_error(&self) -> String {
+        let (which, them) = match self.missing.len() {
+            1 => ("it", "its directory"),
+            _ => ("them", "their directories"),
+        };
+        format!(
+            "{} (no directory given holds {which}): give {them} too, or \
+             --allow-missing to report without {which}",
+            self.missing_list()
+        )
+    }
+
+    /// What the reader must know, in one sentence (and one more for the
+    /// shards missing).
     pub fn note(&self) -> String {
+        let missing = self.missing_note();
+        if missing.is_empty() {
+            self.machines_note()
+        } else {
+            format!("{} {missing}", self.machines_note())
+        }
+    }
+
+    /// Where the shards ran, and how points are compared.
+    fn machines_note(&self) -> String {
         let machines = self.machines();
         let how = "every point is reported as a ratio to the baseline run of its own block, \
                    which ran on the same machine";
@@ -98,7 +181,9 @@ impl Shards {
 }
 
 /// The sweeps in `dirs`, shards of one experiment, read as one sweep whose
-/// directory is `out` (its runs' directories relative to it).
+/// directory is `out` (its runs' directories relative to it). The shards
+/// of the split that no directory holds are named in [`Shards::missing`],
+/// and their runs counted as not run.
 pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError> {
     let absolute = |d: &Path| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
     let out = &absolute(out);
@@ -110,10 +195,12 @@ pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError
     for s in &sweeps[1..] {
         same_experiment(first, s)?;
     }
-    let shards = Shards {
+    let mut shards = Shards {
         dirs: sweeps.iter().map(|s| shard_dir(s, out)).collect(),
+        missing: vec![],
     };
     disjoint(&shards)?;
+    shards.missing = missing(&sweeps)?;
     if shards.several_machines() && first.manifest.baseline.is_none() {
         return Err(ReportError::Incomparable(format!(
             "{} (and its points' runs with them); with no baseline in the experiment there is \
@@ -121,7 +208,64 @@ pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError
             shards.note().split(':').next().unwrap_or_default()
         )));
     }
-    Ok((merge(sweeps, out), shards))
+    let schedule = sweeps.iter().find_map(|s| s.schedule.clone());
+    let mut sweep = merge(sweeps, out);
+    not_run(&mut sweep, &shards.missing, schedule.as_ref());
+    Ok((sweep, shards))
+}
+
+/// The shards of the split the directories were made by that none of
+/// them holds. Every directory must be a shard of one split (`I/N`, the
+/// same N).
+fn missing(sweeps: &[Sweep]) -> Result<Vec<MissingShard>, ReportError> {
+    let split = |s: &Sweep| s.manifest.shard.map(|sh| sh.count);
+    let count = split(&sweeps[0]);
+    if let Some(other) = sweeps.iter().find(|s| split(s) != count) {
+        let said = |s: &Sweep| {
+            s.manifest
+                .shard
+                .map_or("a whole sweep".into(), |sh| format!("shard {sh}"))
+        };
+        return Err(ReportError::Incomparable(format!(
+            "{} is {} and {} is {}: give the shards of one split (the same N in --shard I/N)",
+            sweeps[0].dir.display(),
+            said(&sweeps[0]),
+            other.dir.display(),
+            said(other)
+        )));
+    }
+    let Some(count) = count else {
+        return Ok(vec![]);
+    };
+    let blocks = total_blocks(sweeps);
+    let given: Vec<u32> = sweeps
+        .iter()
+        .filter_map(|s| s.manifest.shard.map(|sh| sh.index))
+        .collect();
+    Ok((0..count)
+        .filter(|i| !given.contains(i))
+        .map(|index| {
+            let shard = Shard { index, count };
+            MissingShard {
+                shard,
+                blocks: shard.blocks(blocks).collect(),
+            }
+        })
+        .collect())
+}
+
+/// How many blocks the whole sweep has: its recorded schedule's, else
+/// its repetitions.
+fn total_blocks(sweeps: &[Sweep]) -> u32 {
+    sweeps
+        .iter()
+        .map(|s| {
+            s.schedule
+                .as_ref()
+                .map_or(s.manifest.repetitions, |sch| sch.blocks.len() as u32)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// One shard's record, its directory as seen from `out`.
@@ -212,6 +356,26 @@ fn merge(sweeps: Vec<Sweep>, out: &Path) -> Sweep {
     all.dir = out.to_path_buf();
     all.schedule = None;
     all
+}
+
+/// The runs of the missing shards' blocks, counted as not run: each
+/// point's (and the baseline's) in the blocks that hold it.
+fn not_run(sweep: &mut Sweep, missing: &[MissingShard], schedule: Option<&Schedule>) {
+    let holds = |block: u32, slug: &str| {
+        schedule.is_none_or(|s| {
+            s.blocks
+                .get(block as usize - 1)
+                .is_some_and(|b| b.iter().any(|x| x == slug))
+        })
+    };
+    for p in sweep.points.iter_mut().chain(sweep.baseline.as_mut()) {
+        let blocks = missing.iter().flat_map(|m| &m.blocks);
+        let slug = p.point.slug.clone();
+        p.missing
+            .extend(blocks.filter(|&&b| holds(b, &slug)).copied());
+        p.missing.sort_unstable();
+        p.missing.dedup();
+    }
 }
 
 /// Runs' directories as seen from `out`.

@@ -942,6 +942,72 @@ fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
     );
 }
 
+/// Issue 29: shards 0/3 and 1/3 of a 6-block sweep, shard 2/3 never run.
+/// The report names the missing shard and its blocks and refuses (exit 1)
+/// unless `--allow-missing`; then it reports, names the shard, and counts
+/// its runs as not run (it said "0 not run" and exited 0).
+#[test]
+fn a_missing_shard_is_named_with_its_blocks_and_fails_the_report_unless_allowed() {
+    let _turn = heavy_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    let (server_cpu, client_cpu) = cpus();
+    let exp = write(
+        tmp.path(),
+        "thirds.toml",
+        &format!(
+            "name = \"thirds\"\nprotocol = \"board\"\nrepetitions = 6\n\
+             client_cpus = \"{client_cpu}\"\n[server]\nstrategy = \"pool-locked\"\n\
+             threads = 1\ncpus = \"{server_cpu}\"\n[load]\nposters = 1\nreaders = 1\n\
+             duration = \"100ms\"\n"
+        ),
+    );
+    let dir = |i: u32| tmp.path().join("out").join(format!("shard-{i}-of-3"));
+    for i in 0..2u32 {
+        let (code, stdout, stderr) = sweep(&[
+            exp.to_str().unwrap(),
+            "--shard",
+            &format!("{i}/3"),
+            "--out",
+            dir(i).to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+    }
+    let (a, b) = (dir(0), dir(1));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let said = "shard 2/3 (blocks 3, 6): not run";
+
+    let refused = run(&["report", a, b]);
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(said), "{stderr}");
+    assert!(stderr.contains("--allow-missing"), "{stderr}");
+    let md = tmp.path().join("out/report.md");
+    assert!(!md.exists(), "a report of part of the sweep was written");
+
+    let allowed = run(&["report", a, b, "--allow-missing"]);
+    let stdout = text(&allowed.stdout);
+    assert_eq!(
+        allowed.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&allowed.stderr)
+    );
+    assert!(stdout.contains(said), "{stdout}");
+    assert!(
+        stdout.contains("4 runs succeeded, 0 failed, 2 not run"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 missing runs"), "{stdout}");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains(said), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.contains("| 2/3 "))
+        .unwrap_or_else(|| panic!("no row for shard 2/3: {md}"));
+    assert!(row.contains("3, 6") && row.contains("not run"), "{row}");
+}
+
 #[test]
 fn a_shard_without_a_block_of_its_own_or_under_a_target_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
