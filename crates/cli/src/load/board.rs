@@ -1,9 +1,13 @@
 //! `serverlab load board`, including the reference client's positional form.
 
+use super::bounds::{reply_timeout_help, ReplyTimeout};
+use super::shared::{LoadArgs, LoadHelp, NoLedger};
 use super::{execute, usage_error, Format, OutputArgs, PacingArgs};
 use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::board::{BoardLoad, ReaderMix};
+use serverlab_proto::board::NAME;
+use std::marker::PhantomData;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,60 +28,91 @@ pub struct Args {
     /// Server address: HOST:PORT, HOST (port 12345) or :PORT
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::addr(12345))]
     addr: SocketAddr,
-    /// Poster connections ("threads" in the reference client's output)
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
-    posters: u16,
-    /// Reader connections ("threads" in the reference client's output)
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
-    readers: u16,
+    #[command(flatten)]
+    board: BoardArgs<Help>,
     /// How long to run (10s, 500ms, 2m), after the warm-up
     #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
     duration: Duration,
     #[command(flatten)]
     pacing: PacingArgs,
-    /// Topics the posters spread over
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    topics: u32,
-    /// Bytes per posted message
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=(1 << 24)))]
-    message_size: u32,
-    /// Seed for topic, id and operation choices
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// What readers send, by weight
-    #[arg(long, default_value = "read=100", value_name = "MIX")]
-    reader_mix: ReaderMix,
-    /// Check every reply against what the server must answer; mismatches fail the run
-    #[arg(long)]
-    verify: bool,
     /// Send EXIT on a new connection at the end, as the reference client does
     #[arg(long)]
     send_exit: bool,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs<super::bounds::TenSeconds>,
-    #[command(flatten)]
-    output: OutputArgs,
+    load: LoadArgs<Help, NoLedger, OutputArgs>,
+}
+
+/// `load board`'s words for the flags it shares.
+pub struct Help;
+
+impl ReplyTimeout for Help {
+    const HELP: &'static str = reply_timeout_help!("10s");
+}
+
+impl LoadHelp for Help {
+    const SEED: &'static str = "Seed for topic, id and operation choices";
+    const VERIFY: &'static str =
+        "Check every reply against what the server must answer; mismatches fail the run";
+}
+
+impl BoardHelp for Help {
+    const POSTERS: &'static str =
+        "Poster connections (\"threads\" in the reference client's output)";
+    const READERS: &'static str =
+        "Reader connections (\"threads\" in the reference client's output)";
+    const TOPICS: &'static str = "Topics the posters spread over";
+    const MESSAGE_SIZE: &'static str = "Bytes per posted message";
+    const READER_MIX: &'static str = "What readers send, by weight";
+}
+
+/// The board workload's words for its flags (`load board`'s own, or
+/// `load resp --workload board`'s).
+pub trait BoardHelp: Send + Sync + 'static {
+    const POSTERS: &'static str;
+    const READERS: &'static str;
+    const TOPICS: &'static str;
+    const MESSAGE_SIZE: &'static str;
+    const READER_MIX: &'static str;
+}
+
+/// The board workload's flags, declared once for `load board` and `load
+/// resp --workload board`, worded by `H`.
+#[derive(clap::Args)]
+pub struct BoardArgs<H: BoardHelp> {
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096), help = H::POSTERS)]
+    pub posters: u16,
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096), help = H::READERS)]
+    pub readers: u16,
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000), help = H::TOPICS)]
+    pub topics: u32,
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=(1 << 24)), help = H::MESSAGE_SIZE)]
+    pub message_size: u32,
+    #[arg(long, default_value = "read=100", value_name = "MIX", help = H::READER_MIX)]
+    pub reader_mix: ReaderMix,
+    #[arg(skip)]
+    words: PhantomData<H>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut cfg = BoardLoad::new(a.addr);
-    cfg.posters = a.posters.into();
-    cfg.readers = a.readers.into();
+    cfg.posters = a.board.posters.into();
+    cfg.readers = a.board.readers.into();
     cfg.duration_s = a.duration.as_secs_f64();
     cfg.pacing = a.pacing.pacing(true);
-    cfg.topics = a.topics as usize;
-    cfg.message_size = a.message_size as usize;
-    cfg.seed = a.seed;
-    cfg.reader_mix = a.reader_mix;
-    cfg.verify = a.verify;
-    cfg.agent = a.pacing.agent("board");
-    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
-    cfg.max_reply = a.bounds.max_reply();
+    cfg.topics = a.board.topics as usize;
+    cfg.message_size = a.board.message_size as usize;
+    cfg.seed = a.load.seed;
+    cfg.reader_mix = a.board.reader_mix;
+    cfg.verify = a.load.verify;
+    cfg.agent = a.pacing.agent(NAME);
+    cfg.reply_timeout = a.load.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.load.bounds.max_reply();
     cfg.send_exit = a.send_exit;
-    let mut format = a.output.format.unwrap_or(Format::Text);
+    let output = &a.load.output;
+    let mut format = output.format.unwrap_or(Format::Text);
     if !a.positional.is_empty() {
         reference_form(&a.positional, &mut cfg);
-        format = a.output.format.unwrap_or(Format::Caps);
+        format = output.format.unwrap_or(Format::Caps);
     }
     if cfg.posters + cfg.readers == 0 {
         usage_error(
@@ -85,7 +120,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "--posters and --readers are both 0: nothing to run".into(),
         );
     }
-    execute(&cfg, &a.pacing, a.duration, format, &a.output.files())
+    execute(&cfg, &a.pacing, a.duration, format, &output.files())
 }
 
 /// `IP POSTERS READERS SECONDS THROTTLE`, as the reference client takes them.
@@ -159,7 +194,7 @@ pub fn said_of_the_form(e: clap::Error) -> clap::Error {
         .collect();
     crate::usage_error_for(
         "load",
-        "board",
+        NAME,
         ErrorKind::ArgumentConflict,
         format!(
             "the reference client's form (IP POSTERS READERS SECONDS THROTTLE) sets what {} \

@@ -6,7 +6,7 @@ use crate::args;
 use std::time::Duration;
 
 /// `--reply-timeout`'s help with `$default`, the protocol's: each load's
-/// help says its own.
+/// help says its own (its [`ReplyTimeout`]).
 macro_rules! reply_timeout_help {
     ($default:literal) => {
         concat!(
@@ -18,28 +18,12 @@ macro_rules! reply_timeout_help {
         )
     };
 }
+pub(super) use reply_timeout_help;
 
-/// A protocol's `--reply-timeout` default, as its help says it.
+/// A protocol's `--reply-timeout` default, as its help says it
+/// ([`reply_timeout_help`]).
 pub trait ReplyTimeout: Send + Sync + 'static {
     const HELP: &'static str;
-}
-
-/// The board's and RESP's default.
-pub struct TenSeconds;
-impl ReplyTimeout for TenSeconds {
-    const HELP: &'static str = reply_timeout_help!("10s");
-}
-
-/// kv's (an HTTP server's slow response).
-pub struct ThirtySeconds;
-impl ReplyTimeout for ThirtySeconds {
-    const HELP: &'static str = reply_timeout_help!("30s");
-}
-
-/// bucket's: its delays set it.
-pub struct PastTheDelay;
-impl ReplyTimeout for PastTheDelay {
-    const HELP: &'static str = reply_timeout_help!("30s past twice the longest delay");
 }
 
 /// The bounds of a load whose `--reply-timeout` default `D` says.

@@ -1,9 +1,11 @@
 //! `serverlab load bucket`.
 
+use super::bounds::{reply_timeout_help, ReplyTimeout};
+use super::shared::{LoadArgs, LoadHelp, NoLedger};
 use super::{execute, PacingArgs, PlainOutputArgs};
 use crate::args;
 use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
-use serverlab_proto::bucket::{DelayMode, DelayUnit};
+use serverlab_proto::bucket::{DelayMode, DelayUnit, NAME};
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,13 +48,6 @@ pub struct Args {
     keep_alive: bool,
     #[command(flatten)]
     pacing: PacingArgs,
-    /// Seed for delay and bucket choices (and an open loop's Poisson gaps)
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Check every reply and every bucket's final value (read with 0,b before
-    /// and after the run); nothing else may write to the buckets meanwhile
-    #[arg(long)]
-    verify: bool,
     /// Requests the server runs at once (a pool's --threads), for the bound
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_concurrency: Option<u64>,
@@ -60,9 +55,21 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     server_cores: Option<u64>,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs<super::bounds::PastTheDelay>,
-    #[command(flatten)]
-    output: PlainOutputArgs,
+    load: LoadArgs<Help, NoLedger, PlainOutputArgs>,
+}
+
+/// `load bucket`'s words for the flags it shares.
+pub struct Help;
+
+impl ReplyTimeout for Help {
+    const HELP: &'static str = reply_timeout_help!("30s past twice the longest delay");
+}
+
+impl LoadHelp for Help {
+    const SEED: &'static str =
+        "Seed for delay and bucket choices (and an open loop's Poisson gaps)";
+    const VERIFY: &'static str = "Check every reply and every bucket's final value (read with 0,b \
+        before and after the run); nothing else may write to the buckets meanwhile";
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -78,14 +85,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.buckets = a.buckets;
     cfg.keep_alive = a.keep_alive;
     cfg.pacing = a.pacing.pacing(a.requests.is_none());
-    cfg.seed = a.seed;
-    cfg.verify = a.verify;
-    cfg.agent = a.pacing.agent("bucket");
+    cfg.seed = a.load.seed;
+    cfg.verify = a.load.verify;
+    cfg.agent = a.pacing.agent(NAME);
     cfg.server_concurrency = a.server_concurrency;
     cfg.server_cores = a.server_cores;
-    cfg.reply_timeout = a.bounds.reply_timeout;
-    cfg.max_reply = a.bounds.max_reply();
-    let format = a.output.format();
+    cfg.reply_timeout = a.load.bounds.reply_timeout;
+    cfg.max_reply = a.load.bounds.max_reply();
+    let output = &a.load.output;
     let planned = cfg.planned();
-    execute(&cfg, &a.pacing, planned, format, &a.output.files())
+    execute(&cfg, &a.pacing, planned, output.format(), &output.files())
 }

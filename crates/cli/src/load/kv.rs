@@ -1,9 +1,13 @@
 //! `serverlab load kv`: httperf-style sessions against a kv server.
 
+use super::bounds::{reply_timeout_help, ReplyTimeout};
+use super::ledger::LedgerArgs;
+use super::shared::{LoadArgs, LoadHelp};
 use super::{execute, usage_error_in, PacingArgs, PlainOutputArgs};
 use crate::args;
 use clap::error::ErrorKind;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
+use serverlab_proto::kv::NAME;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -49,18 +53,23 @@ pub struct Args {
     preload: bool,
     #[command(flatten)]
     pacing: PacingArgs,
-    /// Seed for methods, keys and values (a session's requests depend only on it and the session number)
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Check every response: statuses, self-checking values, ETag = MD5 of the body; mismatches fail the run
-    #[arg(long)]
-    verify: bool,
     #[command(flatten)]
-    ledger: super::ledger::LedgerArgs,
-    #[command(flatten)]
-    bounds: super::bounds::BoundArgs<super::bounds::ThirtySeconds>,
-    #[command(flatten)]
-    output: PlainOutputArgs,
+    load: LoadArgs<Help, LedgerArgs, PlainOutputArgs>,
+}
+
+/// `load kv`'s words for the flags it shares.
+pub struct Help;
+
+impl ReplyTimeout for Help {
+    const HELP: &'static str = reply_timeout_help!("30s");
+}
+
+impl LoadHelp for Help {
+    const SEED: &'static str = "Seed for methods, keys and values (a session's requests depend \
+        only on it and the session number)";
+    const VERIFY: &'static str =
+        "Check every response: statuses, self-checking values, ETag = MD5 \
+        of the body; mismatches fail the run";
 }
 
 /// A usage error of `load CMD` when `value_size` bytes are fewer than
@@ -92,14 +101,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.key_dist = a.key_dist;
     cfg.value_size = a.value_size as usize;
     cfg.preload = a.preload;
-    cfg.seed = a.seed;
-    cfg.verify = a.verify;
-    cfg.agent = a.pacing.agent("kv");
+    cfg.seed = a.load.seed;
+    cfg.verify = a.load.verify;
+    cfg.agent = a.pacing.agent(NAME);
     // Sessions are counted, every request of them: no warm-up, except in
     // a timed run (--duration, the steps of a search or scan).
     if a.pacing.warmup.is_some() && !a.pacing.steps() && a.duration.is_none() {
         usage_error_in(
-            "kv",
+            NAME,
             ErrorKind::ArgumentConflict,
             "--warmup applies to timed runs: a kv run counts every request of its --sessions \
              (use --warmup with --duration, --search or --scan)"
@@ -107,20 +116,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     cfg.pacing = a.pacing.pacing(a.duration.is_some());
-    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
-    cfg.max_reply = a.bounds.max_reply();
-    let format = a.output.format();
+    cfg.reply_timeout = a.load.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.load.bounds.max_reply();
     if cfg.verify {
         check_verified_value_size(
-            "kv",
+            NAME,
             cfg.value_size,
             cfg.keys,
             cfg.min_verified_value_size(),
         );
     }
-    if a.ledger.ledger.is_some() && cfg.agent.share(cfg.keys) < cfg.concurrency {
+    let ledger = &a.load.ledger;
+    if ledger.ledger.is_some() && cfg.agent.share(cfg.keys) < cfg.concurrency {
         usage_error_in(
-            "kv",
+            NAME,
             ErrorKind::ValueValidation,
             format!(
                 "--keys {} gives this agent {} keys, fewer than --concurrency {}: with --ledger \
@@ -131,11 +140,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             ),
         );
     }
-    cfg.ledger = a.ledger.open()?;
+    cfg.ledger = ledger.open()?;
     // A count of sessions has no fixed duration: the bar shows requests,
     // against a nominal minute.
     let planned = a.duration.unwrap_or(Duration::from_secs(60));
-    let code = execute(&cfg, &a.pacing, planned, format, &a.output.files())?;
+    let output = &a.load.output;
+    let code = execute(&cfg, &a.pacing, planned, output.format(), &output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)
 }

@@ -17,6 +17,7 @@ mod kv;
 mod ledger;
 mod model;
 mod resp;
+mod shared;
 
 pub use model::{execute, PacingArgs};
 
@@ -164,7 +165,7 @@ pub use board::said_of_the_form;
 
 /// Usage error in clap's style (exit 2), naming what is wrong.
 pub(crate) fn usage_error(kind: ErrorKind, msg: String) -> ! {
-    usage_error_in("board", kind, msg)
+    usage_error_in(serverlab_proto::board::NAME, kind, msg)
 }
 
 /// Usage error of `load <protocol>` in clap's style (exit 2).

@@ -1,11 +1,15 @@
 //! `serverlab load resp`: any server speaking Redis's protocol.
 
+use super::board::{BoardArgs, BoardHelp};
+use super::bounds::{reply_timeout_help, ReplyTimeout};
 use super::kv::check_verified_value_size;
+use super::ledger::LedgerArgs;
+use super::shared::{LoadArgs, LoadHelp};
 use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
 use crate::args;
 use clap::error::ErrorKind;
-use serverlab_load::board::ReaderMix;
 use serverlab_load::resp::{KeyPattern, Mix, RespLoad, Stop, Workload};
+use serverlab_proto::resp::NAME;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -56,34 +60,32 @@ pub struct Args {
     /// Write every string key once before the run (not measured)
     #[arg(long)]
     preload: bool,
-    /// Board workload: connections that RPUSH messages
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
-    posters: u16,
-    /// Board workload: connections that LINDEX (or LLEN) them
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=4096))]
-    readers: u16,
-    /// Board workload: topics (lists board:tN)
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    topics: u32,
-    /// Board workload: bytes per message
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=(1 << 24)))]
-    message_size: u32,
-    /// Board workload: what readers send, by weight, from read (LINDEX) and count (LLEN)
-    #[arg(long, default_value = "read=100", value_name = "MIX")]
-    reader_mix: ReaderMix,
-    /// Seed for commands, keys and values
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Check every reply: each connection owns its keys, shared keys are read-only; the keys
-    /// this run uses are deleted first. Mismatches fail the run
-    #[arg(long)]
-    verify: bool,
     #[command(flatten)]
-    ledger: super::ledger::LedgerArgs,
+    board: BoardArgs<Help>,
     #[command(flatten)]
-    bounds: super::bounds::BoundArgs<super::bounds::TenSeconds>,
-    #[command(flatten)]
-    output: OutputArgs,
+    load: LoadArgs<Help, LedgerArgs, OutputArgs>,
+}
+
+/// `load resp`'s words for the flags it shares.
+pub struct Help;
+
+impl ReplyTimeout for Help {
+    const HELP: &'static str = reply_timeout_help!("10s");
+}
+
+impl LoadHelp for Help {
+    const SEED: &'static str = "Seed for commands, keys and values";
+    const VERIFY: &'static str = "Check every reply: each connection owns its keys, shared keys \
+        are read-only; the keys this run uses are deleted first. Mismatches fail the run";
+}
+
+impl BoardHelp for Help {
+    const POSTERS: &'static str = "Board workload: connections that RPUSH messages";
+    const READERS: &'static str = "Board workload: connections that LINDEX (or LLEN) them";
+    const TOPICS: &'static str = "Board workload: topics (lists board:tN)";
+    const MESSAGE_SIZE: &'static str = "Board workload: bytes per message";
+    const READER_MIX: &'static str =
+        "Board workload: what readers send, by weight, from read (LINDEX) and count (LLEN)";
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
@@ -101,22 +103,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.value_size = a.value_size as usize;
     cfg.shared_keys = a.shared_keys as usize;
     cfg.preload = a.preload;
-    cfg.posters = a.posters.into();
-    cfg.readers = a.readers.into();
-    cfg.topics = a.topics as usize;
-    cfg.message_size = a.message_size as usize;
-    cfg.reader_mix = a.reader_mix;
-    cfg.seed = a.seed;
-    cfg.verify = a.verify;
-    cfg.agent = a.pacing.agent("resp");
-    cfg.reply_timeout = a.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
-    cfg.max_reply = a.bounds.max_reply();
+    cfg.posters = a.board.posters.into();
+    cfg.readers = a.board.readers.into();
+    cfg.topics = a.board.topics as usize;
+    cfg.message_size = a.board.message_size as usize;
+    cfg.reader_mix = a.board.reader_mix;
+    cfg.seed = a.load.seed;
+    cfg.verify = a.load.verify;
+    cfg.agent = a.pacing.agent(NAME);
+    cfg.reply_timeout = a.load.bounds.reply_timeout.unwrap_or(cfg.reply_timeout);
+    cfg.max_reply = a.load.bounds.max_reply();
     check(&cfg);
-    if a.ledger.ledger.is_some() {
+    let (ledger, output) = (&a.load.ledger, &a.load.output);
+    if ledger.ledger.is_some() {
         check_ledger(&cfg);
     }
-    cfg.ledger = a.ledger.open()?;
-    let format = a.output.format.unwrap_or(Format::Text);
+    cfg.ledger = ledger.open()?;
+    let format = output.format.unwrap_or(Format::Text);
     if format == Format::Caps && cfg.workload != Workload::Board {
         bad(
             ErrorKind::InvalidValue,
@@ -125,7 +128,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let planned = cfg.planned();
-    let code = execute(&cfg, &a.pacing, planned, format, &a.output.files())?;
+    let code = execute(&cfg, &a.pacing, planned, format, &output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)
 }
@@ -159,7 +162,7 @@ fn check_ledger(cfg: &RespLoad) {
 }
 
 fn bad(kind: ErrorKind, msg: String) -> ! {
-    usage_error_in("resp", kind, msg)
+    usage_error_in(NAME, kind, msg)
 }
 
 /// What the flags' parsers cannot see alone.
@@ -193,7 +196,7 @@ fn check(cfg: &RespLoad) {
             }
             if cfg.verify {
                 let min = cfg.min_verified_value_size();
-                check_verified_value_size("resp", cfg.value_size, cfg.keys, min);
+                check_verified_value_size(NAME, cfg.value_size, cfg.keys, min);
             }
         }
     }
