@@ -53,7 +53,7 @@ fn count_reply(conn: &mut FramedConn, topic: &[u8]) -> Result<u64, LoadError> {
         CountAnswer::Count(n) => Ok(n),
         CountAnswer::Echoed => Ok(0),
         CountAnswer::Other => Err(LoadError::WrongProtocol {
-            protocol: "board",
+            protocol: serverlab_proto::board::NAME,
             sent: crate::quoted(reply),
         }),
     }

@@ -114,7 +114,7 @@ impl BoardLoad {
 }
 
 impl harness::Protocol for BoardLoad {
-    const NAME: &'static str = "board";
+    const NAME: &'static str = serverlab_proto::board::NAME;
     const OPS: &'static [&'static str] = &OPS;
     type Shared = Board;
     type Exchange<'a> = BoardClient<'a, Lines>;

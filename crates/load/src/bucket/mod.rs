@@ -154,7 +154,7 @@ impl BucketLoad {
 }
 
 impl harness::Protocol for BucketLoad {
-    const NAME: &'static str = "bucket";
+    const NAME: &'static str = serverlab_proto::bucket::NAME;
     const OPS: &'static [&'static str] = &OPS;
     /// Every bucket's value before the run, when verifying.
     type Shared = Option<Vec<u64>>;

@@ -47,7 +47,7 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
                 // the same.
                 None => {
                     return Err(LoadError::WrongProtocol {
-                        protocol: "bucket",
+                        protocol: serverlab_proto::bucket::NAME,
                         sent: crate::quoted(line),
                     })
                 }
@@ -110,7 +110,7 @@ fn read_one(cfg: &BucketLoad, b: u64) -> Result<Option<u64>, LoadError> {
         Some(Reply::Value(v)) => Ok(Some(v)),
         Some(Reply::Err(_)) => Ok(None),
         None => Err(LoadError::WrongProtocol {
-            protocol: "bucket",
+            protocol: serverlab_proto::bucket::NAME,
             sent: crate::quoted(line),
         }),
     }

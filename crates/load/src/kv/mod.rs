@@ -166,7 +166,7 @@ pub struct Kv {
 }
 
 impl harness::Protocol for KvLoad {
-    const NAME: &'static str = "kv";
+    const NAME: &'static str = serverlab_proto::kv::NAME;
     const OPS: &'static [&'static str] = &OPS;
     type Shared = Kv;
     type Exchange<'a> = SessionClient<'a>;

@@ -170,7 +170,7 @@ pub struct Resp {
 }
 
 impl harness::Protocol for RespLoad {
-    const NAME: &'static str = "resp";
+    const NAME: &'static str = serverlab_proto::resp::NAME;
     const OPS: &'static [&'static str] = &OPS;
     type Shared = Resp;
     type Exchange<'a> = RespClient<'a>;
