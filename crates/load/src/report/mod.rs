@@ -9,9 +9,9 @@ mod open;
 mod steps;
 pub mod v1;
 
+pub use crate::results::{ProtocolResults, TextLines};
 pub use agents::{AgentLine, AgentRun, Merged};
 pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
-pub use crate::results::{ProtocolResults, TextLines};
 pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
 
 use crate::env::Environment;
