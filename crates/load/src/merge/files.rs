@@ -124,13 +124,14 @@ fn read(path: &Path, index: usize, count: usize) -> Result<AgentFile, String> {
 }
 
 /// A result's window is one `load` could have written: its start a
-/// time, its length no longer than its per-second series (which has a
-/// slot for every second of it). What the merge allocates follows from
-/// these, so a file cannot make it allocate more than its own size.
+/// number (a clock may be wrong: [`super::clocks`]), its length no
+/// longer than its per-second series (which has a slot for every second
+/// of it). What the merge allocates follows from these, so a file cannot
+/// make it allocate more than its own size.
 fn window(report: &LoadReport) -> Result<(), String> {
     let r = &report.results;
     let start = r.agent.as_ref().map_or(0.0, |a| a.window_start_unix_s);
-    if !(start.is_finite() && start >= 0.0) {
+    if !start.is_finite() {
         return Err(format!("its window starts at {start}, not a time"));
     }
     let seconds = r.per_second.len();
