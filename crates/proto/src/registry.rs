@@ -7,7 +7,9 @@
 //! `load` and `check` make their subcommands from it, the checker's and
 //! the load report's tests walk it, and the CLI's tests check that every
 //! subcommand and docs page names it. Echo is not in it: it is the board's
-//! framing served as a baseline (`serve echo`, loaded by `load board`).
+//! framing served as a baseline (`serve echo`, loaded by `load board`);
+//! [`Served`] names everything a server serves: the protocols, echo, and
+//! another program's server (`serve external`).
 
 use serverlab_util::Named;
 
@@ -70,6 +72,46 @@ for_each_protocol!(protocol_kind);
 
 serverlab_util::named_enum_impls!(ProtocolKind);
 
+/// What a server serves (`serverlab serve <name>`, a sweep's
+/// `[server] protocol`): one of the protocols, the board's framing
+/// answered reversed as a baseline (`echo`), or another program started as
+/// the server (`external`: no strategy of serverlab's, no threads to size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Served {
+    Protocol(ProtocolKind),
+    Echo,
+    External,
+}
+
+impl Served {
+    pub const ECHO: &'static str = "echo";
+    pub const EXTERNAL: &'static str = "external";
+
+    /// What `serve` calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Served::Protocol(p) => p.name(),
+            Served::Echo => Served::ECHO,
+            Served::External => Served::EXTERNAL,
+        }
+    }
+
+    /// The one named `name`, if any.
+    pub fn parse(name: &str) -> Option<Served> {
+        match name {
+            Served::ECHO => Some(Served::Echo),
+            Served::EXTERNAL => Some(Served::External),
+            _ => name.parse().ok().map(Served::Protocol),
+        }
+    }
+
+    /// Whether serverlab's own server serves it, under a `--strategy`
+    /// (whose threads a sweep may size).
+    pub fn own_server(self) -> bool {
+        !matches!(self, Served::External)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +134,20 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ProtocolKind::ALL.len());
+    }
+
+    /// Every protocol, echo and external are served, by their names; only
+    /// external is another program's server.
+    #[test]
+    fn what_is_served_round_trips_by_name() {
+        let all = ProtocolKind::ALL
+            .iter()
+            .map(|&p| Served::Protocol(p))
+            .chain([Served::Echo, Served::External]);
+        for s in all {
+            assert_eq!(Served::parse(s.name()), Some(s));
+            assert_eq!(s.own_server(), s != Served::External, "{}", s.name());
+        }
+        assert_eq!(Served::parse("redis"), None);
     }
 }

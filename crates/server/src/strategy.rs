@@ -15,15 +15,10 @@ use std::io;
 use std::net::TcpListener;
 use std::sync::Arc;
 
-/// What `--threads` means under a strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Threads {
-    /// It sets how many of these there are ("workers", "event loops").
-    Sizes(&'static str),
-    /// It does not apply: what sets the concurrency instead ("a thread per
-    /// connection"). Giving `--threads` is then a usage error.
-    Unused(&'static str),
-}
+/// What `--threads` means under a strategy: also listed by name in
+/// `serverlab_util::strategies`, for crates without the server (the
+/// sweep); a test below keeps the two lists equal.
+pub use serverlab_util::strategies::Threads;
 
 /// The listening sockets a strategy wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +197,23 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), StrategyKind::ALL.len());
+    }
+
+    /// `serverlab_util::strategies` says what `--threads` means under
+    /// every strategy, as the strategy does, and names no other.
+    #[test]
+    fn the_util_list_of_threads_is_this_one() {
+        for &s in StrategyKind::ALL {
+            assert_eq!(
+                serverlab_util::strategies::threads(s.name()),
+                Some(s.threads()),
+                "{s}: add it to serverlab_util::strategies::THREADS"
+            );
+        }
+        assert_eq!(
+            serverlab_util::strategies::THREADS.len(),
+            StrategyKind::ALL.len()
+        );
     }
 
     /// The list's snake names are the strategies' names with `_` (the

@@ -9,6 +9,7 @@ use crate::spec::{template_names, Baseline, Experiment, Part, When};
 use crate::topology::Topology;
 use crate::value::Scalar;
 use serde::{Deserialize, Serialize};
+use serverlab_proto::Served;
 
 /// Where an axis's values go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -461,16 +462,11 @@ fn server_placement(p: &Placement, protocol: &str, flags: &[String]) -> Vec<Stri
 /// Whether `serve <protocol> --strategy <strategy>` takes `--threads`:
 /// not another program's server, nor a strategy that runs a thread per
 /// connection or per request. The default strategy (none given) has
-/// threads; a strategy this build does not know is left to the flag check.
+/// threads; a protocol or strategy this build does not know is left to the
+/// flag check.
 pub fn sizes_threads(protocol: &str, strategy: Option<&str>) -> bool {
-    use serverlab_server::strategy::{StrategyKind, Threads};
-    if protocol == "external" {
-        return false;
-    }
-    match strategy.map(str::parse::<StrategyKind>) {
-        Some(Ok(kind)) => matches!(kind.threads(), Threads::Sizes(_)),
-        _ => true,
-    }
+    let own = Served::parse(protocol).is_none_or(Served::own_server);
+    own && serverlab_util::strategies::sizes_threads(strategy)
 }
 
 /// The baseline as a point: its fixed flags, no axis values.
@@ -849,5 +845,8 @@ mod tests {
         assert!(sizes_threads("board", Some("uring")));
         assert!(!sizes_threads("board", Some("thread-per-request")));
         assert!(!sizes_threads("external", Some("async")));
+        assert!(!sizes_threads("external", None));
+        assert!(sizes_threads("echo", None));
+        assert!(sizes_threads("no-such-protocol", Some("pool-locked")));
     }
 }

@@ -20,6 +20,7 @@ pub mod plural;
 pub mod port_holder;
 pub mod proc_stat;
 pub mod server_stats;
+pub mod strategies;
 
 pub use buf::InputBuf;
 pub use cpus::CpuSet;
