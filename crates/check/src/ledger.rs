@@ -23,8 +23,11 @@ use std::io::{self, BufRead};
 use std::path::Path;
 use std::time::Duration;
 
+use crate::Protocol;
+use serverlab_proto::ProtocolKind;
 pub use serverlab_util::ledger::Ledger;
 use serverlab_util::ledger::{parse, Event};
+use serverlab_util::Named;
 
 /// One key's writes, in the order they were sent.
 #[derive(Default)]
@@ -238,11 +241,35 @@ fn shown(v: &Option<Vec<u8>>) -> String {
     }
 }
 
-/// Which protocol a restarted server is asked in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    Kv,
-    Resp,
+/// Which protocol a restarted server is asked in: one of the registry's
+/// (`serverlab_proto::for_each_protocol!`) whose checker says how to ask
+/// for a key ([`Protocol::LEDGER_GET`]); see [`sources`].
+pub type Source = ProtocolKind;
+
+/// How a server is asked for one key's value through the checker's
+/// connection: the value, `None` where it holds none.
+pub type LedgerGet = fn(&mut crate::wire::Conn, &[u8]) -> io::Result<Option<Vec<u8>>>;
+
+/// How a server of `protocol` is asked for a key, if it holds keys.
+fn getter(protocol: ProtocolKind) -> Option<LedgerGet> {
+    macro_rules! getter {
+        ([] $($snake:ident: $variant:ident),* $(,)?) => {
+            match protocol {
+                $(ProtocolKind::$variant => <crate::$snake::$variant as Protocol>::LEDGER_GET,)*
+            }
+        };
+    }
+    serverlab_proto::for_each_protocol!(getter)
+}
+
+/// The protocols a ledger can be checked in: those whose servers hold the
+/// keys a load's writes set.
+pub fn sources() -> Vec<ProtocolKind> {
+    ProtocolKind::ALL
+        .iter()
+        .copied()
+        .filter(|&p| getter(p).is_some())
+        .collect()
 }
 
 /// A restarted server, asked for keys' values one at a time through the
@@ -251,55 +278,63 @@ pub enum Source {
 /// framed by the same readers as the checker's cases.
 pub struct Server {
     conn: crate::wire::Conn,
-    source: Source,
+    get: LedgerGet,
 }
 
 impl Server {
+    /// A connection to `addr`, asking in `source`; an error, before
+    /// connecting, for a protocol whose servers hold no keys.
     pub fn open(
         addr: std::net::SocketAddr,
         source: Source,
         timeout: Duration,
     ) -> io::Result<Server> {
+        let get = getter(source).ok_or_else(|| {
+            let names: Vec<&str> = sources().into_iter().map(Named::name).collect();
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a {source} server holds no keys to check a ledger against (one of {} does)",
+                    names.join(", ")
+                ),
+            )
+        })?;
         Ok(Server {
             conn: crate::wire::Conn::open(addr, timeout)?,
-            source,
+            get,
         })
     }
 
     /// The value the server holds for `key`; `None` where it has none.
     pub fn get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
-        match self.source {
-            Source::Kv => self.kv_get(key),
-            Source::Resp => self.resp_get(key),
-        }
+        (self.get)(&mut self.conn, key)
     }
+}
 
-    /// `GET /<key>`: the body of a 200, `None` for a 404.
-    fn kv_get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
-        use crate::kv::http;
-        use serverlab_proto::kv::Method;
-        self.conn
-            .send(&http::request(Method::Get, key, None, "ledger"));
-        match http::read(&mut self.conn, Method::Get, Duration::ZERO) {
-            http::Read::Resp(r) if r.status == 200 => Ok(Some(r.body)),
-            http::Read::Resp(r) if r.status == 404 => Ok(None),
-            http::Read::Resp(r) => Err(bad(format!("GET answered {}", r.show()))),
-            http::Read::Bad(why) => Err(bad(format!("GET answered {why}"))),
-        }
+/// kv's `GET /<key>`: the body of a 200, `None` for a 404.
+pub(crate) fn kv_get(conn: &mut crate::wire::Conn, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+    use crate::kv::http;
+    use serverlab_proto::kv::Method;
+    conn.send(&http::request(Method::Get, key, None, "ledger"));
+    match http::read(conn, Method::Get, Duration::ZERO) {
+        http::Read::Resp(r) if r.status == 200 => Ok(Some(r.body)),
+        http::Read::Resp(r) if r.status == 404 => Ok(None),
+        http::Read::Resp(r) => Err(bad(format!("GET answered {}", r.show()))),
+        http::Read::Bad(why) => Err(bad(format!("GET answered {why}"))),
     }
+}
 
-    /// `GET key`: a bulk string, `None` for nil.
-    fn resp_get(&mut self, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
-        use serverlab_proto::resp::client::{parse, Reply};
-        self.conn.send(&crate::resp::talk::cmd(&[b"GET", key]));
-        let got = crate::resp::talk::read(&mut self.conn);
-        let reply = got
-            .reply()
-            .ok_or_else(|| bad(format!("GET answered {}", got.show())))?;
-        match parse(reply) {
-            Ok(Some((Reply::Bulk(value), _))) => Ok(value.map(<[u8]>::to_vec)),
-            _ => Err(bad(format!("GET answered {}", got.show()))),
-        }
+/// resp's `GET key`: a bulk string, `None` for nil.
+pub(crate) fn resp_get(conn: &mut crate::wire::Conn, key: &[u8]) -> io::Result<Option<Vec<u8>>> {
+    use serverlab_proto::resp::client::{parse, Reply};
+    conn.send(&crate::resp::talk::cmd(&[b"GET", key]));
+    let got = crate::resp::talk::read(conn);
+    let reply = got
+        .reply()
+        .ok_or_else(|| bad(format!("GET answered {}", got.show())))?;
+    match parse(reply) {
+        Ok(Some((Reply::Bulk(value), _))) => Ok(value.map(<[u8]>::to_vec)),
+        _ => Err(bad(format!("GET answered {}", got.show()))),
     }
 }
 
@@ -422,6 +457,21 @@ mod tests {
         assert!(verdict(&r, Duration::ZERO, None).passed());
         assert!(!verdict(&r, Duration::ZERO, Some(b"\x00\xff")).passed());
         let _ = std::fs::remove_file(path);
+    }
+
+    /// The ledger's protocols are the registry's that hold keys: kv and
+    /// resp, not board or bucket, which are refused before connecting.
+    #[test]
+    fn a_ledger_is_checked_in_the_protocols_that_hold_keys() {
+        assert_eq!(sources(), [ProtocolKind::Kv, ProtocolKind::Resp]);
+        let nowhere = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        for p in [ProtocolKind::Board, ProtocolKind::Bucket] {
+            let e = Server::open(nowhere, p, Duration::from_millis(10))
+                .err()
+                .unwrap_or_else(|| panic!("{p} opened"));
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{p}: {e}");
+            assert!(e.to_string().contains("one of kv, resp"), "{p}: {e}");
+        }
     }
 
     /// A server that claims a huge body and then trickles it: the check's

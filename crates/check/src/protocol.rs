@@ -42,6 +42,11 @@ pub trait Protocol: Sync + Sized {
     /// The settings the run assumes, as `name value` pairs for the report.
     fn settings(&self) -> Vec<(&'static str, String)>;
 
+    /// How a restarted server is asked for one key's value, to check it
+    /// against a load's ledger (`check … --ledger`); None where the
+    /// protocol's servers hold no keys a load's writes set.
+    const LEDGER_GET: Option<crate::ledger::LedgerGet> = None;
+
     /// Drive the server with `plan.clients` clients and check the history.
     /// `nonce` prefixes every topic or key, so runs never collide.
     fn concurrency(&self, addr: SocketAddr, plan: &Plan, nonce: &str) -> ConcurrencyReport;

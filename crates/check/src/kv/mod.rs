@@ -43,6 +43,7 @@ impl Default for Kv {
 impl Protocol for Kv {
     const NAME: &'static str = kv::NAME;
     const DEFAULT_PORT: u16 = kv::DEFAULT_PORT;
+    const LEDGER_GET: Option<crate::ledger::LedgerGet> = Some(crate::ledger::kv_get);
 
     fn cases() -> Vec<Case<Kv>> {
         cases::all()

@@ -50,6 +50,7 @@ impl Default for Resp {
 impl Protocol for Resp {
     const NAME: &'static str = resp::NAME;
     const DEFAULT_PORT: u16 = resp::DEFAULT_PORT;
+    const LEDGER_GET: Option<crate::ledger::LedgerGet> = Some(crate::ledger::resp_get);
 
     fn cases() -> Vec<Case<Resp>> {
         cases::all()
