@@ -185,6 +185,17 @@ impl Shared {
     /// `fdatasync`s a segment: after the test-only delay, or the test-only
     /// failure, when set.
     fn sync(&self, segment: &Segment) -> std::io::Result<()> {
+        let started = Instant::now();
+        let synced = self.sync_untimed(segment);
+        if synced.is_ok() {
+            self.stats.fsync_took(started.elapsed());
+        }
+        synced
+    }
+
+    /// [`Shared::sync`] without its timing (the test switches' delay and
+    /// failure included, so a delayed `fsync` is timed as a slow one).
+    fn sync_untimed(&self, segment: &Segment) -> std::io::Result<()> {
         if !self.opts.fsync_delay.is_zero() {
             std::thread::sleep(self.opts.fsync_delay);
         }

@@ -23,6 +23,9 @@ pub struct Stats {
     /// Nanoseconds from `append` until the record met the mode's promise
     /// (on disk under `always`; written under `os` and `everysec`).
     pub commit_ns: Histogram<u64>,
+    /// Nanoseconds each successful data `fsync` took (the log thread's,
+    /// as counted in `fsyncs`).
+    pub fsync_ns: Histogram<u64>,
     /// Records replayed at open (snapshot and log together).
     pub recovered: u64,
     /// Bytes cut from the log at open.
@@ -49,6 +52,7 @@ impl Stats {
             fsyncs: 0,
             records_per_fsync: bounded(u64::from(u32::MAX)),
             commit_ns: bounded(HOUR_NS),
+            fsync_ns: bounded(HOUR_NS),
             recovered: 0,
             dropped_bytes: 0,
             compactions: 0,
@@ -95,6 +99,12 @@ impl Counters {
         let mut s = self.lock();
         s.fsyncs += 1;
         s.records_per_fsync.saturating_record(records);
+    }
+
+    /// A data `fsync` succeeded after `took`.
+    pub(crate) fn fsync_took(&self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.lock().fsync_ns.saturating_record(ns.max(1));
     }
 
     pub(crate) fn committed(&self, waits: impl IntoIterator<Item = Duration>) {
