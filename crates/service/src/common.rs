@@ -5,6 +5,7 @@
 //! every view shows the same numbers.
 
 use crate::service_time::ServiceTimes;
+use crate::stats::Counters;
 use crate::Service;
 use serverlab_util::server_stats::{Connections, ServerStats};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +17,41 @@ use std::time::Instant;
 pub struct Common {
     pub connections: ConnCounters,
     pub times: ServiceTimes,
+    /// Bytes read from and written to every connection.
+    pub bytes: ByteCounts,
+}
+
+/// Bytes read from and written to connections, counted by the server at
+/// each read and write (one relaxed add on the thread's own stripe:
+/// nothing shared between threads); read by `serve --metrics`.
+#[derive(Default)]
+pub struct ByteCounts(Counters<2>);
+
+const RECEIVED: usize = 0;
+const SENT: usize = 1;
+
+impl ByteCounts {
+    /// `n` bytes were read from a connection.
+    #[inline]
+    pub fn received(&self, n: usize) {
+        self.0.add(RECEIVED, n as u64);
+    }
+
+    /// `n` bytes were written to a connection.
+    #[inline]
+    pub fn sent(&self, n: usize) {
+        self.0.add(SENT, n as u64);
+    }
+
+    /// Bytes read so far.
+    pub fn total_received(&self) -> u64 {
+        self.0.get(RECEIVED)
+    }
+
+    /// Bytes written so far.
+    pub fn total_sent(&self) -> u64 {
+        self.0.get(SENT)
+    }
 }
 
 impl Common {

@@ -25,7 +25,7 @@ pub mod resp;
 pub mod service_time;
 pub mod stats;
 
-pub use common::{final_stats, Common, ConnCounters};
+pub use common::{final_stats, ByteCounts, Common, ConnCounters};
 pub use delay::{work, Delay};
 pub use durable::{Durable, Logged};
 pub use serverlab_wal as wal;

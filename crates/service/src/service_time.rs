@@ -154,6 +154,21 @@ impl ServiceTimes {
         all
     }
 
+    /// The timed requests so far as a cumulative histogram (for the
+    /// metrics endpoint): how many took at most each of `bounds_ns`
+    /// (ascending, to the histogram's 3 significant digits), how many were
+    /// timed, and their total in nanoseconds.
+    pub fn cumulative(&self, bounds_ns: &[u64]) -> (Vec<u64>, u64, f64) {
+        let h = self.merged();
+        let at_most = bounds_ns.iter().map(|&b| h.count_between(0, b)).collect();
+        let total = if h.is_empty() {
+            0.0
+        } else {
+            h.mean() * h.len() as f64
+        };
+        (at_most, h.len(), total)
+    }
+
     /// The statistics so far, in microseconds (to the nanosecond).
     pub fn snapshot(&self) -> ServiceTime {
         let h = self.merged();

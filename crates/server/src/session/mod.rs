@@ -299,6 +299,7 @@ impl<S: Service> Session<S> {
 
     /// `n` bytes were read into `read_buf`.
     pub(crate) fn filled(&mut self, n: usize) {
+        self.ctx.svc.common().bytes.received(n);
         match &mut self.stage {
             Stage::Lingering { discarded, .. } => *discarded += n,
             _ => {
@@ -350,6 +351,7 @@ impl<S: Service> Session<S> {
 
     /// `n` bytes of `unwritten` went out.
     pub(crate) fn wrote(&mut self, n: usize) {
+        self.ctx.svc.common().bytes.sent(n);
         if n > 0 {
             self.clocks.progressed();
         }
