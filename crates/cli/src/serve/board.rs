@@ -36,6 +36,6 @@ impl Protocol for Args {
         let store = serverlab_store::board::new(self.store);
         let svc = BoardService::new(store, self.limits.get().max_request, policy);
         let what = format!("store {}, exit policy {policy}", self.store);
-        serve::<Self, _>(Arc::new(svc), &self.server, &what)
+        serve::<Self, _>(Arc::new(svc), &self.server, &self.store.to_string(), &what)
     }
 }

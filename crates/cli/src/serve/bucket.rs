@@ -100,6 +100,7 @@ impl Protocol for Args {
                 BucketService::new(store, cfg).with_max_pipelined(self.max_pipelined as usize),
             ),
             &self.server,
+            &self.store.to_string(),
             &what,
         )
     }

@@ -30,6 +30,7 @@ impl Protocol for Args {
         serve::<Self, _>(
             Arc::new(EchoService::new(self.limits.get().max_request)),
             &self.server,
+            "none",
             "",
         )
     }

@@ -48,6 +48,16 @@ impl Protocol for Args {
     }
 
     fn run(self) -> anyhow::Result<ExitCode> {
+        if self.server.metrics.is_some() {
+            crate::usage_error_of(
+                "serve",
+                Self::NAME,
+                clap::error::ErrorKind::ArgumentConflict,
+                "--metrics is not for serve external: the program it runs keeps its own \
+                 counters, which serverlab cannot read"
+                    .into(),
+            );
+        }
         let addr = self.addr()?;
         if let Some(cpus) = &self.server.cpus {
             cpus.pin_current_thread()

@@ -22,6 +22,7 @@ mod echo;
 mod external;
 mod kv;
 mod memory;
+mod metrics;
 mod resp;
 
 /// The strategy a server runs when none is named.
@@ -137,6 +138,24 @@ pub struct ServerArgs {
     /// is the true one; costs two clock reads and a record per request, docs/measuring.md)
     #[arg(long)]
     pub time_all: bool,
+    /// Serve the server's counters for Prometheus at http://ADDR/metrics, on a listener and
+    /// thread of their own (HOST:PORT or :PORT; port 0 takes a free one, which the startup
+    /// line names; docs/observing.md)
+    #[arg(long, value_name = "HOST:PORT", value_parser = metrics_addr)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// `--metrics`'s value: an address with its port (the endpoint has no
+/// port of its own to default to).
+fn metrics_addr(s: &str) -> Result<SocketAddr, String> {
+    let a = args::host_port(s)?;
+    match a.port {
+        Some(_) => Ok(a.or_port(0)),
+        None => Err(format!(
+            "'{s}' has no port: write HOST:PORT or :PORT, e.g. 127.0.0.1:9464 (port 0 takes a \
+             free one)"
+        )),
+    }
 }
 
 fn parse_cpus(s: &str) -> Result<CpuSet, String> {
@@ -179,9 +198,13 @@ pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
 }
 
 /// Bind, announce, serve until stopped, print the final statistics.
+///
+/// `store` names the store's locking scheme for `--metrics`' `store`
+/// label ("none" where the protocol keeps no store).
 fn serve<P: Protocol, S: Service>(
     svc: Arc<S>,
     args: &ServerArgs,
+    store: &str,
     what: &str,
 ) -> anyhow::Result<ExitCode> {
     let name = P::NAME;
@@ -191,13 +214,14 @@ fn serve<P: Protocol, S: Service>(
     // why, not as a failure to listen.
     cfg.preflight()?;
     let shutdown = Shutdown::new();
+    let scrapes = args.metrics.map(metrics::bind).transpose()?;
     let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
         .map_err(|e| cannot_listen(cfg.addr, e))?;
     if args.time_all {
         svc.common().times.time_every_request();
     }
     stop_on_signals(&shutdown).context("cannot install signal handlers")?;
-    memory::give_back_after_bursts(svc, shutdown.clone());
+    memory::give_back_after_bursts(svc.clone(), shutdown.clone());
     let pinned = cfg
         .cpus
         .as_ref()
@@ -208,8 +232,21 @@ fn serve<P: Protocol, S: Service>(
     } else {
         format!(", {what}")
     };
+    let scraped_at = match scrapes {
+        Some(listener) => {
+            let at = listener.local_addr().context("the --metrics listener")?;
+            let labels = metrics::ConstLabels {
+                protocol: name.to_string(),
+                strategy: cfg.strategy.to_string(),
+                store: store.to_string(),
+            };
+            metrics::start(listener, svc.clone(), labels)?;
+            format!("; metrics at http://{at}/metrics")
+        }
+        None => String::new(),
+    };
     say(&format!(
-        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what})\n",
+        "serverlab serve {name}: listening on {} (strategy {}, {}{pinned}, {}, allocator {}{what}){scraped_at}\n",
         server.local_addr(),
         cfg.strategy,
         cfg.concurrency(),

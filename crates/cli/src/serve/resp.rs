@@ -69,6 +69,6 @@ impl Protocol for Args {
         if let Some(wal) = wal {
             svc = svc.with_log(wal);
         }
-        serve::<Self, _>(Arc::new(svc), &self.server, &what)
+        serve::<Self, _>(Arc::new(svc), &self.server, &self.store.to_string(), &what)
     }
 }

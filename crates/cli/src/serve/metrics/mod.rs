@@ -1,0 +1,276 @@
+//! `serve … --metrics ADDR`: the server's counters for Prometheus, at
+//! `GET /metrics` on a listener and thread of their own.
+//!
+//! Built on `prometheus-client`, the Prometheus project's Rust client:
+//! typed metrics (a counter cannot go down, a histogram's buckets are
+//! checked), the OpenMetrics text format, and registries that are values,
+//! not a process-wide global, so the server's registry holds exactly what
+//! this server exports. Nearly every figure is a counter the server already
+//! keeps, read at scrape time by a collector ([`collect`]); the process
+//! figures come from /proc/self ([`process`]). docs/observing.md lists them.
+//!
+//! The endpoint is no second served port: one request per connection,
+//! `GET /metrics` or an error status; a request must arrive whole within
+//! [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes; at most [`MAX_CONNECTIONS`]
+//! are served at once, and more are closed at once.
+
+pub mod collect;
+pub mod process;
+mod text;
+
+use anyhow::Context;
+use prometheus_client::registry::Registry;
+use serverlab_service::Service;
+use std::borrow::Cow;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a client may take to send its whole request head.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a reply may take to be written.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest request head taken (request line and headers).
+pub const MAX_HEAD: usize = 8 * 1024;
+/// Connections served at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 16;
+
+/// The labels every server metric carries.
+pub struct ConstLabels {
+    pub protocol: String,
+    pub strategy: String,
+    pub store: String,
+}
+
+/// Listen for scrapes at `addr` (before the server serves, so a taken
+/// address stops it at start).
+pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .map_err(|e| anyhow::anyhow!("cannot listen for --metrics on {addr}: {e}"))
+}
+
+/// Serve `GET /metrics` on `listener` from a thread of its own, for as
+/// long as the process runs.
+pub fn start<S: Service>(
+    listener: TcpListener,
+    svc: Arc<S>,
+    labels: ConstLabels,
+) -> anyhow::Result<()> {
+    let registries = Arc::new(registries(svc, labels));
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || accept(&listener, &registries))
+        .context("cannot start the --metrics thread")?;
+    Ok(())
+}
+
+/// The process's metrics (unlabelled, as every exporter gives them) and
+/// the server's (with its constant labels).
+struct Registries {
+    process: Registry,
+    server: Registry,
+}
+
+fn registries<S: Service>(svc: Arc<S>, labels: ConstLabels) -> Registries {
+    let mut process = Registry::default();
+    process.register_collector(Box::new(process::ProcessCollector));
+    let constant: Vec<(Cow<'static, str>, Cow<'static, str>)> = vec![
+        ("protocol".into(), labels.protocol.into()),
+        ("strategy".into(), labels.strategy.into()),
+        ("store".into(), labels.store.into()),
+    ];
+    let mut server = Registry::with_labels(constant.into_iter());
+    server.register_collector(Box::new(collect::ServiceCollector::new(svc)));
+    Registries { process, server }
+}
+
+/// The exposition in OpenMetrics text.
+fn openmetrics(r: &Registries) -> String {
+    use prometheus_client::encoding::text::{encode_eof, encode_registry};
+    let mut out = String::new();
+    encode_registry(&mut out, &r.process).expect("writing to a String");
+    encode_registry(&mut out, &r.server).expect("writing to a String");
+    encode_eof(&mut out).expect("writing to a String");
+    out
+}
+
+fn accept(listener: &TcpListener, registries: &Arc<Registries>) {
+    let active = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else {
+            // Out of descriptors, or a connection reset before accept:
+            // wait a little rather than spin, and go on.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        if active.fetch_add(1, Ordering::Relaxed) >= MAX_CONNECTIONS {
+            active.fetch_sub(1, Ordering::Relaxed);
+            drop(stream);
+            continue;
+        }
+        let (served, registries) = (active.clone(), registries.clone());
+        let spawned = std::thread::Builder::new()
+            .name("metrics-conn".into())
+            .spawn(move || {
+                let _ = answer(stream, &registries);
+                served.fetch_sub(1, Ordering::Relaxed);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a request head asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Head {
+    pub method: String,
+    pub path: String,
+    pub openmetrics: bool,
+}
+
+/// Parse a request head (up to its blank line); `None` when malformed.
+pub fn parse_head(head: &str) -> Option<Head> {
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, target, version) = (first.next()?, first.next()?, first.next()?);
+    if !version.starts_with("HTTP/1.") || first.next().is_some() {
+        return None;
+    }
+    let path = target.split('?').next().unwrap_or(target);
+    let openmetrics = lines.any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.trim().eq_ignore_ascii_case("accept") && v.contains("application/openmetrics-text")
+        })
+    });
+    Some(Head {
+        method: method.to_string(),
+        path: path.to_string(),
+        openmetrics,
+    })
+}
+
+/// Read a request head within [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes:
+/// `Err(status)` when it cannot be had.
+fn read_head(stream: &mut TcpStream) -> Result<String, u16> {
+    let deadline = Instant::now() + READ_TIMEOUT;
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            return String::from_utf8(buf[..end].to_vec()).map_err(|_| 400);
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(431);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return Err(408);
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return Err(400),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(408),
+        }
+    }
+}
+
+fn answer(mut stream: TcpStream, registries: &Registries) -> std::io::Result<()> {
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let head = match read_head(&mut stream) {
+        Ok(h) => h,
+        Err(status) => return reply(&mut stream, status, "text/plain", b"", &[]),
+    };
+    let Some(head) = parse_head(&head) else {
+        return reply(&mut stream, 400, "text/plain", b"bad request\n", &[]);
+    };
+    if head.path != "/metrics" {
+        return reply(
+            &mut stream,
+            404,
+            "text/plain",
+            b"not found: the metrics are at /metrics\n",
+            &[],
+        );
+    }
+    if head.method != "GET" {
+        return reply(
+            &mut stream,
+            405,
+            "text/plain",
+            b"method not allowed\n",
+            &[("Allow", "GET")],
+        );
+    }
+    let open = openmetrics(registries);
+    if head.openmetrics {
+        let kind = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+        reply(&mut stream, 200, kind, open.as_bytes(), &[])
+    } else {
+        let body = text::prometheus_text(&open);
+        reply(
+            &mut stream,
+            200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            body.as_bytes(),
+            &[],
+        )
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        431 => "Request Header Fields Too Large",
+        _ => "Error",
+    }
+}
+
+fn reply(
+    stream: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    extra: &[(&str, &str)],
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason(status),
+        body.len()
+    );
+    for (k, v) in extra {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += "\r\n";
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_path_method_and_accept() {
+        let h = parse_head("GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\nAccept: application/openmetrics-text;version=1.0.0").unwrap();
+        assert_eq!(
+            (h.method.as_str(), h.path.as_str(), h.openmetrics),
+            ("GET", "/metrics", true)
+        );
+        let h = parse_head("POST / HTTP/1.0").unwrap();
+        assert_eq!(
+            (h.method.as_str(), h.path.as_str(), h.openmetrics),
+            ("POST", "/", false)
+        );
+        assert_eq!(parse_head("GET /metrics"), None);
+        assert_eq!(parse_head("hello"), None);
+    }
+}
