@@ -9,12 +9,11 @@ pub(crate) mod client;
 mod counts;
 pub(crate) mod encoding;
 pub(crate) mod mirror;
-mod results;
 pub(crate) mod shared;
 pub mod workload;
 
+pub use crate::results::board::{BoardResults, Reads};
 pub use counts::send_exit;
-pub use results::{BoardResults, Reads};
 pub use workload::ReaderMix;
 
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};

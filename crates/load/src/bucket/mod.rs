@@ -9,11 +9,10 @@ mod bound;
 mod client;
 mod ledger;
 mod read;
-mod results;
 mod workload;
 
+pub use crate::results::bucket::BucketResults;
 pub use bound::Bound;
-pub use results::BucketResults;
 pub use workload::DelayRange;
 
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
@@ -235,7 +234,7 @@ impl harness::Protocol for BucketLoad {
                     .push(format!("reading the buckets after the run: {e}")),
             }
         }
-        let counted = results::Counted {
+        let counted = crate::results::bucket::Counted {
             requests: done.measured.requests,
             delay_units: done.exchanges.iter().map(|c| c.counted_units).sum(),
             connections_opened: done.exchanges.iter().map(|c| c.opened).sum(),

@@ -8,11 +8,10 @@
 
 mod preload;
 pub mod reply;
-mod results;
 mod session;
 pub mod workload;
 
-pub use results::{KvResults, Preload, SessionTimes, Sessions};
+pub use crate::results::kv::{KvResults, Preload, SessionTimes, Sessions};
 pub use workload::{KeyDist, Mix, Op};
 
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};

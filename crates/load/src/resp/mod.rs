@@ -12,11 +12,10 @@ mod board;
 mod client;
 mod keys;
 mod mirror;
-mod results;
 mod setup;
 pub mod workload;
 
-pub use results::{RespResults, Setup};
+pub use crate::results::resp::{RespResults, Setup};
 pub use workload::{KeyPattern, ListOp, Mix, Op, StrOp, Workload, OPS};
 
 use crate::board::client::Params;
