@@ -35,6 +35,7 @@ mod load_bucket;
 mod load_kv;
 mod load_openloop;
 mod load_resp;
+mod metrics;
 mod poll;
 mod protocols;
 mod readme_tour;

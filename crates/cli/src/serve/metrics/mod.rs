@@ -160,6 +160,9 @@ fn read_head(stream: &mut TcpStream) -> Result<String, u16> {
     let mut chunk = [0u8; 1024];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            if end > MAX_HEAD {
+                return Err(431);
+            }
             return String::from_utf8(buf[..end].to_vec()).map_err(|_| 400);
         }
         if buf.len() > MAX_HEAD {

@@ -1,0 +1,512 @@
+//! `serve … --metrics ADDR`: the Prometheus endpoint over the real
+//! binary. Every strategy and protocol counts the requests it answered,
+//! by operation, under the constant labels; the endpoint answers only
+//! `GET /metrics`, is bounded against hostile clients, and a taken
+//! address stops the server at start. Two ignored tests need Debian's
+//! `prometheus` package (promtool, and a real Prometheus scraping `serve`)
+//! and FAIL without it.
+
+use crate::support::*;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NEEDS: &str = "needs prometheus (promtool); apt-get install prometheus";
+
+/// Start `serve <protocol> --metrics 127.0.0.1:0 <args>`; the server and
+/// where its metrics are, as its startup line announces them.
+fn serve(protocol: &str, args: &[&str]) -> (ServerProc, SocketAddr) {
+    let mut all = args.to_vec();
+    all.extend(["--metrics", "127.0.0.1:0"]);
+    let server = ServerProc::start(protocol, &all);
+    let line = server.stdout();
+    let at = line
+        .split("metrics at http://")
+        .nth(1)
+        .and_then(|r| r.split("/metrics").next())
+        .unwrap_or_else(|| panic!("no metrics address in the startup line: {line}"));
+    let at = at.parse().expect("a metrics address");
+    (server, at)
+}
+
+/// One HTTP request on a new connection: the status and the body.
+fn http(at: SocketAddr, request: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(at).expect("connect to the metrics port");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("a reply");
+    let status = reply
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP reply: {reply:?}"));
+    let body = reply.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
+    (status, body)
+}
+
+/// `GET /metrics` in the Prometheus text format.
+fn scrape(at: SocketAddr) -> String {
+    let (status, body) = http(at, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// The value of the sample `name` whose labels include every one of
+/// `labels`.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (series, value) = l.rsplit_once(' ')?;
+        let (n, rest) = series.split_once('{').unwrap_or((series, ""));
+        let all = labels
+            .iter()
+            .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
+        (n == name && all).then(|| value.parse().ok())?
+    })
+}
+
+fn requests(text: &str, op: &str) -> f64 {
+    sample(text, "serverlab_requests_total", &[("op", op)])
+        .unwrap_or_else(|| panic!("no serverlab_requests_total{{op=\"{op}\"}}:\n{text}"))
+}
+
+/// Every serverlab sample carries the three constant labels.
+fn has_constant_labels(text: &str, protocol: &str, strategy: &str, store: &str) {
+    let want = format!("protocol=\"{protocol}\",strategy=\"{strategy}\",store=\"{store}\"");
+    let ours: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("serverlab_"))
+        .collect();
+    assert!(ours.len() > 10, "{text}");
+    for l in ours {
+        assert!(l.contains(&want), "{l} lacks {want}");
+    }
+}
+
+/// `request` (board framing, NUL-terminated) `n` times on one connection.
+fn board_reqs(addr: SocketAddr, request: &[u8], n: usize) {
+    let mut c = Client::connect(addr);
+    for _ in 0..n {
+        c.req(request);
+    }
+}
+
+fn board(strategy: &str) {
+    let (server, at) = serve("board", &["--strategy", strategy, "--store", "rwlock"]);
+    board_reqs(server.addr, b"POST@t#hello", 3);
+    board_reqs(server.addr, b"READ@t#0", 2);
+    board_reqs(server.addr, b"COUNT@t", 1);
+    let text = scrape(at);
+    assert_eq!(requests(&text, "POST"), 3.0, "{strategy}");
+    assert_eq!(requests(&text, "READ"), 2.0, "{strategy}");
+    assert_eq!(requests(&text, "COUNT"), 1.0, "{strategy}");
+    assert_eq!(requests(&text, "LIST"), 0.0, "{strategy}");
+    assert_eq!(
+        sample(&text, "serverlab_connections_accepted_total", &[]),
+        Some(3.0)
+    );
+    let received = sample(&text, "serverlab_bytes_received_total", &[]).unwrap();
+    let want = 3 * "POST@t#hello\0".len() + 2 * "READ@t#0\0".len() + "COUNT@t\0".len();
+    assert_eq!(received, want as f64, "{strategy}: every byte read counted");
+    assert!(sample(&text, "serverlab_bytes_sent_total", &[]).unwrap() > 0.0);
+    has_constant_labels(&text, "board", strategy, "rwlock");
+}
+
+fn echo(strategy: &str) {
+    let (server, at) = serve("echo", &["--strategy", strategy]);
+    board_reqs(server.addr, b"hello", 7);
+    let text = scrape(at);
+    assert_eq!(requests(&text, "echo"), 7.0, "{strategy}");
+    let timed = sample(&text, "serverlab_request_duration_seconds_count", &[]).unwrap();
+    assert!(
+        timed >= 1.0,
+        "{strategy}: a thread's first request is timed"
+    );
+    let inf = sample(
+        &text,
+        "serverlab_request_duration_seconds_bucket",
+        &[("le", "+Inf")],
+    );
+    assert_eq!(inf, Some(timed), "{strategy}");
+    has_constant_labels(&text, "echo", strategy, "none");
+}
+
+fn bucket(strategy: &str) {
+    let args = with_threads(
+        strategy,
+        "2",
+        &["--strategy", strategy, "--delay-unit", "ms"],
+    );
+    let (server, at) = serve("bucket", &args);
+    for line in ["1,3\n", "2,3\n", "0,3\n", "0,4\n", "0,5\n"] {
+        let mut c = Client::connect(server.addr);
+        c.send(line.as_bytes());
+        c.recv();
+    }
+    let text = scrape(at);
+    assert_eq!(requests(&text, "add"), 2.0, "{strategy}");
+    assert_eq!(requests(&text, "read"), 3.0, "{strategy}");
+    let store = text
+        .lines()
+        .find_map(|l| l.split("store=\"").nth(1)?.split('"').next())
+        .unwrap();
+    has_constant_labels(&text, "bucket", strategy, store);
+}
+
+/// An HTTP/1.1 request to the kv server on a connection of its own.
+fn kv_req(addr: SocketAddr, head: &str, body: &str) -> u16 {
+    let request = format!(
+        "{head} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    http(addr, &request).0
+}
+
+fn kv(strategy: &str) {
+    let (server, at) = serve("kv", &["--strategy", strategy, "--store", "sharded"]);
+    for k in ["a", "b"] {
+        assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
+    }
+    for k in ["a", "b", "a", "missing"] {
+        kv_req(server.addr, &format!("GET /{k}"), "");
+    }
+    let text = scrape(at);
+    assert_eq!(requests(&text, "PUT"), 2.0, "{strategy}");
+    assert_eq!(requests(&text, "GET"), 4.0, "{strategy}");
+    let misses = sample(
+        &text,
+        "serverlab_request_errors_total",
+        &[("reason", "status_404")],
+    );
+    assert_eq!(misses, Some(1.0), "{strategy}");
+    assert_eq!(sample(&text, "serverlab_store_keys", &[]), Some(2.0));
+    has_constant_labels(&text, "kv", strategy, "sharded");
+}
+
+/// A RESP command as a multibulk array.
+fn resp_cmd(args: &[&str]) -> Vec<u8> {
+    let mut w = format!("*{}\r\n", args.len());
+    for a in args {
+        w += &format!("${}\r\n{a}\r\n", a.len());
+    }
+    w.into_bytes()
+}
+
+fn resp(strategy: &str) {
+    let (server, at) = serve("resp", &["--strategy", strategy]);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut wire = Vec::new();
+    for _ in 0..4 {
+        wire.extend(resp_cmd(&["SET", "k", "v"]));
+    }
+    for _ in 0..3 {
+        wire.extend(resp_cmd(&["GET", "k"]));
+    }
+    s.write_all(&wire).unwrap();
+    let want = "+OK\r\n".repeat(4) + &"$1\r\nv\r\n".repeat(3);
+    let mut got = vec![0; want.len()];
+    s.read_exact(&mut got).unwrap();
+    assert_eq!(text(&got), want);
+    let text = scrape(at);
+    let op = |name: &str| {
+        ["SET", "set"]
+            .iter()
+            .chain(["GET", "get"].iter())
+            .find(|o| {
+                o.eq_ignore_ascii_case(name)
+                    && sample(&text, "serverlab_requests_total", &[("op", o)]).is_some()
+            })
+            .map(|o| requests(&text, o))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    assert_eq!(op("SET"), 4.0, "{strategy}");
+    assert_eq!(op("GET"), 3.0, "{strategy}");
+    assert_eq!(sample(&text, "serverlab_store_keys", &[]), Some(1.0));
+    let store = text
+        .lines()
+        .find_map(|l| l.split("store=\"").nth(1)?.split('"').next())
+        .unwrap();
+    has_constant_labels(&text, "resp", strategy, store);
+}
+
+per_strategy!(board_counts, board);
+per_strategy!(echo_counts, echo);
+per_strategy!(bucket_counts, bucket);
+per_strategy!(kv_counts, kv);
+per_strategy!(resp_counts, resp);
+
+#[test]
+fn only_get_metrics_is_served() {
+    let (_server, at) = serve("echo", &[]);
+    assert_eq!(http(at, "GET / HTTP/1.1\r\n\r\n").0, 404);
+    assert_eq!(http(at, "GET /metricsx HTTP/1.1\r\n\r\n").0, 404);
+    assert_eq!(http(at, "GET /stats HTTP/1.0\r\n\r\n").0, 404);
+    assert_eq!(
+        http(at, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").0,
+        405
+    );
+    assert_eq!(http(at, "hello\r\n\r\n").0, 400);
+    let (status, body) = http(
+        at,
+        "GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text; version=1.0.0\r\n\r\n",
+    );
+    assert_eq!(status, 200);
+    assert!(body.ends_with("# EOF\n"), "OpenMetrics when asked: {body}");
+    assert!(body.contains("# TYPE serverlab_requests counter"), "{body}");
+    let plain = scrape(at);
+    assert!(!plain.contains("# EOF"), "{plain}");
+    assert!(
+        plain.contains("# TYPE serverlab_requests_total counter"),
+        "{plain}"
+    );
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_start_time_seconds",
+    ] {
+        assert!(sample(&plain, name, &[]).is_some(), "no {name}: {plain}");
+    }
+}
+
+#[test]
+fn a_taken_metrics_address_fails_at_start_naming_it() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = run(&["serve", "echo", "--addr", "127.0.0.1:0", "--metrics", &addr]);
+    let code = out.status.code();
+    assert!(matches!(code, Some(1 | 2)), "{code:?}");
+    let err = text(&out.stderr);
+    assert!(err.contains(&addr) && err.contains("--metrics"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!text(&out.stdout).contains("listening on"), "served anyway");
+    usage_error(&["serve", "echo", "--metrics", "127.0.0.1"], "--metrics");
+    usage_error(
+        &["serve", "external", "--command", "true", "--metrics", ":0"],
+        "--metrics",
+    );
+}
+
+/// Open file descriptors of a process.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn slow_and_many_clients_are_bounded() {
+    let (server, at) = serve("echo", &[]);
+    let before = fds(server.pid());
+    // A head past 8 KiB is refused.
+    let big = format!("GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(9000));
+    assert_eq!(http(at, &big).0, 431);
+    // Many idle connections: past 16 they are closed at once, so the
+    // server holds at most 16 of them.
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| {
+            let mut s = TcpStream::connect(at).unwrap();
+            let _ = s.write_all(b"GET /metr");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let held = fds(server.pid()).saturating_sub(before);
+    assert!(held <= 16 + 2, "the server holds {held} scrape connections");
+    // A slowloris is cut off after the 5 s read timeout (408), and a
+    // scrape is answered again.
+    let t0 = Instant::now();
+    let mut first = idle.into_iter().next().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut reply = String::new();
+    let _ = first.read_to_string(&mut reply);
+    let waited = t0.elapsed();
+    assert!(waited < Duration::from_secs(8), "held for {waited:?}");
+    assert!(
+        reply.is_empty() || reply.starts_with("HTTP/1.1 408"),
+        "{reply}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ok = TcpStream::connect(at).ok().and_then(|mut s| {
+            s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+            s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").ok()?;
+            let mut r = String::new();
+            s.read_to_string(&mut r).ok()?;
+            r.starts_with("HTTP/1.1 200").then_some(())
+        });
+        if ok.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no scrape answered after the slow clients"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn durability_exposes_the_logs_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (server, at) = serve("kv", &["--durability", "always", "--data-dir", d]);
+    for k in ["a", "b", "c"] {
+        assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
+    }
+    let text = scrape(at);
+    let commits = sample(&text, "serverlab_wal_commits_total", &[]).unwrap();
+    assert!(commits >= 1.0, "{text}");
+    assert_eq!(sample(&text, "serverlab_wal_records_total", &[]), Some(3.0));
+    let fsyncs = sample(&text, "serverlab_wal_fsync_duration_seconds_count", &[]);
+    assert_eq!(fsyncs, Some(commits), "{text}");
+    let batches = sample(&text, "serverlab_wal_records_per_commit_count", &[]);
+    assert_eq!(batches, Some(commits), "{text}");
+    assert_eq!(sample(&text, "serverlab_wal_failed", &[]), Some(0.0));
+    // Without --durability there is no log to report.
+    let (_plain, at) = serve("kv", &[]);
+    assert!(!scrape(at).contains("serverlab_wal_"));
+}
+
+/// Run promtool `args` with `input` on its stdin; a missing promtool
+/// fails.
+fn promtool(args: &[&str], input: &str) -> std::process::Output {
+    let mut child = Command::new("promtool")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("`promtool` cannot run ({e}): {NEEDS}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+#[ignore = "needs prometheus (promtool): apt-get install prometheus; run: cargo test --workspace -- --ignored"]
+fn promtool_accepts_the_exposition() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (server, at) = serve("resp", &["--durability", "always", "--data-dir", d]);
+    let mut c = TcpStream::connect(server.addr).unwrap();
+    c.write_all(&resp_cmd(&["SET", "k", "v"])).unwrap();
+    let mut ok = [0; 5];
+    c.read_exact(&mut ok).unwrap();
+    let out = promtool(&["check", "metrics"], &scrape(at));
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// A real Prometheus on 127.0.0.1 with a data directory of its own,
+/// stopped when dropped.
+struct Prometheus {
+    child: std::process::Child,
+    web: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Prometheus {
+    /// Scraping `target` every second.
+    fn start(target: SocketAddr) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  \
+                 - job_name: serverlab\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let web = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={web}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("`prometheus` cannot run ({e}): {NEEDS}"));
+        Prometheus {
+            child,
+            web,
+            _dir: dir,
+        }
+    }
+
+    /// An instant query's one value, if it has one yet.
+    fn query(&self, q: &str) -> Option<f64> {
+        let q: String = q
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let (status, body) = http(
+            self.web,
+            &format!(
+                "GET /api/v1/query?query={q} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .into();
+        if status != 200 {
+            return None;
+        }
+        let body = body.trim_start_matches(|c: char| c != '{');
+        let v: serde_json::Value =
+            serde_json::from_str(body.trim_end_matches(|c: char| c != '}')).ok()?;
+        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    }
+}
+
+#[test]
+#[ignore = "needs prometheus (the server, Debian's prometheus package): apt-get install prometheus; run: cargo test --workspace -- --ignored"]
+fn a_real_prometheus_counts_what_was_sent() {
+    let (server, at) = serve("echo", &["--strategy", "pool-locked", "--threads", "2"]);
+    let prom = Prometheus::start(at);
+    let sent = 3 * 1000;
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| board_reqs(server.addr, b"load", 1000));
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut last = None;
+    while Instant::now() < deadline {
+        last = TcpStream::connect(prom.web)
+            .ok()
+            .and_then(|_| prom.query("sum(serverlab_requests_total)"));
+        if last == Some(f64::from(sent)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    panic!("Prometheus's sum(serverlab_requests_total) is {last:?}, not the {sent} sent");
+}
