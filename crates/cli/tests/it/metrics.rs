@@ -474,8 +474,7 @@ impl Prometheus {
             &format!(
                 "GET /api/v1/query?query={q} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             ),
-        )
-        .into();
+        );
         if status != 200 {
             return None;
         }
