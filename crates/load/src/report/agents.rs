@@ -69,7 +69,8 @@ pub struct Merged {
     pub count: usize,
     pub agents: Vec<AgentLine>,
     /// What makes the merged result suspect, one sentence each: agents
-    /// missing, started late, generator-bound, or configured otherwise.
+    /// missing (merged with `--allow-missing`), started late, with a
+    /// wrong clock, or generator-bound; files without run ids.
     pub flags: Vec<String>,
 }
 
