@@ -364,188 +364,199 @@ fn run_agents(protocol: &str, args: &str, n: usize, dir: &Path, at: &str) -> Vec
     spawn_agents(protocol, args, &all, n, dir, |_| format!("--start-at {at}"))
 }
 
-/// Four board agents of one run, and beside it what real clusters leave
-/// around: an earlier run of the same load, a 2-agent run, a kv run.
-/// Every file that cannot be merged with the run is refused (exit 1), a
-/// line naming it and why; nothing is merged. (Each case merged, exit 0,
-/// before: a missing agent silently, a log emptied or another protocol's
-/// leaving an agent out of every percentile, wrapped counts, a renamed
-/// file, a kv agent as board load, "6 of 4 agents", a stale agent making
-/// the fresh ones "late".)
-#[test]
-fn merge_refuses_what_cannot_be_merged() {
-    let _turn = heavy_turn();
-    let board = ServerProc::start("board", &[]);
-    let kv = ServerProc::start("kv", &[]);
-    let runs = tempfile::tempdir().unwrap();
-    let [fresh, stale, two, kvs] = ["fresh", "stale", "two", "kv"].map(|d| runs.path().join(d));
-    let flags = format!(
-        "--addr {} --rate 400 --duration 1s --warmup 0s --posters 4 --readers 4 --format json",
-        board.addr
-    );
-    let kv_flags = format!(
-        "--addr {} --sessions 16 --requests-per-session 10 --concurrency 4 --keys 64 --format json",
-        kv.addr
-    );
-    let at = start_in(Duration::from_secs(2));
-    // An earlier run (here a later one): the same flags, another start,
-    // its window seconds apart.
-    let earlier = start_in(Duration::from_secs(5));
-    let mut children = run_agents("board", &flags, 4, &fresh, &at);
-    children.extend(run_agents("board", &flags, 4, &stale, &earlier));
-    children.extend(run_agents("board", &flags, 2, &two, &at));
-    children.extend(run_agents("kv", &kv_flags, 4, &kvs, &at));
-    for (i, out) in wait_all(children).iter().enumerate() {
-        assert_ok(out, &format!("agent process {i}"));
-    }
-    let (out, _) = merge(&fresh);
-    assert_ok(&out, "the fresh run merges");
-    let name = |i: usize, n: usize, ext: &str| format!("agent-{i}-of-{n}.{ext}");
-    let copy = |from: &Path, d: &Path, file: &str| {
-        std::fs::copy(from.join(file), d.join(file)).unwrap();
-    };
-    let says = |err: &str, words: &[&str]| {
-        assert!(
-            words.iter().all(|w| err.contains(w)),
-            "want {words:?}: {err}"
+/// What a cluster leaves beside a run: four board agents of the run
+/// (`fresh`), an earlier run of the same load (`stale`, another start), a
+/// 2-agent run (`two`) and a kv run (`kv`), each in its directory.
+struct Runs {
+    _dir: tempfile::TempDir,
+    fresh: std::path::PathBuf,
+    stale: std::path::PathBuf,
+    two: std::path::PathBuf,
+    kv: std::path::PathBuf,
+}
+
+impl Runs {
+    /// Every run's agents, at once (the earlier run's window seconds
+    /// after the others').
+    fn run() -> Runs {
+        let board = ServerProc::start("board", &[]);
+        let kv = ServerProc::start("kv", &[]);
+        let dir = tempfile::tempdir().unwrap();
+        let [fresh, stale, two, kvs] = ["fresh", "stale", "two", "kv"].map(|d| dir.path().join(d));
+        let flags = format!(
+            "--addr {} --rate 400 --duration 1s --warmup 0s --posters 4 --readers 4 --format json",
+            board.addr
         );
-    };
+        let kv_flags = format!(
+            "--addr {} --sessions 16 --requests-per-session 10 --concurrency 4 --keys 64 \
+             --format json",
+            kv.addr
+        );
+        let at = start_in(Duration::from_secs(2));
+        let other = start_in(Duration::from_secs(5));
+        let mut children = run_agents("board", &flags, 4, &fresh, &at);
+        children.extend(run_agents("board", &flags, 4, &stale, &other));
+        children.extend(run_agents("board", &flags, 2, &two, &at));
+        children.extend(run_agents("kv", &kv_flags, 4, &kvs, &at));
+        for (i, out) in wait_all(children).iter().enumerate() {
+            assert_ok(out, &format!("agent process {i}"));
+        }
+        Runs {
+            _dir: dir,
+            fresh,
+            stale,
+            two,
+            kv: kvs,
+        }
+    }
+}
 
-    // An agent missing.
-    let d = copy_of(&fresh);
-    std::fs::remove_file(d.path().join(name(3, 4, "json"))).unwrap();
-    says(
-        &refused("an agent missing", d.path()),
+/// `agent-I-of-N.EXT`.
+fn name(i: usize, n: usize, ext: &str) -> String {
+    format!("agent-{i}-of-{n}.{ext}")
+}
+
+/// Agent `i` of `n`'s files from the run in `from`, into `to` (over its
+/// own, if there).
+fn take(from: &Path, to: &Path, i: usize, n: usize, exts: &[&str]) {
+    for ext in exts {
+        let f = name(i, n, ext);
+        std::fs::copy(from.join(&f), to.join(&f)).unwrap();
+    }
+}
+
+/// A hostile case: what it is, how the fresh run's copy is made so, and
+/// the words the refusal must say.
+type Case = (&'static str, fn(&Runs, &Path), &'static [&'static str]);
+
+const CASES: &[Case] = &[
+    (
+        "an agent missing",
+        |_, d| std::fs::remove_file(d.join(name(3, 4, "json"))).unwrap(),
         &["agent-3-of-4.json: missing", "--allow-missing"],
-    );
-
-    // An empty log.
-    let d = copy_of(&fresh);
-    std::fs::write(d.path().join(name(1, 4, "hlog")), "").unwrap();
-    says(
-        &refused("an empty log", d.path()),
+    ),
+    (
+        "an empty log",
+        |_, d| std::fs::write(d.join(name(1, 4, "hlog")), "").unwrap(),
         &["agent-1-of-4.hlog: empty", "requests"],
-    );
-
-    // A kv agent's log in the board run's directory.
-    let d = copy_of(&fresh);
-    std::fs::copy(
-        kvs.join(name(1, 4, "hlog")),
-        d.path().join(name(1, 4, "hlog")),
-    )
-    .unwrap();
-    says(
-        &refused("a kv agent's log", d.path()),
+    ),
+    (
+        "a kv agent's log",
+        |r, d| take(&r.kv, d, 1, 4, &["hlog"]),
         &[
             "agent-1-of-4.hlog: line",
             "no operation of a board load",
             "another protocol",
         ],
-    );
-
-    // The same agent's log of the earlier run: its intervals are not in
-    // this result's window.
-    let d = copy_of(&fresh);
-    std::fs::copy(
-        stale.join(name(1, 4, "hlog")),
-        d.path().join(name(1, 4, "hlog")),
-    )
-    .unwrap();
-    says(
-        &refused("the earlier run's log", d.path()),
+    ),
+    // Its intervals are not in this result's window.
+    (
+        "the earlier run's log",
+        |r, d| take(&r.stale, d, 1, 4, &["hlog"]),
         &["agent-1-of-4.hlog", "another run"],
-    );
-
-    // Counts that would wrap.
-    let d = copy_of(&fresh);
-    for i in [1, 2] {
-        patch(&d.path().join(name(i, 4, "json")), |v| {
-            v["results"]["requests"] = u64::MAX.into()
-        });
-    }
-    says(
-        &refused("counts that wrap", d.path()),
+    ),
+    (
+        "counts that wrap",
+        |_, d| {
+            for i in [1, 2] {
+                patch(&d.join(name(i, 4, "json")), |v| {
+                    v["results"]["requests"] = u64::MAX.into()
+                })
+            }
+        },
         &["agent-1-of-4.json: its requests", "2^64"],
-    );
-
-    // A result renamed: its index disagrees with its name.
-    let d = copy_of(&fresh);
-    patch(&d.path().join(name(1, 4, "json")), |v| {
-        v["results"]["agent"]["index"] = 2.into()
-    });
-    says(
-        &refused("a renamed result", d.path()),
+    ),
+    (
+        "a renamed result",
+        |_, d| {
+            patch(&d.join(name(1, 4, "json")), |v| {
+                v["results"]["agent"]["index"] = 2.into()
+            })
+        },
         &["agent-1-of-4.json: its result says agent 2 of 4, its name agent 1 of 4"],
-    );
-
-    // A kv agent's files in a board run's directory.
-    let d = copy_of(&fresh);
-    copy(&kvs, d.path(), &name(1, 4, "json"));
-    copy(&kvs, d.path(), &name(1, 4, "hlog"));
-    says(
-        &refused("a kv agent's files", d.path()),
+    ),
+    (
+        "a kv agent's files",
+        |r, d| take(&r.kv, d, 1, 4, &["json", "hlog"]),
         &[
             "agent-1-of-4.json: a kv load",
             "agent-0-of-4.json is a board load",
         ],
-    );
-
-    // A 2-agent run's files beside a 4-agent run's.
-    let d = copy_of(&fresh);
-    for f in [
-        name(0, 2, "json"),
-        name(0, 2, "hlog"),
-        name(1, 2, "json"),
-        name(1, 2, "hlog"),
-    ] {
-        copy(&two, d.path(), &f);
-    }
-    let err = refused("a 2-agent run's files", d.path());
-    says(
-        &err,
+    ),
+    (
+        "a 2-agent run's files",
+        |r, d| {
+            for i in 0..2 {
+                take(&r.two, d, i, 2, &["json", "hlog"])
+            }
+        },
         &[
             "agent-0-of-2.json: agent 0 of 2",
             "2-agent and a 4-agent run",
+            "agent-1-of-2.json",
         ],
-    );
-    says(&err, &["agent-1-of-2.json"]);
-
+    ),
     // A stale agent 3 beside three fresh ones: it is named, not they.
-    let d = copy_of(&fresh);
-    copy(&stale, d.path(), &name(3, 4, "json"));
-    copy(&stale, d.path(), &name(3, 4, "hlog"));
-    let err = refused("a stale agent", d.path());
-    says(
-        &err,
+    (
+        "a stale agent",
+        |r, d| take(&r.stale, d, 3, 4, &["json", "hlog"]),
         &["agent-3-of-4.json: of run", "agents of different runs"],
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
-
-    // An agent run with other flags.
-    let d = copy_of(&fresh);
-    patch(&d.path().join(name(1, 4, "json")), |v| {
-        v["config"]["message_size"] = 64.into()
-    });
-    says(
-        &refused("other flags", d.path()),
+    ),
+    (
+        "other flags",
+        |_, d| {
+            patch(&d.join(name(1, 4, "json")), |v| {
+                v["config"]["message_size"] = 64.into()
+            })
+        },
         &[
             "agent-1-of-4.json: run with other flags than",
             "message_size 64 vs 32",
         ],
-    );
-
-    // A file written before run ids beside files with one.
-    let d = copy_of(&fresh);
-    patch(&d.path().join(name(2, 4, "json")), |v| {
-        v["results"]["agent"]
-            .as_object_mut()
-            .unwrap()
-            .remove("run_id");
-    });
-    says(
-        &refused("a file without a run id", d.path()),
+    ),
+    (
+        "a file without a run id",
+        |_, d| {
+            patch(&d.join(name(2, 4, "json")), |v| {
+                v["results"]["agent"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("run_id");
+            })
+        },
         &["agent-2-of-4.json: no run id", "cannot be checked"],
-    );
+    ),
+];
+
+/// Four board agents of one run, and beside it what real clusters leave
+/// around ([`Runs`]). Every file that cannot be merged with the run is
+/// refused (exit 1), a line naming it and why, each file apart from the
+/// run named alone; nothing is merged. (Each case merged, exit 0, before:
+/// a missing agent silently, a log emptied or another protocol's leaving
+/// an agent out of every percentile, wrapped counts, a renamed file, a kv
+/// agent as board load, "6 of 4 agents", a stale agent making the fresh
+/// ones "late".)
+#[test]
+fn merge_refuses_what_cannot_be_merged() {
+    let _turn = heavy_turn();
+    let runs = Runs::run();
+    let (out, _) = merge(&runs.fresh);
+    assert_ok(&out, "the fresh run merges");
+    for (case, make, words) in CASES {
+        let d = copy_of(&runs.fresh);
+        make(&runs, d.path());
+        let err = refused(case, d.path());
+        assert!(
+            words.iter().all(|w| err.contains(w)),
+            "{case}: want {words:?}: {err}"
+        );
+        let files = if *case == "a 2-agent run's files" {
+            2
+        } else {
+            1
+        };
+        assert_eq!(err.lines().count(), files, "{case}: {err}");
+    }
 }
 
 /// The agent's clock moved by `delta_s`: its result's times and its
