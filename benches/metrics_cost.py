@@ -36,7 +36,10 @@ def start(args, with_metrics):
     extra = ["--strategy", args.strategy]
     if with_metrics:
         extra += ["--metrics", "127.0.0.1:0"]
-    cmd = common.serve_command(args.bin, "board", args.server_cpu, *extra)
+    # The runs without: the baseline build's server where one is given
+    # (from before the counters the server keeps with or without the flag).
+    server = args.bin if with_metrics or not args.baseline_bin else args.baseline_bin
+    cmd = common.serve_command(server, "board", args.server_cpu, *extra)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     m = re.search(r"listening on (\S+)", line)
@@ -88,6 +91,10 @@ def main():
     ap.add_argument("--duration", type=float, default=5.0, help="seconds per run (default 5)")
     ap.add_argument("--reps", type=int, default=5, help="A B pairs per mode (default 5)")
     ap.add_argument("--json", help="also write every run here")
+    ap.add_argument("--baseline-bin",
+                    help="serve the runs without --metrics with this binary (a build from "
+                         "before the metrics, to count what the server keeps with or without "
+                         "the flag too)")
     common.add_placement(ap)
     common.add_binary(ap)
     args = ap.parse_args()
@@ -106,8 +113,9 @@ def main():
         rows.append((mode, statistics.median(a for a, _ in pairs),
                      statistics.median(b for _, b in pairs), statistics.median(ratios),
                      min(ratios), max(ratios)))
+    base = f"; without: {args.baseline_bin}" if args.baseline_bin else ""
     print(f"\n`serve board --strategy {args.strategy}`, {args.reps} pairs of "
-          f"{args.duration:g} s per mode\n")
+          f"{args.duration:g} s per mode{base}\n")
     print("| mode | without --metrics (req/s) | with --metrics (req/s) | with/without "
           "(median, range) | cost |")
     print("|---|---:|---:|---:|---:|")
