@@ -42,7 +42,10 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "--duration 1 --reps 1 --clients 5 --glibc BIN --mimalloc BIN --jemalloc BIN",
         ),
         ("agents.py", "--bin BIN --duration 1 --reps 1 --agents 2"),
-        ("colocated_agents.py", "--bin BIN --duration 1 --warmup 0.5 --reps 1 --stall 0.2"),
+        (
+            "colocated_agents.py",
+            "--bin BIN --duration 1 --warmup 0.5 --reps 1 --stall 0.2",
+        ),
         (
             "openloop.py",
             "--bin BIN --duration 1 --steps 2 client-cost",
@@ -58,6 +61,11 @@ fn every_bench_script_runs_in_its_smallest_mode() {
         ),
         ("durability.py", "--quick --bin BIN"),
         ("redis_compare.py", "--quick --bin BIN"),
+        ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
+        (
+            "metrics_cost.py",
+            "--bin BIN --strategy ONE --duration 1 --reps 1 --baseline-bin BIN",
+        ),
     ];
     for (script, args) in small {
         let args: Vec<&str> = args
