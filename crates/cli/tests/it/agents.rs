@@ -175,6 +175,63 @@ fn split_and_merge_exactly() {
 
 /// A server stopped for a second in the middle of a four-agent run: every
 /// agent and the merge see it, in the same wall-clock second.
+/// Issue 29: a bucket load split into 4 agents against a pool of 4
+/// threads. The bound's concurrency is the server's, not a sum of the
+/// agents': min(16 connections, 4 server concurrency) = 4, as one run of
+/// the whole load says (the merge said 16, and a rate four times the
+/// bound, with the largest agent's mean delay).
+#[test]
+fn a_split_bucket_load_keeps_the_servers_bound() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start(
+        "bucket",
+        &[
+            "--strategy",
+            "pool-locked",
+            "--threads",
+            "4",
+            "--delay-mode",
+            "sleep",
+            "--delay-unit",
+            "ms",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!(
+        "--addr {} --delay 1-3 --delay-unit ms --delay-mode sleep --connections 16 \
+         --duration 1s --server-concurrency 4 --keep-alive",
+        server.addr
+    );
+    let at = start_in(Duration::from_secs(3));
+    for (i, out) in wait_all(run_agents("bucket", &args, 4, dir.path(), &at))
+        .iter()
+        .enumerate()
+    {
+        assert_ok(out, &format!("agent {i}"));
+    }
+    let (out, merged) = merge(dir.path());
+    assert_ok(&out, "merge");
+    let b = &merged["results"]["bucket"];
+    let bound = &b["bound"];
+    assert_eq!(bound["concurrency"], 4, "{bound}");
+    assert_eq!(
+        bound["limited_by"], "min(16 client connections, 4 server concurrency)",
+        "{bound}"
+    );
+    // The mean delay is the requests' mean over every agent: delay units
+    // added over requests added, within the drawn range.
+    let requests = merged["results"]["requests"].as_f64().unwrap();
+    let units = b["delay_units"].as_f64().unwrap();
+    let mean = b["mean_delay_units"].as_f64().unwrap();
+    assert!((mean - units / requests).abs() < 1e-9, "{b}");
+    assert!((1.0..=3.0).contains(&mean), "{b}");
+    let rate = bound["rate_rps"].as_f64().unwrap();
+    assert!((rate - 4.0 / (mean / 1e3)).abs() < 1e-6 * rate, "{bound}");
+    // Four threads of 1–3 ms each cannot answer more than 4,000 a second.
+    let throughput = merged["results"]["throughput_rps"].as_f64().unwrap();
+    assert!(throughput <= 4000.0, "{throughput}");
+}
+
 #[test]
 fn a_stall_seen_by_every_agent() {
     let _turn = heavy_turn();
