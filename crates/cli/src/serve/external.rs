@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 impl Protocol for Args {
-    const NAME: &'static str = "external";
+    const NAME: &'static str = serverlab_proto::Served::EXTERNAL;
     const ABOUT: &'static str = "Another program as the server (redis-server, …), started, pinned and \
                                  stopped as a sweep starts serverlab's: --command 'redis-server --port $PORT'";
     const PORT: Option<u16> = None;
