@@ -209,6 +209,9 @@ fn a_number_that_is_not_a_whole_number_stops_the_script_before_it_runs_anything(
         ("load.sbatch", "SERVERLAB_START_AT", "1e9"),
         ("load.sbatch", "SLURM_ARRAY_TASK_ID", evil),
         ("load.sbatch", "SLURM_ARRAY_TASK_MIN", ""),
+        ("load.sbatch", "SERVERLAB_METRICS_PORT", evil),
+        ("load.sbatch", "SERVERLAB_METRICS_PORT", "9470x"),
+        ("load.sbatch", "SERVERLAB_SERVER_METRICS_PORT", ":9464"),
         ("sweep.sbatch", "SLURM_ARRAY_TASK_ID", evil),
         ("sweep.sbatch", "SLURM_ARRAY_TASK_STEP", "-2"),
         ("sweep.sbatch", "SLURM_ARRAY_TASK_COUNT", "four"),
@@ -227,6 +230,142 @@ fn a_number_that_is_not_a_whole_number_stops_the_script_before_it_runs_anything(
             "{what}: {stderr}"
         );
     }
+}
+
+/// Issue 31: with SERVERLAB_METRICS_PORT each agent serves its counters
+/// (`--metrics 0.0.0.0:PORT`) and writes a file_sd targets file naming its
+/// node and port; with SERVERLAB_SERVER_METRICS_PORT task 0 names the
+/// server's (SERVERLAB_ADDR's host). Without them: neither.
+#[test]
+fn a_metrics_port_serves_each_agents_metrics_and_names_it_for_prometheus() {
+    let stubs = Stubs::new();
+    let ports = [
+        ("SERVERLAB_METRICS_PORT", "9470"),
+        ("SERVERLAB_SERVER_METRICS_PORT", "9464"),
+        ("SLURMD_NODENAME", "node3"),
+    ];
+    let targets = stubs.path().join("agents/targets");
+    for (id, place) in [(1, 0), (2, 1)] {
+        let env = task(id, (1, 4, 1), 4, &[LOAD_ENV.as_slice(), &ports].concat());
+        let (code, stderr, args) = stubs.run("load.sbatch", &env, &[]);
+        assert_eq!(code, Some(0), "task {id}: {stderr}");
+        let args = args.unwrap_or_else(|| panic!("task {id}: serverlab not run"));
+        assert_eq!(value_of(&args, "--metrics"), "0.0.0.0:9470", "{args:?}");
+        assert_eq!(value_of(&args, "--agent"), format!("{place}/4"));
+        let agent = json(&targets.join(format!("agent-{place}.json")));
+        assert_eq!(
+            agent,
+            serde_json::json!([{
+                "targets": ["node3:9470"],
+                "labels": {"role": "load", "slurm_job": "41", "slurm_task": place.to_string()}
+            }])
+        );
+    }
+    let server = json(&targets.join("server.json"));
+    assert_eq!(
+        server,
+        serde_json::json!([{
+            "targets": ["server:9464"],
+            "labels": {"role": "server", "slurm_job": "41"}
+        }])
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&targets)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["agent-0.json", "agent-1.json", "server.json"]);
+
+    // SERVERLAB_TARGETS puts them elsewhere; a port out of range stops it.
+    let elsewhere = [("SERVERLAB_TARGETS", "sd"), ports[0]];
+    let env = task(1, (1, 4, 1), 4, &[LOAD_ENV.as_slice(), &elsewhere].concat());
+    let (code, stderr, _) = stubs.run("load.sbatch", &env, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stubs.path().join("sd/agent-0.json").exists());
+    for port in ["0", "65536"] {
+        let bad = [("SERVERLAB_METRICS_PORT", port)];
+        let env = task(1, (1, 4, 1), 4, &[LOAD_ENV.as_slice(), &bad].concat());
+        let (code, stderr, args) = stubs.run("load.sbatch", &env, &[]);
+        assert_eq!(code, Some(2), "{port}: {stderr}");
+        assert!(args.is_none(), "{port}: ran {args:?}");
+        assert!(
+            stderr.contains("SERVERLAB_METRICS_PORT must be a port"),
+            "{stderr}"
+        );
+    }
+
+    // Without a port, no --metrics and no targets.
+    let stubs = Stubs::new();
+    let env = task(1, (1, 4, 1), 4, &LOAD_ENV);
+    let (code, stderr, args) = stubs.run("load.sbatch", &env, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!args.unwrap().iter().any(|a| a.starts_with("--metrics")));
+    assert!(!stubs.path().join("agents/targets").exists());
+}
+
+/// `prometheus.sh TARGETS` prints a configuration that promtool accepts,
+/// with the targets files load.sbatch wrote (promtool reads them too, and
+/// fails on one that is not a targets file).
+#[test]
+#[ignore = "needs prometheus (promtool); apt-get install prometheus; run: cargo test --workspace -- --ignored"]
+fn the_slurm_prometheus_configuration_and_its_targets_pass_promtool() {
+    let stubs = Stubs::new();
+    let ports = [
+        ("SERVERLAB_METRICS_PORT", "9470"),
+        ("SERVERLAB_SERVER_METRICS_PORT", "9464"),
+    ];
+    for id in 0..2 {
+        let env = task(id, (0, 1, 1), 2, &[LOAD_ENV.as_slice(), &ports].concat());
+        let (code, stderr, _) = stubs.run("load.sbatch", &env, &[]);
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+    let config = stubs.path().join("prometheus.yml");
+    let out = Command::new("bash")
+        .arg(repo().join("deploy/slurm/prometheus.sh"))
+        .arg("agents/targets")
+        .current_dir(stubs.path())
+        .output()
+        .expect("run bash");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&config, &out.stdout).unwrap();
+    let yaml = text(&out.stdout);
+    let abs = stubs.path().join("agents/targets").canonicalize().unwrap();
+    assert!(
+        yaml.contains(&format!("'{}/*.json'", abs.display())),
+        "{yaml}"
+    );
+    let check = || {
+        Command::new("promtool")
+            .args(["check", "config"])
+            .arg(&config)
+            .output()
+            .expect("promtool is not installed: apt-get install prometheus (.ci/run installs it)")
+    };
+    let out = check();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{yaml}\n{said}");
+    // promtool reads the targets files: a broken one fails the check.
+    std::fs::write(
+        abs.join("broken.json"),
+        "[{\"targets\": [\"x:1\"], \"label\": {}}]",
+    )
+    .unwrap();
+    let out = check();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !out.status.success(),
+        "a broken targets file passed: {said}"
+    );
+    // And a scrape interval that is not one stops the script.
+    let out = Command::new("bash")
+        .arg(repo().join("deploy/slurm/prometheus.sh"))
+        .arg("agents/targets")
+        .env("SERVERLAB_SCRAPE_INTERVAL", "1s\n  evil: x")
+        .current_dir(stubs.path())
+        .output()
+        .expect("run bash");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("SERVERLAB_SCRAPE_INTERVAL"));
 }
 
 /// Issue 29: SERVERLAB_FLAGS was split and globbed unquoted (`--mix get=?`
