@@ -53,6 +53,11 @@ impl Intervals {
         }
     }
 
+    /// The second under way.
+    pub fn current(&self) -> usize {
+        self.current
+    }
+
     /// A reply in second `sec` of the window (never earlier than the last:
     /// a loop's clock only moves on).
     pub fn record(&mut self, sec: usize, op: usize, latency_ns: u64, service_ns: Option<u64>) {

@@ -22,6 +22,7 @@ pub mod env;
 pub mod harness;
 pub mod intervals;
 pub mod kv;
+pub mod live;
 pub mod merge;
 pub mod output;
 pub mod record;
@@ -41,9 +42,23 @@ use std::sync::Arc;
 pub struct Progress {
     done: AtomicU64,
     interrupt: Arc<AtomicBool>,
+    /// Where the loops hand over each second, when someone watches.
+    live: Option<Arc<live::Live>>,
 }
 
 impl Progress {
+    /// A run watched through `live` (its loops hand it their seconds).
+    pub fn watched(live: Arc<live::Live>) -> Progress {
+        Progress {
+            live: Some(live),
+            ..Progress::default()
+        }
+    }
+
+    pub fn live(&self) -> Option<&Arc<live::Live>> {
+        self.live.as_ref()
+    }
+
     pub fn add(&self, n: u64) {
         // Relaxed: a display counter, ordered with nothing.
         self.done.fetch_add(n, Ordering::Relaxed);

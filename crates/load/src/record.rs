@@ -6,6 +6,8 @@
 //! loops' recorders merge once at the end.
 
 use crate::intervals::Intervals;
+use crate::live::{ErrorAt, Handover, Live};
+use std::sync::Arc;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
@@ -109,6 +111,13 @@ pub struct Recorder {
     /// Open loop: the schedule's lag over the recorded requests.
     pub lag: Lag,
     pub intervals: Intervals,
+    /// Where this loop hands each finished second, when watched.
+    live: Option<Arc<Live>>,
+    /// Since the last hand-over: requests sent in the window by
+    /// operation, errors, the most late request (open loop), in ns.
+    live_sent: Vec<u64>,
+    live_errors: Vec<ErrorAt>,
+    behind_ns: u64,
 }
 
 impl Recorder {
@@ -128,7 +137,51 @@ impl Recorder {
             late: 0,
             lag: Lag::default(),
             intervals: Intervals::new(ops, open),
+            live: None,
+            live_sent: vec![0; ops],
+            live_errors: Vec::new(),
+            behind_ns: 0,
         }
+    }
+
+    /// Hand each finished second to `live`.
+    pub fn watched(mut self, live: Option<Arc<Live>>) -> Self {
+        self.live = live;
+        self
+    }
+
+    /// Requests sent in the window (`sent`, by operation) and errors
+    /// since the last call, for the next hand-over; `sent` is zeroed and
+    /// `errors` emptied. Nothing is kept when no one watches.
+    pub fn note(&mut self, sent: &mut [u64], errors: &mut Vec<ErrorAt>) {
+        if self.live.is_none() {
+            errors.clear();
+            return;
+        }
+        for (a, b) in self.live_sent.iter_mut().zip(sent.iter_mut()) {
+            *a += std::mem::take(b);
+        }
+        self.live_errors.append(errors);
+    }
+
+    /// Hand the second under way (and what was noted) to the watcher:
+    /// at each new second, and once at the end of the run.
+    pub fn hand_over(&mut self) {
+        let Some(live) = self.live.clone() else {
+            return;
+        };
+        let before = self.intervals.done.len();
+        self.intervals.close();
+        live.hand_over(&Handover {
+            second: self.intervals.current(),
+            seconds: &self.intervals.done[before..],
+            sent: &self.live_sent,
+            errors: &self.live_errors,
+            behind_ns: self.behind_ns,
+        });
+        self.live_sent.iter_mut().for_each(|n| *n = 0);
+        self.live_errors.clear();
+        self.behind_ns = 0;
     }
 
     /// One request of kind `op`, timed by `t`, answered at `done`. Returns
@@ -139,6 +192,9 @@ impl Recorder {
             return false;
         }
         let sec = self.span.second(done);
+        if self.live.is_some() {
+            self.watch(sec, t);
+        }
         if self.per_second.len() <= sec {
             self.per_second.resize(sec + 1, 0);
         }
@@ -158,6 +214,16 @@ impl Recorder {
         }
         self.intervals.record(sec, op, latency, service);
         true
+    }
+
+    /// A watched loop's reply in second `sec`: the last second handed
+    /// over if this one is new; how late the request went.
+    fn watch(&mut self, sec: usize, t: &Timing) {
+        if sec != self.intervals.current() {
+            self.hand_over();
+        }
+        let lag = t.sent.saturating_duration_since(t.intended).as_nanos() as u64;
+        self.behind_ns = self.behind_ns.max(lag);
     }
 
     pub fn total(&self) -> u64 {

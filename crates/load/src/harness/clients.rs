@@ -100,7 +100,19 @@ pub fn run_clients<E: Exchange + Send>(
     let open = plan.pacing.is_open();
     let cpus = crate::env::allowed_cpus();
     let ticks = CpuTicks::of(&cpus);
-    let done = driver::run_loops(slots, &opts, progress, &|| Recorder::new(ops, span, open));
+    if let Some(live) = progress.live() {
+        let length = span.end.map(|e| (e - span.start).as_secs_f64());
+        live.window(span.start, length, plan.pacing.rate.map(|r| r * share));
+    }
+    let watcher = progress.live().cloned();
+    let new_recorder = || Recorder::new(ops, span, open).watched(watcher.clone());
+    let mut done = driver::run_loops(slots, &opts, progress, &new_recorder);
+    // Each loop's last second, and what its clients did since they last
+    // noted it (the first loop's recorder takes that).
+    if let Some(first) = done.sinks.first_mut() {
+        done.slots.iter_mut().for_each(|s| s.client.note(first));
+    }
+    done.sinks.iter_mut().for_each(Recorder::hand_over);
     let wall = start.elapsed();
     let busy = ticks
         .zip(CpuTicks::of(&cpus))

@@ -11,6 +11,7 @@ use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
 use crate::driver::{Conversation, Failure};
+use crate::live::ErrorAt;
 use crate::record::{Recorder, Span, Timing};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,6 +110,11 @@ pub(crate) struct Metered<'r, E: Exchange> {
     opened_at: Option<Instant>,
     /// The budget ran out: this client is done.
     exhausted: bool,
+    /// Not yet noted in the recorder (for a watcher, [`crate::live`]):
+    /// requests sent in the window by operation, errors.
+    unnoted_sent: Vec<u64>,
+    unnoted_errors: Vec<ErrorAt>,
+    unnoted: bool,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -140,6 +146,9 @@ impl<'r, E: Exchange> Metered<'r, E> {
             ticket: false,
             opened_at: None,
             exhausted: false,
+            unnoted_sent: Vec::new(),
+            unnoted_errors: Vec::new(),
+            unnoted: false,
         }
     }
 
@@ -175,6 +184,22 @@ impl<'r, E: Exchange> Metered<'r, E> {
         }
         self.per_second[sec] += 1;
         self.total += 1;
+    }
+
+    /// A request of `op` sent in the window, for the recorder to note.
+    fn note_sent(&mut self, op: usize) {
+        if self.unnoted_sent.len() <= op {
+            self.unnoted_sent.resize(op + 1, 0);
+        }
+        self.unnoted_sent[op] += 1;
+        self.unnoted = true;
+    }
+
+    /// Hand what was sent and failed since the last time to `rec`.
+    pub(super) fn note(&mut self, rec: &mut Recorder) {
+        if std::mem::take(&mut self.unnoted) {
+            rec.note(&mut self.unnoted_sent, &mut self.unnoted_errors);
+        }
     }
 
     /// Claim the right to send one more request.
@@ -258,6 +283,9 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
             let at = self.opened_at.take().unwrap_or(now);
             let timing = self.timing(due, at);
             self.sent.count(&self.span, &timing);
+            if self.span.contains(timing.sent) {
+                self.note_sent(op);
+            }
             self.inflight.push_back(InFlight { op, timing, sent });
             self.pacer.issued();
             self.sent_here += 1;
@@ -290,6 +318,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         if full || self.spent() {
             self.room_at = now;
         }
+        self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
         }
@@ -309,6 +338,9 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         let unanswered = self.inflight.front().map(|f| &f.sent);
         let what = self.exchange.failed(&failure, unanswered);
         self.errors.push(what);
+        let op = self.inflight.front().map(|f| f.op);
+        self.unnoted_errors.push((op, crate::live::cause(&failure)));
+        self.unnoted = true;
         // What was in flight is lost with the connection, and so is a
         // request claimed for it but not sent: it was tried (so a budget
         // also bounds how often a client retries a server that is gone).
@@ -319,6 +351,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
     }
 
     fn window_closed(&mut self, now: Instant, rec: &mut Recorder) {
+        self.note(rec);
         self.span.close_at(now);
         rec.span.close_at(now);
     }

@@ -221,6 +221,9 @@ pub(crate) fn once<P: Protocol>(
     } else {
         Vec::new()
     };
+    if let Some(live) = progress.live() {
+        live.begin(P::OPS, plan.pacing.is_open());
+    }
     let run = run_clients(plan, P::OPS.len(), exchanges, progress)?;
     let gathered = gather::gather(run, P::OPS, plan, &mut errors, log);
     let mut checks = gathered.checks;
