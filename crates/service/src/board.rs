@@ -111,6 +111,17 @@ enum Rest {
     },
 }
 
+/// A kind's counter slot (and op): its place in `Kind::ALL`.
+fn kind_slot(kind: Kind) -> usize {
+    Kind::ALL
+        .iter()
+        .position(|&k| k == kind)
+        .expect("every kind has a slot")
+}
+
+/// `Kind::ALL`'s names, in its order (a test checks them).
+const KIND_NAMES: [&str; Kind::ALL.len()] = ["POST", "READ", "COUNT", "LIST", "EXIT", "invalid"];
+
 impl BoardService {
     pub fn new(store: Arc<dyn BoardStore>, max_request: usize, exit_policy: ExitPolicy) -> Self {
         BoardService {
@@ -123,11 +134,13 @@ impl BoardService {
     }
 
     fn count(&self, kind: Kind) {
-        let slot = Kind::ALL
-            .iter()
-            .position(|&k| k == kind)
-            .expect("every kind has a slot");
-        self.stats.add(slot, 1);
+        self.stats.add(kind_slot(kind), 1);
+    }
+
+    /// Topics in the store, read when asked (a scrape): the store's count,
+    /// under its read lock where it has one.
+    pub fn topics(&self) -> usize {
+        self.store.topics()
     }
 
     fn read(
@@ -277,6 +290,26 @@ impl Service for BoardService {
         &self.common
     }
 
+    /// The request kinds, as the report counts them (`Kind::ALL`'s names;
+    /// a refused EXIT counts as `invalid`).
+    const OPS: &'static [&'static str] = &KIND_NAMES;
+
+    fn op(&self, conn: &BoardConn, req: &BoardRequest) -> usize {
+        let kind = match req.parsed {
+            Parsed::Post { .. } => Kind::Post,
+            Parsed::Read { .. } => Kind::Read,
+            Parsed::Count { .. } => Kind::Count,
+            Parsed::List => Kind::List,
+            Parsed::Exit if conn.exit_allowed => Kind::Exit,
+            Parsed::Exit | Parsed::Invalid => Kind::Invalid,
+        };
+        kind_slot(kind)
+    }
+
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        Some(("topics", self.topics() as u64))
+    }
+
     fn report(&self) -> serde_json::Value {
         let mut requests = serde_json::Map::new();
         for (i, kind) in Kind::ALL.iter().enumerate() {
@@ -308,6 +341,38 @@ mod tests {
             100,
             policy,
         )
+    }
+
+    #[test]
+    fn the_ops_are_the_kinds_names() {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, KIND_NAMES);
+    }
+
+    /// The op asked of a timed request is the kind apply counts it
+    /// under, a refused EXIT as `invalid`; the store's size is its topics.
+    #[test]
+    fn timed_requests_are_recorded_by_the_kind_counted() {
+        let svc = board(ExitPolicy::Loopback);
+        svc.common().times.time_every_request();
+        run(
+            &svc,
+            "10.0.0.1:1",
+            b"POST@a#m\0POST@b#m\0READ@a#0\0LIST\0EXIT\0",
+        );
+        let by_op: Vec<(&str, u64)> = svc
+            .common()
+            .times
+            .cumulative_by_op(&[1])
+            .into_iter()
+            .map(|(op, c)| (BoardService::OPS[op], c.count))
+            .collect();
+        assert_eq!(
+            by_op,
+            vec![("POST", 2), ("READ", 1), ("LIST", 1), ("invalid", 1)]
+        );
+        assert_eq!(svc.report()["requests"]["invalid"], 1);
+        assert_eq!(svc.store_size(), Some(("topics", 2)));
     }
 
     #[test]

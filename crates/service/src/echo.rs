@@ -70,6 +70,12 @@ impl Service for EchoService {
         &self.common
     }
 
+    const OPS: &'static [&'static str] = &["echo"];
+
+    fn op(&self, _conn: &(), _request: &EchoRequest) -> usize {
+        0
+    }
+
     fn report(&self) -> serde_json::Value {
         json!({
             "requests": self.stats.get(REQUESTS),

@@ -162,11 +162,31 @@ pub trait Service: Send + Sync + 'static {
     /// The protocol's own statistics so far, as an ordered JSON object;
     /// the server reports them beside [`Service::common`]'s.
     fn report(&self) -> serde_json::Value;
+
+    /// The operations the timed requests are recorded by, named as the
+    /// protocol's request counters (its report's `requests`) name them:
+    /// [`Service::op`] answers an index into it. Requests applied but not
+    /// counted under an operation (a bucket rejection, an empty RESP
+    /// request) have an op of their own, so every timed request has one.
+    const OPS: &'static [&'static str];
+
+    /// Which of [`Service::OPS`] `request` is: the operation `apply` will
+    /// count it under. Asked only of the timed requests (one in
+    /// [`service_time::SAMPLED_ONE_IN`] per thread), before `apply`.
+    fn op(&self, conn: &Self::Conn, request: &Self::Request) -> usize;
+
+    /// The store's size, read when asked (by a scrape of `serve
+    /// --metrics`), never on a request's path: what is counted (`keys`,
+    /// `topics`, `buckets`) and how many. `None`: no store (echo).
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        None
+    }
 }
 
 /// Apply a framed request as every server does: counted and (one in
 /// [`service_time::SAMPLED_ONE_IN`] per thread) timed in the service's
-/// [`Common`] statistics.
+/// [`Common`] statistics, under its operation ([`Service::op`], asked of
+/// the timed requests only).
 #[inline]
 pub fn apply_timed<S: Service>(
     svc: &S,
@@ -176,7 +196,7 @@ pub fn apply_timed<S: Service>(
     out: &mut Vec<u8>,
 ) -> After {
     let times = &svc.common().times;
-    let timer = times.start();
+    let timer = times.start_op(|| svc.op(conn, &request));
     let after = svc.apply(conn, request, input, out);
     times.finish(timer);
     after

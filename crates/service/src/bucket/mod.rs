@@ -119,6 +119,11 @@ impl BucketService {
         }
     }
 
+    /// The store's buckets (`--buckets`), read when asked.
+    pub fn buckets(&self) -> usize {
+        self.store.len()
+    }
+
     pub fn config(&self) -> &BucketConfig {
         &self.cfg
     }
@@ -229,6 +234,22 @@ impl Service for BucketService {
 
     fn common(&self) -> &Common {
         &self.common
+    }
+
+    /// `add` and `read` as the report counts them; `rejected`: a request
+    /// refused by `check` (counted under `rejected` by its reason).
+    const OPS: &'static [&'static str] = &["add", "read", "rejected"];
+
+    fn op(&self, _conn: &(), request: &BucketRequest) -> usize {
+        match &request.0 {
+            Ok(req) if req.delay == 0 => 1,
+            Ok(_) => 0,
+            Err(_) => 2,
+        }
+    }
+
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        Some(("buckets", self.buckets() as u64))
     }
 
     fn report(&self) -> serde_json::Value {

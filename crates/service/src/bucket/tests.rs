@@ -185,3 +185,22 @@ fn apply_uses_the_parse_frame_made() {
     assert_eq!(out, b"5\n");
     assert_eq!(svc.report()["requests"]["add"], 1);
 }
+
+/// The op asked of a timed request is the one the report counts it
+/// under; a rejected request, applied and timed, is `rejected`. The
+/// store's size is its buckets.
+#[test]
+fn timed_requests_are_recorded_by_add_read_or_rejected() {
+    let svc = service(16, false);
+    svc.common().times.time_every_request();
+    run(&svc, b"5,10\n0,10\n3,1\n1,99\n");
+    let by_op: Vec<(&str, u64)> = svc
+        .common()
+        .times
+        .cumulative_by_op(&[1])
+        .into_iter()
+        .map(|(op, c)| (BucketService::OPS[op], c.count))
+        .collect();
+    assert_eq!(by_op, vec![("add", 2), ("read", 1), ("rejected", 1)]);
+    assert_eq!(svc.store_size(), Some(("buckets", 16)));
+}

@@ -481,6 +481,17 @@ impl Service for KvService {
         }
         v
     }
+
+    /// The methods, as the report counts them (`Method::ALL`'s names).
+    const OPS: &'static [&'static str] = &stats::METHOD_NAMES;
+
+    fn op(&self, _conn: &KvConn, req: &KvRequest) -> usize {
+        stats::method_slot(req.head.method)
+    }
+
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        Some(("keys", self.store.len() as u64))
+    }
 }
 
 /// The current `Date`, formatted at most once a second per thread.

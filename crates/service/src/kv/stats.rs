@@ -27,10 +27,19 @@ fn slot_of<T: PartialEq>(all: &[T], x: &T) -> usize {
         .expect("every value has a slot")
 }
 
+/// A method's counter slot, which is its op too.
+pub(crate) fn method_slot(method: Method) -> usize {
+    slot_of(&Method::ALL, &method)
+}
+
+/// `Method::ALL`'s names, in its order (a test checks them): the ops.
+pub(crate) const METHOD_NAMES: [&str; Method::ALL.len()] =
+    ["GET", "HEAD", "PUT", "POST", "DELETE", "other"];
+
 impl KvStats {
     /// A request of `method` was applied and answered with `status`.
     pub fn request(&self, method: Method, status: Status) {
-        self.counters.add(slot_of(&Method::ALL, &method), 1);
+        self.counters.add(method_slot(method), 1);
         self.status(status);
     }
 
@@ -97,6 +106,12 @@ impl KvStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ops_are_the_methods_names() {
+        let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(names, METHOD_NAMES);
+    }
 
     /// Counts merge across threads; `/_/stats` adds the common service
     /// time and connections (the time quantiles' merging is tested with

@@ -567,6 +567,21 @@ impl Service for RespService {
         }
         v
     }
+
+    /// The command families, as the report counts them, then `rejected`
+    /// and `empty`.
+    const OPS: &'static [&'static str] = &stats::OPS;
+
+    fn op(&self, _conn: &RespConn, req: &RespRequest) -> usize {
+        match &req.0 {
+            Req::Nothing => stats::EMPTY_OP,
+            Req::Cmd(cmd) => stats::index(cmd),
+        }
+    }
+
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        Some(("keys", self.store.len() as u64))
+    }
 }
 
 #[cfg(test)]

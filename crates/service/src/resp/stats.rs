@@ -32,10 +32,29 @@ fn slot(all: &[&str], name: &str) -> usize {
         .expect("every name has a slot")
 }
 
-/// Its slot, by a match: no search per request.
-fn index(cmd: &Cmd) -> usize {
+/// Its slot, by a match: no search per request. It is the command's op
+/// too ([`OPS`]).
+pub(crate) fn index(cmd: &Cmd) -> usize {
     cmd.name().map_or(REJECTED, |n| n as usize)
 }
+
+/// The op of an empty request (`*0`, a blank line): applied and timed,
+/// counted under no command.
+pub(crate) const EMPTY_OP: usize = REJECTED + 1;
+
+/// The ops service time is recorded by: each name's (a command counts
+/// under its family's, so INCR's slot is never used), `rejected`, `empty`.
+pub(crate) const OPS: [&str; EMPTY_OP + 1] = {
+    let mut ops = [""; EMPTY_OP + 1];
+    let mut i = 0;
+    while i < Name::ALL.len() {
+        ops[i] = Name::ALL[i].facts().name;
+        i += 1;
+    }
+    ops[REJECTED] = "rejected";
+    ops[EMPTY_OP] = "empty";
+    ops
+};
 
 impl RespStats {
     pub fn command(&self, cmd: &Cmd) {

@@ -480,3 +480,42 @@ fn writes_in_flight_when_the_fsync_fails_are_taken_back_under_every_store() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// The op asked of a timed request is the family the report counts it
+/// under (INCR as `incrby`); an unknown command is `rejected`, an empty
+/// request `empty`. The store's size is its keys.
+#[test]
+fn timed_requests_are_recorded_by_the_family_counted() {
+    let svc = service();
+    svc.common().times.time_every_request();
+    let mut conn = svc.open(peer());
+    let mut out = Vec::new();
+    let wire = b"SET a 1\r\nINCR a\r\nINCRBY a 2\r\n*0\r\nNOPE\r\nGET a\r\n";
+    run_all(&svc, &mut conn, wire, &mut out);
+    let by_op: Vec<(&str, u64)> = svc
+        .common()
+        .times
+        .cumulative_by_op(&[1])
+        .into_iter()
+        .map(|(op, c)| (RespService::OPS[op], c.count))
+        .collect();
+    assert_eq!(
+        by_op,
+        vec![
+            ("get", 1),
+            ("set", 1),
+            ("incrby", 2),
+            ("rejected", 1),
+            ("empty", 1)
+        ]
+    );
+    let r = svc.report();
+    assert_eq!(
+        (
+            r["requests"]["incrby"].as_u64(),
+            r["requests"]["rejected"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    assert_eq!(svc.store_size(), Some(("keys", 1)));
+}
