@@ -79,6 +79,19 @@ pub fn gauge_f64(enc: &mut DescriptorEncoder, name: &str, help: &str, v: f64) ->
     ConstGauge::new(v).encode(metric)
 }
 
+/// Each bucket's own count from cumulative counts at `bounds` (the
+/// `+Inf` bucket is `count`): prometheus-client takes these and sums them.
+fn own_buckets(bounds: &[f64], at_most: &[u64], count: u64) -> Vec<(f64, u64)> {
+    let mut below = 0;
+    let mut buckets: Vec<(f64, u64)> = Vec::with_capacity(bounds.len() + 1);
+    for (&bound, &n) in bounds.iter().zip(at_most) {
+        buckets.push((bound, n.saturating_sub(below)));
+        below = below.max(n);
+    }
+    buckets.push((f64::MAX, count.saturating_sub(below)));
+    buckets
+}
+
 /// A histogram from cumulative counts at `bounds` (the `+Inf` bucket is
 /// `count`).
 fn histogram(
@@ -90,14 +103,7 @@ fn histogram(
     count: u64,
     sum: f64,
 ) -> Result<(), Error> {
-    // prometheus-client takes each bucket's own count and sums them.
-    let mut below = 0;
-    let mut buckets: Vec<(f64, u64)> = Vec::with_capacity(bounds.len() + 1);
-    for (&bound, &n) in bounds.iter().zip(at_most) {
-        buckets.push((bound, n.saturating_sub(below)));
-        below = below.max(n);
-    }
-    buckets.push((f64::MAX, count.saturating_sub(below)));
+    let buckets = own_buckets(bounds, at_most, count);
     let mut metric = enc.encode_descriptor(name, help, None, MetricType::Histogram)?;
     metric.encode_histogram::<Labels>(sum, count, &buckets, None)
 }
@@ -188,10 +194,12 @@ impl<S: Service> Collector for ServiceCollector<S> {
     fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), Error> {
         let report = self.svc.report();
         encode_requests(&mut enc, &report)?;
-        encode_durations(&mut enc, self.svc.common())?;
+        encode_durations(&mut enc, self.svc.common(), S::OPS)?;
         encode_connections(&mut enc, self.svc.common())?;
-        if let Some(keys) = report["keys"].as_i64() {
-            gauge(&mut enc, "serverlab_store_keys", "Keys in the store.", keys)?;
+        if let Some((what, n)) = self.svc.store_size() {
+            let name = format!("serverlab_store_{what}");
+            let help = format!("The store's size: {what} in it now.");
+            gauge(&mut enc, &name, &help, n.try_into().unwrap_or(i64::MAX))?;
         }
         if let Some(wal) = self.svc.wal() {
             encode_wal(&mut enc, wal)?;
@@ -224,25 +232,36 @@ fn encode_requests(enc: &mut DescriptorEncoder, report: &Value) -> Result<(), Er
     )
 }
 
+/// `serverlab_request_duration_seconds{op}`: one histogram per operation
+/// timed so far, named by `ops` (the service's [`Service::OPS`]).
 fn encode_durations(
     enc: &mut DescriptorEncoder,
     common: &serverlab_service::Common,
+    ops: &[&str],
 ) -> Result<(), Error> {
     let bounds_ns: Vec<u64> = DURATION_BOUNDS_S
         .iter()
         .map(|s| (s * 1e9).round() as u64)
         .collect();
-    let (at_most, count, sum_ns) = common.times.cumulative(&bounds_ns);
-    histogram(
-        enc,
+    let mut family = enc.encode_descriptor(
         "serverlab_request_duration_seconds",
         "Service time of the timed requests (one in serverlab_request_duration_sampled_one_in \
-         per thread): from a complete request to its reply appended to the connection's output.",
-        &DURATION_BOUNDS_S,
-        &at_most,
-        count,
-        sum_ns / 1e9,
+         per thread), by operation: from a complete request to its reply appended to the \
+         connection's output.",
+        None,
+        MetricType::Histogram,
     )?;
+    for (op, c) in common.times.cumulative_by_op(&bounds_ns) {
+        let labels: Labels = vec![("op", ops.get(op).copied().unwrap_or("other").to_string())];
+        let buckets = own_buckets(&DURATION_BOUNDS_S, &c.at_most, c.count);
+        family.encode_family(&labels)?.encode_histogram::<Labels>(
+            c.sum_ns / 1e9,
+            c.count,
+            &buckets,
+            None,
+        )?;
+    }
+    drop(family);
     gauge(
         enc,
         "serverlab_request_duration_sampled_one_in",
