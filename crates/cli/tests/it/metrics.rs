@@ -71,6 +71,33 @@ fn requests(text: &str, op: &str) -> f64 {
         .unwrap_or_else(|| panic!("no serverlab_requests_total{{op=\"{op}\"}}:\n{text}"))
 }
 
+/// The requests of `op` timed: `serverlab_request_duration_seconds_count`
+/// of that op, which its `+Inf` bucket must equal.
+fn timed(text: &str, op: &str) -> f64 {
+    let name = "serverlab_request_duration_seconds";
+    let count = sample(text, &format!("{name}_count"), &[("op", op)])
+        .unwrap_or_else(|| panic!("no {name}_count{{op=\"{op}\"}}:\n{text}"));
+    let inf = sample(
+        text,
+        &format!("{name}_bucket"),
+        &[("op", op), ("le", "+Inf")],
+    );
+    assert_eq!(inf, Some(count), "{op}: the +Inf bucket is the count");
+    count
+}
+
+/// Under `--time-all` every request is timed: each op sent has its
+/// duration histogram, whose count is that op's requests.
+fn every_op_timed(text: &str, ops: &[&str], strategy: &str) {
+    for op in ops {
+        assert_eq!(timed(text, op), requests(text, op), "{strategy}: {op}");
+    }
+    assert_eq!(
+        sample(text, "serverlab_request_duration_sampled_one_in", &[]),
+        Some(1.0)
+    );
+}
+
 /// Every serverlab sample carries the three constant labels.
 fn has_constant_labels(text: &str, protocol: &str, strategy: &str, store: &str) {
     let want = format!("protocol=\"{protocol}\",strategy=\"{strategy}\",store=\"{store}\"");
@@ -93,7 +120,10 @@ fn board_reqs(addr: SocketAddr, request: &[u8], n: usize) {
 }
 
 fn board(strategy: &str) {
-    let (server, at) = serve("board", &["--strategy", strategy, "--store", "rwlock"]);
+    let (server, at) = serve(
+        "board",
+        &["--strategy", strategy, "--store", "rwlock", "--time-all"],
+    );
     board_reqs(server.addr, b"POST@t#hello", 3);
     board_reqs(server.addr, b"READ@t#0", 2);
     board_reqs(server.addr, b"COUNT@t", 1);
@@ -102,6 +132,14 @@ fn board(strategy: &str) {
     assert_eq!(requests(&text, "READ"), 2.0, "{strategy}");
     assert_eq!(requests(&text, "COUNT"), 1.0, "{strategy}");
     assert_eq!(requests(&text, "LIST"), 0.0, "{strategy}");
+    every_op_timed(&text, &["POST", "READ", "COUNT"], strategy);
+    let list = sample(
+        &text,
+        "serverlab_request_duration_seconds_count",
+        &[("op", "LIST")],
+    );
+    assert_eq!(list, None, "{strategy}: no LIST was sent");
+    assert_eq!(sample(&text, "serverlab_store_topics", &[]), Some(1.0));
     assert_eq!(
         sample(&text, "serverlab_connections_accepted_total", &[]),
         Some(3.0)
@@ -114,21 +152,12 @@ fn board(strategy: &str) {
 }
 
 fn echo(strategy: &str) {
-    let (server, at) = serve("echo", &["--strategy", strategy]);
+    let (server, at) = serve("echo", &["--strategy", strategy, "--time-all"]);
     board_reqs(server.addr, b"hello", 7);
     let text = scrape(at);
     assert_eq!(requests(&text, "echo"), 7.0, "{strategy}");
-    let timed = sample(&text, "serverlab_request_duration_seconds_count", &[]).unwrap();
-    assert!(
-        timed >= 1.0,
-        "{strategy}: a thread's first request is timed"
-    );
-    let inf = sample(
-        &text,
-        "serverlab_request_duration_seconds_bucket",
-        &[("le", "+Inf")],
-    );
-    assert_eq!(inf, Some(timed), "{strategy}");
+    every_op_timed(&text, &["echo"], strategy);
+    assert!(!text.contains("serverlab_store_"), "echo has no store");
     has_constant_labels(&text, "echo", strategy, "none");
 }
 
@@ -136,7 +165,15 @@ fn bucket(strategy: &str) {
     let args = with_threads(
         strategy,
         "2",
-        &["--strategy", strategy, "--delay-unit", "ms"],
+        &[
+            "--strategy",
+            strategy,
+            "--delay-unit",
+            "ms",
+            "--buckets",
+            "8",
+            "--time-all",
+        ],
     );
     let (server, at) = serve("bucket", &args);
     for line in ["1,3\n", "2,3\n", "0,3\n", "0,4\n", "0,5\n"] {
@@ -147,6 +184,8 @@ fn bucket(strategy: &str) {
     let text = scrape(at);
     assert_eq!(requests(&text, "add"), 2.0, "{strategy}");
     assert_eq!(requests(&text, "read"), 3.0, "{strategy}");
+    every_op_timed(&text, &["add", "read"], strategy);
+    assert_eq!(sample(&text, "serverlab_store_buckets", &[]), Some(8.0));
     let store = text
         .lines()
         .find_map(|l| l.split("store=\"").nth(1)?.split('"').next())
@@ -164,7 +203,10 @@ fn kv_req(addr: SocketAddr, head: &str, body: &str) -> u16 {
 }
 
 fn kv(strategy: &str) {
-    let (server, at) = serve("kv", &["--strategy", strategy, "--store", "sharded"]);
+    let (server, at) = serve(
+        "kv",
+        &["--strategy", strategy, "--store", "sharded", "--time-all"],
+    );
     for k in ["a", "b"] {
         assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
     }
@@ -174,6 +216,7 @@ fn kv(strategy: &str) {
     let text = scrape(at);
     assert_eq!(requests(&text, "PUT"), 2.0, "{strategy}");
     assert_eq!(requests(&text, "GET"), 4.0, "{strategy}");
+    every_op_timed(&text, &["PUT", "GET"], strategy);
     let misses = sample(
         &text,
         "serverlab_request_errors_total",
@@ -194,7 +237,7 @@ fn resp_cmd(args: &[&str]) -> Vec<u8> {
 }
 
 fn resp(strategy: &str) {
-    let (server, at) = serve("resp", &["--strategy", strategy]);
+    let (server, at) = serve("resp", &["--strategy", strategy, "--time-all"]);
     let mut s = TcpStream::connect(server.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut wire = Vec::new();
@@ -223,6 +266,7 @@ fn resp(strategy: &str) {
     };
     assert_eq!(op("SET"), 4.0, "{strategy}");
     assert_eq!(op("GET"), 3.0, "{strategy}");
+    every_op_timed(&text, &["set", "get"], strategy);
     assert_eq!(sample(&text, "serverlab_store_keys", &[]), Some(1.0));
     let store = text
         .lines()
