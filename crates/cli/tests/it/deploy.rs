@@ -2,7 +2,13 @@
 //! offline schema validation (kubernetes-validate, strict) and a misspelt
 //! field fails it; the manifests' exact container commands run as local
 //! processes with JOB_COMPLETION_INDEX set, as the Indexed Jobs would;
-//! deploy/Dockerfile passes hadolint and builds the image they run.
+//! deploy/Dockerfile passes hadolint and builds the image they run. The
+//! pods are watchable (issue 31): the server's and the agents' pod
+//! templates carry the prometheus.io/* annotations naming the port their
+//! container serves `--metrics` on, a named port `metrics`, and
+//! monitoring.yaml's PodMonitor selects exactly those pods on that port.
+//! The PodMonitor is a custom resource, which kubernetes-validate has no
+//! schema for: its structure is checked here, read with PyYAML.
 
 use crate::support::*;
 use std::path::{Path, PathBuf};
@@ -30,7 +36,7 @@ fn validate(path: &Path) -> Output {
 #[test]
 #[ignore = "needs kubernetes-validate (pip install kubernetes-validate); run: cargo test --workspace -- --ignored"]
 fn the_shipped_manifests_validate_and_a_misspelt_field_does_not() {
-    for name in ["load-job.yaml", "sweep-job.yaml"] {
+    for name in ["server.yaml", "load-job.yaml", "sweep-job.yaml"] {
         let out = validate(&manifest(name));
         let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert!(out.status.success(), "{name}: {said}");
@@ -70,6 +76,154 @@ print(json.dumps(out))
         .expect("python3 with PyYAML (pip install kubernetes-validate brings it)");
     assert!(out.status.success(), "{}", text(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every document of a manifest, read with PyYAML, as JSON.
+fn documents(path: &Path) -> Vec<serde_json::Value> {
+    let script = r#"
+import json, sys, yaml
+print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 with PyYAML (pip install kubernetes-validate brings it)");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A string at `pointer` in `v`, or a failure naming what is missing.
+fn str_at<'a>(v: &'a serde_json::Value, pointer: &str, what: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_else(|| panic!("{what}: no string at {pointer}"))
+}
+
+/// A watchable pod template: its `app` label, and the port its
+/// annotations, its `metrics` containerPort, its METRICS_PORT and its
+/// command's `--metrics` agree on.
+fn watched_pod(name: &str, template: &serde_json::Value) -> (String, u64) {
+    let what = format!("{name}'s pod template");
+    let annotations = &template["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"], "true", "{what}");
+    assert_eq!(annotations["prometheus.io/path"], "/metrics", "{what}");
+    let port: u64 = str_at(annotations, "/prometheus.io~1port", &what)
+        .parse()
+        .unwrap_or_else(|e| panic!("{what}: prometheus.io/port: {e}"));
+    let container = &template["spec"]["containers"][0];
+    let ports = container["ports"].as_array().expect("container ports");
+    let named = ports
+        .iter()
+        .find(|p| p["name"] == "metrics")
+        .unwrap_or_else(|| panic!("{what}: no port named metrics: {ports:?}"));
+    assert_eq!(named["containerPort"], port, "{what}");
+    let env = container["env"].as_array().expect("env");
+    let metrics_port = env
+        .iter()
+        .find(|e| e["name"] == "METRICS_PORT")
+        .unwrap_or_else(|| panic!("{what}: no METRICS_PORT"));
+    assert_eq!(metrics_port["value"], port.to_string(), "{what}");
+    let command: Vec<&str> = container["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert!(
+        command
+            .concat()
+            .contains("--metrics \"0.0.0.0:$METRICS_PORT\""),
+        "{what}: {command:?}"
+    );
+    let app = str_at(template, "/metadata/labels/app", &what).to_string();
+    (app, port)
+}
+
+/// Issue 31: the server's and the agents' pods say where Prometheus finds
+/// their counters, and the Operator's PodMonitor selects exactly them, on
+/// the port they name `metrics`. (kubernetes-validate has no schema for
+/// the Operator's resources, so the PodMonitor's structure is checked
+/// here: its apiVersion and kind, a selector, and each endpoint's port,
+/// path and interval.)
+#[test]
+#[ignore = "needs python3 with PyYAML (pip install kubernetes-validate); run: cargo test --workspace -- --ignored"]
+fn the_server_and_agent_pods_are_annotated_and_the_pod_monitor_selects_them() {
+    let mut watched = Vec::new();
+    for (file, kind, name) in [
+        ("server.yaml", "Deployment", "serverlab-server"),
+        ("load-job.yaml", "Job", "serverlab-load"),
+    ] {
+        let docs = documents(&manifest(file));
+        let doc = docs
+            .iter()
+            .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{file}: no {kind} {name}"));
+        watched.push(watched_pod(name, &doc["spec"]["template"]));
+    }
+    // The Service the load's ADDR names serves both ports of the server.
+    let service = documents(&manifest("server.yaml"))
+        .into_iter()
+        .find(|d| d["kind"] == "Service")
+        .expect("server.yaml: a Service");
+    assert_eq!(service["metadata"]["name"], "serverlab-server");
+    assert_eq!(service["spec"]["selector"]["app"], watched[0].0.as_str());
+    let jobs = jobs(&manifest("load-job.yaml"));
+    let addr = &jobs[0].2.iter().find(|(k, _)| k == "ADDR").unwrap().1;
+    assert_eq!(addr, "serverlab-server:7000");
+    let service_ports: Vec<(&str, u64)> = service["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["port"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(service_ports, [("serve", 7000), ("metrics", watched[0].1)]);
+
+    let monitors = documents(&manifest("monitoring.yaml"));
+    assert_eq!(monitors.len(), 1, "{monitors:?}");
+    let monitor = &monitors[0];
+    assert_eq!(monitor["apiVersion"], "monitoring.coreos.com/v1");
+    assert_eq!(monitor["kind"], "PodMonitor");
+    str_at(monitor, "/metadata/name", "the PodMonitor");
+    let spec = monitor["spec"].as_object().expect("a spec");
+    let known = ["selector", "podMetricsEndpoints", "namespaceSelector"];
+    for key in spec.keys() {
+        assert!(
+            known.contains(&key.as_str()),
+            "a PodMonitor has no spec.{key}"
+        );
+    }
+    let selects = &monitor["spec"]["selector"]["matchExpressions"][0];
+    assert_eq!(selects["key"], "app");
+    assert_eq!(selects["operator"], "In");
+    let apps: Vec<&str> = selects["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    let want: Vec<&str> = watched.iter().map(|(app, _)| app.as_str()).collect();
+    assert_eq!(apps, want);
+    let endpoints = monitor["spec"]["podMetricsEndpoints"].as_array().unwrap();
+    assert_eq!(endpoints.len(), 1);
+    let endpoint = endpoints[0].as_object().unwrap();
+    let known = ["port", "path", "interval", "scrapeTimeout", "relabelings"];
+    for key in endpoint.keys() {
+        assert!(
+            known.contains(&key.as_str()),
+            "no podMetricsEndpoints[].{key}"
+        );
+    }
+    assert_eq!(endpoint["port"], "metrics");
+    assert_eq!(endpoint["path"], "/metrics");
+    for key in ["interval", "scrapeTimeout"] {
+        let d = endpoint[key].as_str().unwrap();
+        assert!(
+            d.strip_suffix('s')
+                .is_some_and(|n| n.parse::<u32>().is_ok()),
+            "{key}: {d}"
+        );
+    }
 }
 
 /// A Job's process, killed if the test ends first (a waiting merge or
@@ -176,6 +330,7 @@ fn the_load_manifests_commands_run_as_the_indexed_job_would() {
             ("FLAGS", "--posters 2 --readers 2 --duration 1s".to_string()),
             ("SERVERLAB_AGENTS", "2".to_string()),
             ("START_DELAY", "2".to_string()),
+            ("METRICS_PORT", String::new()),
         ];
         v.extend(index.map(|i| ("JOB_COMPLETION_INDEX", i.to_string())));
         v
@@ -255,7 +410,7 @@ fn the_manifests_run_the_image_the_readme_builds() {
     let dockerfile = read("deploy/Dockerfile");
     let image = tag_of(&readme, "deploy/README.md");
     assert_eq!(tag_of(&dockerfile, "deploy/Dockerfile"), image);
-    for name in ["load-job.yaml", "sweep-job.yaml"] {
+    for name in ["server.yaml", "load-job.yaml", "sweep-job.yaml"] {
         let manifest = std::fs::read_to_string(manifest(name)).unwrap();
         let images: Vec<&str> = manifest
             .lines()
