@@ -15,6 +15,7 @@ mod check_resp;
 mod cli;
 mod completions;
 mod csv_output;
+mod dashboard;
 mod deploy;
 mod docs_links;
 mod durability;
