@@ -12,6 +12,7 @@ mod fit;
 mod limits;
 mod load;
 mod merge;
+mod metrics;
 mod progress;
 mod report;
 mod serve;

@@ -1,12 +1,13 @@
-//! `serve … --metrics ADDR`: the server's counters for Prometheus, at
-//! `GET /metrics` on a listener and thread of their own.
+//! `--metrics ADDR` (of `serve` and of `load`): a registry's metrics for
+//! Prometheus, at `GET /metrics` on a listener and thread of their own.
 //!
 //! Built on `prometheus-client`, the Prometheus project's Rust client:
 //! typed metrics (a counter cannot go down, a histogram's buckets are
 //! checked), the OpenMetrics text format, and registries that are values,
-//! not a process-wide global, so the server's registry holds exactly what
-//! this server exports. Nearly every figure is a counter the server already
-//! keeps, read at scrape time by a collector ([`collect`]); the process
+//! not a process-wide global, so a registry holds exactly what this
+//! process exports. What is exported is a collector's: read at scrape
+//! time from what the server or the load already keeps (the server's in
+//! `serve::metrics::collect`, the load's in `load::metrics`); the process
 //! figures come from /proc/self ([`process`]). docs/observing.md lists them.
 //!
 //! The endpoint is no second served port: one request per connection,
@@ -14,13 +15,13 @@
 //! [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes; at most [`MAX_CONNECTIONS`]
 //! are served at once, and more are closed at once.
 
-pub mod collect;
+pub mod encode;
 pub mod process;
 mod text;
 
 use anyhow::Context;
+use prometheus_client::collector::Collector;
 use prometheus_client::registry::Registry;
-use serverlab_service::Service;
 use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -37,11 +38,17 @@ pub const MAX_HEAD: usize = 8 * 1024;
 /// Connections served at once; more are closed at once.
 pub const MAX_CONNECTIONS: usize = 16;
 
-/// The labels every server metric carries.
-pub struct ConstLabels {
-    pub protocol: String,
-    pub strategy: String,
-    pub store: String,
+/// `--metrics`'s value: an address with its port (the endpoint has no
+/// default port; port 0 takes a free one).
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    let a = crate::args::host_port(s)?;
+    match a.port {
+        Some(_) => Ok(a.or_port(0)),
+        None => Err(format!(
+            "'{s}' has no port: write HOST:PORT or :PORT, e.g. 127.0.0.1:9464 (port 0 takes a \
+             free one)"
+        )),
+    }
 }
 
 /// Listen for scrapes at `addr` (before the server serves, so a taken
@@ -52,13 +59,14 @@ pub fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
 }
 
 /// Serve `GET /metrics` on `listener` from a thread of its own, for as
-/// long as the process runs.
-pub fn start<S: Service>(
+/// long as the process runs: the process's metrics, and `collector`'s
+/// under the constant `labels`.
+pub fn start(
     listener: TcpListener,
-    svc: Arc<S>,
-    labels: ConstLabels,
+    labels: Vec<(&'static str, String)>,
+    collector: Box<dyn Collector>,
 ) -> anyhow::Result<()> {
-    let registries = Arc::new(registries(svc, labels));
+    let registries = Arc::new(registries(labels, collector));
     std::thread::Builder::new()
         .name("metrics".into())
         .spawn(move || accept(&listener, &registries))
@@ -67,23 +75,21 @@ pub fn start<S: Service>(
 }
 
 /// The process's metrics (unlabelled, as every exporter gives them) and
-/// the server's (with its constant labels).
+/// the program's own (with its constant labels).
 struct Registries {
     process: Registry,
-    server: Registry,
+    own: Registry,
 }
 
-fn registries<S: Service>(svc: Arc<S>, labels: ConstLabels) -> Registries {
+fn registries(labels: Vec<(&'static str, String)>, collector: Box<dyn Collector>) -> Registries {
     let mut process = Registry::default();
     process.register_collector(Box::new(process::ProcessCollector));
-    let constant: Vec<(Cow<'static, str>, Cow<'static, str>)> = vec![
-        ("protocol".into(), labels.protocol.into()),
-        ("strategy".into(), labels.strategy.into()),
-        ("store".into(), labels.store.into()),
-    ];
-    let mut server = Registry::with_labels(constant.into_iter());
-    server.register_collector(Box::new(collect::ServiceCollector::new(svc)));
-    Registries { process, server }
+    let constant = labels
+        .into_iter()
+        .map(|(k, v)| (Cow::Borrowed(k), Cow::Owned(v)));
+    let mut own = Registry::with_labels(constant);
+    own.register_collector(collector);
+    Registries { process, own }
 }
 
 /// The exposition in OpenMetrics text.
@@ -91,7 +97,7 @@ fn openmetrics(r: &Registries) -> String {
     use prometheus_client::encoding::text::{encode_eof, encode_registry};
     let mut out = String::new();
     encode_registry(&mut out, &r.process).expect("writing to a String");
-    encode_registry(&mut out, &r.server).expect("writing to a String");
+    encode_registry(&mut out, &r.own).expect("writing to a String");
     encode_eof(&mut out).expect("writing to a String");
     out
 }

@@ -2,7 +2,7 @@
 //! (prometheus-client ships none): CPU time, resident and virtual memory,
 //! open and allowed file descriptors, and when the process started.
 
-use super::collect::{gauge, gauge_f64};
+use super::encode::{gauge, gauge_f64};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
