@@ -15,6 +15,7 @@ mod bounds;
 mod bucket;
 mod kv;
 mod ledger;
+mod metrics;
 mod model;
 mod resp;
 mod shared;

@@ -19,6 +19,7 @@ use serverlab_load::LoadError;
 use serverlab_load::Progress;
 use serverlab_util::CpuSet;
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -70,6 +71,41 @@ pub struct PacingArgs {
     pub poll: PollMode,
     #[command(flatten)]
     pub agents: AgentArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// How a load can be watched while it runs (docs/observing.md).
+#[derive(Args)]
+pub struct WatchArgs {
+    /// Serve the load's counters for Prometheus at http://HOST:PORT/metrics, on a listener and
+    /// thread of their own (docs/observing.md)
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::metrics::parse_addr)]
+    pub metrics: Option<SocketAddr>,
+    /// With --metrics: keep answering scrapes for T once the result is out, so that a last scrape
+    /// sees the final counts
+    #[arg(long, value_name = "T", default_value = "0s", requires = "metrics",
+          value_parser = serverlab_util::duration::parse_with_zero)]
+    pub metrics_linger: Duration,
+    /// What to show while the load runs: none; line (a line per second on stderr); bar (one
+    /// redrawing line on a terminal) [default: bar when stderr is a terminal and the format is
+    /// text, else none]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub progress: Option<progress::Mode>,
+}
+
+impl WatchArgs {
+    /// The display asked for, or the default for `format`.
+    fn mode(&self, format: Format) -> progress::Mode {
+        self.progress.unwrap_or({
+            let text = matches!(format, Format::Text | Format::Caps);
+            if text && std::io::stderr().is_terminal() {
+                progress::Mode::Bar
+            } else {
+                progress::Mode::None
+            }
+        })
+    }
 }
 
 fn non_negative(s: &str) -> Result<f64, String> {
@@ -161,11 +197,12 @@ pub fn execute<P: Protocol>(
             .with_context(|| format!("cannot pin the load to CPUs {cpus}"))?;
     }
     let ex = flags.execution();
-    let progress = Progress::default();
+    let mode = flags.watch.mode(format);
+    let progress = watched::<P>(cfg, &flags.watch, mode)?;
     end_early_on_signals(&progress)?;
     let outcome = if matches!(ex.mode, Mode::Once) {
         let warmup = flags.warmup.unwrap_or(WARMUP);
-        progress::show(planned + warmup, &progress, || {
+        progress::watch(mode, planned + warmup, &progress, || {
             harness::execute(cfg, &ex, &progress, &mut |_| {})
         })
     } else {
@@ -194,7 +231,35 @@ pub fn execute<P: Protocol>(
             .with_context(|| format!("cannot write {}", json.display()))?;
     }
     let code = emit(&outcome.report, format, files)?;
+    if flags.watch.metrics.is_some() {
+        std::thread::sleep(flags.watch.metrics_linger);
+    }
     Ok(exit_code(&outcome.report, format, code))
+}
+
+/// The run's progress, watched (its loops hand their seconds over) when
+/// `--metrics` or a display asks; the metrics endpoint started.
+fn watched<P: Protocol>(
+    cfg: &P,
+    watch: &WatchArgs,
+    mode: progress::Mode,
+) -> anyhow::Result<Progress> {
+    if watch.metrics.is_none() && mode == progress::Mode::None {
+        return Ok(Progress::default());
+    }
+    let live = std::sync::Arc::new(serverlab_load::live::Live::default());
+    if let Some(addr) = watch.metrics {
+        let listener = crate::metrics::bind(addr)?;
+        let at = listener.local_addr().context("the --metrics listener")?;
+        let labels = vec![
+            ("protocol", P::NAME.to_string()),
+            ("agent", cfg.plan().agent.to_string()),
+        ];
+        let collector = Box::new(super::metrics::LoadCollector { live: live.clone() });
+        crate::metrics::start(listener, labels, collector)?;
+        eprintln!("serverlab load: metrics at http://{at}/metrics");
+    }
+    Ok(Progress::watched(live))
 }
 
 /// SIGINT and SIGTERM set `progress`'s interrupt flag: the run ends
