@@ -34,6 +34,7 @@ mod lists;
 mod load_board;
 mod load_bucket;
 mod load_kv;
+mod load_metrics;
 mod load_openloop;
 mod load_resp;
 mod metrics;
