@@ -223,11 +223,17 @@ mod tests {
             });
         }
         live.read(|t| {
-            assert_eq!((t.responses.clone(), t.sent.clone()), (vec![10, 4], vec![12, 4]));
+            assert_eq!(
+                (t.responses.clone(), t.sent.clone()),
+                (vec![10, 4], vec![12, 4])
+            );
             assert_eq!((t.errors[1][2], t.errors[2][0]), (2, 2));
             assert_eq!(t.service[1].len(), 4);
             let s = &t.seconds[0];
-            assert_eq!((s.second, s.responses, s.errors, s.behind_ns), (3, 14, 4, 7));
+            assert_eq!(
+                (s.second, s.responses, s.errors, s.behind_ns),
+                (3, 14, 4, 7)
+            );
         })
         .unwrap();
     }

@@ -7,8 +7,8 @@
 
 use crate::intervals::Intervals;
 use crate::live::{ErrorAt, Handover, Live};
-use std::sync::Arc;
 use hdrhistogram::Histogram;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Latencies are recorded in nanoseconds, 3 significant digits, up to an
