@@ -4,8 +4,8 @@
 //! variable and `$protocol`/`$strategy`, panels each with an id, a type, a
 //! gridPos inside the 24-column grid and targets), every query on the
 //! datasource variable, and every metric name its PromQL names one the
-//! real binary exposes: `serve kv --durability always --metrics` scraped
-//! here, and the load's from LOAD_METRICS below. An ignored test (Debian's
+//! real binary exposes: `serve kv --durability always --metrics` and an
+//! open-loop `load board --metrics`, both scraped here. An ignored test (Debian's
 //! `prometheus` package; it FAILS without it) has `promtool check rules`
 //! parse every expression.
 
@@ -22,24 +22,6 @@ fn dashboard() -> serde_json::Value {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
 }
-
-/// The load's metric families, as `load --metrics` exposes them (issue 31;
-/// a histogram by its samples' names).
-const LOAD_METRICS: [&str; 13] = [
-    "serverlab_load_requests_sent_total",
-    "serverlab_load_responses_total",
-    "serverlab_load_errors_total",
-    "serverlab_load_latency_seconds_bucket",
-    "serverlab_load_latency_seconds_sum",
-    "serverlab_load_latency_seconds_count",
-    "serverlab_load_service_seconds_bucket",
-    "serverlab_load_service_seconds_sum",
-    "serverlab_load_service_seconds_count",
-    "serverlab_load_behind_schedule_seconds",
-    "serverlab_load_requested_rate",
-    "serverlab_load_latency_seconds",
-    "serverlab_load_service_seconds",
-];
 
 /// Every panel, rows' nested panels included.
 fn panels(d: &serde_json::Value) -> Vec<&serde_json::Value> {
@@ -92,18 +74,11 @@ fn metric_names(expr: &str) -> Vec<String> {
     names
 }
 
-/// The sample names `serve kv --durability always --metrics` exposes.
-fn server_metric_names() -> BTreeSet<String> {
-    let data = tempfile::tempdir().unwrap();
-    let dir = data.path().to_str().unwrap();
-    let args = ["--durability", "always", "--data-dir", dir];
-    let server = ServerProc::start("kv", &[&args[..], &["--metrics", "127.0.0.1:0"]].concat());
-    let line = server.stdout();
-    let at = line
-        .split("metrics at http://")
-        .nth(1)
-        .and_then(|r| r.split("/metrics").next())
-        .unwrap_or_else(|| panic!("no metrics address in the startup line: {line}"));
+/// `GET /metrics` at `at`: the names it declares and samples, a
+/// histogram's `_bucket`, `_sum` and `_count` included. A family without
+/// samples yet (a histogram by operation before the first timed request)
+/// is still declared by its `# TYPE` line.
+fn exposed_names(at: &str) -> BTreeSet<String> {
     let mut s = TcpStream::connect(at).expect("connect to the metrics port");
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -111,8 +86,6 @@ fn server_metric_names() -> BTreeSet<String> {
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-    // A family without samples yet (a histogram by operation before the
-    // first timed request) is still declared by its `# TYPE` line.
     let mut names = BTreeSet::new();
     for line in reply.lines() {
         if let Some(declared) = line.strip_prefix("# TYPE ") {
@@ -126,6 +99,71 @@ fn server_metric_names() -> BTreeSet<String> {
         }
     }
     names.retain(|n| n.starts_with("serverlab_") || n.starts_with("process_"));
+    names
+}
+
+/// The address in a `… metrics at http://HOST:PORT/metrics` line.
+fn metrics_at(line: &str) -> Option<String> {
+    let rest = line.split("metrics at http://").nth(1)?;
+    Some(rest.split("/metrics").next()?.to_string())
+}
+
+/// What the real binary exposes: `serve kv --durability always --metrics`
+/// (the log's metrics too), and an open-loop `load board --metrics`
+/// against a board server (its service time too), scraped while it runs.
+fn binary_metric_names() -> BTreeSet<String> {
+    use std::io::BufRead;
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().to_str().unwrap();
+    let args = [
+        "--durability",
+        "always",
+        "--data-dir",
+        dir,
+        "--metrics",
+        "127.0.0.1:0",
+    ];
+    let server = ServerProc::start("kv", &args);
+    let line = server.stdout();
+    let at = metrics_at(&line).unwrap_or_else(|| panic!("no metrics address: {line}"));
+    let mut names = exposed_names(&at);
+
+    let board = ServerProc::start("board", &[]);
+    let addr = board.addr.to_string();
+    let mut load = Command::new(BIN)
+        .args([
+            "load",
+            "board",
+            "--addr",
+            &addr,
+            "--rate",
+            "200",
+            "--duration",
+            "10s",
+        ])
+        .args(["--warmup", "200ms", "--metrics", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run load");
+    let stderr = std::io::BufReader::new(load.stderr.take().unwrap());
+    let mut said = Vec::new();
+    let at = stderr.lines().map_while(Result::ok).find_map(|l| {
+        said.push(l.clone());
+        metrics_at(&l)
+    });
+    let at = at.unwrap_or_else(|| {
+        let _ = load.kill();
+        panic!("load announced no metrics address: {said:?}")
+    });
+    // Its counters start with the window, after the warm-up (0.2 s here):
+    // scraped through the first second of it.
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(250));
+        names.extend(exposed_names(&at));
+    }
+    let _ = load.kill();
+    let _ = load.wait();
     names
 }
 
@@ -217,8 +255,7 @@ fn the_dashboard_has_its_schema_versions_required_fields() {
 #[test]
 fn every_metric_the_dashboard_queries_is_one_the_binary_exposes() {
     let d = dashboard();
-    let mut exposed = server_metric_names();
-    exposed.extend(LOAD_METRICS.iter().map(|s| s.to_string()));
+    let exposed = binary_metric_names();
     let observing = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/observing.md"),
     )
@@ -230,7 +267,7 @@ fn every_metric_the_dashboard_queries_is_one_the_binary_exposes() {
         for name in names {
             assert!(
                 exposed.contains(&name),
-                "{title}: {name} is not exposed: {expr}"
+                "{title}: {name} is not exposed: {expr}\nexposed: {exposed:?}"
             );
             queried.insert(name);
         }

@@ -330,7 +330,8 @@ fn the_load_manifests_commands_run_as_the_indexed_job_would() {
             ("FLAGS", "--posters 2 --readers 2 --duration 1s".to_string()),
             ("SERVERLAB_AGENTS", "2".to_string()),
             ("START_DELAY", "2".to_string()),
-            ("METRICS_PORT", String::new()),
+            // As the manifest's 9470, on a port of its own per agent here.
+            ("METRICS_PORT", "0".to_string()),
         ];
         v.extend(index.map(|i| ("JOB_COMPLETION_INDEX", i.to_string())));
         v
@@ -340,7 +341,8 @@ fn the_load_manifests_commands_run_as_the_indexed_job_would() {
         .map(|i| run_job(&jobs[0], &common(Some(i))))
         .collect();
     for agent in agents {
-        finished(&jobs[0].0, agent);
+        let said = finished(&jobs[0].0, agent);
+        assert!(said.contains("metrics at http://0.0.0.0:"), "{said}");
     }
     finished(&jobs[1].0, merge);
     let dir = results.join("serverlab-load");
