@@ -73,12 +73,6 @@ pub fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: i64) -> Res
     ConstGauge::new(v).encode(metric)
 }
 
-/// One unlabelled floating-point gauge.
-pub fn gauge_f64(enc: &mut DescriptorEncoder, name: &str, help: &str, v: f64) -> Result<(), Error> {
-    let metric = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    ConstGauge::new(v).encode(metric)
-}
-
 /// Each bucket's own count from cumulative counts at `bounds` (the
 /// `+Inf` bucket is `count`): prometheus-client takes these and sums them.
 fn own_buckets(bounds: &[f64], at_most: &[u64], count: u64) -> Vec<(f64, u64)> {
@@ -243,25 +237,26 @@ fn encode_durations(
         .iter()
         .map(|s| (s * 1e9).round() as u64)
         .collect();
-    let mut family = enc.encode_descriptor(
-        "serverlab_request_duration_seconds",
-        "Service time of the timed requests (one in serverlab_request_duration_sampled_one_in \
+    {
+        let mut family = enc.encode_descriptor(
+            "serverlab_request_duration_seconds",
+            "Service time of the timed requests (one in serverlab_request_duration_sampled_one_in \
          per thread), by operation: from a complete request to its reply appended to the \
          connection's output.",
-        None,
-        MetricType::Histogram,
-    )?;
-    for (op, c) in common.times.cumulative_by_op(&bounds_ns) {
-        let labels: Labels = vec![("op", ops.get(op).copied().unwrap_or("other").to_string())];
-        let buckets = own_buckets(&DURATION_BOUNDS_S, &c.at_most, c.count);
-        family.encode_family(&labels)?.encode_histogram::<Labels>(
-            c.sum_ns / 1e9,
-            c.count,
-            &buckets,
             None,
+            MetricType::Histogram,
         )?;
+        for (op, c) in common.times.cumulative_by_op(&bounds_ns) {
+            let labels: Labels = vec![("op", ops.get(op).copied().unwrap_or("other").to_string())];
+            let buckets = own_buckets(&DURATION_BOUNDS_S, &c.at_most, c.count);
+            family.encode_family(&labels)?.encode_histogram::<Labels>(
+                c.sum_ns / 1e9,
+                c.count,
+                &buckets,
+                None,
+            )?;
+        }
     }
-    drop(family);
     gauge(
         enc,
         "serverlab_request_duration_sampled_one_in",
