@@ -54,11 +54,14 @@ fn sample(h: &Histogram<u64>) -> HistogramSample {
     }
 }
 
+/// A counter family's samples.
+type Counted = Vec<(Labels, u64)>;
+
 /// What a scrape writes, read under the totals' lock.
 struct Scraped {
-    sent: Vec<(Labels, u64)>,
-    responses: Vec<(Labels, u64)>,
-    errors: Vec<(Labels, u64)>,
+    sent: Counted,
+    responses: Counted,
+    errors: Counted,
     latency: Vec<(Labels, HistogramSample)>,
     service: Vec<(Labels, HistogramSample)>,
     behind_s: f64,
@@ -125,7 +128,7 @@ impl Collector for LoadCollector {
             // Before the run (the protocol's setup): nothing counted yet.
             return gauge_f64(&mut enc, RATE.0, RATE.1, 0.0);
         };
-        let families: [(&str, &str, &[(Labels, u64)]); 3] = [
+        let families: [(&str, &str, &Counted); 3] = [
             (
                 "serverlab_load_requests_sent",
                 "Requests sent in the measured window, by operation.",
