@@ -64,6 +64,7 @@ pub struct Totals {
     pub service: Vec<Histogram<u64>>,
     /// How late the generator is: the latest second's most late request.
     pub behind_ns: u64,
+    behind_second: Option<usize>,
     /// The last few seconds, oldest first.
     pub seconds: VecDeque<SecondSeen>,
 }
@@ -85,6 +86,7 @@ impl Totals {
             latency: (0..n).map(|_| new_histogram()).collect(),
             service: (0..n).map(|_| new_histogram()).collect(),
             behind_ns: 0,
+            behind_second: None,
             seconds: VecDeque::new(),
         }
     }
@@ -133,7 +135,12 @@ impl Totals {
         for &(op, cause) in h.errors {
             self.errors[op.unwrap_or(ops).min(ops)][cause] += 1;
         }
-        self.behind_ns = h.behind_ns;
+        // The latest second's lag, over the loops that handed it over.
+        match self.behind_second {
+            Some(k) if k > h.second => {}
+            Some(k) if k == h.second => self.behind_ns = self.behind_ns.max(h.behind_ns),
+            _ => (self.behind_ns, self.behind_second) = (h.behind_ns, Some(h.second)),
+        }
         let seen = self.second(h.second);
         for s in h.seconds.iter().filter(|s| s.view == View::Latency) {
             for &(v, n) in &s.buckets {
@@ -179,6 +186,9 @@ impl Live {
         if let Some(t) = self.totals.lock().expect("live totals").as_mut() {
             t.window = Some((start, length_s));
             t.requested_rate = rate;
+            // A search's or scan's next step counts its seconds afresh.
+            t.seconds.clear();
+            t.behind_second = None;
         }
     }
 

@@ -268,6 +268,64 @@ mod tests {
     }
 
     #[test]
+    fn a_watched_recorder_hands_over_each_second_and_the_last_at_the_end() {
+        let t0 = Instant::now();
+        let span = Span {
+            start: t0,
+            end: Some(at(t0, 3000)),
+        };
+        let live = Arc::new(Live::default());
+        live.begin(&["a", "b"], true);
+        let mut r = Recorder::new(2, span, true).watched(Some(live.clone()));
+        let late = Timing {
+            intended: t0,
+            ready: t0,
+            sent: at(t0, 2),
+        };
+        r.note(&mut [3, 1], &mut vec![(Some(0), 1)]);
+        assert!(r.record(0, &late, at(t0, 100)));
+        assert!(r.record(1, &sent_at(t0), at(t0, 900)));
+        let seen = |l: &Live| l.read(|t| (t.responses.clone(), t.sent.clone())).unwrap();
+        assert_eq!(seen(&live), (vec![0, 0], vec![0, 0]), "second 0 under way");
+        // The first reply of second 1 hands second 0 over.
+        assert!(r.record(0, &sent_at(t0), at(t0, 1200)));
+        assert_eq!(seen(&live), (vec![1, 1], vec![3, 1]));
+        live.read(|t| {
+            assert_eq!(t.errors[0][1], 1);
+            assert_eq!(t.behind_ns, 2_000_000);
+            assert_eq!((t.seconds[0].second, t.seconds[0].responses), (0, 2));
+        });
+        r.hand_over();
+        assert_eq!(seen(&live), (vec![2, 1], vec![3, 1]));
+        assert_eq!(
+            live.read(|t| t.latency[0].len() + t.service[0].len()),
+            Some(4)
+        );
+        // Its per-second histograms are still whole for the results.
+        let mut n = 0;
+        crate::intervals::merge(vec![r.intervals], |_, view, _, h| {
+            n += u64::from(view == crate::intervals::View::Latency) * h.len();
+        });
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn an_unwatched_recorder_keeps_nothing_noted() {
+        let mut r = Recorder::new(
+            1,
+            Span {
+                start: Instant::now(),
+                end: None,
+            },
+            false,
+        );
+        let (mut sent, mut errors) = (vec![5], vec![(None, 0)]);
+        r.note(&mut sent, &mut errors);
+        assert!(errors.is_empty() && r.live_errors.is_empty());
+        r.hand_over();
+    }
+
+    #[test]
     fn window_and_merge() {
         let t0 = Instant::now();
         let span = Span {
