@@ -66,6 +66,10 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "metrics_cost.py",
             "--bin BIN --strategy ONE --duration 1 --reps 1 --baseline-bin BIN",
         ),
+        (
+            "load_metrics_cost.py",
+            "--bin BIN --strategy ONE --duration 1 --reps 1",
+        ),
     ];
     for (script, args) in small {
         let args: Vec<&str> = args
