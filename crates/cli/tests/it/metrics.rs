@@ -120,10 +120,8 @@ fn board_reqs(addr: SocketAddr, request: &[u8], n: usize) {
 }
 
 fn board(strategy: &str) {
-    let (server, at) = serve(
-        "board",
-        &["--strategy", strategy, "--store", "rwlock", "--time-all"],
-    );
+    let flags = ["--strategy", strategy, "--store", "rwlock", "--time-all"];
+    let (server, at) = serve("board", &flags);
     board_reqs(server.addr, b"POST@t#hello", 3);
     board_reqs(server.addr, b"READ@t#0", 2);
     board_reqs(server.addr, b"COUNT@t", 1);
@@ -148,7 +146,7 @@ fn board(strategy: &str) {
     let want = 3 * "POST@t#hello\0".len() + 2 * "READ@t#0\0".len() + "COUNT@t\0".len();
     assert_eq!(received, want as f64, "{strategy}: every byte read counted");
     assert!(sample(&text, "serverlab_bytes_sent_total", &[]).unwrap() > 0.0);
-    has_constant_labels(&text, "board", strategy, "rwlock");
+    has_constant_labels(&text, "board", strategy, flags[3]);
 }
 
 fn echo(strategy: &str) {
@@ -203,10 +201,8 @@ fn kv_req(addr: SocketAddr, head: &str, body: &str) -> u16 {
 }
 
 fn kv(strategy: &str) {
-    let (server, at) = serve(
-        "kv",
-        &["--strategy", strategy, "--store", "sharded", "--time-all"],
-    );
+    let flags = ["--strategy", strategy, "--store", "sharded", "--time-all"];
+    let (server, at) = serve("kv", &flags);
     for k in ["a", "b"] {
         assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
     }
@@ -224,7 +220,7 @@ fn kv(strategy: &str) {
     );
     assert_eq!(misses, Some(1.0), "{strategy}");
     assert_eq!(sample(&text, "serverlab_store_keys", &[]), Some(2.0));
-    has_constant_labels(&text, "kv", strategy, "sharded");
+    has_constant_labels(&text, "kv", strategy, flags[3]);
 }
 
 /// A RESP command as a multibulk array.

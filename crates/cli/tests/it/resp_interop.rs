@@ -266,7 +266,7 @@ fn load_resp_verifies_against_redis_server() {
 #[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn replies_once_different_are_redis_servers_bytes() {
     let redis = RedisServer::start();
-    let ours = serve("async");
+    let ours = serve(strategies()[0]);
     let cases: &[&[&str]] = &[
         &["LINDEX", "missing", "abc"],
         &["SET", "s", "v"],
