@@ -365,6 +365,16 @@ impl<S: Service> Service for Spy<S> {
         self.inner.input_limit()
     }
 
+    const OPS: &'static [&'static str] = S::OPS;
+
+    fn op(&self, conn: &S::Conn, request: &S::Request) -> usize {
+        self.inner.op(conn, request)
+    }
+
+    fn store_size(&self) -> Option<(&'static str, u64)> {
+        self.inner.store_size()
+    }
+
     fn frame(
         &self,
         conn: &mut S::Conn,
