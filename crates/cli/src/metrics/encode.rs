@@ -24,6 +24,12 @@ pub fn counters(
     Ok(())
 }
 
+/// One unlabelled counter.
+pub fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> Result<(), Error> {
+    let metric = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
+    ConstCounter::new(v).encode(metric)
+}
+
 /// One unlabelled gauge.
 pub fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: i64) -> Result<(), Error> {
     let metric = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;

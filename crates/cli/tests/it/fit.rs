@@ -3,9 +3,8 @@
 //! or SVG; every kind of bad input exits 2 naming the file and line.
 
 use crate::support::*;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 /// SPEC SDM91 (R usl's `specsdm91`), as CSV with a header.
 const SPECSDM91: &str = "load,throughput\n1,64.9\n18,995.9\n36,1652.4\n72,1853.2\n\
@@ -23,21 +22,7 @@ fn fit(args: &[&str]) -> Output {
 
 /// `serverlab fit ARGS` with `input` on stdin.
 fn fit_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("fit")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    with_stdin(Command::new(BIN).arg("fit").args(args), input, "the binary")
 }
 
 fn json_of(out: &Output) -> serde_json::Value {

@@ -6,8 +6,9 @@
 //! package (promtool, and a real Prometheus scraping `serve` and `load`)
 //! and FAIL without it.
 
+use crate::metrics::{http, promtool, sample, scrape};
 use crate::support::*;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -67,41 +68,6 @@ impl LoadProc {
             stderr,
         }
     }
-}
-
-/// One HTTP request on a new connection: the status and the body.
-fn http(at: SocketAddr, request: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(at).expect("connect to the metrics port");
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("a reply");
-    let status = reply
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP reply: {reply:?}"));
-    let body = reply.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
-    (status, body)
-}
-
-fn scrape(at: SocketAddr) -> String {
-    let (status, body) = http(at, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
-/// The value of the sample `name` whose labels include every one of
-/// `labels`.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
-        let (series, value) = l.rsplit_once(' ')?;
-        let (n, rest) = series.split_once('{').unwrap_or((series, ""));
-        let all = labels
-            .iter()
-            .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
-        (n == name && all).then(|| value.parse().ok())?
-    })
 }
 
 /// The board load's operations and their counts in a result.
@@ -282,22 +248,6 @@ fn progress_line_writes_a_line_per_second_to_stderr_only() {
     // Not on a terminal and no --progress: nothing either.
     let out = server.load("board", &args);
     assert_eq!(text(&out.stderr), "");
-}
-
-/// Run promtool `args` with `input` on its stdin; a missing promtool
-/// fails.
-fn promtool(args: &[&str], input: &str) -> std::process::Output {
-    let mut child = Command::new("promtool")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("`promtool` cannot run ({e}): {NEEDS}"));
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 #[test]

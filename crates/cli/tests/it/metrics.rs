@@ -31,7 +31,7 @@ fn serve(protocol: &str, args: &[&str]) -> (ServerProc, SocketAddr) {
 }
 
 /// One HTTP request on a new connection: the status and the body.
-fn http(at: SocketAddr, request: &str) -> (u16, String) {
+pub fn http(at: SocketAddr, request: &str) -> (u16, String) {
     let mut s = TcpStream::connect(at).expect("connect to the metrics port");
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.write_all(request.as_bytes()).unwrap();
@@ -47,7 +47,7 @@ fn http(at: SocketAddr, request: &str) -> (u16, String) {
 }
 
 /// `GET /metrics` in the Prometheus text format.
-fn scrape(at: SocketAddr) -> String {
+pub fn scrape(at: SocketAddr) -> String {
     let (status, body) = http(at, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(status, 200, "{body}");
     body
@@ -55,7 +55,7 @@ fn scrape(at: SocketAddr) -> String {
 
 /// The value of the sample `name` whose labels include every one of
 /// `labels`.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
         let (series, value) = l.rsplit_once(' ')?;
         let (n, rest) = series.split_once('{').unwrap_or((series, ""));
@@ -424,21 +424,8 @@ fn durability_exposes_the_logs_commits() {
 
 /// Run promtool `args` with `input` on its stdin; a missing promtool
 /// fails.
-fn promtool(args: &[&str], input: &str) -> std::process::Output {
-    let mut child = Command::new("promtool")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("`promtool` cannot run ({e}): {NEEDS}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+pub fn promtool(args: &[&str], input: &str) -> std::process::Output {
+    with_stdin(Command::new("promtool").args(args), input, NEEDS)
 }
 
 #[test]

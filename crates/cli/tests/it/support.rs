@@ -507,6 +507,22 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS in /proc/<pid>/status")
 }
 
+/// Run `cmd` with `input` on its stdin (closed after it) and collect its
+/// output; a program that cannot start panics with `missing`, which says
+/// how to install it.
+pub fn with_stdin(cmd: &mut Command, input: &str, missing: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{:?} cannot run ({e}): {missing}", cmd.get_program()));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

@@ -3,10 +3,9 @@
 //! the write-ahead log's statistics), turned into metric families at
 //! scrape time. Nothing here runs on a serving thread.
 
+use crate::metrics::encode::{counter, counters, gauge, Labels};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
 use serde_json::Value;
 use serverlab_service::Service;
@@ -27,9 +26,6 @@ const RECORDS_BOUNDS: [f64; 12] = [
     1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0,
 ];
 
-/// Label pairs of one sample.
-type Labels = Vec<(&'static str, String)>;
-
 /// The service's counters, read at each scrape.
 pub struct ServiceCollector<S> {
     svc: Arc<S>,
@@ -45,32 +41,6 @@ impl<S> std::fmt::Debug for ServiceCollector<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ServiceCollector")
     }
-}
-
-/// A counter family: one sample per label set.
-pub fn counters(
-    enc: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    samples: &[(Labels, u64)],
-) -> Result<(), Error> {
-    let mut family = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
-    for (labels, value) in samples {
-        ConstCounter::new(*value).encode(family.encode_family(labels)?)?;
-    }
-    Ok(())
-}
-
-/// One unlabelled counter.
-pub fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> Result<(), Error> {
-    let metric = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
-    ConstCounter::new(v).encode(metric)
-}
-
-/// One unlabelled gauge.
-pub fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: i64) -> Result<(), Error> {
-    let metric = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
-    ConstGauge::new(v).encode(metric)
 }
 
 /// Each bucket's own count from cumulative counts at `bounds` (the
