@@ -289,9 +289,9 @@ fn promtool_accepts_the_load_exposition() {
 
 /// A real Prometheus on 127.0.0.1, scraping its targets every second,
 /// with a data directory of its own; stopped when dropped.
-struct Prometheus {
+pub struct Prometheus {
     child: Child,
-    web: SocketAddr,
+    pub web: SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -303,7 +303,7 @@ impl Drop for Prometheus {
 }
 
 impl Prometheus {
-    fn start(targets: &[SocketAddr]) -> Prometheus {
+    pub fn start(targets: &[SocketAddr]) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
@@ -339,7 +339,7 @@ impl Prometheus {
     }
 
     /// An instant query's one value at `at` (now if `None`), if it has one.
-    fn query(&self, q: &str, at: Option<f64>) -> Option<f64> {
+    pub fn query(&self, q: &str, at: Option<f64>) -> Option<f64> {
         TcpStream::connect(self.web).ok()?;
         let q: String = q
             .bytes()

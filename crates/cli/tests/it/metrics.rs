@@ -6,10 +6,11 @@
 //! `prometheus` package (promtool, and a real Prometheus scraping `serve`)
 //! and FAIL without it.
 
+use crate::load_metrics::Prometheus;
 use crate::support::*;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const NEEDS: &str = "needs prometheus (promtool); apt-get install prometheus";
@@ -447,86 +448,11 @@ fn promtool_accepts_the_exposition() {
     );
 }
 
-/// A real Prometheus on 127.0.0.1 with a data directory of its own,
-/// stopped when dropped.
-struct Prometheus {
-    child: std::process::Child,
-    web: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Prometheus {
-    /// Scraping `target` every second.
-    fn start(target: SocketAddr) -> Prometheus {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  \
-                 - job_name: serverlab\n    static_configs:\n      - targets: ['{target}']\n"
-            ),
-        )
-        .unwrap();
-        let web = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address={web}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("`prometheus` cannot run ({e}): {NEEDS}"));
-        Prometheus {
-            child,
-            web,
-            _dir: dir,
-        }
-    }
-
-    /// An instant query's one value, if it has one yet.
-    fn query(&self, q: &str) -> Option<f64> {
-        let q: String = q
-            .bytes()
-            .map(|b| match b {
-                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
-                _ => format!("%{b:02X}"),
-            })
-            .collect();
-        let (status, body) = http(
-            self.web,
-            &format!(
-                "GET /api/v1/query?query={q} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            ),
-        );
-        if status != 200 {
-            return None;
-        }
-        let body = body.trim_start_matches(|c: char| c != '{');
-        let v: serde_json::Value =
-            serde_json::from_str(body.trim_end_matches(|c: char| c != '}')).ok()?;
-        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-    }
-}
-
 #[test]
 #[ignore = "needs prometheus (the server, Debian's prometheus package): apt-get install prometheus; run: cargo test --workspace -- --ignored"]
 fn a_real_prometheus_counts_what_was_sent() {
     let (server, at) = serve("echo", &["--strategy", "pool-locked", "--threads", "2"]);
-    let prom = Prometheus::start(at);
+    let prom = Prometheus::start(&[at]);
     let sent = 3 * 1000;
     std::thread::scope(|s| {
         for _ in 0..3 {
@@ -538,7 +464,7 @@ fn a_real_prometheus_counts_what_was_sent() {
     while Instant::now() < deadline {
         last = TcpStream::connect(prom.web)
             .ok()
-            .and_then(|_| prom.query("sum(serverlab_requests_total)"));
+            .and_then(|_| prom.query("sum(serverlab_requests_total)", None));
         if last == Some(f64::from(sent)) {
             return;
         }
