@@ -20,12 +20,11 @@ fuzz_target!(|data: &[u8]| {
         max_args: input.pick(&[0, 1, 2, 3, 8, 1 << 20]),
         max_query: input.pick(&[1, 8, 64, 256, 1 << 30]),
     };
-    let store = serverlab_store::resp::new(input.pick(&serverlab_store::resp::KINDS))
-        .expect("a RESP store kind");
+    let kind = input.pick(&serverlab_store::resp::KINDS);
     let mut plan = Plan::new(input.byte());
     let stream = input.rest();
     let t = session::drive(
-        RespService::new(store, limits, "fuzz".into()),
+        RespService::new(kind, limits, "fuzz".into()).expect("a RESP store kind"),
         stream,
         &mut plan,
     );

@@ -413,6 +413,10 @@ impl<S: Service> Service for Spy<S> {
         framed
     }
 
+    fn wait(&self, conn: &mut S::Conn, request: &S::Request, input: &[u8]) -> Option<Delay> {
+        self.inner.wait(conn, request, input)
+    }
+
     fn delay(&self, conn: &mut S::Conn, request: &S::Request) -> Option<Delay> {
         // Recorded, not performed: the fuzzer has no time to wait.
         let delay = self.inner.delay(conn, request);

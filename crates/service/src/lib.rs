@@ -94,6 +94,22 @@ pub trait Service: Send + Sync + 'static {
         None
     }
 
+    /// Whether the framed request must wait before it is applied (a
+    /// blocking pop on empty lists): how long to wait before asking
+    /// again; `None`: apply it now. Asked when the request is framed and
+    /// again after each wait, with the request's bytes (`input`); a
+    /// service that serves the request while asked keeps its reply in
+    /// `conn` for `apply`. The request's replies before it are written
+    /// first, and nothing after it is applied until it is.
+    fn wait(
+        &self,
+        _conn: &mut Self::Conn,
+        _request: &Self::Request,
+        _input: &[u8],
+    ) -> Option<Delay> {
+        None
+    }
+
     /// Apply the request `frame` returned and append its reply to `out`.
     /// `input` is the request's bytes (the `len` bytes `frame` reported),
     /// for the positions the request holds. A reply much larger than

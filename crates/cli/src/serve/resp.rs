@@ -50,10 +50,9 @@ impl Protocol for Args {
                 ),
             );
         }
-        let store = serverlab_store::resp::new(self.store)
-            .context("the RESP store does not offer this locking scheme")?;
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
-        let mut svc = RespService::new(store, limits, about);
+        let mut svc = RespService::new(self.store, limits, about)
+            .context("the RESP store does not offer this locking scheme")?;
         let wal = self
             .durability
             .open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;

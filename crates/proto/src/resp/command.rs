@@ -49,6 +49,10 @@ pub enum Cmd {
     List(ListCmd),
     Server(ServerCmd),
     Conn(ConnCmd),
+    /// A command beyond the fast path (APPEND, LINSERT, EXPIRE, SADD,
+    /// MULTI, …): its arity is checked; its arguments are read where it
+    /// is applied, by the part of the service that serves it.
+    Ext(Name),
     /// Answered with an error; the connection goes on.
     Reject(Rejection),
 }
@@ -112,10 +116,6 @@ pub enum ServerCmd {
     Ping(Option<Span>),
     Echo(Span),
     DbSize,
-    /// FLUSHALL, FLUSHDB.
-    Flush,
-    /// SELECT 0.
-    Select,
     /// INFO, sections from 1.
     Info,
     Command(CommandQuery),
@@ -130,6 +130,8 @@ pub enum ConnCmd {
     ClientGetName,
     ClientSetInfo,
     ClientId,
+    /// SELECT db (0 to 15).
+    Select(usize),
     /// HELLO [2 [SETNAME name]]: the name if given.
     Hello(Option<Span>),
     Quit,
@@ -144,6 +146,7 @@ impl Cmd {
             Cmd::List(c) => c.name(),
             Cmd::Server(c) => c.name(),
             Cmd::Conn(c) => c.name(),
+            Cmd::Ext(n) => *n,
             Cmd::Reject(_) => return None,
         })
     }
@@ -183,8 +186,6 @@ impl ServerCmd {
             ServerCmd::Ping(_) => Name::Ping,
             ServerCmd::Echo(_) => Name::Echo,
             ServerCmd::DbSize => Name::DbSize,
-            ServerCmd::Flush => Name::FlushAll,
-            ServerCmd::Select => Name::Select,
             ServerCmd::Info => Name::Info,
             ServerCmd::Command(_) => Name::Command,
             ServerCmd::ConfigGet => Name::Config,
@@ -199,6 +200,7 @@ impl ConnCmd {
             | ConnCmd::ClientGetName
             | ConnCmd::ClientSetInfo
             | ConnCmd::ClientId => Name::Client,
+            ConnCmd::Select(_) => Name::Select,
             ConnCmd::Hello(_) => Name::Hello,
             ConnCmd::Quit => Name::Quit,
         }
@@ -316,7 +318,7 @@ fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
         Name::Ping => Cmd::Server(ping(a)?),
         Name::Echo => Cmd::Server(ServerCmd::Echo(key())),
         Name::Get => Cmd::Str(StrCmd::Get(key())),
-        Name::Set => Cmd::Str(set(a)?),
+        Name::Set => set(a)?,
         Name::Del => Cmd::Str(StrCmd::Del),
         Name::Exists => Cmd::Str(StrCmd::Exists),
         Name::Incr => Cmd::Str(StrCmd::IncrBy { key: key(), by: 1 }),
@@ -345,14 +347,15 @@ fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
         }),
         Name::LRange => Cmd::List(lrange(a)?),
         Name::DbSize => Cmd::Server(ServerCmd::DbSize),
-        Name::FlushAll | Name::FlushDb => Cmd::Server(flush(a)?),
-        Name::Select => Cmd::Server(select(a)?),
+        Name::FlushAll | Name::FlushDb => flush(name, a)?,
+        Name::Select => Cmd::Conn(select(a)?),
         Name::Info => Cmd::Server(ServerCmd::Info),
         Name::Command => Cmd::Server(command_query(a)?),
-        Name::Config => Cmd::Server(config(a)?),
-        Name::Client => Cmd::Conn(client(a)?),
+        Name::Config => config(a)?,
+        Name::Client => client(a)?,
         Name::Hello => Cmd::Conn(hello(a)?),
         Name::Quit => Cmd::Conn(ConnCmd::Quit),
+        other => Cmd::Ext(other),
     })
 }
 
@@ -389,24 +392,38 @@ fn lrange(a: &Args) -> Result<ListCmd, Rejection> {
 }
 
 /// FLUSHALL, FLUSHDB [ASYNC|SYNC].
-fn flush(a: &Args) -> Result<ServerCmd, Rejection> {
+fn flush(name: Name, a: &Args) -> Result<Cmd, Rejection> {
     match a.argc() {
-        1 => Ok(ServerCmd::Flush),
-        2 if a.is(1, "async") || a.is(1, "sync") => Ok(ServerCmd::Flush),
+        1 => Ok(Cmd::Ext(name)),
+        2 if a.is(1, "async") || a.is(1, "sync") => Ok(Cmd::Ext(name)),
         _ => Err(Rejection::Syntax),
     }
 }
 
-/// SELECT: only database 0.
-fn select(a: &Args) -> Result<ServerCmd, Rejection> {
+/// How many databases SELECT, MOVE and SWAPDB number (0 to 15), as
+/// Redis's default `databases 16`.
+pub const DATABASES: usize = 16;
+
+/// SELECT: databases 0 to 15.
+fn select(a: &Args) -> Result<ConnCmd, Rejection> {
     match a.int(1) {
-        Ok(0) => Ok(ServerCmd::Select),
+        Ok(n) if (0..DATABASES as i64).contains(&n) => Ok(ConnCmd::Select(n as usize)),
         Ok(n) if n.abs() <= i64::from(i32::MAX) => Err(Rejection::DbIndex),
         _ => Err(Rejection::NotInteger),
     }
 }
 
-fn set(a: &Args) -> Result<StrCmd, Rejection> {
+/// SET key value [NX|XX] on the fast path; with any other option
+/// (GET, EX, PX, EXAT, PXAT, KEEPTTL), beyond it.
+fn set(a: &Args) -> Result<Cmd, Rejection> {
+    let plain = (3..a.argc()).all(|i| a.is(i, "nx") || a.is(i, "xx"));
+    if !plain {
+        return Ok(Cmd::Ext(Name::Set));
+    }
+    set_plain(a).map(Cmd::Str)
+}
+
+fn set_plain(a: &Args) -> Result<StrCmd, Rejection> {
     let mut cond = SetCond::Always;
     for i in 3..a.argc() {
         let want = if a.is(i, "nx") {
@@ -471,14 +488,15 @@ fn command_query(a: &Args) -> Result<ServerCmd, Rejection> {
     Ok(ServerCmd::Command(q))
 }
 
-fn config(a: &Args) -> Result<ServerCmd, Rejection> {
+/// CONFIG GET on the fast path; every other subcommand beyond it.
+fn config(a: &Args) -> Result<Cmd, Rejection> {
     if !a.is(1, "get") {
-        return Err(Rejection::UnknownSubcommand("CONFIG"));
+        return Ok(Cmd::Ext(Name::Config));
     }
     if a.argc() < 3 {
         return Err(Rejection::WrongArity("config|get"));
     }
-    Ok(ServerCmd::ConfigGet)
+    Ok(Cmd::Server(ServerCmd::ConfigGet))
 }
 
 /// HELLO: only protocol 2 is served; SETNAME is the one option.
@@ -503,11 +521,17 @@ fn hello(a: &Args) -> Result<ConnCmd, Rejection> {
     Ok(ConnCmd::Hello(name))
 }
 
-fn client(a: &Args) -> Result<ConnCmd, Rejection> {
+/// CLIENT SETNAME, GETNAME, ID and SETINFO here; the rest (UNBLOCK,
+/// INFO, LIST, …) beyond the fast path.
+fn client(a: &Args) -> Result<Cmd, Rejection> {
+    client_conn(a).map(|c| c.map_or(Cmd::Ext(Name::Client), Cmd::Conn))
+}
+
+fn client_conn(a: &Args) -> Result<Option<ConnCmd>, Rejection> {
     let argc = a.argc();
     let exact = |n: usize, full: &'static str, cmd: ConnCmd| {
         if argc == n {
-            Ok(cmd)
+            Ok(Some(cmd))
         } else {
             Err(Rejection::WrongArity(full))
         }
@@ -519,7 +543,7 @@ fn client(a: &Args) -> Result<ConnCmd, Rejection> {
         if !a.bytes(2).iter().all(|&c| (b'!'..=b'~').contains(&c)) {
             return Err(Rejection::BadClientName);
         }
-        Ok(ConnCmd::ClientSetName(a.span(2)))
+        Ok(Some(ConnCmd::ClientSetName(a.span(2))))
     } else if a.is(1, "getname") {
         exact(2, "client|getname", ConnCmd::ClientGetName)
     } else if a.is(1, "id") {
@@ -531,9 +555,9 @@ fn client(a: &Args) -> Result<ConnCmd, Rejection> {
         if !(a.is(2, "lib-name") || a.is(2, "lib-ver")) {
             return Err(Rejection::UnknownSetInfo);
         }
-        Ok(ConnCmd::ClientSetInfo)
+        Ok(Some(ConnCmd::ClientSetInfo))
     } else {
-        Err(Rejection::UnknownSubcommand("CLIENT"))
+        Ok(None)
     }
 }
 

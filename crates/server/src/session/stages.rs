@@ -152,7 +152,9 @@ impl<S: Service> Session<S> {
     fn framed(&mut self, len: usize, request: S::Request) -> Framed {
         let conn = self.conn.as_mut().expect("session used after finish");
         let delay = self.ctx.svc.delay(conn, &request);
-        if delay.is_some() || (len >= HOLD_ABOVE && !self.unwritten().is_empty()) {
+        let input = &self.input.data()[..len];
+        let waits = delay.is_none() && self.ctx.svc.wait(conn, &request, input).is_some();
+        if delay.is_some() || waits || (len >= HOLD_ABOVE && !self.unwritten().is_empty()) {
             self.held = Some(Held {
                 len,
                 request,
@@ -170,13 +172,20 @@ impl<S: Service> Session<S> {
     }
 
     /// A held request goes once every reply before it is written: first
-    /// its delay (handed out once), then it is applied.
+    /// its delay (handed out once), then its waits (as long as the
+    /// service asks), then it is applied.
     fn release_held(&mut self) -> Option<Io> {
         if !self.unwritten().is_empty() {
             return Some(self.send());
         }
         let held = self.held.as_mut().expect("a held request");
         if let (Some(d), false) = (held.delay, held.delaying) {
+            held.delaying = true;
+            return Some(Io::Delay(d));
+        }
+        let conn = self.conn.as_mut().expect("session used after finish");
+        let input = &self.input.data()[..held.len];
+        if let Some(d) = self.ctx.svc.wait(conn, &held.request, input) {
             held.delaying = true;
             return Some(Io::Delay(d));
         }

@@ -15,9 +15,20 @@ pub(super) struct InfoFacts<'a> {
     pub sections: &'a [String],
     pub about: &'a str,
     pub common: &'a Common,
-    pub keys: usize,
+    /// Each database's keys.
+    pub dbs: &'a [DbFacts],
+    /// Connections blocked in a pop.
+    pub blocked: usize,
+    pub stats: &'a super::stats::RespStats,
     /// The write-ahead log, if the server keeps one.
     pub log: Option<&'a crate::Durable>,
+}
+
+/// One database, as INFO's `# Keyspace` shows it.
+pub(super) struct DbFacts {
+    pub keys: usize,
+    pub expires: usize,
+    pub avg_ttl: i64,
 }
 
 /// INFO's text: `# Server`, `# Clients`, `# Memory`, `# Persistence`,
@@ -31,11 +42,16 @@ pub(super) fn info(f: &InfoFacts) -> String {
     let want = |s: &str| all || f.sections.iter().any(|x| x == s);
     let conns = f.common.connections.snapshot();
     let rss = rss_bytes();
-    let keyspace = if f.keys > 0 {
-        vec![l("db0", format!("keys={},expires=0,avg_ttl=0", f.keys))]
-    } else {
-        Vec::new()
-    };
+    let keyspace = f
+        .dbs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.keys > 0)
+        .map(|(i, d)| {
+            let v = format!("keys={},expires={},avg_ttl={}", d.keys, d.expires, d.avg_ttl);
+            (format!("db{i}"), v)
+        })
+        .collect::<Vec<_>>();
     let sections = [
         ("Server", server_lines(f, &conns)),
         (
@@ -46,6 +62,7 @@ pub(super) fn info(f: &InfoFacts) -> String {
                     f.common.connections.active().to_string(),
                 ),
                 l("peak_connected_clients", conns.peak_active.to_string()),
+                l("blocked_clients", f.blocked.to_string()),
             ],
         ),
         (
@@ -75,7 +92,7 @@ pub(super) fn info(f: &InfoFacts) -> String {
     out
 }
 
-type Line = (&'static str, String);
+type Line = (String, String);
 
 /// `# Persistence`: whether a log is kept, in which mode, and whether its
 /// last write failed (Redis's `aof_last_write_status:err`), naming the
@@ -96,8 +113,8 @@ fn persistence_lines(log: Option<&crate::Durable>) -> Vec<Line> {
     ]
 }
 
-fn l(k: &'static str, v: String) -> Line {
-    (k, v)
+fn l(k: &str, v: String) -> Line {
+    (k.into(), v)
 }
 
 fn server_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {

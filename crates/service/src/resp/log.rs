@@ -8,29 +8,40 @@
 //! reads) for the time the copy takes, and the copy is encoded and
 //! written on a thread of its own.
 
+use super::keyspace::Keyspace;
 use crate::Durable;
 use serverlab_proto::resp::client::command;
-use serverlab_store::resp::{Held, RespStore};
+use serverlab_store::resp::{Coll, Held};
 use serverlab_wal::{Compaction, Wal};
 use std::sync::Arc;
 
 /// At most this many elements, and about this many bytes, per `RPUSH`
-/// record of a long list (the server's `--max-args` permitting).
+/// (or `SADD`, `HSET`, `ZADD`) record of a long value (the server's
+/// `--max-args` permitting).
 const CHUNK_ITEMS: usize = 1024;
 const CHUNK_BYTES: usize = 1 << 20;
 
-/// A key and what it held at the cut (or before a write, to undo it).
-pub(super) enum Copied {
-    Str(Box<[u8]>, Box<[u8]>),
-    List(Box<[u8]>, Vec<Box<[u8]>>),
+/// A key and what it held at the cut, in its database, with its
+/// deadline.
+pub(super) struct Copied {
+    db: usize,
+    key: Box<[u8]>,
+    what: What,
+    deadline: Option<i64>,
+}
+
+enum What {
+    Str(Box<[u8]>),
+    List(Vec<Box<[u8]>>),
+    Coll(Coll),
 }
 
 /// Starts a compaction when the log is due one: the cut and the copy
 /// under the write-order lock, the snapshot on a thread of its own.
 /// `max_args` is the server's `--max-args`, which every record replayed
 /// must respect.
-pub(super) fn compact_if_due(log: &Durable, store: &Arc<dyn RespStore>, max_args: usize) {
-    let cut = log.cut(|| copy(&**store));
+pub(super) fn compact_if_due(log: &Durable, ks: &Keyspace, max_args: usize) {
+    let cut = log.cut(|| copy(ks));
     let (compaction, live) = match cut {
         Ok(Some(c)) => c,
         Ok(None) => return,
@@ -45,15 +56,30 @@ pub(super) fn compact_if_due(log: &Durable, store: &Arc<dyn RespStore>, max_args
     }
 }
 
-/// The store's contents, copied.
-pub(super) fn copy(store: &dyn RespStore) -> Vec<Copied> {
-    let mut live = Vec::with_capacity(store.len());
-    store.for_each(&mut |k, held| {
-        live.push(match held {
-            Held::Str(v) => Copied::Str(k.into(), v.into()),
-            Held::List(items) => Copied::List(k.into(), items.iter().cloned().collect()),
+/// Every database's contents and deadlines, copied.
+pub(super) fn copy(ks: &Keyspace) -> Vec<Copied> {
+    let mut live = Vec::with_capacity(ks.keys());
+    for (db, d) in ks.dbs.iter().enumerate() {
+        d.store.for_each(&mut |k, held| {
+            let what = match held {
+                Held::Str(v) => What::Str(v.into()),
+                Held::List(items) => What::List(items.iter().cloned().collect()),
+                Held::Coll(c) => What::Coll(c.clone()),
+            };
+            live.push(Copied {
+                db,
+                key: k.into(),
+                what,
+                deadline: None,
+            });
         });
-    });
+        if !d.expires.is_empty() {
+            let deadlines: std::collections::HashMap<_, _> = d.expires.all().into_iter().collect();
+            for c in live.iter_mut().filter(|c| c.db == db) {
+                c.deadline = deadlines.get(&c.key).copied();
+            }
+        }
+    }
     live
 }
 
@@ -66,42 +92,90 @@ fn write(wal: &Wal, compaction: Compaction, live: &[Copied], max_args: usize) {
     }
 }
 
-/// The records that rebuild `live` from an empty store: `SET key value`
-/// for a string, `RPUSH key e1 e2 …` in chunks for a list.
+/// The records that rebuild `live` from an empty keyspace: `SET key
+/// value` for a string, `RPUSH key e1 e2 …` for a list, `SADD`, `HSET`
+/// and `ZADD` for the collections (long values in chunks), then
+/// `PEXPIREAT key ms` for a deadline; each behind `SELECT db` outside
+/// database 0 (every record replays from database 0).
 fn records(
     live: &[Copied],
     max_args: usize,
     emit: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let per = CHUNK_ITEMS.min(max_args.saturating_sub(2)).max(1);
     let mut rec = Vec::new();
-    let mut args: Vec<&[u8]> = Vec::new();
     for c in live {
-        match c {
-            Copied::Str(k, v) => {
-                rec.clear();
-                command(&mut rec, &[b"SET", k, v]);
-                emit(&rec)?;
+        let k = &c.key[..];
+        let mut one = |args: &[&[u8]]| {
+            rec.clear();
+            super::ext::select_prefix(&mut rec, c.db);
+            command(&mut rec, args);
+            emit(&rec)
+        };
+        match &c.what {
+            What::Str(v) => one(&[b"SET", k, v])?,
+            What::List(items) => {
+                let elems: Vec<Vec<&[u8]>> = items.iter().map(|i| vec![&i[..]]).collect();
+                chunks(b"RPUSH", k, &elems, max_args, &mut one)?
             }
-            Copied::List(k, items) => {
-                let mut rest = &items[..];
-                while !rest.is_empty() {
-                    let mut n = 0;
-                    let mut bytes = 0;
-                    while n < rest.len() && n < per && (n == 0 || bytes < CHUNK_BYTES) {
-                        bytes += rest[n].len();
-                        n += 1;
-                    }
-                    args.clear();
-                    args.extend([&b"RPUSH"[..], k]);
-                    args.extend(rest[..n].iter().map(|i| &i[..]));
-                    rec.clear();
-                    command(&mut rec, &args);
-                    emit(&rec)?;
-                    rest = &rest[n..];
-                }
+            What::Coll(Coll::Set(s)) => {
+                let elems: Vec<Vec<&[u8]>> = s.iter().map(|m| vec![&m[..]]).collect();
+                chunks(b"SADD", k, &elems, max_args, &mut one)?
+            }
+            What::Coll(Coll::Hash(h)) => {
+                let elems: Vec<Vec<&[u8]>> = h.iter().map(|(f, v)| vec![&f[..], &v[..]]).collect();
+                chunks(b"HSET", k, &elems, max_args, &mut one)?
+            }
+            What::Coll(Coll::ZSet(z)) => {
+                let scores: Vec<(String, &[u8])> =
+                    z.iter().map(|(m, s)| (score(s), m)).collect();
+                let elems: Vec<Vec<&[u8]>> =
+                    scores.iter().map(|(s, m)| vec![s.as_bytes(), *m]).collect();
+                chunks(b"ZADD", k, &elems, max_args, &mut one)?
             }
         }
+        if let Some(at) = c.deadline {
+            one(&[b"PEXPIREAT", k, at.to_string().as_bytes()])?;
+        }
+    }
+    Ok(())
+}
+
+/// A sorted set's score as ZADD reads it back exactly.
+fn score(s: f64) -> String {
+    if s.is_infinite() {
+        if s > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        format!("{s:?}")
+    }
+}
+
+/// `cmd key e…` for every element (each one or more arguments), as few
+/// records as the chunk bounds and `--max-args` allow.
+fn chunks(
+    cmd: &[u8],
+    key: &[u8],
+    elems: &[Vec<&[u8]>],
+    max_args: usize,
+    one: &mut dyn FnMut(&[&[u8]]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let width = elems.first().map_or(1, Vec::len);
+    let per = CHUNK_ITEMS
+        .min(max_args.saturating_sub(2) / width)
+        .max(1);
+    let mut rest = elems;
+    let mut args: Vec<&[u8]> = Vec::new();
+    while !rest.is_empty() {
+        let mut n = 0;
+        let mut bytes = 0;
+        while n < rest.len() && n < per && (n == 0 || bytes < CHUNK_BYTES) {
+            bytes += rest[n].iter().map(|a| a.len()).sum::<usize>();
+            n += 1;
+        }
+        args.clear();
+        args.extend([cmd, key]);
+        args.extend(rest[..n].iter().flatten());
+        one(&args)?;
+        rest = &rest[n..];
     }
     Ok(())
 }
@@ -109,6 +183,39 @@ fn records(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn copied(db: usize, key: &[u8], what: What, deadline: Option<i64>) -> Copied {
+        Copied {
+            db,
+            key: key.into(),
+            what,
+            deadline,
+        }
+    }
+
+    #[test]
+    fn other_databases_collections_and_deadlines_are_commands_too() {
+        let mut z = serverlab_store::resp::ZSet::default();
+        z.insert(b"m", 1.5);
+        z.insert(b"n", f64::NEG_INFINITY);
+        let live = [
+            copied(3, b"k", What::Str(b"v".to_vec().into()), Some(1234)),
+            copied(0, b"z", What::Coll(Coll::ZSet(z)), None),
+        ];
+        let recs = all(&live, 1024);
+        assert_eq!(
+            recs[0],
+            b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+        );
+        assert_eq!(
+            recs[1],
+            b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$9\r\nPEXPIREAT\r\n$1\r\nk\r\n$4\r\n1234\r\n"
+        );
+        assert_eq!(
+            recs[2],
+            b"*6\r\n$4\r\nZADD\r\n$1\r\nz\r\n$4\r\n-inf\r\n$1\r\nn\r\n$3\r\n1.5\r\n$1\r\nm\r\n"
+        );
+    }
 
     fn all(live: &[Copied], max_args: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
@@ -124,8 +231,8 @@ mod tests {
     fn strings_are_sets_and_lists_are_pushes_in_chunks() {
         let items: Vec<Box<[u8]>> = (0..5).map(|i| vec![b'a' + i; 1].into()).collect();
         let live = [
-            Copied::Str(b"k".to_vec().into(), b"v".to_vec().into()),
-            Copied::List(b"l".to_vec().into(), items),
+            copied(0, b"k", What::Str(b"v".to_vec().into()), None),
+            copied(0, b"l", What::List(items), None),
         ];
         let recs = all(&live, 4);
         assert_eq!(recs[0], b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
@@ -141,7 +248,7 @@ mod tests {
     #[test]
     fn a_long_list_is_cut_by_bytes_too() {
         let items: Vec<Box<[u8]>> = (0..3).map(|_| vec![0u8; CHUNK_BYTES].into()).collect();
-        let recs = all(&[Copied::List(b"l".to_vec().into(), items)], 1 << 20);
+        let recs = all(&[copied(0, b"l", What::List(items), None)], 1 << 20);
         assert_eq!(recs.len(), 3, "one megabyte element per record");
     }
 }

@@ -9,18 +9,34 @@
 //! from the store into the output, under the store's lock). A protocol
 //! error is answered from `frame` with `-ERR Protocol error: …`, and
 //! the connection closes.
+//!
+//! Commands take one of two paths ([`keyspace`]): the fast path (GET,
+//! SET, INCR, MGET, the pushes and pops, LRANGE, …) runs beside every
+//! other command on the store's own locks; every other command
+//! ([`ext`]: APPEND, LINSERT, EXPIRE, RENAME, SADD, a transaction's EXEC,
+//! …) runs alone. Keys with a deadline are in [`expires`]; WATCH in
+//! [`watch`]; MULTI/EXEC in [`multi`]; blocking pops in [`blocking`].
 
 mod admin;
+mod blocking;
+mod expires;
+mod ext;
+mod keyspace;
 mod log;
+mod multi;
 mod stats;
 mod undo;
+mod watch;
 
 use crate::durable::{Refused, Touch};
-use crate::{After, Common, Durable, Frame, Logged, Service};
+use crate::{After, Common, Delay, Durable, Frame, Logged, Service};
+use crossbeam_utils::sync::ShardedLock;
+use keyspace::Keyspace;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
+use serverlab_store::StoreKind;
 use serverlab_wal::{ApplyError, Wal};
 use stats::RespStats;
 use std::net::SocketAddr;
@@ -28,7 +44,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub struct RespService {
-    store: Arc<dyn RespStore>,
+    /// The databases, behind the gate that lets a command run alone.
+    keyspace: Arc<ShardedLock<Keyspace>>,
     limits: Limits,
     stats: RespStats,
     common: Common,
@@ -38,15 +55,36 @@ pub struct RespService {
     about: String,
     /// The write-ahead log (`--durability` other than `none`).
     log: Option<Durable>,
+    watches: watch::Watches,
+    /// Blocked connections, for INFO and CLIENT UNBLOCK.
+    blocked: blocking::Blocked,
+    /// Counts writes that may have put elements in a list: a blocked pop
+    /// looks at its keys again only once it has moved.
+    pushes: AtomicU64,
+    /// The active expirer, started by the first deadline set.
+    expirer: std::sync::Once,
+    /// CONFIG SET's parameters, as set.
+    config: parking_lot::Mutex<Vec<(String, String)>>,
 }
 
-/// Per connection: its framing state and its name.
+/// Per connection: its framing state, its name, its database and its
+/// transaction.
 pub struct RespConn {
     framer: Framer,
     id: u64,
     name: Option<Box<[u8]>>,
     /// What the writes applied since the session last asked came to.
     logged: Option<Logged>,
+    /// SELECT's database.
+    db: usize,
+    /// MULTI's queue, while one is open.
+    multi: Option<multi::Queued>,
+    /// WATCH's keys and the flag a write to any of them sets.
+    watching: multi::Watching,
+    /// A blocked pop's state, while it waits.
+    block: Option<blocking::Waiting>,
+    /// A blocked pop's reply, made when it could be served.
+    ready: Option<Vec<u8>>,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -62,35 +100,72 @@ enum Req {
 }
 
 impl RespService {
-    /// `about` is shown in INFO's `# Server` (the store, the strategy).
-    pub fn new(store: Arc<dyn RespStore>, limits: Limits, about: String) -> Self {
-        RespService {
-            store,
+    /// A server whose sixteen databases are stores of the locking scheme
+    /// `kind`; `None` for a scheme RESP's store does not offer. `about`
+    /// is shown in INFO's `# Server` (the store, the strategy).
+    pub fn new(kind: StoreKind, limits: Limits, about: String) -> Option<Self> {
+        Some(RespService {
+            keyspace: Arc::new(ShardedLock::new(Keyspace::new(kind)?)),
             limits,
             stats: RespStats::default(),
             common: Common::default(),
             next_id: AtomicU64::new(1),
             about,
             log: None,
-        }
+            watches: Default::default(),
+            blocked: Default::default(),
+            pushes: AtomicU64::new(0),
+            expirer: std::sync::Once::new(),
+            config: Default::default(),
+        })
     }
 
     /// Applies one record of a log being replayed (see
-    /// [`Wal::open`](serverlab_wal::Wal::open)): a record is the command
-    /// as it arrived, run again (uncounted) in log order.
+    /// [`Wal::open`](serverlab_wal::Wal::open)): a record is one or more
+    /// commands as they were applied (a transaction's, or a command
+    /// after a `SELECT`), run again (uncounted) in log order.
     pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
         let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut out = Vec::new();
-        match self.frame(&mut conn, record, &mut out) {
-            Frame::Ready {
-                len,
-                request: RespRequest(Req::Cmd(cmd)),
-            } if len == record.len() => {
-                self.execute(&mut conn, cmd, record, &mut out);
-                Ok(())
+        let mut at = 0;
+        while at < record.len() {
+            let input = &record[at..];
+            match self.frame(&mut conn, input, &mut out) {
+                Frame::Ready {
+                    len,
+                    request: RespRequest(Req::Cmd(cmd)),
+                } => {
+                    self.run(&mut conn, cmd, &input[..len], &mut out);
+                    at += len;
+                }
+                _ => return Err("not a RESP command".into()),
             }
-            _ => Err("not a RESP command".into()),
+            out.clear();
         }
+        if at == 0 {
+            return Err("an empty record".into());
+        }
+        Ok(())
+    }
+
+    /// Starts the active expirer (once): a thread that deletes, every
+    /// [`expires::ACTIVE_EVERY`], the keys whose deadline has passed, and
+    /// ends with the service.
+    fn start_expirer(&self) {
+        self.expirer.call_once(|| {
+            let ks = Arc::downgrade(&self.keyspace);
+            let spawned = std::thread::Builder::new()
+                .name("resp-expirer".into())
+                .spawn(move || loop {
+                    std::thread::sleep(expires::ACTIVE_EVERY);
+                    let Some(ks) = ks.upgrade() else { return };
+                    let ks = ks.read().unwrap_or_else(|e| e.into_inner());
+                    ks.expire_due(expires::now_ms());
+                });
+            if let Err(e) = spawned {
+                eprintln!("serverlab: the active expirer was not started ({e}): keys expire when touched");
+            }
+        });
     }
 
     /// Logs every command that changes data from now on into `wal`,
@@ -148,104 +223,151 @@ impl RespService {
         reply::error(out, reply::WRONGTYPE);
     }
 
-    /// Run `cmd` and append its reply; a command that changes data is
-    /// logged (as it arrived) before the store applies it, in the order
-    /// the store applies it, and refused once the log has failed; any
-    /// other's reply waits for the writes it may have seen (`always`).
+    /// Run `cmd` and append its reply: queued while a transaction is
+    /// open, on the fast path, or alone.
     fn run(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
-        let Some(log) = &self.log else {
-            return self.execute(conn, cmd, input, out);
-        };
-        if matches!(cmd, Cmd::Conn(_) | Cmd::Reject(_)) {
-            return self.execute(conn, cmd, input, out);
+        if conn.multi.is_some() {
+            if let Some(after) = multi::queue(self, conn, cmd, input, out) {
+                return after;
+            }
         }
+        match cmd {
+            Cmd::Conn(c) => return connection(conn, c, input, out),
+            Cmd::Reject(r) => self.reject(r, conn, input, out),
+            Cmd::Ext(name) if multi::is_transaction(name) => multi::run(self, conn, name, input, out),
+            Cmd::Ext(_) => ext::alone(self, conn, cmd, input, out),
+            _ => self.fast(conn, cmd, input, out),
+        }
+        After::Continue
+    }
+
+    /// A fast-path command, beside every other: a write is logged (as it
+    /// arrived) before the store applies it, in the order the store
+    /// applies it, and refused once the log has failed; any other's reply
+    /// waits for the writes it may have seen (`always`). While keys of
+    /// the database have deadlines, the command holds the deadlines of
+    /// its keys for its whole step (see [`expires`]).
+    fn fast(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) {
+        let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
+        let db = &ks.dbs[conn.db];
         let a = Args {
             framer: &conn.framer,
             input,
         };
-        let mut keys = Vec::new();
-        let touch = touches(&cmd, &a, &mut keys);
-        if !changes_data(&cmd) {
-            let (_, wait) = log.read(touch, || self.data(cmd, &a, out));
-            conn.logged = Logged::merge(conn.logged, wait);
-            return After::Continue;
-        }
-        let written = log.write(
-            touch,
-            |rec| {
-                rec.extend_from_slice(input);
-                true
-            },
-            || undo::of(&self.store, &cmd, &a),
-            || self.data(cmd, &a, out),
-        );
-        match written {
-            Ok((_, logged)) => {
-                conn.logged = Logged::merge(conn.logged, logged);
-                log::compact_if_due(log, &self.store, self.limits.max_args);
+        let keys = fast_keys(&cmd, &a);
+        let mut held = None;
+        if !db.expires.is_empty() {
+            let now = expires::now_ms();
+            let mut h = db.expires.hold(keys.iter().copied());
+            for k in &keys {
+                h.expire_if_due(&*db.store, k, now);
             }
-            Err(Refused::Failed(why)) => {
+            held = Some(h);
+        }
+        let touch = match cmd {
+            Cmd::Server(ServerCmd::DbSize | ServerCmd::Info) => Touch::Every,
+            _ if keys.is_empty() => Touch::Nothing,
+            _ if keys.len() == 1 => Touch::Key(keys[0]),
+            _ => Touch::Keys(&keys),
+        };
+        let writes = changes_data(&cmd);
+        match &self.log {
+            None => self.data(&ks, conn.db, cmd, &a, out),
+            Some(log) if !writes => {
+                let (_, wait) = log.read(touch, || self.data(&ks, conn.db, cmd, &a, out));
+                conn.logged = Logged::merge(conn.logged, wait);
+            }
+            Some(log) => {
+                let written = log.write(
+                    touch,
+                    |rec| {
+                        ext::select_prefix(rec, conn.db);
+                        rec.extend_from_slice(input);
+                        true
+                    },
+                    || undo::of(&db.store, &cmd, &a),
+                    || self.data(&ks, conn.db, cmd, &a, out),
+                );
+                match written {
+                    Ok((_, logged)) => {
+                        conn.logged = Logged::merge(conn.logged, logged);
+                        log::compact_if_due(log, &ks, self.limits.max_args);
+                    }
+                    Err(e) => return self.refused(e, out),
+                }
+            }
+        }
+        if writes {
+            if let Some(h) = &mut held {
+                for k in &keys {
+                    // SET and MSET clear a deadline; a key written away
+                    // (DEL, the last element popped) loses it.
+                    if overwrites(&cmd) || !db.store.exists(k) {
+                        h.remove(k);
+                    }
+                }
+            }
+            if self.watches.any() {
+                keys.iter().for_each(|k| self.watches.touch(conn.db, k));
+            }
+            if matches!(cmd, Cmd::List(ListCmd::Push { .. })) {
+                self.pushes.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// A write the log refused: the client is told why.
+    fn refused(&self, e: Refused, out: &mut Vec<u8>) {
+        match e {
+            Refused::Failed(why) => {
                 self.stats.refused();
                 let msg = format!("MISCONF {why}; writes are refused");
                 reply::error(out, one_line(&msg).as_bytes());
             }
-            Err(Refused::TooLong(why)) => {
+            Refused::TooLong(why) => {
                 reply::error(out, one_line(&format!("ERR {why}")).as_bytes());
             }
         }
-        After::Continue
     }
 
-    /// Run `cmd` and append its reply, unlogged.
-    fn execute(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
-        let a = Args {
-            framer: &conn.framer,
-            input,
-        };
+    /// Run a fast-path command on database `db` (number `n`) and append
+    /// its reply.
+    fn data(&self, ks: &Keyspace, n: usize, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        let store = &*ks.dbs[n].store;
         match cmd {
-            Cmd::Conn(c) => return connection(conn, c, input, out),
-            Cmd::Reject(r) => self.reject(r, conn, input, out),
-            data => self.data(data, &a, out),
-        }
-        After::Continue
-    }
-
-    /// Run a command on the data (strings, lists, the server's whole
-    /// keyspace) and append its reply.
-    fn data(&self, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
-        match cmd {
-            Cmd::Str(c) => self.strings(c, a, out),
-            Cmd::List(c) => self.lists(c, a, out),
-            Cmd::Server(c) => self.server(c, a, out),
-            Cmd::Conn(_) | Cmd::Reject(_) => unreachable!("not a data command"),
+            Cmd::Str(c) => self.strings(store, c, a, out),
+            Cmd::List(c) => self.lists(store, c, a, out),
+            Cmd::Server(ServerCmd::Info) => self.info(ks, a, out),
+            Cmd::Server(c) => self.server(store, c, a, out),
+            Cmd::Conn(_) | Cmd::Reject(_) | Cmd::Ext(_) => unreachable!("not a fast command"),
         }
     }
 
     /// The string commands.
-    fn strings(&self, cmd: StrCmd, a: &Args, out: &mut Vec<u8>) {
+    fn strings(&self, store: &dyn RespStore, cmd: StrCmd, a: &Args, out: &mut Vec<u8>) {
         match cmd {
-            StrCmd::Get(k) => self.get(a.get(k), out),
+            StrCmd::Get(k) => self.get(store, a.get(k), out),
             StrCmd::Set { key, value, cond } => {
-                if self.store.set(a.get(key), a.get(value), cond) {
+                if store.set(a.get(key), a.get(value), cond) {
                     reply::ok(out)
                 } else {
                     reply::null(out)
                 }
             }
             StrCmd::Del => {
-                let n = a.from(1).filter(|k| self.store.del(k)).count();
+                let n = a.from(1).filter(|k| store.del(k)).count();
                 reply::int(out, n as i64)
             }
             StrCmd::Exists => {
-                let n = a.from(1).filter(|k| self.store.exists(k)).count();
+                let n = a.from(1).filter(|k| store.exists(k)).count();
                 reply::int(out, n as i64)
             }
-            StrCmd::IncrBy { key, by } => self.incr_by(a.get(key), by, out),
+            StrCmd::IncrBy { key, by } => self.incr_by(store, a.get(key), by, out),
             StrCmd::MGet => {
                 reply::array(out, a.count() - 1);
                 for k in a.from(1) {
                     // A key holding a list answers nil, as Redis's MGET does.
-                    if !matches!(self.store.get(k, &mut |v| reply::bulk(out, v)), Ok(true)) {
+                    if !matches!(store.get(k, &mut |v| reply::bulk(out, v)), Ok(true)) {
                         reply::null(out);
                     }
                 }
@@ -253,15 +375,15 @@ impl RespService {
             StrCmd::MSet => {
                 let mut kv = a.from(1);
                 while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
-                    self.store.set(k, v, serverlab_proto::resp::SetCond::Always);
+                    store.set(k, v, serverlab_proto::resp::SetCond::Always);
                 }
                 reply::ok(out)
             }
         }
     }
 
-    fn incr_by(&self, key: &[u8], by: i64, out: &mut Vec<u8>) {
-        match self.store.incr_by(key, by) {
+    fn incr_by(&self, store: &dyn RespStore, key: &[u8], by: i64, out: &mut Vec<u8>) {
+        match store.incr_by(key, by) {
             Ok(n) => reply::int(out, n),
             Err(IncrError::WrongType) => self.wrongtype(out),
             Err(e) => {
@@ -276,20 +398,26 @@ impl RespService {
     }
 
     /// The list commands; a key holding a string gets WRONGTYPE.
-    fn lists(&self, cmd: ListCmd, a: &Args, out: &mut Vec<u8>) {
-        if let Err(WrongType) = self.list_reply(cmd, a, out) {
+    fn lists(&self, store: &dyn RespStore, cmd: ListCmd, a: &Args, out: &mut Vec<u8>) {
+        if let Err(WrongType) = self.list_reply(store, cmd, a, out) {
             self.wrongtype(out)
         }
     }
 
-    fn list_reply(&self, cmd: ListCmd, a: &Args, out: &mut Vec<u8>) -> Result<(), WrongType> {
+    fn list_reply(
+        &self,
+        store: &dyn RespStore,
+        cmd: ListCmd,
+        a: &Args,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WrongType> {
         match cmd {
             ListCmd::Push { end, key } => {
-                let n = self.store.push(a.get(key), end, &mut a.from(2))?;
+                let n = store.push(a.get(key), end, &mut a.from(2))?;
                 reply::int(out, n as i64)
             }
             ListCmd::Pop { end, key, count } => {
-                match (self.store.pop(a.get(key), end, count.unwrap_or(1))?, count) {
+                match (store.pop(a.get(key), end, count.unwrap_or(1))?, count) {
                     (None, Some(_)) => reply::null_array(out),
                     (None, None) => reply::null(out),
                     (Some(items), None) => reply::bulk(out, &items[0]),
@@ -299,11 +427,11 @@ impl RespService {
                     }
                 }
             }
-            ListCmd::LLen(k) => reply::int(out, self.store.llen(a.get(k))? as i64),
+            ListCmd::LLen(k) => reply::int(out, store.llen(a.get(k))? as i64),
             ListCmd::LIndex { key, index: None } => {
                 // As Redis: the key first (nil, WRONGTYPE), then the
                 // index. A list is never empty, so a length of 0 is no key.
-                if self.store.llen(a.get(key))? == 0 {
+                if store.llen(a.get(key))? == 0 {
                     reply::null(out)
                 } else {
                     self.stats.rejected(Rejection::NotInteger);
@@ -314,15 +442,14 @@ impl RespService {
                 key,
                 index: Some(index),
             } => {
-                let found = self
-                    .store
+                let found = store
                     .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
                 if !found {
                     reply::null(out)
                 }
             }
             ListCmd::LRange { key, start, stop } => {
-                self.store
+                store
                     .lrange(a.get(key), start, stop, &mut |n, items| {
                         reply::array(out, n);
                         items.for_each(|i| reply::bulk(out, i));
@@ -333,49 +460,56 @@ impl RespService {
     }
 
     /// The commands about the server and its data as a whole.
-    fn server(&self, cmd: ServerCmd, a: &Args, out: &mut Vec<u8>) {
+    fn server(&self, store: &dyn RespStore, cmd: ServerCmd, a: &Args, out: &mut Vec<u8>) {
         match cmd {
             ServerCmd::Ping(None) => reply::simple(out, b"PONG"),
             ServerCmd::Ping(Some(m)) | ServerCmd::Echo(m) => reply::bulk(out, a.get(m)),
-            ServerCmd::DbSize => reply::int(out, self.store.len() as i64),
-            ServerCmd::Flush => {
-                self.store.clear();
-                reply::ok(out)
-            }
-            ServerCmd::Select => reply::ok(out),
-            ServerCmd::Info => self.info(a, out),
+            ServerCmd::DbSize => reply::int(out, store.len() as i64),
+            ServerCmd::Info => unreachable!("INFO reads the whole keyspace"),
             ServerCmd::Command(q) => admin::command(q, a, out),
             ServerCmd::ConfigGet => admin::config_get(a, out),
         }
     }
 
-    fn get(&self, key: &[u8], out: &mut Vec<u8>) {
-        match self.store.get(key, &mut |v| reply::bulk(out, v)) {
+    fn get(&self, store: &dyn RespStore, key: &[u8], out: &mut Vec<u8>) {
+        match store.get(key, &mut |v| reply::bulk(out, v)) {
             Ok(true) => {}
             Ok(false) => reply::null(out),
             Err(_) => self.wrongtype(out),
         }
     }
 
-    fn info(&self, a: &Args, out: &mut Vec<u8>) {
+    fn info(&self, ks: &Keyspace, a: &Args, out: &mut Vec<u8>) {
         let sections: Vec<String> = a
             .from(1)
             .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
             .collect();
+        let now = expires::now_ms();
+        let dbs = ks
+            .dbs
+            .iter()
+            .map(|d| admin::DbFacts {
+                keys: d.store.len(),
+                expires: d.expires.len(),
+                avg_ttl: d.expires.avg_ttl(now),
+            })
+            .collect::<Vec<_>>();
         let text = admin::info(&admin::InfoFacts {
             sections: &sections,
             about: &self.about,
             common: &self.common,
-            keys: self.store.len(),
+            dbs: &dbs,
+            blocked: self.blocked.len(),
+            stats: &self.stats,
             log: self.log.as_ref(),
         });
         reply::bulk(out, text.as_bytes());
     }
 }
 
-/// What `cmd` reads or writes, as the barrier of replies sees it
-/// ([`crate::durable`]); several keys go into `keys`.
-fn touches<'k>(cmd: &Cmd, a: &Args<'k>, keys: &'k mut Vec<&'k [u8]>) -> Touch<'k> {
+/// The keys a fast-path command reads or writes (none for the
+/// commands about the server).
+fn fast_keys<'a>(cmd: &Cmd, a: &Args<'a>) -> Vec<&'a [u8]> {
     match *cmd {
         Cmd::Str(StrCmd::Get(key) | StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. })
         | Cmd::List(
@@ -384,28 +518,26 @@ fn touches<'k>(cmd: &Cmd, a: &Args<'k>, keys: &'k mut Vec<&'k [u8]>) -> Touch<'k
             | ListCmd::LLen(key)
             | ListCmd::LIndex { key, .. }
             | ListCmd::LRange { key, .. },
-        ) => Touch::Key(a.get(key)),
-        Cmd::Str(StrCmd::Del | StrCmd::Exists | StrCmd::MGet) => {
-            keys.extend(a.from(1));
-            Touch::Keys(keys)
-        }
-        Cmd::Str(StrCmd::MSet) => {
-            keys.extend(a.from(1).step_by(2));
-            Touch::Keys(keys)
-        }
-        Cmd::Server(ServerCmd::DbSize | ServerCmd::Flush | ServerCmd::Info) => Touch::Every,
-        Cmd::Server(_) | Cmd::Conn(_) | Cmd::Reject(_) => Touch::Nothing,
+        ) => vec![a.get(key)],
+        Cmd::Str(StrCmd::Del | StrCmd::Exists | StrCmd::MGet) => a.from(1).collect(),
+        Cmd::Str(StrCmd::MSet) => a.from(1).step_by(2).collect(),
+        Cmd::Server(_) | Cmd::Conn(_) | Cmd::Reject(_) | Cmd::Ext(_) => Vec::new(),
     }
 }
 
-/// Whether `cmd` may change data (and so is logged).
+/// Whether a fast-path `cmd` may change data (and so is logged).
 fn changes_data(cmd: &Cmd) -> bool {
     matches!(
         cmd,
         Cmd::Str(StrCmd::Set { .. } | StrCmd::Del | StrCmd::IncrBy { .. } | StrCmd::MSet)
             | Cmd::List(ListCmd::Push { .. } | ListCmd::Pop { .. })
-            | Cmd::Server(ServerCmd::Flush)
     )
+}
+
+/// Whether a fast-path `cmd` replaces its keys' values (and so their
+/// deadlines go).
+fn overwrites(cmd: &Cmd) -> bool {
+    matches!(cmd, Cmd::Str(StrCmd::Set { .. } | StrCmd::MSet))
 }
 
 fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
@@ -423,6 +555,10 @@ fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>
             None => reply::null(out),
         },
         ConnCmd::ClientSetInfo => reply::ok(out),
+        ConnCmd::Select(db) => {
+            conn.db = db;
+            reply::ok(out)
+        }
         ConnCmd::ClientId => reply::int(out, conn.id as i64),
         ConnCmd::Hello(None) => admin::hello(conn.id, out),
         ConnCmd::Quit => {
@@ -440,16 +576,26 @@ pub(crate) struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    fn get(&self, s: Span) -> &'a [u8] {
+    pub(crate) fn get(&self, s: Span) -> &'a [u8] {
         self.framer.get(self.input, s)
     }
 
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.framer.args().len()
     }
 
+    /// Argument `i` (0 is the command's name).
+    pub(crate) fn arg(&self, i: usize) -> &'a [u8] {
+        self.framer.arg(self.input, i)
+    }
+
+    /// Argument `i`, if there is one.
+    pub(crate) fn try_arg(&self, i: usize) -> Option<&'a [u8]> {
+        (i < self.count()).then(|| self.arg(i))
+    }
+
     /// Arguments `i` and after.
-    fn from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + 'a {
+    pub(crate) fn from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + 'a {
         let (framer, input) = (self.framer, self.input);
         framer.args()[i..]
             .iter()
@@ -503,6 +649,11 @@ impl Service for RespService {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             name: None,
             logged: None,
+            db: 0,
+            multi: None,
+            watching: Default::default(),
+            block: None,
+            ready: None,
         }
     }
 
@@ -539,9 +690,26 @@ impl Service for RespService {
             Req::Nothing => After::Continue,
             Req::Cmd(cmd) => {
                 self.stats.command(&cmd);
+                if let Some(ready) = conn.ready.take() {
+                    // A blocked pop, served while it waited.
+                    out.extend_from_slice(&ready);
+                    return After::Continue;
+                }
                 self.run(conn, cmd, input, out)
             }
         }
+    }
+
+    fn wait(&self, conn: &mut RespConn, req: &RespRequest, input: &[u8]) -> Option<Delay> {
+        match req.0 {
+            Req::Cmd(Cmd::Ext(name)) => blocking::wait(self, conn, name, input),
+            _ => None,
+        }
+    }
+
+    fn close(&self, conn: RespConn) {
+        multi::unwatch(self, &conn.watching);
+        self.blocked.remove(conn.id);
     }
 
     fn overflow(&self, _conn: &mut RespConn, out: &mut Vec<u8>) {
@@ -561,7 +729,8 @@ impl Service for RespService {
     }
 
     fn report(&self) -> serde_json::Value {
-        let mut v = self.stats.report(self.store.len());
+        let keys = self.keyspace.read().map_or(0, |ks| ks.keys());
+        let mut v = self.stats.report(keys);
         if let Some(log) = &self.log {
             v["durability"] = log.report();
         }
@@ -580,7 +749,8 @@ impl Service for RespService {
     }
 
     fn store_size(&self) -> Option<(&'static str, u64)> {
-        Some(("keys", self.store.len() as u64))
+        let keys = self.keyspace.read().map_or(0, |ks| ks.keys());
+        Some(("keys", keys as u64))
     }
 }
 

@@ -4,8 +4,7 @@ use serverlab_proto::resp::client;
 use serverlab_store::StoreKind;
 
 fn service() -> RespService {
-    let store = serverlab_store::resp::new(StoreKind::Sharded).unwrap();
-    RespService::new(store, Limits::default(), "test".into())
+    RespService::new(StoreKind::Sharded, Limits::default(), "test".into()).unwrap()
 }
 
 fn peer() -> SocketAddr {
@@ -409,8 +408,9 @@ fn writes_in_flight_when_the_fsync_fails_are_taken_back_under_every_store() {
         opts.fail_syncs_after = Some(3);
         opts.fsync_delay = std::time::Duration::from_millis(200);
         let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
-        let store = serverlab_store::resp::new(kind).unwrap();
-        let svc = RespService::new(store, Limits::default(), "test".into()).with_log(wal);
+        let svc = RespService::new(kind, Limits::default(), "test".into())
+            .unwrap()
+            .with_log(wal);
         // Commits that succeed, one at a time: the state a failure must
         // come back to.
         let setup: &[&[&str]] = &[

@@ -5,14 +5,14 @@
 //! is applied, so it sees exactly the state the write changes: SET, MSET,
 //! DEL and INCRBY keep what each key held; a push keeps how many it adds
 //! (and pops them back off); a pop keeps the elements it will take (and
-//! pushes them back on); FLUSHALL keeps a copy of everything. Undos run
-//! newest first, so each finds the state its write left.
+//! pushes them back on). Undos run newest first, so each finds the state
+//! its write left. (The commands beyond the fast path keep what they
+//! change their own way: [`super::ext`].)
 
-use super::log::{copy, Copied};
 use super::Args;
-use serverlab_proto::resp::command::{Cmd, ListCmd, ServerCmd, StrCmd};
-use serverlab_proto::resp::{End, SetCond};
-use serverlab_store::resp::RespStore;
+use serverlab_proto::resp::command::{Cmd, ListCmd, StrCmd};
+use serverlab_proto::resp::End;
+use serverlab_store::resp::{RespStore, Value};
 use std::sync::Arc;
 
 use crate::durable::Undo;
@@ -29,44 +29,21 @@ pub(super) fn of(store: &Arc<dyn RespStore>, cmd: &Cmd, a: &Args) -> Undo {
         Cmd::List(ListCmd::Pop { end, key, count }) => {
             return pop(store, *end, a.get(*key), count.unwrap_or(1))
         }
-        Cmd::Server(ServerCmd::Flush) => return flush(store),
         _ => Vec::new(),
     };
-    let before: Vec<Copied> = keys.into_iter().map(|k| image(&**store, k)).collect();
+    let before: Vec<(Box<[u8]>, Option<Value>)> = keys
+        .into_iter()
+        .map(|k| (k.into(), store.cloned(k)))
+        .collect();
     let store = Arc::clone(store);
     Box::new(move || {
-        before.into_iter().rev().for_each(|c| restore(&*store, c));
-    })
-}
-
-/// What `key` holds now: a string, a list, or nothing (an empty list).
-fn image(store: &dyn RespStore, key: &[u8]) -> Copied {
-    let mut value = None;
-    if let Ok(found) = store.get(key, &mut |v| value = Some(Box::from(v))) {
-        return match (found, value) {
-            (true, Some(v)) => Copied::Str(key.into(), v),
-            _ => Copied::List(key.into(), Vec::new()),
-        };
-    }
-    let mut items = Vec::new();
-    let _ = store.lrange(key, 0, -1, &mut |_, it| items.extend(it.map(Box::from)));
-    Copied::List(key.into(), items)
-}
-
-/// Puts `key` back as `c` has it (an empty list: absent).
-fn restore(store: &dyn RespStore, c: Copied) {
-    match c {
-        Copied::Str(k, v) => {
-            store.del(&k);
-            store.set(&k, &v, SetCond::Always);
-        }
-        Copied::List(k, items) => {
-            store.del(&k);
-            if !items.is_empty() {
-                let _ = store.push(&k, End::Right, &mut items.iter().map(|i| &**i));
+        before.into_iter().rev().for_each(|(k, v)| match v {
+            Some(v) => store.put(&k, v),
+            None => {
+                store.del(&k);
             }
-        }
-    }
+        });
+    })
 }
 
 /// A push of `n` values: pop `n` back off the same end (nothing, if the
@@ -108,15 +85,5 @@ fn pop(store: &Arc<dyn RespStore>, end: End, key: &[u8], count: usize) -> Undo {
         if !taken.is_empty() {
             let _ = store.push(&key, end, &mut taken.iter().map(|i| &**i));
         }
-    })
-}
-
-/// FLUSHALL: everything, copied, put back.
-fn flush(store: &Arc<dyn RespStore>) -> Undo {
-    let live = copy(&**store);
-    let store = Arc::clone(store);
-    Box::new(move || {
-        store.clear();
-        live.into_iter().for_each(|c| restore(&*store, c));
     })
 }

@@ -19,6 +19,7 @@ use serverlab_proto::resp::{End, SetCond};
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 
+use super::value::{Coll, Value};
 use super::{Held, IncrError, Ranged, WrongType};
 
 /// A string key and its value in one allocation: `[key length as u32
@@ -53,11 +54,18 @@ pub(crate) struct List {
     items: VecDeque<Box<[u8]>>,
 }
 
-/// Strings and lists; a key is in at most one.
+/// A set, hash or sorted set key and its value.
+pub(crate) struct Obj {
+    key: Box<[u8]>,
+    coll: Coll,
+}
+
+/// Strings, lists and the other collections; a key is in at most one.
 pub(crate) struct Db {
     hasher: RandomState,
     strings: HashTable<Str>,
     lists: HashTable<List>,
+    others: HashTable<Obj>,
 }
 
 /// The hash state every table of one store shares (so a key's hash,
@@ -75,6 +83,7 @@ impl Db {
             hasher,
             strings: HashTable::new(),
             lists: HashTable::new(),
+            others: HashTable::new(),
         }
     }
 
@@ -82,12 +91,22 @@ impl Db {
         !self.lists.is_empty() && self.lists.find(h, |l| &*l.key == key).is_some()
     }
 
+    /// The key holds a set, a hash or a sorted set.
+    fn has_other(&self, h: u64, key: &[u8]) -> bool {
+        !self.others.is_empty() && self.others.find(h, |o| &*o.key == key).is_some()
+    }
+
+    /// The key holds something that is neither a string nor a list.
+    fn has_other_than_list(&self, h: u64, key: &[u8]) -> bool {
+        self.has_string(h, key) || self.has_other(h, key)
+    }
+
     fn has_string(&self, h: u64, key: &[u8]) -> bool {
         self.strings.find(h, |s| s.key() == key).is_some()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.strings.len() + self.lists.len()
+        self.strings.len() + self.lists.len() + self.others.len()
     }
 
     /// Every key and what it holds.
@@ -98,11 +117,70 @@ impl Db {
         for l in &self.lists {
             visit(&l.key, Held::List(&l.items));
         }
+        for o in &self.others {
+            visit(&o.key, Held::Coll(&o.coll));
+        }
+    }
+
+    /// Shows `seen` what the key holds.
+    pub(crate) fn peek(&self, h: u64, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
+        if let Some(s) = self.strings.find(h, |s| s.key() == key) {
+            seen(Held::Str(s.value()));
+        } else if let Some(l) = self.lists.find(h, |l| &*l.key == key) {
+            seen(Held::List(&l.items));
+        } else if let Some(o) = self.others.find(h, |o| &*o.key == key) {
+            seen(Held::Coll(&o.coll));
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// Takes the key's value out of the tables.
+    pub(crate) fn take(&mut self, h: u64, key: &[u8]) -> Option<Value> {
+        Some(match self.del(h, key)? {
+            Removed::Str(s) => Value::Str(s.value().to_vec()),
+            Removed::List(l) => Value::List(l.items),
+            Removed::Other(o) => Value::Coll(o.coll),
+        })
+    }
+
+    /// Puts `value` under the key (absent), unless it is an empty list
+    /// or collection.
+    pub(crate) fn put(&mut self, h: u64, key: &[u8], value: Value) -> Option<Removed> {
+        let old = self.del(h, key);
+        if value.is_empty() {
+            return old;
+        }
+        let hasher = self.hasher.clone();
+        match value {
+            Value::Str(v) => {
+                self.strings
+                    .insert_unique(h, Str::new(key, &v), |s| hasher.hash_one(s.key()));
+            }
+            Value::List(items) => {
+                let l = List {
+                    key: key.into(),
+                    items,
+                };
+                self.lists
+                    .insert_unique(h, l, |l| hasher.hash_one(&*l.key));
+            }
+            Value::Coll(coll) => {
+                let o = Obj {
+                    key: key.into(),
+                    coll,
+                };
+                self.others
+                    .insert_unique(h, o, |o| hasher.hash_one(&*o.key));
+            }
+        }
+        old
     }
 
     /// Empty the tables, handing back what they held (to be freed
     /// outside any lock).
-    pub(crate) fn take(&mut self) -> Db {
+    pub(crate) fn take_all(&mut self) -> Db {
         std::mem::replace(self, Db::new(self.hasher.clone()))
     }
 
@@ -117,13 +195,13 @@ impl Db {
                 found(s.value());
                 Ok(true)
             }
-            None if self.has_list(h, key) => Err(WrongType),
+            None if self.has_list(h, key) || self.has_other(h, key) => Err(WrongType),
             None => Ok(false),
         }
     }
 
     pub(crate) fn exists(&self, h: u64, key: &[u8]) -> bool {
-        self.has_string(h, key) || self.has_list(h, key)
+        self.has_string(h, key) || self.has_list(h, key) || self.has_other(h, key)
     }
 
     /// SET; returns whether it wrote, and what it replaced (to free
@@ -143,11 +221,19 @@ impl Db {
                 .ok()
                 .map(|e| e.remove().0)
         };
+        let other = if self.others.is_empty() {
+            None
+        } else {
+            self.others
+                .find_entry(h, |o| &*o.key == key)
+                .ok()
+                .map(|e| e.remove().0)
+        };
         let hasher = self.hasher.clone();
         let entry = self
             .strings
             .entry(h, |s| s.key() == key, |s| hasher.hash_one(s.key()));
-        let exists = list.is_some() || matches!(entry, Entry::Occupied(_));
+        let exists = list.is_some() || other.is_some() || matches!(entry, Entry::Occupied(_));
         let write = match cond {
             SetCond::Always => true,
             SetCond::Absent => !exists,
@@ -160,6 +246,10 @@ impl Db {
                 let hasher = self.hasher.clone();
                 self.lists.insert_unique(h, l, |l| hasher.hash_one(&*l.key));
             }
+            if let Some(o) = other {
+                let hasher = self.hasher.clone();
+                self.others.insert_unique(h, o, |o| hasher.hash_one(&*o.key));
+            }
             return (false, None);
         }
         let old = match entry {
@@ -169,7 +259,7 @@ impl Db {
             ))),
             Entry::Vacant(v) => {
                 v.insert(Str::new(key, value));
-                list.map(Removed::List)
+                list.map(Removed::List).or(other.map(Removed::Other))
             }
         };
         (true, old)
@@ -180,17 +270,22 @@ impl Db {
         if let Ok(e) = self.strings.find_entry(h, |s| s.key() == key) {
             return Some(Removed::Str(e.remove().0));
         }
-        if self.lists.is_empty() {
+        if !self.lists.is_empty() {
+            if let Ok(e) = self.lists.find_entry(h, |l| &*l.key == key) {
+                return Some(Removed::List(e.remove().0));
+            }
+        }
+        if self.others.is_empty() {
             return None;
         }
-        self.lists
-            .find_entry(h, |l| &*l.key == key)
+        self.others
+            .find_entry(h, |o| &*o.key == key)
             .ok()
-            .map(|e| Removed::List(e.remove().0))
+            .map(|e| Removed::Other(e.remove().0))
     }
 
     pub(crate) fn incr_by(&mut self, h: u64, key: &[u8], by: i64) -> Result<i64, IncrError> {
-        if self.has_list(h, key) {
+        if self.has_list(h, key) || self.has_other(h, key) {
             return Err(IncrError::WrongType);
         }
         let hasher = self.str_hasher_owned();
@@ -221,7 +316,7 @@ impl Db {
         end: End,
         values: &mut dyn Iterator<Item = &[u8]>,
     ) -> Result<usize, WrongType> {
-        if self.has_string(h, key) {
+        if self.has_other_than_list(h, key) {
             return Err(WrongType);
         }
         let hasher = self.hasher.clone();
@@ -252,7 +347,7 @@ impl Db {
         count: usize,
     ) -> Result<Popped, WrongType> {
         let Ok(mut e) = self.lists.find_entry(h, |l| &*l.key == key) else {
-            return if self.has_string(h, key) {
+            return if self.has_other_than_list(h, key) {
                 Err(WrongType)
             } else {
                 Ok(None)
@@ -273,7 +368,7 @@ impl Db {
     fn list(&self, h: u64, key: &[u8]) -> Result<Option<&VecDeque<Box<[u8]>>>, WrongType> {
         match self.lists.find(h, |l| &*l.key == key) {
             Some(l) => Ok(Some(&l.items)),
-            None if self.has_string(h, key) => Err(WrongType),
+            None if self.has_other_than_list(h, key) => Err(WrongType),
             None => Ok(None),
         }
     }
@@ -330,6 +425,8 @@ pub(crate) enum Removed {
     Str(Str),
     #[allow(dead_code)]
     List(List),
+    #[allow(dead_code)]
+    Other(Obj),
 }
 
 /// LRANGE's start and stop (inclusive, negative from the end) as a

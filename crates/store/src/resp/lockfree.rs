@@ -16,6 +16,7 @@
 //! removal, which it overlapped.
 
 use super::db::Popped;
+use super::value::{Coll, Value};
 use super::{Held, IncrError, Ranged, WrongType};
 use papaya::{Compute, HashMap, Operation};
 use parking_lot::Mutex;
@@ -27,6 +28,9 @@ use std::sync::Arc;
 enum Entry {
     Str(Box<[u8]>),
     List(Arc<Cell>),
+    /// A set, hash or sorted set: changed only by commands that run alone
+    /// (a take and a put), so it needs no cell.
+    Coll(Box<Coll>),
 }
 
 /// A list and whether it has left the table.
@@ -61,7 +65,7 @@ impl LockFreeResp {
         loop {
             let cell = match m.get(key) {
                 None => return f(None, false),
-                Some(Entry::Str(_)) => return f(None, true),
+                Some(Entry::Str(_) | Entry::Coll(_)) => return f(None, true),
                 Some(Entry::List(c)) => c.clone(),
             };
             let mut st = cell.0.lock();
@@ -79,7 +83,7 @@ impl super::RespStore for LockFreeResp {
                 found(v);
                 Ok(true)
             }
-            Some(Entry::List(_)) => Err(WrongType),
+            Some(Entry::List(_) | Entry::Coll(_)) => Err(WrongType),
             None => Ok(false),
         }
     }
@@ -132,7 +136,9 @@ impl super::RespStore for LockFreeResp {
                 new = by;
                 Operation::Insert(Entry::Str(int(by)))
             }
-            Some((_, Entry::List(_))) => Operation::Abort(IncrError::WrongType),
+            Some((_, Entry::List(_) | Entry::Coll(_))) => {
+                Operation::Abort(IncrError::WrongType)
+            }
             Some((_, Entry::Str(v))) => match parse_i64(v) {
                 None => Operation::Abort(IncrError::NotInteger),
                 Some(old) => match old.checked_add(by) {
@@ -169,7 +175,7 @@ impl super::RespStore for LockFreeResp {
                 st.items.len()
             };
             let cell = match m.get(key) {
-                Some(Entry::Str(_)) => return Err(WrongType),
+                Some(Entry::Str(_) | Entry::Coll(_)) => return Err(WrongType),
                 Some(Entry::List(c)) => c.clone(),
                 None => {
                     let mut st = ListState {
@@ -206,7 +212,7 @@ impl super::RespStore for LockFreeResp {
         loop {
             let cell = match m.get(key) {
                 None => return Ok(None),
-                Some(Entry::Str(_)) => return Err(WrongType),
+                Some(Entry::Str(_) | Entry::Coll(_)) => return Err(WrongType),
                 Some(Entry::List(c)) => c.clone(),
             };
             let mut st = cell.0.lock();
@@ -298,6 +304,7 @@ impl super::RespStore for LockFreeResp {
                         visit(k, Held::List(&l.items));
                     }
                 }
+                Entry::Coll(c) => visit(k, Held::Coll(c)),
             }
         }
     }
@@ -308,5 +315,61 @@ impl super::RespStore for LockFreeResp {
             retire(e);
         }
         m.clear();
+    }
+
+    fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
+        match self.0.pin().get(key) {
+            None => false,
+            Some(Entry::Str(v)) => {
+                seen(Held::Str(v));
+                true
+            }
+            Some(Entry::Coll(c)) => {
+                seen(Held::Coll(c));
+                true
+            }
+            Some(Entry::List(_)) => self.with_list(key, |l, _| match l {
+                Some(l) => {
+                    seen(Held::List(&l.items));
+                    true
+                }
+                None => false,
+            }),
+        }
+    }
+
+    fn take(&self, key: &[u8]) -> Option<Value> {
+        let m = self.0.pin();
+        let old = m.remove(key)?;
+        Some(match old {
+            Entry::Str(v) => Value::Str(v.to_vec()),
+            Entry::List(c) => {
+                let mut st = c.0.lock();
+                st.dead = true;
+                Value::List(std::mem::take(&mut st.items))
+            }
+            Entry::Coll(c) => Value::Coll((**c).clone()),
+        })
+    }
+
+    fn put(&self, key: &[u8], value: Value) {
+        let m = self.0.pin();
+        if value.is_empty() {
+            if let Some(old) = m.remove(key) {
+                retire(old);
+            }
+            return;
+        }
+        let entry = match value {
+            Value::Str(v) => Entry::Str(v.into_boxed_slice()),
+            Value::List(items) => Entry::List(Arc::new(Cell(Mutex::new(ListState {
+                dead: false,
+                items,
+            })))),
+            Value::Coll(c) => Entry::Coll(Box::new(c)),
+        };
+        if let Some(old) = m.insert(key.into(), entry) {
+            retire(old);
+        }
     }
 }

@@ -13,8 +13,10 @@ mod lockfree;
 mod mutex;
 mod rwlock;
 mod sharded;
+mod value;
 
 pub use db::{range, Popped};
+pub use value::{Coll, Score, Value, ZSet};
 pub use lockfree::LockFreeResp;
 pub use mutex::MutexResp;
 pub use rwlock::RwLockResp;
@@ -36,6 +38,7 @@ pub type Ranged<'a> = dyn FnMut(usize, &mut dyn Iterator<Item = &[u8]>) + 'a;
 pub enum Held<'a> {
     Str(&'a [u8]),
     List(&'a VecDeque<Box<[u8]>>),
+    Coll(&'a Coll),
 }
 
 /// The key holds the other kind of value (a list where a string is
@@ -100,6 +103,34 @@ pub trait RespStore: Send + Sync + 'static {
     }
     /// FLUSHALL.
     fn clear(&self);
+    /// Takes the key's value out, whatever it is. For commands that run
+    /// alone (see [`Value`]): with other commands going on, a take and
+    /// the put after it are two steps, not one.
+    fn take(&self, key: &[u8]) -> Option<Value>;
+    /// Puts `value` under the key, replacing what it held; an empty list
+    /// or collection leaves the key absent. As [`take`](Self::take), for
+    /// commands that run alone.
+    fn put(&self, key: &[u8], value: Value);
+    /// Shows `seen` what the key holds, under its lock; whether it holds
+    /// anything.
+    fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool;
+    /// A copy of the key's value.
+    fn cloned(&self, key: &[u8]) -> Option<Value> {
+        let mut v = None;
+        self.peek(key, &mut |held| v = Some(held.to_value()));
+        v
+    }
+}
+
+impl Held<'_> {
+    /// An owned copy.
+    pub fn to_value(&self) -> Value {
+        match *self {
+            Held::Str(v) => Value::Str(v.to_vec()),
+            Held::List(items) => Value::List(items.clone()),
+            Held::Coll(c) => Value::Coll(c.clone()),
+        }
+    }
 }
 
 /// The locking schemes RESP's store offers (`--store`): every one.
@@ -201,8 +232,24 @@ impl<G: Guarded<State = Db>> RespStore for G {
 
     fn clear(&self) {
         let mut old = Vec::new();
-        self.each(&mut |db| old.push(db.take()));
+        self.each(&mut |db| old.push(db.take_all()));
         drop(old); // after the locks
+    }
+
+    fn take(&self, key: &[u8]) -> Option<Value> {
+        let h = self.hash(key);
+        self.write(h, |db| db.take(h, key))
+    }
+
+    fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
+        let h = self.hash(key);
+        self.read(h, |db| db.peek(h, key, seen))
+    }
+
+    fn put(&self, key: &[u8], value: Value) {
+        let h = self.hash(key);
+        let old = self.write(h, |db| db.put(h, key, value));
+        drop(old);
     }
 }
 

@@ -1,0 +1,396 @@
+//! The commands beyond the fast path, and how they run: alone.
+//!
+//! A command here (APPEND, LINSERT, EXPIRE, RENAME, SADD, …) takes the
+//! keyspace's gate to write, so nothing else runs while it does; it may
+//! read and write any keys of any database as one step, and works on
+//! whole values ([`Value`](serverlab_store::resp::Value): a key's value
+//! taken out of the store and put back). Before it runs, every key past
+//! its deadline is deleted (a command alone never sees an expired key).
+//!
+//! Each family of commands is a module with one entry, `run`, that reads
+//! its arguments, applies the command and encodes its reply: `strings`,
+//! `lists` (with the blocking pops' single tries), `keys` (the keyspace
+//! and deadlines), `colls` (sets, hashes and sorted sets) and `server`
+//! (FLUSHALL, FLUSHDB, SWAPDB, CONFIG, FUNCTION, CLIENT).
+//!
+//! What a command changed is logged as the family says ([`Ctx::log_input`],
+//! [`Ctx::log`]): usually the command as it arrived; a relative deadline
+//! as an absolute one (`EXPIRE k 10` as `PEXPIREAT k …`), a random pick
+//! as what was picked (`SPOP` as `SREM`), a blocking pop as the pop it
+//! came to. Under the log it is applied first and logged after (nothing
+//! else runs in between, and its reply waits for the record's commit);
+//! if the log refuses it, what it changed is put back before anyone can
+//! see it.
+
+pub(crate) mod colls;
+pub(crate) mod keys;
+pub(crate) mod lists;
+pub(crate) mod server;
+pub(crate) mod strings;
+
+use super::expires::now_ms;
+use super::keyspace::{Db, Everything, Kept, Keyspace};
+use super::{fast_keys, overwrites, Args, RespConn, RespService};
+use crate::durable::Touch;
+use crate::Logged;
+use crossbeam_utils::sync::ShardedLockWriteGuard;
+use serverlab_proto::resp::client::command;
+use serverlab_proto::resp::command::Cmd;
+use serverlab_proto::resp::name::Access;
+use serverlab_proto::resp::{reply, Name};
+use serverlab_store::resp::RespStore;
+use std::sync::atomic::Ordering;
+
+/// What a command running alone works with.
+pub(crate) struct Ctx<'a> {
+    pub svc: &'a RespService,
+    pub ks: &'a mut Keyspace,
+    /// The connection's database.
+    pub db: usize,
+    pub conn_id: u64,
+    /// Milliseconds since the Unix epoch, as the command began.
+    pub now: i64,
+    /// A blocking pop's try: with nothing to pop it sets `would_block`
+    /// and replies nothing. Otherwise (in a transaction, or replayed) a
+    /// blocking pop with nothing to pop replies as if it timed out.
+    pub trying: bool,
+    pub would_block: bool,
+    input: &'a [u8],
+    /// The records of what the command changed, if anything.
+    record: Option<Vec<u8>>,
+}
+
+impl Ctx<'_> {
+    /// The connection's database.
+    pub fn here(&self) -> &Db {
+        &self.ks.dbs[self.db]
+    }
+
+    pub fn store(&self) -> &dyn RespStore {
+        &*self.ks.dbs[self.db].store
+    }
+
+    /// Log the command as it arrived.
+    pub fn log_input(&mut self) {
+        let rec = self.record.get_or_insert_with(Vec::new);
+        rec.extend_from_slice(self.input);
+    }
+
+    /// Log `args` as a command (another command, or this one rewritten).
+    /// Several calls log several commands, in order.
+    pub fn log(&mut self, args: &[&[u8]]) {
+        let rec = self.record.get_or_insert_with(Vec::new);
+        command(rec, args);
+    }
+
+    pub fn wrongtype(&self, out: &mut Vec<u8>) {
+        self.svc.wrongtype(out)
+    }
+
+    /// An error reply, `msg` without the leading `-`.
+    pub fn error(&self, out: &mut Vec<u8>, msg: &str) {
+        reply::error(out, msg.as_bytes())
+    }
+}
+
+/// Commands run alone, one after another (one command, or a
+/// transaction's), under the gate; then logged together.
+pub(crate) struct Alone<'g> {
+    ks: ShardedLockWriteGuard<'g, Keyspace>,
+    now: i64,
+    /// The records, concatenated; with `SELECT`s where the database
+    /// changes (a record replays from database 0).
+    record: Vec<u8>,
+    rec_db: usize,
+    /// The keys written, for the log's marks; `None`: every key.
+    touched: Option<Vec<Vec<u8>>>,
+    /// What to put back if the log refuses (durable servers only).
+    kept: Vec<Kept>,
+    everything: Vec<Everything>,
+    keep: bool,
+}
+
+impl<'g> Alone<'g> {
+    pub(crate) fn begin(svc: &'g RespService) -> Alone<'g> {
+        let ks = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
+        let now = now_ms();
+        ks.expire_due(now);
+        Alone {
+            ks,
+            now,
+            record: Vec::new(),
+            rec_db: 0,
+            touched: Some(Vec::new()),
+            kept: Vec::new(),
+            everything: Vec::new(),
+            keep: svc.log.as_ref().is_some_and(|l| l.undoes()),
+        }
+    }
+
+    /// Runs one command alone and appends its reply; whether it would
+    /// block (a blocking pop's try, with nothing to pop: no reply).
+    pub(crate) fn one(
+        &mut self,
+        svc: &RespService,
+        conn: &mut RespConn,
+        cmd: Cmd,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        trying: bool,
+    ) -> bool {
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        match cmd {
+            Cmd::Conn(c) => {
+                super::connection(conn, c, input, out);
+                false
+            }
+            Cmd::Reject(r) => {
+                svc.reject(r, conn, input, out);
+                false
+            }
+            Cmd::Ext(name) => self.ext(svc, conn.db, conn.id, name, &a, out, trying),
+            fast => {
+                self.fast(svc, conn.db, fast, &a, input, out);
+                false
+            }
+        }
+    }
+
+    fn fast(&mut self, svc: &RespService, db: usize, cmd: Cmd, a: &Args, input: &[u8], out: &mut Vec<u8>) {
+        let keys = fast_keys(&cmd, a);
+        let writes = super::changes_data(&cmd);
+        if writes && self.keep {
+            let d = &self.ks.dbs[db];
+            self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
+        }
+        svc.data(&self.ks, db, cmd, a, out);
+        if writes {
+            let mut rec = Vec::new();
+            rec.extend_from_slice(input);
+            self.after_write(svc, db, &keys, overwrites(&cmd), Some(rec));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ext(
+        &mut self,
+        svc: &RespService,
+        db: usize,
+        conn_id: u64,
+        name: Name,
+        a: &Args,
+        out: &mut Vec<u8>,
+        trying: bool,
+    ) -> bool {
+        let writes = name.facts().access == Access::Write;
+        let keys = keys_of(name, a);
+        if writes && self.keep {
+            match &keys {
+                Some(keys) => {
+                    let d = &self.ks.dbs[db];
+                    self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
+                    self.kept.extend(keys::kept_elsewhere(name, a, &self.ks, db));
+                }
+                None => self.everything.push(Everything::of(&self.ks)),
+            }
+        }
+        let mut cx = Ctx {
+            svc,
+            ks: &mut self.ks,
+            db,
+            conn_id,
+            now: self.now,
+            trying,
+            would_block: false,
+            input: a.input,
+            record: None,
+        };
+        dispatch(name, a, &mut cx, out);
+        let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
+        if self.ks.dbs.iter().any(|d| !d.expires.is_empty()) {
+            svc.start_expirer();
+        }
+        if record.is_some() {
+            match &keys {
+                Some(keys) => self.after_write(svc, db, keys, false, record),
+                None => {
+                    self.touched = None;
+                    self.add_record(db, &record.unwrap_or_default());
+                    svc.pushes.fetch_add(1, Ordering::Release);
+                }
+            }
+        }
+        would_block
+    }
+
+    /// After a write to `keys` of database `db`: deadlines of keys gone
+    /// (or overwritten) go, watchers are told, blocked pops look again,
+    /// and the record joins the others.
+    fn after_write(
+        &mut self,
+        svc: &RespService,
+        db: usize,
+        keys: &[&[u8]],
+        overwritten: bool,
+        record: Option<Vec<u8>>,
+    ) {
+        let d = &self.ks.dbs[db];
+        if !d.expires.is_empty() {
+            for k in keys {
+                if overwritten || !d.store.exists(k) {
+                    d.expires.remove(k);
+                }
+            }
+        }
+        keys.iter().for_each(|k| svc.watches.touch(db, k));
+        if let Some(t) = &mut self.touched {
+            t.extend(keys.iter().map(|k| k.to_vec()));
+        }
+        svc.pushes.fetch_add(1, Ordering::Release);
+        if let Some(r) = record {
+            self.add_record(db, &r);
+        }
+    }
+
+    fn add_record(&mut self, db: usize, rec: &[u8]) {
+        if db != self.rec_db {
+            select(&mut self.record, db);
+            self.rec_db = db;
+        }
+        self.record.extend_from_slice(rec);
+    }
+
+    /// Logs what was changed (if the server keeps a log and anything
+    /// was); if the log refuses, puts it all back and says why.
+    pub(crate) fn finish(
+        self,
+        svc: &RespService,
+        conn: &mut RespConn,
+    ) -> Result<(), crate::durable::Refused> {
+        let Some(log) = &svc.log else { return Ok(()) };
+        if self.record.is_empty() {
+            return Ok(());
+        }
+        let touched: Option<Vec<&[u8]>> = self
+            .touched
+            .as_ref()
+            .map(|t| t.iter().map(|k| &k[..]).collect());
+        let touch = match &touched {
+            None => Touch::Every,
+            Some(t) => Touch::Keys(t),
+        };
+        let (kept, everything) = (self.kept, self.everything);
+        let mut undo = Some(move || {
+            kept.into_iter().rev().for_each(Kept::restore);
+            everything.into_iter().rev().for_each(Everything::restore);
+        });
+        let record = &self.record;
+        let written = log.write(
+            touch,
+            |rec| {
+                rec.extend_from_slice(record);
+                true
+            },
+            || Box::new(undo.take().expect("one undo")) as crate::durable::Undo,
+            || (),
+        );
+        match written {
+            Ok((_, logged)) => {
+                conn.logged = Logged::merge(conn.logged, logged);
+                super::log::compact_if_due(log, &self.ks, svc.limits.max_args);
+                Ok(())
+            }
+            Err(e) => {
+                // Applied, not logged: taken back before anyone sees it.
+                if let Some(u) = undo.take() {
+                    u();
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Runs one command beyond the fast path alone, and appends its reply.
+pub(crate) fn alone(svc: &RespService, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) {
+    let mut al = Alone::begin(svc);
+    let mut reply = Vec::new();
+    al.one(svc, conn, cmd, input, &mut reply, false);
+    match al.finish(svc, conn) {
+        Ok(()) => out.extend_from_slice(&reply),
+        Err(e) => svc.refused(e, out),
+    }
+}
+
+/// The keys a command beyond the fast path touches in its database, as
+/// far as its name's table row says, and for those it does not (LMPOP's
+/// counted keys); `None`: every key (FLUSHALL, SWAPDB, …).
+pub(crate) fn keys_of<'a>(name: Name, a: &Args<'a>) -> Option<Vec<&'a [u8]>> {
+    let argc = a.count();
+    match name {
+        Name::LMPop | Name::BLMPop => {
+            let at = if name == Name::BLMPop { 2 } else { 1 };
+            let n = a
+                .try_arg(at)
+                .and_then(serverlab_proto::resp::number::parse_i64)
+                .unwrap_or(0)
+                .clamp(0, argc as i64) as usize;
+            Some(a.from(at + 1).take(n).collect())
+        }
+        Name::FlushAll | Name::FlushDb | Name::SwapDb | Name::Function => None,
+        _ => {
+            let k = name.facts().keys;
+            if k.first == 0 {
+                return Some(Vec::new());
+            }
+            let last = if k.last < 0 {
+                argc as i64 + k.last
+            } else {
+                k.last.min(argc as i64 - 1)
+            };
+            let mut keys = Vec::new();
+            let mut i = k.first;
+            while i <= last {
+                keys.push(a.arg(i as usize));
+                i += k.step;
+            }
+            Some(keys)
+        }
+    }
+}
+
+/// `SELECT db` as a command.
+fn select(rec: &mut Vec<u8>, db: usize) {
+    command(rec, &[b"SELECT", db.to_string().as_bytes()]);
+}
+
+/// What a fast-path write's record starts with: a `SELECT` outside
+/// database 0 (a record replays from database 0).
+pub(crate) fn select_prefix(rec: &mut Vec<u8>, db: usize) {
+    if db != 0 {
+        select(rec, db);
+    }
+}
+
+/// The family that serves `name`.
+fn dispatch(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+    use Name::*;
+    match name {
+        Set | GetEx | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | GetRange
+        | Substr | StrLen | Append | IncrByFloat | SetBit | GetBit | Lcs => {
+            strings::run(name, a, cx, out)
+        }
+        LMove | RPopLPush | LRem | LPos | LMPop | LSet | LTrim | LInsert | LPushX | RPushX
+        | BLPop | BRPop | BLMove | BRPopLPush | BLMPop => lists::run(name, a, cx, out),
+        Keys | Scan | Rename | RenameNx | Copy | Move | RandomKey | Type | Touch | Unlink
+        | Expire | PExpire | ExpireAt | PExpireAt | Ttl | PTtl | ExpireTime | PExpireTime
+        | Persist => keys::run(name, a, cx, out),
+        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember | HSet | HMSet | HGet
+        | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | ZAdd | ZRem | ZScore | ZCard
+        | ZRange | ZPopMin => colls::run(name, a, cx, out),
+        _ => server::run(name, a, cx, out),
+    }
+}

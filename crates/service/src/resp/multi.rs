@@ -1,0 +1,159 @@
+//! Transactions: MULTI queues the commands that follow (each answered
+//! `+QUEUED`), EXEC runs them alone, one after another, as one step
+//! (see [`super::ext`]: nothing else runs in between, whichever store
+//! holds the keys, and the log gets them as one record, so a crash keeps
+//! all of them or none), DISCARD drops them. A command refused while
+//! queued (unknown, wrong arity, bad arguments) makes EXEC refuse the
+//! lot (`EXECABORT`), as Redis's does.
+//!
+//! WATCH is optimistic: it notes the keys (in [`super::watch`]), and any
+//! write to one of them afterwards, from any connection, makes this
+//! connection's next EXEC run nothing and answer a null array.
+
+use super::ext::Alone;
+use super::watch::Dirty;
+use super::{RespConn, RespService};
+use crate::After;
+use serverlab_proto::resp::command::{self, Cmd, ConnCmd};
+use serverlab_proto::resp::frame::Framed;
+use serverlab_proto::resp::{reply, Framer, Name};
+use std::sync::atomic::Ordering;
+
+/// The commands queued since MULTI, as they arrived.
+#[derive(Default)]
+pub(crate) struct Queued {
+    bytes: Vec<u8>,
+    lens: Vec<usize>,
+    /// A command was refused while queued.
+    refused: bool,
+}
+
+/// WATCH's keys (database, key) and the flag writes to them set.
+#[derive(Default)]
+pub(crate) struct Watching {
+    keys: Vec<(usize, Box<[u8]>)>,
+    dirty: Dirty,
+}
+
+pub(crate) fn is_transaction(name: Name) -> bool {
+    matches!(
+        name,
+        Name::Multi | Name::Exec | Name::Discard | Name::Watch | Name::Unwatch
+    )
+}
+
+/// While a transaction is open: queues `cmd` (`+QUEUED`), refuses it
+/// (and so the transaction), or returns `None` for a command that runs
+/// now (EXEC, DISCARD, a nested MULTI or a WATCH to refuse, QUIT).
+pub(crate) fn queue(
+    svc: &RespService,
+    conn: &mut RespConn,
+    cmd: Cmd,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<After> {
+    match cmd {
+        Cmd::Ext(n) if is_transaction(n) && n != Name::Unwatch => None,
+        Cmd::Conn(ConnCmd::Quit) => None,
+        Cmd::Reject(r) => {
+            conn.multi.as_mut().expect("a transaction").refused = true;
+            svc.reject(r, conn, input, out);
+            Some(After::Continue)
+        }
+        _ => {
+            let q = conn.multi.as_mut().expect("a transaction");
+            q.bytes.extend_from_slice(input);
+            q.lens.push(input.len());
+            reply::simple(out, b"QUEUED");
+            Some(After::Continue)
+        }
+    }
+}
+
+/// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+pub(crate) fn run(svc: &RespService, conn: &mut RespConn, name: Name, input: &[u8], out: &mut Vec<u8>) {
+    let in_multi = conn.multi.is_some();
+    match name {
+        Name::Multi if in_multi => reply::error(out, b"ERR MULTI calls can not be nested"),
+        Name::Multi => {
+            conn.multi = Some(Queued::default());
+            reply::ok(out)
+        }
+        Name::Discard if !in_multi => reply::error(out, b"ERR DISCARD without MULTI"),
+        Name::Discard => {
+            conn.multi = None;
+            unwatch(svc, &conn.watching);
+            conn.watching = Watching::default();
+            reply::ok(out)
+        }
+        Name::Exec => exec(svc, conn, out),
+        Name::Watch if in_multi => reply::error(out, b"ERR WATCH inside MULTI is not allowed"),
+        Name::Watch => {
+            // Alone: no write is half done while the keys are noted.
+            let _alone = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
+            let a = super::Args {
+                framer: &conn.framer,
+                input,
+            };
+            for k in a.from(1) {
+                svc.watches.watch(conn.db, k, &conn.watching.dirty);
+                conn.watching.keys.push((conn.db, k.into()));
+            }
+            reply::ok(out)
+        }
+        Name::Unwatch => {
+            unwatch(svc, &conn.watching);
+            conn.watching = Watching::default();
+            reply::ok(out)
+        }
+        _ => unreachable!("not a transaction command"),
+    }
+}
+
+/// Forgets a connection's watches.
+pub(crate) fn unwatch(svc: &RespService, w: &Watching) {
+    if !w.keys.is_empty() {
+        svc.watches.unwatch(&w.keys, &w.dirty);
+    }
+}
+
+fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
+    let Some(q) = conn.multi.take() else {
+        return reply::error(out, b"ERR EXEC without MULTI");
+    };
+    let watching = std::mem::take(&mut conn.watching);
+    if q.refused {
+        unwatch(svc, &watching);
+        return reply::error(
+            out,
+            b"EXECABORT Transaction discarded because of previous errors.",
+        );
+    }
+    let mut alone = Alone::begin(svc);
+    let dirty = watching.dirty.load(Ordering::Acquire);
+    unwatch(svc, &watching);
+    if dirty {
+        return reply::null_array(out);
+    }
+    let mut replies = Vec::new();
+    reply::array(&mut replies, q.lens.len());
+    // The queued commands are framed again, each by a framer of its own
+    // (the connection's is the EXEC's).
+    let exec_framer = std::mem::replace(&mut conn.framer, Framer::new());
+    let mut at = 0;
+    for len in q.lens {
+        let bytes = &q.bytes[at..at + len];
+        at += len;
+        conn.framer = Framer::new();
+        let cmd = match conn.framer.frame(bytes, &svc.limits) {
+            Framed::Request { .. } => command::parse(&conn.framer, bytes),
+            _ => unreachable!("a queued command framed once already"),
+        };
+        alone.one(svc, conn, cmd, bytes, &mut replies, false);
+    }
+    conn.framer = exec_framer;
+    match alone.finish(svc, conn) {
+        Ok(()) => out.extend_from_slice(&replies),
+        Err(e) => svc.refused(e, out),
+    }
+}
