@@ -236,9 +236,6 @@ pub enum Rejection {
     NoProto,
     /// HELLO's options: `Syntax error in HELLO option '<arg>'`.
     HelloOption { at: usize },
-    /// A SET option serverlab does not serve (EX, PX, GET, …): the option
-    /// is argument `at`.
-    UnsupportedOption { at: usize },
 }
 
 impl Rejection {
@@ -247,7 +244,7 @@ impl Rejection {
         match self {
             Rejection::UnknownCommand | Rejection::UnknownSubcommand(_) => "unknown_command",
             Rejection::WrongArity(_) => "wrong_arity",
-            Rejection::Syntax | Rejection::UnsupportedOption { .. } => "syntax",
+            Rejection::Syntax => "syntax",
             Rejection::NotInteger | Rejection::NotPositive | Rejection::DecrementOverflow => {
                 "not_an_integer"
             }
@@ -430,11 +427,6 @@ fn set_plain(a: &Args) -> Result<StrCmd, Rejection> {
             SetCond::Absent
         } else if a.is(i, "xx") {
             SetCond::Present
-        } else if ["get", "keepttl", "ex", "px", "exat", "pxat"]
-            .iter()
-            .any(|w| a.is(i, w))
-        {
-            return Err(Rejection::UnsupportedOption { at: i });
         } else {
             return Err(Rejection::Syntax);
         };

@@ -224,12 +224,11 @@ names! {
 
 impl Name {
     /// The name whose parsed command this one's is ([`super::Cmd::name`]):
-    /// INCR, DECR and DECRBY parse as INCRBY with an increment, FLUSHDB
-    /// as FLUSHALL; every other name is its own.
+    /// INCR, DECR and DECRBY parse as INCRBY with an increment; every
+    /// other name is its own.
     pub const fn family(self) -> Name {
         match self {
             Name::Incr | Name::Decr | Name::DecrBy => Name::IncrBy,
-            Name::FlushDb => Name::FlushAll,
             n => n,
         }
     }

@@ -210,10 +210,6 @@ impl RespService {
             Rejection::HelloOption { at } => {
                 format!("ERR Syntax error in HELLO option '{}'", c_str(arg(at), 128))
             }
-            Rejection::UnsupportedOption { at } => format!(
-                "ERR unsupported option '{}': serverlab serves SET key value [NX|XX], with no expiry",
-                c_str(arg(at), 128)
-            ),
         };
         reply::error(out, msg.as_bytes());
     }

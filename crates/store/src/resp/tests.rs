@@ -204,6 +204,7 @@ fn for_each_shows_every_key_once_with_what_it_holds() {
             let v = match held {
                 Held::Str(v) => vec![v.to_vec()],
                 Held::List(items) => items.iter().map(|i| i.to_vec()).collect(),
+                Held::Coll(_) => unreachable!("no collections here"),
             };
             assert!(seen.insert(k.to_vec(), v).is_none(), "a key seen twice");
         });
@@ -214,5 +215,43 @@ fn for_each_shows_every_key_once_with_what_it_holds() {
         );
         assert_eq!(seen[&b"s42"[..]], [42u32.to_le_bytes().to_vec()]);
         assert!(!seen.contains_key(&b"s7"[..]) && !seen.contains_key(&b"gone"[..]));
+    });
+}
+
+/// Whole values taken out and put back, of every type, in every store;
+/// the fast path's commands see a collection as another type, and SET
+/// (or DEL) replaces (or removes) it.
+#[test]
+fn whole_values_move_out_and_back_and_collections_are_another_type() {
+    each(|s| {
+        let set: std::collections::HashSet<Box<[u8]>> =
+            [&b"a"[..], b"b"].iter().map(|m| Box::from(*m)).collect();
+        s.put(b"c", Value::Coll(Coll::Set(set.clone())));
+        assert_eq!(s.cloned(b"c"), Some(Value::Coll(Coll::Set(set.clone()))));
+        assert!(s.exists(b"c") && s.len() == 1);
+        assert_eq!(get(s, b"c"), Err(WrongType));
+        assert_eq!(push(s, b"c", End::Left, &[b"x"]), Err(WrongType));
+        assert_eq!(s.pop(b"c", End::Left, 1), Err(WrongType));
+        assert_eq!(s.llen(b"c"), Err(WrongType));
+        assert_eq!(s.incr_by(b"c", 1), Err(IncrError::WrongType));
+        let mut kinds = Vec::new();
+        s.for_each(&mut |k, h| kinds.push((k.to_vec(), h.to_value().type_name())));
+        assert_eq!(kinds, [(b"c".to_vec(), "set")]);
+        assert!(s.set(b"c", b"v", SetCond::Always), "SET replaces any type");
+        assert_eq!(get(s, b"c"), Ok(Some(b"v".to_vec())));
+        assert_eq!(s.take(b"c"), Some(Value::Str(b"v".to_vec())));
+        assert!(!s.exists(b"c"));
+        push(s, b"l", End::Right, &[b"1", b"2"]).unwrap();
+        let Some(Value::List(items)) = s.take(b"l") else { panic!("a list") };
+        assert_eq!(items.len(), 2);
+        assert!(!s.exists(b"l"));
+        s.put(b"l", Value::List(items));
+        assert_eq!(range(s, b"l", 0, -1), [b"1".to_vec(), b"2".to_vec()]);
+        s.put(b"l", Value::List(Default::default()));
+        assert!(!s.exists(b"l"), "an empty list leaves no key");
+        s.put(b"h", Value::Coll(Coll::Hash(Default::default())));
+        assert!(s.is_empty());
+        s.put(b"c", Value::Coll(Coll::Set(set)));
+        assert!(s.del(b"c") && s.is_empty());
     });
 }

@@ -74,11 +74,12 @@ fn arguments_are_checked() {
     ));
     assert_eq!(
         cmd(&["SET", "k", "v", "bogus"]),
-        Cmd::Reject(Rejection::Syntax)
+        Cmd::Ext(Name::Set),
+        "judged where SET's options are served"
     );
     assert_eq!(
         cmd(&["SET", "k", "v", "EX", "10"]),
-        Cmd::Reject(Rejection::UnsupportedOption { at: 3 })
+        Cmd::Ext(Name::Set)
     );
     assert!(matches!(
         cmd(&["INCRBY", "k", "-5"]),
@@ -127,10 +128,12 @@ fn arguments_are_checked() {
             ..
         })
     ));
-    assert_eq!(cmd(&["SELECT", "0"]), Cmd::Server(ServerCmd::Select));
-    assert_eq!(cmd(&["SELECT", "1"]), Cmd::Reject(Rejection::DbIndex));
+    assert_eq!(cmd(&["SELECT", "0"]), Cmd::Conn(ConnCmd::Select(0)));
+    assert_eq!(cmd(&["SELECT", "15"]), Cmd::Conn(ConnCmd::Select(15)));
+    assert_eq!(cmd(&["SELECT", "16"]), Cmd::Reject(Rejection::DbIndex));
+    assert_eq!(cmd(&["SELECT", "-1"]), Cmd::Reject(Rejection::DbIndex));
     assert_eq!(cmd(&["SELECT", "x"]), Cmd::Reject(Rejection::NotInteger));
-    assert_eq!(cmd(&["FLUSHALL", "ASYNC"]), Cmd::Server(ServerCmd::Flush));
+    assert_eq!(cmd(&["FLUSHALL", "ASYNC"]), Cmd::Ext(Name::FlushAll));
     assert_eq!(cmd(&["FLUSHDB", "later"]), Cmd::Reject(Rejection::Syntax));
 }
 
@@ -170,7 +173,7 @@ fn subcommands() {
     );
     assert_eq!(
         cmd(&["CONFIG", "SET", "a", "b"]),
-        Cmd::Reject(Rejection::UnknownSubcommand("CONFIG"))
+        Cmd::Ext(Name::Config)
     );
     assert!(matches!(
         cmd(&["CLIENT", "SETNAME", "me"]),
@@ -264,6 +267,14 @@ fn every_name_parses_into_its_family() {
     for (n, args) in Name::ALL.into_iter().zip(valid) {
         assert_eq!(Name::find(args[0].as_bytes()), Some(n));
         assert_eq!(cmd(args).name(), Some(n.family()), "{args:?}");
+    }
+    // The rest go beyond the fast path, their arity checked, their
+    // arguments read where they are served.
+    for n in &Name::ALL[valid.len()..] {
+        let f = n.facts();
+        let mut args = vec![f.wire];
+        args.extend(std::iter::repeat_n("1", f.arity.unsigned_abs() as usize - 1));
+        assert_eq!(cmd(&args), Cmd::Ext(*n), "{args:?}");
     }
     assert_eq!(cmd(&["nosuch"]).name(), None);
 }
