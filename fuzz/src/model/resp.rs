@@ -6,9 +6,17 @@
 //!
 //! Requests are framed by [`resp_wire`](super::resp_wire), the framing
 //! written a second time. Commands about the server and the connection
-//! (INFO, COMMAND, CONFIG, CLIENT, HELLO, SELECT) are checked for their
-//! arity and for answering exactly one well-formed reply; the rest are
-//! checked byte for byte.
+//! (INFO, COMMAND, CONFIG, CLIENT, HELLO) are checked for their arity and
+//! for answering exactly one well-formed reply; the fast path's commands
+//! are checked byte for byte, in the database SELECT chose, and queued
+//! (`+QUEUED`) inside MULTI. The commands beyond the fast path (APPEND,
+//! LINSERT, EXPIRE, SADD, EXEC, …) are checked for their arity and one
+//! well-formed reply; the keys such a command may have written (by the
+//! names table's key positions) become unknown to the model, and a
+//! command on an unknown key is checked for its shape only; after an
+//! EXEC, a MOVE or a COPY to another database, every key is unknown
+//! until FLUSHALL. (Deadlines make any key unknown in time: a command
+//! that sets one makes the model give up on that key.)
 
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
@@ -80,7 +88,14 @@ pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
             let text = "-ERR value is out of range, must be positive\r\n".to_string();
             return Err(refusal("not_an_integer", Some(text)));
         }
-        "set" => drop(set_cond(args)?),
+        // SET's options beyond NX and XX are judged where they are served.
+        "set"
+            if args[3..]
+                .iter()
+                .all(|a| a.eq_ignore_ascii_case(b"nx") || a.eq_ignore_ascii_case(b"xx")) =>
+        {
+            set_cond(args)?;
+        }
         "flushall" | "flushdb" if argc > 2 || (argc == 2 && !is(1, "async") && !is(1, "sync")) => {
             return Err(refusal("syntax", Some("-ERR syntax error\r\n".into())));
         }
@@ -97,9 +112,6 @@ fn set_cond(args: &[Vec<u8>]) -> Result<Option<bool>, Refusal> {
         let want = match a.as_str() {
             "nx" => true,
             "xx" => false,
-            "get" | "keepttl" | "ex" | "px" | "exat" | "pxat" => {
-                return Err(refusal("syntax", None));
-            }
             _ => return Err(refusal("syntax", Some("-ERR syntax error\r\n".into()))),
         };
         if cond.is_some_and(|c| c != want) {
@@ -114,6 +126,39 @@ fn set_cond(args: &[Vec<u8>]) -> Result<Option<bool>, Refusal> {
 enum Value {
     Str(Vec<u8>),
     List(VecDeque<Vec<u8>>),
+    /// Written by a command the model does not follow.
+    Unknown,
+}
+
+/// The keys of `args` by the names table's key positions (and LMPOP's
+/// counted keys).
+fn keys_of<'a>(name: &str, args: &'a [Vec<u8>]) -> Vec<&'a Vec<u8>> {
+    let Some(n) = Name::find(name.as_bytes()) else {
+        return Vec::new();
+    };
+    let argc = args.len() as i64;
+    if matches!(n, Name::LMPop | Name::BLMPop) {
+        let at = if n == Name::BLMPop { 2 } else { 1 };
+        let count = args
+            .get(at)
+            .and_then(|c| int(c))
+            .unwrap_or(0)
+            .clamp(0, argc) as usize;
+        return args.iter().skip(at + 1).take(count).collect();
+    }
+    let k = n.facts().keys;
+    if k.first == 0 {
+        return Vec::new();
+    }
+    let last = if k.last < 0 {
+        argc + k.last
+    } else {
+        k.last.min(argc - 1)
+    };
+    (k.first..=last)
+        .step_by(k.step as usize)
+        .filter_map(|i| args.get(i as usize))
+        .collect()
 }
 
 const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
@@ -131,7 +176,15 @@ fn integer(out: &mut Vec<u8>, n: i64) {
 /// One connection's view of a RESP server.
 pub struct Resp {
     pub limits: Limits,
+    /// The selected database.
     db: HashMap<Vec<u8>, Value>,
+    /// Every database, the selected one's place empty.
+    others: Vec<HashMap<Vec<u8>, Value>>,
+    at: usize,
+    /// MULTI is open: commands are queued.
+    multi: bool,
+    /// Every key is unknown (after an EXEC, a MOVE, a COPY).
+    lost: bool,
 }
 
 impl Resp {
@@ -139,6 +192,73 @@ impl Resp {
         Resp {
             limits,
             db: HashMap::new(),
+            others: vec![HashMap::new(); 16],
+            at: 0,
+            multi: false,
+            lost: false,
+        }
+    }
+
+    fn select(&mut self, n: usize) {
+        std::mem::swap(&mut self.db, &mut self.others[self.at]);
+        std::mem::swap(&mut self.db, &mut self.others[n]);
+        self.at = n;
+    }
+
+    /// The reply the model expects, if it knows it.
+    fn expect(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
+        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit");
+        if self.multi && !control {
+            return Some(b"+QUEUED\r\n".to_vec());
+        }
+        if name == "flushall" {
+            self.lost = false;
+        }
+        let unknown = keys_of(name, args)
+            .iter()
+            .any(|k| matches!(self.db.get(*k), Some(Value::Unknown)));
+        if (self.lost && name != "flushall") || unknown {
+            return None;
+        }
+        self.run(name, args)
+    }
+
+    /// What a command the model did not follow did, judged by its reply.
+    fn followed(&mut self, name: &str, args: &[Vec<u8>], reply: &[u8]) {
+        let ok = !reply.starts_with(b"-");
+        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit");
+        if self.multi && !control {
+            return;
+        }
+        match name {
+            "multi" if ok => self.multi = true,
+            "discard" if ok => self.multi = false,
+            "exec" => {
+                self.multi = false;
+                self.lost |= reply.starts_with(b"*") && !reply.starts_with(b"*-1");
+            }
+            "select" if ok => self.select(int(&args[1]).expect("SELECT said OK") as usize),
+            "swapdb" if ok => {
+                let (x, y) = (
+                    int(&args[1]).unwrap() as usize,
+                    int(&args[2]).unwrap() as usize,
+                );
+                // Every database in `others` while they swap.
+                std::mem::swap(&mut self.db, &mut self.others[self.at]);
+                self.others.swap(x, y);
+                std::mem::swap(&mut self.db, &mut self.others[self.at]);
+            }
+            "move" | "copy" if ok => self.lost = true,
+            _ => {
+                let write = Name::find(name.as_bytes()).is_some_and(|n| {
+                    n.facts().access == serverlab_proto::resp::name::Access::Write
+                });
+                if write && ok {
+                    for k in keys_of(name, args) {
+                        self.db.insert(k.clone(), Value::Unknown);
+                    }
+                }
+            }
         }
     }
 
@@ -154,7 +274,9 @@ impl Resp {
                 None => out.extend_from_slice(b"$-1\r\n"),
                 Some(Value::Str(v)) => bulk(&mut out, v),
                 Some(Value::List(_)) => out.extend_from_slice(WRONGTYPE.as_bytes()),
+                Some(Value::Unknown) => return None,
             },
+            "set" if set_cond(args).is_err() => return None,
             "set" => self.set(args, &mut out),
             "del" => {
                 let n = args[1..]
@@ -178,9 +300,15 @@ impl Resp {
                 }
                 out.extend_from_slice(b"+OK\r\n");
             }
+            "dbsize" if self.db.values().any(|v| matches!(v, Value::Unknown)) => return None,
             "dbsize" => integer(&mut out, self.db.len() as i64),
-            "flushall" | "flushdb" => {
+            "flushdb" => {
                 self.db.clear();
+                out.extend_from_slice(b"+OK\r\n");
+            }
+            "flushall" => {
+                self.db.clear();
+                self.others.iter_mut().for_each(HashMap::clear);
                 out.extend_from_slice(b"+OK\r\n");
             }
             "quit" => out.extend_from_slice(b"+OK\r\n"),
@@ -229,6 +357,7 @@ impl Resp {
             None => Some(0),
             Some(Value::Str(v)) => int(v),
             Some(Value::List(_)) => return out.extend_from_slice(WRONGTYPE.as_bytes()),
+            Some(Value::Unknown) => unreachable!("an unknown key is not modelled"),
         };
         let Some(old) = old else {
             return out.extend_from_slice(not_integer().reply.expect("text").as_bytes());
@@ -399,14 +528,17 @@ impl Model for Resp {
                 false
             }
             Ok(name) => {
-                match self.run(name, &args) {
+                match self.expect(name, &args) {
                     Some(want) => assert_eq!(show(a.reply), show(&want), "reply to {:?}", req()),
-                    None => assert!(
-                        one_reply(a.reply),
-                        "{:?} answered {:?}",
-                        req(),
-                        show(a.reply)
-                    ),
+                    None => {
+                        assert!(
+                            one_reply(a.reply),
+                            "{:?} answered {:?}",
+                            req(),
+                            show(a.reply)
+                        );
+                        self.followed(name, &args, a.reply);
+                    }
                 }
                 name == "quit"
             }

@@ -1,9 +1,18 @@
 //! Glob patterns as Redis matches them (`stringmatchlen`): `*`, `?`,
-//! `[abc]`, `[^a-z]`, and `\` to escape; here always without regard to
-//! case (CONFIG GET's patterns).
+//! `[abc]`, `[^a-z]`, and `\` to escape; without regard to case (CONFIG
+//! GET's patterns) or with it (KEYS, SCAN's MATCH).
 
 /// Whether `text` matches `pattern`, ignoring ASCII case.
 pub fn matches(pattern: &[u8], text: &[u8]) -> bool {
+    matches_as(pattern, text, true)
+}
+
+/// Whether `text` matches `pattern`, case counting.
+pub fn matches_exact(pattern: &[u8], text: &[u8]) -> bool {
+    matches_as(pattern, text, false)
+}
+
+fn matches_as(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
     let (mut p, mut t) = (0, 0);
     // Where to resume after the last `*`: (pattern after it, text it covers to).
     let mut star: Option<(usize, usize)> = None;
@@ -14,7 +23,7 @@ pub fn matches(pattern: &[u8], text: &[u8]) -> bool {
                 p += 1;
                 continue;
             }
-            if let Some(next) = one(pattern, p, text[t]) {
+            if let Some(next) = one(pattern, p, text[t], nocase) {
                 p = next;
                 t += 1;
                 continue;
@@ -33,20 +42,20 @@ pub fn matches(pattern: &[u8], text: &[u8]) -> bool {
 }
 
 /// If the pattern element at `p` matches `c`, where the next one starts.
-fn one(pattern: &[u8], p: usize, c: u8) -> Option<usize> {
-    let lower = |x: u8| x.to_ascii_lowercase();
+fn one(pattern: &[u8], p: usize, c: u8, nocase: bool) -> Option<usize> {
+    let lower = |x: u8| if nocase { x.to_ascii_lowercase() } else { x };
     match pattern[p] {
         b'?' => Some(p + 1),
         b'\\' if p + 1 < pattern.len() => (lower(pattern[p + 1]) == lower(c)).then_some(p + 2),
-        b'[' => class(pattern, p + 1, lower(c)),
+        b'[' => class(pattern, p + 1, lower(c), nocase),
         x => (lower(x) == lower(c)).then_some(p + 1),
     }
 }
 
 /// A `[…]` class starting after its `[`: where the pattern goes on if `c`
 /// is in it.
-fn class(pattern: &[u8], mut p: usize, c: u8) -> Option<usize> {
-    let lower = |x: u8| x.to_ascii_lowercase();
+fn class(pattern: &[u8], mut p: usize, c: u8, nocase: bool) -> Option<usize> {
+    let lower = |x: u8| if nocase { x.to_ascii_lowercase() } else { x };
     let not = pattern.get(p) == Some(&b'^');
     if not {
         p += 1;

@@ -87,7 +87,11 @@ pub(crate) fn is_blocking(name: Name) -> bool {
 /// A blocking pop's timeout argument in seconds (0: for ever), if valid
 /// (if not, the command runs and says why).
 pub(crate) fn timeout(name: Name, a: &Args) -> Option<Option<Duration>> {
-    let at = if name == Name::BLMPop { 1 } else { a.count() - 1 };
+    let at = if name == Name::BLMPop {
+        1
+    } else {
+        a.count() - 1
+    };
     let secs: f64 = std::str::from_utf8(a.try_arg(at)?).ok()?.parse().ok()?;
     if !secs.is_finite() || secs < 0.0 {
         return None;
@@ -105,7 +109,12 @@ pub(crate) fn timed_out(name: Name, out: &mut Vec<u8>) {
 
 /// The service's `wait` for a blocking pop (and `None` for anything
 /// else, or inside a transaction, where it does not block).
-pub(crate) fn wait(svc: &RespService, conn: &mut RespConn, name: Name, input: &[u8]) -> Option<Delay> {
+pub(crate) fn wait(
+    svc: &RespService,
+    conn: &mut RespConn,
+    name: Name,
+    input: &[u8],
+) -> Option<Delay> {
     if !is_blocking(name) || conn.multi.is_some() || conn.ready.is_some() {
         return None;
     }
@@ -125,7 +134,9 @@ pub(crate) fn wait(svc: &RespService, conn: &mut RespConn, name: Name, input: &[
         let mut r = Vec::new();
         match how {
             Unblock::Timeout => timed_out(name, &mut r),
-            Unblock::Error => reply::error(&mut r, b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+            Unblock::Error => {
+                reply::error(&mut r, b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
+            }
         }
         return done(svc, conn, r);
     }
@@ -148,7 +159,9 @@ pub(crate) fn wait(svc: &RespService, conn: &mut RespConn, name: Name, input: &[
         }
     }
     let w = conn.block.as_ref().expect("waiting");
-    let left = w.deadline.map_or(POLL, |d| d.saturating_duration_since(now));
+    let left = w
+        .deadline
+        .map_or(POLL, |d| d.saturating_duration_since(now));
     Some(Delay::Sleep(left.min(POLL)))
 }
 

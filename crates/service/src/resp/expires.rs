@@ -105,7 +105,10 @@ impl Expires {
         let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe_of(k)).collect();
         idx.sort_unstable();
         idx.dedup();
-        let guards = idx.into_iter().map(|i| (i, self.stripes[i].lock())).collect();
+        let guards = idx
+            .into_iter()
+            .map(|i| (i, self.stripes[i].lock()))
+            .collect();
         Held {
             expires: self,
             guards,
@@ -125,7 +128,11 @@ impl Expires {
         if self.is_empty() {
             return None;
         }
-        self.stripes[self.stripe_of(key)].lock().at.get(key).copied()
+        self.stripes[self.stripe_of(key)]
+            .lock()
+            .at
+            .get(key)
+            .copied()
     }
 
     pub(crate) fn set(&self, key: &[u8], when: i64) {

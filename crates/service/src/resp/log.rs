@@ -126,8 +126,7 @@ fn records(
                 chunks(b"HSET", k, &elems, max_args, &mut one)?
             }
             What::Coll(Coll::ZSet(z)) => {
-                let scores: Vec<(String, &[u8])> =
-                    z.iter().map(|(m, s)| (score(s), m)).collect();
+                let scores: Vec<(String, &[u8])> = z.iter().map(|(m, s)| (score(s), m)).collect();
                 let elems: Vec<Vec<&[u8]>> =
                     scores.iter().map(|(s, m)| vec![s.as_bytes(), *m]).collect();
                 chunks(b"ZADD", k, &elems, max_args, &mut one)?
@@ -159,9 +158,7 @@ fn chunks(
     one: &mut dyn FnMut(&[&[u8]]) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let width = elems.first().map_or(1, Vec::len);
-    let per = CHUNK_ITEMS
-        .min(max_args.saturating_sub(2) / width)
-        .max(1);
+    let per = CHUNK_ITEMS.min(max_args.saturating_sub(2) / width).max(1);
     let mut rest = elems;
     let mut args: Vec<&[u8]> = Vec::new();
     while !rest.is_empty() {

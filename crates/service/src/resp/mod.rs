@@ -40,7 +40,7 @@ use serverlab_store::StoreKind;
 use serverlab_wal::{ApplyError, Wal};
 use stats::RespStats;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub struct RespService {
@@ -63,6 +63,10 @@ pub struct RespService {
     pushes: AtomicU64,
     /// The active expirer, started by the first deadline set.
     expirer: std::sync::Once,
+    /// The log is being replayed: no key expires meanwhile (a deadline
+    /// that passed is kept until the replay is done, as Redis loads its
+    /// AOF), since a later record may have saved the key.
+    replaying: Arc<AtomicBool>,
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
 }
@@ -116,6 +120,7 @@ impl RespService {
             blocked: Default::default(),
             pushes: AtomicU64::new(0),
             expirer: std::sync::Once::new(),
+            replaying: Arc::default(),
             config: Default::default(),
         })
     }
@@ -125,6 +130,7 @@ impl RespService {
     /// commands as they were applied (a transaction's, or a command
     /// after a `SELECT`), run again (uncounted) in log order.
     pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
+        self.replaying.store(true, Ordering::Release);
         let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut out = Vec::new();
         let mut at = 0;
@@ -154,23 +160,35 @@ impl RespService {
     fn start_expirer(&self) {
         self.expirer.call_once(|| {
             let ks = Arc::downgrade(&self.keyspace);
+            let replaying = Arc::clone(&self.replaying);
             let spawned = std::thread::Builder::new()
                 .name("resp-expirer".into())
                 .spawn(move || loop {
                     std::thread::sleep(expires::ACTIVE_EVERY);
                     let Some(ks) = ks.upgrade() else { return };
+                    if replaying.load(Ordering::Acquire) {
+                        continue;
+                    }
                     let ks = ks.read().unwrap_or_else(|e| e.into_inner());
                     ks.expire_due(expires::now_ms());
                 });
             if let Err(e) = spawned {
-                eprintln!("serverlab: the active expirer was not started ({e}): keys expire when touched");
+                eprintln!(
+                    "serverlab: the active expirer was not started ({e}): keys expire when touched"
+                );
             }
         });
+    }
+
+    /// Whether the log is being replayed (no key expires meanwhile).
+    pub(crate) fn replaying(&self) -> bool {
+        self.replaying.load(Ordering::Acquire)
     }
 
     /// Logs every command that changes data from now on into `wal`,
     /// opened (and replayed into this service) by the caller.
     pub fn with_log(mut self, wal: Wal) -> Self {
+        self.replaying.store(false, Ordering::Release);
         self.log = Some(Durable::new(wal));
         self
     }
@@ -203,10 +221,10 @@ impl RespService {
             Rejection::UnknownSetInfo => {
                 format!("ERR Unrecognized option '{}'", c_str(arg(2), 128))
             }
-            Rejection::HelloVersion => "ERR Protocol version is not an integer or out of range".into(),
-            Rejection::NoProto => {
-                "NOPROTO unsupported protocol version".into()
+            Rejection::HelloVersion => {
+                "ERR Protocol version is not an integer or out of range".into()
             }
+            Rejection::NoProto => "NOPROTO unsupported protocol version".into(),
             Rejection::HelloOption { at } => {
                 format!("ERR Syntax error in HELLO option '{}'", c_str(arg(at), 128))
             }
@@ -230,7 +248,9 @@ impl RespService {
         match cmd {
             Cmd::Conn(c) => return connection(conn, c, input, out),
             Cmd::Reject(r) => self.reject(r, conn, input, out),
-            Cmd::Ext(name) if multi::is_transaction(name) => multi::run(self, conn, name, input, out),
+            Cmd::Ext(name) if multi::is_transaction(name) => {
+                multi::run(self, conn, name, input, out)
+            }
             Cmd::Ext(_) => ext::alone(self, conn, cmd, input, out),
             _ => self.fast(conn, cmd, input, out),
         }
@@ -255,8 +275,13 @@ impl RespService {
         if !db.expires.is_empty() {
             let now = expires::now_ms();
             let mut h = db.expires.hold(keys.iter().copied());
-            for k in &keys {
-                h.expire_if_due(&*db.store, k, now);
+            if !self.replaying() {
+                for k in &keys {
+                    h.expire_if_due(&*db.store, k, now);
+                }
+                if matches!(cmd, Cmd::Server(ServerCmd::DbSize)) {
+                    db.expires.active(&*db.store, now);
+                }
             }
             held = Some(h);
         }
@@ -438,18 +463,16 @@ impl RespService {
                 key,
                 index: Some(index),
             } => {
-                let found = store
-                    .lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
+                let found = store.lindex(a.get(key), index, &mut |v| reply::bulk(out, v))?;
                 if !found {
                     reply::null(out)
                 }
             }
             ListCmd::LRange { key, start, stop } => {
-                store
-                    .lrange(a.get(key), start, stop, &mut |n, items| {
-                        reply::array(out, n);
-                        items.for_each(|i| reply::bulk(out, i));
-                    })?
+                store.lrange(a.get(key), start, stop, &mut |n, items| {
+                    reply::array(out, n);
+                    items.for_each(|i| reply::bulk(out, i));
+                })?
             }
         }
         Ok(())

@@ -71,7 +71,13 @@ pub(crate) fn queue(
 }
 
 /// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
-pub(crate) fn run(svc: &RespService, conn: &mut RespConn, name: Name, input: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn run(
+    svc: &RespService,
+    conn: &mut RespConn,
+    name: Name,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) {
     let in_multi = conn.multi.is_some();
     match name {
         Name::Multi if in_multi => reply::error(out, b"ERR MULTI calls can not be nested"),

@@ -143,7 +143,10 @@ mod tests {
         assert_eq!(r["requests"]["total"], 2);
         // Every command as the statistics name them (INCR, DECR and
         // DECRBY as INCRBY), the rejected and the total.
-        assert_eq!(r["requests"].as_object().unwrap().len(), Name::ALL.len() - 3 + 2);
+        assert_eq!(
+            r["requests"].as_object().unwrap().len(),
+            Name::ALL.len() - 3 + 2
+        );
         assert!(r["requests"].get("incr").is_none() && r["requests"]["incrby"] == 0);
     }
 }

@@ -1,8 +1,8 @@
 use super::*;
 use crate::run_all;
 use serverlab_proto::resp::client;
-use serverlab_store::StoreKind;
 use serverlab_proto::resp::Name;
+use serverlab_store::StoreKind;
 
 fn service() -> RespService {
     RespService::new(StoreKind::Sharded, Limits::default(), "test".into()).unwrap()

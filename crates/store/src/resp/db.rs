@@ -163,8 +163,7 @@ impl Db {
                     key: key.into(),
                     items,
                 };
-                self.lists
-                    .insert_unique(h, l, |l| hasher.hash_one(&*l.key));
+                self.lists.insert_unique(h, l, |l| hasher.hash_one(&*l.key));
             }
             Value::Coll(coll) => {
                 let o = Obj {
@@ -248,7 +247,8 @@ impl Db {
             }
             if let Some(o) = other {
                 let hasher = self.hasher.clone();
-                self.others.insert_unique(h, o, |o| hasher.hash_one(&*o.key));
+                self.others
+                    .insert_unique(h, o, |o| hasher.hash_one(&*o.key));
             }
             return (false, None);
         }

@@ -136,9 +136,7 @@ impl super::RespStore for LockFreeResp {
                 new = by;
                 Operation::Insert(Entry::Str(int(by)))
             }
-            Some((_, Entry::List(_) | Entry::Coll(_))) => {
-                Operation::Abort(IncrError::WrongType)
-            }
+            Some((_, Entry::List(_) | Entry::Coll(_))) => Operation::Abort(IncrError::WrongType),
             Some((_, Entry::Str(v))) => match parse_i64(v) {
                 None => Operation::Abort(IncrError::NotInteger),
                 Some(old) => match old.checked_add(by) {
@@ -362,10 +360,9 @@ impl super::RespStore for LockFreeResp {
         }
         let entry = match value {
             Value::Str(v) => Entry::Str(v.into_boxed_slice()),
-            Value::List(items) => Entry::List(Arc::new(Cell(Mutex::new(ListState {
-                dead: false,
-                items,
-            })))),
+            Value::List(items) => {
+                Entry::List(Arc::new(Cell(Mutex::new(ListState { dead: false, items }))))
+            }
             Value::Coll(c) => Entry::Coll(Box::new(c)),
         };
         if let Some(old) = m.insert(key.into(), entry) {

@@ -16,11 +16,11 @@ mod sharded;
 mod value;
 
 pub use db::{range, Popped};
-pub use value::{Coll, Score, Value, ZSet};
 pub use lockfree::LockFreeResp;
 pub use mutex::MutexResp;
 pub use rwlock::RwLockResp;
 pub use sharded::ShardedResp;
+pub use value::{Coll, Score, Value, ZSet};
 
 use crate::guarded::Guarded;
 use crate::StoreKind;

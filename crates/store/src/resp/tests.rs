@@ -242,7 +242,9 @@ fn whole_values_move_out_and_back_and_collections_are_another_type() {
         assert_eq!(s.take(b"c"), Some(Value::Str(b"v".to_vec())));
         assert!(!s.exists(b"c"));
         push(s, b"l", End::Right, &[b"1", b"2"]).unwrap();
-        let Some(Value::List(items)) = s.take(b"l") else { panic!("a list") };
+        let Some(Value::List(items)) = s.take(b"l") else {
+            panic!("a list")
+        };
         assert_eq!(items.len(), 2);
         assert!(!s.exists(b"l"));
         s.put(b"l", Value::List(items));

@@ -10,6 +10,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::ops::Bound;
 
 /// What a key holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +64,9 @@ impl Coll {
     }
 }
 
-/// A score, ordered as Redis orders them (no NaN is ever stored).
+/// A score, ordered as Redis orders them (no NaN is ever stored): by
+/// value, so `-0` and `0` are equal (members of either sort bytewise
+/// among themselves, as Redis compares scores with `<`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Score(pub f64);
 
@@ -77,7 +80,9 @@ impl PartialOrd for Score {
 
 impl Ord for Score {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
+        self.0
+            .partial_cmp(&other.0)
+            .unwrap_or_else(|| self.0.total_cmp(&other.0))
     }
 }
 
@@ -131,6 +136,29 @@ impl ZSet {
         self.order.iter().map(|(s, m)| (&**m, s.0))
     }
 
+    /// Members and scores from `from` (a score and a member) on, upwards;
+    /// or, `rev`, from `from` down (`Included`: at or below it,
+    /// `Excluded`: below it). A range's other end is the caller's to find
+    /// (`take_while`); the empty member sorts first among equal scores.
+    pub fn iter_from<'s>(
+        &'s self,
+        from: Bound<(f64, &[u8])>,
+        rev: bool,
+    ) -> Box<dyn Iterator<Item = (&'s [u8], f64)> + 's> {
+        let own = |(s, m): (f64, &[u8])| (Score(s), Box::<[u8]>::from(m));
+        let from = match from {
+            Bound::Included(k) => Bound::Included(own(k)),
+            Bound::Excluded(k) => Bound::Excluded(own(k)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let each = |(s, m): &'s (Score, Box<[u8]>)| (&**m, s.0);
+        if rev {
+            Box::new(self.order.range((Bound::Unbounded, from)).rev().map(each))
+        } else {
+            Box::new(self.order.range((from, Bound::Unbounded)).map(each))
+        }
+    }
+
     /// Takes the member with the lowest score.
     pub fn pop_min(&mut self) -> Option<(Box<[u8]>, f64)> {
         let (s, m) = self.order.pop_first()?;
@@ -160,11 +188,55 @@ mod tests {
         let order: Vec<_> = z.iter().map(|(m, s)| (m.to_vec(), s)).collect();
         assert_eq!(
             order,
-            vec![(b"a".to_vec(), 2.0), (b"b".to_vec(), 2.0), (b"c".to_vec(), 3.0)]
+            vec![
+                (b"a".to_vec(), 2.0),
+                (b"b".to_vec(), 2.0),
+                (b"c".to_vec(), 3.0)
+            ]
         );
         assert_eq!(z.pop_min(), Some((b"a".to_vec().into(), 2.0)));
         assert_eq!(z.pop_max(), Some((b"c".to_vec().into(), 3.0)));
         assert!(z.remove(b"b") && !z.remove(b"b"));
         assert!(z.is_empty() && z.pop_min().is_none());
+    }
+
+    #[test]
+    fn minus_zero_and_zero_are_one_score_and_members_sort_among_them() {
+        let mut z = ZSet::default();
+        z.insert(b"b", -0.0);
+        z.insert(b"a", 0.0);
+        z.insert(b"c", -1.0);
+        let order: Vec<_> = z.iter().map(|(m, _)| m.to_vec()).collect();
+        assert_eq!(order, vec![b"c".to_vec(), b"a".to_vec(), b"b".to_vec()]);
+        // Rescoring finds the member under either zero.
+        assert!(!z.insert(b"b", 2.0));
+        assert!(z.remove(b"a") && z.len() == 2);
+        assert_eq!(z.iter().last(), Some((&b"b"[..], 2.0)));
+    }
+
+    #[test]
+    fn iter_from_starts_at_a_score_and_member_either_way() {
+        let mut z = ZSet::default();
+        for (m, s) in [(&b"a"[..], 1.0), (b"b", 2.0), (b"c", 2.0), (b"d", 3.0)] {
+            z.insert(m, s);
+        }
+        let names = |it: Box<dyn Iterator<Item = (&[u8], f64)> + '_>| -> Vec<u8> {
+            it.map(|(m, _)| m[0]).collect()
+        };
+        assert_eq!(
+            names(z.iter_from(Bound::Included((2.0, b"")), false)),
+            b"bcd"
+        );
+        assert_eq!(
+            names(z.iter_from(Bound::Excluded((2.0, b"b")), false)),
+            b"cd"
+        );
+        assert_eq!(
+            names(z.iter_from(Bound::Included((2.0, b"b")), true)),
+            b"ba"
+        );
+        assert_eq!(names(z.iter_from(Bound::Excluded((2.0, b"")), true)), b"a");
+        assert_eq!(names(z.iter_from(Bound::Unbounded, true)), b"dcba");
+        assert_eq!(names(z.iter_from(Bound::Included((9.0, b"")), false)), b"");
     }
 }

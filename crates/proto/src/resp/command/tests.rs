@@ -77,10 +77,7 @@ fn arguments_are_checked() {
         Cmd::Ext(Name::Set),
         "judged where SET's options are served"
     );
-    assert_eq!(
-        cmd(&["SET", "k", "v", "EX", "10"]),
-        Cmd::Ext(Name::Set)
-    );
+    assert_eq!(cmd(&["SET", "k", "v", "EX", "10"]), Cmd::Ext(Name::Set));
     assert!(matches!(
         cmd(&["INCRBY", "k", "-5"]),
         Cmd::Str(StrCmd::IncrBy { by: -5, .. })
@@ -171,10 +168,7 @@ fn subcommands() {
         cmd(&["CONFIG"]),
         Cmd::Reject(Rejection::WrongArity("config"))
     );
-    assert_eq!(
-        cmd(&["CONFIG", "SET", "a", "b"]),
-        Cmd::Ext(Name::Config)
-    );
+    assert_eq!(cmd(&["CONFIG", "SET", "a", "b"]), Cmd::Ext(Name::Config));
     assert!(matches!(
         cmd(&["CLIENT", "SETNAME", "me"]),
         Cmd::Conn(ConnCmd::ClientSetName(_))
@@ -273,7 +267,10 @@ fn every_name_parses_into_its_family() {
     for n in &Name::ALL[valid.len()..] {
         let f = n.facts();
         let mut args = vec![f.wire];
-        args.extend(std::iter::repeat_n("1", f.arity.unsigned_abs() as usize - 1));
+        args.extend(std::iter::repeat_n(
+            "1",
+            f.arity.unsigned_abs() as usize - 1,
+        ));
         assert_eq!(cmd(&args), Cmd::Ext(*n), "{args:?}");
     }
     assert_eq!(cmd(&["nosuch"]).name(), None);

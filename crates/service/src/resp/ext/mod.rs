@@ -114,7 +114,9 @@ impl<'g> Alone<'g> {
     pub(crate) fn begin(svc: &'g RespService) -> Alone<'g> {
         let ks = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
         let now = now_ms();
-        ks.expire_due(now);
+        if !svc.replaying() {
+            ks.expire_due(now);
+        }
         Alone {
             ks,
             now,
@@ -159,7 +161,15 @@ impl<'g> Alone<'g> {
         }
     }
 
-    fn fast(&mut self, svc: &RespService, db: usize, cmd: Cmd, a: &Args, input: &[u8], out: &mut Vec<u8>) {
+    fn fast(
+        &mut self,
+        svc: &RespService,
+        db: usize,
+        cmd: Cmd,
+        a: &Args,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) {
         let keys = fast_keys(&cmd, a);
         let writes = super::changes_data(&cmd);
         if writes && self.keep {
@@ -192,7 +202,8 @@ impl<'g> Alone<'g> {
                 Some(keys) => {
                     let d = &self.ks.dbs[db];
                     self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
-                    self.kept.extend(keys::kept_elsewhere(name, a, &self.ks, db));
+                    self.kept
+                        .extend(keys::kept_elsewhere(name, a, &self.ks, db));
                 }
                 None => self.everything.push(Everything::of(&self.ks)),
             }
@@ -315,7 +326,13 @@ impl<'g> Alone<'g> {
 }
 
 /// Runs one command beyond the fast path alone, and appends its reply.
-pub(crate) fn alone(svc: &RespService, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn alone(
+    svc: &RespService,
+    conn: &mut RespConn,
+    cmd: Cmd,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) {
     let mut al = Alone::begin(svc);
     let mut reply = Vec::new();
     al.one(svc, conn, cmd, input, &mut reply, false);

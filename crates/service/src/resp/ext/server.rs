@@ -73,7 +73,10 @@ fn config(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         b"set" => {
             let n = a.count();
             if n < 4 || n % 2 != 0 {
-                return cx.error(out, "ERR wrong number of arguments for 'config|set' command");
+                return cx.error(
+                    out,
+                    "ERR wrong number of arguments for 'config|set' command",
+                );
             }
             let mut kept = cx.svc.config.lock();
             let mut i = 2;
@@ -128,5 +131,8 @@ fn client(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 fn unknown_subcommand(a: &Args, cmd: &str, cx: &Ctx, out: &mut Vec<u8>) {
     let sub = crate::resp::c_str(a.arg(1), 128);
-    cx.error(out, &format!("ERR unknown subcommand '{sub}'. Try {cmd} HELP."));
+    cx.error(
+        out,
+        &format!("ERR unknown subcommand '{sub}'. Try {cmd} HELP."),
+    );
 }
