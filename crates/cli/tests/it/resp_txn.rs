@@ -1,1 +1,267 @@
-//! (being written)
+//! RESP's transactions and databases over real sockets: MULTI, EXEC,
+//! DISCARD and WATCH byte for byte under every strategy; WATCH aborting
+//! EXEC after another connection's write, and EXEC isolated from
+//! concurrent writers, under every store; SELECT, SWAPDB and FLUSHDB per
+//! database; a transaction and other databases kept by the log across a
+//! restart.
+
+use crate::resp::{cmd, resp_stores, Raw};
+use crate::support::*;
+use std::path::PathBuf;
+
+/// Transactions and databases, byte for byte.
+fn script(c: &mut Raw) {
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SET", "a", "1"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["INCR", "a"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["LPUSH", "l", "x", "y"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["GET", "a"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["MULTI"]), "-ERR MULTI calls can not be nested\r\n");
+    c.expect(
+        &cmd(&["WATCH", "a"]),
+        "-ERR WATCH inside MULTI is not allowed\r\n",
+    );
+    c.expect(&cmd(&["EXEC"]), "*4\r\n+OK\r\n:2\r\n:2\r\n$1\r\n2\r\n");
+    c.expect(&cmd(&["EXEC"]), "-ERR EXEC without MULTI\r\n");
+    c.expect(&cmd(&["DISCARD"]), "-ERR DISCARD without MULTI\r\n");
+    // DISCARD drops the queue.
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["INCR", "a"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["DISCARD"]), "+OK\r\n");
+    c.expect(&cmd(&["GET", "a"]), "$1\r\n2\r\n");
+    // A command refused while queued refuses the whole transaction.
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["INCR", "a"]), "+QUEUED\r\n");
+    c.expect(
+        &cmd(&["NOSUCH", "x"]),
+        "-ERR unknown command 'NOSUCH', with args beginning with: 'x' \r\n",
+    );
+    c.expect(
+        &cmd(&["GET"]),
+        "-ERR wrong number of arguments for 'get' command\r\n",
+    );
+    c.expect(
+        &cmd(&["EXEC"]),
+        "-EXECABORT Transaction discarded because of previous errors.\r\n",
+    );
+    c.expect(&cmd(&["GET", "a"]), "$1\r\n2\r\n");
+    // An error while running is that command's reply; the rest run.
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["INCR", "l"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["INCR", "a"]), "+QUEUED\r\n");
+    c.expect(
+        &cmd(&["EXEC"]),
+        "*2\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:3\r\n",
+    );
+    // Databases: SELECT inside a transaction changes the connection's.
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SELECT", "5"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["SET", "a", "five"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*2\r\n+OK\r\n+OK\r\n");
+    c.expect(&cmd(&["GET", "a"]), "$4\r\nfive\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":1\r\n");
+    c.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");
+    c.expect(&cmd(&["GET", "a"]), "$1\r\n3\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":2\r\n");
+    c.expect(&cmd(&["SELECT", "16"]), "-ERR DB index is out of range\r\n");
+    c.expect(&cmd(&["SWAPDB", "0", "5"]), "+OK\r\n");
+    c.expect(&cmd(&["GET", "a"]), "$4\r\nfive\r\n");
+    c.expect(
+        &cmd(&["SWAPDB", "0", "16"]),
+        "-ERR DB index is out of range\r\n",
+    );
+    c.expect(
+        &cmd(&["SWAPDB", "x", "1"]),
+        "-ERR invalid first DB index\r\n",
+    );
+    c.expect(&cmd(&["FLUSHDB"]), "+OK\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":0\r\n");
+    c.expect(&cmd(&["SELECT", "5"]), "+OK\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":2\r\n");
+    c.expect(&cmd(&["FLUSHALL"]), "+OK\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":0\r\n");
+    c.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");
+}
+
+#[test]
+fn transactions_and_databases_under_every_strategy() {
+    std::thread::scope(|s| {
+        for strategy in strategies() {
+            s.spawn(move || {
+                let server = ServerProc::start("resp", &["--strategy", strategy]);
+                script(&mut Raw::connect(server.addr));
+            });
+        }
+    });
+}
+
+/// WATCH: another connection's write to a watched key makes EXEC run
+/// nothing (a null array); a write to another key, or none, does not.
+fn watch(addr: std::net::SocketAddr, store: &str) {
+    let mut c = Raw::connect(addr);
+    let mut other = Raw::connect(addr);
+    c.expect(&cmd(&["SET", "k", "0"]), "+OK\r\n");
+    c.expect(&cmd(&["WATCH", "k"]), "+OK\r\n");
+    other.expect(&cmd(&["SET", "k", "theirs"]), "+OK\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SET", "k", "mine"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    c.expect(&cmd(&["GET", "k"]), "$6\r\ntheirs\r\n");
+    // Watches end with EXEC: the next one commits.
+    c.expect(&cmd(&["WATCH", "k"]), "+OK\r\n");
+    other.expect(&cmd(&["SET", "unrelated", "1"]), "+OK\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SET", "k", "mine"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*1\r\n+OK\r\n");
+    // A list pushed by another connection, and a key it deletes, count.
+    c.expect(&cmd(&["WATCH", "l", "k"]), "+OK\r\n");
+    other.expect(&cmd(&["DEL", "k"]), ":1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    c.expect(&cmd(&["WATCH", "l"]), "+OK\r\n");
+    other.expect(&cmd(&["RPUSH", "l", "x"]), ":1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    // UNWATCH forgets; FLUSHALL touches every watched key.
+    c.expect(&cmd(&["WATCH", "l"]), "+OK\r\n");
+    c.expect(&cmd(&["UNWATCH"]), "+OK\r\n");
+    other.expect(&cmd(&["RPUSH", "l", "y"]), ":2\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*0\r\n");
+    c.expect(&cmd(&["WATCH", "l"]), "+OK\r\n");
+    other.expect(&cmd(&["FLUSHALL"]), "+OK\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    let _ = store;
+}
+
+/// Writers each add 1 to two counters in one transaction, many times,
+/// while a reader reads both in a transaction: it must never see one
+/// incremented without the other, whatever the store.
+fn isolated(addr: std::net::SocketAddr, store: &str) {
+    const WRITERS: usize = 3;
+    const EACH: usize = 200;
+    std::thread::scope(|s| {
+        for _ in 0..WRITERS {
+            s.spawn(move || {
+                let mut w = Raw::connect(addr);
+                let txn = [
+                    cmd(&["MULTI"]),
+                    cmd(&["INCR", "a"]),
+                    cmd(&["INCR", "b"]),
+                    cmd(&["EXEC"]),
+                ]
+                .concat();
+                for _ in 0..EACH {
+                    w.send(&txn);
+                    let head = w.read_n("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n".len());
+                    assert_eq!(
+                        text(&head),
+                        "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n",
+                        "{store}"
+                    );
+                    let mut line = Vec::new();
+                    for _ in 0..2 {
+                        line.clear();
+                        while !line.ends_with(b"\r\n") {
+                            line.extend(w.read_n(1));
+                        }
+                    }
+                }
+            });
+        }
+        let mut r = Raw::connect(addr);
+        let read = [
+            cmd(&["MULTI"]),
+            cmd(&["GET", "a"]),
+            cmd(&["GET", "b"]),
+            cmd(&["EXEC"]),
+        ]
+        .concat();
+        for _ in 0..300 {
+            r.send(&read);
+            let head = r.read_n("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n".len());
+            assert!(text(&head).ends_with("*2\r\n"), "{store}: {}", text(&head));
+            let (a, b) = (bulk_or_nil(&mut r), bulk_or_nil(&mut r));
+            assert_eq!(a, b, "{store}: a transaction saw half of another");
+        }
+    });
+    let mut c = Raw::connect(addr);
+    let n = (WRITERS * EACH).to_string();
+    c.expect(&cmd(&["GET", "a"]), &format!("${}\r\n{n}\r\n", n.len()));
+    c.expect(&cmd(&["GET", "b"]), &format!("${}\r\n{n}\r\n", n.len()));
+}
+
+/// A bulk string's text, or "nil".
+fn bulk_or_nil(r: &mut Raw) -> String {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n") {
+        head.extend(r.read_n(1));
+    }
+    let len: i64 = text(&head[1..head.len() - 2])
+        .parse()
+        .expect("a bulk length");
+    if len < 0 {
+        return "nil".into();
+    }
+    let body = r.read_n(len as usize + 2);
+    text(&body[..len as usize])
+}
+
+#[test]
+fn watch_aborts_and_exec_is_isolated_under_every_store() {
+    std::thread::scope(|s| {
+        for store in resp_stores() {
+            s.spawn(move || {
+                let server = ServerProc::start("resp", &["--store", store, "--threads", "4"]);
+                watch(server.addr, store);
+                isolated(server.addr, store);
+            });
+        }
+    });
+}
+
+/// A transaction is one record: after a restart on the log, its writes
+/// and other databases' keys are there (and deadlines, as absolute ones).
+#[test]
+fn a_transaction_and_other_databases_survive_a_restart() {
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("serverlab-it-resp-txn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = [
+        "--data-dir",
+        dir.to_str().unwrap(),
+        "--durability",
+        "always",
+    ];
+    {
+        let server = ServerProc::start("resp", &args);
+        let mut c = Raw::connect(server.addr);
+        c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+        c.expect(&cmd(&["SET", "a", "1"]), "+QUEUED\r\n");
+        c.expect(&cmd(&["INCR", "a"]), "+QUEUED\r\n");
+        c.expect(&cmd(&["SELECT", "3"]), "+QUEUED\r\n");
+        c.expect(&cmd(&["RPUSH", "l", "x", "y"]), "+QUEUED\r\n");
+        c.expect(&cmd(&["EXEC"]), "*4\r\n+OK\r\n:2\r\n+OK\r\n:2\r\n");
+        c.expect(&cmd(&["SET", "three", "3"]), "+OK\r\n");
+        c.expect(&cmd(&["SWAPDB", "3", "4"]), "+OK\r\n");
+        c.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");
+        c.expect(&cmd(&["FLUSHDB"]), "+OK\r\n");
+        c.expect(&cmd(&["SET", "z", "0"]), "+OK\r\n");
+        server.stop();
+    }
+    let server = ServerProc::start("resp", &args);
+    let mut c = Raw::connect(server.addr);
+    c.expect(&cmd(&["GET", "a"]), "$-1\r\n");
+    c.expect(&cmd(&["GET", "z"]), "$1\r\n0\r\n");
+    c.expect(&cmd(&["SELECT", "4"]), "+OK\r\n");
+    c.expect(
+        &cmd(&["LRANGE", "l", "0", "-1"]),
+        "*2\r\n$1\r\nx\r\n$1\r\ny\r\n",
+    );
+    c.expect(&cmd(&["GET", "three"]), "$1\r\n3\r\n");
+    c.expect(&cmd(&["SELECT", "3"]), "+OK\r\n");
+    c.expect(&cmd(&["DBSIZE"]), ":0\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

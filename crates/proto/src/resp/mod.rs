@@ -31,23 +31,25 @@ pub const DEFAULT_PORT: u16 = 6379;
 /// `--max-inline`, `--max-query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Longest bulk string in a request.
+    /// Longest bulk string in a request: 8 MiB (Redis's
+    /// `proto-max-bulk-len` is 512 MB; docs/protocols/resp.md says why
+    /// not here).
     pub max_bulk: usize,
     /// Most elements in a request's array.
     pub max_args: usize,
     /// Longest inline command line (without its CR LF).
     pub max_inline: usize,
     /// Most unconsumed input a connection may hold (Redis's
-    /// `client-query-buffer-limit`, 1 GiB there): 16 MiB, room for an MSET
-    /// of ten values at `max_bulk`'s default, and what bounds a
-    /// connection's input (docs/protocols/resp.md).
+    /// `client-query-buffer-limit`, 1 GiB there): 16 MiB, room for a SET
+    /// of a value at `max_bulk`'s default with room to spare, and what
+    /// bounds a connection's input (docs/protocols/resp.md).
     pub max_query: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_bulk: 1 << 20,
+            max_bulk: 8 << 20,
             max_args: 1 << 20,
             max_inline: 64 << 10,
             max_query: 16 << 20,
