@@ -1,11 +1,201 @@
-//! (being written)
+//! Sets, hashes and sorted sets, as Redis 7.0 serves them: SADD, SREM,
+//! SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER; HSET, HMSET, HGET,
+//! HMGET, HGETALL, HDEL, HLEN, HINCRBY, HEXISTS; ZADD, ZREM, ZSCORE,
+//! ZCARD, ZRANGE, ZPOPMIN.
+//!
+//! A write takes the key's collection out of the store, changes it and
+//! puts it back (an emptied one leaves the key absent, as Redis deletes
+//! it); a read looks at it in place. A key of another type answers
+//! WRONGTYPE and stays as it was. Arguments are read, and their errors
+//! answered, before the key is looked at, in Redis's order.
+//!
+//! Logged: the command as it arrived when it changed anything, but SPOP,
+//! whose pick is random: it is logged as the `SREM` of what it popped
+//! (as `DEL` when it popped the whole set, as Redis propagates it).
+
+mod float;
+mod hashes;
+mod sets;
+mod zsets;
 
 use super::Ctx;
 use crate::resp::Args;
-use serverlab_proto::resp::Name;
+use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::{reply, Name};
+use serverlab_store::resp::{Coll, Held, Value, WrongType, ZSet};
+use std::collections::{HashMap, HashSet};
+
+type Set = HashSet<Box<[u8]>>;
+type Hash = HashMap<Box<[u8]>, Box<[u8]>>;
+
+const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+const SYNTAX: &str = "ERR syntax error";
 
 /// Serves `name`.
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
-    let _ = a;
-    cx.error(out, &format!("ERR '{}' is not served yet", name.facts().name));
+    use Name::*;
+    let done = match name {
+        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember => {
+            sets::run(name, a, cx, out)
+        }
+        HSet | HMSet | HGet | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists => {
+            hashes::run(name, a, cx, out)
+        }
+        ZAdd | ZRem | ZScore | ZCard | ZRange | ZPopMin => zsets::run(name, a, cx, out),
+        _ => unreachable!("{name:?} is not a collection command"),
+    };
+    match done {
+        Ok(()) => {}
+        Err(Fail::WrongType) => cx.wrongtype(out),
+        Err(Fail::Err(msg)) => cx.error(out, msg),
+        Err(Fail::Said(msg)) => cx.error(out, &msg),
+    }
+}
+
+/// Why a command answers an error (and nothing else: a command that
+/// fails has written no reply and changed nothing).
+enum Fail {
+    WrongType,
+    Err(&'static str),
+    Said(String),
+}
+
+impl From<WrongType> for Fail {
+    fn from(_: WrongType) -> Fail {
+        Fail::WrongType
+    }
+}
+
+type Done = Result<(), Fail>;
+
+/// One of the collection types, as a key's value.
+trait Kind: Sized {
+    fn of(c: &Coll) -> Option<&Self>;
+    fn from_value(v: Value) -> Result<Self, Value>;
+    fn into_value(self) -> Value;
+}
+
+impl Kind for Set {
+    fn of(c: &Coll) -> Option<&Self> {
+        match c {
+            Coll::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn from_value(v: Value) -> Result<Self, Value> {
+        match v {
+            Value::Coll(Coll::Set(s)) => Ok(s),
+            v => Err(v),
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Coll(Coll::Set(self))
+    }
+}
+
+impl Kind for Hash {
+    fn of(c: &Coll) -> Option<&Self> {
+        match c {
+            Coll::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+    fn from_value(v: Value) -> Result<Self, Value> {
+        match v {
+            Value::Coll(Coll::Hash(h)) => Ok(h),
+            v => Err(v),
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Coll(Coll::Hash(self))
+    }
+}
+
+impl Kind for ZSet {
+    fn of(c: &Coll) -> Option<&Self> {
+        match c {
+            Coll::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+    fn from_value(v: Value) -> Result<Self, Value> {
+        match v {
+            Value::Coll(Coll::ZSet(z)) => Ok(z),
+            v => Err(v),
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Coll(Coll::ZSet(self))
+    }
+}
+
+/// `f` of the key's `T` in place (`None`: no such key).
+fn read<T: Kind, R>(cx: &Ctx, key: &[u8], f: impl FnOnce(Option<&T>) -> R) -> Result<R, WrongType> {
+    let mut f = Some(f);
+    let mut got = None;
+    let mut wrong = false;
+    cx.store().peek(key, &mut |held| match held {
+        Held::Coll(c) if T::of(c).is_some() => {
+            let f = f.take().expect("seen once");
+            got = Some(f(T::of(c)));
+        }
+        _ => wrong = true,
+    });
+    if wrong {
+        return Err(WrongType);
+    }
+    Ok(match got {
+        Some(r) => r,
+        None => (f.take().expect("not seen"))(None),
+    })
+}
+
+/// The key's `T`, taken out (`None`: no such key); a key of another type
+/// is left as it was.
+fn take<T: Kind>(cx: &Ctx, key: &[u8]) -> Result<Option<T>, WrongType> {
+    match cx.store().take(key) {
+        None => Ok(None),
+        Some(v) => match T::from_value(v) {
+            Ok(t) => Ok(Some(t)),
+            Err(v) => {
+                cx.store().put(key, v);
+                Err(WrongType)
+            }
+        },
+    }
+}
+
+/// Puts `t` back under the key (an empty one leaves it absent).
+fn put<T: Kind>(cx: &Ctx, key: &[u8], t: T) {
+    cx.store().put(key, t.into_value());
+}
+
+/// An integer argument (Redis's `getLongLongFromObjectOrReply`).
+fn integer(arg: &[u8]) -> Result<i64, Fail> {
+    parse_i64(arg).ok_or(Fail::Err(NOT_INTEGER))
+}
+
+/// A count of 0 or more (`getPositiveLongFromObjectOrReply`: one error
+/// for a negative count and for one that is no integer).
+fn positive(arg: &[u8]) -> Result<usize, Fail> {
+    parse_i64(arg)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or(Fail::Err(NOT_POSITIVE))
+}
+
+/// Argument `i` is the word `w`, in any case.
+fn is(a: &Args, i: usize, w: &str) -> bool {
+    a.arg(i).eq_ignore_ascii_case(w.as_bytes())
+}
+
+/// A double as Redis answers it: a bulk string, `%.17g`.
+fn bulk_double(out: &mut Vec<u8>, d: f64) {
+    reply::bulk(out, float::format(d).as_bytes())
+}
+
+/// An array of bulk strings.
+fn bulks<'b>(out: &mut Vec<u8>, items: impl ExactSizeIterator<Item = &'b [u8]>) {
+    reply::array(out, items.len());
+    items.for_each(|b| reply::bulk(out, b));
 }

@@ -1,0 +1,131 @@
+//! Hashes: HSET, HMSET, HGET, HMGET, HGETALL, HDEL, HLEN, HINCRBY,
+//! HEXISTS. HGETALL answers in the order the table keeps (Redis answers
+//! a small hash in the order its fields were first set).
+
+use super::{integer, put, read, take, Done, Fail, Hash};
+use crate::resp::ext::Ctx;
+use crate::resp::Args;
+use serverlab_proto::resp::number::{parse_i64, push_i64};
+use serverlab_proto::resp::{reply, Name};
+
+pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+    let key = a.arg(1);
+    match name {
+        Name::HSet | Name::HMSet => hset(name, a, cx, out),
+        Name::HGet => Ok(read(cx, key, |h: Option<&Hash>| {
+            match h.and_then(|h| h.get(a.arg(2))) {
+                Some(v) => reply::bulk(out, v),
+                None => reply::null(out),
+            }
+        })?),
+        Name::HMGet => Ok(read(cx, key, |h: Option<&Hash>| {
+            reply::array(out, a.count() - 2);
+            for f in a.from(2) {
+                match h.and_then(|h| h.get(f)) {
+                    Some(v) => reply::bulk(out, v),
+                    None => reply::null(out),
+                }
+            }
+        })?),
+        Name::HGetAll => Ok(read(cx, key, |h: Option<&Hash>| {
+            let Some(h) = h else {
+                return reply::array(out, 0);
+            };
+            reply::array(out, h.len() * 2);
+            for (f, v) in h {
+                reply::bulk(out, f);
+                reply::bulk(out, v);
+            }
+        })?),
+        Name::HDel => hdel(a, cx, out),
+        Name::HLen => {
+            let n = read(cx, key, |h: Option<&Hash>| h.map_or(0, Hash::len))?;
+            reply::int(out, n as i64);
+            Ok(())
+        }
+        Name::HIncrBy => hincrby(a, cx, out),
+        Name::HExists => {
+            let has = read(cx, key, |h: Option<&Hash>| {
+                h.is_some_and(|h| h.contains_key(a.arg(2)))
+            })?;
+            reply::int(out, i64::from(has));
+            Ok(())
+        }
+        _ => unreachable!("{name:?} is not a hash command"),
+    }
+}
+
+/// HSET (the number of new fields) and HMSET (OK): field value pairs.
+fn hset(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+    if a.count() % 2 == 1 {
+        let msg = format!(
+            "ERR wrong number of arguments for '{}' command",
+            name.facts().name
+        );
+        return Err(Fail::Said(msg));
+    }
+    let key = a.arg(1);
+    let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
+    let mut created = 0;
+    let mut args = a.from(2);
+    while let (Some(f), Some(v)) = (args.next(), args.next()) {
+        match h.get_mut(f) {
+            Some(old) => *old = v.into(),
+            None => {
+                h.insert(f.into(), v.into());
+                created += 1;
+            }
+        }
+    }
+    put(cx, key, h);
+    cx.log_input();
+    match name {
+        Name::HSet => reply::int(out, created),
+        _ => reply::ok(out),
+    }
+    Ok(())
+}
+
+fn hdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+    let key = a.arg(1);
+    let Some(mut h) = take::<Hash>(cx, key)? else {
+        reply::int(out, 0);
+        return Ok(());
+    };
+    let deleted = a.from(2).filter(|f| h.remove(*f).is_some()).count();
+    put(cx, key, h);
+    if deleted > 0 {
+        cx.log_input();
+    }
+    reply::int(out, deleted as i64);
+    Ok(())
+}
+
+/// HINCRBY key field increment: the field's integer plus the increment
+/// (an absent field is 0).
+fn hincrby(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+    let by = integer(a.arg(3))?;
+    let (key, field) = (a.arg(1), a.arg(2));
+    let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
+    let sum = match h.get(field).map(|v| parse_i64(v)) {
+        None => Ok(by),
+        Some(None) => Err(Fail::Err("ERR hash value is not an integer")),
+        Some(Some(old)) => old
+            .checked_add(by)
+            .ok_or(Fail::Err("ERR increment or decrement would overflow")),
+    };
+    let sum = match sum {
+        Ok(sum) => sum,
+        Err(e) => {
+            put(cx, key, h);
+            return Err(e);
+        }
+    };
+    let mut text = Vec::new();
+    push_i64(&mut text, sum);
+    h.insert(field.into(), text.into());
+    put(cx, key, h);
+    cx.log_input();
+    reply::int(out, sum);
+    Ok(())
+}
