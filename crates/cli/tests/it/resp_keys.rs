@@ -416,7 +416,7 @@ fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 
 /// Keys past their deadline, under one store: GET, TTL, KEYS and DBSIZE
 /// never see them, and the active expirer deletes those nobody touches
-/// (INFO keyspace's counts fall).
+/// (INFO keyspace's counts fall); then every command's replies.
 fn expiry_under(store: &str) {
     let server = ServerProc::start("resp", &["--store", store]);
     let mut c0 = Raw::connect(server.addr);
@@ -461,6 +461,11 @@ fn expiry_under(store: &str) {
         &cmd(&["SCAN", "0"]),
         "*2\r\n$1\r\n0\r\n*1\r\n$4\r\nstay\r\n",
     );
+    // And every command's replies, under this store too.
+    c0.expect(&cmd(&["FLUSHALL"]), OK);
+    script(&mut c0, &keyspace_steps());
+    script(&mut c0, &expire_steps());
+    script(&mut c0, &database_steps());
 }
 
 #[test]
