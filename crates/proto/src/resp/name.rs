@@ -26,6 +26,8 @@ impl Keys {
     /// Every argument but the last (a blocking pop's keys, then its
     /// timeout).
     pub const BUT_LAST: Keys = Keys::new(1, -2, 1);
+    /// The second argument (a subcommand's key: OBJECT ENCODING key).
+    pub const SECOND: Keys = Keys::new(2, 2, 1);
 
     const fn new(first: i64, last: i64, step: i64) -> Keys {
         Keys { first, last, step }
@@ -198,6 +200,8 @@ names! {
     Watch    "watch"     "WATCH"     -2     Read   EVERY  true;
     Unwatch  "unwatch"   "UNWATCH"   1      Read   NONE   true;
     Function "function"  "FUNCTION"  -2     Write  NONE   true;
+    Object   "object"    "OBJECT"    -2     Read   SECOND true;
+    Time     "time"      "TIME"      1      Read   NONE   true;
     SAdd     "sadd"      "SADD"      -3     Write  ONE    true;
     SRem     "srem"      "SREM"      -3     Write  ONE    true;
     SIsMember "sismember" "SISMEMBER" 3     Read   ONE    true;

@@ -146,14 +146,6 @@ impl Expires {
         self.hold([key]).remove(key)
     }
 
-    /// Deletes `key` from `store` if its deadline has passed; whether it
-    /// did.
-    pub(crate) fn expire_if_due(&self, store: &dyn RespStore, key: &[u8], now: i64) -> bool {
-        if self.is_empty() {
-            return false;
-        }
-        self.hold([key]).expire_if_due(store, key, now)
-    }
 
     /// Every deadline (a copy, for a snapshot or an image).
     pub(crate) fn all(&self) -> Vec<(Box<[u8]>, i64)> {
@@ -264,8 +256,8 @@ mod tests {
         e.set(b"c", 300);
         e.set(b"c", 400);
         assert_eq!(e.len(), 3);
-        assert!(!e.expire_if_due(&*store, b"a", 99));
-        assert!(e.expire_if_due(&*store, b"a", 100));
+        assert!(!e.hold([&b"a"[..]]).expire_if_due(&*store, b"a", 99));
+        assert!(e.hold([&b"a"[..]]).expire_if_due(&*store, b"a", 100));
         assert!(!store.exists(b"a"));
         assert_eq!(e.active(&*store, 300), 1, "b only: c was moved to 400");
         assert!(!store.exists(b"b") && store.exists(b"c"));

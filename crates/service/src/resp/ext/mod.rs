@@ -47,7 +47,6 @@ pub(crate) struct Ctx<'a> {
     pub ks: &'a mut Keyspace,
     /// The connection's database.
     pub db: usize,
-    pub conn_id: u64,
     /// Milliseconds since the Unix epoch, as the command began.
     pub now: i64,
     /// A blocking pop's try: with nothing to pop it sets `would_block`
@@ -153,7 +152,7 @@ impl<'g> Alone<'g> {
                 svc.reject(r, conn, input, out);
                 false
             }
-            Cmd::Ext(name) => self.ext(svc, conn.db, conn.id, name, &a, out, trying),
+            Cmd::Ext(name) => self.ext(svc, conn.db, name, &a, out, trying),
             fast => {
                 self.fast(svc, conn.db, fast, &a, input, out);
                 false
@@ -184,12 +183,10 @@ impl<'g> Alone<'g> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn ext(
         &mut self,
         svc: &RespService,
         db: usize,
-        conn_id: u64,
         name: Name,
         a: &Args,
         out: &mut Vec<u8>,
@@ -212,7 +209,6 @@ impl<'g> Alone<'g> {
             svc,
             ks: &mut self.ks,
             db,
-            conn_id,
             now: self.now,
             trying,
             would_block: false,

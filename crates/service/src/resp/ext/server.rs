@@ -33,16 +33,16 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         Name::Config => config(a, cx, out),
         Name::Function => function(a, cx, out),
         Name::Client => client(a, cx, out),
+        Name::Object => object(a, cx, out),
+        Name::Time => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            reply::array(out, 2);
+            reply::bulk(out, now.as_secs().to_string().as_bytes());
+            reply::bulk(out, now.subsec_micros().to_string().as_bytes());
+        }
         _ => unreachable!("{name:?} is not a server command"),
-    }
-}
-
-/// A database number argument, as Redis checks it.
-pub(crate) fn db_index(arg: &[u8]) -> Result<usize, &'static str> {
-    match parse_i64(arg) {
-        None => Err("ERR invalid first DB index"),
-        Some(n) if (0..DATABASES as i64).contains(&n) => Ok(n as usize),
-        Some(_) => Err("ERR DB index is out of range"),
     }
 }
 
@@ -126,6 +126,80 @@ fn client(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
             reply::int(out, i64::from(was))
         }
         _ => unknown_subcommand(a, "CLIENT", cx, out),
+    }
+}
+
+/// OBJECT REFCOUNT (1: serverlab shares no values), ENCODING (the
+/// encoding Redis 7.0 would give the value: serverlab keeps one
+/// representation per type, and says what Redis's would be), IDLETIME (0:
+/// no access times are kept), FREQ (an error, as Redis without an LFU
+/// policy).
+fn object(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+    let sub = a.arg(1).to_ascii_lowercase();
+    if !matches!(&sub[..], b"refcount" | b"encoding" | b"idletime" | b"freq") || a.count() != 3 {
+        return unknown_subcommand(a, "OBJECT", cx, out);
+    }
+    let Some(v) = cx.store().cloned(a.arg(2)) else {
+        return reply::null(out);
+    };
+    match &sub[..] {
+        b"refcount" => reply::int(out, 1),
+        b"idletime" => reply::int(out, 0),
+        b"freq" => cx.error(
+            out,
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please \
+             note that when switching between policies at runtime LRU and LFU data will take \
+             some time to adjust.",
+        ),
+        _ => reply::bulk(out, redis_encoding(&v).as_bytes()),
+    }
+}
+
+/// The encoding Redis 7.0 gives a value of this shape with its default
+/// thresholds (`*-max-listpack-entries 128`, `*-max-listpack-value 64`,
+/// `set-max-intset-entries 512`, `list-max-listpack-size -2`: 8 KiB).
+pub(crate) fn redis_encoding(v: &serverlab_store::resp::Value) -> &'static str {
+    use serverlab_store::resp::{Coll, Value};
+    let small = |n: usize, longest: usize| n <= 128 && longest <= 64;
+    match v {
+        Value::Str(s) if s.len() <= 20 && parse_i64(s).is_some() => "int",
+        Value::Str(s) if s.len() <= 44 => "embstr",
+        Value::Str(_) => "raw",
+        Value::List(l) => {
+            let bytes: usize = l.iter().map(|e| e.len() + 11).sum();
+            if bytes <= 8 << 10 {
+                "listpack"
+            } else {
+                "quicklist"
+            }
+        }
+        Value::Coll(Coll::Set(s)) => {
+            if s.len() <= 512 && s.iter().all(|m| parse_i64(m).is_some()) {
+                "intset"
+            } else {
+                "hashtable"
+            }
+        }
+        Value::Coll(Coll::Hash(h)) => {
+            let longest = h
+                .iter()
+                .map(|(f, v)| f.len().max(v.len()))
+                .max()
+                .unwrap_or(0);
+            if small(h.len(), longest) {
+                "listpack"
+            } else {
+                "hashtable"
+            }
+        }
+        Value::Coll(Coll::ZSet(z)) => {
+            let longest = z.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+            if small(z.len(), longest) {
+                "listpack"
+            } else {
+                "skiplist"
+            }
+        }
     }
 }
 
