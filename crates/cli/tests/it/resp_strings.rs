@@ -257,6 +257,18 @@ fn deadlines(c: &mut Raw) {
     assert_eq!(expiring(c), 1, "SET EX sets one");
     let (_, _, ttl) = keyspace(c);
     assert!((90_000..=100_000).contains(&ttl), "EX 100: {ttl} ms left");
+    // A SET that NX or XX holds back writes nothing: the deadline stays
+    // (the fast path's SET, alone or in a transaction).
+    c.expect(&cmd(&["SET", "a", "x", "NX"]), "$-1\r\n");
+    c.expect(&cmd(&["SET", "absent", "x", "XX"]), "$-1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SET", "a", "x", "NX"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*1\r\n$-1\r\n");
+    assert_eq!(
+        expiring(c),
+        1,
+        "a SET NX that did not write keeps the deadline"
+    );
     c.expect(&cmd(&["SET", "a", "w", "KEEPTTL"]), "+OK\r\n");
     assert_eq!(expiring(c), 1, "KEEPTTL keeps it");
     c.expect(&cmd(&["SET", "a", "v", "NX", "EX", "5"]), "$-1\r\n");

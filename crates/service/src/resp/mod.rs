@@ -271,20 +271,7 @@ impl RespService {
             input,
         };
         let keys = fast_keys(&cmd, &a);
-        let mut held = None;
-        if !db.expires.is_empty() {
-            let now = expires::now_ms();
-            let mut h = db.expires.hold(keys.iter().copied());
-            if !self.replaying() {
-                for k in &keys {
-                    h.expire_if_due(&*db.store, k, now);
-                }
-                if matches!(cmd, Cmd::Server(ServerCmd::DbSize)) {
-                    db.expires.active(&*db.store, now);
-                }
-            }
-            held = Some(h);
-        }
+        let mut held = self.hold_deadlines(db, &cmd, &keys);
         let touch = match cmd {
             Cmd::Server(ServerCmd::DbSize | ServerCmd::Info) => Touch::Every,
             _ if keys.is_empty() => Touch::Nothing,
@@ -292,6 +279,7 @@ impl RespService {
             _ => Touch::Keys(&keys),
         };
         let writes = changes_data(&cmd);
+        let from = out.len();
         match &self.log {
             None => self.data(&ks, conn.db, cmd, &a, out),
             Some(log) if !writes => {
@@ -318,7 +306,7 @@ impl RespService {
                 }
             }
         }
-        if writes {
+        if writes && wrote(&cmd, &out[from..]) {
             if let Some(h) = &mut held {
                 for k in &keys {
                     // SET and MSET clear a deadline; a key written away
@@ -335,6 +323,32 @@ impl RespService {
                 self.pushes.fetch_add(1, Ordering::Release);
             }
         }
+    }
+
+    /// While keys of `db` have deadlines: the deadlines of `keys`, held
+    /// for the command's step, those past deleted first (DBSIZE deletes
+    /// every key past its deadline before it counts). Nothing expires
+    /// while the log replays.
+    fn hold_deadlines<'d>(
+        &self,
+        db: &'d keyspace::Db,
+        cmd: &Cmd,
+        keys: &[&'d [u8]],
+    ) -> Option<expires::Held<'d>> {
+        if db.expires.is_empty() {
+            return None;
+        }
+        let now = expires::now_ms();
+        let mut h = db.expires.hold(keys.iter().copied());
+        if !self.replaying() {
+            for k in keys {
+                h.expire_if_due(&*db.store, k, now);
+            }
+            if matches!(cmd, Cmd::Server(ServerCmd::DbSize)) {
+                db.expires.active(&*db.store, now);
+            }
+        }
+        Some(h)
     }
 
     /// A write the log refused: the client is told why.
@@ -559,6 +573,13 @@ fn overwrites(cmd: &Cmd) -> bool {
     matches!(cmd, Cmd::Str(StrCmd::Set { .. } | StrCmd::MSet))
 }
 
+/// Whether a fast-path write that replied `reply` wrote: all do but a
+/// SET that NX or XX held back (`$-1`), which keeps the key's deadline,
+/// as Redis's does.
+fn wrote(cmd: &Cmd, reply: &[u8]) -> bool {
+    !matches!(cmd, Cmd::Str(StrCmd::Set { .. })) || reply.starts_with(b"+OK")
+}
+
 fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
     match cmd {
         ConnCmd::ClientSetName(name) | ConnCmd::Hello(Some(name)) => {
@@ -709,12 +730,19 @@ impl Service for RespService {
             Req::Nothing => After::Continue,
             Req::Cmd(cmd) => {
                 self.stats.command(&cmd);
-                if let Some(ready) = conn.ready.take() {
+                let from = out.len();
+                let after = match conn.ready.take() {
                     // A blocked pop, served while it waited.
-                    out.extend_from_slice(&ready);
-                    return After::Continue;
-                }
-                self.run(conn, cmd, input, out)
+                    Some(ready) => {
+                        out.extend_from_slice(&ready);
+                        After::Continue
+                    }
+                    None => self.run(conn, cmd, input, out),
+                };
+                let first = conn.framer.arg(input, 0);
+                self.stats
+                    .replied(&cmd, first, out.get(from..).unwrap_or_default());
+                after
             }
         }
     }

@@ -175,8 +175,9 @@ impl<'g> Alone<'g> {
             let d = &self.ks.dbs[db];
             self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
         }
+        let from = out.len();
         svc.data(&self.ks, db, cmd, a, out);
-        if writes {
+        if writes && super::wrote(&cmd, &out[from..]) {
             let mut rec = Vec::new();
             rec.extend_from_slice(input);
             self.after_write(svc, db, &keys, overwrites(&cmd), Some(rec));
