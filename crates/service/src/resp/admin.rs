@@ -32,14 +32,15 @@ pub(super) struct DbFacts {
 }
 
 /// INFO's text: `# Server`, `# Clients`, `# Memory`, `# Persistence`,
-/// `# Stats` and `# Keyspace`, `name:value` lines ending CR LF, sections apart by a
-/// blank line, as Redis writes them.
+/// `# Stats`, `# CPU`, `# Commandstats`, `# Errorstats` and `# Keyspace`,
+/// `name:value` lines ending CR LF, sections apart by a blank line, as
+/// Redis writes them. As Redis's, INFO alone (or `default`) leaves out
+/// commandstats; `all` and `everything` give every section.
 pub(super) fn info(f: &InfoFacts) -> String {
-    let all = f.sections.is_empty()
-        || f.sections
-            .iter()
-            .any(|s| matches!(s.as_str(), "default" | "all" | "everything"));
-    let want = |s: &str| all || f.sections.iter().any(|x| x == s);
+    let asked = |s: &str| f.sections.iter().any(|x| x == s);
+    let default = f.sections.is_empty() || asked("default");
+    let all = asked("all") || asked("everything");
+    let want = |s: &str| all || (default && s != "commandstats") || asked(s);
     let conns = f.common.connections.snapshot();
     let rss = rss_bytes();
     let keyspace = f
@@ -48,7 +49,10 @@ pub(super) fn info(f: &InfoFacts) -> String {
         .enumerate()
         .filter(|(_, d)| d.keys > 0)
         .map(|(i, d)| {
-            let v = format!("keys={},expires={},avg_ttl={}", d.keys, d.expires, d.avg_ttl);
+            let v = format!(
+                "keys={},expires={},avg_ttl={}",
+                d.keys, d.expires, d.avg_ttl
+            );
             (format!("db{i}"), v)
         })
         .collect::<Vec<_>>();
@@ -74,6 +78,9 @@ pub(super) fn info(f: &InfoFacts) -> String {
         ),
         ("Persistence", persistence_lines(f.log)),
         ("Stats", stats_lines(f, &conns)),
+        ("CPU", cpu_lines()),
+        ("Commandstats", command_lines(f.stats)),
+        ("Errorstats", error_lines(f.stats)),
         ("Keyspace", keyspace),
     ];
     let mut out = String::new();
@@ -161,7 +168,55 @@ fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
         l("service_time_us_p50", format!("{:.3}", t.p50)),
         l("service_time_us_p99", format!("{:.3}", t.p99)),
         l("service_time_us_max", format!("{:.3}", t.max)),
+        l("total_error_replies", f.stats.error_replies().to_string()),
     ]
+}
+
+/// `# CPU`: the process's and its children's system and user time
+/// (`getrusage`), seconds to the microsecond, as Redis prints them.
+fn cpu_lines() -> Vec<Line> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let secs = |t: nix::sys::time::TimeVal| format!("{}.{:06}", t.tv_sec(), t.tv_usec());
+    let mut lines = Vec::new();
+    for (who, suffix) in [
+        (UsageWho::RUSAGE_SELF, ""),
+        (UsageWho::RUSAGE_CHILDREN, "_children"),
+    ] {
+        let Ok(u) = getrusage(who) else { continue };
+        lines.push(l(&format!("used_cpu_sys{suffix}"), secs(u.system_time())));
+        lines.push(l(&format!("used_cpu_user{suffix}"), secs(u.user_time())));
+    }
+    lines
+}
+
+/// `# Commandstats`: a line per command called, refused or failed since
+/// the start, as Redis 7.0 writes it. No time is kept per command, so
+/// `usec` and `usec_per_call` are 0.
+fn command_lines(stats: &super::stats::RespStats) -> Vec<Line> {
+    stats
+        .command_calls()
+        .into_iter()
+        .map(|(name, calls, rejected, failed)| {
+            let v = format!(
+                "calls={calls},usec=0,usec_per_call=0.00,rejected_calls={rejected},failed_calls={failed}"
+            );
+            (format!("cmdstat_{name}"), v)
+        })
+        .collect()
+}
+
+/// `# Errorstats`: each kind of error replied (its first word), and how
+/// many times.
+fn error_lines(stats: &super::stats::RespStats) -> Vec<Line> {
+    stats
+        .error_kinds()
+        .into_iter()
+        .map(|(kind, n)| {
+            // As Redis's getSafeInfoString: no `#`, `:` or line break.
+            let kind = kind.replace(['#', ':', '\n', '\r'], "_");
+            (format!("errorstat_{kind}"), format!("count={n}"))
+        })
+        .collect()
 }
 
 /// The process's resident memory (Linux `/proc/self/statm`), 0 elsewhere.
@@ -222,7 +277,7 @@ fn details(out: &mut Vec<u8>, facts: &Facts) {
 /// The parameters CONFIG GET knows: those clients ask for.
 const CONFIG: [(&str, &str); 6] = [
     ("appendonly", "no"),
-    ("databases", "1"),
+    ("databases", "16"),
     ("maxclients", "10000"),
     ("maxmemory", "0"),
     ("save", ""),
@@ -260,4 +315,125 @@ pub(super) fn hello(id: u64, out: &mut Vec<u8>) {
     }
     reply::bulk(out, b"modules");
     reply::array(out, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RespService;
+    use crate::{run_all, Service};
+    use serverlab_proto::resp::{client, Limits};
+    use serverlab_store::StoreKind;
+
+    /// The replies to `cmds`, sent on one connection of `svc`.
+    fn replies(svc: &RespService, cmds: &[&[&str]]) -> String {
+        let mut wire = Vec::new();
+        for c in cmds {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
+            client::command(&mut wire, &args);
+        }
+        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut out = Vec::new();
+        run_all(svc, &mut conn, &wire, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The bulk string of INFO `sections`.
+    fn info(svc: &RespService, sections: &[&str]) -> String {
+        let mut cmd = vec!["INFO"];
+        cmd.extend(sections);
+        let reply = replies(svc, &[&cmd]);
+        let (len, body) = reply.split_once("\r\n").expect("a bulk string");
+        let len: usize = len.strip_prefix('$').unwrap().parse().unwrap();
+        body[..len].to_string()
+    }
+
+    fn service() -> RespService {
+        RespService::new(StoreKind::Sharded, Limits::default(), "test".into()).unwrap()
+    }
+
+    #[test]
+    fn commandstats_errorstats_and_total_error_replies_as_redis_writes_them() {
+        let svc = service();
+        replies(
+            &svc,
+            &[
+                &["SET", "s", "v"],
+                &["INCR", "n"],
+                &["INCR", "n"],
+                &["INCRBY", "n", "2"],
+                &["LPUSH", "s", "x"],
+                &["GET"],
+                &["NOSUCH", "a"],
+                &["SET", "k", "v", "NX", "XX"],
+            ],
+        );
+        let stats = info(&svc, &["commandstats"]);
+        let zero = "usec=0,usec_per_call=0.00";
+        assert_eq!(
+            stats,
+            format!(
+                "# Commandstats\r\n\
+                 cmdstat_get:calls=0,{zero},rejected_calls=1,failed_calls=0\r\n\
+                 cmdstat_set:calls=2,{zero},rejected_calls=0,failed_calls=1\r\n\
+                 cmdstat_incr:calls=2,{zero},rejected_calls=0,failed_calls=0\r\n\
+                 cmdstat_incrby:calls=1,{zero},rejected_calls=0,failed_calls=0\r\n\
+                 cmdstat_lpush:calls=1,{zero},rejected_calls=0,failed_calls=1\r\n"
+            ),
+            "the lines in the table's order"
+        );
+        let errors = info(&svc, &["errorstats"]);
+        assert_eq!(
+            errors,
+            "# Errorstats\r\nerrorstat_ERR:count=3\r\nerrorstat_WRONGTYPE:count=1\r\n"
+        );
+        assert!(info(&svc, &["stats"]).contains("\r\ntotal_error_replies:4\r\n"));
+    }
+
+    #[test]
+    fn cpu_is_the_processs_time_and_commandstats_only_when_asked() {
+        let svc = service();
+        let cpu = info(&svc, &["cpu"]);
+        let lines: Vec<&str> = cpu.lines().collect();
+        assert_eq!(lines[0], "# CPU");
+        let names: Vec<&str> = lines[1..]
+            .iter()
+            .map(|l| l.split(':').next().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "used_cpu_sys",
+                "used_cpu_user",
+                "used_cpu_sys_children",
+                "used_cpu_user_children"
+            ]
+        );
+        for line in &lines[1..] {
+            let value = line.split(':').nth(1).unwrap();
+            let (secs, micros) = value.split_once('.').unwrap();
+            assert!(secs.parse::<u64>().is_ok() && micros.len() == 6, "{line}");
+        }
+        // This process has run: some time is spent.
+        let user: f64 = lines[2].split(':').nth(1).unwrap().parse().unwrap();
+        assert!(user > 0.0, "{cpu}");
+        replies(&svc, &[&["PING"]]);
+        for (asked, has_commandstats) in [
+            (&[][..], false),
+            (&["default"][..], false),
+            (&["all"][..], true),
+            (&["everything"][..], true),
+            (&["default", "commandstats"][..], true),
+        ] {
+            let text = info(&svc, asked);
+            assert_eq!(
+                text.contains("# Commandstats\r\n"),
+                has_commandstats,
+                "{asked:?}"
+            );
+            assert!(
+                text.contains("# CPU\r\n") && text.contains("# Errorstats"),
+                "{asked:?}"
+            );
+        }
+    }
 }
