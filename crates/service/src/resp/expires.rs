@@ -146,7 +146,6 @@ impl Expires {
         self.hold([key]).remove(key)
     }
 
-
     /// Every deadline (a copy, for a snapshot or an image).
     pub(crate) fn all(&self) -> Vec<(Box<[u8]>, i64)> {
         let held = self.hold_all();
