@@ -137,7 +137,7 @@ fn script() -> Vec<(Vec<u8>, String)> {
         s(cmd(&["LPUSH", "k", "x"]), WRONGTYPE),
         s(cmd(&["DBSIZE"]), ":3\r\n"),
         s(cmd(&["SELECT", "0"]), "+OK\r\n"),
-        s(cmd(&["SELECT", "1"]), "-ERR DB index is out of range\r\n"),
+        s(cmd(&["SELECT", "16"]), "-ERR DB index is out of range\r\n"),
         s(
             cmd(&["CONFIG", "GET", "save"]),
             "*2\r\n$4\r\nsave\r\n$0\r\n\r\n",

@@ -5,17 +5,25 @@
 //! The wait is the session's ([`Service::wait`](crate::Service::wait)):
 //! a strategy waits its own way (a sleeping thread, a timer on a reactor
 //! or a runtime, a timeout on the ring), [`POLL`] at a time, and asks
-//! again; nothing else of the connection is applied meanwhile. Each
-//! time, the pop looks at its keys only if a write may have put elements
-//! in a list since its last look ([`RespService::pushes`] moved); then
-//! it tries once, alone (the pop and its log record as the pop it came
-//! to: `BLPOP` as `LPOP`). A client woken first does not pop first: when
-//! several wait on one key, the first to look after the push takes it
-//! (Redis serves them in the order they blocked).
+//! again; nothing else of the connection is applied meanwhile.
+//!
+//! A waiting pop is served by the write that gives it something, as
+//! Redis serves it: while any connection waits, every write runs alone
+//! (a push too), and at its end, still alone, the waiting pops whose keys
+//! it wrote are tried in the order they blocked, again and again while
+//! one served makes another's key ready (an LMOVE into a key someone
+//! waits on): their pops are part of the writer's step and of its log
+//! record, and the writer's next command sees them done. The served
+//! connection finds its reply at its next look (within [`POLL`]), with
+//! the log's ticket to wait for. Besides, each look tries the pop itself
+//! if a write may have put elements in a list since its last look
+//! ([`RespService::pushes`] moved), leaving the elements to an older
+//! waiter; and past its deadline it answers as Redis's timeout does.
 
 use super::ext::Alone;
+use super::keyspace::Keyspace;
 use super::{Args, RespConn, RespService};
-use crate::Delay;
+use crate::{Delay, Logged};
 use parking_lot::Mutex;
 use serverlab_proto::resp::command::Cmd;
 use serverlab_proto::resp::{reply, Name};
@@ -42,30 +50,93 @@ pub(crate) enum Unblock {
     Error,
 }
 
-/// The connections blocked now, by id, and how CLIENT UNBLOCK asked each
-/// to end.
+/// A blocked connection: when it blocked (an order), its request, on
+/// which keys, how CLIENT UNBLOCK asked it to end, and its reply once a
+/// writer served it.
+struct Entry {
+    order: u64,
+    db: usize,
+    request: Box<[u8]>,
+    keys: Vec<Box<[u8]>>,
+    unblock: Option<Unblock>,
+    served: Option<(Vec<u8>, Option<Logged>)>,
+}
+
+/// A waiting pop a writer may serve: its connection, database and
+/// request.
+pub(crate) struct Waiter {
+    pub id: u64,
+    pub db: usize,
+    pub request: Box<[u8]>,
+}
+
+/// The connections blocked now, by id.
 #[derive(Default)]
-pub(crate) struct Blocked(Mutex<HashMap<u64, Option<Unblock>>>);
+pub(crate) struct Blocked(Mutex<(u64, HashMap<u64, Entry>)>);
 
 impl Blocked {
     /// INFO's `blocked_clients`.
     pub(crate) fn len(&self) -> usize {
-        self.0.lock().len()
+        self.0.lock().1.len()
     }
 
-    fn add(&self, id: u64) {
-        self.0.lock().entry(id).or_insert(None);
+    fn add(&self, id: u64, db: usize, request: &[u8], keys: Vec<Box<[u8]>>) {
+        let mut g = self.0.lock();
+        g.0 += 1;
+        let order = g.0;
+        g.1.entry(id).or_insert(Entry {
+            order,
+            db,
+            request: request.into(),
+            keys,
+            unblock: None,
+            served: None,
+        });
+    }
+
+    /// The waiting pops not yet served on any of `keys` (every one:
+    /// `None`), in the order they blocked.
+    pub(crate) fn waiting_on(&self, keys: Option<&[Vec<u8>]>) -> Vec<Waiter> {
+        let g = self.0.lock();
+        let mut w: Vec<(u64, Waiter)> =
+            g.1.iter()
+                .filter(|(_, e)| e.served.is_none() && e.unblock.is_none())
+                .filter(|(_, e)| {
+                    keys.is_none_or(|ks| e.keys.iter().any(|k| ks.iter().any(|w| **w == **k)))
+                })
+                .map(|(&id, e)| {
+                    let w = Waiter {
+                        id,
+                        db: e.db,
+                        request: e.request.clone(),
+                    };
+                    (e.order, w)
+                })
+                .collect();
+        w.sort_by_key(|(order, _)| *order);
+        w.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// A writer served `id`: its reply, and what it waits for.
+    pub(crate) fn serve(&self, id: u64, reply: Vec<u8>, logged: Option<Logged>) {
+        if let Some(e) = self.0.lock().1.get_mut(&id) {
+            e.served = Some((reply, logged));
+        }
+    }
+
+    fn take_served(&self, id: u64) -> Option<(Vec<u8>, Option<Logged>)> {
+        self.0.lock().1.get_mut(&id)?.served.take()
     }
 
     pub(crate) fn remove(&self, id: u64) {
-        self.0.lock().remove(&id);
+        self.0.lock().1.remove(&id);
     }
 
     /// CLIENT UNBLOCK: whether `id` was blocked.
     pub(crate) fn unblock(&self, id: u64, how: Unblock) -> bool {
-        match self.0.lock().get_mut(&id) {
-            Some(h) => {
-                *h = Some(how);
+        match self.0.lock().1.get_mut(&id) {
+            Some(e) => {
+                e.unblock = Some(how);
                 true
             }
             None => false,
@@ -73,7 +144,34 @@ impl Blocked {
     }
 
     fn unblocked(&self, id: u64) -> Option<Unblock> {
-        self.0.lock().get(&id).copied().flatten()
+        self.0.lock().1.get(&id).and_then(|e| e.unblock)
+    }
+
+    /// Whether `id` may pop now: the first of its keys that holds a list
+    /// has no waiter older than it (or none of them holds one, and the
+    /// try will find nothing).
+    fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
+        let g = self.0.lock();
+        let Some(me) = g.1.get(&id) else { return true };
+        let store = &ks.dbs[me.db].store;
+        let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
+            return true;
+        };
+        !g.1.values()
+            .any(|e| e.order < me.order && e.db == me.db && e.keys.contains(key))
+    }
+}
+
+/// The keys a blocking pop waits on: BLPOP's and BRPOP's all but the
+/// timeout, BLMPOP's counted ones, BLMOVE's and BRPOPLPUSH's source.
+fn waits_on(name: Name, a: &Args) -> Vec<Box<[u8]>> {
+    match name {
+        Name::BLMove | Name::BRPopLPush => vec![a.arg(1).into()],
+        _ => super::ext::keys_of(name, a)
+            .unwrap_or_default()
+            .into_iter()
+            .map(Box::from)
+            .collect(),
     }
 }
 
@@ -128,7 +226,11 @@ pub(crate) fn wait(
             deadline: t.map(|d| Instant::now() + d),
             seen: None,
         });
-        svc.blocked.add(conn.id);
+        svc.blocked.add(conn.id, conn.db, input, waits_on(name, &a));
+    }
+    if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
+        conn.logged = Logged::merge(conn.logged, logged);
+        return done(svc, conn, reply);
     }
     if let Some(how) = svc.blocked.unblocked(conn.id) {
         let mut r = Vec::new();
@@ -149,8 +251,11 @@ pub(crate) fn wait(
         let mut alone = Alone::begin(svc);
         let mut r = Vec::new();
         // Past the deadline it tries without blocking: nothing is the
-        // timeout's reply.
-        if !alone.one(svc, conn, Cmd::Ext(name), input, &mut r, !due) {
+        // timeout's reply. An older waiter goes first.
+        let mine = due || svc.blocked.first_in_line(conn.id, alone.keyspace());
+        if mine && !alone.one(svc, conn, Cmd::Ext(name), input, &mut r, !due) {
+            // Served: no longer a waiter the writer's end may serve.
+            svc.blocked.remove(conn.id);
             if let Err(e) = alone.finish(svc, conn) {
                 r.clear();
                 svc.refused(e, &mut r);

@@ -252,6 +252,11 @@ impl RespService {
                 multi::run(self, conn, name, input, out)
             }
             Cmd::Ext(_) => ext::alone(self, conn, cmd, input, out),
+            // While a pop waits, a push runs alone: the waiting pops it
+            // makes ready are served at its end (see [`blocking`]).
+            Cmd::List(ListCmd::Push { .. }) if self.blocked.len() > 0 => {
+                ext::alone(self, conn, cmd, input, out)
+            }
             _ => self.fast(conn, cmd, input, out),
         }
         After::Continue

@@ -128,6 +128,11 @@ impl<'g> Alone<'g> {
         }
     }
 
+    /// The keyspace, as the commands alone see it.
+    pub(crate) fn keyspace(&self) -> &Keyspace {
+        &self.ks
+    }
+
     /// Runs one command alone and appends its reply; whether it would
     /// block (a blocking pop's try, with nothing to pop: no reply).
     pub(crate) fn one(
@@ -271,15 +276,65 @@ impl<'g> Alone<'g> {
         self.record.extend_from_slice(rec);
     }
 
-    /// Logs what was changed (if the server keeps a log and anything
-    /// was); if the log refuses, puts it all back and says why.
+    /// Serves the waiting pops the writes made ready, in the order they
+    /// blocked, until none is (see [`super::blocking`]); their replies
+    /// wait for the log with the writer's.
+    fn serve_waiters(&mut self, svc: &RespService) -> Vec<(u64, Vec<u8>)> {
+        let mut served = Vec::new();
+        while !self.record.is_empty() && svc.blocked.len() > served.len() {
+            let keys = self.touched.clone();
+            let mut any = false;
+            for w in svc.blocked.waiting_on(keys.as_deref()) {
+                if served.iter().any(|(id, _)| *id == w.id) {
+                    continue;
+                }
+                let mut conn =
+                    crate::Service::open(svc, std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
+                conn.id = w.id;
+                conn.db = w.db;
+                let cmd = match conn.framer.frame(&w.request, &svc.limits) {
+                    serverlab_proto::resp::frame::Framed::Request { .. } => {
+                        serverlab_proto::resp::command::parse(&conn.framer, &w.request)
+                    }
+                    _ => continue,
+                };
+                let mut reply = Vec::new();
+                if !self.one(svc, &mut conn, cmd, &w.request, &mut reply, true) {
+                    served.push((w.id, reply));
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        served
+    }
+
+    /// Serves the waiting pops the writes made ready, then logs what was
+    /// changed (if the server keeps a log and anything was); if the log
+    /// refuses, puts it all back (the waiting pops wait on) and says why.
     pub(crate) fn finish(
-        self,
+        mut self,
         svc: &RespService,
         conn: &mut RespConn,
     ) -> Result<(), crate::durable::Refused> {
-        let Some(log) = &svc.log else { return Ok(()) };
+        let served = if svc.blocked.len() > 0 {
+            self.serve_waiters(svc)
+        } else {
+            Vec::new()
+        };
+        let settle = |logged: Option<Logged>| {
+            for (id, reply) in served {
+                svc.blocked.serve(id, reply, logged);
+            }
+        };
+        let Some(log) = &svc.log else {
+            settle(None);
+            return Ok(());
+        };
         if self.record.is_empty() {
+            settle(None);
             return Ok(());
         }
         let touched: Option<Vec<&[u8]>> = self
@@ -308,6 +363,7 @@ impl<'g> Alone<'g> {
         match written {
             Ok((_, logged)) => {
                 conn.logged = Logged::merge(conn.logged, logged);
+                settle(logged);
                 super::log::compact_if_due(log, &self.ks, svc.limits.max_args);
                 Ok(())
             }
