@@ -37,13 +37,35 @@ pub enum Got {
 /// One command on one key, with its reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
-    Set { value: u32, got: Got },
+    Set {
+        value: u32,
+        got: Got,
+    },
     Get(Got),
     Del(Got),
-    Incr { by: i64, got: Got },
-    RPush { value: u32, got: Got },
-    LIndex { index: i64, got: Got },
+    Incr {
+        by: i64,
+        got: Got,
+    },
+    RPush {
+        value: u32,
+        got: Got,
+    },
+    LIndex {
+        index: i64,
+        got: Got,
+    },
     LLen(Got),
+    /// GETSET: the old value, and the new one written (beyond the fast
+    /// path: it runs alone, beside the fast path's commands).
+    GetSet {
+        value: u32,
+        got: Got,
+    },
+    /// GETDEL: the value, and the key gone.
+    GetDel(Got),
+    /// `LMOVE k k RIGHT LEFT`: the last element moved to the front.
+    Rotate(Got),
 }
 
 /// One key's model: its name and the values written to it.
@@ -124,6 +146,24 @@ fn apply(state: &State, op: &Op) -> (Got, State) {
             State::List(l) => (Got::Int(l.len() as i64), same),
             _ => (Got::WrongType, same),
         },
+        Op::GetSet { value, .. } => match state {
+            State::List(_) => (Got::WrongType, same),
+            _ => (read(state), State::Str(*value)),
+        },
+        Op::GetDel(_) => match state {
+            State::List(_) => (Got::WrongType, same),
+            _ => (read(state), State::Absent),
+        },
+        Op::Rotate(_) => match state {
+            State::Absent => (Got::Nil, same),
+            State::List(l) => {
+                let mut l = l.clone();
+                let last = l.pop().expect("a list is never empty");
+                l.insert(0, last);
+                (Got::Value(last), State::List(l))
+            }
+            _ => (Got::WrongType, same),
+        },
     }
 }
 
@@ -135,7 +175,10 @@ fn got(op: &Op) -> &Got {
         | Op::Incr { got, .. }
         | Op::RPush { got, .. }
         | Op::LIndex { got, .. }
-        | Op::LLen(got) => got,
+        | Op::LLen(got)
+        | Op::GetSet { got, .. }
+        | Op::GetDel(got)
+        | Op::Rotate(got) => got,
     }
 }
 
@@ -162,6 +205,9 @@ impl Model for Key {
             Op::RPush { value, .. } => format!("RPUSH {k} {}", self.value(*value)),
             Op::LIndex { index, .. } => format!("LINDEX {k} {index}"),
             Op::LLen(_) => format!("LLEN {k}"),
+            Op::GetSet { value, .. } => format!("GETSET {k} {}", self.value(*value)),
+            Op::GetDel(_) => format!("GETDEL {k}"),
+            Op::Rotate(_) => format!("LMOVE {k} {k} RIGHT LEFT"),
         };
         format!("{what} answered {}", self.show(got(op)))
     }
@@ -278,5 +324,25 @@ mod tests {
             Some(State::Absent)
         );
         assert!(k.describe_state(&l).contains("a list of 2"));
+        assert_eq!(
+            k.step(&l, &Op::Rotate(Got::Value(1))),
+            Some(State::List(vec![1, 0]))
+        );
+        assert_eq!(k.step(&l, &Op::Rotate(Got::Value(0))), None);
+        assert_eq!(
+            k.step(
+                &State::Int(3),
+                &Op::GetSet {
+                    value: 1,
+                    got: Got::Number(3)
+                }
+            ),
+            Some(State::Str(1))
+        );
+        assert_eq!(
+            k.step(&State::Str(0), &Op::GetDel(Got::Value(0))),
+            Some(State::Absent)
+        );
+        assert_eq!(k.step(&State::Absent, &Op::GetDel(Got::Value(0))), None);
     }
 }

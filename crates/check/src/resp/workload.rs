@@ -1,7 +1,11 @@
-//! RESP's concurrency workload: over a few fresh keys, SET, GET and DEL
-//! (a register), INCRBY (a counter) and RPUSH, LINDEX and LLEN (a list),
-//! mostly each on keys of its own kind and now and then across kinds, so
-//! WRONGTYPE is checked too; one partition per key.
+//! RESP's concurrency workload: over a few fresh keys, SET, GET, GETSET,
+//! GETDEL and DEL (a register), INCRBY (a counter) and RPUSH, LINDEX,
+//! LLEN and `LMOVE k k RIGHT LEFT` (a list that rotates), mostly each on
+//! keys of its own kind and now and then across kinds, so WRONGTYPE is
+//! checked too; one partition per key. GETSET, GETDEL and LMOVE are
+//! Redis 6.2's; a server that runs them apart from its other commands (as
+//! serverlab runs every command beyond its fast path alone) is checked
+//! for making them one step with the rest.
 
 use super::model::{Got, Key, Op};
 use super::talk::{read, words};
@@ -24,6 +28,9 @@ pub enum Call {
     RPush { key: usize, value: String },
     LIndex { key: usize, index: i64 },
     LLen { key: usize },
+    GetSet { key: usize, value: String },
+    GetDel { key: usize },
+    Rotate { key: usize },
 }
 
 impl Call {
@@ -35,7 +42,10 @@ impl Call {
             | Call::Incr { key, .. }
             | Call::RPush { key, .. }
             | Call::LIndex { key, .. }
-            | Call::LLen { key } => *key,
+            | Call::LLen { key }
+            | Call::GetSet { key, .. }
+            | Call::GetDel { key }
+            | Call::Rotate { key } => *key,
         }
     }
 }
@@ -61,6 +71,9 @@ impl Load {
             Call::RPush { key, value } => words(&["RPUSH", k(key), value]),
             Call::LIndex { key, index } => words(&["LINDEX", k(key), &index.to_string()]),
             Call::LLen { key } => words(&["LLEN", k(key)]),
+            Call::GetSet { key, value } => words(&["GETSET", k(key), value]),
+            Call::GetDel { key } => words(&["GETDEL", k(key)]),
+            Call::Rotate { key } => words(&["LMOVE", k(key), k(key), "RIGHT", "LEFT"]),
         }
     }
 }
@@ -78,22 +91,25 @@ impl Workload for Load {
         let list = (key >= KEYS / 2) != (rng.u8(..10) == 0);
         if list {
             match rng.u8(..100) {
-                0..40 => Call::RPush { key, value },
-                40..75 => Call::LIndex {
+                0..35 => Call::RPush { key, value },
+                35..65 => Call::LIndex {
                     key,
                     index: rng.i64(-3..20),
                 },
-                75..95 => Call::LLen { key },
+                65..80 => Call::LLen { key },
+                80..95 => Call::Rotate { key },
                 _ => Call::Del { key },
             }
         } else {
             match rng.u8(..100) {
-                0..30 => Call::Set { key, value },
-                30..60 => Call::Get { key },
-                60..90 => Call::Incr {
+                0..25 => Call::Set { key, value },
+                25..50 => Call::Get { key },
+                50..75 => Call::Incr {
                     key,
                     by: rng.i64(1..4),
                 },
+                75..87 => Call::GetSet { key, value },
+                87..94 => Call::GetDel { key },
                 _ => Call::Del { key },
             }
         }
@@ -140,7 +156,10 @@ impl Load {
     pub fn partition(&self, history: &[Record<Call, Vec<u8>>]) -> Vec<Part<Key>> {
         let mut values: Vec<Vec<String>> = vec![Vec::new(); KEYS];
         for r in history {
-            if let Call::Set { key, value } | Call::RPush { key, value } = &r.call {
+            if let Call::Set { key, value }
+            | Call::RPush { key, value }
+            | Call::GetSet { key, value } = &r.call
+            {
                 values[*key].push(value.clone());
             }
         }
@@ -171,6 +190,12 @@ impl Load {
                 },
                 Call::LIndex { index: i, .. } => Op::LIndex { index: *i, got: g },
                 Call::LLen { .. } => Op::LLen(g),
+                Call::GetSet { value, .. } => Op::GetSet {
+                    value: index[k][value.as_str()],
+                    got: g,
+                },
+                Call::GetDel { .. } => Op::GetDel(g),
+                Call::Rotate { .. } => Op::Rotate(g),
             };
             ops[k].push(r.op(op));
         }

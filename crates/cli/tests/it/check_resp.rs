@@ -1,7 +1,7 @@
 //! `serverlab check resp`: every strategy × RESP store passes every case
-//! and the concurrency phase; a small RESP server whose INCRBY reads and
-//! writes back without holding its lock is caught by the model (a
-//! witness of two INCRBYs), and passes without that bug.
+//! and the concurrency phase; a small RESP server whose INCRBY (or
+//! GETSET) reads and writes back without holding its lock is caught by
+//! the model (a witness naming it), and passes without that bug.
 
 use crate::resp::resp_stores;
 use crate::support::*;
@@ -95,13 +95,21 @@ fn incrby(db: &Mutex<Db>, key: &[u8], by: i64, racy: bool) -> Vec<u8> {
     format!(":{}\r\n", old + by).into_bytes()
 }
 
-fn answer(db: &Mutex<Db>, args: &[Vec<u8>], racy: bool) -> Vec<u8> {
+/// The bug a small server has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bug {
+    Incr,
+    GetSet,
+}
+
+fn answer(db: &Mutex<Db>, args: &[Vec<u8>], racy: Option<Bug>) -> Vec<u8> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
     let k = args.get(1).cloned().unwrap_or_default();
     let int = |i: usize| -> i64 { String::from_utf8_lossy(&args[i]).parse().unwrap_or(0) };
     if name == "INCRBY" {
-        return incrby(db, &k, int(2), racy);
+        return incrby(db, &k, int(2), racy == Some(Bug::Incr));
     }
+    let racy = racy == Some(Bug::GetSet);
     let mut g = db.lock().unwrap();
     let is_list = g.lists.contains_key(&k);
     let is_str = g.strings.contains_key(&k);
@@ -118,7 +126,29 @@ fn answer(db: &Mutex<Db>, args: &[Vec<u8>], racy: bool) -> Vec<u8> {
             u8::from(g.strings.remove(&k).is_some() || g.lists.remove(&k).is_some())
         )
         .into_bytes(),
-        "RPUSH" | "LINDEX" | "LLEN" if is_str => WRONGTYPE.to_vec(),
+        "GETSET" | "GETDEL" if is_list => WRONGTYPE.to_vec(),
+        "GETSET" => {
+            let old = bulk(g.strings.get(&k));
+            if racy {
+                // The bug: the old value read, the lock let go, then the
+                // write: two GETSETs can both return the same old value.
+                drop(g);
+                std::thread::sleep(std::time::Duration::from_micros(300));
+                g = db.lock().unwrap();
+            }
+            g.strings.insert(k, args[2].clone());
+            old
+        }
+        "GETDEL" => bulk(g.strings.remove(&k).as_ref()),
+        "RPUSH" | "LINDEX" | "LLEN" | "LMOVE" if is_str => WRONGTYPE.to_vec(),
+        "LMOVE" => match g.lists.get_mut(&k) {
+            None => bulk(None),
+            Some(l) => {
+                let last = l.pop().expect("never empty");
+                l.insert(0, last.clone());
+                bulk(Some(&last))
+            }
+        },
         "RPUSH" => {
             let l = g.lists.entry(k).or_default();
             l.push(args[2].clone());
@@ -137,7 +167,7 @@ fn answer(db: &Mutex<Db>, args: &[Vec<u8>], racy: bool) -> Vec<u8> {
 
 /// A thread-per-connection RESP server of the commands the concurrency
 /// phase sends.
-fn small_server(racy: bool) -> String {
+fn small_server(racy: Option<Bug>) -> String {
     let db = Arc::new(Mutex::new(Db::default()));
     fake_server(move |mut s: TcpStream| {
         let mut buf = Vec::new();
@@ -176,11 +206,13 @@ fn a_lost_incr_is_caught_with_a_witness() {
         "--budget",
         "20000",
     ];
-    let (code, report) = check(&small_server(false), &args);
+    let (code, report) = check(&small_server(None), &args);
     assert_eq!(code, Some(0), "{report:#}");
-    let (code, report) = check(&small_server(true), &args);
-    assert_eq!(code, Some(1), "{report:#}");
-    assert_eq!(report["concurrency"]["verdict"], "not-linearizable");
-    let witness = serde_json::to_string(&report["concurrency"]["partitions"]).unwrap();
-    assert!(witness.contains("INCRBY"), "{witness}");
+    for (bug, named) in [(Bug::Incr, "INCRBY"), (Bug::GetSet, "GETSET")] {
+        let (code, report) = check(&small_server(Some(bug)), &args);
+        assert_eq!(code, Some(1), "{bug:?}: {report:#}");
+        assert_eq!(report["concurrency"]["verdict"], "not-linearizable");
+        let witness = serde_json::to_string(&report["concurrency"]["partitions"]).unwrap();
+        assert!(witness.contains(named), "{bug:?}: {witness}");
+    }
 }
