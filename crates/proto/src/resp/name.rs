@@ -202,6 +202,9 @@ names! {
     Function "function"  "FUNCTION"  -2     Write  NONE   true;
     Object   "object"    "OBJECT"    -2     Read   SECOND true;
     Time     "time"      "TIME"      1      Read   NONE   true;
+    Sort     "sort"      "SORT"      -2     Write  ONE    true;
+    Dump     "dump"      "DUMP"      2      Read   ONE    true;
+    Restore  "restore"   "RESTORE"   -4     Write  ONE    true;
     SAdd     "sadd"      "SADD"      -3     Write  ONE    true;
     SRem     "srem"      "SREM"      -3     Write  ONE    true;
     SIsMember "sismember" "SISMEMBER" 3     Read   ONE    true;

@@ -147,15 +147,15 @@ impl Blocked {
         self.0.lock().1.get(&id).and_then(|e| e.unblock)
     }
 
-    /// Whether `id` may pop now: the first of its keys that holds a list
-    /// has no waiter older than it (or none of them holds one, and the
-    /// try will find nothing).
-    fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
+    /// Whether `id`, blocked, may pop now: one of its keys holds a list
+    /// (a key that became another type wakes nobody, as in Redis), and
+    /// the first that does has no waiter older than it.
+    pub(crate) fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
         let g = self.0.lock();
-        let Some(me) = g.1.get(&id) else { return true };
+        let Some(me) = g.1.get(&id) else { return false };
         let store = &ks.dbs[me.db].store;
         let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
-            return true;
+            return false;
         };
         !g.1.values()
             .any(|e| e.order < me.order && e.db == me.db && e.keys.contains(key))
@@ -247,12 +247,13 @@ pub(crate) fn wait(
     let due = w.deadline.is_some_and(|d| now >= d);
     let pushes = svc.pushes.load(Ordering::Acquire);
     if w.seen != Some(pushes) || due {
-        w.seen = Some(pushes);
         let mut alone = Alone::begin(svc);
         let mut r = Vec::new();
         // Past the deadline it tries without blocking: nothing is the
         // timeout's reply. An older waiter goes first.
-        let mine = due || svc.blocked.first_in_line(conn.id, alone.keyspace());
+        let first_look = w.seen.is_none();
+        let mine = due || first_look || svc.blocked.first_in_line(conn.id, alone.keyspace());
+        conn.block.as_mut().expect("waiting").seen = Some(pushes);
         if mine && !alone.one(svc, conn, Cmd::Ext(name), input, &mut r, !due) {
             // Served: no longer a waiter the writer's end may serve.
             svc.blocked.remove(conn.id);

@@ -23,9 +23,11 @@
 //! see it.
 
 pub(crate) mod colls;
+pub(crate) mod dump;
 pub(crate) mod keys;
 pub(crate) mod lists;
 pub(crate) mod server;
+pub(crate) mod sort;
 pub(crate) mod strings;
 
 use super::expires::now_ms;
@@ -285,7 +287,9 @@ impl<'g> Alone<'g> {
             let keys = self.touched.clone();
             let mut any = false;
             for w in svc.blocked.waiting_on(keys.as_deref()) {
-                if served.iter().any(|(id, _)| *id == w.id) {
+                if served.iter().any(|(id, _)| *id == w.id)
+                    || !svc.blocked.first_in_line(w.id, &self.ks)
+                {
                     continue;
                 }
                 let mut conn =
@@ -411,6 +415,9 @@ pub(crate) fn keys_of<'a>(name: Name, a: &Args<'a>) -> Option<Vec<&'a [u8]>> {
             Some(a.from(at + 1).take(n).collect())
         }
         Name::FlushAll | Name::FlushDb | Name::SwapDb | Name::Function => None,
+        // SORT reads other keys by its BY and GET patterns, and writes
+        // STORE's destination: every key, to be safe.
+        Name::Sort => None,
         _ => {
             let k = name.facts().keys;
             if k.first == 0 {
@@ -461,6 +468,8 @@ fn dispatch(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember | HSet | HMSet | HGet
         | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | ZAdd | ZRem | ZScore | ZCard
         | ZRange | ZPopMin => colls::run(name, a, cx, out),
+        Sort => sort::run(a, cx, out),
+        Dump | Restore => dump::run(name, a, cx, out),
         _ => server::run(name, a, cx, out),
     }
 }
