@@ -17,7 +17,7 @@
 use parking_lot::{Mutex, MutexGuard};
 use serverlab_store::resp::RespStore;
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -86,9 +86,7 @@ pub(crate) struct Held<'a> {
 
 impl Expires {
     fn stripe_of(&self, key: &[u8]) -> usize {
-        let mut h = self.hasher.build_hasher();
-        key.hash(&mut h);
-        (h.finish() >> 32) as usize % STRIPES
+        (self.hasher.hash_one(key) >> 32) as usize % STRIPES
     }
 
     /// No key has a deadline.

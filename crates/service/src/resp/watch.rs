@@ -15,9 +15,12 @@ use std::sync::Arc;
 /// A connection's flag: set when a key it watches is written.
 pub(crate) type Dirty = Arc<AtomicBool>;
 
+/// A watched key: its database and name.
+type Watched = (usize, Box<[u8]>);
+
 #[derive(Default)]
 pub(crate) struct Watches {
-    by_key: Mutex<HashMap<(usize, Box<[u8]>), Vec<Dirty>>>,
+    by_key: Mutex<HashMap<Watched, Vec<Dirty>>>,
     /// Watched (database, key) pairs.
     count: AtomicUsize,
 }
@@ -40,7 +43,7 @@ impl Watches {
     }
 
     /// Forgets `dirty`'s watches of `keys`.
-    pub(crate) fn unwatch(&self, keys: &[(usize, Box<[u8]>)], dirty: &Dirty) {
+    pub(crate) fn unwatch(&self, keys: &[Watched], dirty: &Dirty) {
         let mut m = self.by_key.lock();
         for k in keys {
             if let Some(e) = m.get_mut(k) {

@@ -72,7 +72,7 @@ fn config(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     match &sub[..] {
         b"set" => {
             let n = a.count();
-            if n < 4 || n % 2 != 0 {
+            if n < 4 || !n.is_multiple_of(2) {
                 return cx.error(
                     out,
                     "ERR wrong number of arguments for 'config|set' command",
