@@ -13,7 +13,7 @@
 //! whose pick is random: it is logged as the `SREM` of what it popped
 //! (as `DEL` when it popped the whole set, as Redis propagates it).
 
-mod float;
+pub(crate) mod float;
 mod hashes;
 mod sets;
 mod zsets;
