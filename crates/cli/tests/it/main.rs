@@ -46,6 +46,7 @@ mod resp_interop;
 mod resp_colls;
 mod resp_keys;
 mod resp_lists;
+mod resp_sort;
 mod resp_strings;
 mod resp_txn;
 mod redis_suite;
