@@ -37,6 +37,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -66,8 +67,13 @@ class Server:
         else:
             c = common.pinned(SERVER_CPU, ["redis-server", "--port", str(self.port), "--bind",
                                           "127.0.0.1", "--save", "", "--appendonly", "no"])
-        self.proc = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        common.wait_port(self.proc, self.port, self.name)
+        self.err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=self.err)
+        try:
+            common.wait_port(self.proc, self.port, self.name)
+        except SystemExit:
+            self.err.seek(0)
+            sys.exit(f"{self.name} did not start: {self.err.read().decode(errors='replace')}")
 
     def cli(self, *args):
         return subprocess.run(["redis-cli", "-p", str(self.port), *map(str, args)],
@@ -137,6 +143,7 @@ def wakeup(server, samples):
 
 
 def _txn_worker(port, duration, transaction, out):
+    os.sched_setaffinity(0, {int(CLIENT_CPU)})
     s = connect(port)
     batch = 32
     if transaction:
@@ -158,7 +165,6 @@ def _txn_worker(port, duration, transaction, out):
 
 def multi(server, duration, transaction):
     """Transactions (or INCR pairs) per second from 4 processes."""
-    os.sched_setaffinity(0, {int(CLIENT_CPU)})
     q = multiprocessing.Queue()
     procs = [multiprocessing.Process(target=_txn_worker,
                                      args=(server.port, duration, transaction, q))

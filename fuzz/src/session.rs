@@ -185,7 +185,7 @@ pub fn drive<S: Service>(svc: S, stream: &[u8], plan: &mut Plan) -> Transcript {
     loop {
         let progressed = match sess.need() {
             // Recorded by the spy, not performed: no time to wait.
-            Io::Delay(_) => true,
+            Io::Delay(_) | Io::Wait(_) => true,
             Io::Write => write_some(&mut sess, &mut c.wire, plan),
             Io::Read { deadline } => {
                 if !c.lingering && deadline.is_some() && plan.one_in(64) {

@@ -61,6 +61,16 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
                 }
                 None
             }
+            // A wait (a blocking pop): a blocking thread is the
+            // connection's own, it sleeps; a worker parks the connection
+            // until the session's deadline (or the socket is ready).
+            Io::Wait(d) => match mode {
+                Mode::Blocking(_) => {
+                    std::thread::sleep(d);
+                    None
+                }
+                Mode::NonBlocking => Some(Parked::Wait),
+            },
             // A blocking thread is the connection's own: it waits there. A
             // non-blocking one parks the connection; the log's thread wakes
             // the waker its strategy gave the session.

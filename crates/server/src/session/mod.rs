@@ -95,6 +95,13 @@ pub enum Io {
     /// `io::gone`), or the server passed its drain limit — reports
     /// [`Session::abandon_delay`] instead.
     Delay(Delay),
+    /// The framed request cannot be applied yet (a blocking pop on empty
+    /// lists; every reply before it is written): wait this long without
+    /// holding a thread others need — sleep on a connection's own thread,
+    /// await a timer, or park the connection until
+    /// [`Session::deadline`] — or less, if the connection is ready
+    /// sooner, then call `next`, which asks the service again.
+    Wait(Duration),
     /// The replies waiting to be written acknowledge writes whose log
     /// record is not yet durable: wait until the ticket is settled, as a
     /// delay is waited for, without holding a thread others need (block in
@@ -135,6 +142,8 @@ pub(crate) struct Session<S: Service> {
     clocks: Clocks,
     stage: Stage,
     held: Option<Held<S::Request>>,
+    /// Until when the held request waits ([`Io::Wait`]).
+    waiting_until: Option<Instant>,
     /// The strategy abandoned a delay: reset.
     abandoned: bool,
     eof: bool,
@@ -169,6 +178,7 @@ impl<S: Service> Session<S> {
             clocks: Clocks::default(),
             stage: Stage::Open,
             held: None,
+            waiting_until: None,
             abandoned: false,
             eof: false,
             starved: false,
@@ -264,11 +274,12 @@ impl<S: Service> Session<S> {
             _ => self.clocks.request_deadline(self.ctx.svc.request_timeout()),
         };
         let unwritten = !self.unwritten().is_empty();
-        earliest(
+        let io = earliest(
             read,
             self.clocks
                 .write_deadline(self.ctx.write_timeout, unwritten),
-        )
+        );
+        earliest(io, self.waiting_until)
     }
 
     /// The write timeout has passed for the unwritten replies.

@@ -187,8 +187,14 @@ impl<S: Service> Session<S> {
         let input = &self.input.data()[..held.len];
         if let Some(d) = self.ctx.svc.wait(conn, &held.request, input) {
             held.delaying = true;
-            return Some(Io::Delay(d));
+            let d = match d {
+                Delay::Sleep(d) => d,
+                other => unreachable!("a wait is a sleep, not {other:?}"),
+            };
+            self.waiting_until = Some(Instant::now() + d);
+            return Some(Io::Wait(d));
         }
+        self.waiting_until = None;
         let held = self.held.take().expect("a held request");
         self.apply(held.len, held.request);
         None

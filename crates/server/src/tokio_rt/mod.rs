@@ -271,6 +271,7 @@ async fn drive<S: Service>(
                     sess.abandon_delay();
                 }
             }
+            Io::Wait(d) => tokio::time::sleep(d).await,
             // Awaited: the task waits, its worker serves others.
             Io::Commit(t) => {
                 if let Some(commit) = sess.commit(t) {

@@ -139,6 +139,8 @@ impl<S: Service> Conn<S> {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
             let parked = match sess.next() {
                 Io::Delay(d) => Some(self.delay(d, io, delays)),
+                // A wait is a timer too (a sleep: never on the ring's thread).
+                Io::Wait(d) => Some(self.delay(Delay::Sleep(d), io, delays)),
                 Io::Commit(t) => self.commit(t),
                 Io::Write => Some(self.send(io, now)),
                 Io::Read { deadline } => self.read(io, deadline),

@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 use serverlab_proto::resp::command::Cmd;
 use serverlab_proto::resp::{reply, Name};
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a blocked pop waits between looks.
@@ -70,14 +70,15 @@ pub(crate) struct Waiter {
     pub request: Box<[u8]>,
 }
 
-/// The connections blocked now, by id.
+/// The connections blocked now, by id (and how many: a load for the
+/// fast path, which asks after every push).
 #[derive(Default)]
-pub(crate) struct Blocked(Mutex<(u64, HashMap<u64, Entry>)>);
+pub(crate) struct Blocked(Mutex<(u64, HashMap<u64, Entry>)>, AtomicUsize);
 
 impl Blocked {
     /// INFO's `blocked_clients`.
     pub(crate) fn len(&self) -> usize {
-        self.0.lock().1.len()
+        self.1.load(Ordering::SeqCst)
     }
 
     fn add(&self, id: u64, db: usize, request: &[u8], keys: Vec<Box<[u8]>>) {
@@ -92,6 +93,7 @@ impl Blocked {
             unblock: None,
             served: None,
         });
+        self.1.store(g.1.len(), Ordering::SeqCst);
     }
 
     /// The waiting pops not yet served on any of `keys` (every one:
@@ -129,7 +131,9 @@ impl Blocked {
     }
 
     pub(crate) fn remove(&self, id: u64) {
-        self.0.lock().1.remove(&id);
+        let mut g = self.0.lock();
+        g.1.remove(&id);
+        self.1.store(g.1.len(), Ordering::SeqCst);
     }
 
     /// CLIENT UNBLOCK: whether `id` was blocked.

@@ -183,6 +183,42 @@ impl Expires {
         n
     }
 
+    /// The keys whose deadline has passed, still there (for a command
+    /// alone to delete and log).
+    pub(crate) fn due(&self, now: i64) -> Vec<Box<[u8]>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let mut due = Vec::new();
+        for s in self.stripes.iter() {
+            let g = s.lock();
+            due.extend(
+                g.order
+                    .iter()
+                    .take_while(|(w, _)| *w <= now)
+                    .map(|(_, k)| k.clone()),
+            );
+        }
+        due
+    }
+
+    /// Whether any of `keys` (every key: `None`) is past its deadline.
+    pub(crate) fn any_due(&self, keys: Option<&[&[u8]]>, now: i64) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        match keys {
+            None => self
+                .stripes
+                .iter()
+                .any(|s| s.lock().order.first().is_some_and(|(w, _)| *w <= now)),
+            Some(keys) => {
+                let mut h = self.hold(keys.iter().copied());
+                keys.iter().any(|k| h.get(k).is_some_and(|w| w <= now))
+            }
+        }
+    }
+
     /// The mean time to live left of the keys with one, in milliseconds
     /// (INFO keyspace's `avg_ttl`), 0 for none.
     pub(crate) fn avg_ttl(&self, now: i64) -> i64 {

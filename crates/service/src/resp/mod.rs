@@ -67,6 +67,9 @@ pub struct RespService {
     /// that passed is kept until the replay is done, as Redis loads its
     /// AOF), since a later record may have saved the key.
     replaying: Arc<AtomicBool>,
+    /// Keys past their deadline are deleted only by commands (the log
+    /// replays, or keeps what they delete): no active expirer.
+    logged_expiry: Arc<AtomicBool>,
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
 }
@@ -121,6 +124,7 @@ impl RespService {
             pushes: AtomicU64::new(0),
             expirer: std::sync::Once::new(),
             replaying: Arc::default(),
+            logged_expiry: Arc::default(),
             config: Default::default(),
         })
     }
@@ -131,6 +135,7 @@ impl RespService {
     /// after a `SELECT`), run again (uncounted) in log order.
     pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
         self.replaying.store(true, Ordering::Release);
+        self.logged_expiry.store(true, Ordering::Release);
         let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut out = Vec::new();
         let mut at = 0;
@@ -156,11 +161,15 @@ impl RespService {
 
     /// Starts the active expirer (once): a thread that deletes, every
     /// [`expires::ACTIVE_EVERY`], the keys whose deadline has passed, and
-    /// ends with the service.
+    /// ends with the service. Not while the log replays, nor once the
+    /// server keeps a log: a deletion is then a write to log, which
+    /// commands alone make (every command alone first deletes the keys
+    /// past their deadline, logged as DELs; a fast-path command that
+    /// meets one runs alone).
     fn start_expirer(&self) {
         self.expirer.call_once(|| {
             let ks = Arc::downgrade(&self.keyspace);
-            let replaying = Arc::clone(&self.replaying);
+            let replaying = Arc::clone(&self.logged_expiry);
             let spawned = std::thread::Builder::new()
                 .name("resp-expirer".into())
                 .spawn(move || loop {
@@ -189,6 +198,7 @@ impl RespService {
     /// opened (and replayed into this service) by the caller.
     pub fn with_log(mut self, wal: Wal) -> Self {
         self.replaying.store(false, Ordering::Release);
+        self.logged_expiry.store(true, Ordering::Release);
         self.log = Some(Durable::new(wal));
         self
     }
@@ -275,77 +285,131 @@ impl RespService {
             framer: &conn.framer,
             input,
         };
+        let writes = changes_data(&cmd);
+        let from = out.len();
+        let Some(log) = &self.log else {
+            // The keys' list is made only when deadlines or watches need
+            // it: a command on the fast path allocates nothing else.
+            let need = !db.expires.is_empty() || (writes && self.watches.any());
+            let keys = if need {
+                fast_keys(&cmd, &a)
+            } else {
+                Vec::new()
+            };
+            let mut held = self.hold_deadlines(db, &cmd, &keys, true);
+            self.data(&ks, conn.db, cmd, &a, out);
+            self.after_fast(conn.db, db, &cmd, &keys, held.as_mut(), &out[from..]);
+            return;
+        };
         let keys = fast_keys(&cmd, &a);
-        let mut held = self.hold_deadlines(db, &cmd, &keys);
+        if self.expired_any(db, &cmd, &keys) {
+            // Deleting it is a write to log: alone, where it is.
+            drop(ks);
+            return ext::alone(self, conn, cmd, input, out);
+        }
         let touch = match cmd {
             Cmd::Server(ServerCmd::DbSize | ServerCmd::Info) => Touch::Every,
             _ if keys.is_empty() => Touch::Nothing,
             _ if keys.len() == 1 => Touch::Key(keys[0]),
             _ => Touch::Keys(&keys),
         };
-        let writes = changes_data(&cmd);
-        let from = out.len();
-        match &self.log {
-            None => self.data(&ks, conn.db, cmd, &a, out),
-            Some(log) if !writes => {
-                let (_, wait) = log.read(touch, || self.data(&ks, conn.db, cmd, &a, out));
-                conn.logged = Logged::merge(conn.logged, wait);
-            }
-            Some(log) => {
-                let written = log.write(
-                    touch,
-                    |rec| {
-                        ext::select_prefix(rec, conn.db);
-                        rec.extend_from_slice(input);
-                        true
-                    },
-                    || undo::of(&db.store, &cmd, &a),
-                    || self.data(&ks, conn.db, cmd, &a, out),
-                );
-                match written {
-                    Ok((_, logged)) => {
-                        conn.logged = Logged::merge(conn.logged, logged);
-                        log::compact_if_due(log, &ks, self.limits.max_args);
-                    }
-                    Err(e) => return self.refused(e, out),
+        if !writes {
+            let (_, wait) = log.read(touch, || self.data(&ks, conn.db, cmd, &a, out));
+            conn.logged = Logged::merge(conn.logged, wait);
+            return;
+        }
+        // The deadlines are held inside the step, under the lock that
+        // orders the log (which a compaction's copy takes before them).
+        let written = log.write(
+            touch,
+            |rec| {
+                ext::select_prefix(rec, conn.db);
+                rec.extend_from_slice(input);
+                true
+            },
+            || undo::of(&db.store, &cmd, &a),
+            || {
+                let mut held = self.hold_deadlines(db, &cmd, &keys, false);
+                self.data(&ks, conn.db, cmd, &a, out);
+                self.after_fast(conn.db, db, &cmd, &keys, held.as_mut(), &out[from..]);
+            },
+        );
+        match written {
+            Ok((_, logged)) => conn.logged = Logged::merge(conn.logged, logged),
+            Err(e) => return self.refused(e, out),
+        }
+        if log.wal().compaction_due() {
+            // The copy holds every deadline stripe: alone, with none held.
+            drop(ks);
+            let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
+            log::compact_if_due(log, &ks, self.limits.max_args);
+        }
+    }
+
+    /// After a fast-path command: a write that wrote drops the deadlines
+    /// of keys it overwrote or removed, tells the watchers and the
+    /// waiting pops.
+    fn after_fast(
+        &self,
+        n: usize,
+        db: &keyspace::Db,
+        cmd: &Cmd,
+        keys: &[&[u8]],
+        held: Option<&mut expires::Held>,
+        reply: &[u8],
+    ) {
+        if !changes_data(cmd) || !wrote(cmd, reply) {
+            return;
+        }
+        if let Some(h) = held {
+            for k in keys {
+                // SET and MSET clear a deadline; a key written away
+                // (DEL, the last element popped) loses it.
+                if overwrites(cmd) || !db.store.exists(k) {
+                    h.remove(k);
                 }
             }
         }
-        if writes && wrote(&cmd, &out[from..]) {
-            if let Some(h) = &mut held {
-                for k in &keys {
-                    // SET and MSET clear a deadline; a key written away
-                    // (DEL, the last element popped) loses it.
-                    if overwrites(&cmd) || !db.store.exists(k) {
-                        h.remove(k);
-                    }
-                }
-            }
-            if self.watches.any() {
-                keys.iter().for_each(|k| self.watches.touch(conn.db, k));
-            }
-            if matches!(cmd, Cmd::List(ListCmd::Push { .. })) {
-                self.pushes.fetch_add(1, Ordering::Release);
-            }
+        if self.watches.any() {
+            keys.iter().for_each(|k| self.watches.touch(n, k));
+        }
+        // Only a waiting pop looks at the count: no shared counter for
+        // every push of a busy server.
+        if matches!(cmd, Cmd::List(ListCmd::Push { .. })) && self.blocked.len() > 0 {
+            self.pushes.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a key the command touches (every key of the database, for
+    /// DBSIZE) is past its deadline. Not while the log replays.
+    fn expired_any(&self, db: &keyspace::Db, cmd: &Cmd, keys: &[&[u8]]) -> bool {
+        if db.expires.is_empty() || self.replaying() {
+            return false;
+        }
+        let now = expires::now_ms();
+        match cmd {
+            Cmd::Server(ServerCmd::DbSize) => db.expires.any_due(None, now),
+            _ => db.expires.any_due(Some(keys), now),
         }
     }
 
     /// While keys of `db` have deadlines: the deadlines of `keys`, held
-    /// for the command's step, those past deleted first (DBSIZE deletes
-    /// every key past its deadline before it counts). Nothing expires
-    /// while the log replays.
+    /// for the command's step; with `expire`, those past deleted first
+    /// (DBSIZE deletes every key past its deadline before it counts).
+    /// Nothing expires while the log replays.
     fn hold_deadlines<'d>(
         &self,
         db: &'d keyspace::Db,
         cmd: &Cmd,
         keys: &[&'d [u8]],
+        expire: bool,
     ) -> Option<expires::Held<'d>> {
         if db.expires.is_empty() {
             return None;
         }
         let now = expires::now_ms();
         let mut h = db.expires.hold(keys.iter().copied());
-        if !self.replaying() {
+        if expire && !self.replaying() {
             for k in keys {
                 h.expire_if_due(&*db.store, k, now);
             }

@@ -115,10 +115,7 @@ impl<'g> Alone<'g> {
     pub(crate) fn begin(svc: &'g RespService) -> Alone<'g> {
         let ks = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
         let now = now_ms();
-        if !svc.replaying() {
-            ks.expire_due(now);
-        }
-        Alone {
+        let mut alone = Alone {
             ks,
             now,
             record: Vec::new(),
@@ -127,6 +124,33 @@ impl<'g> Alone<'g> {
             kept: Vec::new(),
             everything: Vec::new(),
             keep: svc.log.as_ref().is_some_and(|l| l.undoes()),
+        };
+        if !svc.replaying() {
+            alone.expire_due();
+        }
+        alone
+    }
+
+    /// Deletes every key past its deadline, in every database, each
+    /// logged as the `DEL` it comes to (as Redis propagates an expiry),
+    /// so the log replays to the same keys without expiring anything.
+    fn expire_due(&mut self) {
+        for db in 0..self.ks.dbs.len() {
+            let due = self.ks.dbs[db].expires.due(self.now);
+            for key in due {
+                let d = &self.ks.dbs[db];
+                if self.keep {
+                    self.kept.push(Kept::of(d, &key));
+                }
+                d.expires.remove(&key);
+                d.store.del(&key);
+                let mut rec = Vec::new();
+                command(&mut rec, &[b"DEL", &key]);
+                if let Some(t) = &mut self.touched {
+                    t.push(key.to_vec());
+                }
+                self.add_record(db, &rec);
+            }
         }
     }
 
