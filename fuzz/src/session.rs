@@ -416,7 +416,13 @@ impl<S: Service> Service for Spy<S> {
     /// Never waits: the fuzzer has no time, so a blocking pop is applied
     /// at once (and answers as its timeout would if its lists are
     /// empty).
-    fn wait(&self, _conn: &mut S::Conn, _request: &S::Request, _input: &[u8]) -> Option<Delay> {
+    fn wait(
+        &self,
+        _conn: &mut S::Conn,
+        _request: &S::Request,
+        _input: &[u8],
+        _waker: Option<&std::task::Waker>,
+    ) -> Option<Delay> {
         None
     }
 

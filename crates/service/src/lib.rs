@@ -100,12 +100,15 @@ pub trait Service: Send + Sync + 'static {
     /// again after each wait, with the request's bytes (`input`); a
     /// service that serves the request while asked keeps its reply in
     /// `conn` for `apply`. The request's replies before it are written
-    /// first, and nothing after it is applied until it is.
+    /// first, and nothing after it is applied until it is. `waker`, where
+    /// the strategy has one, runs the connection again at once: a service
+    /// that learns sooner that the request can go wakes it.
     fn wait(
         &self,
         _conn: &mut Self::Conn,
         _request: &Self::Request,
         _input: &[u8],
+        _waker: Option<&std::task::Waker>,
     ) -> Option<Delay> {
         None
     }

@@ -216,11 +216,13 @@ impl<S: Service> Loop<S> {
                 Interest::READABLE | Interest::WRITABLE,
             )?;
             let mut sess = Session::new(ctx, peer).with_budget(shared.budget);
-            sess.on_commit(std::task::Waker::from(Arc::new(RunAgain {
+            let run_again = std::task::Waker::from(Arc::new(RunAgain {
                 token,
                 run: shared.evicted.clone(),
                 waker: shared.waker.clone(),
-            })));
+            }));
+            sess.on_wait(run_again.clone());
+            sess.on_commit(run_again);
             let (evicted, waker) = (shared.evicted.clone(), shared.waker.clone());
             sess.on_evict(stream.as_fd(), move || {
                 let _ = evicted.send(token);

@@ -165,6 +165,8 @@ pub(crate) struct Session<S: Service> {
     /// How an event loop is told that a commit this connection waits for
     /// is settled (see [`Session::register_commit`]).
     commit_waker: Option<std::task::Waker>,
+    /// Given to the service with a wait ([`Session::on_wait`]).
+    wait_waker: Option<std::task::Waker>,
 }
 
 impl<S: Service> Session<S> {
@@ -189,6 +191,7 @@ impl<S: Service> Session<S> {
             evicted: false,
             logged: None,
             commit_waker: None,
+            wait_waker: None,
         }
     }
 
@@ -210,6 +213,13 @@ impl<S: Service> Session<S> {
     /// waits for is settled: `waker` is woken then (from the log's thread).
     pub(crate) fn on_commit(&mut self, waker: std::task::Waker) {
         self.commit_waker = Some(waker);
+    }
+
+    /// How an event loop that parks a waiting connection ([`Io::Wait`])
+    /// until its deadline runs it again sooner: the service wakes `waker`
+    /// when the request can go (a writer served the blocked pop).
+    pub(crate) fn on_wait(&mut self, waker: std::task::Waker) {
+        self.wait_waker = Some(waker);
     }
 
     /// Blocks this thread until `ticket` is settled (the connection's own

@@ -153,7 +153,8 @@ impl<S: Service> Session<S> {
         let conn = self.conn.as_mut().expect("session used after finish");
         let delay = self.ctx.svc.delay(conn, &request);
         let input = &self.input.data()[..len];
-        let waits = delay.is_none() && self.ctx.svc.wait(conn, &request, input).is_some();
+        let waker = self.wait_waker.as_ref();
+        let waits = delay.is_none() && self.ctx.svc.wait(conn, &request, input, waker).is_some();
         if delay.is_some() || waits || (len >= HOLD_ABOVE && !self.unwritten().is_empty()) {
             self.held = Some(Held {
                 len,
@@ -185,7 +186,11 @@ impl<S: Service> Session<S> {
         }
         let conn = self.conn.as_mut().expect("session used after finish");
         let input = &self.input.data()[..held.len];
-        if let Some(d) = self.ctx.svc.wait(conn, &held.request, input) {
+        if let Some(d) = self
+            .ctx
+            .svc
+            .wait(conn, &held.request, input, self.wait_waker.as_ref())
+        {
             held.delaying = true;
             let d = match d {
                 Delay::Sleep(d) => d,

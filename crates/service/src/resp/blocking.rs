@@ -29,6 +29,7 @@ use serverlab_proto::resp::command::Cmd;
 use serverlab_proto::resp::{reply, Name};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 /// How long a blocked pop waits between looks.
@@ -60,6 +61,8 @@ struct Entry {
     keys: Vec<Box<[u8]>>,
     unblock: Option<Unblock>,
     served: Option<(Vec<u8>, Option<Logged>)>,
+    /// Runs the connection again at once, where its strategy gave one.
+    waker: Option<Waker>,
 }
 
 /// A waiting pop a writer may serve: its connection, database and
@@ -81,7 +84,7 @@ impl Blocked {
         self.1.load(Ordering::SeqCst)
     }
 
-    fn add(&self, id: u64, db: usize, request: &[u8], keys: Vec<Box<[u8]>>) {
+    fn add(&self, id: u64, db: usize, request: &[u8], keys: Vec<Box<[u8]>>, waker: Option<&Waker>) {
         let mut g = self.0.lock();
         g.0 += 1;
         let order = g.0;
@@ -92,6 +95,7 @@ impl Blocked {
             keys,
             unblock: None,
             served: None,
+            waker: waker.cloned(),
         });
         self.1.store(g.1.len(), Ordering::SeqCst);
     }
@@ -123,6 +127,9 @@ impl Blocked {
     pub(crate) fn serve(&self, id: u64, reply: Vec<u8>, logged: Option<Logged>) {
         if let Some(e) = self.0.lock().1.get_mut(&id) {
             e.served = Some((reply, logged));
+            if let Some(w) = &e.waker {
+                w.wake_by_ref();
+            }
         }
     }
 
@@ -141,6 +148,9 @@ impl Blocked {
         match self.0.lock().1.get_mut(&id) {
             Some(e) => {
                 e.unblock = Some(how);
+                if let Some(w) = &e.waker {
+                    w.wake_by_ref();
+                }
                 true
             }
             None => false,
@@ -156,7 +166,9 @@ impl Blocked {
     /// the first that does has no waiter older than it.
     pub(crate) fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
         let g = self.0.lock();
-        let Some(me) = g.1.get(&id) else { return false };
+        let Some(me) = g.1.get(&id).filter(|e| e.served.is_none()) else {
+            return false;
+        };
         let store = &ks.dbs[me.db].store;
         let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
             return false;
@@ -216,6 +228,7 @@ pub(crate) fn wait(
     conn: &mut RespConn,
     name: Name,
     input: &[u8],
+    waker: Option<&Waker>,
 ) -> Option<Delay> {
     if !is_blocking(name) || conn.multi.is_some() || conn.ready.is_some() {
         return None;
@@ -230,7 +243,8 @@ pub(crate) fn wait(
             deadline: t.map(|d| Instant::now() + d),
             seen: None,
         });
-        svc.blocked.add(conn.id, conn.db, input, waits_on(name, &a));
+        svc.blocked
+            .add(conn.id, conn.db, input, waits_on(name, &a), waker);
     }
     if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
         conn.logged = Logged::merge(conn.logged, logged);
@@ -252,6 +266,12 @@ pub(crate) fn wait(
     let pushes = svc.pushes.load(Ordering::Acquire);
     if w.seen != Some(pushes) || due {
         let mut alone = Alone::begin(svc);
+        // A writer may have served it while it waited for the gate.
+        if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
+            drop(alone);
+            conn.logged = Logged::merge(conn.logged, logged);
+            return done(svc, conn, reply);
+        }
         let mut r = Vec::new();
         // Past the deadline it tries without blocking: nothing is the
         // timeout's reply. An older waiter goes first.

@@ -816,9 +816,15 @@ impl Service for RespService {
         }
     }
 
-    fn wait(&self, conn: &mut RespConn, req: &RespRequest, input: &[u8]) -> Option<Delay> {
+    fn wait(
+        &self,
+        conn: &mut RespConn,
+        req: &RespRequest,
+        input: &[u8],
+        waker: Option<&std::task::Waker>,
+    ) -> Option<Delay> {
         match req.0 {
-            Req::Cmd(Cmd::Ext(name)) => blocking::wait(self, conn, name, input),
+            Req::Cmd(Cmd::Ext(name)) => blocking::wait(self, conn, name, input, waker),
             _ => None,
         }
     }
