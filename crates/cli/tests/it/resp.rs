@@ -78,10 +78,38 @@ impl Raw {
         text(&body[..len])
     }
 
+    /// One whole reply (any RESP2 type), as its bytes.
+    pub fn reply(&mut self) -> Vec<u8> {
+        let mut line = Vec::new();
+        while !line.ends_with(b"\r\n") {
+            let byte = self.read_n(1);
+            assert!(!byte.is_empty(), "closed after {:?}", text(&line));
+            line.extend(byte);
+        }
+        let n: i64 = text(&line[1..line.len() - 2]).parse().unwrap_or(-1);
+        match line[0] {
+            b'$' if n >= 0 => line.extend(self.read_n(n as usize + 2)),
+            b'*' => (0..n.max(0)).for_each(|_| {
+                let r = self.reply();
+                line.extend(r)
+            }),
+            _ => {}
+        }
+        line
+    }
+
     /// The server closes the connection (nothing more arrives).
     pub fn closed(&mut self) -> bool {
         self.buf.is_empty() && self.read_n(1).is_empty()
     }
+}
+
+/// Milliseconds since the Unix epoch, now (deadlines are in them).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }
 
 /// A command as an array of bulk strings.

@@ -193,27 +193,10 @@ const SCRIPT: &[(&[&str], &str)] = &[
         (&["SCARD", "s"], ":3\r\n"),
 ];
 
-/// One whole reply, as its bytes.
-fn reply(c: &mut Raw) -> Vec<u8> {
-    let mut line = Vec::new();
-    while !line.ends_with(b"\r\n") {
-        let byte = c.read_n(1);
-        assert!(!byte.is_empty(), "closed after {:?}", text(&line));
-        line.extend(byte);
-    }
-    let n: i64 = text(&line[1..line.len() - 2]).parse().unwrap_or(-1);
-    match line[0] {
-        b'$' if n >= 0 => line.extend(c.read_n(n as usize + 2)),
-        b'*' => (0..n.max(0)).for_each(|_| line.extend(reply(c))),
-        _ => {}
-    }
-    line
-}
-
 /// `args`' reply: an array of bulk strings, as texts.
 fn strings(c: &mut Raw, args: &[&str]) -> Vec<String> {
     c.send(&cmd(args));
-    let all = text(&reply(c));
+    let all = text(&c.reply());
     let mut lines = all.split("\r\n");
     let head = lines.next().unwrap();
     assert!(head.starts_with('*'), "{args:?}: {all:?}");
@@ -229,7 +212,7 @@ fn strings(c: &mut Raw, args: &[&str]) -> Vec<String> {
 /// `args`' reply: one bulk string's text.
 fn string(c: &mut Raw, args: &[&str]) -> String {
     c.send(&cmd(args));
-    let all = text(&reply(c));
+    let all = text(&c.reply());
     let (head, rest) = all.split_once("\r\n").unwrap();
     assert!(head.starts_with('$') && head != "$-1", "{args:?}: {all:?}");
     rest.trim_end_matches("\r\n").to_string()
@@ -285,7 +268,7 @@ fn commands_on(strategy: &str, store: &str) {
     let mut c = Raw::connect(server.addr);
     for (args, want) in SCRIPT {
         c.send(&cmd(args));
-        let got = reply(&mut c);
+        let got = c.reply();
         assert_eq!(text(&got), *want, "{strategy}/{store}: {args:?}");
     }
     c.expect(&cmd(&["FLUSHDB"]), "+OK\r\n");
@@ -391,7 +374,7 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
         seen.push(format!("{db}/{key}: {held}"));
     }
     c.send(&cmd(&["DBSIZE"]));
-    seen.push(text(&reply(&mut c)));
+    seen.push(text(&c.reply()));
     seen
 }
 

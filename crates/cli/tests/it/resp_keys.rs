@@ -8,10 +8,10 @@
 //! every store, and deleted by the active expirer when nobody touches
 //! them; a durable server restarted with the same keys and deadlines.
 
-use crate::resp::{cmd, resp_stores, Raw};
+use crate::resp::{cmd, now_ms, resp_stores, Raw};
 use crate::support::*;
 use std::collections::HashSet;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 fn bulk(s: &str) -> String {
     format!("${}\r\n{s}\r\n", s.len())
@@ -33,14 +33,6 @@ fn err(msg: &str) -> String {
 
 const OK: &str = "+OK\r\n";
 const NIL: &str = "$-1\r\n";
-
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 /// Sends each command (space-separated words) and expects its reply.
 fn script(c: &mut Raw, steps: &[(&str, String)]) {

@@ -159,29 +159,6 @@ fn script(c: &mut Raw) {
     c.expect(&cmd(&["EXEC"]), "*5\r\n*-1\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n");
 }
 
-/// One whole reply (any RESP2 type), as text.
-fn reply(r: &mut Raw) -> String {
-    let mut line = Vec::new();
-    while !line.ends_with(b"\r\n") {
-        let b = r.read_n(1);
-        assert!(!b.is_empty(), "closed after {:?}", text(&line));
-        line.extend(b);
-    }
-    let head = text(&line);
-    let n: i64 = head[1..head.len() - 2].parse().unwrap_or(0);
-    match line[0] {
-        b'$' if n >= 0 => head + &text(&r.read_n(n as usize + 2)),
-        b'*' => {
-            let mut all = head;
-            for _ in 0..n.max(0) {
-                all += &reply(r);
-            }
-            all
-        }
-        _ => head,
-    }
-}
-
 /// INFO's blocked_clients.
 fn blocked(c: &mut Raw) -> u64 {
     let info = c.bulk(&cmd(&["INFO", "clients"]));
@@ -220,7 +197,7 @@ fn blocks(c: &mut Raw, other: &mut Raw, wire: &[u8], waiting: u64) {
 }
 
 fn client_id(c: &mut Raw) -> String {
-    let r = reply(&mut *c);
+    let r = text(&c.reply());
     r[1..r.len() - 2].to_string()
 }
 
@@ -352,10 +329,10 @@ fn state(c: &mut Raw, keys: &[&str]) -> Vec<String> {
     for db in ["0", "2"] {
         c.expect(&cmd(&["SELECT", db]), "+OK\r\n");
         c.send(&cmd(&["DBSIZE"]));
-        all.push(reply(c));
+        all.push(text(&c.reply()));
         for k in keys {
             c.send(&cmd(&["LRANGE", k, "0", "-1"]));
-            all.push(format!("{db} {k} {}", reply(c)));
+            all.push(format!("{db} {k} {}", text(&c.reply())));
         }
     }
     c.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");

@@ -8,9 +8,9 @@
 //! killed after SORT … STORE and RESTORE coming back with the same keys
 //! and deadlines.
 
-use crate::resp::{cmd, Raw};
+use crate::resp::{cmd, now_ms, Raw};
 use crate::support::*;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// SORT's forms and redis-server 7.0.15's exact replies, in order, from
 /// an empty database (a number out of range last: Redis leaves C's
@@ -206,30 +206,6 @@ const BAD_PAYLOAD: &str = "-ERR DUMP payload version or checksum are wrong\r\n";
 /// Redis 7.0.15's DUMP of the string "hello": another format, refused.
 const REDIS_HELLO: &[u8] = b"\x00\x05hello\n\x00cr\xdfve4 \n";
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
-/// One whole reply, as its bytes.
-fn reply(c: &mut Raw) -> Vec<u8> {
-    let mut line = Vec::new();
-    while !line.ends_with(b"\r\n") {
-        let byte = c.read_n(1);
-        assert!(!byte.is_empty(), "closed after {:?}", text(&line));
-        line.extend(byte);
-    }
-    let n: i64 = text(&line[1..line.len() - 2]).parse().unwrap_or(-1);
-    match line[0] {
-        b'$' if n >= 0 => line.extend(c.read_n(n as usize + 2)),
-        b'*' => (0..n.max(0)).for_each(|_| line.extend(reply(c))),
-        _ => {}
-    }
-    line
-}
-
 /// A command of any bytes.
 fn wire(args: &[&[u8]]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
@@ -243,13 +219,13 @@ fn wire(args: &[&[u8]]) -> Vec<u8> {
 
 fn ask(c: &mut Raw, args: &[&[u8]]) -> String {
     c.send(&wire(args));
-    text(&reply(c))
+    text(&c.reply())
 }
 
 /// DUMP's payload of `key`.
 fn dump(c: &mut Raw, key: &str) -> Vec<u8> {
     c.send(&cmd(&["DUMP", key]));
-    let r = reply(c);
+    let r = c.reply();
     assert!(
         r.starts_with(b"$") && !r.starts_with(b"$-1"),
         "DUMP {key}: {:?}",
@@ -262,7 +238,7 @@ fn dump(c: &mut Raw, key: &str) -> Vec<u8> {
 /// An integer reply's number.
 fn int_of(c: &mut Raw, args: &[&str]) -> i64 {
     c.send(&cmd(args));
-    let r = text(&reply(c));
+    let r = text(&c.reply());
     r.trim_start_matches(':')
         .trim_end()
         .parse()
@@ -274,7 +250,7 @@ fn int_of(c: &mut Raw, args: &[&str]) -> i64 {
 fn script(c: &mut Raw, rows: &[(&[&str], &str)], label: &str) {
     for (args, want) in rows {
         c.send(&cmd(args));
-        assert_eq!(text(&reply(c)), *want, "{label}: {args:?}");
+        assert_eq!(text(&c.reply()), *want, "{label}: {args:?}");
     }
     c.expect(&cmd(&["FLUSHDB"]), OK);
     let all: Vec<u8> = rows.iter().flat_map(|(args, _)| cmd(args)).collect();
@@ -345,7 +321,7 @@ fn round_trips(c: &mut Raw, label: &str) {
     }
     for (args, want) in COPIES {
         c.send(&cmd(args));
-        assert_eq!(text(&reply(c)), *want, "{label}: {args:?}");
+        assert_eq!(text(&c.reply()), *want, "{label}: {args:?}");
     }
     let (list, string) = (&payloads[0][..], &payloads[4][..]);
     // Deadlines: relative, absolute, past.
@@ -449,7 +425,7 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
     for db in ["0", "2"] {
         c.expect(&cmd(&["SELECT", db]), OK);
         c.send(&cmd(&["KEYS", "*"]));
-        let keys = text(&reply(&mut c));
+        let keys = text(&c.reply());
         let mut keys: Vec<String> = keys
             .split("\r\n")
             .skip(2)

@@ -7,10 +7,10 @@
 //! and by keys expiring); and a server on its log restarted with the
 //! same values and deadlines.
 
-use crate::resp::{cmd, Raw};
+use crate::resp::{cmd, now_ms, Raw};
 use crate::support::*;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Requests and redis-server 7.0.15's replies to them, in order (from a
 /// FLUSHALL'd database).
@@ -240,13 +240,6 @@ fn keyspace(c: &mut Raw) -> (u64, u64, i64) {
 /// How many keys of database 0 have a deadline.
 fn expiring(c: &mut Raw) -> u64 {
     keyspace(c).1
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }
 
 /// Which commands set a deadline, keep it, drop it; one already past
