@@ -25,7 +25,8 @@ pub struct Args {
 
 impl Protocol for Args {
     const NAME: &'static str = resp::NAME;
-    const ABOUT: &'static str = "Redis's protocol, RESP2: strings and lists, for redis-cli, \
+    const ABOUT: &'static str = "Redis's protocol, RESP2: strings, lists, sets, hashes, sorted \
+                                 sets, deadlines, transactions and blocking pops, for redis-cli, \
                                  redis-benchmark and clients";
     const PORT: Option<u16> = Some(resp::DEFAULT_PORT);
 

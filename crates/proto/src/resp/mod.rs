@@ -23,7 +23,8 @@ pub use name::Name;
 /// As every subcommand spells it.
 pub const NAME: &str = "resp";
 /// One line for lists of protocols.
-pub const DESCRIBE: &str = "Redis's protocol, RESP2: strings and lists";
+pub const DESCRIBE: &str =
+    "Redis's protocol, RESP2: strings, lists, sets, hashes, sorted sets, deadlines, transactions";
 /// Where a RESP server listens unless told otherwise (Redis's port).
 pub const DEFAULT_PORT: u16 = 6379;
 

@@ -1,6 +1,6 @@
 //! One table of keys, as the locked stores keep it (one behind a mutex or
-//! a reader/writer lock, or one per stripe): strings and lists in two
-//! hash tables, a key in at most one of them.
+//! a reader/writer lock, or one per stripe): strings, lists and the other
+//! collections in three hash tables, a key in at most one of them.
 //!
 //! Memory per key is what RESP's memory target is about (at most 1.2×
 //! redis-server's for a million 64-byte values), so a string is one
