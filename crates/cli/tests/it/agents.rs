@@ -699,10 +699,9 @@ fn wrong_clocks_merge_in_bounded_memory() {
                 && flags.contains("clock: agent 2's window began +"),
             "{flags}"
         );
-        assert!(
-            !flags.contains("clock: agent 0") && !flags.contains("late"),
-            "{flags}"
-        );
+        // (A busy machine may start an agent late, which is flagged as
+        // such: not what this test is about.)
+        assert!(!flags.contains("clock: agent 0"), "{flags}");
     }
 }
 

@@ -120,7 +120,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// Run `file` with the harness against 127.0.0.1:`port`, its own test
 /// server on a port below `baseport` (see [`baseport`]).
-fn runtest(file: &str, port: u16, baseport: u16) -> Run {
+fn runtest(file: &str, port: u16, baseport: u16, skip: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&suite_dir(), dir.path());
     let (port, baseport) = (port.to_string(), baseport.to_string());
@@ -145,6 +145,8 @@ fn runtest(file: &str, port: u16, baseport: u16) -> Run {
         "--baseport",
         &baseport,
     ];
+    let skips: Vec<&str> = skip.iter().flat_map(|t| ["--skiptest", t]).collect();
+    let args: Vec<&str> = args.iter().copied().chain(skips).collect();
     let began = Instant::now();
     let mut child = {
         use std::os::unix::process::CommandExt;
@@ -205,20 +207,42 @@ fn run_one(target: Target, file: &str, slot: usize) -> Run {
     match target {
         Target::Redis => {
             let redis = RedisServer::start();
-            runtest(file, redis.port, baseport(slot))
+            runtest(file, redis.port, baseport(slot), &[])
         }
         Target::Ours(strategy) => {
+            // One thread: the suite sends commands on two connections one
+            // after the other without waiting (two BRPOPLPUSHes, then a
+            // push) and expects them served in that order, as Redis's
+            // single thread serves them; across several threads the order
+            // of two connections' requests is not defined (each strategy
+            // on more threads is tested in resp_lists.rs).
             let server = ServerProc::start(
                 "resp",
-                &with_threads(strategy, "2", &["--strategy", strategy]),
+                &with_threads(strategy, "1", &["--strategy", strategy]),
             );
-            let mut run = runtest(file, server.addr.port(), baseport(slot));
+            let mut run = runtest(file, server.addr.port(), baseport(slot), &skips(strategy));
             let (status, _) = server.stop();
             if !status.success() {
                 run.output += &format!("\n(the server exited with {status})\n");
             }
             run
         }
+    }
+}
+
+/// The tests left out under a strategy, counted as not passed. One only:
+/// under async, "BRPOPLPUSH with multiple blocked clients" sends two
+/// blocking pops on two connections back to back and expects the first
+/// sent to block first; tokio's scheduler runs the task woken last first
+/// (its LIFO slot), so the second may block first and take the element,
+/// and the first then waits for ever — which would stop the harness for
+/// its 120 s timeout and lose the rest of the file.
+fn skips(strategy: &str) -> Vec<&'static str> {
+    let is_async = strategy.parse::<StrategyKind>().ok() == Some(StrategyKind::Async);
+    if is_async {
+        vec!["BRPOPLPUSH with multiple blocked clients"]
+    } else {
+        Vec::new()
     }
 }
 

@@ -61,6 +61,8 @@ struct Entry {
     keys: Vec<Box<[u8]>>,
     unblock: Option<Unblock>,
     served: Option<(Vec<u8>, Option<Logged>)>,
+    /// A writer popped for it (its reply follows once the log has it).
+    claimed: bool,
     /// Runs the connection again at once, where its strategy gave one.
     waker: Option<Waker>,
 }
@@ -95,6 +97,7 @@ impl Blocked {
             keys,
             unblock: None,
             served: None,
+            claimed: false,
             waker: waker.cloned(),
         });
         self.1.store(g.1.len(), Ordering::SeqCst);
@@ -106,7 +109,7 @@ impl Blocked {
         let g = self.0.lock();
         let mut w: Vec<(u64, Waiter)> =
             g.1.iter()
-                .filter(|(_, e)| e.served.is_none() && e.unblock.is_none())
+                .filter(|(_, e)| !e.claimed && e.served.is_none() && e.unblock.is_none())
                 .filter(|(_, e)| {
                     keys.is_none_or(|ks| e.keys.iter().any(|k| ks.iter().any(|w| **w == **k)))
                 })
@@ -121,6 +124,23 @@ impl Blocked {
                 .collect();
         w.sort_by_key(|(order, _)| *order);
         w.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// A writer popped for `id`: the waiters after it go ahead.
+    pub(crate) fn claim(&self, id: u64) {
+        if let Some(e) = self.0.lock().1.get_mut(&id) {
+            e.claimed = true;
+        }
+    }
+
+    /// The log refused the writer's step: those it popped for wait on.
+    pub(crate) fn unclaim(&self, ids: &[u64]) {
+        let mut g = self.0.lock();
+        for id in ids {
+            if let Some(e) = g.1.get_mut(id) {
+                e.claimed = false;
+            }
+        }
     }
 
     /// A writer served `id`: its reply, and what it waits for.
@@ -166,15 +186,21 @@ impl Blocked {
     /// the first that does has no waiter older than it.
     pub(crate) fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
         let g = self.0.lock();
-        let Some(me) = g.1.get(&id).filter(|e| e.served.is_none()) else {
+        let Some(me) = g.1.get(&id).filter(|e| !e.claimed && e.served.is_none()) else {
             return false;
         };
         let store = &ks.dbs[me.db].store;
         let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
             return false;
         };
-        !g.1.values()
-            .any(|e| e.order < me.order && e.db == me.db && e.keys.contains(key))
+        // An older waiter a writer already served is no longer ahead.
+        !g.1.values().any(|e| {
+            e.order < me.order
+                && !e.claimed
+                && e.served.is_none()
+                && e.db == me.db
+                && e.keys.contains(key)
+        })
     }
 }
 

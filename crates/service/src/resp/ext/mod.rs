@@ -328,6 +328,8 @@ impl<'g> Alone<'g> {
                 };
                 let mut reply = Vec::new();
                 if !self.one(svc, &mut conn, cmd, &w.request, &mut reply, true) {
+                    // Served: no longer ahead of the waiters after it.
+                    svc.blocked.claim(w.id);
                     served.push((w.id, reply));
                     any = true;
                 }
@@ -352,6 +354,7 @@ impl<'g> Alone<'g> {
         } else {
             Vec::new()
         };
+        let claimed: Vec<u64> = served.iter().map(|(id, _)| *id).collect();
         let settle = |logged: Option<Logged>| {
             for (id, reply) in served {
                 svc.blocked.serve(id, reply, logged);
@@ -396,10 +399,12 @@ impl<'g> Alone<'g> {
                 Ok(())
             }
             Err(e) => {
-                // Applied, not logged: taken back before anyone sees it.
+                // Applied, not logged: taken back before anyone sees it
+                // (the pops served here too: they wait on).
                 if let Some(u) = undo.take() {
                     u();
                 }
+                svc.blocked.unclaim(&claimed);
                 Err(e)
             }
         }
