@@ -74,8 +74,20 @@ eq(r.info("keyspace"), {"db0": {"keys": 3, "expires": 0, "avg_ttl": 0}}, "INFO k
 eq(r.config_get("save"), {"save": ""}, "CONFIG GET save")
 eq(r.config_get("appendonly"), {"appendonly": "no"}, "CONFIG GET appendonly")
 eq(r.config_get("nosuch*"), {}, "CONFIG GET unknown")
-eq(r.command_count(), 28, "COMMAND COUNT")
+eq(r.command_count(), len(r.command()), "COMMAND COUNT")
 eq(r.select(0), True, "SELECT 0")
+# Beyond the fast path: a transaction, a deadline, a blocking pop's
+# timeout, a set, as redis-py sends them.
+pipe = r.pipeline(transaction=True)
+pipe.incr("t")
+pipe.incr("t")
+eq(pipe.execute(), [1, 2], "MULTI/EXEC")
+eq(r.set("e", "v", ex=100), True, "SET EX")
+if not 90 <= r.ttl("e") <= 100:
+    sys.exit(f"TTL after SET EX 100: {r.ttl('e')}")
+eq(r.blpop(["nolist"], timeout=0.1), None, "BLPOP times out")
+eq(r.sadd("s", "a", "b"), 2, "SADD")
+eq(r.smembers("s"), {b"a", b"b"}, "SMEMBERS")
 try:
     r.execute_command("NOSUCH", "a")
     sys.exit("an unknown command did not fail")
