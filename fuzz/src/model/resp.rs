@@ -183,6 +183,8 @@ pub struct Resp {
     at: usize,
     /// MULTI is open: commands are queued.
     multi: bool,
+    /// The bytes queued since MULTI, if known.
+    queued: Option<usize>,
     /// Every key is unknown (after an EXEC, a MOVE, a COPY).
     lost: bool,
 }
@@ -195,6 +197,7 @@ impl Resp {
             others: vec![HashMap::new(); 16],
             at: 0,
             multi: false,
+            queued: Some(0),
             lost: false,
         }
     }
@@ -206,16 +209,28 @@ impl Resp {
     }
 
     /// The reply the model expects, if it knows it.
-    fn expect(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
+    fn expect(&mut self, name: &str, args: &[Vec<u8>], len: usize) -> Option<Vec<u8>> {
         let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit");
         // The server and connection commands' argument checks are not
-        // modelled: queued, or refused (and the transaction with them).
+        // modelled: queued, or refused (and the transaction with them);
+        // after one, the queue's length is not known either.
         let unjudged = matches!(
             name,
             "select" | "command" | "config" | "client" | "hello" | "info"
         );
         if self.multi && !control {
-            return (!unjudged).then(|| b"+QUEUED\r\n".to_vec());
+            let Some(queued) = self.queued.filter(|_| !unjudged) else {
+                self.queued = None;
+                return None;
+            };
+            // The queue holds at most --max-query bytes.
+            if queued + len > self.limits.max_query {
+                self.queued = Some(0);
+                let e = "-ERR the queued commands pass --max-query: the transaction will be discarded\r\n";
+                return Some(e.as_bytes().to_vec());
+            }
+            self.queued = Some(queued + len);
+            return Some(b"+QUEUED\r\n".to_vec());
         }
         if name == "flushall" {
             self.lost = false;
@@ -237,7 +252,10 @@ impl Resp {
             return;
         }
         match name {
-            "multi" if ok => self.multi = true,
+            "multi" if ok => {
+                self.multi = true;
+                self.queued = Some(0);
+            }
             "discard" if ok => self.multi = false,
             "exec" => {
                 self.multi = false;
@@ -534,7 +552,7 @@ impl Model for Resp {
                 false
             }
             Ok(name) => {
-                match self.expect(name, &args) {
+                match self.expect(name, &args, a.request.len()) {
                     Some(want) => assert_eq!(show(a.reply), show(&want), "reply to {:?}", req()),
                     None => {
                         assert!(

@@ -265,3 +265,27 @@ fn a_transaction_and_other_databases_survive_a_restart() {
     c.expect(&cmd(&["DBSIZE"]), ":0\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A transaction's queue is bounded by --max-query: past it the commands
+/// are refused, the queue dropped, and EXEC refuses the lot; the
+/// connection and the server carry on.
+#[test]
+fn a_transaction_queue_is_bounded() {
+    let server = ServerProc::start("resp", &["--max-query", "64KiB", "--max-bulk", "16KiB"]);
+    let mut c = Raw::connect(server.addr);
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    let value = "v".repeat(10_000);
+    for _ in 0..6 {
+        c.expect(&cmd(&["SET", "k", &value]), "+QUEUED\r\n");
+    }
+    c.expect(
+        &cmd(&["SET", "k", &value]),
+        "-ERR the queued commands pass --max-query: the transaction will be discarded\r\n",
+    );
+    c.expect(
+        &cmd(&["EXEC"]),
+        "-EXECABORT Transaction discarded because of previous errors.\r\n",
+    );
+    c.expect(&cmd(&["GET", "k"]), "$-1\r\n");
+    c.expect(&cmd(&["PING"]), "+PONG\r\n");
+}

@@ -4,7 +4,9 @@
 //! holds the keys, and the log gets them as one record, so a crash keeps
 //! all of them or none), DISCARD drops them. A command refused while
 //! queued (unknown, wrong arity, bad arguments) makes EXEC refuse the
-//! lot (`EXECABORT`), as Redis's does.
+//! lot (`EXECABORT`), as Redis's does; so does a queue that would pass
+//! `--max-query` bytes (a bound of serverlab's: the queue is dropped at
+//! once).
 //!
 //! WATCH is optimistic: it notes the keys (in [`super::watch`]), and any
 //! write to one of them afterwards, from any connection, makes this
@@ -62,6 +64,18 @@ pub(crate) fn queue(
         }
         _ => {
             let q = conn.multi.as_mut().expect("a transaction");
+            if q.bytes.len() + input.len() > svc.limits.max_query {
+                // A bound Redis does not have: what one connection may make
+                // the server hold stays --max-query, queued or not.
+                q.refused = true;
+                q.bytes = Vec::new();
+                q.lens = Vec::new();
+                reply::error(
+                    out,
+                    b"ERR the queued commands pass --max-query: the transaction will be discarded",
+                );
+                return Some(After::Continue);
+            }
             q.bytes.extend_from_slice(input);
             q.lens.push(input.len());
             reply::simple(out, b"QUEUED");
