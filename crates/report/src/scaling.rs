@@ -510,6 +510,7 @@ fn line(name: &str, color: usize, points: Vec<Pt>, marker: Marker, lines: bool) 
         dashed: false,
         marker,
         color,
+        labels: vec![],
     }
 }
 
