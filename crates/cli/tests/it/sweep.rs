@@ -907,6 +907,21 @@ fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
     assert!(stdout.contains(" 0 not run"), "{stdout}");
     let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
     assert!(md.contains("## Shards"), "{md}");
+    // Issue 39: the shards' parent directory reads as them, alone and as
+    // the other side of a comparison.
+    let parent = tmp.path().join("out");
+    let rep = run(&["report", parent.to_str().unwrap()]);
+    let said = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{said}{}", text(&rep.stderr));
+    assert!(said.contains("2 shards ran on one machine"), "{said}");
+    assert!(!said.contains("WARNING"), "run one after another: {said}");
+    let rep = run(&[
+        "report",
+        a.to_str().unwrap(),
+        "--compare",
+        parent.to_str().unwrap(),
+    ]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
     // One shard alone is a sweep of its own blocks: none missing.
     let one = run(&["report", a.to_str().unwrap()]);
     assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
@@ -1006,6 +1021,44 @@ fn a_missing_shard_is_named_with_its_blocks_and_fails_the_report_unless_allowed(
         .find(|l| l.contains("| 2/3 "))
         .unwrap_or_else(|| panic!("no row for shard 2/3: {md}"));
     assert!(row.contains("3, 6") && row.contains("not run"), "{row}");
+}
+
+/// Issue 39: two shards of one sweep ran at once on one node, pinned to
+/// the same CPUs. A shard started while another of its experiment runs on
+/// this machine is refused before it runs anything.
+#[test]
+fn a_second_shard_of_a_sweep_on_one_machine_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(tmp.path(), "s.toml", &sharded(0, 0, 2));
+    // A live process that reads as shard 0/2 of "shards", and its claim.
+    let mut other = Command::new("sh")
+        .args(["-c", "sleep 60; true", "sweep", "--shard", "0/2"])
+        .spawn()
+        .expect("sh");
+    let claims = tmp.path().join("serverlab-shards");
+    std::fs::create_dir_all(&claims).unwrap();
+    std::fs::write(claims.join(format!("shards.{}", other.id())), "0/2\n").unwrap();
+    let out = tmp.path().join("out");
+    let done = Command::new(BIN)
+        .arg("sweep")
+        .arg(&exp)
+        .args(["--shard", "1/2", "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("run the sweep");
+    let _ = other.kill();
+    let _ = other.wait();
+    let stderr = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--shard 1/2: shard 0/2 of experiment 'shards' is running on this machine (process {})",
+            other.id()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.join("runs").exists(), "it ran");
 }
 
 #[test]
