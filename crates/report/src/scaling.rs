@@ -392,6 +392,14 @@ pub fn verdict(s: &ScalingSeries) -> String {
         Err(why) => return format!("{name}: {gain}; {why}"),
         Ok(f) => f,
     };
+    // A poor fit says nothing of contention, coherency or a peak.
+    if law.poor() {
+        return format!(
+            "{name}: {gain}; the law fits poorly (R² = {:.3}, below {}): no verdict from it",
+            law.r2,
+            usl::POOR_R2
+        );
+    }
     let params = parameters(&law.law);
     match law.peak() {
         Some((n, x)) if n <= k as f64 => format!(

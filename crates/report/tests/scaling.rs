@@ -201,6 +201,32 @@ fn series_that_cannot_be_fitted_say_so_and_draw_no_curve() {
     assert!(!summary.contains("cannot fit"), "{summary}");
 }
 
+/// Throughput that zig-zags with the cores: the law fits poorly, and the
+/// summary draws no verdict from it (issue 39: "superlinear" from R² =
+/// 0.107).
+#[test]
+fn a_poor_fit_draws_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(tmp.path(), &[("rwlock", RWLOCK)], &[1, 2, 4, 8, 16]);
+    for (k, x) in [(1, 100.0), (2, 400.0), (4, 150.0), (8, 600.0), (16, 200.0)] {
+        for rep in 1..=3u32 {
+            let wobble = 1.0 + 0.01 * f64::from(rep);
+            let slug = format!("store=rwlock,cores={k}");
+            common::set_throughput(tmp.path(), &slug, rep, x * wobble);
+        }
+    }
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let summary = w.summary.join("\n");
+    let line = summary
+        .lines()
+        .find(|l| l.contains("store=rwlock: "))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(line.contains("the law fits poorly (R² = 0."), "{line}");
+    for verdict in ["scales", "flattens", "stops scaling", "superlinear", "peak"] {
+        assert!(!line.contains(verdict), "{verdict}: {line}");
+    }
+}
+
 /// σ < 0 (Gunther, Puglia and Tomasette's Hadoop case): fitted, not
 /// refused; the summary and the fit table say superlinear, and where the
 /// series falls back below the ideal, −σ/κ.
