@@ -5,6 +5,7 @@ pub mod caps;
 pub mod csv;
 pub mod gfmt;
 pub mod hdrlog;
+mod intervals;
 pub mod steps;
 pub mod text;
 

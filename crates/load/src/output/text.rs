@@ -122,6 +122,12 @@ fn latency_table(out: &mut String, r: &Results, view: impl Fn(&OpSummary) -> Opt
             op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
         );
     }
+    // Each percentile's 95% interval, under the table.
+    for op in r.operations.iter().filter(|o| o.count > 0) {
+        if let Some(line) = view(op).and_then(|l| super::intervals::line(&op.name, op.count, l)) {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
 }
 
 /// How late requests went, and whether the rate was kept up.
