@@ -8,5 +8,7 @@
 pub mod anderson;
 pub mod ess;
 pub mod quantile;
+pub mod sample;
 pub mod spearman;
 pub mod trend;
+pub mod verdict;

@@ -16,16 +16,7 @@ pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     if n < 3 {
         return None;
     }
-    let (ra, rb) = (ranks(&a[..n]), ranks(&b[..n]));
-    let mean = (n as f64 + 1.0) / 2.0;
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (x, y) in ra.iter().zip(&rb) {
-        let (dx, dy) = (x - mean, y - mean);
-        sab += dx * dy;
-        saa += dx * dx;
-        sbb += dy * dy;
-    }
-    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
+    pearson(&ranks(&a[..n]), &ranks(&b[..n]))
 }
 
 /// 1-based ranks, ties averaged.
@@ -71,10 +62,29 @@ pub fn significant(rho: f64, n: usize) -> bool {
 
 /// The first lag from 1 to `max_lag` at which `x`'s rank
 /// autocorrelation is not significant; `None` when every lag up to
-/// there is (or there are too few values to tell).
+/// there is (or there are too few values to tell). The ranks are the
+/// whole series' (each lag then costs O(n), not a sort; for thousands of
+/// values the difference from ranking each pair of slices apart is
+/// negligible).
 pub fn first_independent_lag(x: &[f64], max_lag: usize) -> Option<usize> {
-    (1..=max_lag)
-        .find(|&lag| autocorrelation(x, lag).is_some_and(|rho| !significant(rho, x.len() - lag)))
+    let r = ranks(x);
+    (1..=max_lag.min(x.len().saturating_sub(3))).find(|&lag| {
+        pearson(&r[..r.len() - lag], &r[lag..]).is_some_and(|rho| !significant(rho, x.len() - lag))
+    })
+}
+
+/// Pearson's correlation of paired values.
+fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len().min(b.len()) as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        let (dx, dy) = (x - ma, y - mb);
+        sab += dx * dy;
+        saa += dx * dx;
+        sbb += dy * dy;
+    }
+    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
 }
 
 #[cfg(test)]

@@ -208,6 +208,7 @@ fn results(
         client_cpu: client_cpu(agents),
         agent: None,
         merged: None,
+        validity: None,
         protocol: None,
     })
 }

@@ -8,6 +8,7 @@ pub mod hdrlog;
 mod intervals;
 pub mod steps;
 pub mod text;
+mod validity;
 
 /// The report as pretty JSON (schema `serverlab-load/3`).
 pub fn json(report: &crate::report::LoadReport) -> String {

@@ -58,6 +58,9 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     errors_checks_and_cpu(&mut out, r, pinned(report));
+    if let Some(v) = &r.validity {
+        super::validity::lines(&mut out, v);
+    }
     if let Some(a) = &r.agent {
         super::agents::agent_line(&mut out, a);
     }

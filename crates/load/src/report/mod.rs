@@ -92,6 +92,11 @@ pub struct Results {
     /// what makes the merge suspect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
+    /// Whether the run's figures certify themselves, check by check
+    /// ([`crate::certify::verdict`]); absent from a merge and from files
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::certify::verdict::Validity>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this
