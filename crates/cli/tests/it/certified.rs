@@ -13,7 +13,9 @@
 //! independent *and* the median changed 2× between the first and last
 //! quarters (a false alarm under 0.1% on a steady run); independence
 //! never fails a run, it widens the intervals; and 4,000 samples leave
-//! p99 its interval for any lag-1 correlation up to 0.8. The failing run
+//! p99 its interval for any lag-1 correlation up to 0.8 — past that (a
+//! machine whose scheduling sets the latencies) the run fails on its
+//! sample size, and the test accepts that failure alone. The failing run
 //! fails by the server's own capacity (2 connections × 50 ms delays =
 //! 40 req/s), whatever the machine.
 
@@ -29,11 +31,12 @@ fn check<'a>(v: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no check {name}: {}", v["results"]["validity"]))
 }
 
-#[test]
-fn a_steady_server_at_a_modest_rate_is_certified() {
-    let _turn = heavy_turn();
-    let server = ServerProc::start("bucket", &[]);
-    let (stdout, v) = server.load_json(
+/// The steady run's result: with `--require-certified` it exits 0 when
+/// certified and 3 when not (nothing else fails it).
+fn steady_run(server: &ServerProc) -> (String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("load.json");
+    let out = server.load(
         "bucket",
         &[
             "--delay",
@@ -48,19 +51,53 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
             "--warmup",
             "1s",
             "--require-certified",
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
+    let v = read_json(&json);
+    let certified = v["results"]["validity"]["certified"] == true;
+    let want = if certified { 0 } else { 3 };
+    assert_eq!(out.status.code(), Some(want), "{}", text(&out.stderr));
+    (text(&out.stdout), v)
+}
+
+/// Certified — or, on a machine so busy that its scheduling sets the
+/// latencies (beside `stress-ng --cpu 4 --io 1` on 2 cores, half the
+/// runs: neighbours correlated at ρ 0.9 and more), failed on the sample
+/// size alone, because the intervals were widened to too few effective
+/// samples for p99, and saying so. Every other check must pass however
+/// busy the machine: that contention cannot flip them is their design.
+#[test]
+fn a_steady_server_at_a_modest_rate_is_certified() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("bucket", &[]);
+    let (stdout, v) = steady_run(&server);
     let validity = &v["results"]["validity"];
-    assert_eq!(validity["certified"], true, "{validity:#}");
-    for name in ["schedule", "stationarity", "independence", "sample_size"] {
+    for name in ["schedule", "stationarity", "independence"] {
         assert_eq!(check(&v, name)["passed"], true, "{validity:#}");
     }
     // Constant arrivals: nothing random to test.
     assert_eq!(check(&v, "arrivals")["passed"], Value::Null);
-    assert!(
-        stdout.contains("  certified: every check passed"),
-        "{stdout}"
-    );
+    let size = check(&v, "sample_size");
+    if validity["certified"] == true {
+        assert_eq!(size["passed"], true, "{validity:#}");
+        assert!(
+            stdout.contains("  certified: every check passed"),
+            "{stdout}"
+        );
+    } else {
+        assert_eq!(size["passed"], false, "{validity:#}");
+        let widened = check(&v, "independence")["detail"].as_str().unwrap();
+        assert!(
+            widened.contains("the intervals are widened"),
+            "{validity:#}"
+        );
+        assert!(
+            stdout.contains("  not certified:\n    sample_size: read: "),
+            "{stdout}"
+        );
+    }
     let read = v["results"]["operations"]
         .as_array()
         .unwrap()
@@ -71,9 +108,14 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
     assert!(n >= 3600, "{n} reads");
     for view in ["latency_us", "service_us"] {
         let p = &read[view];
-        let [lo, hi] = [0, 1].map(|i| p["ci95"]["p99"][i].as_f64().unwrap());
-        let p99 = p["p99"].as_f64().unwrap();
-        assert!(lo <= p99 && p99 <= hi, "{view}: {p}");
+        let [lo, hi] = [0, 1].map(|i| p["ci95"]["p50"][i].as_f64().unwrap());
+        let p50 = p["p50"].as_f64().unwrap();
+        assert!(lo <= p50 && p50 <= hi, "{view}: {p}");
+        if size["passed"] == true {
+            let [lo, hi] = [0, 1].map(|i| p["ci95"]["p99"][i].as_f64().unwrap());
+            let p99 = p["p99"].as_f64().unwrap();
+            assert!(lo <= p99 && p99 <= hi, "{view}: {p}");
+        }
         // 4,000 samples are far too few for p99.99 (36,887 at least).
         assert!(p["ci95"]["p99_99"].is_null(), "{view}: {p}");
     }
@@ -82,11 +124,13 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
         "{stdout}"
     );
     assert!(stdout.contains("read 95% intervals: p50 "), "{stdout}");
-    let size = check(&v, "sample_size")["detail"].as_str().unwrap();
-    assert!(
-        size.contains("too few samples for p99.99's in read"),
-        "{size}"
-    );
+    if size["passed"] == true {
+        let detail = size["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("too few samples for p99.99's in read"),
+            "{detail}"
+        );
+    }
 }
 
 /// A bucket server whose every request takes 50 ms, over 2 connections:
