@@ -41,6 +41,7 @@ fn fixture() -> LoadReport {
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
             agent: None,
             merged: None,
+            validity: None,
             protocol: None,
         },
     )

@@ -29,6 +29,7 @@ fn with_late(verify: bool) -> LoadReport {
             client_cpu: ClientCpu::measure((0.1, 0.0), 0.0, 1.0, 1),
             agent: None,
             merged: None,
+            validity: None,
             protocol: None,
         },
     )

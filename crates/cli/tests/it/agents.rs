@@ -155,6 +155,13 @@ fn split_and_merge_exactly() {
             let got = op["latency_us"][stat].as_f64().unwrap();
             assert_eq!(got, want, "{name} {stat}: the merged histogram's, exactly");
         }
+        // Its p99's interval: the merged histogram's order statistics at
+        // the ranks for the merged count.
+        let (lo, hi) = serverlab_load::certify::quantile::ranks(sum, 0.99).unwrap();
+        let at = |k: u64| (k as f64 - 0.5) / sum as f64;
+        let (_, bounds) = all_recorded(dir.path(), 4, name, &[at(lo), at(hi)]);
+        let ci = &op["latency_us"]["ci95"]["p99"];
+        assert_eq!(ci, &serde_json::json!(bounds), "{name}: p99's interval");
     }
     let lines = merged["results"]["merged"]["agents"].as_array().unwrap();
     assert_eq!(lines.len(), 4);

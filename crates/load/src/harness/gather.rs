@@ -67,7 +67,7 @@ pub(super) fn gather<E: super::Exchange>(
     };
     let by_second = window.merge(loops, &per_second, log);
     let schedule = schedule(plan, run.share, &merged, sent, duration_s);
-    let results = Results {
+    let mut results = Results {
         duration_s,
         requests,
         throughput_rps,
@@ -85,8 +85,10 @@ pub(super) fn gather<E: super::Exchange>(
         client_cpu: run.client_cpu,
         agent,
         merged: None,
+        validity: None,
         protocol: None,
     };
+    crate::certify::verdict::judge(&mut results, &merged.sample, &merged.ops);
     Gathered {
         exchanges: clients.exchanges,
         measured: Measured {

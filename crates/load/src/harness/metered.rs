@@ -115,6 +115,9 @@ pub(crate) struct Metered<'r, E: Exchange> {
     unnoted_sent: Vec<u64>,
     unnoted_errors: Vec<ErrorAt>,
     unnoted: bool,
+    /// When the last recorded reply's request went out (for the gaps
+    /// between sends the verdict tests).
+    last_sent: Option<Instant>,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -149,6 +152,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             unnoted_sent: Vec::new(),
             unnoted_errors: Vec::new(),
             unnoted: false,
+            last_sent: None,
         }
     }
 
@@ -321,6 +325,10 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
+            let sent = done.timing.sent;
+            if let Some(prev) = self.last_sent.replace(sent) {
+                rec.send_gap(sent.saturating_duration_since(prev));
+            }
         }
         self.last_reply = Some(now);
         Ok(Some(len))
@@ -347,6 +355,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.inflight.clear();
         self.ticket = false;
         self.opened_at = None;
+        self.last_sent = None;
         self.room_at = now;
     }
 

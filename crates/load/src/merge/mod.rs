@@ -208,6 +208,7 @@ fn results(
         client_cpu: client_cpu(agents),
         agent: None,
         merged: None,
+        validity: None,
         protocol: None,
     })
 }
@@ -226,8 +227,10 @@ fn operations(names: &[String], totals: &Totals, duration_s: f64) -> Vec<OpSumma
                 } else {
                     0.0
                 },
-                latency_us: Percentiles::of(h),
-                service_us: totals.service[k].as_ref().map(Percentiles::of),
+                latency_us: Percentiles::with_intervals(h, None),
+                service_us: totals.service[k]
+                    .as_ref()
+                    .map(|h| Percentiles::with_intervals(h, None)),
                 histogram_us: h
                     .iter_recorded()
                     .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_at_value()))

@@ -58,6 +58,9 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     errors_checks_and_cpu(&mut out, r, pinned(report));
+    if let Some(v) = &r.validity {
+        super::validity::lines(&mut out, v);
+    }
     if let Some(a) = &r.agent {
         super::agents::agent_line(&mut out, a);
     }
@@ -121,6 +124,12 @@ fn latency_table(out: &mut String, r: &Results, view: impl Fn(&OpSummary) -> Opt
             "  {:<8} {:>10} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
             op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
         );
+    }
+    // Each percentile's 95% interval, under the table.
+    for op in r.operations.iter().filter(|o| o.count > 0) {
+        if let Some(line) = view(op).and_then(|l| super::intervals::line(&op.name, op.count, l)) {
+            let _ = writeln!(out, "    {line}");
+        }
     }
 }
 

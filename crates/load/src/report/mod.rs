@@ -5,12 +5,14 @@
 //! files ([`v1`]), so reports of old result directories still work.
 
 mod agents;
+mod ci;
 mod open;
 mod steps;
 pub mod v1;
 
 pub use crate::results::{ProtocolResults, TextLines};
 pub use agents::{AgentLine, AgentRun, Merged};
+pub use ci::{Ci95, LEVELS};
 pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
 pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
 
@@ -90,6 +92,11 @@ pub struct Results {
     /// what makes the merge suspect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
+    /// Whether the run's figures certify themselves, check by check
+    /// ([`crate::certify::verdict`]); absent from a merge and from files
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::certify::verdict::Validity>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this
@@ -124,6 +131,10 @@ pub struct Percentiles {
     #[serde(default)]
     pub p99_99: f64,
     pub max: f64,
+    /// Each percentile's 95% confidence interval (an operation's
+    /// latencies; not in per-second figures, nor in files before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Ci95>,
 }
 
 impl Percentiles {
@@ -140,6 +151,17 @@ impl Percentiles {
             p99_9: us(h.value_at_quantile(0.999)),
             p99_99: us(h.value_at_quantile(0.9999)),
             max: us(h.max()),
+            ci95: None,
+        }
+    }
+
+    /// [`Percentiles::of`], with each percentile's interval
+    /// ([`Ci95::of`]; `effective`: the samples' effective number when
+    /// fewer than recorded).
+    pub fn with_intervals(h: &Histogram<u64>, effective: Option<f64>) -> Self {
+        Percentiles {
+            ci95: (!h.is_empty()).then(|| Ci95::of(h, effective)),
+            ..Percentiles::of(h)
         }
     }
 }
@@ -284,8 +306,11 @@ pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSu
             } else {
                 0.0
             },
-            latency_us: Percentiles::of(&op.latency_ns),
-            service_us: op.service_ns.as_ref().map(Percentiles::of),
+            latency_us: Percentiles::with_intervals(&op.latency_ns, None),
+            service_us: op
+                .service_ns
+                .as_ref()
+                .map(|h| Percentiles::with_intervals(h, None)),
             histogram_us: op
                 .latency_ns
                 .iter_recorded()

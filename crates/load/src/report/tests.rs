@@ -35,6 +35,7 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
             agent: None,
             merged: None,
+            validity: None,
             protocol: Some(protocol),
         },
         search: None,

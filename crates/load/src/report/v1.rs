@@ -72,6 +72,7 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             client_cpu: r.client_cpu,
             agent: None,
             merged: None,
+            validity: None,
             protocol,
         },
         search: None,
