@@ -6,7 +6,10 @@
 //! measures ([`super::spin`]), but a spinning thread is a runnable one:
 //! on CPUs it shares with the server, or with other agents of the same
 //! load, it takes the time they need, and the load measures a server it
-//! starved. `auto` spins
+//! starved. `auto` sleeps where a loop has more than [`LOCK_STEP`]
+//! replies due at once (its connections × their pipeline depth: each
+//! wake-up finds replies waiting, and spinning cost throughput there),
+//! and otherwise spins
 //! - always, where the load was given CPUs of its own: `--cpus` names
 //!   CPUs and leaves some of the machine's out (the server, or the other
 //!   agents, pinned to those);
@@ -63,8 +66,8 @@ impl Named for PollMode {
                 "block in the kernel until a reply or the next send: takes no CPU in vain"
             }
             PollMode::Auto => {
-                "spin on CPUs given with --cpus that leave some out, elsewhere only while no other \
-                 task wants the CPU"
+                "sleep where a loop has more than 4 replies due at once; else spin on CPUs given \
+                 with --cpus that leave some out, elsewhere only while no other task wants the CPU"
             }
         }
     }
@@ -110,11 +113,15 @@ impl Place {
 }
 
 /// The most replies a loop may have due at once for `--poll auto` to
-/// spin: past it, each wake-up finds replies waiting (the wake-up is
-/// paid once for them all), while a spinning loop takes them as they
-/// trickle in, a few per system call, and sends the next requests in
-/// as small pieces — on redis-server the client lost a third of its
-/// rate (docs/measuring.md).
+/// spin. Spinning buys a reply that comes without a wake-up; lock-step,
+/// with a few connections, each reply waits on that wake-up. Past this
+/// a loop is rarely idle, each wake-up finds replies waiting and is paid
+/// once for them all, and spinning buys nothing while it still costs
+/// what a CPU that never rests costs: against redis-server at 50
+/// connections × 16 a spinning client measured a fifth to a third less
+/// than a sleeping one, the server reading 16 commands a call either
+/// way; at 1 and 4 connections lock-step it measured more
+/// (docs/measuring.md).
 pub const LOCK_STEP: usize = 4;
 
 /// Whether the load has CPUs of its own: pinned (`--cpus`) to fewer CPUs
@@ -322,8 +329,7 @@ impl PollStats {
             (PollMode::Sleep, ..) => "asked: sleeps in the kernel while replies are due".into(),
             (PollMode::Auto, true, _) => format!(
                 "up to {} due at once on each event loop (connections × pipeline, over {LOCK_STEP}): \
-                 each wake-up finds replies waiting, so it sleeps (spinning would take them a few \
-                 at a time)",
+                 each wake-up finds replies waiting, so it sleeps (spinning there cost throughput)",
                 serverlab_util::plural(self.place.due as u64, "reply", "replies")
             ),
             (PollMode::Auto, false, true) => {
@@ -456,5 +462,10 @@ mod tests {
             busy.why()
         );
         assert_eq!(busy.resolved(), "sleep");
+        let help = PollMode::Auto.describe();
+        assert!(
+            help.contains(&format!("more than {LOCK_STEP} replies")),
+            "{help}"
+        );
     }
 }
