@@ -261,7 +261,10 @@ fn after_a_preload_writes_must_replace() {
     let out = load(&args);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("statuses: 200=120\n"), "{stdout}");
+    assert!(
+        stdout.contains("statuses (in the window): 200=120\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("120 checks, 0 mismatches"), "{stdout}");
 
     let created = fake_kv("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
