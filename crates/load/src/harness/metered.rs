@@ -98,6 +98,8 @@ pub(crate) struct Metered<'r, E: Exchange> {
     pub(crate) checks: Checks,
     pub(crate) errors: ErrorLog,
     pub(crate) last_reply: Option<Instant>,
+    /// When the last reply counted in the window came.
+    pub(crate) last_counted: Option<Instant>,
     /// Requests sent on the current connection.
     sent_here: usize,
     /// The exchange has nothing more for the current connection.
@@ -144,6 +146,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             checks: Checks::new(plan.verify),
             errors: ErrorLog::default(),
             last_reply: None,
+            last_counted: None,
             sent_here: 0,
             ended: false,
             ticket: false,
@@ -188,6 +191,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
         }
         self.per_second[sec] += 1;
         self.total += 1;
+        self.last_counted = Some(now);
     }
 
     /// A request of `op` sent in the window, for the recorder to note.

@@ -185,6 +185,9 @@ fn results(
         duration_s,
         requests,
         throughput_rps: per_s(requests),
+        // Every agent's configuration is the same.
+        warmup_s: agents.first().map_or(0.0, |a| a.report.results.warmup_s),
+        served: None,
         requested_rps,
         concurrency: total(agents, "concurrency", |a| a.report.results.concurrency)?,
         operations: operations(names, totals, duration_s),
@@ -302,6 +305,7 @@ fn verification(agents: &[AgentFile]) -> Result<Verification, String> {
                     .map(move |e| format!("agent {}: {e}", a.index))
             })
             .collect(),
+        not_checked: agents.iter().find_map(|a| v(a).not_checked.clone()),
     })
 }
 

@@ -58,6 +58,8 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             duration_s: r.duration_s,
             requests: r.requests,
             throughput_rps: r.throughput_rps,
+            warmup_s: 0.0,
+            served: None,
             requested_rps: None,
             concurrency,
             operations: r.operations,
