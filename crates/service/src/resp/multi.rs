@@ -182,7 +182,7 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends a queued command's `reply` to EXEC's, unless the replies
+/// Appends a queued command's reply (`one`) to EXEC's, unless the replies
 /// would pass `bound` (`--max-query`) bytes: a transaction's reply is
 /// made whole, under the gate, so it is bounded (a client that queues
 /// GETs of one large value and never reads must not make the server
