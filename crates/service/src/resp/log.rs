@@ -8,8 +8,11 @@
 //! reads) for the time the copy takes, and the copy is encoded and
 //! written on a thread of its own.
 
-use super::keyspace::Keyspace;
+use super::expires::now_ms;
+use super::keyspace::{Kept, Keyspace};
+use crate::durable::Touch;
 use crate::Durable;
+use crossbeam_utils::sync::ShardedLock;
 use serverlab_proto::resp::client::command;
 use serverlab_store::resp::{Coll, Held};
 use serverlab_wal::{Compaction, Wal};
@@ -53,6 +56,62 @@ pub(super) fn compact_if_due(log: &Durable, ks: &Keyspace, max_args: usize) {
         .spawn(move || write(&wal, compaction, &live, max_args));
     if let Err(e) = spawned {
         eprintln!("serverlab: compaction not started: {e}");
+    }
+}
+
+/// The active expirer's pass under a log: every key past its deadline,
+/// in every database, deleted alone (under the keyspace's gate, as a
+/// command alone deletes them first) and logged as the `DEL`s it comes
+/// to, in one record in the log's order with every other write; taken
+/// back if the log refuses it. Nothing is taken while no key is due.
+pub(super) fn expire_due(ks: &ShardedLock<Keyspace>, log: &Durable, max_args: usize) {
+    let due = |ks: &Keyspace, now| ks.dbs.iter().any(|d| d.expires.any_due(None, now));
+    if !due(&ks.read().unwrap_or_else(|e| e.into_inner()), now_ms()) {
+        return;
+    }
+    let ks = ks.write().unwrap_or_else(|e| e.into_inner());
+    let now = now_ms();
+    let (mut record, mut touched, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+    // A record replays from database 0.
+    let mut rec_db = 0;
+    for (n, d) in ks.dbs.iter().enumerate() {
+        for key in d.expires.due(now) {
+            if log.undoes() {
+                kept.push(Kept::of(d, &key));
+            }
+            d.expires.remove(&key);
+            d.store.del(&key);
+            if n != rec_db {
+                command(&mut record, &[b"SELECT", n.to_string().as_bytes()]);
+                rec_db = n;
+            }
+            command(&mut record, &[b"DEL", &key]);
+            touched.push(key);
+        }
+    }
+    if record.is_empty() {
+        return;
+    }
+    let keys: Vec<&[u8]> = touched.iter().map(|k| &k[..]).collect();
+    let mut undo = Some(move || kept.into_iter().rev().for_each(Kept::restore));
+    let written = log.write(
+        Touch::Keys(&keys),
+        |rec| {
+            rec.extend_from_slice(&record);
+            true
+        },
+        || Box::new(undo.take().expect("one undo")) as crate::durable::Undo,
+        || (),
+    );
+    match written {
+        Ok(_) => compact_if_due(log, &ks, max_args),
+        // Refused: the keys are put back, to be deleted when it can be
+        // logged (never, once the log has failed: they stay, as written).
+        Err(_) => {
+            if let Some(u) = undo.take() {
+                u();
+            }
+        }
     }
 }
 
