@@ -15,7 +15,7 @@
 #![allow(clippy::too_many_lines)]
 
 use serverlab_check::board::model::{Op, ReadReply, Topic};
-use serverlab_check::lin::{check_partitions, Budget, Operation, Outcome, DEFAULT_STEPS};
+use serverlab_check::lin::{check_partitions, Budget, Operation, Outcome, Progress, DEFAULT_STEPS};
 use std::time::Instant;
 
 const TOPICS: usize = 16;
@@ -33,7 +33,12 @@ fn main() {
     let before = rss_kib("VmRSS");
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let started = Instant::now();
-    let outcomes = check_partitions(&parts, Budget::steps(DEFAULT_STEPS), threads);
+    let outcomes = check_partitions(
+        &parts,
+        Budget::steps(DEFAULT_STEPS),
+        threads,
+        &Progress::default(),
+    );
     let took = started.elapsed().as_secs_f64();
     let ok = outcomes.iter().all(|o| *o == Outcome::Linearizable);
     assert!(

@@ -2,10 +2,11 @@
 //! docs/protocols/resp.md, one rule each. The assignment's cases are
 //! Redis 7's own behaviour; serverlab's are its limits.
 
-use super::talk::{ask, ask_that, bulk, cmd, protocol_error, words, C};
+use super::talk::{ask, ask_that, bulk, cmd, protocol_error, read, words, C};
 use super::Resp;
 use crate::case::{pause, Case, Fail, Scope};
-use crate::wire::show;
+use crate::wire::{show, Got};
+use std::time::Duration;
 
 use Scope::{Assignment as A, Serverlab as S};
 
@@ -60,7 +61,7 @@ pub fn all() -> Vec<Case<Resp>> {
             "redis-cli, redis-benchmark and client libraries ask these when they connect", admin),
         case("quit", A, "QUIT answers +OK, then the server closes the connection",
             "the client asked to end the connection", quit),
-        case("bulk-over-max", S, "a bulk string over --max-bulk is a protocol error: -ERR Protocol error: invalid bulk length, then close",
+        case("bulk-over-max", S, "a bulk string over --max-bulk is a protocol error: -ERR Protocol error: invalid bulk length, then close (skipped when the server's limit is larger and it answers)",
             "a client must not make the server buffer without bound", bulk_over_max),
         case("args-over-max", S, "an array of more than --max-args elements: -ERR Protocol error: invalid multibulk length, then close",
             "a client must not make the server allocate without bound", args_over_max),
@@ -398,9 +399,73 @@ fn quit(ctx: &mut C) -> Result<(), Fail> {
     ctx.expect_close(&mut c, "QUIT")
 }
 
+/// How long a server may take to refuse a bulk length over its limit
+/// before `bulk-over-max` takes it that the server accepted the length.
+const REFUSE_WITHIN: Duration = Duration::from_secs(1);
+
+/// A bulk string one byte over --max-bulk, the value of a SET. The limit
+/// is the server's choice (Redis's is 512 MB): a server that refuses the
+/// length must say so and close; one that takes it must then store it as
+/// any other value (SET, STRLEN, DEL answer as usual), and the case is
+/// skipped, saying why. A server that does neither, or closes without a
+/// word, fails.
 fn bulk_over_max(ctx: &mut C) -> Result<(), Fail> {
-    let wire = format!("*2\r\n$4\r\nECHO\r\n${}\r\n", ctx.proto.max_bulk + 1);
-    protocol_error(ctx, wire.as_bytes(), "invalid bulk length")
+    let (n, k) = (ctx.proto.max_bulk + 1, ctx.name("k"));
+    let head = format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${n}\r\n", k.len());
+    let refusal = b"-ERR Protocol error: invalid bulk length\r\n";
+    let mut c = ctx.conn()?;
+    c.send(head.as_bytes());
+    let (first, closed) = c.gather(REFUSE_WITHIN.min(ctx.timeout));
+    if !first.is_empty() || closed {
+        let got = if closed {
+            Got::Closed(first)
+        } else {
+            Got::Reply(first)
+        };
+        let ok = matches!(&got, Got::Reply(b) | Got::Closed(b) if b == refusal);
+        ctx.expect(head.as_bytes(), &show(refusal), &got, ok)?;
+        return if closed {
+            Ok(())
+        } else {
+            ctx.expect_close(&mut c, "a protocol error")
+        };
+    }
+    ctx.note(
+        &show(head.as_bytes()),
+        &format!("{} (or, with a larger limit, nothing yet)", show(refusal)),
+        "nothing yet: the server waits for the string",
+        true,
+    );
+    let mut body = vec![b'x'; n];
+    body.extend_from_slice(b"\r\n");
+    c.send(&body);
+    let got = read(&mut c);
+    let stored = got.reply() == Some(b"+OK\r\n");
+    ctx.note(
+        &format!("the {n} bytes of the value"),
+        "+OK",
+        &got.show(),
+        stored,
+    );
+    if !stored {
+        return Err(Fail::new(format!(
+            "the server neither refused a {n}-byte bulk string (over --max-bulk) nor stored it: {}",
+            got.show()
+        )));
+    }
+    ask(
+        ctx,
+        &mut c,
+        &words(&["STRLEN", &k]),
+        format!(":{n}\r\n").as_bytes(),
+    )?;
+    ask(ctx, &mut c, &words(&["DEL", &k]), b":1\r\n")?;
+    Err(Fail::skip(format!(
+        "the server takes bulk strings over --max-bulk ({} bytes) and stores them: its limit \
+         is larger, which is its choice (Redis's is 512 MB); run check with --max-bulk set to \
+         the server's limit to test it",
+        ctx.proto.max_bulk
+    )))
 }
 
 fn args_over_max(ctx: &mut C) -> Result<(), Fail> {
