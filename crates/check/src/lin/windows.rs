@@ -156,6 +156,22 @@ impl<M: Model> Walk<'_, M> {
         last: bool,
     ) -> Step<M::State> {
         let mut to: Vec<M::State> = Vec::new();
+        if let [op] = window {
+            // One operation alone: its one order, without a search.
+            self.steps += from.len() as u64;
+            for s in from {
+                if let Some(next) = self.model.step(s, &op.op) {
+                    if !to.contains(&next) {
+                        to.push(next);
+                    }
+                }
+            }
+            return if to.is_empty() {
+                Step::Stuck
+            } else {
+                Step::To(to)
+            };
+        }
         for s in from {
             let model = From {
                 model: self.model,
