@@ -344,6 +344,17 @@ fn a_long_case_s_failure_shows_the_mismatch_and_a_count() {
     assert_eq!(out.matches(" sent ").count(), 3, "{out}");
 }
 
+/// A POST whose topic runs to the last # is stored where READ does not
+/// find it; the case's explanation names that, not only cut messages.
+#[test]
+fn a_topic_to_the_last_hash_is_explained() {
+    let addr = broken::board(BoardBug::TopicToLastHash);
+    let (code, out) = check_text(&["board", &addr, "--only", "message-with-at-and-hash"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  message-with-at-and-hash"), "{out}");
+    assert!(out.contains("or ends the topic at a later #"), "{out}");
+}
+
 #[test]
 fn board_snapshot_reads_are_caught() {
     let addr = broken::board(BoardBug::SnapshotReads);

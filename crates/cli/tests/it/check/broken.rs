@@ -39,6 +39,8 @@ pub enum BoardBug {
     DropsOneIn500,
     /// After 50 requests on one connection, every reply on it is empty.
     TiresAfter50,
+    /// A POST's topic ends at the last # of the request, not the first.
+    TopicToLastHash,
 }
 
 type Messages = HashMap<(Vec<u8>, u64), Vec<u8>>;
@@ -128,6 +130,12 @@ impl BoardServer {
     }
 
     fn apply(&self, frame: &[u8], own: &mut Messages) -> Vec<u8> {
+        if let (BoardBug::TopicToLastHash, Some(rest)) = (self.bug, frame.strip_prefix(b"POST@")) {
+            if let Some(at) = rest.iter().rposition(|&b| b == b'#') {
+                let (topic, message) = (&rest[..at], &rest[at + 1..]);
+                return self.post(topic, message, own).to_string().into_bytes();
+            }
+        }
         match Request::parse(frame) {
             Request::Post { topic, message } => {
                 self.post(topic, message, own).to_string().into_bytes()
