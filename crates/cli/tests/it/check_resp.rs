@@ -216,3 +216,103 @@ fn a_lost_incr_is_caught_with_a_witness() {
         assert!(witness.contains(named), "{bug:?}: {witness}");
     }
 }
+
+/// The `bulk-over-max` case, from a report.
+fn bulk_over_max(report: &serde_json::Value) -> &serde_json::Value {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "bulk-over-max")
+        .unwrap()
+}
+
+/// A server whose bulk limit is larger than --max-bulk follows the
+/// protocol: the limit is its choice. The case is skipped, saying so;
+/// the server's own limit, given as --max-bulk, is checked.
+#[test]
+fn a_larger_bulk_limit_is_skipped_with_its_reason() {
+    let server = ServerProc::start("resp", &["--max-bulk", "16MiB", "--max-query", "32MiB"]);
+    let addr = server.addr.to_string();
+    let (code, report) = check(&addr, &["--only", "bulk-over-max"]);
+    assert_eq!(code, Some(0), "{report:#}");
+    let case = bulk_over_max(&report);
+    assert_eq!(case["status"], "skipped", "{report:#}");
+    let reason = case["reason"].as_str().unwrap();
+    assert!(reason.contains("its limit is larger"), "{reason}");
+    assert!(reason.contains("--max-bulk"), "{reason}");
+    let (code, report) = check(&addr, &["--only", "bulk-over-max", "--max-bulk", "16MiB"]);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(bulk_over_max(&report)["status"], "passed", "{report:#}");
+    assert!(server.stop().0.success());
+}
+
+/// A server that takes an over-long bulk string but then answers it
+/// wrongly, or closes without a word, still fails the case.
+#[test]
+fn a_server_that_takes_a_long_bulk_and_answers_wrongly_fails() {
+    for wrong in [&b"+OK\r\n"[..], b""] {
+        let db = Arc::new(Mutex::new(Db::default()));
+        let addr = fake_server(move |mut s: TcpStream| {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 65536];
+            loop {
+                while let Some((args, len)) = command(&buf) {
+                    buf.drain(..len);
+                    // The case's SET of 8 MiB + 1 bytes: answered
+                    // wrongly, or the connection closed without a word.
+                    let long = args.iter().any(|a| a.len() > 1024 * 1024);
+                    let reply = if long {
+                        wrong.to_vec()
+                    } else if args[0] == b"PING" {
+                        b"+PONG\r\n".to_vec()
+                    } else {
+                        answer(&db, &args, None)
+                    };
+                    if (long && wrong.is_empty()) || s.write_all(&reply).is_err() {
+                        return;
+                    }
+                }
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+        });
+        let (code, report) = check(&addr, &["--only", "bulk-over-max"]);
+        assert_eq!(code, Some(1), "{report:#}");
+        let case = bulk_over_max(&report);
+        assert_eq!(case["status"], "failed", "{report:#}");
+    }
+}
+
+/// `check resp`, every case, against redis-server, whose bulk and array
+/// limits are larger than --max-bulk's and --max-args' defaults:
+/// `bulk-over-max` and `args-over-max` are skipped as the server's
+/// choice, not failed, and the concurrency phase runs and passes. Redis
+/// follows the protocol; it passes.
+#[test]
+#[ignore = "needs redis-server (apt-get install redis-server); run: cargo test --workspace -- --ignored"]
+fn redis_server_s_larger_limits_are_skipped_not_failed() {
+    let redis = crate::resp_interop::RedisServer::start();
+    let (code, report) = check(&redis.addr(), &["--duration", "300ms"]);
+    assert_eq!(code, Some(0), "{report:#}");
+    let case = bulk_over_max(&report);
+    assert_eq!(case["status"], "skipped", "{report:#}");
+    assert!(
+        case["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Redis's bulk limit is 512 MB"),
+        "{report:#}"
+    );
+    assert_eq!(
+        (report["failed"].as_u64(), report["skipped"].as_u64()),
+        (Some(0), Some(2)),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["concurrency"]["verdict"], "linearizable",
+        "{report:#}"
+    );
+}
