@@ -452,6 +452,8 @@ mod tests {
         rec.ops = vec![op];
         let mut r = Results {
             duration_s,
+            warmup_s: 0.0,
+            served: None,
             requests: latencies.len() as u64,
             throughput_rps,
             requested_rps: open.map(|o| o.0),
