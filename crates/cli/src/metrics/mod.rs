@@ -48,7 +48,7 @@ pub const REUSE: Duration = Duration::from_millis(100);
 /// After refusing an oversized head, how long, and how many bytes, of
 /// the rest are read and dropped (so that closing does not reset the
 /// connection before the client has read its 431).
-const LINGER: Duration = Duration::from_secs(2);
+const LINGER: Duration = Duration::from_secs(5);
 const LINGER_BYTES: usize = 16 << 20;
 
 /// `--metrics`'s value: an address with its port (the endpoint has no

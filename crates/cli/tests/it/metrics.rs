@@ -429,14 +429,19 @@ fn idle_connections_do_not_stop_a_scrape() {
     }
     let text = scrape(at);
     assert!(text.contains("serverlab_requests_total"), "{text}");
-    // The first idle one made room: closed, unanswered.
+    // The first idle one made room: closed, unanswered (or, on a machine
+    // so busy that 5 s went by, cut off by its read timeout).
     let mut first = idle.into_iter().next().unwrap();
     first
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let mut reply = String::new();
     let read = first.read_to_string(&mut reply);
-    assert!(read.is_ok() && reply.is_empty(), "{read:?}: {reply}");
+    assert!(read.is_ok(), "{read:?}");
+    assert!(
+        reply.is_empty() || reply.starts_with("HTTP/1.1 408"),
+        "{reply}"
+    );
 }
 
 /// A request line or headers past 8 KiB get 431 as docs/observing.md
