@@ -66,6 +66,15 @@ macro_rules! checks {
             )*
         }
 
+        /// Each protocol's `check` subcommand and the names its `--only`
+        /// and `--skip` take (for the completion scripts).
+        pub fn case_names() -> Vec<(&'static str, Vec<&'static str>)> {
+            vec![$({
+                type P = <$module::Flags as Checker>::Check;
+                (<P as Protocol>::NAME, serverlab_check::run::names::<P>())
+            }),*]
+        }
+
         pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
             match cmd.protocol {
                 $(CheckProtocol::$variant(a) => {

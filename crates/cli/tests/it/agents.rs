@@ -847,3 +847,121 @@ fn a_stale_read_is_caught_across_agents() {
     let v = &merged["results"]["verification"];
     assert!(v["mismatches"].as_u64() > Some(0), "{v}");
 }
+
+/// `serverlab merge DIR` in 1 GiB of address space, stopped after a
+/// minute (a hang guard): its output.
+fn merge_capped(dir: &Path) -> Output {
+    Command::new("timeout")
+        .arg("60")
+        .arg("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1048576 && exec {BIN} merge {} --format json",
+            dir.display()
+        ))
+        .output()
+        .unwrap()
+}
+
+/// A hostile agent file: what it is, how one real agent's copy is made
+/// so, and the words its refusal must say.
+type Hostile = (&'static str, fn(&Path), &'static [&'static str]);
+
+const HOSTILE: &[Hostile] = &[
+    (
+        "20,000 operation names",
+        |d| {
+            patch(&d.join(name(0, 1, "json")), |v| {
+                let mut op = v["results"]["operations"][0].clone();
+                op["histogram_us"] = Value::Array(Vec::new());
+                let many: Vec<Value> = (0..20_000)
+                    .map(|k| {
+                        let mut op = op.clone();
+                        op["name"] = format!("op{k}").into();
+                        op
+                    })
+                    .collect();
+                v["results"]["operations"] = many.into();
+            })
+        },
+        &[
+            "agent-0-of-1.json: operations 'op0', 'op1', 'op2' and 19997 more",
+            "not a board load's (POST, READ, COUNT, LIST)",
+        ],
+    ),
+    (
+        "/dev/zero as the result",
+        |d| {
+            let json = d.join(name(0, 1, "json"));
+            std::fs::remove_file(&json).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", json).unwrap();
+        },
+        &["agent-0-of-1.json: not a regular file"],
+    ),
+    (
+        "a result past 256 MiB",
+        |d| {
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(d.join(name(0, 1, "json")))
+                .unwrap();
+            f.set_len(257 << 20).unwrap();
+        },
+        &["agent-0-of-1.json: 269484032 bytes, past the 256 MiB"],
+    ),
+    (
+        "/dev/zero as the log",
+        |d| {
+            let log = d.join(name(0, 1, "hlog"));
+            std::fs::remove_file(&log).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", log).unwrap();
+        },
+        &["agent-0-of-1.hlog: not a regular file"],
+    ),
+    (
+        "a log line without an end",
+        |d| {
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(d.join(name(0, 1, "hlog")))
+                .unwrap();
+            let len = f.metadata().unwrap().len();
+            f.set_len(len + (2 << 20)).unwrap();
+        },
+        &["agent-0-of-1.hlog: line", "longer than 1 MiB"],
+    ),
+];
+
+/// Agent files no `load` wrote are refused before they are read whole or
+/// allocated for: one with 20,000 operation names (each name was two
+/// histograms, 264 KiB: an abort), /dev/zero as a result or a log (read
+/// until out of memory), a result past the size cap, a log line without
+/// an end. Each is refused (exit 1) in 1 GiB of address space, promptly,
+/// in a line that quotes a few offenders, not all.
+#[test]
+fn hostile_agent_files_are_refused_before_they_are_allocated_for() {
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let flags = format!(
+        "--addr {} --rate 200 --duration 1s --warmup 0s --posters 2 --readers 2 --format json",
+        server.addr
+    );
+    let at = start_in(Duration::from_secs(1));
+    for out in wait_all(run_agents("board", &flags, 1, dir.path(), &at)) {
+        assert_ok(&out, "the agent");
+    }
+    assert_ok(&merge_capped(dir.path()), "the agent's own files merge");
+    for (case, make, words) in HOSTILE {
+        let d = copy_of(dir.path());
+        make(d.path());
+        let out = merge_capped(d.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        assert!(
+            words.iter().all(|w| err.contains(w)),
+            "{case}: want {words:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{case}: {err}");
+        assert!(err.len() < 500, "{case}: {} bytes: {err}", err.len());
+    }
+}
