@@ -697,3 +697,25 @@ pub fn read_by_server(stream: &TcpStream) -> bool {
                 .is_some_and(|(_, rx)| u64::from_str_radix(rx, 16) == Ok(0))
     })
 }
+
+/// How many connections to `server` (an IPv4 listener) are established,
+/// accepted or not: its side's sockets in /proc/net/tcp.
+pub fn connections_to(server: SocketAddr) -> usize {
+    let SocketAddr::V4(v4) = server else {
+        return 0;
+    };
+    let local = format!(
+        "{:08X}:{:04X}",
+        u32::from_ne_bytes(v4.ip().octets()),
+        server.port()
+    );
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            f.len() > 3 && f[1] == local && f[3] == "01"
+        })
+        .count()
+}
