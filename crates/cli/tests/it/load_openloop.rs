@@ -130,8 +130,11 @@ fn the_schedule_is_kept() {
         &format!("{base} --posters 2 --readers 2 --pipeline 32"),
     );
     let r = &v["results"];
+    // Sent in the window and due in it (a warm-up's backlog, sent late by
+    // a client a busy machine held back, was due before it).
     let sent = r["schedule"]["sent_requests"].as_u64().unwrap();
-    assert!((5940..=6060).contains(&sent), "{sent} requests sent");
+    let due = sent - r["schedule"]["backlog_requests"].as_u64().unwrap();
+    assert!((5940..=6060).contains(&due), "{sent} requests sent: {r}");
     let requests = r["requests"].as_u64().unwrap();
     assert!(requests * 100 >= sent * 95, "{requests} answered of {sent}");
     assert_eq!(r["requested_rps"], 2000.0);
