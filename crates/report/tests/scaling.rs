@@ -320,3 +320,38 @@ fn a_categorical_axis_leads_with_its_throughput_plot_and_an_effect_size() {
         "{summary}"
     );
 }
+
+/// A sweep made before a run that measured no request failed: its 1-core
+/// point recorded "ok" with 0 req/s. The speedup over it is no number, and
+/// the report says why instead of printing "NaN×" or "inf×".
+#[test]
+fn a_base_that_measured_nothing_gives_no_speedup_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(tmp.path(), &[("rwlock", RWLOCK)], &[1, 2, 4]);
+    for rep in 1..=3 {
+        let path = tmp
+            .path()
+            .join(format!("runs/store=rwlock,cores=1/rep-{rep}/load.json"));
+        let mut load = read_json(&path);
+        load["results"]["throughput_rps"] = 0.0.into();
+        load["results"]["requests"] = 0.into();
+        load["results"]["operations"][0]["rate_rps"] = 0.0.into();
+        load["results"]["operations"][0]["count"] = 0.into();
+        write_json(&path, &load);
+    }
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let table = w.scaling_table.unwrap();
+    assert!(
+        table.contains("| store=rwlock | 4 |") && table.contains("none: X(1) measured 0 req/s"),
+        "{table}"
+    );
+    let summary = w.summary.join("\n");
+    assert!(
+        summary.contains("store=rwlock: no speedup at 4 cores (none: X(1) measured 0 req/s)"),
+        "{summary}"
+    );
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    for bad in ["NaN", "inf×", "∞×"] {
+        assert!(!md.contains(bad), "{bad} in the report: {md}");
+    }
+}

@@ -605,8 +605,8 @@ fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
         &experiment,
         "name = \"slurm\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
          \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
-         \"200ms\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
-         readers = 1\nduration = \"200ms\"\n",
+         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"1s\"\n",
     )
     .unwrap();
     let out = tmp.path().join("sweep");

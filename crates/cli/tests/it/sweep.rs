@@ -47,6 +47,9 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 /// Two points (a board and an echo server) × 2 repetitions, short runs.
+/// The runs here measure 1 s windows, not less, wherever a test needs
+/// them to succeed: a run whose load measured no request fails, and on a
+/// machine busy with other work one round trip can outlast 200 ms.
 fn tiny(server_cpu: usize, client_cpu: usize, duration: &str) -> String {
     format!(
         r#"
@@ -71,11 +74,7 @@ duration = "{duration}"
 fn tiny_sweep_writes_results_resumes_and_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let (server_cpu, client_cpu) = cpus();
-    let exp = write(
-        tmp.path(),
-        "tiny.toml",
-        &tiny(server_cpu, client_cpu, "200ms"),
-    );
+    let exp = write(tmp.path(), "tiny.toml", &tiny(server_cpu, client_cpu, "1s"));
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
 
@@ -175,18 +174,18 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
     let exp2 = write(
         tmp.path(),
         "tiny.toml",
-        &tiny(server_cpu, client_cpu, "150ms"),
+        &tiny(server_cpu, client_cpu, "900ms"),
     );
     let exp2 = exp2.to_str().unwrap();
     let (code, _, stderr) = sweep(&[exp2, "--out", out_s]);
     assert_eq!(code, Some(2), "refusing is bad usage: {stderr}");
     assert!(
-        stderr.contains("--force") && stderr.contains("150ms"),
+        stderr.contains("--force") && stderr.contains("900ms"),
         "{stderr}"
     );
     let kept = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
     assert!(
-        kept.contains("200ms"),
+        kept.contains("duration = \"1s\""),
         "the refused experiment replaced the recorded one"
     );
     let (code, stdout, stderr) = sweep(&[exp2, "--out", out_s, "--force"]);
@@ -203,7 +202,7 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
         "verify.toml",
         "protocol = \"board\"\nrepetitions = 1\norder = \"round-robin\"\n\
          [server]\nprotocol = [\"echo\", \"board\"]\n\
-         [load]\nposters = 1\nreaders = 1\nduration = \"150ms\"\nverify = true\n",
+         [load]\nposters = 1\nreaders = 1\nduration = \"1s\"\nverify = true\n",
     );
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
@@ -404,7 +403,7 @@ cpus = "{server_cpu}"
 [load]
 posters = [1, 2]
 readers = 1
-duration = "200ms"
+duration = "1s"
 verify = true
 [baseline.server]
 protocol = "echo"
@@ -413,7 +412,7 @@ cpus = "{server_cpu}"
 [baseline.load]
 posters = 1
 readers = 1
-duration = "200ms"
+duration = "1s"
 "#
         ),
     );
@@ -636,11 +635,7 @@ fn a_sweep_over_cores_marks_the_shared_point_and_reports_scaling() {
         return; // one CPU: cores = [1, 2] is refused (tested below)
     }
     let tmp = tempfile::tempdir().unwrap();
-    let exp = write(
-        tmp.path(),
-        "cores.toml",
-        &cores_experiment("[1, 2]", "200ms"),
-    );
+    let exp = write(tmp.path(), "cores.toml", &cores_experiment("[1, 2]", "1s"));
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
     // With 2 CPUs a 2-core server leaves none to the load: said before
@@ -819,7 +814,7 @@ cpus = "{server_cpu}"
 [load]
 posters = [1, 2]
 readers = 1
-duration = "300ms"
+duration = "1s"
 [baseline.server]
 protocol = "echo"
 strategy = "pool-locked"
@@ -828,7 +823,7 @@ cpus = "{server_cpu}"
 [baseline.load]
 posters = 1
 readers = 1
-duration = "300ms"
+duration = "1s"
 "#
     )
 }
@@ -973,7 +968,7 @@ fn a_missing_shard_is_named_with_its_blocks_and_fails_the_report_unless_allowed(
             "name = \"thirds\"\nprotocol = \"board\"\nrepetitions = 6\n\
              client_cpus = \"{client_cpu}\"\n[server]\nstrategy = \"pool-locked\"\n\
              threads = 1\ncpus = \"{server_cpu}\"\n[load]\nposters = 1\nreaders = 1\n\
-             duration = \"100ms\"\n"
+             duration = \"1s\"\n"
         ),
     );
     let dir = |i: u32| tmp.path().join("out").join(format!("shard-{i}-of-3"));
@@ -1236,7 +1231,7 @@ fn a_sweeps_estimate_follows_the_runs_it_made() {
     let exp = write(
         tmp.path(),
         "est.toml",
-        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = [1, 2]\nduration = \"100ms\"\n\
+        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = [1, 2]\nduration = \"1s\"\n\
          warmup = \"100ms\"\n",
     );
     let out = tmp.path().join("out");
