@@ -5,8 +5,9 @@ use super::http::{request, request_with, tag_of};
 use super::talk::{answer, get, host, put, raw, rejected, send, status, C};
 use super::Kv;
 use crate::case::{pause, Case, Fail, Scope};
+use crate::wire::Conn;
 use serverlab_proto::kv::Method::{self, Delete, Get, Head, Post, Put};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use Scope::{Assignment as A, Serverlab as S};
 
@@ -281,16 +282,46 @@ fn pipelined_in_order(ctx: &mut C) -> Result<(), Fail> {
 }
 
 fn split_request(ctx: &mut C) -> Result<(), Fail> {
-    let (k, mut c) = (ctx.name("k"), ctx.conn()?);
+    let k = ctx.name("k");
     let wire = request(Put, k.as_bytes(), Some(b"in pieces"), &host(ctx));
-    for b in &wire {
-        c.send(std::slice::from_ref(b));
-        pause();
+    let mut c = ctx.conn()?;
+    send_in_pieces(&mut c, &wire, ctx.proto.header_timeout / 4);
+    // The server's --header-timeout runs while the pieces arrive: a
+    // starved machine can make them arrive after it, and then a 408 is
+    // the right answer. So a 408 earns one more try, on a new connection;
+    // a server that cannot join pieces fails that one too.
+    let first = answer(
+        ctx,
+        &mut c,
+        &wire,
+        Put,
+        "201 (or 408 if the pieces outlasted --header-timeout: then once more)",
+        Duration::ZERO,
+        |r| r.status == 201 || r.status == 408,
+    )?;
+    if first.status == 408 {
+        c = ctx.conn()?;
+        send_in_pieces(&mut c, &wire, ctx.proto.header_timeout / 4);
+        answer(ctx, &mut c, &wire, Put, "201", Duration::ZERO, |r| {
+            r.status == 201
+        })?;
     }
-    answer(ctx, &mut c, &wire, Put, "201", Duration::ZERO, |r| {
-        r.status == 201
-    })?;
     get(ctx, &mut c, &k, b"in pieces").map(drop)
+}
+
+/// Send `wire` one byte per write, pausing between, while `budget` lasts
+/// (a 90-byte request takes a few ms on an idle machine, and on a starved
+/// one far longer); then the rest in one write. The first byte always goes
+/// alone, so the request always arrives in pieces.
+fn send_in_pieces(c: &mut Conn, wire: &[u8], budget: Duration) {
+    let start = Instant::now();
+    let mut at = 0;
+    while at + 1 < wire.len() && (at == 0 || start.elapsed() < budget) {
+        c.send(&wire[at..=at]);
+        pause();
+        at += 1;
+    }
+    c.send(&wire[at..]);
 }
 
 fn read_your_write(ctx: &mut C) -> Result<(), Fail> {

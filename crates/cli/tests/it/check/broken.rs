@@ -301,6 +301,13 @@ pub enum KvBug {
     StaleAfterPut,
     /// The ETag is a hash of the value, consistently, but not its MD5.
     EtagNotMd5,
+    /// The split-request case's first PUT is answered 408 and closed:
+    /// what a real server's --header-timeout does when a starved machine
+    /// delivers the pieces late. Not a bug: the case must pass.
+    SplitLateOnce,
+    /// Every PUT of the split-request case is answered 408: a server
+    /// that never completes a request that arrives in pieces.
+    SplitNeverCompletes,
 }
 
 /// A key's value, and (for the stale-read bug) the one before it.
@@ -319,6 +326,8 @@ struct Entry {
 struct KvServer {
     bug: KvBug,
     store: Mutex<HashMap<Vec<u8>, Entry>>,
+    /// Split-request PUTs answered 408 so far.
+    timed_out: Mutex<u32>,
 }
 
 /// Start a kv server with `bug`; returns its address.
@@ -326,6 +335,7 @@ pub fn kv(bug: KvBug) -> String {
     let server = Arc::new(KvServer {
         bug,
         store: Mutex::new(HashMap::new()),
+        timed_out: Mutex::new(0),
     });
     fake_server(move |stream| server.connection(stream))
 }
@@ -339,7 +349,13 @@ impl KvServer {
                 HeadScan::Complete { head, len } if buf.len() >= len + head.content_length => {
                     let body: Vec<u8> = buf.drain(..len + head.content_length).skip(len).collect();
                     scanned = 0;
-                    let (out, keep) = self.apply(&head, &body);
+                    let (out, keep) = if self.times_out(&head) {
+                        let close = serverlab_proto::kv::Connection::Close;
+                        let status = serverlab_proto::kv::Status::RequestTimeout;
+                        (respond(status, None, b"", true, None, close), false)
+                    } else {
+                        self.apply(&head, &body)
+                    };
                     if stream.write_all(&out).is_err() || !keep {
                         return;
                     }
@@ -364,6 +380,21 @@ impl KvServer {
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         }
+    }
+
+    /// Whether `head` is a split-request PUT the bug answers 408.
+    fn times_out(&self, head: &serverlab_proto::kv::Head) -> bool {
+        use serverlab_proto::kv::{Method, Target};
+        let split = head.method == Method::Put
+            && matches!(&head.target, Target::Key(k) if k.ends_with(b"-split-request-k"));
+        let mut timed_out = self.timed_out.lock().unwrap();
+        let late = match self.bug {
+            KvBug::SplitLateOnce => split && *timed_out == 0,
+            KvBug::SplitNeverCompletes => split,
+            _ => false,
+        };
+        *timed_out += u32::from(late);
+        late
     }
 
     fn tag(&self, value: &[u8]) -> [u8; 16] {
