@@ -55,6 +55,8 @@ pub struct RespService {
     about: String,
     /// The write-ahead log (`--durability` other than `none`).
     log: Option<Durable>,
+    /// Under `always`: the writes not yet committed, with their undos.
+    in_flight: undo::InFlight,
     watches: watch::Watches,
     /// Blocked connections, for INFO and CLIENT UNBLOCK.
     blocked: blocking::Blocked,
@@ -119,6 +121,7 @@ impl RespService {
             next_id: AtomicU64::new(1),
             about,
             log: None,
+            in_flight: Default::default(),
             watches: Default::default(),
             blocked: Default::default(),
             pushes: AtomicU64::new(0),
@@ -279,6 +282,7 @@ impl RespService {
     /// the database have deadlines, the command holds the deadlines of
     /// its keys for its whole step (see [`expires`]).
     fn fast(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) {
+        self.settle_if_failed();
         let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
         let db = &ks.dbs[conn.db];
         let a = Args {
@@ -315,11 +319,13 @@ impl RespService {
         };
         if !writes {
             let (_, wait) = log.read(touch, || self.data(&ks, conn.db, cmd, &a, out));
-            conn.logged = Logged::merge(conn.logged, wait);
+            conn.logged = Logged::merge(conn.logged, self.read_wait(log, touch, wait));
             return;
         }
         // The deadlines are held inside the step, under the lock that
-        // orders the log (which a compaction's copy takes before them).
+        // orders the log (which a compaction's copy takes before them);
+        // the undo is kept by RESP, not the log's list ([`undo`]).
+        let mut journal = None;
         let written = log.write(
             touch,
             |rec| {
@@ -327,7 +333,7 @@ impl RespService {
                 rec.extend_from_slice(input);
                 true
             },
-            || undo::of(&db.store, &cmd, &a),
+            || undo::into(&mut journal, undo::of(db, &cmd, &a)),
             || {
                 let mut held = self.hold_deadlines(db, &cmd, &keys, false);
                 self.data(&ks, conn.db, cmd, &a, out);
@@ -335,15 +341,55 @@ impl RespService {
             },
         );
         match written {
-            Ok((_, logged)) => conn.logged = Logged::merge(conn.logged, logged),
+            Ok((_, logged)) => self.kept(log, conn, logged, journal),
             Err(e) => return self.refused(e, out),
         }
         if log.wal().compaction_due() {
             // The copy holds every deadline stripe: alone, with none held.
             drop(ks);
-            let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
-            log::compact_if_due(log, &ks, self.limits.max_args);
+            self.compact_alone(log);
         }
+    }
+
+    /// A compaction's cut and copy, with the keyspace held alone.
+    fn compact_alone(&self, log: &Durable) {
+        let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
+        log::compact_if_due(log, &ks, self.limits.max_args);
+    }
+
+    /// Once the log has failed: its uncommitted writes are taken back,
+    /// with the keyspace held alone, before anything reads it.
+    fn settle_if_failed(&self) {
+        if let Some(log) = self.log.as_ref().filter(|l| self.in_flight.unsettled(l)) {
+            let mut ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
+            self.in_flight.settle(log, &mut ks);
+        }
+    }
+
+    /// What a fast-path read's reply waits for: `wait`, the log's answer;
+    /// but if the log failed after [`Self::settle_if_failed`] looked,
+    /// what was read may be a write it never committed, which only the
+    /// gate taken alone takes back: the reply then waits for it as before
+    /// the failure, the wait fails, and the reply is never sent.
+    fn read_wait(&self, log: &Durable, touch: Touch, wait: Option<Logged>) -> Option<Logged> {
+        if wait.is_none() && self.in_flight.unsettled(log) {
+            return log.waits(touch);
+        }
+        wait
+    }
+
+    /// A fast-path write logged: its undo is kept until its commit.
+    fn kept(
+        &self,
+        log: &Durable,
+        conn: &mut RespConn,
+        logged: Option<Logged>,
+        journal: Option<keyspace::Journal>,
+    ) {
+        if let (Some(j), Some(Logged::Ticket(t))) = (journal, logged) {
+            self.in_flight.push(log.wal(), t, j);
+        }
+        conn.logged = Logged::merge(conn.logged, logged);
     }
 
     /// After a fast-path command: a write that wrote drops the deadlines
@@ -878,3 +924,6 @@ impl Service for RespService {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_undo;
