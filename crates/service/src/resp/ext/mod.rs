@@ -519,8 +519,8 @@ impl<'g> Alone<'g> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Undoes {
     /// Its keys' values and deadlines are copied before it runs: for a
-    /// write that replaces or rewrites a string, or reorders a whole
-    /// value anyway (LREM, LTRIM, LINSERT, a sorted set's writes).
+    /// write that replaces or rewrites a string, deletes keys, or rewrites
+    /// a list's middle anyway (LREM, LTRIM, LINSERT).
     Keys,
     /// Its keys' deadlines are kept before it runs, and its family
     /// records, as it changes them, what takes its changes back: the
@@ -546,12 +546,10 @@ pub(crate) fn undoes(name: Name) -> Undoes {
     match name {
         Set | Del | Incr | Decr | IncrBy | DecrBy | MSet | LPush | RPush | LPop | RPop | GetEx
         | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | Append | IncrByFloat
-        | SetBit | LRem | LTrim | LInsert | Unlink | Restore | ZAdd | ZRem | ZPopMin => {
-            Undoes::Keys
-        }
+        | SetBit | LRem | LTrim | LInsert | Unlink | Restore => Undoes::Keys,
         SAdd | SRem | SPop | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove
         | BRPopLPush | LSet | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename
-        | RenameNx | Copy | Move | Sort => Undoes::Own,
+        | RenameNx | Copy | Move | Sort | ZAdd | ZRem | ZPopMin => Undoes::Own,
         Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
