@@ -59,13 +59,30 @@ impl<P> Case<P> {
     }
 }
 
-/// Why a case failed, in one sentence.
+/// Why a case failed, in one sentence; or why it does not apply to this
+/// server after all (`skip`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fail(pub String);
+pub struct Fail {
+    pub why: String,
+    /// The server made a choice the protocol leaves to it (a larger
+    /// limit): the case is skipped, with `why`, not failed.
+    pub skip: bool,
+}
 
 impl Fail {
     pub fn new(why: impl Into<String>) -> Fail {
-        Fail(why.into())
+        Fail {
+            why: why.into(),
+            skip: false,
+        }
+    }
+
+    /// The case does not apply to this server, for `why`.
+    pub fn skip(why: impl Into<String>) -> Fail {
+        Fail {
+            why: why.into(),
+            skip: true,
+        }
     }
 }
 

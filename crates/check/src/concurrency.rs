@@ -3,11 +3,11 @@
 //! came; then the history, partitioned by topic, key or bucket, is
 //! checked for linearizability against the protocol's model.
 
-use crate::lin::{self, Budget, Model, Operation, Outcome, Witness};
+use crate::lin::{self, Budget, Model, Operation, Outcome, Progress, Undecided, Witness};
 use crate::wire::Conn;
 use serde::Serialize;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,10 @@ pub struct Plan {
     pub timeout: Duration,
     /// Search steps per partition before it says "inconclusive".
     pub budget_steps: u64,
+    /// Wall-clock time the whole check of the history may take.
+    pub lin_budget: Duration,
+    /// Configurations one search may remember (the memory cap).
+    pub lin_states: usize,
     /// Talk as the original assignment's client does (bucket: one
     /// request per connection).
     pub assignment: bool,
@@ -79,6 +83,9 @@ pub fn drive<W: Workload>(w: &W, addr: SocketAddr, plan: &Plan) -> Drive<W::Call
     let start = Instant::now();
     let stop = AtomicBool::new(false);
     let lost = Mutex::new(None);
+    // Relaxed: figures for a display.
+    checking().sent.store(0, Ordering::Relaxed);
+    checking().driving.store(true, Ordering::Release);
     let histories: Vec<Vec<Record<W::Call, W::Reply>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..plan.clients)
             .map(|client| {
@@ -103,6 +110,7 @@ pub fn drive<W: Workload>(w: &W, addr: SocketAddr, plan: &Plan) -> Drive<W::Call
             .map(|h| h.join().expect("client thread"))
             .collect()
     });
+    checking().driving.store(false, Ordering::Release);
     let mut history: Vec<_> = histories.into_iter().flatten().collect();
     history.sort_by_key(|r| (r.sent, r.answered));
     Drive {
@@ -140,6 +148,8 @@ fn client_loop<W: Workload>(
             call,
             reply,
         });
+        // Relaxed: a figure for a display.
+        checking().sent.fetch_add(1, Ordering::Relaxed);
         seq += 1;
     }
     Ok(())
@@ -180,8 +190,42 @@ pub struct PartitionReport {
     pub outcome: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<u64>,
+    /// When inconclusive: where the search stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<Undecided>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness: Option<Witness>,
+}
+
+/// The check of a history in progress, for a display on another thread:
+/// the one phase a process runs at a time.
+#[derive(Debug, Default)]
+pub struct Checking {
+    /// Whether the clients are running now.
+    pub driving: AtomicBool,
+    /// Operations the clients completed so far.
+    pub sent: AtomicU64,
+    /// Whether a history is being checked now.
+    pub active: AtomicBool,
+    /// Its operations, summed over its partitions.
+    pub operations: AtomicU64,
+    pub progress: Progress,
+}
+
+static CHECKING: Checking = Checking {
+    driving: AtomicBool::new(false),
+    sent: AtomicU64::new(0),
+    active: AtomicBool::new(false),
+    operations: AtomicU64::new(0),
+    progress: Progress {
+        decided: AtomicU64::new(0),
+        states: AtomicU64::new(0),
+    },
+};
+
+/// The check in progress in this process, if any (`active`).
+pub fn checking() -> &'static Checking {
+    &CHECKING
 }
 
 /// The whole phase, for the report.
@@ -248,28 +292,31 @@ where
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let budget = Budget {
         steps: plan.budget_steps,
-        deadline: None,
+        deadline: Some(started + plan.lin_budget),
+        states: plan.lin_states,
     };
     let names: Vec<String> = parts.iter().map(|p| p.name.clone()).collect();
     let pairs: Vec<(M, Vec<Operation<M::Op>>)> =
         parts.into_iter().map(|p| (p.model, p.ops)).collect();
-    let outcomes = lin::check_partitions(&pairs, budget, threads);
+    let outcomes = watched(&pairs, budget, threads);
     for ((name, (_, ops)), outcome) in names.into_iter().zip(&pairs).zip(outcomes) {
         let part = PartitionReport {
             name,
             operations: ops.len(),
             outcome: outcome.name(),
             steps: None,
+            undecided: None,
             witness: None,
         };
         report.partitions.push(match outcome {
             Outcome::Linearizable => part,
-            Outcome::Inconclusive { steps } => {
+            Outcome::Inconclusive(u) => {
                 if report.verdict == Verdict::Linearizable {
                     report.verdict = Verdict::Inconclusive;
                 }
                 PartitionReport {
-                    steps: Some(steps),
+                    steps: Some(u.steps),
+                    undecided: Some(u),
                     ..part
                 }
             }
@@ -284,4 +331,23 @@ where
     }
     report.check_s = started.elapsed().as_secs_f64();
     report
+}
+
+/// Check the partitions with the progress shown in [`checking`].
+fn watched<M>(pairs: &[(M, Vec<Operation<M::Op>>)], budget: Budget, threads: usize) -> Vec<Outcome>
+where
+    M: Model + Sync,
+    M::Op: Sync,
+{
+    let c = checking();
+    let total: usize = pairs.iter().map(|(_, ops)| ops.len()).sum();
+    // Relaxed: figures for a display; `active` last, so a reader that
+    // sees it set sees the fresh totals soon after at worst.
+    c.operations.store(total as u64, Ordering::Relaxed);
+    c.progress.decided.store(0, Ordering::Relaxed);
+    c.progress.states.store(0, Ordering::Relaxed);
+    c.active.store(true, Ordering::Release);
+    let outcomes = lin::check_partitions(pairs, budget, threads, &c.progress);
+    c.active.store(false, Ordering::Release);
+    outcomes
 }

@@ -19,6 +19,9 @@ pub struct Report {
     pub cases: Vec<CaseResult>,
     /// Absent when skipped.
     pub concurrency: Option<ConcurrencyReport>,
+    /// Why the concurrency phase did not run, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency_skipped: Option<String>,
     pub passed: usize,
     pub failed: usize,
     pub skipped: usize,

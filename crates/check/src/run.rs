@@ -77,6 +77,7 @@ pub fn run<P: Protocol>(
         assignment: opts.assignment,
         cases: Vec::new(),
         concurrency: None,
+        concurrency_skipped: None,
         passed: 0,
         failed: 0,
         skipped: 0,
@@ -96,11 +97,14 @@ pub fn run<P: Protocol>(
             .push(run_or_not(proto, addr, opts, &nonce, case, &mut stalled));
         on(Event::Case(report.cases.last().expect("pushed")));
     }
-    if stalled.is_none() && selected(LINEARIZABLE, Scope::Assignment, opts) {
-        on(Event::ConcurrencyStarts(&opts.plan));
-        let phase = proto.concurrency(addr, &opts.plan, &nonce);
-        on(Event::Concurrency(&phase));
-        report.concurrency = Some(phase);
+    match phase_left_out(stalled, opts) {
+        None => {
+            on(Event::ConcurrencyStarts(&opts.plan));
+            let phase = proto.concurrency(addr, &opts.plan, &nonce);
+            on(Event::Concurrency(&phase));
+            report.concurrency = Some(phase);
+        }
+        Some(why) => report.concurrency_skipped = Some(why),
     }
     for case in last {
         report
@@ -111,6 +115,18 @@ pub fn run<P: Protocol>(
     report.seconds = started.elapsed().as_secs_f64();
     report.tally();
     Ok(report)
+}
+
+/// Why the concurrency phase is not run, if it is not: a case got no
+/// whole reply (`stalled`), or the user left it out.
+fn phase_left_out(stalled: Option<&str>, opts: &Options) -> Option<String> {
+    match stalled {
+        Some(at) => Some(format!(
+            "the server sent no whole reply in '{at}', so the clients were not started"
+        )),
+        None => skip_reason(LINEARIZABLE, Scope::Assignment, opts)
+            .map(|why| format!("'{LINEARIZABLE}' {why}")),
+    }
 }
 
 fn validate<P: Protocol>(proto: &P, cases: &[Case<P>], opts: &Options) -> Result<(), CheckError> {
@@ -135,10 +151,6 @@ fn validate<P: Protocol>(proto: &P, cases: &[Case<P>], opts: &Options) -> Result
         }
     }
     Ok(())
-}
-
-fn selected(name: &str, scope: Scope, opts: &Options) -> bool {
-    skip_reason(name, scope, opts).is_none()
 }
 
 fn skip_reason(name: &str, scope: Scope, opts: &Options) -> Option<String> {
@@ -225,8 +237,12 @@ fn run_case<P: Protocol>(
     match outcome {
         Ok(()) => result.status = Status::Passed,
         Err(fail) => {
-            result.status = Status::Failed;
-            result.reason = Some(fail.0);
+            result.status = if fail.skip {
+                Status::Skipped
+            } else {
+                Status::Failed
+            };
+            result.reason = Some(fail.why);
         }
     }
     result

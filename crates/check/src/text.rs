@@ -2,9 +2,9 @@
 //! transcript of a failure), the concurrency verdict with any witness,
 //! and a summary line.
 
-use crate::case::{CaseResult, Status};
+use crate::case::{CaseResult, Exchange, Status};
 use crate::concurrency::{ConcurrencyReport, Plan, Verdict};
-use crate::lin::Witness;
+use crate::lin::{Undecided, Witness};
 use crate::report::Report;
 use crate::run::{IN_SKIP, NOT_IN_ONLY};
 
@@ -62,16 +62,57 @@ pub fn case(c: &CaseResult) -> String {
             if let Some(r) = &c.reason {
                 out += &format!("        {r}\n");
             }
-            for e in &c.exchanges {
-                let mark = if e.ok { " " } else { "✗" };
-                out += &format!("      {mark} sent     {}\n", e.sent);
-                out += &format!("          expected {}\n", e.expected);
-                out += &format!("          got      {}\n", e.got);
-            }
+            out += &exchanges(&c.exchanges);
             out += &format!("        why it matters: {}\n", c.why);
+            if c.scope == crate::case::Scope::Serverlab {
+                out += &serverlab_hint(c);
+            }
         }
     }
     out
+}
+
+/// Exchanges shown before the first that failed; the rest are counted.
+const SHOWN_BEFORE: usize = 2;
+
+/// A failed case's exchanges: the first that failed, the few just before
+/// it, and any after it; the earlier ones (all as expected) counted.
+fn exchanges(all: &[Exchange]) -> String {
+    let first_bad = all.iter().position(|e| !e.ok).unwrap_or(all.len());
+    let from = first_bad.saturating_sub(SHOWN_BEFORE);
+    let mut out = String::new();
+    if from > 0 {
+        out += &format!("        ({from} earlier exchanges as expected; all in --format json)\n");
+    }
+    for e in &all[from..] {
+        let mark = if e.ok { " " } else { "✗" };
+        out += &format!("      {mark} sent     {}\n", e.sent);
+        out += &format!("          expected {}\n", e.expected);
+        out += &format!("          got      {}\n", e.got);
+    }
+    out
+}
+
+/// What `[serverlab]` means under a failed case: not the assignment's
+/// rule, how to leave such rules out, and the server setting the case
+/// depends on (a `--flag` its rule names), which must be the server's.
+fn serverlab_hint(c: &CaseResult) -> String {
+    let flags: Vec<&str> = c
+        .checks
+        .split(|ch: char| ch.is_whitespace() || ",:;()".contains(ch))
+        .filter(|w| w.starts_with("--"))
+        .collect();
+    let mut out = String::from(
+        "        [serverlab]: serverlab's own rule, beyond what the protocol's assignment asks; \
+         a server that follows the assignment alone may differ here (--assignment skips these)",
+    );
+    if !flags.is_empty() {
+        out += &format!(
+            "; the limit is the server's: run check with {} set as the server has it",
+            flags.join(", ")
+        );
+    }
+    out + "\n"
 }
 
 pub fn concurrency_starts(plan: &Plan) -> String {
@@ -102,14 +143,9 @@ pub fn concurrency(c: &ConcurrencyReport) -> String {
         .collect();
     for p in bad.iter().take(WITNESSES_SHOWN) {
         out += &format!("  {} ({} operations): {}", p.name, p.operations, p.outcome);
-        match (&p.witness, p.steps) {
+        match (&p.witness, &p.undecided) {
             (Some(w), _) => out += &witness(w),
-            (None, Some(steps)) => {
-                out += &format!(
-                    " after {steps} search steps: the budget ran out before an answer; \
-                     try fewer clients (--concurrency) or a shorter --duration\n"
-                )
-            }
+            (None, Some(u)) => out += &undecided(p.operations, u),
             _ => out.push('\n'),
         }
     }
@@ -120,6 +156,26 @@ pub fn concurrency(c: &ConcurrencyReport) -> String {
         );
     }
     out
+}
+
+/// Where an inconclusive search stopped, and what to try.
+fn undecided(operations: usize, u: &Undecided) -> String {
+    format!(
+        " after {:.1} s ({operations} operations, {} states): the budget ran out after {} \
+         steps in the window of {} operations sent from {} to {}, which it could not decide; \
+         {}. A larger --lin-budget, --lin-states or --budget, fewer clients (--concurrency) or \
+         a shorter --duration may decide it\n",
+        u.seconds,
+        u.states,
+        u.steps,
+        u.operations,
+        ms(u.from_ns),
+        ms(u.to_ns),
+        match u.decided {
+            0 => "it is the first".to_string(),
+            n => format!("the {n} operations before it are linearizable"),
+        },
+    )
 }
 
 /// A witness in a student's words.
@@ -134,6 +190,9 @@ pub fn witness(w: &Witness) -> String {
             ms(o.answered_ns),
             o.what
         );
+    }
+    if let Some(c) = &w.context {
+        out += &format!("    Before them: {c}.\n");
     }
     for a in &w.after {
         out += &format!("    {a}, so {} comes first in any order.\n", after_first(a));
@@ -168,7 +227,10 @@ fn ms(ns: u64) -> String {
 pub fn summary(r: &Report) -> String {
     let phase = match &r.concurrency {
         Some(c) => format!("concurrency {}", c.verdict.name()),
-        None => "concurrency not checked".into(),
+        None => match &r.concurrency_skipped {
+            Some(why) => format!("concurrency not checked ({why})"),
+            None => "concurrency not checked".into(),
+        },
     };
     let verdict = if r.ok { "PASSED" } else { "FAILED" };
     let failed: Vec<&str> = r
@@ -183,6 +245,17 @@ pub fn summary(r: &Report) -> String {
     );
     if !failed.is_empty() {
         line += &format!("failed: {}\n", failed.join(", "));
+    }
+    let own = r
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Failed && c.scope == crate::case::Scope::Serverlab)
+        .count();
+    if own > 0 && !r.assignment {
+        line += &format!(
+            "{own} of the failed cases are serverlab's own rules ([serverlab]), beyond the \
+             protocol's assignment; --assignment checks the assignment's rules only\n"
+        );
     }
     if r.concurrency
         .as_ref()

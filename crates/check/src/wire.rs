@@ -176,6 +176,19 @@ impl Conn {
         }
     }
 
+    /// Whatever arrives within `wait`, and whether the server closed the
+    /// connection by then (no waiting once it has).
+    pub fn gather(&mut self, wait: Duration) -> (Vec<u8>, bool) {
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.fill(deadline) {
+                Fill::Data if self.buf.len() <= MAX_REPLY => {}
+                Fill::Data | Fill::Timeout => return (std::mem::take(&mut self.buf), false),
+                Fill::Closed => return (std::mem::take(&mut self.buf), true),
+            }
+        }
+    }
+
     /// Whatever arrives within `wait` (without waiting for more).
     pub fn drain_for(&mut self, wait: Duration) -> Vec<u8> {
         let deadline = Instant::now() + wait;

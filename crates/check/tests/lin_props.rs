@@ -107,6 +107,7 @@ fn history() -> impl Strategy<Value = (Vec<Operation<Op>>, Vec<Role>)> {
 const BIG: Budget = Budget {
     steps: 10_000_000,
     deadline: None,
+    states: usize::MAX,
 };
 
 proptest! {
@@ -195,18 +196,33 @@ fn a_pathological_partition_ends_inconclusive_at_its_budget() {
     let ops = pathological(24);
     let budget = Budget::steps(200_000);
     match lin::check(&Reg, &ops, budget) {
-        Outcome::Inconclusive { steps } => assert!(steps <= budget.steps, "{steps}"),
+        Outcome::Inconclusive(u) => assert!(u.steps <= budget.steps, "{u:?}"),
         other => panic!("expected inconclusive, got {other:?}"),
     }
     // A deadline alone stops it too.
     let deadline = Budget {
         steps: u64::MAX,
         deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(200)),
+        states: usize::MAX,
     };
     assert!(matches!(
         lin::check(&Reg, &ops, deadline),
-        Outcome::Inconclusive { .. }
+        Outcome::Inconclusive(_)
     ));
+    // So does the memory cap, and it says where.
+    let capped = Budget {
+        states: 10_000,
+        ..Budget::steps(u64::MAX)
+    };
+    match lin::check(&Reg, &ops, capped) {
+        Outcome::Inconclusive(u) => {
+            assert!(u.states <= 10_000, "{u:?}");
+            // The window of concurrent operations, not the read after it.
+            assert_eq!((u.decided, u.operations), (0, ops.len() - 1), "{u:?}");
+            assert_eq!((u.from_ns, u.to_ns), (0, 1000), "{u:?}");
+        }
+        other => panic!("expected inconclusive, got {other:?}"),
+    }
 }
 
 /// A long linearizable history with a violation at the end: the witness

@@ -1,10 +1,13 @@
-//! `serverlab fit FILE [--method nls|relative|gcp] [--format text|json]
-//! [--plot FILE.png|FILE.svg] [--predict N…]`: the Universal Scalability
-//! Law through a table of N and X (`-` reads stdin), as the report fits
-//! each series of a sweep with a cores axis (docs/experiments.md). Bad
-//! input exits 2 naming the file and line.
+//! `serverlab fit FILE [--n COLUMN --x COLUMN] [--method nls|relative|gcp]
+//! [--format text|json] [--plot FILE.png|FILE.svg] [--predict N…]
+//! [--allow-poor-fit]`: the Universal Scalability Law through a table of
+//! N and X (`-` reads stdin), as the report fits each series of a sweep
+//! with a cores axis (docs/experiments.md). Bad input exits 2 naming the
+//! file and line; a poor fit (R² below [`usl::POOR_R2`]) exits 5 and
+//! concludes nothing.
 
 use clap::{Args, ValueEnum};
+use serverlab_report::usl::table::{Choice, Column};
 use serverlab_report::usl::{self, table, Fit, Method};
 use serverlab_util::Named;
 use std::io::Read;
@@ -30,6 +33,36 @@ pub struct FitArgs {
     /// Also give X at these N (several, or comma-separated)
     #[arg(long, value_name = "N", num_args = 1.., value_delimiter = ',', value_parser = positive)]
     predict: Vec<f64>,
+    /// The column holding N: its header's name or its position from 1
+    /// (with --x; without both, the table's two columns of numbers)
+    #[arg(long = "n", value_name = "COLUMN", requires = "x_column", value_parser = column)]
+    n_column: Option<Column>,
+    /// The column holding X: its header's name or its position from 1
+    #[arg(long = "x", value_name = "COLUMN", requires = "n_column", value_parser = column)]
+    x_column: Option<Column>,
+    /// Fit only the rows whose COLUMN (a name or position) holds VALUE,
+    /// as written (several: all must); `--where readers=1` picks one
+    /// series of a report's table
+    #[arg(long = "where", value_name = "COLUMN=VALUE", value_parser = filter)]
+    filters: Vec<(Column, String)>,
+    /// Print a poor fit (R² below 0.9) and exit 0 rather than 5; it still
+    /// concludes nothing
+    #[arg(long)]
+    allow_poor_fit: bool,
+}
+
+fn filter(text: &str) -> Result<(Column, String), String> {
+    match text.split_once('=') {
+        Some((c, v)) if !c.trim().is_empty() => Ok((Column::parse(c), v.trim().to_string())),
+        _ => Err(format!("'{text}' is not COLUMN=VALUE")),
+    }
+}
+
+fn column(text: &str) -> Result<Column, String> {
+    if text.trim().is_empty() {
+        return Err("a column is a header's name or a position from 1".into());
+    }
+    Ok(Column::parse(text))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -57,36 +90,79 @@ fn positive(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Exit 0; 2 for input that cannot be read or fitted; 1 where the plot
-/// cannot be written.
+/// Exit 0; 2 for input that cannot be read or fitted; 5 for a poor fit
+/// (unless --allow-poor-fit); 1 where the plot cannot be written.
 pub fn run(a: FitArgs) -> anyhow::Result<ExitCode> {
     let name = if a.file == "-" {
         "stdin"
     } else {
         a.file.as_str()
     };
-    let rows = match read(&a.file).and_then(|text| {
-        table::parse(&text).map_err(|bad| match bad.line {
+    let choice = Choice {
+        n: a.n_column.clone(),
+        x: a.x_column.clone(),
+        filters: a.filters.clone(),
+    };
+    let table = match read(&a.file).and_then(|text| {
+        table::parse_with(&text, &choice).map_err(|bad| match bad.line {
             Some(line) => format!("{name}:{line}: {}", bad.message),
             None => format!("{name}: {}", bad.message),
         })
     }) {
-        Ok(rows) => rows,
+        Ok(table) => table,
         Err(message) => return Ok(bad_input(message)),
     };
-    let points: Vec<(f64, f64)> = rows.iter().map(|r| (r.n, r.x)).collect();
-    let fit = match usl::fit_points(&points, a.method) {
+    if !table.empty.is_empty() {
+        eprintln!("serverlab: {name}: {}", skipped(&table.empty));
+    }
+    let points: Vec<(f64, f64)> = table.rows.iter().map(|r| (r.n, r.x)).collect();
+    drop(table.rows);
+    let series = usl::group(&points);
+    let fit = match usl::fit_with(&series, a.method) {
         Ok(fit) => fit,
         Err(why) => return Ok(bad_input(format!("{name}: {why}"))),
     };
+    let residuals = usl::residuals(&fit.law, &series);
+    let distinct = series.len();
+    drop(series);
+    let heading = format!("{name} (N = {}, X = {})", table.names.0, table.names.1);
     match a.format {
-        FitFormat::Text => print!("{}", text(name, &points, &fit, &a.predict)),
-        FitFormat::Json => println!("{}", json(&fit, &a.predict)),
+        FitFormat::Text => print!(
+            "{}",
+            text(
+                &heading,
+                (points.len(), distinct),
+                &fit,
+                &residuals,
+                &a.predict
+            )
+        ),
+        FitFormat::Json => println!("{}", json(&fit, &residuals, &a.predict)),
     }
     if let Some(path) = &a.plot {
         plot(path, name, &points, &fit)?;
     }
+    if fit.poor() && !a.allow_poor_fit {
+        eprintln!(
+            "serverlab: {name}: a poor fit (R² = {:.3} < {}): the law does not describe \
+             these points; exit 5 (--allow-poor-fit exits 0)",
+            fit.r2,
+            usl::POOR_R2
+        );
+        return Ok(ExitCode::from(5));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines left out for an empty N or X cell, said once.
+fn skipped(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().take(8).map(usize::to_string).collect();
+    let more = if lines.len() > 8 { ", …" } else { "" };
+    format!(
+        "{} line(s) left out, their N or X cell empty (line {}{more})",
+        lines.len(),
+        shown.join(", ")
+    )
 }
 
 /// The file's text (stdin's for `-`), or why not.
@@ -117,12 +193,16 @@ fn with_se(v: f64, se: Option<f64>, digits: usize) -> String {
 }
 
 /// The text form.
-fn text(name: &str, points: &[(f64, f64)], fit: &Fit, predict: &[f64]) -> String {
+fn text(
+    name: &str,
+    (points, distinct): (usize, usize),
+    fit: &Fit,
+    residuals: &usl::Residuals,
+    predict: &[f64],
+) -> String {
     let (law, se) = (fit.law, fit.se);
-    let distinct = usl::group(points).len();
     let mut out = format!(
-        "{name}: {} points at {distinct} distinct N, fitted by {}: {}\n",
-        points.len(),
+        "{name}: {points} points at {distinct} distinct N, fitted by {}: {}\n",
         fit.method,
         fit.method.describe()
     );
@@ -132,7 +212,29 @@ fn text(name: &str, points: &[(f64, f64)], fit: &Fit, predict: &[f64]) -> String
     );
     out += &format!("σ  {:<28} contention\n", with_se(law.sigma, se.sigma, 6));
     out += &format!("κ  {:<28} coherency\n", with_se(law.kappa, se.kappa, 6));
-    out += &match fit.peak() {
+    if !fit.poor() {
+        out += &conclusions(fit);
+    }
+    out += &format!("R² = {:.6}\n", fit.r2);
+    out += &format!("{}\n", residuals.describe());
+    for &n in predict {
+        out += &format!("X({n}) = {}\n", usl::significant(law.throughput(n), 6));
+    }
+    if fit.poor() {
+        return out + &poor(fit) + "\n";
+    }
+    if residuals.systematic() {
+        out += "caution: the residuals run in long stretches of one sign, so the law misses \
+                the shape of these points; what follows is the law's reading, not surely theirs\n";
+    }
+    out + &usl::in_words(&law) + ".\n"
+}
+
+/// What a fit that describes its points says: the peak, Amdahl's limit,
+/// the payback of a superlinear law.
+fn conclusions(fit: &Fit) -> String {
+    let law = fit.law;
+    let mut out = match fit.peak() {
         Some((n, x)) => format!(
             "peak N* = {}, X(N*) = {}\n",
             usl::significant(n, 4),
@@ -153,17 +255,24 @@ fn text(name: &str, points: &[(f64, f64)], fit: &Fit, predict: &[f64]) -> String
             usl::significant(n, 4)
         );
     }
-    out += &format!("R² = {:.6}\n", fit.r2);
-    for &n in predict {
-        out += &format!("X({n}) = {}\n", usl::significant(law.throughput(n), 6));
-    }
-    out + &usl::in_words(&law) + ".\n"
+    out
 }
 
-/// The JSON form: one object.
-fn json(fit: &Fit, predict: &[f64]) -> serde_json::Value {
+/// A poor fit's sentence, in place of a conclusion.
+fn poor(fit: &Fit) -> String {
+    format!(
+        "a poor fit: R² = {:.3} is below {}, so the law does not describe these points; \
+         no conclusion is drawn (no peak, no contention or superlinearity verdict).",
+        fit.r2,
+        usl::POOR_R2
+    )
+}
+
+/// The JSON form: one object; a poor fit's conclusions are null.
+fn json(fit: &Fit, residuals: &usl::Residuals, predict: &[f64]) -> serde_json::Value {
     let (law, se) = (fit.law, fit.se);
-    let peak = fit.peak();
+    let sure = !fit.poor();
+    let peak = fit.peak().filter(|_| sure);
     serde_json::json!({
         "method": fit.method.name(),
         "lambda": law.lambda,
@@ -174,16 +283,25 @@ fn json(fit: &Fit, predict: &[f64]) -> serde_json::Value {
         "kappa_se": se.kappa,
         "peak_n": peak.map(|p| p.0),
         "peak_x": peak.map(|p| p.1),
-        "amdahl_limit": law.amdahl(),
-        "superlinear": law.superlinear(),
-        "payback_n": law.payback(),
+        "amdahl_limit": law.amdahl().filter(|_| sure),
+        "superlinear": sure.then(|| law.superlinear()),
+        "payback_n": law.payback().filter(|_| sure),
         "r2": fit.r2,
+        "r2_threshold": usl::POOR_R2,
+        "poor_fit": !sure,
+        "residuals": {
+            "signs": residuals.pattern(),
+            "runs": residuals.runs,
+            "expected_runs": residuals.expected,
+            "z": residuals.z,
+            "systematic": residuals.systematic(),
+        },
         "observations": fit.observations,
         "predict": predict
             .iter()
             .map(|&n| serde_json::json!({"n": n, "x": law.throughput(n)}))
             .collect::<Vec<_>>(),
-        "summary": usl::in_words(&law),
+        "summary": if sure { usl::in_words(&law) } else { poor(fit) },
     })
 }
 

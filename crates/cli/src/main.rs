@@ -11,6 +11,7 @@ mod demo;
 mod fit;
 mod limits;
 mod load;
+mod man;
 mod merge;
 mod metrics;
 mod progress;

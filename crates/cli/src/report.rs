@@ -43,7 +43,15 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
         allow_missing: a.allow_missing,
     };
     let (out, generated) = match a.dirs.as_slice() {
-        [dir] => (dir.clone(), serverlab_report::generate_with(dir, &opts)),
+        [dir] => match serverlab_report::shards::under(dir) {
+            // A sharded sweep's parent directory: its shards, read as one.
+            Some(shards) => {
+                let out = a.out.clone().unwrap_or_else(|| dir.clone());
+                let written = serverlab_report::generate_shards(&shards, &out, &opts);
+                (out, written)
+            }
+            None => (dir.clone(), serverlab_report::generate_with(dir, &opts)),
+        },
         dirs => {
             let out = a.out.clone().unwrap_or_else(|| common_parent(dirs));
             let written = serverlab_report::generate_shards(dirs, &out, &opts);

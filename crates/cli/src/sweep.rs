@@ -107,6 +107,14 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
             out.display()
         )));
     }
+    // Another shard of this experiment running here would share its CPUs.
+    let _claim = match a.shard {
+        Some(shard) => match serverlab_sweep::shard::claim(&plan.experiment.name, shard) {
+            Ok(claim) => Some(claim),
+            Err(message) => return Ok(bad_input(format!("--shard {shard}: {message}"))),
+        },
+        None => None,
+    };
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, interrupted.clone())

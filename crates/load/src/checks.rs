@@ -14,6 +14,7 @@ pub struct Checks {
     checked: u64,
     mismatches: u64,
     examples: Vec<String>,
+    not_checked: Option<String>,
 }
 
 impl Checks {
@@ -41,6 +42,13 @@ impl Checks {
         self.mismatches += other.mismatches;
         let room = EXAMPLES.saturating_sub(self.examples.len());
         self.examples.extend(other.examples.into_iter().take(room));
+        self.not_checked = self.not_checked.take().or(other.not_checked);
+    }
+
+    /// Say what these checks leave out (kv's: order and lost updates),
+    /// and what checks it.
+    pub fn not_checked(&mut self, what: impl Into<String>) {
+        self.not_checked = Some(what.into());
     }
 
     pub fn totals(&self) -> (u64, u64, &[String]) {
@@ -54,6 +62,7 @@ impl Checks {
             checked: self.checked,
             mismatches: self.mismatches,
             examples: self.examples,
+            not_checked: self.not_checked.filter(|_| self.enabled),
         }
     }
 }

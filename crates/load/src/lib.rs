@@ -15,6 +15,7 @@
 
 pub mod board;
 pub mod bucket;
+pub mod certify;
 pub mod checks;
 pub mod conn;
 pub mod driver;

@@ -5,6 +5,7 @@
 //! on that loop's thread only, so recording costs no synchronisation; the
 //! loops' recorders merge once at the end.
 
+use crate::certify::sample::Sample;
 use crate::intervals::Intervals;
 use crate::live::{ErrorAt, Handover, Live};
 use hdrhistogram::Histogram;
@@ -111,6 +112,9 @@ pub struct Recorder {
     /// Open loop: the schedule's lag over the recorded requests.
     pub lag: Lag,
     pub intervals: Intervals,
+    /// A bounded sample of the run for its verdict
+    /// ([`crate::certify::sample`]).
+    pub sample: Sample,
     /// Where this loop hands each finished second, when watched.
     live: Option<Arc<Live>>,
     /// Since the last hand-over: requests sent in the window by
@@ -137,6 +141,7 @@ impl Recorder {
             late: 0,
             lag: Lag::default(),
             intervals: Intervals::new(ops, open),
+            sample: Sample::default(),
             live: None,
             live_sent: vec![0; ops],
             live_errors: Vec::new(),
@@ -211,7 +216,11 @@ impl Recorder {
         });
         if service.is_some() {
             self.lag.add(t);
+            let lag = t.sent.saturating_duration_since(t.intended).as_nanos();
+            self.sample.lag(lag as u64);
         }
+        let at = done.saturating_duration_since(self.span.start).as_nanos();
+        self.sample.reply(at as u64, latency);
         self.intervals.record(sec, op, latency, service);
         true
     }
@@ -248,6 +257,13 @@ impl Recorder {
         }
         self.late += other.late;
         self.lag.merge(&other.lag);
+        self.sample.absorb(&other.sample);
+    }
+
+    /// The gap between two consecutive sends of one client, both of
+    /// requests recorded (for the verdict's test of the arrivals).
+    pub fn send_gap(&mut self, gap: Duration) {
+        self.sample.send_gap(gap.as_nanos() as u64);
     }
 }
 

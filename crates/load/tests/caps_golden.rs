@@ -23,6 +23,8 @@ fn fixture() -> LoadReport {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
+            warmup_s: 0.0,
+            served: None,
             requested_rps: None,
             concurrency: 3,
             operations: Vec::new(),
@@ -41,6 +43,7 @@ fn fixture() -> LoadReport {
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
             agent: None,
             merged: None,
+            validity: None,
             protocol: None,
         },
     )

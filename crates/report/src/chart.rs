@@ -78,6 +78,9 @@ pub struct Series {
     pub marker: Marker,
     /// Index into the palette.
     pub color: usize,
+    /// Beside each marker, which point it is (none where empty; else one
+    /// per point, in order).
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -451,6 +454,7 @@ where
         // Markers alone (no line to stay on) move with their error bars.
         let shift = |x: f64| if s.lines { 0 } else { dodge(k, x) };
         draw_markers(&mut chart, s, &pts, &shift)?;
+        draw_labels(&mut chart, s, &pts, &shift)?;
         for p in &s.points {
             draw_error_bar(&mut chart, p, color(s.color), dodge(k, p.x), y_range)?;
         }
@@ -573,6 +577,26 @@ where
             chart.draw_series(pts.iter().map(|&p| shape(p)))?;
         }
     }
+    Ok(())
+}
+
+/// Each marker's label, above and to the right of it, in its colour.
+fn draw_labels<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &Series,
+    pts: &[(f64, f64)],
+    shift: &dyn Fn(f64) -> i32,
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    if s.labels.len() != pts.len() {
+        return Ok(());
+    }
+    let style = (font::FAMILY, 11).into_font().color(&color(s.color));
+    chart.draw_series(pts.iter().zip(&s.labels).map(|(&p, label)| {
+        EmptyElement::at(p) + Text::new(label.clone(), (shift(p.0) + 6, -16), style.clone())
+    }))?;
     Ok(())
 }
 
@@ -716,6 +740,7 @@ mod tests {
                 dashed: false,
                 marker: Marker::Circle,
                 color: i,
+                labels: vec![],
             })
             .collect();
         Figure {

@@ -317,13 +317,23 @@ impl Comparison {
     }
 }
 
+/// `this ÷ other` to three decimals; where that is no number (the other
+/// side measured 0), why there is none.
+fn ratio_cell(this: f64, other: f64) -> String {
+    let ratio = this / other;
+    if ratio.is_finite() {
+        format!("{ratio:.3}")
+    } else {
+        format!("none: other is {}", num(other))
+    }
+}
+
 /// The cells after the two summaries: estimate, its CI, change, p, g,
 /// significant.
 fn contrast_cells(r: &Row) -> Vec<String> {
     let Some(d) = &r.diff else {
-        let ratio = r.this.centre() / r.other.centre();
         return vec![
-            format!("{ratio:.3}"),
+            ratio_cell(r.this.centre(), r.other.centre()),
             "needs n ≥ 2 on both sides".into(),
             "–".into(),
             "–".into(),
@@ -356,4 +366,17 @@ fn contrast_cells(r: &Row) -> Vec<String> {
             .unwrap_or_else(|| "–".into()),
         if d.significant { "yes" } else { "no" }.into(),
     ]
+}
+
+#[cfg(test)]
+mod ratio_tests {
+    use super::ratio_cell;
+
+    #[test]
+    fn a_ratio_over_nothing_says_why_it_is_none() {
+        assert_eq!(ratio_cell(3.0, 2.0), "1.500");
+        assert_eq!(ratio_cell(3.0, 0.0), "none: other is 0");
+        assert_eq!(ratio_cell(0.0, 0.0), "none: other is 0");
+        assert_eq!(ratio_cell(0.0, 2.0), "0.000");
+    }
 }

@@ -39,6 +39,12 @@ pub struct Run {
     /// Its place in the sweep's order (0: not recorded).
     pub sequence: usize,
     pub started_unix_s: u64,
+    /// How long it took, start to end (the servers' start and stop
+    /// included).
+    pub wall_s: f64,
+    /// The CPUs its server and load were pinned to; None where either
+    /// was not pinned.
+    pub cpus: Option<Vec<usize>>,
     /// The machine while it ran, when recorded.
     pub machine: Option<MachineState>,
     pub load: LoadReport,
@@ -127,6 +133,8 @@ fn read_point(dir: &Path, point: &Point, manifest: &Manifest, repetitions: Vec<u
                     dir: rdir.strip_prefix(dir).unwrap_or(&rdir).to_path_buf(),
                     sequence: record.sequence,
                     started_unix_s: record.started_unix_s,
+                    wall_s: record.wall_s,
+                    cpus: serverlab_sweep::pinning::run_cpus(&record),
                     machine: record.machine,
                     load,
                     metrics,

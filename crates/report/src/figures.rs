@@ -174,6 +174,7 @@ pub(crate) fn series(
         // Past the palette's colours, a new shape tells series apart.
         marker: Marker::nth(color / PALETTE_SIZE),
         color,
+        labels: vec![],
     }
 }
 
@@ -422,6 +423,17 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
         Some(pt(s.throughput?.centre(), s.latency(pct)?, unit.per_us()))
     };
     let joined = clients.len() <= 1;
+    let mut series = stat_series(&grouped, shown, joined, false, &point);
+    // The highest percentile's markers say which point they are (the
+    // others of a point stand below them, at the same throughput).
+    let top = shown.len() - 1;
+    for (g, (_, members)) in grouped.iter().enumerate() {
+        series[g * shown.len() + top].labels = members
+            .iter()
+            .filter(|&&p| point(p, shown[top]).is_some())
+            .map(|&p| stats[p].runs.point.slug.clone())
+            .collect();
+    }
     Figure {
         id: "latency-vs-load".into(),
         title: "Latency percentiles vs load".into(),
@@ -429,7 +441,7 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
         x: XScale::Linear { integer: false },
         panels: vec![Panel {
             y_title: format!("latency ({}), log scale", unit.symbol()),
-            series: stat_series(&grouped, shown, joined, false, &point),
+            series,
             log_y: true,
         }],
     }

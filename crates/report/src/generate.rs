@@ -130,6 +130,15 @@ fn comparison(
     let Some(path) = opts.compare else {
         return Ok(None);
     };
+    // A sharded sweep's parent directory: its shards, read as one.
+    if let Some(dirs) = crate::shards::under(path) {
+        let (other, shards) = crate::shards::read(&dirs, path)?;
+        if !shards.missing.is_empty() && !opts.allow_missing {
+            return Err(ReportError::MissingShards(shards.missing_error()));
+        }
+        let other_stats = shard_statistics(&other, &shards, opts.drop_outliers).0;
+        return compare::compare(&sweep.manifest, stats, &other.manifest, &other_stats).map(Some);
+    }
     let other = Sweep::read(path)?;
     let other_stats = statistics(&other, opts.drop_outliers).0;
     compare::compare(&sweep.manifest, stats, &other.manifest, &other_stats).map(Some)
@@ -181,7 +190,11 @@ fn write_report(
         .extend(scaling.iter().flat_map(Section::findings));
     let mut all: Vec<&PointStats> = stats.iter().collect();
     all.extend(baseline.as_ref());
-    let problems = problems::problems(&sweep.manifest, &all);
+    let mut problems = problems::problems(&sweep.manifest, &all);
+    if let Some(s) = shards.filter(|s| !s.clashes.is_empty()) {
+        let clashes = s.clashes.iter().map(|c| (c.slug.clone(), c.problem()));
+        problems.splice(0..0, problems::group_lines(clashes.collect()));
+    }
     let parts = Parts {
         findings: &findings,
         problems: &problems,

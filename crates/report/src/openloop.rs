@@ -127,6 +127,7 @@ fn achieved_vs_offered(
             .collect(),
         lines: true,
         dashed: true,
+        labels: vec![],
         marker: Marker::Circle,
         // Grey (the palette's eighth): a reference, not a series.
         color: REFERENCE_COLOR,

@@ -63,10 +63,24 @@ impl ScalingSeries<'_> {
         self.steps.first()
     }
 
-    /// X(k)/X(base) scaled to the base's cores: the speedup over one core.
-    fn speedup(&self, step: &Step) -> Option<f64> {
-        let base = self.base()?;
-        Some(step.throughput.centre() / base.throughput.centre() * base.cores as f64)
+    /// X(k)/X(base) scaled to the base's cores: the speedup over one core;
+    /// or why there is none, in words, where either throughput is no
+    /// positive number (a base that measured 0 req/s divides by zero).
+    fn speedup(&self, step: &Step) -> Result<f64, String> {
+        let base = self.base().ok_or("no base point")?;
+        let (x, x1) = (step.throughput.centre(), base.throughput.centre());
+        let usable = |x: f64| x.is_finite() && x > 0.0;
+        if !usable(x1) {
+            return Err(format!(
+                "none: X({}) measured {} req/s",
+                base.cores,
+                num(x1)
+            ));
+        }
+        if !usable(x) {
+            return Err(format!("none: measured {} req/s", num(x)));
+        }
+        Ok(x / x1 * base.cores as f64)
     }
 }
 
@@ -229,7 +243,10 @@ impl<'a> Section<'a> {
                     s.label().to_string(),
                     format!("{}{mark}", step.cores),
                     centre_ci(&step.throughput, 1.0),
-                    speedup.map_or("–".into(), |x| format!("{x:.2}×")),
+                    match &speedup {
+                        Ok(x) => format!("{x:.2}×"),
+                        Err(why) => why.clone(),
+                    },
                     speedup.map_or("–".into(), |x| percent(x / step.cores as f64)),
                 ]);
             }
@@ -382,7 +399,11 @@ pub fn verdict(s: &ScalingSeries) -> String {
     let Some(last) = s.steps.last() else {
         return format!("{name}: no successful run");
     };
-    let (k, speedup) = (last.cores, s.speedup(last).unwrap_or(1.0));
+    let k = last.cores;
+    let speedup = match s.speedup(last) {
+        Ok(x) => x,
+        Err(why) => return format!("{name}: no speedup at {k} cores ({why})"),
+    };
     let gain = format!(
         "{speedup:.1}× on {k} cores (efficiency {})",
         percent(speedup / k as f64)
@@ -392,6 +413,14 @@ pub fn verdict(s: &ScalingSeries) -> String {
         Err(why) => return format!("{name}: {gain}; {why}"),
         Ok(f) => f,
     };
+    // A poor fit says nothing of contention, coherency or a peak.
+    if law.poor() {
+        return format!(
+            "{name}: {gain}; the law fits poorly (R² = {:.3}, below {}): no verdict from it",
+            law.r2,
+            usl::POOR_R2
+        );
+    }
     let params = parameters(&law.law);
     match law.peak() {
         Some((n, x)) if n <= k as f64 => format!(
@@ -510,6 +539,7 @@ fn line(name: &str, color: usize, points: Vec<Pt>, marker: Marker, lines: bool) 
         dashed: false,
         marker,
         color,
+        labels: vec![],
     }
 }
 

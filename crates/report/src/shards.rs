@@ -26,6 +26,40 @@ pub struct Shards {
     /// The shards of the split that no directory holds: their runs count
     /// as not run.
     pub missing: Vec<MissingShard>,
+    /// Runs of two shards made at the same time on one machine, on CPUs
+    /// both were pinned to: co-scheduled shards, competing.
+    pub clashes: Vec<Clash>,
+}
+
+/// A run that ran at the same time as another shard's run on the same
+/// machine, pinned to CPUs both used (or one not pinned at all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    pub slug: String,
+    pub repetition: u32,
+    pub shard: Option<Shard>,
+    /// The other shard's run: `shard 1/2's posters=1 rep 2`.
+    pub other: String,
+    pub host: String,
+    /// The CPUs both were pinned to; empty where one was not pinned.
+    pub shared: Vec<usize>,
+}
+
+impl Clash {
+    /// Its line under Problems.
+    pub fn problem(&self) -> String {
+        let cpus = if self.shared.is_empty() {
+            "one of them not pinned".to_string()
+        } else {
+            let shared: Vec<String> = self.shared.iter().map(usize::to_string).collect();
+            format!("both pinned to CPUs {}", shared.join(","))
+        };
+        format!(
+            "{} rep {}: co-scheduled: ran at the same time as {} on {} ({cpus}): the two \
+             competed for those CPUs, so its numbers are not to be trusted",
+            self.slug, self.repetition, self.other, self.host
+        )
+    }
 }
 
 /// A shard of the split that no directory given holds, and its blocks.
@@ -147,14 +181,34 @@ impl Shards {
     }
 
     /// What the reader must know, in one sentence (and one more for the
-    /// shards missing).
+    /// shards missing, and a warning for co-scheduled shards).
     pub fn note(&self) -> String {
-        let missing = self.missing_note();
-        if missing.is_empty() {
-            self.machines_note()
-        } else {
-            format!("{} {missing}", self.machines_note())
+        let mut note = self.machines_note();
+        for more in [self.missing_note(), self.clash_note()] {
+            if !more.is_empty() {
+                note = format!("{note} {more}");
+            }
         }
+        note
+    }
+
+    /// A warning where shards ran at once on one machine's CPUs (empty
+    /// where none did).
+    pub fn clash_note(&self) -> String {
+        if self.clashes.is_empty() {
+            return String::new();
+        }
+        let mut points: Vec<&str> = self.clashes.iter().map(|c| c.slug.as_str()).collect();
+        points.sort_unstable();
+        points.dedup();
+        format!(
+            "WARNING: shards ran at the same time on one machine, pinned to the same CPUs \
+             ({} runs at {} points, each listed under Problems): they competed for those CPUs, \
+             and those runs' numbers are not to be trusted. Run a machine's shards one after \
+             another, or give each its own CPUs.",
+            self.clashes.len(),
+            points.len()
+        )
     }
 
     /// Where the shards ran, and how points are compared.
@@ -180,6 +234,24 @@ impl Shards {
     }
 }
 
+/// The shards' directories right under `dir` (in name order), where
+/// `dir` is no sweep itself but holds the shards of one (each directory's
+/// `sweep.json` names its shard: `results/<name>/shard-I-of-N`); None
+/// otherwise.
+pub fn under(dir: &Path) -> Option<Vec<PathBuf>> {
+    if dir.join(serverlab_sweep::layout::MANIFEST).exists() {
+        return None;
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| d.is_dir())
+        .filter(|d| serverlab_sweep::Manifest::read(d).is_ok_and(|m| m.shard.is_some()))
+        .collect();
+    dirs.sort();
+    (!dirs.is_empty()).then_some(dirs)
+}
+
 /// The sweeps in `dirs`, shards of one experiment, read as one sweep whose
 /// directory is `out` (its runs' directories relative to it). The shards
 /// of the split that no directory holds are named in [`Shards::missing`],
@@ -198,6 +270,7 @@ pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError
     let mut shards = Shards {
         dirs: sweeps.iter().map(|s| shard_dir(s, out)).collect(),
         missing: vec![],
+        clashes: clashes(&sweeps),
     };
     disjoint(&shards)?;
     shards.missing = missing(&sweeps)?;
@@ -212,6 +285,92 @@ pub fn read(dirs: &[PathBuf], out: &Path) -> Result<(Sweep, Shards), ReportError
     let mut sweep = merge(sweeps, out);
     not_run(&mut sweep, &shards.missing, schedule.as_ref());
     Ok((sweep, shards))
+}
+
+/// A run as the clash search sees it: its shard (by index in the sweeps
+/// given), point, block, when it ran and on which CPUs.
+struct Timed<'a> {
+    sweep: usize,
+    slug: &'a str,
+    repetition: u32,
+    start: f64,
+    end: f64,
+    cpus: Option<&'a [usize]>,
+}
+
+/// Every run of one shard that overlapped in time, on one machine, a run
+/// of another shard on CPUs both used (sorted by start: each run is held
+/// against those that started before it ended).
+fn clashes(sweeps: &[Sweep]) -> Vec<Clash> {
+    let mut runs: Vec<Timed> = Vec::new();
+    for (i, s) in sweeps.iter().enumerate() {
+        for p in s.points.iter().chain(&s.baseline) {
+            runs.extend(p.runs.iter().map(|r| Timed {
+                sweep: i,
+                slug: &p.point.slug,
+                repetition: r.repetition,
+                start: r.started_unix_s as f64,
+                end: r.started_unix_s as f64 + r.wall_s.max(0.0),
+                cpus: r.cpus.as_deref(),
+            }));
+        }
+    }
+    runs.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let same_machine =
+        |a: usize, b: usize| match (&sweeps[a].manifest.host, &sweeps[b].manifest.host) {
+            (Some(x), Some(y)) => x.same_machine(y),
+            _ => false,
+        };
+    let mut out = Vec::new();
+    for (i, a) in runs.iter().enumerate() {
+        // Start times are whole seconds: runs that merely touch do not clash.
+        for b in runs[i + 1..].iter().take_while(|b| b.start < a.end) {
+            if a.sweep == b.sweep || !same_machine(a.sweep, b.sweep) || b.end <= a.start {
+                continue;
+            }
+            let Some(shared) = shared_cpus(a.cpus, b.cpus) else {
+                continue;
+            };
+            let host = sweeps[a.sweep]
+                .manifest
+                .host
+                .as_ref()
+                .map_or_else(String::new, |h| h.hostname.clone());
+            for (x, y) in [(a, b), (b, a)] {
+                out.push(Clash {
+                    slug: x.slug.to_string(),
+                    repetition: x.repetition,
+                    shard: sweeps[x.sweep].manifest.shard,
+                    other: format!(
+                        "shard {}'s {} rep {}",
+                        sweeps[y.sweep]
+                            .manifest
+                            .shard
+                            .map_or("all".into(), |s| s.to_string()),
+                        y.slug,
+                        y.repetition
+                    ),
+                    host: host.clone(),
+                    shared: shared.clone(),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.slug, a.repetition).cmp(&(&b.slug, b.repetition)));
+    out.dedup_by(|a, b| a.slug == b.slug && a.repetition == b.repetition);
+    out
+}
+
+/// The CPUs two runs share (empty where one was not pinned: it could run
+/// on any); None where they are apart.
+fn shared_cpus(a: Option<&[usize]>, b: Option<&[usize]>) -> Option<Vec<usize>> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let both: Vec<usize> = a.iter().filter(|c| b.contains(c)).copied().collect();
+            (!both.is_empty()).then_some(both)
+        }
+        _ => Some(vec![]),
+    }
 }
 
 /// The shards of the split the directories were made by that none of

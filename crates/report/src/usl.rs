@@ -24,7 +24,8 @@
 //! Queue 2015), which stays above the linear ideal λN until N = −σ/κ. A
 //! fit with σ ≥ 1 (a second core never helps) is refused. The intervals
 //! come from refitting runs resampled within each core count (a
-//! bootstrap), when there are repetitions.
+//! bootstrap), when there are repetitions (and at most
+//! [`BOOTSTRAP_LIMIT`] runs).
 
 mod gcp;
 mod lm;
@@ -168,6 +169,111 @@ impl Fit {
     pub fn peak(&self) -> Option<(f64, f64)> {
         self.law.peak().map(|n| (n, self.law.throughput(n)))
     }
+
+    /// R² below [`POOR_R2`] (or not a number): the law does not describe
+    /// the points, and nothing is concluded from it.
+    pub fn poor(&self) -> bool {
+        self.r2.is_nan() || self.r2 < POOR_R2
+    }
+}
+
+/// A fit explaining less than this share of the variance of X is poor
+/// (docs/experiments.md): its residuals are a third of X's spread
+/// (√0.1 ≈ 0.32) or more, where every published fit and every synthetic
+/// series with a few percent of noise gives 0.98 or above.
+pub const POOR_R2: f64 = 0.9;
+
+/// The signs of the residuals X − X̂ (each N's mean), in order of N, and
+/// how many runs of one sign they make: a law that fits leaves signs in
+/// random order; few long runs (+ + + − − − + + +) are a bend in the data
+/// the law does not follow (the Wald–Wolfowitz runs test).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Residuals {
+    /// +1, −1 (or 0) per distinct N, in order of N.
+    pub signs: Vec<i8>,
+    pub runs: usize,
+    /// The runs expected where the signs fall at random.
+    pub expected: f64,
+    /// (runs − expected) / sd; None with one sign alone.
+    pub z: Option<f64>,
+}
+
+/// z below this: fewer runs than chance gives (one-sided 2.5%).
+const RUNS_Z: f64 = -1.96;
+/// At most this many signs are printed.
+const SIGNS_SHOWN: usize = 64;
+
+impl Residuals {
+    /// Fewer runs of one sign than chance gives: a systematic pattern.
+    pub fn systematic(&self) -> bool {
+        self.z.is_some_and(|z| z < RUNS_Z)
+    }
+
+    /// The signs as `+−−+`, where there are few enough to print.
+    pub fn pattern(&self) -> Option<String> {
+        let sign = |s: &i8| match s {
+            1 => '+',
+            -1 => '−',
+            _ => '0',
+        };
+        (self.signs.len() <= SIGNS_SHOWN).then(|| self.signs.iter().map(sign).collect())
+    }
+
+    /// A sentence: the signs, their runs, and whether they look random.
+    pub fn describe(&self) -> String {
+        let signs = self
+            .pattern()
+            .map_or_else(String::new, |p| format!("{p}: "));
+        let verdict = if self.systematic() {
+            "systematic: the points bend in a way the law does not follow"
+        } else {
+            "no pattern beyond chance"
+        };
+        format!(
+            "residuals by N: {signs}{} run{} of one sign over {} N, {} expected by chance; {verdict}",
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            self.signs.len(),
+            significant(self.expected, 3)
+        )
+    }
+}
+
+/// The residuals' signs of `law` over `series` (the runs at each N), by N.
+pub fn residuals(law: &Law, series: &[Cores]) -> Residuals {
+    let mut by_n: Vec<(f64, f64)> = series
+        .iter()
+        .map(|c| {
+            let mean = c.runs.iter().sum::<f64>() / c.runs.len() as f64;
+            (c.n, mean - law.throughput(c.n))
+        })
+        .collect();
+    by_n.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let signs: Vec<i8> = by_n
+        .iter()
+        .map(|&(_, r)| match r {
+            r if r > 0.0 => 1,
+            r if r < 0.0 => -1,
+            _ => 0,
+        })
+        .collect();
+    let runs = signs.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(!signs.is_empty());
+    let plus = signs.iter().filter(|&&s| s > 0).count() as f64;
+    let minus = signs.len() as f64 - plus;
+    let total = signs.len() as f64;
+    let expected = if total > 0.0 {
+        1.0 + 2.0 * plus * minus / total
+    } else {
+        0.0
+    };
+    let var = (expected - 1.0) * (expected - 2.0) / (total - 1.0);
+    let z = (plus > 0.0 && minus > 0.0 && var > 0.0).then(|| (runs as f64 - expected) / var.sqrt());
+    Residuals {
+        signs,
+        runs,
+        expected,
+        z,
+    }
 }
 
 /// A method's estimate: the law and its standard errors.
@@ -183,6 +289,9 @@ pub const MIN_POINTS: usize = 3;
 /// report).
 const RESAMPLES: usize = 200;
 const SEED: u64 = 0x05C4_1AB1;
+/// Past this many runs there are no bootstrap intervals: 200 refits of a
+/// million runs take minutes, and the standard errors say as much there.
+pub const BOOTSTRAP_LIMIT: usize = 10_000;
 
 /// Fit `series` (one entry per core count) by the default method; Err
 /// says why it cannot be.
@@ -194,7 +303,8 @@ pub fn fit(series: &[Cores]) -> Result<Fit, String> {
 pub fn fit_with(series: &[Cores], method: Method) -> Result<Fit, String> {
     let series: Vec<&Cores> = series.iter().filter(|c| !c.runs.is_empty()).collect();
     let obs = observations(&series);
-    let est = estimate(&obs, method, None)?;
+    let groups: Vec<Group> = series.iter().map(|c| Group::of(c.n, &c.runs)).collect();
+    let est = estimate(&obs, &groups, method, None)?;
     Ok(Fit {
         law: est.law,
         method,
@@ -210,16 +320,107 @@ pub fn fit_points(points: &[(f64, f64)], method: Method) -> Result<Fit, String> 
     fit_with(&group(points), method)
 }
 
-/// Points (N, X) as runs per N, in the order each N first appears.
+/// The first [`MIN_POINTS`] distinct N of `ns` (all of them where there
+/// are fewer), sorted: one pass, whether N are few or a million.
+pub fn distinct_n(ns: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut seen: Vec<f64> = Vec::with_capacity(MIN_POINTS);
+    for n in ns {
+        if !seen.contains(&n) {
+            seen.push(n);
+            if seen.len() == MIN_POINTS {
+                break;
+            }
+        }
+    }
+    seen.sort_by(f64::total_cmp);
+    seen
+}
+
+/// Hashes an N by its bits, by one multiplication (SipHash, the
+/// default, costs more than the fit over a million N).
+#[derive(Default)]
+struct BitsHasher(u64);
+
+impl std::hash::Hasher for BitsHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Points (N, X) as runs per N, in the order each N first appears (a
+/// hash by N's bits: linear in the points).
 pub fn group(points: &[(f64, f64)]) -> Vec<Cores> {
     let mut out: Vec<Cores> = Vec::new();
+    let mut at: std::collections::HashMap<u64, usize, std::hash::BuildHasherDefault<BitsHasher>> =
+        std::collections::HashMap::default();
     for &(n, x) in points {
-        match out.iter_mut().find(|c| c.n == n) {
-            Some(c) => c.runs.push(x),
-            None => out.push(Cores { n, runs: vec![x] }),
+        // 0.0 and -0.0 are one N.
+        let key = (n + 0.0).to_bits();
+        match at.get(&key) {
+            Some(&i) => out[i].runs.push(x),
+            None => {
+                at.insert(key, out.len());
+                out.push(Cores { n, runs: vec![x] });
+            }
         }
     }
     out
+}
+
+/// The runs at one N, summed up for the least squares: on X, Σ (X − X̂)²
+/// over the runs is Σ (X − mean)² (`within`) plus count · (mean − X̂)²,
+/// so each iteration costs one term per N, not per run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Group {
+    pub n: f64,
+    pub count: f64,
+    pub mean: f64,
+    pub within: f64,
+    /// The geometric mean (`relative` fits these).
+    pub geomean: f64,
+}
+
+impl Group {
+    fn of(n: f64, runs: &[f64]) -> Group {
+        let count = runs.len() as f64;
+        let mean = if runs.len() == 1 {
+            runs[0]
+        } else {
+            runs.iter().sum::<f64>() / count
+        };
+        let within = if runs.len() == 1 {
+            0.0
+        } else {
+            runs.iter().map(|x| (x - mean).powi(2)).sum()
+        };
+        Group {
+            n,
+            count,
+            mean,
+            within,
+            geomean: geomean(runs),
+        }
+    }
+
+    /// Each N's geometric mean, weighing one.
+    fn centre(&self) -> Group {
+        Group {
+            count: 1.0,
+            mean: self.geomean,
+            within: 0.0,
+            ..*self
+        }
+    }
 }
 
 /// Every run as a point (N, X).
@@ -230,24 +431,30 @@ fn observations(series: &[&Cores]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The law through `obs` by `method` (a resample's fit starts from
-/// `hint`), or why it cannot be.
-fn estimate(obs: &[(f64, f64)], method: Method, hint: Option<Law>) -> Result<Estimate, String> {
-    fittable(obs)?;
+/// The law through `obs` (the same runs as `groups`) by `method` (a
+/// resample's fit starts from `hint`), or why it cannot be.
+fn estimate(
+    obs: &[(f64, f64)],
+    groups: &[Group],
+    method: Method,
+    hint: Option<Law>,
+) -> Result<Estimate, String> {
+    fittable(obs, groups)?;
     let est = match method {
-        Method::Nls => lm::fit(obs, lm::Weights::Absolute, hint),
-        Method::Relative => lm::fit(&centres(obs), lm::Weights::Relative, hint),
+        Method::Nls => lm::fit(groups, lm::Weights::Absolute, hint),
+        Method::Relative => {
+            let centres: Vec<Group> = groups.iter().map(Group::centre).collect();
+            lm::fit(&centres, lm::Weights::Relative, hint)
+        }
         Method::Gcp => gcp::fit(obs),
     }?;
-    physical(&est.law, obs)?;
+    physical(&est.law, groups)?;
     Ok(est)
 }
 
 /// Three core counts or more, every one and every throughput positive.
-fn fittable(obs: &[(f64, f64)]) -> Result<(), String> {
-    let mut ns: Vec<f64> = obs.iter().map(|p| p.0).collect();
-    ns.sort_by(f64::total_cmp);
-    ns.dedup();
+fn fittable(obs: &[(f64, f64)], groups: &[Group]) -> Result<(), String> {
+    let ns = distinct_n(groups.iter().map(|g| g.n));
     if ns.len() < MIN_POINTS {
         return Err(format!(
             "cannot fit: {} core count{} measured, the law needs {MIN_POINTS}",
@@ -268,7 +475,7 @@ fn fittable(obs: &[(f64, f64)]) -> Result<(), String> {
 
 /// σ < 1, and a positive denominator everywhere between the fewest and
 /// the most cores measured.
-fn physical(law: &Law, obs: &[(f64, f64)]) -> Result<(), String> {
+fn physical(law: &Law, groups: &[Group]) -> Result<(), String> {
     if ![law.lambda, law.sigma, law.kappa]
         .iter()
         .all(|v| v.is_finite())
@@ -282,8 +489,8 @@ fn physical(law: &Law, obs: &[(f64, f64)]) -> Result<(), String> {
             law.sigma
         ));
     }
-    let lo = obs.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let hi = obs.iter().map(|p| p.0).fold(0.0, f64::max);
+    let lo = groups.iter().map(|g| g.n).fold(f64::INFINITY, f64::min);
+    let hi = groups.iter().map(|g| g.n).fold(0.0, f64::max);
     // The denominator is a parabola in N with its lowest point here.
     let vertex = if law.kappa > 0.0 {
         ((law.kappa - law.sigma) / (2.0 * law.kappa)).clamp(lo, hi)
@@ -301,11 +508,6 @@ fn physical(law: &Law, obs: &[(f64, f64)]) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// Each core count's geometric mean.
-fn centres(obs: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    group(obs).iter().map(|c| (c.n, geomean(&c.runs))).collect()
 }
 
 /// 1 − SS_res / SS_tot over `points`.
@@ -330,21 +532,25 @@ fn geomean(v: &[f64]) -> f64 {
 /// The 2.5th and 97.5th percentiles of refits to runs resampled within
 /// each core count; None unless some core count has several runs.
 fn intervals(series: &[&Cores], method: Method, law: Law) -> Option<Intervals> {
-    if series.iter().all(|c| c.runs.len() < 2) {
+    let runs: usize = series.iter().map(|c| c.runs.len()).sum();
+    if series.iter().all(|c| c.runs.len() < 2) || runs > BOOTSTRAP_LIMIT {
         return None;
     }
     let mut rng = fastrand::Rng::with_seed(SEED);
     let mut laws = Vec::with_capacity(RESAMPLES);
+    let (mut resample, mut runs) = (Vec::new(), Vec::new());
     for _ in 0..RESAMPLES {
-        let resample: Vec<(f64, f64)> = series
+        resample.clear();
+        let groups: Vec<Group> = series
             .iter()
-            .flat_map(|c| {
-                (0..c.runs.len())
-                    .map(|_| (c.n, c.runs[rng.usize(..c.runs.len())]))
-                    .collect::<Vec<_>>()
+            .map(|c| {
+                runs.clear();
+                runs.extend((0..c.runs.len()).map(|_| c.runs[rng.usize(..c.runs.len())]));
+                resample.extend(runs.iter().map(|&x| (c.n, x)));
+                Group::of(c.n, &runs)
             })
             .collect();
-        if let Ok(est) = estimate(&resample, method, Some(law)) {
+        if let Ok(est) = estimate(&resample, &groups, method, Some(law)) {
             laws.push(est.law);
         }
     }

@@ -201,6 +201,32 @@ fn series_that_cannot_be_fitted_say_so_and_draw_no_curve() {
     assert!(!summary.contains("cannot fit"), "{summary}");
 }
 
+/// Throughput that zig-zags with the cores: the law fits poorly, and the
+/// summary draws no verdict from it (issue 39: "superlinear" from R² =
+/// 0.107).
+#[test]
+fn a_poor_fit_draws_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(tmp.path(), &[("rwlock", RWLOCK)], &[1, 2, 4, 8, 16]);
+    for (k, x) in [(1, 100.0), (2, 400.0), (4, 150.0), (8, 600.0), (16, 200.0)] {
+        for rep in 1..=3u32 {
+            let wobble = 1.0 + 0.01 * f64::from(rep);
+            let slug = format!("store=rwlock,cores={k}");
+            common::set_throughput(tmp.path(), &slug, rep, x * wobble);
+        }
+    }
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let summary = w.summary.join("\n");
+    let line = summary
+        .lines()
+        .find(|l| l.contains("store=rwlock: "))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(line.contains("the law fits poorly (R² = 0."), "{line}");
+    for verdict in ["scales", "flattens", "stops scaling", "superlinear", "peak"] {
+        assert!(!line.contains(verdict), "{verdict}: {line}");
+    }
+}
+
 /// σ < 0 (Gunther, Puglia and Tomasette's Hadoop case): fitted, not
 /// refused; the summary and the fit table say superlinear, and where the
 /// series falls back below the ideal, −σ/κ.
@@ -293,4 +319,39 @@ fn a_categorical_axis_leads_with_its_throughput_plot_and_an_effect_size() {
             && summary.contains("× lockfree in throughput (geometric mean over 3 paired points"),
         "{summary}"
     );
+}
+
+/// A sweep made before a run that measured no request failed: its 1-core
+/// point recorded "ok" with 0 req/s. The speedup over it is no number, and
+/// the report says why instead of printing "NaN×" or "inf×".
+#[test]
+fn a_base_that_measured_nothing_gives_no_speedup_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    scaling_sweep(tmp.path(), &[("rwlock", RWLOCK)], &[1, 2, 4]);
+    for rep in 1..=3 {
+        let path = tmp
+            .path()
+            .join(format!("runs/store=rwlock,cores=1/rep-{rep}/load.json"));
+        let mut load = read_json(&path);
+        load["results"]["throughput_rps"] = 0.0.into();
+        load["results"]["requests"] = 0.into();
+        load["results"]["operations"][0]["rate_rps"] = 0.0.into();
+        load["results"]["operations"][0]["count"] = 0.into();
+        write_json(&path, &load);
+    }
+    let w = serverlab_report::generate(tmp.path(), None).unwrap();
+    let table = w.scaling_table.unwrap();
+    assert!(
+        table.contains("| store=rwlock | 4 |") && table.contains("none: X(1) measured 0 req/s"),
+        "{table}"
+    );
+    let summary = w.summary.join("\n");
+    assert!(
+        summary.contains("store=rwlock: no speedup at 4 cores (none: X(1) measured 0 req/s)"),
+        "{summary}"
+    );
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    for bad in ["NaN", "inf×", "∞×"] {
+        assert!(!md.contains(bad), "{bad} in the report: {md}");
+    }
 }

@@ -6,7 +6,7 @@ use crate::plan::Plan;
 use crate::spec::Cpus;
 
 /// The CPUs a list like `0-1,3` names (None if it is not one).
-fn cpu_list(text: &str) -> Option<Vec<usize>> {
+pub fn cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
     for part in text.split(',') {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
@@ -17,9 +17,27 @@ fn cpu_list(text: &str) -> Option<Vec<usize>> {
 }
 
 /// The value of the last `--cpus` in a server's flags.
-fn server_cpus(flags: &[String]) -> Option<&str> {
+pub fn server_cpus(flags: &[String]) -> Option<&str> {
     let i = flags.iter().rposition(|f| f == "--cpus")?;
     flags.get(i + 1).map(String::as_str)
+}
+
+/// The CPUs a recorded run's server and load were pinned to, together
+/// (sorted, once each); None where either was not pinned (it could run on
+/// any CPU).
+pub fn run_cpus(record: &crate::RunRecord) -> Option<Vec<usize>> {
+    let (server, load) = match &record.placement {
+        Some(p) => (p.server_cpus.clone(), p.load_cpus.clone()),
+        None => (
+            server_cpus(&record.server.flags)?.to_string(),
+            record.client_cpus.clone()?,
+        ),
+    };
+    let mut all = cpu_list(&server)?;
+    all.extend(cpu_list(&load)?);
+    all.sort_unstable();
+    all.dedup();
+    Some(all)
 }
 
 /// What a user should know before trusting the numbers, one message each:

@@ -89,7 +89,11 @@ impl Point {
     /// flags. The runner runs exactly this; `validate` checks exactly this.
     pub fn serve_args(&self, stats_json: &str) -> Vec<String> {
         let head = ["serve", &self.server_protocol, "--addr", SERVER_ADDR];
-        args(&head, &["--stats-json", stats_json], &self.server_flags)
+        let flags = match Served::parse(&self.server_protocol) {
+            Some(s) if !s.own_server() => own_server_flags_left_out(&self.server_flags),
+            _ => self.server_flags.clone(),
+        };
+        args(&head, &["--stats-json", stats_json], &flags)
     }
 
     /// The load's command line after the binary: `load <protocol> --addr
@@ -98,6 +102,36 @@ impl Point {
         let head = ["load", &self.load_protocol, "--addr", addr];
         args(&head, &["--json", json], &self.load_flags)
     }
+}
+
+/// Flags only serverlab's own servers act on, which `serve external`
+/// refuses: with a value, and without.
+const OWN_SERVER_VALUED: [&str; 4] = [
+    "--strategy",
+    "--threads",
+    "--max-connections",
+    "--write-timeout",
+];
+const OWN_SERVER_SWITCHES: [&str; 2] = ["--time-all", "--uring-sqpoll"];
+
+/// `flags` without those only serverlab's own servers act on: a grid's
+/// `strategy` runs another program's server once per strategy, to pair
+/// with serverlab's (experiments/redis.toml), and the program is given
+/// none of them.
+fn own_server_flags_left_out(flags: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = flags.iter();
+    while let Some(f) = it.next() {
+        let name = f.split('=').next().unwrap_or(f);
+        if OWN_SERVER_VALUED.contains(&name) {
+            if !f.contains('=') {
+                it.next();
+            }
+        } else if !OWN_SERVER_SWITCHES.contains(&name) {
+            out.push(f.clone());
+        }
+    }
+    out
 }
 
 fn args(head: &[&str], file: &[&str], flags: &[String]) -> Vec<String> {
@@ -709,6 +743,50 @@ mod tests {
             serve(1)
         );
         assert_eq!(p.points[1].load_protocol, "resp");
+    }
+
+    /// A strategy axis beside `external` (experiments/redis.toml): the
+    /// other program's server is run once per strategy, given none of
+    /// the flags only serverlab's servers act on (`serve external`
+    /// refuses them).
+    #[test]
+    fn an_external_server_is_given_no_serving_flags_of_ours() {
+        let p = plan(
+            r#"
+            protocol = "resp"
+            [server]
+            protocol = ["resp", "external"]
+            strategy = ["async", "pool-locked"]
+            time-all = true
+            write-timeout = "5s"
+            cpus = "0"
+            [server.when.protocol.external]
+            command = "redis-server --port $PORT"
+            [load]
+            requests = 10
+            "#,
+        );
+        let mut external = 0;
+        for point in &p.points {
+            let serve = point.serve_args("s.json").join(" ");
+            if point.server_protocol == "external" {
+                external += 1;
+                for flag in ["--strategy", "--threads", "--time-all", "--write-timeout"] {
+                    assert!(!serve.contains(flag), "{serve}");
+                }
+                assert!(serve.contains("--cpus 0 "), "{serve}");
+                assert!(
+                    serve.ends_with("--command redis-server --port $PORT"),
+                    "{serve}"
+                );
+            } else {
+                assert!(
+                    serve.contains("--strategy ") && serve.contains("--time-all"),
+                    "{serve}"
+                );
+            }
+        }
+        assert_eq!(external, 2, "once per strategy");
     }
 
     #[test]

@@ -484,9 +484,10 @@ fn load_error(
         Ok(LoadEnd::Exited(status)) => {
             record.load.exit_code = status.code();
             if status.success() {
-                read_load(dir)
-                    .is_none()
-                    .then(|| format!("the load wrote no readable {}", layout::LOAD_JSON))
+                match read_load(dir) {
+                    None => Some(format!("the load wrote no readable {}", layout::LOAD_JSON)),
+                    Some(report) => nothing_measured(&report),
+                }
             } else {
                 Some(format!(
                     "the load failed ({}): {}",
@@ -495,6 +496,29 @@ fn load_error(
                 ))
             }
         }
+    }
+}
+
+/// Why a load that exited well measured nothing a point can be made of, if
+/// it did not: no request completed in its window (a server or a machine
+/// stalled for the whole of it), or a throughput that is no number. Such
+/// a run fails — a throughput of 0 would pass for a measurement, and a
+/// scaling report would divide by it — and a resumed sweep runs it again.
+fn nothing_measured(report: &LoadReport) -> Option<String> {
+    let r = &report.results;
+    if r.requests == 0 {
+        Some(format!(
+            "the load measured 0 requests in its {:.3} s window (a server or a machine \
+             stalled for all of it): no throughput to record",
+            r.duration_s
+        ))
+    } else if !r.throughput_rps.is_finite() || r.throughput_rps <= 0.0 {
+        Some(format!(
+            "the load measured {} requests but a throughput of {} req/s: no throughput to record",
+            r.requests, r.throughput_rps
+        ))
+    } else {
+        None
     }
 }
 

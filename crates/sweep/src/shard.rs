@@ -66,6 +66,40 @@ impl fmt::Display for Shard {
 mod tests {
     use super::*;
 
+    /// A live process whose command line reads as a sharded sweep's.
+    fn pretend_shard() -> std::process::Child {
+        std::process::Command::new("sh")
+            .args(["-c", "sleep 60; true", "sweep", "--shard", "0/2"])
+            .spawn()
+            .expect("sh")
+    }
+
+    #[test]
+    fn a_second_shard_of_an_experiment_on_one_machine_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut other = pretend_shard();
+        std::fs::write(dir.path().join(format!("caps.{}", other.id())), "0/2\n").unwrap();
+        let one = Shard { index: 1, count: 2 };
+        let refused = claim_in(dir.path(), "caps", one).unwrap_err();
+        assert!(
+            refused.contains(&format!(
+                "shard 0/2 of experiment 'caps' is running on this machine (process {})",
+                other.id()
+            )),
+            "{refused}"
+        );
+        // Another experiment's shard is no matter.
+        drop(claim_in(dir.path(), "other", one).unwrap());
+        // Gone, its claim is stale.
+        other.kill().unwrap();
+        other.wait().unwrap();
+        let claim = claim_in(dir.path(), "caps", one).unwrap();
+        let own = dir.path().join(format!("caps.{}", std::process::id()));
+        assert_eq!(std::fs::read_to_string(&own).unwrap(), "1/2\n");
+        drop(claim);
+        assert!(!own.exists(), "the claim outlived its shard");
+    }
+
     #[test]
     fn shards_split_the_blocks_between_them_once_each() {
         let shards: Vec<Shard> = (0..3)
@@ -89,4 +123,86 @@ mod tests {
         assert!(Shard::parse("x/2").unwrap_err().contains("whole number"));
         assert!(Shard::parse("2").unwrap_err().contains("I/N"));
     }
+}
+
+/// A running shard's claim on this machine: the file
+/// `<temp>/serverlab-shards/<experiment>.<pid>` holding `I/N`, removed
+/// when the claim is dropped. Shards of one experiment are pinned alike
+/// (its `cpus` and `client_cpus`), so two running at once on one machine
+/// compete for the same CPUs and spoil each other's numbers: a shard
+/// started while another of its experiment runs here is refused.
+#[derive(Debug)]
+pub struct Claim(Option<std::path::PathBuf>);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Claim this machine for `shard` of experiment `name` in the system's
+/// temporary directory; Err says which shard already runs here.
+pub fn claim(name: &str, shard: Shard) -> Result<Claim, String> {
+    claim_in(&std::env::temp_dir().join("serverlab-shards"), name, shard)
+}
+
+/// [`claim`] in `dir`. The claim is written first and the others read
+/// after, so of two shards started at the same moment neither runs
+/// unseen (both may be refused). A claim whose process is gone, or is no
+/// longer a sharded sweep, is stale and ignored. Where claims cannot be
+/// kept (no /proc, an unwritable directory) nothing is refused.
+pub fn claim_in(dir: &std::path::Path, name: &str, shard: Shard) -> Result<Claim, String> {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let me = std::process::id();
+    let own = dir.join(format!("{safe}.{me}"));
+    if std::fs::create_dir_all(dir).is_err() || std::fs::write(&own, format!("{shard}\n")).is_err()
+    {
+        return Ok(Claim(None));
+    }
+    let claim = Claim(Some(own));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(claim);
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().to_string();
+        let Some(pid) = file
+            .strip_prefix(&format!("{safe}."))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || !sharded_sweep(pid) {
+            continue;
+        }
+        let other = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        return Err(format!(
+            "shard {} of experiment '{name}' is running on this machine (process {pid}): \
+             shards of one experiment are pinned to the same CPUs, so two at once compete \
+             for them and spoil both; run this machine's shards one after another, or on \
+             separate machines",
+            other.trim()
+        ));
+    }
+    Ok(claim)
+}
+
+/// Whether process `pid` is alive and a sharded sweep (its command line
+/// has `sweep` and `--shard`).
+fn sharded_sweep(pid: u32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+    args.contains(&&b"sweep"[..]) && args.iter().any(|a| a.starts_with(b"--shard"))
 }

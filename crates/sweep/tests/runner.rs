@@ -34,15 +34,18 @@ load)
   echo "$n" > "$dir/count-$posters"
   echo "$posters" >> "$dir/order"
   t=$(sed -n "${n}p" "$dir/throughput-$posters")
-  sed "s/THROUGHPUT/$t/" "$dir/load-template.json" > "$json" ;;
+  r=1000; [ "$t" = "0.0" ] && r=0
+  sed "s/THROUGHPUT/$t/; s/REQUESTS/$r/" "$dir/load-template.json" > "$json" ;;
 esac
 "#;
 
-/// A serverlab-load/1 result; the script fills in THROUGHPUT.
+/// A serverlab-load/1 result; the script fills in THROUGHPUT, and
+/// REQUESTS: 1000, or 0 with a throughput of 0 (a load that measured
+/// nothing).
 const LOAD_TEMPLATE: &str = r#"{"schema":"serverlab-load/1","protocol":"board","load_model":"closed-loop",
 "config":{},"environment":{"serverlab_version":"0","os":"linux","arch":"x86_64","kernel":"k",
 "cores_online":2,"client_cpus":[],"started_unix_s":0},
-"results":{"duration_s":1.0,"requests":1000,"throughput_rps":THROUGHPUT,"operations":[],
+"results":{"duration_s":1.0,"requests":REQUESTS,"throughput_rps":THROUGHPUT,"operations":[],
 "per_second":[],"threads":[],"late_replies":0,"errors":[],
 "verification":{"enabled":false,"checked":0,"mismatches":0,"examples":[]},
 "client_cpu":{"user_s":0.1,"system_s":0.1,"cores":1,"utilization":0.2,"bottleneck":false},
@@ -266,4 +269,36 @@ fn a_target_adds_repetitions_until_met_or_max_repetitions() {
     let (result, _) = sweep(&p, &exe, &out, false, None);
     let again = result.unwrap();
     assert_eq!((again.ran, again.skipped), (0, 26));
+}
+
+/// A load that exits well but measured no request (a server or machine
+/// stalled for its whole window) is a failed run, not an "ok" one with a
+/// throughput of 0: the sweep says why and goes on, and a resumed sweep
+/// runs it again.
+#[test]
+fn a_load_that_measured_no_request_fails_its_run_and_is_run_again() {
+    let (tmp, exe) = fake(&[
+        (1, constant(100.0)),
+        (2, vec![0.0, 200.0]),
+        (3, constant(300.0)),
+        (9, constant(900.0)),
+    ]);
+    let out = tmp.path().join("out");
+    let p = plan("repetitions = 1");
+
+    let (result, _) = sweep(&p, &exe, &out, false, None);
+    let summary = result.unwrap();
+    assert_eq!((summary.ran, summary.failed), (4, 1), "{summary:?}");
+    let record = RunRecord::read(&out.join("runs/posters=2/rep-1/run.json")).unwrap();
+    assert_eq!(record.status, serverlab_sweep::Status::Failed);
+    let error = record.error.unwrap_or_default();
+    assert!(error.contains("measured 0 requests"), "{error}");
+    assert_eq!(record.load.exit_code, Some(0));
+
+    // Resumed: only the failed run again; now it measured something.
+    let (result, _) = sweep(&p, &exe, &out, false, None);
+    let again = result.unwrap();
+    assert_eq!((again.ran, again.skipped, again.failed), (1, 3, 0));
+    let record = RunRecord::read(&out.join("runs/posters=2/rep-1/run.json")).unwrap();
+    assert_eq!(record.status, serverlab_sweep::Status::Ok, "{record:?}");
 }

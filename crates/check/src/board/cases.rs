@@ -36,7 +36,8 @@ pub fn all() -> Vec<Case<Board>> {
             "message-with-at-and-hash",
             A,
             "the topic ends at the first #; the message may hold @ and #",
-            "messages are free text; cutting them at @ or # corrupts them",
+            "messages are free text: a server that cuts one at @ or #, or ends the topic at a later #, \
+             stores it where READ and COUNT of its topic do not find it",
             message_with_at_and_hash,
         ),
         case(
@@ -270,7 +271,14 @@ fn message_with_at_and_hash(ctx: &mut C) -> Result<(), Fail> {
     let msg = "The dark side of the @moon is #dark.";
     post(ctx, &mut c, &t, msg, 0)?;
     read_at(ctx, &mut c, &t, "0", msg.as_bytes())?;
-    ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"1")
+    let count = format!("COUNT@{t}");
+    let n = number(ctx, &mut c, count.as_bytes())?;
+    ctx.ensure(n == 1, &count, || {
+        format!(
+            "{count} answered {n}, not 1: the POST was not counted in topic {t}; the topic is \
+             everything up to the first #, the rest (@ and # included) the message"
+        )
+    })
 }
 
 fn empty_topic(ctx: &mut C) -> Result<(), Fail> {
@@ -508,7 +516,13 @@ fn replies_in_order(ctx: &mut C) -> Result<(), Fail> {
 fn persistent_connection(ctx: &mut C) -> Result<(), Fail> {
     let (t, mut c) = (ctx.name("t"), conn(ctx)?);
     for i in 0..100 {
-        post(ctx, &mut c, &t, &format!("m{i}"), i)?;
+        post(ctx, &mut c, &t, &format!("m{i}"), i).map_err(|f| {
+            Fail::new(format!(
+                "request {} of 100 on one connection: {}",
+                i + 1,
+                f.why
+            ))
+        })?;
     }
     ask(ctx, &mut c, format!("COUNT@{t}").as_bytes(), NUL, b"100")
 }

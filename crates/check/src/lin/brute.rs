@@ -15,7 +15,7 @@ pub fn linearizable<M: Model>(model: &M, ops: &[Operation<M::Op>], roles: &[Role
     (0u64..1 << optional.len()).any(|mask| {
         let chosen: Vec<usize> = (0..ops.len())
             .filter(|&i| match roles[i] {
-                Role::Required => true,
+                Role::Required | Role::Context => true,
                 Role::Excluded => false,
                 Role::Optional => {
                     let k = optional.iter().position(|&o| o == i).expect("optional");

@@ -1,6 +1,8 @@
 //! Linearizability checking of a concurrent history against a sequential
 //! model: the Wing–Gong search with Lowe's memoisation, one partition
-//! (topic, key, bucket) at a time (P-compositionality), within a budget.
+//! (topic, key, bucket) at a time (P-compositionality), one window of a
+//! partition at a time (cut where no operation is in flight), within a
+//! budget of steps, time and memory.
 //!
 //! A history is a list of [`Operation`]s, each with the time it was sent
 //! and the time its reply arrived, and its request and reply together as
@@ -12,12 +14,14 @@
 
 mod done;
 mod search;
+mod windows;
 mod witness;
 
 pub mod brute;
 
-pub use search::{search, trace, Search, SearchResult};
-pub use witness::{Witness, WitnessOp};
+pub use search::{end_states, search, trace, Ends, Search, SearchResult};
+pub use windows::{check_watched, Progress, Undecided};
+pub use witness::{minimise, Witness, WitnessOp};
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -60,6 +64,9 @@ pub enum Role {
     Required,
     /// It may have happened: an order may place it or leave it out.
     Optional,
+    /// It happened, as `Required`, but it is context, not part of a
+    /// witness: the earlier history a witness is shrunk against.
+    Context,
     /// Not part of this search.
     Excluded,
 }
@@ -72,14 +79,24 @@ pub struct Budget {
     pub steps: u64,
     /// Wall-clock limit, checked every few thousand steps.
     pub deadline: Option<Instant>,
+    /// Most configurations one search remembers (its memo, a few dozen
+    /// bytes each): the memory cap.
+    pub states: usize,
 }
 
 impl Budget {
+    /// `steps`, no deadline, no memory cap.
     pub fn steps(steps: u64) -> Budget {
         Budget {
             steps,
             deadline: None,
+            states: usize::MAX,
         }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -88,15 +105,17 @@ impl Budget {
 /// operation), small enough to end in seconds on a pathological one.
 pub const DEFAULT_STEPS: u64 = 20_000_000;
 
+/// The default memory cap per search, in configurations remembered: about
+/// 150 MB at the board's few dozen bytes each.
+pub const DEFAULT_STATES: usize = 2_000_000;
+
 /// The verdict on one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Linearizable,
     Violation(Witness),
     /// The budget ran out before the search could decide.
-    Inconclusive {
-        steps: u64,
-    },
+    Inconclusive(Undecided),
 }
 
 impl Outcome {
@@ -109,22 +128,19 @@ impl Outcome {
     }
 }
 
-/// Check one partition: the search, and on a violation a minimal witness
-/// (within the same budget again).
+/// Check one partition: window by window, and on a violation a minimal
+/// witness (within the same budget again).
 pub fn check<M: Model>(model: &M, ops: &[Operation<M::Op>], budget: Budget) -> Outcome {
-    let all = vec![Role::Required; ops.len()];
-    match search(model, ops, &all, budget) {
-        SearchResult::Linearizable => Outcome::Linearizable,
-        SearchResult::Inconclusive { steps } => Outcome::Inconclusive { steps },
-        SearchResult::Violation => Outcome::Violation(witness::minimise(model, ops, budget)),
-    }
+    check_watched(model, ops, budget, &Progress::default())
 }
 
 /// Check every partition, `threads` at a time; results in input order.
+/// `progress` counts what is decided as it goes.
 pub fn check_partitions<M>(
     parts: &[(M, Vec<Operation<M::Op>>)],
     budget: Budget,
     threads: usize,
+    progress: &Progress,
 ) -> Vec<Outcome>
 where
     M: Model + Sync,
@@ -142,7 +158,7 @@ where
                 let Some((model, ops)) = parts.get(i) else {
                     return;
                 };
-                let outcome = check(model, ops, budget);
+                let outcome = check_watched(model, ops, budget, progress);
                 **slots[i].lock().expect("no panics while held") = Some(outcome);
             });
         }

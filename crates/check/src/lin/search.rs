@@ -28,6 +28,8 @@ pub enum SearchResult {
 pub struct Search {
     pub result: SearchResult,
     pub steps: u64,
+    /// Configurations remembered (the memo's size).
+    pub states: usize,
     /// The operations (indexes into the input) of the order that placed
     /// the most required operations, in that order. Only kept by [`trace`].
     pub deepest: Vec<usize>,
@@ -156,6 +158,33 @@ pub fn trace<M: Model>(
     run(model, ops, roles, budget, true)
 }
 
+/// Every state in which some order of all of `ops` (each required) can
+/// leave the model, or `None` when the budget ran out first; with the
+/// steps taken and the configurations remembered. No state: no order.
+pub struct Ends<S> {
+    pub states: Option<Vec<S>>,
+    pub steps: u64,
+    pub memo: usize,
+}
+
+/// Most end states [`end_states`] collects before it gives up.
+const MAX_ENDS: usize = 4096;
+
+/// Search every order of `ops`, all required, and collect the states they
+/// end in: what a window of a longer history can hand to the next.
+pub fn end_states<M: Model>(model: &M, ops: &[Operation<M::Op>], budget: Budget) -> Ends<M::State> {
+    let roles = vec![Role::Required; ops.len()];
+    let mut s = State::new(model, ops, &roles);
+    let mut ends = HashSet::with_hasher(FixedState::with_seed(0x5e7e_51ab));
+    let result = s.explore(budget, Some(&mut ends), |_| {});
+    let complete = !matches!(result, SearchResult::Inconclusive { .. }) && ends.len() <= MAX_ENDS;
+    Ends {
+        states: complete.then(|| ends.into_iter().collect()),
+        steps: s.steps,
+        memo: s.memo.len(),
+    }
+}
+
 struct State<'a, M: Model> {
     model: &'a M,
     ops: &'a [Operation<M::Op>],
@@ -170,53 +199,86 @@ struct State<'a, M: Model> {
     steps: u64,
 }
 
-fn run<M: Model>(
+pub(super) fn run<M: Model>(
     model: &M,
     ops: &[Operation<M::Op>],
     roles: &[Role],
     budget: Budget,
     traced: bool,
 ) -> Search {
-    let list = Entries::new(ops, roles);
-    let required_by_bit: Vec<bool> = list
-        .op_of_bit
-        .iter()
-        .map(|&i| roles[i] == Role::Required)
-        .collect();
-    let left = required_by_bit.iter().filter(|&&r| r).count();
-    let mut s = State {
-        model,
-        ops,
-        done: Done::new(list.op_of_bit.len()),
-        required_by_bit,
-        left,
-        total_required: left,
-        state: model.init(),
-        stack: Vec::new(),
-        memo: HashSet::with_hasher(FixedState::with_seed(0x5e7e_51ab)),
-        steps: 0,
-        list,
-    };
+    let mut s = State::new(model, ops, roles);
     let mut best = Search {
         result: SearchResult::Violation,
         steps: 0,
+        states: 0,
         deepest: Vec::new(),
     };
     let mut best_depth = 0;
-    best.result = s.explore(budget, |s| {
+    best.result = s.explore(budget, None, |s| {
         if traced && s.placed_required() > best_depth {
             best_depth = s.placed_required();
             best.deepest = s.placed_ops();
         }
     });
     best.steps = s.steps;
+    best.states = s.memo.len();
     best
 }
 
+impl<'a, M: Model> State<'a, M> {
+    fn new(model: &'a M, ops: &'a [Operation<M::Op>], roles: &[Role]) -> State<'a, M> {
+        let list = Entries::new(ops, roles);
+        let required_by_bit: Vec<bool> = list
+            .op_of_bit
+            .iter()
+            .map(|&i| roles[i] != Role::Optional)
+            .collect();
+        let left = required_by_bit.iter().filter(|&&r| r).count();
+        State {
+            model,
+            ops,
+            done: Done::new(list.op_of_bit.len()),
+            required_by_bit,
+            left,
+            total_required: left,
+            state: model.init(),
+            stack: Vec::new(),
+            memo: HashSet::with_hasher(FixedState::with_seed(0x5e7e_51ab)),
+            steps: 0,
+            list,
+        }
+    }
+}
+
+type EndSet<S> = HashSet<S, FixedState>;
+
 impl<M: Model> State<'_, M> {
-    fn explore(&mut self, budget: Budget, mut progress: impl FnMut(&Self)) -> SearchResult {
+    /// Search for an order that places every required operation. With
+    /// `ends`, go on past each such order (backtracking from it) and
+    /// collect the states they end in, until every order is tried (the
+    /// result is then `Violation`: the caller reads `ends`).
+    fn explore(
+        &mut self,
+        budget: Budget,
+        mut ends: Option<&mut EndSet<M::State>>,
+        mut progress: impl FnMut(&Self),
+    ) -> SearchResult {
         let mut entry = self.list.first();
-        while self.left > 0 {
+        loop {
+            if self.left == 0 {
+                let Some(ends) = ends.as_deref_mut() else {
+                    return SearchResult::Linearizable;
+                };
+                ends.insert(self.state.clone());
+                if ends.len() > MAX_ENDS {
+                    return SearchResult::Inconclusive { steps: self.steps };
+                }
+                match self.backtrack() {
+                    Some(next) => entry = next,
+                    None => return SearchResult::Violation,
+                }
+                continue;
+            }
             if let Some(r) = self.over_budget(budget) {
                 return r;
             }
@@ -238,12 +300,11 @@ impl<M: Model> State<'_, M> {
                 }
             }
         }
-        SearchResult::Linearizable
     }
 
     fn over_budget(&self, budget: Budget) -> Option<SearchResult> {
         let out = SearchResult::Inconclusive { steps: self.steps };
-        if self.steps >= budget.steps {
+        if self.steps >= budget.steps || self.memo.len() >= budget.states {
             return Some(out);
         }
         let clock = self.steps.is_multiple_of(CLOCK_EVERY);

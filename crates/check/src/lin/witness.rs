@@ -37,6 +37,12 @@ pub struct Witness {
     pub stuck: Vec<String>,
     /// False if a search ran out of budget while shrinking.
     pub minimal: bool,
+    /// What the operations before the witness's window leave, when the
+    /// witness was shrunk within a window of the history (from that
+    /// state) rather than in the whole history (everything else
+    /// optional).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 /// One operation of a witness.
@@ -54,6 +60,13 @@ pub struct WitnessOp {
     pub what: String,
 }
 
+/// How many of the operations answered before a witness may or may not
+/// have taken effect: those before them are context, taken as they
+/// happened. Leaving every earlier operation optional would let a search
+/// choose any subset of thousands, which no budget covers (a board
+/// topic's count could then be anything up to its true value, at every
+/// point of the history).
+const OPTIONAL_BEFORE: usize = 64;
 /// How many steps of the closest order to show.
 const CLOSEST_SHOWN: usize = 6;
 /// Most one-by-one shrinking searches.
@@ -108,8 +121,9 @@ impl<M: Model> Shrink<'_, M> {
         self.cut(rets[hi])
     }
 
-    /// Step 2: make the earliest-answered required operations optional,
-    /// as many as possible.
+    /// Step 2: take the earliest-answered required operations out of
+    /// the witness, as many as possible: the last [`OPTIONAL_BEFORE`] of
+    /// them become optional, the ones before those context.
     fn latest_start(&mut self, roles: Vec<Role>) -> Vec<Role> {
         let mut required: Vec<usize> = (0..self.ops.len())
             .filter(|&i| roles[i] == Role::Required)
@@ -117,8 +131,12 @@ impl<M: Model> Shrink<'_, M> {
         required.sort_by_key(|&i| self.ops[i].ret);
         let with_first_k_optional = |k: usize| {
             let mut r = roles.clone();
-            for &i in &required[..k] {
-                r[i] = Role::Optional;
+            for (j, &i) in required[..k].iter().enumerate() {
+                r[i] = if k - j > OPTIONAL_BEFORE {
+                    Role::Context
+                } else {
+                    Role::Optional
+                };
             }
             r
         };
@@ -164,7 +182,20 @@ pub fn minimise<M: Model>(model: &M, ops: &[Operation<M::Op>], budget: Budget) -
     let roles = s.earliest_cut();
     let roles = s.latest_start(roles);
     let roles = s.one_by_one(roles);
-    describe(model, ops, &roles, budget, s.minimal)
+    let mut w = describe(model, ops, &roles, budget, s.minimal);
+    let context: Vec<usize> = (0..ops.len())
+        .filter(|&i| roles[i] == Role::Context)
+        .collect();
+    if let Some(until) = context.iter().map(|&i| ops[i].ret).max() {
+        w.context = Some(format!(
+            "the {} operations answered by {:.3} ms are taken as they happened, in an order that \
+             explains them; the {OPTIONAL_BEFORE} answered after those, before the witness, may or \
+             may not have taken effect",
+            context.len(),
+            until as f64 / 1e6
+        ));
+    }
+    w
 }
 
 fn describe<M: Model>(
@@ -179,12 +210,16 @@ fn describe<M: Model>(
         .collect();
     members.sort_by_key(|&i| (ops[i].call, ops[i].ret));
     let labels = Labels(members);
-    let order = trace(model, ops, roles, budget).deepest;
+    let traced = trace(model, ops, roles, budget);
+    // A trace cut short by the budget ends in a state from which a
+    // witness operation might still fit: say nothing of what cannot.
+    let complete = !matches!(traced.result, SearchResult::Inconclusive { .. });
+    let order = traced.deepest;
     let (closest, state) = closest(model, ops, &order, &labels);
     let stuck = labels
         .0
         .iter()
-        .filter(|i| !order.contains(i))
+        .filter(|i| complete && !order.contains(i))
         .map(|&i| {
             format!(
                 "{} cannot come next: when {}, {} is impossible",
@@ -210,7 +245,8 @@ fn describe<M: Model>(
         after: real_time(ops, &labels),
         closest,
         stuck,
-        minimal,
+        minimal: minimal && complete,
+        context: None,
     }
 }
 

@@ -2,10 +2,11 @@
 //! docs/protocols/resp.md, one rule each. The assignment's cases are
 //! Redis 7's own behaviour; serverlab's are its limits.
 
-use super::talk::{ask, ask_that, bulk, cmd, protocol_error, words, C};
+use super::talk::{ask, ask_that, bulk, cmd, protocol_error, read, words, C};
 use super::Resp;
 use crate::case::{pause, Case, Fail, Scope};
-use crate::wire::show;
+use crate::wire::{show, Conn, Got};
+use std::time::Duration;
 
 use Scope::{Assignment as A, Serverlab as S};
 
@@ -60,9 +61,9 @@ pub fn all() -> Vec<Case<Resp>> {
             "redis-cli, redis-benchmark and client libraries ask these when they connect", admin),
         case("quit", A, "QUIT answers +OK, then the server closes the connection",
             "the client asked to end the connection", quit),
-        case("bulk-over-max", S, "a bulk string over --max-bulk is a protocol error: -ERR Protocol error: invalid bulk length, then close",
+        case("bulk-over-max", S, "a bulk string over --max-bulk is a protocol error: -ERR Protocol error: invalid bulk length, then close (skipped when the server's limit is larger and it stores the value)",
             "a client must not make the server buffer without bound", bulk_over_max),
-        case("args-over-max", S, "an array of more than --max-args elements: -ERR Protocol error: invalid multibulk length, then close",
+        case("args-over-max", S, "an array of more than --max-args elements: -ERR Protocol error: invalid multibulk length, then close (skipped when the server's limit is larger and it answers)",
             "a client must not make the server allocate without bound", args_over_max),
         case("inline-over-max", S, "an inline command over --max-inline: -ERR Protocol error: too big inline request, then close",
             "a client must not make the server buffer without bound", inline_over_max),
@@ -398,14 +399,126 @@ fn quit(ctx: &mut C) -> Result<(), Fail> {
     ctx.expect_close(&mut c, "QUIT")
 }
 
+/// How long a server may take to refuse a bulk length over its limit
+/// before `bulk-over-max` takes it that the server accepted the length.
+const REFUSE_WITHIN: Duration = Duration::from_secs(1);
+
+/// A request over a limit the server chooses (Redis's bulk limit is
+/// 512 MB): sent `head`, the server must refuse it at once with
+/// `-ERR Protocol error: {what}` and close (`Ok(true)`), or, with a larger
+/// limit, wait for the `rest` and answer it as any request, `answer`
+/// (`Ok(false)`: the caller skips the case, saying so). Anything else, or
+/// a close without a word, fails.
+fn over_limit(
+    ctx: &mut C,
+    c: &mut Conn,
+    head: &[u8],
+    what: &str,
+    rest: &[u8],
+    answer: &[u8],
+) -> Result<bool, Fail> {
+    let refusal = format!("-ERR Protocol error: {what}\r\n");
+    c.send(head);
+    let (first, closed) = c.gather(REFUSE_WITHIN.min(ctx.timeout));
+    if !first.is_empty() || closed {
+        let got = if closed {
+            Got::Closed(first)
+        } else {
+            Got::Reply(first)
+        };
+        let ok = matches!(&got, Got::Reply(b) | Got::Closed(b) if b == refusal.as_bytes());
+        ctx.expect(head, &show(refusal.as_bytes()), &got, ok)?;
+        if !closed {
+            ctx.expect_close(c, "a protocol error")?;
+        }
+        return Ok(true);
+    }
+    ctx.note(
+        &show(head),
+        &format!(
+            "{} (or, with a larger limit, nothing yet)",
+            show(refusal.as_bytes())
+        ),
+        "nothing yet: the server waits for the rest",
+        true,
+    );
+    c.send(rest);
+    let got = read(c);
+    let answered = got.reply() == Some(answer);
+    let sent = format!("the rest of the request ({} bytes)", rest.len());
+    ctx.note(&sent, &show(answer), &got.show(), answered);
+    if answered {
+        Ok(false)
+    } else {
+        Err(Fail::new(format!(
+            "the server neither refused the request over the limit nor answered it: {}",
+            got.show()
+        )))
+    }
+}
+
+/// Why a limit's case is skipped against a server whose limit is larger.
+fn larger_limit(what: &str, flag: &str, limit: usize) -> Fail {
+    Fail::skip(format!(
+        "the server takes {what} over {flag} ({limit}) and answers them: its limit is larger, \
+         which is its choice (Redis's bulk limit is 512 MB); run check with {flag} set to the \
+         server's limit to test it"
+    ))
+}
+
+/// A bulk string one byte over --max-bulk, the value of a SET; taken, it
+/// must be stored whole (STRLEN).
 fn bulk_over_max(ctx: &mut C) -> Result<(), Fail> {
-    let wire = format!("*2\r\n$4\r\nECHO\r\n${}\r\n", ctx.proto.max_bulk + 1);
-    protocol_error(ctx, wire.as_bytes(), "invalid bulk length")
+    let (n, k) = (ctx.proto.max_bulk + 1, ctx.name("k"));
+    let head = format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${n}\r\n", k.len());
+    let mut rest = vec![b'x'; n];
+    rest.extend_from_slice(b"\r\n");
+    let mut c = ctx.conn()?;
+    if over_limit(
+        ctx,
+        &mut c,
+        head.as_bytes(),
+        "invalid bulk length",
+        &rest,
+        b"+OK\r\n",
+    )? {
+        return Ok(());
+    }
+    ask(
+        ctx,
+        &mut c,
+        &words(&["STRLEN", &k]),
+        format!(":{n}\r\n").as_bytes(),
+    )?;
+    ask(ctx, &mut c, &words(&["DEL", &k]), b":1\r\n")?;
+    Err(larger_limit(
+        "bulk strings",
+        "--max-bulk",
+        ctx.proto.max_bulk,
+    ))
 }
 
 fn args_over_max(ctx: &mut C) -> Result<(), Fail> {
-    let wire = format!("*{}\r\n", ctx.proto.max_args + 1);
-    protocol_error(ctx, wire.as_bytes(), "invalid multibulk length")
+    // RPUSH of max_args - 1 one-byte values: 1 + max_args elements.
+    let (n, k) = (ctx.proto.max_args + 1, ctx.name("l"));
+    let head = format!("*{n}\r\n");
+    let mut rest = format!("$5\r\nRPUSH\r\n${}\r\n{k}\r\n", k.len()).into_bytes();
+    rest.extend(b"$1\r\nx\r\n".repeat(n - 2));
+    let pushed = format!(":{}\r\n", n - 2);
+    let mut c = ctx.conn()?;
+    let refused = over_limit(
+        ctx,
+        &mut c,
+        head.as_bytes(),
+        "invalid multibulk length",
+        &rest,
+        pushed.as_bytes(),
+    )?;
+    if refused {
+        return Ok(());
+    }
+    ask(ctx, &mut c, &words(&["DEL", &k]), b":1\r\n")?;
+    Err(larger_limit("arrays", "--max-args", ctx.proto.max_args))
 }
 
 fn inline_over_max(ctx: &mut C) -> Result<(), Fail> {

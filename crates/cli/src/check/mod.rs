@@ -7,6 +7,7 @@ mod board;
 mod bucket;
 mod kv;
 mod ledger;
+mod progress;
 mod resp;
 
 use crate::args;
@@ -63,6 +64,15 @@ macro_rules! checks {
                 )]
                 $variant(CheckArgs<$module::Flags>),
             )*
+        }
+
+        /// Each protocol's `check` subcommand and the names its `--only`
+        /// and `--skip` take (for the completion scripts).
+        pub fn case_names() -> Vec<(&'static str, Vec<&'static str>)> {
+            vec![$({
+                type P = <$module::Flags as Checker>::Check;
+                (<P as Protocol>::NAME, serverlab_check::run::names::<P>())
+            }),*]
         }
 
         pub fn run(cmd: CheckCmd) -> anyhow::Result<ExitCode> {
@@ -125,6 +135,14 @@ struct CommonArgs {
     /// Search steps per partition before the verdict is "inconclusive"
     #[arg(long, default_value_t = serverlab_check::lin::DEFAULT_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
     budget: u64,
+    /// Wall-clock time the linearizability check of the history may take before the verdict is
+    /// "inconclusive" (30s, 2m)
+    #[arg(long, default_value = "30s", value_parser = args::duration, value_name = "DURATION")]
+    lin_budget: Duration,
+    /// Configurations one search may remember (its memory, a few dozen bytes each) before the
+    /// verdict is "inconclusive"
+    #[arg(long, default_value_t = serverlab_check::lin::DEFAULT_STATES, value_parser = at_least_one, value_name = "N")]
+    lin_states: usize,
     /// How to print the result
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -142,6 +160,8 @@ fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode>
             seed: a.seed.unwrap_or_else(random_seed),
             timeout: a.timeout,
             budget_steps: a.budget,
+            lin_budget: a.lin_budget,
+            lin_states: a.lin_states,
             assignment: a.assignment,
         },
     };
@@ -152,16 +172,25 @@ fn check<P: Protocol>(proto: &mut P, a: &CommonArgs) -> anyhow::Result<ExitCode>
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();
     };
+    let mut shown = None;
     let result = serverlab_check::run(proto, addr, &opts, &mut |e| {
-        if text {
-            print(match e {
-                Event::Started(r) => text::header(r),
-                Event::Case(c) => text::case(c),
-                Event::ConcurrencyStarts(p) => text::concurrency_starts(p),
-                Event::Concurrency(c) => text::concurrency(c),
-            });
+        if !text {
+            return;
+        }
+        match e {
+            Event::Started(r) => print(text::header(r)),
+            Event::Case(c) => print(text::case(c)),
+            Event::ConcurrencyStarts(p) => {
+                print(text::concurrency_starts(p));
+                shown = progress::Shown::start(p.duration, p.lin_budget);
+            }
+            Event::Concurrency(c) => {
+                shown.take();
+                print(text::concurrency(c));
+            }
         }
     });
+    drop(shown);
     match result {
         Ok(report) => finish(&report, a.format),
         Err(CheckError::Usage(msg)) => usage_error(P::NAME, ErrorKind::InvalidValue, msg),
@@ -197,6 +226,13 @@ fn finish(report: &Report, format: Format) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a whole number of at least 1")),
+    }
 }
 
 fn random_seed() -> u64 {

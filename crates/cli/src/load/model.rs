@@ -69,6 +69,10 @@ pub struct PacingArgs {
     /// machine")
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = args::named::<PollMode>())]
     pub poll: PollMode,
+    /// Exit with status 3 when the run's figures do not certify themselves: a check of its
+    /// validity failed (docs/measuring.md, "Certified runs")
+    #[arg(long)]
+    pub require_certified: bool,
     #[command(flatten)]
     pub agents: AgentArgs,
     #[command(flatten)]
@@ -234,7 +238,25 @@ pub fn execute<P: Protocol>(
     if flags.watch.metrics.is_some() {
         std::thread::sleep(flags.watch.metrics_linger);
     }
-    Ok(exit_code(&outcome.report, format, code))
+    let code = exit_code(&outcome.report, format, code);
+    Ok(require_certified(flags, &outcome.report, code))
+}
+
+/// With --require-certified, status 3 for a run that is not certified
+/// (said on stderr: which checks failed), when nothing else failed.
+fn require_certified(flags: &PacingArgs, report: &LoadReport, code: ExitCode) -> ExitCode {
+    let Some(v) = &report.results.validity else {
+        return code;
+    };
+    if !flags.require_certified || v.certified || code != ExitCode::SUCCESS {
+        return code;
+    }
+    let failed: Vec<&str> = v.failed().map(|c| c.name.as_str()).collect();
+    eprintln!(
+        "serverlab: not certified ({} failed): --require-certified",
+        failed.join(", ")
+    );
+    ExitCode::from(3)
 }
 
 /// The run's progress, watched (its loops hand their seconds over) when

@@ -12,8 +12,14 @@
 //!
 //! The endpoint is no second served port: one request per connection,
 //! `GET /metrics` or an error status; a request must arrive whole within
-//! [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes; at most [`MAX_CONNECTIONS`]
-//! are served at once, and more are closed at once.
+//! [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes (past them: 408 and 431, the
+//! rest of an oversized head read and dropped so the client sees its
+//! status, not a reset); at most [`MAX_CONNECTIONS`] are served at once,
+//! a new one evicting the connection that has waited longest for its
+//! request ([`Slots`]), and closed at once only when all are being
+//! answered. One exposition is rendered at a time and reused for
+//! [`REUSE`], so scrapes cannot cost the process more than one render
+//! per [`REUSE`] ([`Renderer`]).
 
 pub mod encode;
 pub mod process;
@@ -24,9 +30,8 @@ use prometheus_client::collector::Collector;
 use prometheus_client::registry::Registry;
 use std::borrow::Cow;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long a client may take to send its whole request head.
@@ -35,8 +40,16 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest request head taken (request line and headers).
 pub const MAX_HEAD: usize = 8 * 1024;
-/// Connections served at once; more are closed at once.
+/// Connections served at once: a new one past them evicts the one waiting
+/// longest for its request; none waiting, it is closed at once.
 pub const MAX_CONNECTIONS: usize = 16;
+/// How long an exposition is served again rather than rendered anew.
+pub const REUSE: Duration = Duration::from_millis(100);
+/// After refusing an oversized head, how long, and how many bytes, of
+/// the rest are read and dropped (so that closing does not reset the
+/// connection before the client has read its 431).
+const LINGER: Duration = Duration::from_secs(5);
+const LINGER_BYTES: usize = 16 << 20;
 
 /// `--metrics`'s value: an address with its port (the endpoint has no
 /// default port; port 0 takes a free one).
@@ -66,10 +79,13 @@ pub fn start(
     labels: Vec<(&'static str, String)>,
     collector: Box<dyn Collector>,
 ) -> anyhow::Result<()> {
-    let registries = Arc::new(registries(labels, collector));
+    let renderer = Arc::new(Renderer {
+        registries: registries(labels, collector),
+        last: Mutex::new(None),
+    });
     std::thread::Builder::new()
         .name("metrics".into())
-        .spawn(move || accept(&listener, &registries))
+        .spawn(move || accept(&listener, &renderer))
         .context("cannot start the --metrics thread")?;
     Ok(())
 }
@@ -102,8 +118,96 @@ fn openmetrics(r: &Registries) -> String {
     out
 }
 
-fn accept(listener: &TcpListener, registries: &Arc<Registries>) {
-    let active = Arc::new(AtomicUsize::new(0));
+/// An exposition rendered, in both formats.
+struct Rendered {
+    at: Instant,
+    open: String,
+    plain: String,
+}
+
+/// Renders the exposition one scrape at a time, and serves a rendering
+/// again for [`REUSE`]: scrapes that arrive together, or faster than
+/// that, share one render, so however fast clients scrape, the process
+/// spends at most one render per [`REUSE`] on them.
+struct Renderer {
+    registries: Registries,
+    last: Mutex<Option<Arc<Rendered>>>,
+}
+
+impl Renderer {
+    fn exposition(&self) -> Arc<Rendered> {
+        // Held while rendering: a scrape arriving meanwhile waits, then
+        // takes this rendering.
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = last.as_ref().filter(|r| r.at.elapsed() < REUSE) {
+            return r.clone();
+        }
+        let open = openmetrics(&self.registries);
+        let plain = text::prometheus_text(&open);
+        let r = Arc::new(Rendered {
+            at: Instant::now(),
+            open,
+            plain,
+        });
+        *last = Some(r.clone());
+        r
+    }
+}
+
+/// The connections being served, in the order they came: each one's
+/// stream (shared with its thread, so it can be closed from here) and
+/// whether its request is still awaited.
+#[derive(Default)]
+struct Slots {
+    open: Mutex<Vec<Slot>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+struct Slot {
+    id: u64,
+    stream: Arc<TcpStream>,
+    waiting: bool,
+}
+
+impl Slots {
+    fn lock(&self) -> MutexGuard<'_, Vec<Slot>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A slot for `stream`: when all are taken, the connection that has
+    /// waited longest for its request is closed to make room; None (the
+    /// new one is to be closed) when every one is being answered.
+    fn admit(&self, stream: &Arc<TcpStream>) -> Option<u64> {
+        let mut open = self.lock();
+        if open.len() >= MAX_CONNECTIONS {
+            let oldest = open.iter().position(|s| s.waiting)?;
+            let evicted = open.remove(oldest);
+            // Its thread's read ends, and the thread with it.
+            let _ = evicted.stream.shutdown(Shutdown::Both);
+        }
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        open.push(Slot {
+            id,
+            stream: stream.clone(),
+            waiting: true,
+        });
+        Some(id)
+    }
+
+    /// Connection `id` sent its request: it is answered, not evicted.
+    fn answering(&self, id: u64) {
+        if let Some(s) = self.lock().iter_mut().find(|s| s.id == id) {
+            s.waiting = false;
+        }
+    }
+
+    fn release(&self, id: u64) {
+        self.lock().retain(|s| s.id != id);
+    }
+}
+
+fn accept(listener: &TcpListener, renderer: &Arc<Renderer>) {
+    let slots = Arc::new(Slots::default());
     for stream in listener.incoming() {
         let Ok(stream) = stream else {
             // Out of descriptors, or a connection reset before accept:
@@ -111,20 +215,19 @@ fn accept(listener: &TcpListener, registries: &Arc<Registries>) {
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
-        if active.fetch_add(1, Ordering::Relaxed) >= MAX_CONNECTIONS {
-            active.fetch_sub(1, Ordering::Relaxed);
-            drop(stream);
+        let stream = Arc::new(stream);
+        let Some(id) = slots.admit(&stream) else {
             continue;
-        }
-        let (served, registries) = (active.clone(), registries.clone());
+        };
+        let (served, renderer) = (slots.clone(), renderer.clone());
         let spawned = std::thread::Builder::new()
             .name("metrics-conn".into())
             .spawn(move || {
-                let _ = answer(stream, &registries);
-                served.fetch_sub(1, Ordering::Relaxed);
+                let _ = answer(&stream, id, &served, &renderer);
+                served.release(id);
             });
         if spawned.is_err() {
-            active.fetch_sub(1, Ordering::Relaxed);
+            slots.release(id);
         }
     }
 }
@@ -160,7 +263,7 @@ pub fn parse_head(head: &str) -> Option<Head> {
 
 /// Read a request head within [`READ_TIMEOUT`] and [`MAX_HEAD`] bytes:
 /// `Err(status)` when it cannot be had.
-fn read_head(stream: &mut TcpStream) -> Result<String, u16> {
+fn read_head(mut stream: &TcpStream) -> Result<String, u16> {
     let deadline = Instant::now() + READ_TIMEOUT;
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
@@ -187,18 +290,48 @@ fn read_head(stream: &mut TcpStream) -> Result<String, u16> {
     }
 }
 
-fn answer(mut stream: TcpStream, registries: &Registries) -> std::io::Result<()> {
+/// After an error status written before the request was read whole: no
+/// more is written, and what the client still sends is read and dropped
+/// (for [`LINGER`], up to [`LINGER_BYTES`]), so that closing does not
+/// reset the connection under the client's reading of the status.
+fn linger(mut stream: &TcpStream) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let deadline = Instant::now() + LINGER;
+    let mut chunk = [0u8; 16 * 1024];
+    let mut dropped = 0;
+    while dropped < LINGER_BYTES {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => dropped += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn answer(stream: &TcpStream, id: u64, slots: &Slots, renderer: &Renderer) -> std::io::Result<()> {
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let head = match read_head(&mut stream) {
+    let head = match read_head(stream) {
         Ok(h) => h,
-        Err(status) => return reply(&mut stream, status, "text/plain", b"", &[]),
+        Err(status) => {
+            reply(stream, status, "text/plain", b"", &[])?;
+            if status != 408 {
+                linger(stream);
+            }
+            return Ok(());
+        }
     };
+    slots.answering(id);
     let Some(head) = parse_head(&head) else {
-        return reply(&mut stream, 400, "text/plain", b"bad request\n", &[]);
+        return reply(stream, 400, "text/plain", b"bad request\n", &[]);
     };
     if head.path != "/metrics" {
         return reply(
-            &mut stream,
+            stream,
             404,
             "text/plain",
             b"not found: the metrics are at /metrics\n",
@@ -207,26 +340,20 @@ fn answer(mut stream: TcpStream, registries: &Registries) -> std::io::Result<()>
     }
     if head.method != "GET" {
         return reply(
-            &mut stream,
+            stream,
             405,
             "text/plain",
             b"method not allowed\n",
             &[("Allow", "GET")],
         );
     }
-    let open = openmetrics(registries);
+    let r = renderer.exposition();
     if head.openmetrics {
         let kind = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-        reply(&mut stream, 200, kind, open.as_bytes(), &[])
+        reply(stream, 200, kind, r.open.as_bytes(), &[])
     } else {
-        let body = text::prometheus_text(&open);
-        reply(
-            &mut stream,
-            200,
-            "text/plain; version=0.0.4; charset=utf-8",
-            body.as_bytes(),
-            &[],
-        )
+        let kind = "text/plain; version=0.0.4; charset=utf-8";
+        reply(stream, 200, kind, r.plain.as_bytes(), &[])
     }
 }
 
@@ -243,7 +370,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 fn reply(
-    stream: &mut TcpStream,
+    mut stream: &TcpStream,
     status: u16,
     content_type: &str,
     body: &[u8],

@@ -21,6 +21,80 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
 
+/// The flags of `serve` that only serverlab's own servers act on (the
+/// argument's id, its flag, why it cannot reach the program run):
+/// refused, as `--metrics` is, rather than taken and ignored.
+const IGNORED: [(&str, &str, &str); 6] = [
+    (
+        "uring_sqpoll",
+        "--uring-sqpoll",
+        "the program it runs makes its own system calls",
+    ),
+    (
+        "strategy",
+        "--strategy",
+        "the program it runs serves with its own concurrency",
+    ),
+    (
+        "threads",
+        "--threads",
+        "the program it runs starts its own threads (give them in --command)",
+    ),
+    (
+        "time_all",
+        "--time-all",
+        "serverlab times none of the requests the program it runs answers",
+    ),
+    (
+        "max_connections",
+        "--max-connections",
+        "the program it runs admits its own connections (give its limit in --command)",
+    ),
+    (
+        "write_timeout",
+        "--write-timeout",
+        "the program it runs writes its own replies",
+    ),
+];
+
+impl Args {
+    /// `--metrics` and the flags of [`IGNORED`]: a usage error (exit 2)
+    /// naming the first, and why.
+    fn refuse_serverlabs_flags(&self) {
+        let refused = match self.server.metrics {
+            Some(_) => Some((
+                "--metrics",
+                "the program it runs keeps its own counters, which serverlab cannot read",
+            )),
+            None => ignored_flag(),
+        };
+        if let Some((flag, why)) = refused {
+            crate::usage_error_of(
+                "serve",
+                serverlab_proto::Served::EXTERNAL,
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} is not for serve external: {why}"),
+            );
+        }
+    }
+}
+
+/// The first flag of [`IGNORED`] given on this process's command line
+/// (a default is not a flag given), with why it is refused.
+fn ignored_flag() -> Option<(&'static str, &'static str)> {
+    use clap::parser::ValueSource;
+    let cmd = <crate::Cli as clap::CommandFactory>::command();
+    let args = crate::argv::joined(&cmd, std::env::args_os());
+    let matches = cmd.try_get_matches_from(args).ok()?;
+    let ours = matches
+        .subcommand_matches("serve")?
+        .subcommand_matches(serverlab_proto::Served::EXTERNAL)?;
+    IGNORED
+        .iter()
+        .find(|(id, _, _)| ours.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|&(_, flag, why)| (flag, why))
+}
+
 /// How long the command may take to listen.
 const START: Duration = Duration::from_secs(20);
 /// How long it may take to stop after SIGTERM before it is killed.
@@ -48,16 +122,7 @@ impl Protocol for Args {
     }
 
     fn run(self) -> anyhow::Result<ExitCode> {
-        if self.server.metrics.is_some() {
-            crate::usage_error_of(
-                "serve",
-                Self::NAME,
-                clap::error::ErrorKind::ArgumentConflict,
-                "--metrics is not for serve external: the program it runs keeps its own \
-                 counters, which serverlab cannot read"
-                    .into(),
-            );
-        }
+        self.refuse_serverlabs_flags();
         let addr = self.addr()?;
         if let Some(cpus) = &self.server.cpus {
             cpus.pin_current_thread()

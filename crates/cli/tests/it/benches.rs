@@ -50,6 +50,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "openloop.py",
             "--bin BIN --duration 1 --steps 2 client-cost",
         ),
+        ("openloop.py", "--bin BIN --duration 0.5 known-capacity"),
         (
             "strategies.py",
             "--bin BIN --duration 1 --reps 1 --strategies ONE",

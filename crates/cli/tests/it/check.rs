@@ -11,6 +11,9 @@ use serde_json::Value;
 use serverlab_server::StrategyKind;
 use serverlab_store::StoreKind;
 use serverlab_util::Named;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Run `serverlab check <protocol> <addr> <args> --format json`.
 fn check(protocol: &str, addr: &str, args: &[&str]) -> (Option<i32>, Value, String) {
@@ -158,6 +161,198 @@ fn board_post_not_stored_is_caught() {
     let addr = broken::board(BoardBug::PostNotStored);
     let report = caught("board", &addr, &BROKEN, &["read-your-write"], false);
     assert!(witnesses(&report).contains("READ@"));
+}
+
+/// `serverlab check ARGS --format json`, killed (and the test failed)
+/// if it runs past `guard`: a hang guard, far beyond what it needs.
+fn check_within(guard: Duration, args: &[&str]) -> (Option<i32>, Value, String) {
+    let mut all = vec!["check"];
+    all.extend(args);
+    all.extend(["--format", "json"]);
+    let mut child = Command::new(BIN)
+        .args(&all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run serverlab");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let stdout = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        out.read_to_end(&mut s).map(|_| s)
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        err.read_to_end(&mut s).map(|_| s)
+    });
+    let deadline = Instant::now() + guard;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{all:?} still running after {guard:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stdout = stdout.join().unwrap().unwrap();
+    let stderr = text(&stderr.join().unwrap().unwrap());
+    let json = serde_json::from_slice(&stdout)
+        .unwrap_or_else(|e| panic!("{all:?}: not JSON ({e}): {}\n{stderr}", text(&stdout)));
+    (status.code(), json, stderr)
+}
+
+/// A server that answers one POST in 500 without storing it (the next
+/// POST to that topic gets the same id): the checker finds it, with a
+/// witness of the two POSTs that got one id, or says inconclusive —
+/// within its budget either way. It used to search for minutes.
+#[test]
+fn board_dropping_one_post_in_500_is_found_within_the_budget() {
+    let addr = broken::board(BoardBug::DropsOneIn500);
+    let (code, report, stderr) = check_within(
+        Duration::from_secs(300),
+        &[
+            "board",
+            &addr,
+            "--only",
+            "linearizable",
+            "--duration",
+            "3s",
+            "--seed",
+            "5",
+            "--lin-budget",
+            "60s",
+        ],
+    );
+    assert_eq!(code, Some(1), "{stderr}{report:#}");
+    let c = &report["concurrency"];
+    // 8 clients for 3 s post far more than 500 times.
+    assert!(c["operations"].as_u64().unwrap() > 1500, "{c:#}");
+    match verdict(&report) {
+        "not-linearizable" => {
+            let w = witnesses(&report);
+            // Two POSTs answered one id, or a READ that missed a message.
+            assert!(w.contains("POST@") || w.contains("READ@"), "{w}");
+        }
+        "inconclusive" => {
+            let undecided = c["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["outcome"] == "inconclusive")
+                .unwrap();
+            assert!(
+                undecided["undecided"]["operations"].as_u64() > Some(0),
+                "{c:#}"
+            );
+        }
+        other => panic!("verdict {other}: {c:#}"),
+    }
+    // The budget is kept: the whole check of the history took about it
+    // at most (far less, in fact: a correct search finds it in seconds).
+    assert!(c["check_s"].as_f64().unwrap() < 90.0, "{c:#}");
+    // No progress line where stderr is not a terminal.
+    assert!(!stderr.contains("checking: "), "{stderr}");
+}
+
+/// On a terminal, the concurrency phase shows its progress on stderr:
+/// the clients as they run, then the check of the history.
+#[test]
+#[ignore = "needs script (util-linux: apt-get install bsdutils); run: cargo test --workspace -- --ignored"]
+fn the_phase_shows_its_progress_on_a_terminal() {
+    let addr = broken::board(BoardBug::DropsOneIn500);
+    let line = format!("{BIN} check board {addr} --only linearizable --duration 2s --seed 5");
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs the check on a terminal");
+    let screen = text(&out.stdout);
+    assert!(screen.contains("clients: "), "{screen}");
+    assert!(screen.contains(" operations decided, "), "{screen}");
+    assert!(
+        screen.contains("NOT linearizable") || screen.contains("inconclusive"),
+        "{screen}"
+    );
+}
+
+/// `serverlab check ARGS` in text.
+fn check_text(args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["check"];
+    all.extend(args);
+    let out = run(&all);
+    (out.status.code(), text(&out.stdout) + &text(&out.stderr))
+}
+
+/// A failed `[serverlab]` case says what that means: serverlab's own
+/// rule, which --assignment leaves out, and the setting it depends on.
+#[test]
+fn a_failed_serverlab_rule_says_so_and_names_its_flag() {
+    let addr = broken::board(BoardBug::NulRepliesOnly);
+    let (code, out) = check_text(&["board", &addr, "--only", "lf-framing"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("[serverlab]: serverlab's own rule"), "{out}");
+    assert!(out.contains("--assignment skips these"), "{out}");
+    assert!(
+        out.contains("1 of the failed cases are serverlab's own rules"),
+        "{out}"
+    );
+    // A limit's case names the limit's flag: here the server's is larger.
+    let server = ServerProc::start("board", &[]);
+    let addr = server.addr.to_string();
+    let only = ["--only", "oversize-frame-closes", "--timeout", "1s"];
+    let (code, out) = check_text(&[&["board", &addr, "--max-request", "1000"][..], &only].concat());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("run check with --max-request set as the server has it"),
+        "{out}"
+    );
+    assert!(server.stop().0.success());
+}
+
+/// The summary says why the concurrency phase did not run.
+#[test]
+fn concurrency_not_checked_says_why() {
+    let addr = broken::board(BoardBug::None);
+    let (code, out) = check_text(&["board", &addr, "--only", "post-first-id"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("concurrency not checked ('linearizable' not named by --only)"),
+        "{out}"
+    );
+    let (_, out) = check_text(&["board", &addr, "--skip", "linearizable"]);
+    assert!(out.contains("('linearizable' named by --skip)"), "{out}");
+    let (_, json, _) = check("board", &addr, &["--only", "count"]);
+    assert_eq!(
+        json["concurrency_skipped"],
+        "'linearizable' not named by --only"
+    );
+}
+
+/// A failure among many exchanges shows the one that failed and counts
+/// the rest, not every request and reply.
+#[test]
+fn a_long_case_s_failure_shows_the_mismatch_and_a_count() {
+    let addr = broken::board(BoardBug::TiresAfter50);
+    let (code, out) = check_text(&["board", &addr, "--only", "persistent-connection"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("request 51 of 100 on one connection"), "{out}");
+    assert!(
+        out.contains("(48 earlier exchanges as expected; all in --format json)"),
+        "{out}"
+    );
+    assert_eq!(out.matches(" sent ").count(), 3, "{out}");
+}
+
+/// A POST whose topic runs to the last # is stored where READ does not
+/// find it; the case's explanation names that, not only cut messages.
+#[test]
+fn a_topic_to_the_last_hash_is_explained() {
+    let addr = broken::board(BoardBug::TopicToLastHash);
+    let (code, out) = check_text(&["board", &addr, "--only", "message-with-at-and-hash"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  message-with-at-and-hash"), "{out}");
+    assert!(out.contains("or ends the topic at a later #"), "{out}");
 }
 
 #[test]

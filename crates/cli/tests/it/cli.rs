@@ -36,6 +36,31 @@ fn bad_flags_exit_2_naming_the_flag() {
     usage_error(&["frobnicate"], "frobnicate");
 }
 
+/// `serve external` refuses the serving flags only serverlab's own
+/// servers act on, as it refuses `--metrics`: exit 2, the flag named and
+/// why (before: taken and ignored). Refused before the command runs: it
+/// would make a file.
+#[test]
+fn serve_external_refuses_the_flags_it_cannot_pass_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let command = format!("touch {} && sleep 30", ran.display());
+    for flags in [
+        &["--strategy", "async"][..],
+        &["--threads", "2"],
+        &["--time-all"],
+        // (Without --strategy uring it is refused as meaningless first.)
+        &["--uring-sqpoll", "--strategy", "uring"],
+        &["--max-connections", "10"],
+        &["--write-timeout", "1s"],
+    ] {
+        let mut args = vec!["serve", "external", "--addr", ":0", "--command", &command];
+        args.extend(flags);
+        usage_error(&args, &format!("{} is not for serve external", flags[0]));
+        assert!(!ran.exists(), "{flags:?}: the command ran");
+    }
+}
+
 #[test]
 fn serve_help_lists_strategies_and_stores() {
     let out = run(&["serve", "--help"]);

@@ -281,8 +281,8 @@ fn the_sweep_manifests_commands_run_as_the_indexed_job_would() {
         &experiment,
         "name = \"k8s\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
          \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
-         \"100ms\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
-         readers = 1\nduration = \"100ms\"\n",
+         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"1s\"\n",
     )
     .unwrap();
     let results = tmp.path().join("results");

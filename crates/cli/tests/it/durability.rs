@@ -587,7 +587,19 @@ fn load_ledger_rounds(
         let server = serve(proto, dir, args);
         let path = dir.with_extension(format!("load-ledger{round}"));
         let mut load = ledger_load(proto, server.addr, &path);
-        std::thread::sleep(Duration::from_millis(700 + random_below(800)));
+        // Killed at a random moment once the load has had a write
+        // acknowledged (its ledger, written in 8 KiB blocks, shows one):
+        // on a busy machine, with a sync per write, a fixed time may pass
+        // before the first.
+        wait_for(
+            &format!("round {round}: an acknowledged write in the ledger"),
+            Duration::from_secs(60),
+            || {
+                std::fs::read_to_string(&path)
+                    .is_ok_and(|t| t.starts_with("A ") || t.contains("\nA "))
+            },
+        );
+        std::thread::sleep(Duration::from_millis(random_below(800)));
         server.signal(nix::sys::signal::Signal::SIGKILL);
         drop(server);
         let started = Instant::now();

@@ -196,11 +196,19 @@ fn ctrl_c_keeps_what_was_measured() {
         ],
     );
     let t0 = Instant::now();
-    std::thread::sleep(Duration::from_millis(2500));
+    // Into the window before the signal, however long a busy machine
+    // takes to start the load: its connections are open (the warm-up
+    // starts then), and 2 s more pass.
+    wait_for("the load's connections", Duration::from_secs(30), || {
+        connections_to(server.addr) > 0
+    });
+    std::thread::sleep(Duration::from_secs(2));
     signal(&child, Signal::SIGINT);
     let at = t0.elapsed().as_secs_f64();
     let (stdout, took) = interrupted(child);
-    assert!(took < Duration::from_secs(3), "it took {took:?} to stop");
+    // At once, not after the minute asked for (a busy machine may add
+    // seconds to writing the results).
+    assert!(took < Duration::from_secs(15), "it took {took:?} to stop");
     assert!(
         stdout.starts_with("interrupted: the window closed early"),
         "{stdout}"
@@ -234,7 +242,10 @@ fn a_second_ctrl_c_exits_at_once() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
     let child = spawn_board_load(&server, &["--duration", "60s", "--warmup", "0s"]);
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for("the load's connections", Duration::from_secs(30), || {
+        connections_to(server.addr) > 0
+    });
+    std::thread::sleep(Duration::from_millis(500));
     server.signal(Signal::SIGSTOP);
     std::thread::sleep(Duration::from_millis(100));
     signal(&child, Signal::SIGINT);
@@ -242,8 +253,10 @@ fn a_second_ctrl_c_exits_at_once() {
     signal(&child, Signal::SIGINT);
     let (stdout, took) = interrupted(child);
     server.signal(Signal::SIGCONT);
+    // At once: the first signal's drain would wait for the stopped
+    // server's replies until the 10 s reply timeout.
     assert!(
-        took < Duration::from_millis(600),
+        took < Duration::from_secs(5),
         "the second signal took {took:?}"
     );
     assert!(!stdout.contains("board load:"), "{stdout}");

@@ -310,3 +310,339 @@ fn plot_draws_a_png_and_an_svg() {
         assert!(doc.contains(label), "no {label} in the SVG");
     }
 }
+
+/// A table laid out as `serverlab report` writes `report-throughput.csv`:
+/// the axes, then throughput's statistics (issue 39: `fit` took posters
+/// and readers as N and X and printed a conclusion).
+const REPORT_CSV: &str = "posters,readers,n,mean_rps,geomean_rps,median_rps,min_rps,max_rps,\
+sd_rps,cv,ci_low_rps,ci_high_rps\n\
+1,1,4,8000,8000,8000,7900,8100,100,0.0125,7841,8159\n\
+1,2,4,12000,12000,12000,11900,12100,100,0.008,11841,12159\n\
+2,1,4,12100,12100,12100,12000,12200,100,0.008,11941,12259\n\
+2,2,4,16000,16000,16000,15900,16100,100,0.006,15841,16159\n\
+3,1,4,15800,15800,15800,15700,15900,100,0.006,15641,15959\n\
+3,2,4,19000,19000,19000,18900,19100,100,0.005,18841,19159\n\
+4,1,4,19500,19500,19500,19400,19600,100,0.005,19341,19659\n\
+4,2,4,21000,21000,21000,20900,21100,100,0.005,20841,21159\n\
+5,1,4,22000,22000,22000,21900,22100,100,0.004,21841,22159\n\
+5,2,4,,,,,,,,,\n";
+
+/// N and X are chosen by name or position, rows by `--where`; a table
+/// with more than two columns of numbers and no choice is refused, as is
+/// a name the header lacks.
+#[test]
+fn columns_are_chosen_by_name_or_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "report-throughput.csv", REPORT_CSV);
+    let path = file.to_str().unwrap();
+    let out = fit(&[path]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains(":2: 12 columns hold numbers ('posters', 'readers', 'n', 'mean_rps'")
+            && stderr.contains("--n and --x"),
+        "{stderr}"
+    );
+    let by_name = fit(&[
+        path,
+        "--n",
+        "posters",
+        "--x",
+        "mean_rps",
+        "--where",
+        "readers=1",
+    ]);
+    let stdout = text(&by_name.stdout);
+    assert!(by_name.status.success(), "{}", text(&by_name.stderr));
+    assert!(
+        stdout.contains("(N = 'posters', X = 'mean_rps'): 5 points at 5 distinct N"),
+        "{stdout}"
+    );
+    let j = |args: &[&str]| json_of(&fit(&[&[path, "--format", "json"], args].concat()));
+    let named = j(&["--n", "posters", "--x", "mean_rps", "--where", "readers=1"]);
+    let numbered = j(&["--n", "1", "--x", "4", "--where", "2=1"]);
+    assert_eq!(named, numbered);
+    assert_eq!(named["observations"], 5);
+    // Both series: each posters value twice, and the empty row (a point
+    // with no runs) left out, said on stderr.
+    let both = fit(&[
+        path,
+        "--n",
+        "posters",
+        "--x",
+        "mean_rps",
+        "--allow-poor-fit",
+    ]);
+    assert!(
+        text(&both.stderr).contains("1 line(s) left out, their N or X cell empty (line 11)"),
+        "{}",
+        text(&both.stderr)
+    );
+    assert!(text(&both.stdout).contains("9 points at 5 distinct N"));
+    for (args, want) in [
+        (
+            vec!["--n", "poster", "--x", "mean_rps"],
+            "--n 'poster': the header names no such column (it has 'posters', 'readers'",
+        ),
+        (
+            vec!["--n", "posters", "--x", "13"],
+            "--x 13: the table has 12 column(s)",
+        ),
+        (
+            vec!["--n", "posters", "--x", "mean_rps", "--where", "readers=9"],
+            "--where 'readers=9': no line matches",
+        ),
+    ] {
+        let out = fit(&[&[path], &args[..]].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(want), "{}", text(&out.stderr));
+    }
+    let out = fit(&[path, "--n", "posters"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--x"), "{}", text(&out.stderr));
+    let out = fit_stdin(&["-", "--n", "load", "--x", "2"], "1 10\n2 19\n4 30\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no header line, so name its columns by position"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// R² under 0.9: exit 5 with the fit printed and no conclusion drawn
+/// (no peak, no verdict); `--allow-poor-fit` exits 0 and still concludes
+/// nothing. The residuals' signs are printed, and a systematic run of
+/// them is called one.
+#[test]
+fn a_poor_fit_exits_5_and_concludes_nothing() {
+    let scatter = "1 100\n2 250\n3 150\n4 420\n5 260\n6 560\n7 330\n8 640\n";
+    let out = fit_stdin(&["-"], scatter);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(5), "{stdout}{stderr}");
+    assert!(stdout.contains("R² = 0.6"), "{stdout}");
+    assert!(
+        stdout.contains("a poor fit: R² = 0.639 is below 0.9"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("residuals by N: ++−+−+−+: 7 runs"),
+        "{stdout}"
+    );
+    for conclusion in [
+        "peak N*",
+        "Amdahl",
+        "superlinear:",
+        "flattens",
+        "never falls",
+    ] {
+        assert!(!stdout.contains(conclusion), "{conclusion}: {stdout}");
+    }
+    assert!(stderr.contains("a poor fit (R² = 0.639 < 0.9)"), "{stderr}");
+    let allowed = fit_stdin(&["-", "--allow-poor-fit"], scatter);
+    assert_eq!(allowed.status.code(), Some(0));
+    assert_eq!(text(&allowed.stdout), stdout);
+    let j = json_of(&fit_stdin(
+        &["-", "--allow-poor-fit", "--format", "json"],
+        scatter,
+    ));
+    assert_eq!(j["poor_fit"], true);
+    assert_eq!(j["r2_threshold"], 0.9);
+    for field in [
+        "peak_n",
+        "peak_x",
+        "superlinear",
+        "amdahl_limit",
+        "payback_n",
+    ] {
+        assert!(j[field].is_null(), "{field}: {j}");
+    }
+    assert_eq!(j["residuals"]["signs"], "++−+−+−+");
+    // Straight to N = 12, then flat: the law bends through it, its
+    // residuals in long runs of one sign.
+    let bent: String = (1..=24)
+        .map(|n| {
+            format!(
+                "{n} {}\n",
+                if n <= 12 {
+                    100 * n
+                } else {
+                    1200 + 5 * (n - 12)
+                }
+            )
+        })
+        .collect();
+    let out = fit_stdin(&["-"], &bent);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("5 runs of one sign over 24 N") && stdout.contains("systematic"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("caution: the residuals run"), "{stdout}");
+    let j = json_of(&fit_stdin(&["-", "--format", "json"], &bent));
+    assert_eq!(j["residuals"]["systematic"], true);
+    assert_eq!(j["poor_fit"], false);
+}
+
+/// NaN, infinities, 1e400, absurd N and X, a ragged row: exit 2 naming
+/// the line; a 50 MB field is quoted in a few dozen bytes.
+#[test]
+fn hostile_tables_are_refused_naming_the_line() {
+    let cases = [
+        (
+            "N X\n1 10\nNaN 19\n4 30\n",
+            ":3: 'NaN' is not a finite number (N, column 1)",
+        ),
+        (
+            "1 10\n2 inf\n4 30\n",
+            ":2: 'inf' is not a finite number (X, column 2)",
+        ),
+        (
+            "1,10\n2,-inf\n4,30\n",
+            ":2: '-inf' is not a finite number (X",
+        ),
+        (
+            "1 10\n1e400 19\n4 30\n",
+            ":2: '1e400' is not a finite number (N",
+        ),
+        (
+            "nan 10\n2 19\n4 30\n",
+            ":1: 'nan' is not a finite number (N",
+        ),
+        (
+            "1 10\n1e300 19\n4 30\n",
+            ":2: N = 1e300: beyond any plausible concurrency (N ≤ 1e9)",
+        ),
+        (
+            "1 10\n2 1e300\n4 30\n",
+            ":2: X = 1e300: beyond any plausible throughput",
+        ),
+        (
+            "1 10\n2 1e-300\n4 30\n",
+            ":2: X = 1e-300: beyond any plausible",
+        ),
+        (
+            "N,X\n1,10\n2,19,7\n4,30\n",
+            ":3: 3 cell(s) where line 1 has 2: every line needs the same columns",
+        ),
+    ];
+    for (table, want) in cases {
+        let out = fit_stdin(&["-"], table);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
+        assert!(out.stdout.is_empty(), "{table}");
+        assert!(
+            stderr.contains(&format!("stdin{want}")),
+            "{table}: {stderr}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, field) in [("letters", "a"), ("digits", "7")] {
+        let big = field.repeat(50 << 20);
+        let file = write(tmp.path(), name, &format!("N,X\n1,10\n2,{big}\n4,30\n"));
+        let out = fit(&[file.to_str().unwrap()]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            stderr.len() < 300,
+            "{name}: {} bytes of error",
+            stderr.len()
+        );
+        let quoted = format!("'{}…' (52428800 bytes)", &big[..32]);
+        assert!(
+            stderr.contains(&format!(":3: {quoted}")),
+            "{name}: {stderr}"
+        );
+    }
+}
+
+/// The peak resident memory of process `pid` so far (VmHWM), in KiB.
+fn hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// `fit FILE` with stdout and stderr to files, its peak RSS watched; the
+/// exit code (None: killed at `limit`, a hang guard) and the peak in KiB.
+fn watched_fit(file: &Path, limit: std::time::Duration) -> (Option<i32>, u64, String) {
+    let err = file.with_extension("err");
+    let mut child = Command::new(BIN)
+        .arg("fit")
+        .arg(file)
+        .stdout(std::fs::File::create(file.with_extension("out")).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("run serverlab");
+    let t0 = std::time::Instant::now();
+    let mut hwm = 0;
+    let code = loop {
+        // VmHWM only grows: the last reading before the exit is the peak
+        // to within one poll.
+        if let Some(kib) = hwm_kib(child.id()) {
+            hwm = hwm.max(kib);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let out = std::fs::read_to_string(file.with_extension("out")).unwrap_or_default();
+    (
+        code,
+        hwm,
+        out + &std::fs::read_to_string(err).unwrap_or_default(),
+    )
+}
+
+/// A million rows at a million distinct N (grouping them was quadratic:
+/// 100k took 2.6 s and 1M did not finish in 300 s) and a million at 32
+/// N: each fitted, within a hang guard and under 1 GiB of memory.
+#[test]
+fn a_million_rows_are_fitted_in_bounded_time_and_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let law = |n: f64| 100.0 * n / (1.0 + 0.05 * (n - 1.0) + 1e-4 * n * (n - 1.0));
+    let mut distinct = String::from("N,X\n");
+    let mut repeated = String::from("N,X\n");
+    for i in 1..=1_000_000u32 {
+        let n = f64::from(i) * 1e-3;
+        let wobble = 1.0 + 0.01 * f64::from(i % 7) - 0.03;
+        distinct += &format!("{n},{}\n", law(n) * wobble);
+        let n = f64::from(1 + i % 32);
+        repeated += &format!("{n},{}\n", law(n) * wobble);
+    }
+    for (name, table, points) in [
+        (
+            "distinct.csv",
+            distinct,
+            "1000000 points at 1000000 distinct N",
+        ),
+        ("repeated.csv", repeated, "1000000 points at 32 distinct N"),
+    ] {
+        let file = write(tmp.path(), name, &table);
+        drop(table);
+        let (code, hwm, said) = watched_fit(&file, std::time::Duration::from_secs(120));
+        assert_eq!(code, Some(0), "{name}: {said}");
+        assert!(said.contains(points), "{name}: {said}");
+        let sigma: f64 = said
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("σ  ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{name}: no σ in {said}"));
+        assert!((sigma - 0.05).abs() < 0.001, "{name}: σ {sigma}: {said}");
+        assert!(hwm > 0 && hwm < 1 << 20, "{name}: peak RSS {hwm} KiB");
+    }
+}

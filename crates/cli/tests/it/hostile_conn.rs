@@ -11,8 +11,10 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// How soon a new client must be served once the server has room.
-const PROMPTLY: Duration = Duration::from_secs(2);
+/// How long a new client may wait to be served once the server has room:
+/// a hang guard, generous for a machine busy with other work (a client
+/// locked out, or left in a full backlog, waits for ever).
+const PROMPTLY: Duration = Duration::from_secs(10);
 
 /// A board connection that has been served once and now idles.
 fn idle_client(addr: SocketAddr) -> Client {
@@ -96,7 +98,7 @@ fn lower_fd_limit(pid: u32, soft: u64) {
 /// Started under `ulimit -n 256` (soft and hard, so it cannot be raised),
 /// the server sizes its connection cap under the limit and says so; 400
 /// idle connections then never run it out of descriptors, and once they
-/// are released a new client is served within 2 s.
+/// are released a new client is served within 10 s.
 fn fd_limit_binds_the_cap(strategy: &str) {
     let server = ServerProc::start_with_nofile("board", &["--strategy", strategy], 256, Some(256));
     let line = startup_line(&server);
@@ -133,7 +135,7 @@ fn connect_many(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
 /// arrive than its backlog holds: it closes new connections at once
 /// instead of leaving them in a full backlog (which an edge-triggered
 /// listener would never hear of again), counts them, and is never wedged:
-/// once the connections are released, a new client is served within 2 s.
+/// once the connections are released, a new client is served within 10 s.
 /// Started with a soft limit of 256, it first raised it toward the hard
 /// limit, and says so.
 fn accept_outlives_fd_exhaustion(strategy: &str) {
@@ -177,7 +179,7 @@ fn exhaust_then_recover(addr: SocketAddr, ctx: &str) {
 /// an accept keeps the limit it was armed with), once descriptors free up
 /// it is armed again under the lowered one, so the second time the
 /// kernel's own `EMFILE` ends it. Both times a late client is closed at
-/// once and, after the release, a new one is served within 2 s: the
+/// once and, after the release, a new one is served within 10 s: the
 /// listener is never left unwatched.
 #[test]
 fn uring_accept_outlives_fd_exhaustion_twice() {
@@ -196,7 +198,7 @@ fn uring_accept_outlives_fd_exhaustion_twice() {
 }
 
 /// A server full of idle connections (`--max-connections 100`, 100 served
-/// once and idle) answers a new client within 2 s, by closing the one idle
+/// once and idle) answers a new client within 10 s, by closing the one idle
 /// longest: exactly one of the 100 is gone, the other 99 are served on.
 fn no_lock_out(strategy: &str) {
     let server = ServerProc::start(

@@ -447,20 +447,21 @@ fn the_drain_limit_bounds_the_stop(strategy: &str) {
         &["--strategy", strategy, "--stats-json", stats_arg],
     );
     let mut c = Client::connect(server.addr);
-    // 64 requests of a minute each (the default unit is the second).
+    // 64 requests of a minute each (the default unit is the second). The
+    // stop comes once the server has read them (a busy machine may take a
+    // while), and must end long before the first minute is up: a busy
+    // machine may add seconds to the drain limit, never the minute.
     c.send("60,1\n".repeat(64).as_bytes());
-    std::thread::sleep(Duration::from_millis(200));
+    wait_for(
+        &format!("{strategy}: the server reads the requests"),
+        Duration::from_secs(30),
+        || read_by_server(&c.stream),
+    );
     server.signal(nix::sys::signal::Signal::SIGTERM);
-    let signalled = Instant::now();
-    let status = server.wait_exit(DRAIN_LIMIT + Duration::from_secs(10));
+    let status = server.wait_exit(Duration::from_secs(40));
     assert!(
         status.is_some_and(|s| s.success()),
-        "{strategy}: {status:?}"
-    );
-    assert!(
-        signalled.elapsed() < DRAIN_LIMIT + Duration::from_secs(2),
-        "{strategy}: stopped {:?} after SIGTERM",
-        signalled.elapsed()
+        "{strategy}: {status:?} (40 s after SIGTERM)"
     );
     assert!(c.closed_by_server(), "{strategy}");
     let s = read_stats(&stats);

@@ -89,8 +89,7 @@ fn text_and_json_outputs() {
         "p90 µs",
         "p99 µs",
         "max µs",
-        "replies/s",
-        "statuses: ",
+        "statuses (in the window): ",
         "session time ms: mean",
         "median",
         "min",
@@ -118,6 +117,66 @@ fn text_and_json_outputs() {
     let ops = v["results"]["operations"].as_array().unwrap();
     let get = ops.iter().find(|o| o["name"] == "GET").unwrap();
     assert!(get["latency_us"]["p99"].as_f64().unwrap() > 0.0);
+}
+
+/// A timed run with a warm-up says one rate, over its window: kv's own
+/// figures are the window's, statuses are counted there too, and the
+/// warm-up is said apart, with why the server counts more. `--verify`
+/// says what it does not check.
+#[test]
+fn a_timed_run_says_one_rate_over_its_window_and_its_warm_up_apart() {
+    let server = ServerProc::start("kv", &[]);
+    let (stdout, v) = server.load_json(
+        "kv",
+        &[
+            "--duration",
+            "1s",
+            "--warmup",
+            "1s",
+            "--concurrency",
+            "2",
+            "--requests-per-session",
+            "5",
+            "--verify",
+        ],
+    );
+    let r = &v["results"];
+    let requests = r["requests"].as_u64().unwrap();
+    assert!(requests > 0, "{r}");
+    let x = &r["kv"];
+    let statuses: u64 = x["statuses"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(statuses, requests, "statuses over the window: {x}");
+    assert_eq!(x["replies_per_s"], r["throughput_rps"], "{r}");
+    assert_eq!(x["total_time_s"], r["duration_s"], "{r}");
+    assert_eq!(r["warmup_s"], 1.0, "{r}");
+    assert!(!stdout.contains("replies/s"), "one rate:\n{stdout}");
+    assert!(
+        stdout.contains("warm-up: the first 1.00 s of the run were not recorded"),
+        "{stdout}"
+    );
+    let not_checked = r["verification"]["not_checked"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(not_checked.contains("lost updates"), "{r}");
+    assert!(
+        stdout.contains("not checked: order and lost updates")
+            && stdout.contains("`serverlab check kv`"),
+        "{stdout}"
+    );
+    // The server also counted the warm-up's requests.
+    let (_, served) = server.stop();
+    let total: u64 = served
+        .split("requests: total ")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no total in {served}"));
+    assert!(total > requests, "{total} served, {requests} counted");
 }
 
 /// A fake kv server that answers every request (after reading its body)
@@ -202,7 +261,10 @@ fn after_a_preload_writes_must_replace() {
     let out = load(&args);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("statuses: 200=120\n"), "{stdout}");
+    assert!(
+        stdout.contains("statuses (in the window): 200=120\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("120 checks, 0 mismatches"), "{stdout}");
 
     let created = fake_kv("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");

@@ -130,8 +130,11 @@ fn the_schedule_is_kept() {
         &format!("{base} --posters 2 --readers 2 --pipeline 32"),
     );
     let r = &v["results"];
+    // Sent in the window and due in it (a warm-up's backlog, sent late by
+    // a client a busy machine held back, was due before it).
     let sent = r["schedule"]["sent_requests"].as_u64().unwrap();
-    assert!((5940..=6060).contains(&sent), "{sent} requests sent");
+    let due = sent - r["schedule"]["backlog_requests"].as_u64().unwrap();
+    assert!((5940..=6060).contains(&due), "{sent} requests sent: {r}");
     let requests = r["requests"].as_u64().unwrap();
     assert!(requests * 100 >= sent * 95, "{requests} answered of {sent}");
     assert_eq!(r["requested_rps"], 2000.0);
@@ -167,16 +170,20 @@ fn load_on(pinned: bool, flags: &str) -> std::process::Output {
     cmd.arg("load").args(args).output().expect("run the load")
 }
 
-/// A server of known capacity — 2 workers each sleeping 2 ms per
-/// request: 1000 requests/s — searched at p99 ≤ 20 ms lands between 600
-/// and 1000 requests/s. Calibrated by a baseline measured first in the
-/// same test (one client in lock-step): on a machine so busy that it sees
-/// a p99 over 4 ms, the target is 5 times that p99, and the capacity
-/// expected is twice its rate (each worker as fast as that client), not
-/// 1000/s. Server and load on a core each where they can be: a load
+/// A capacity search against a server whose capacity has a ceiling — 2
+/// workers each sleeping 2 ms per request: at most 1000 requests/s, and
+/// less on a machine busy enough to wake them late — searched at a p99
+/// target the machine can meet: 5 times the p99 of a baseline measured
+/// first in the same test (one client in lock-step), at least 20 ms. The
+/// search's behaviour is asserted, not the figure it lands on (on a quiet
+/// machine 600 to 1000 requests/s; `benches/openloop.py known-capacity`
+/// measures that): a capacity found, never above the ceiling; every step
+/// judged as its figures say; every step that passed asked for no more
+/// than the capacity and every one that failed for more, the nearest
+/// failure within the search's 5% of it; the results are the run at the
+/// capacity. Server and load on a core each where they can be (a load
 /// polls for its replies, and on the server's core it would delay the
-/// workers' wake-ups (the capacity measured would be the machine's, not
-/// the method's).
+/// workers' wake-ups).
 #[test]
 fn a_capacity_search_finds_a_known_capacity() {
     let _turn = timing();
@@ -199,12 +206,6 @@ fn a_capacity_search_finds_a_known_capacity() {
         .unwrap_or_else(|| panic!("{base}"))
         / 1000.0;
     let target_ms = (base_p99_ms * 5.0).ceil().max(20.0) as u64;
-    // What the two workers can do on this machine now: each as fast as
-    // the one lock-step client was (1000/s on a quiet machine).
-    let base_rps = base["results"]["operations"][0]["rate_rps"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{base}"));
-    let expected = (2.0 * base_rps).min(1000.0);
     let out = load_on(
         pinned,
         &format!(
@@ -215,19 +216,9 @@ fn a_capacity_search_finds_a_known_capacity() {
     let v = json(&out);
     let s = &v["search"];
     let capacity = s["capacity_rps"].as_f64().unwrap_or_else(|| panic!("{s}"));
-    // Said when it fails: how much of the latency was the client's own
-    // lateness (a machine busy with other work measures itself).
-    let own: u64 = s["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["client_late_requests"].as_u64().unwrap())
-        .sum();
     assert!(
-        (0.6 * expected..=1000.0).contains(&capacity),
-        "capacity {capacity} at p99 <= {target_ms} ms (baseline p99 {base_p99_ms} ms, \
-         {base_rps} requests/s: {expected} expected), with {own} requests sent over 1 ms late \
-         by the client itself: {s}"
+        capacity > 0.0 && capacity <= 1000.0,
+        "capacity {capacity}: {s}"
     );
     // The target as the search says it (a long one in seconds: "p99<=1.2s").
     let target = s["target"].as_str().unwrap_or_default();
@@ -237,10 +228,49 @@ fn a_capacity_search_finds_a_known_capacity() {
     }
     let probe = &s["probe"];
     assert!(probe["requested_rps"].is_null() && probe["achieved_rps"].as_f64() > Some(0.0));
-    let steps = s["steps"].as_array().unwrap();
-    assert!(steps.iter().any(|t| t["pass"] == true) && steps.iter().any(|t| t["pass"] == false));
+    assert_eq!(
+        s["limit_us"].as_f64(),
+        Some(target_ms as f64 * 1000.0),
+        "{s}"
+    );
+    searched_as_judged(s, capacity);
     // The results are the run at the capacity.
     assert_eq!(v["results"]["requested_rps"].as_f64(), Some(capacity));
+}
+
+/// A search's steps, judged as their own figures say (the target met, the
+/// rate kept up, no errors), bracket `capacity`: a pass at it, none above
+/// it, every failure above it, the nearest within 5% (and a request/s of
+/// rounding).
+fn searched_as_judged(s: &Value, capacity: f64) {
+    let limit_us = s["limit_us"].as_f64().unwrap_or_else(|| panic!("{s}"));
+    let steps = s["steps"].as_array().unwrap();
+    let mut failed_above = f64::INFINITY;
+    for t in steps {
+        let rate = t["requested_rps"].as_f64().unwrap_or_else(|| panic!("{t}"));
+        let met = t["stat_us"].as_f64().is_some_and(|x| x <= limit_us);
+        let judged = met && t["kept_up"] == true && t["errors"] == 0;
+        assert_eq!(t["pass"], judged, "step {t}");
+        if judged {
+            assert!(
+                rate <= capacity,
+                "a pass above the capacity {capacity}: {s}"
+            );
+        } else {
+            assert!(rate > capacity, "a failure at or below {capacity}: {s}");
+            failed_above = failed_above.min(rate);
+        }
+    }
+    assert!(
+        steps
+            .iter()
+            .any(|t| t["requested_rps"].as_f64() == Some(capacity)),
+        "{s}"
+    );
+    assert!(
+        failed_above <= capacity * 1.05 + 1.0,
+        "the nearest failure {failed_above} is over 5% above {capacity}: {s}"
+    );
 }
 
 #[test]

@@ -44,6 +44,11 @@ pub fn verified_every_command(addr: &str, ctx: &str) {
     );
     assert!(stdout.contains("errors: none"), "{ctx}: {stdout}");
     assert!(stdout.contains("replies: 0 errors"), "{ctx}: {stdout}");
+    assert!(
+        stdout.contains("not checked: writes racing on one key")
+            && stdout.contains("`serverlab check resp`"),
+        "{ctx}: says what it leaves out: {stdout}"
+    );
 }
 
 fn verified_run(strategy: &str, store: &str) {
@@ -287,4 +292,82 @@ fn bad_load_resp_flags_exit_2_naming_the_flag() {
     ] {
         load_usage_error("resp", args, flag);
     }
+}
+
+/// The keys a RESP server at `addr` holds (`DBSIZE`).
+fn dbsize(addr: std::net::SocketAddr) -> u64 {
+    let mut c = Client::connect(addr);
+    let reply = text(&c.req(b"*1\r\n$6\r\nDBSIZE\r\n"));
+    reply
+        .trim()
+        .strip_prefix(':')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("DBSIZE answered {reply:?}"))
+}
+
+/// A server killed part way through a timed load: the headline rate is
+/// over the seconds it answered, not diluted over the whole window; the
+/// JSON carries both, and the silence after; the run fails (exit 1).
+#[test]
+fn a_server_killed_part_way_is_rated_over_the_seconds_it_answered() {
+    let server = ServerProc::start("resp", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("load.json");
+    let addr = server.addr.to_string();
+    let window = 30.0;
+    let load = std::process::Command::new(BIN)
+        .args(["load", "resp", "--addr", &addr, "--duration", "30s"])
+        .args(["--warmup", "0s", "--mix", "set=100", "--connections", "2"])
+        .args(["--keys", "1000000", "--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run serverlab load");
+    // Once the server has answered a few hundred writes, it dies.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while dbsize(server.addr) < 300 {
+        assert!(std::time::Instant::now() < deadline, "the load never began");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.signal(nix::sys::signal::Signal::SIGKILL);
+    let out = load.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    let v = read_json(&json);
+    let r = &v["results"];
+    assert_eq!(r["duration_s"].as_f64(), Some(window), "the full window");
+    let requests = r["requests"].as_u64().unwrap();
+    assert!(requests >= 300, "{r}");
+    let s = &r["served"];
+    let served = s["duration_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no served: {r}"));
+    let silent = s["silent_s"].as_f64().unwrap();
+    assert!(served > 0.0 && served < window, "{s}");
+    assert!((served + silent - window).abs() < 1e-6, "{s}");
+    let rate = s["throughput_rps"].as_f64().unwrap();
+    assert!(
+        (rate - requests as f64 / served).abs() <= 1e-6 * rate,
+        "{s}"
+    );
+    let diluted = r["throughput_rps"].as_f64().unwrap();
+    assert!(rate > diluted, "{rate} over {diluted}");
+    let headline = stdout.lines().next().unwrap_or_default();
+    for said in [
+        format!("the server stopped answering at {served:.2} s"),
+        format!("{requests} requests in {served:.2} s = {rate:.1} req/s"),
+        format!("{silent:.2} s of the {window:.2} s window without replies"),
+    ] {
+        assert!(headline.contains(&said), "{said:?} in {headline:?}");
+    }
+}
+
+/// A server that answers to the end has no `served`: its rate is the
+/// window's.
+#[test]
+fn a_server_that_answers_to_the_end_is_rated_over_the_window() {
+    let server = ServerProc::start("resp", &[]);
+    let (stdout, v) = server.load_json("resp", &["--duration", "1s", "--warmup", "0s"]);
+    assert!(v["results"].get("served").is_none(), "{v}");
+    assert!(!stdout.contains("stopped answering"), "{stdout}");
 }

@@ -10,6 +10,7 @@ mod agents;
 mod benches;
 mod board;
 mod bucket;
+mod certified;
 mod check;
 mod check_resp;
 mod cli;

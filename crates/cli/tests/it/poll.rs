@@ -80,3 +80,45 @@ fn auto_is_the_default_and_says_why() {
 fn an_unknown_poll_mode_is_named() {
     load_usage_error("board", &["--poll", "busy"], "--poll");
 }
+
+/// What a RESP load polling as auto did, as its JSON says: `--cpus 0`,
+/// `connections` each keeping `pipeline` requests in flight.
+fn resp_auto(server: &ServerProc, connections: &str, pipeline: &str) -> Value {
+    let args = [
+        "--connections",
+        connections,
+        "--pipeline",
+        pipeline,
+        "--cpus",
+        "0",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ];
+    server.load_json("resp", &args).1["results"]["client_cpu"].clone()
+}
+
+/// Many replies due on one loop (50 connections × 16 pipelined, on one
+/// CPU): auto sleeps, whether the load has CPUs of its own or not —
+/// spinning there cost the client a third of its rate against
+/// redis-server (docs/measuring.md) — and the JSON says what it resolved
+/// to. Lock-step on CPUs of its own, it still spins.
+#[test]
+fn auto_sleeps_where_many_replies_are_due_on_one_loop() {
+    let _turn = heavy_turn();
+    let server = ServerProc::start("resp", &[]);
+    let c = resp_auto(&server, "50", "16");
+    let p = &c["poll"];
+    assert_eq!(p["mode"], "auto", "{c}");
+    assert_eq!(p["resolved"], "sleep", "{c}");
+    assert_eq!(p["spin_share"], 0.0, "{c}");
+    assert_eq!(c["idle_poll_s"], 0.0, "{c}");
+    let why = p["why"].as_str().unwrap();
+    assert!(why.contains("up to 800 replies due at once"), "{why}");
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        let c = resp_auto(&server, "1", "1");
+        assert_eq!(c["poll"]["resolved"], "spin", "{c}");
+        assert_eq!(c["poll"]["spin_share"], 1.0, "{c}");
+    }
+}

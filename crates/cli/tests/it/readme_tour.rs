@@ -87,7 +87,7 @@ fn tiny_results(dir: &Path) -> std::path::PathBuf {
     std::fs::write(
         &exp,
         "name = \"tiny\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \"pool-locked\"\n\
-         threads = 1\n[load]\nposters = 1\nreaders = 1\nduration = \"200ms\"\n",
+         threads = 1\n[load]\nposters = 1\nreaders = 1\nduration = \"1s\"\n",
     )
     .unwrap();
     let out = dir.join("results");

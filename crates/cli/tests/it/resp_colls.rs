@@ -508,3 +508,39 @@ fn redis_benchmark_runs_without_errors() {
         redis_benchmark(strategy);
     }
 }
+
+/// SRANDMEMBER's negative count sizes its reply, not the set: a count
+/// whose reply would pass --max-query is refused with an error (before
+/// anything is made, or as soon as the reply passes it), under every
+/// store and strategy; the server carries on, and a count that fits, or
+/// a missing key, answers as before.
+#[test]
+fn a_huge_negative_srandmember_count_is_refused_not_fatal() {
+    let too_large = "-ERR the reply would pass --max-query (65536 bytes)\r\n";
+    for strategy in strategies() {
+        for store in resp_stores() {
+            let args = [
+                "--strategy",
+                strategy,
+                "--store",
+                store,
+                "--max-query",
+                "64KiB",
+                "--max-bulk",
+                "16KiB",
+            ];
+            let server = ServerProc::start("resp", &with_threads(strategy, "2", &args));
+            let mut c = Raw::connect(server.addr);
+            c.expect(&cmd(&["SADD", "s", "a", "bb", "ccc"]), ":3\r\n");
+            let ctx = format!("{strategy}/{store}");
+            for count in ["-2000000000", "-9223372036854775807", "-9000"] {
+                c.send(&cmd(&["SRANDMEMBER", "s", count]));
+                assert_eq!(text(&c.reply()), too_large, "{ctx}: {count}");
+            }
+            c.expect(&cmd(&["SRANDMEMBER", "nokey", "-2000000000"]), "*0\r\n");
+            let picks = strings(&mut c, &["SRANDMEMBER", "s", "-5000"]);
+            assert_eq!(picks.len(), 5000, "{ctx}");
+            c.expect(&cmd(&["PING"]), "+PONG\r\n");
+        }
+    }
+}

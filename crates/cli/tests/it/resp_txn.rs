@@ -289,3 +289,64 @@ fn a_transaction_queue_is_bounded() {
     c.expect(&cmd(&["GET", "k"]), "$-1\r\n");
     c.expect(&cmd(&["PING"]), "+PONG\r\n");
 }
+
+/// A transaction's replies are bounded by --max-query too: a client that
+/// queues 120 GETs of a 7 MiB value and never reads does not make the
+/// server hold 120 copies (it held them all, and aborted at 600, before):
+/// the replies past the bound are errors, every command still runs
+/// (the INCR at the end is done), and other clients are served.
+#[test]
+fn a_transactions_replies_are_bounded() {
+    const GETS: usize = 120;
+    let server = ServerProc::start("resp", &[]);
+    let mut c = Raw::connect(server.addr);
+    let value = "v".repeat(7 << 20);
+    c.expect(&cmd(&["SET", "big", &value]), "+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let start_kib = rss_kib(server.pid());
+    let mut wire = cmd(&["MULTI"]);
+    for _ in 0..GETS {
+        wire.extend(cmd(&["GET", "big"]));
+    }
+    wire.extend(cmd(&["INCR", "done"]));
+    wire.extend(cmd(&["EXEC"]));
+    let mut quiet = Raw::connect(server.addr);
+    quiet.send(&wire);
+    // Another client is served, and sees the transaction done.
+    let mut other = Raw::connect(server.addr);
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        other.send(&cmd(&["GET", "done"]));
+        if text(&other.reply()) == "$1\r\n1\r\n" {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "the transaction never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let bound_kib = start_kib + 256 * 1024;
+    for _ in 0..5 {
+        let kib = rss_kib(server.pid());
+        assert!(kib < bound_kib, "{kib} KiB resident, over {bound_kib} KiB");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    other.expect(&cmd(&["PING"]), "+PONG\r\n");
+    // The quiet client's replies: two values fit in 16 MiB, the other
+    // GETs' are errors, and the INCR's (small) fits.
+    let head = quiet.read_n(5);
+    assert_eq!(text(&head), "+OK\r\n");
+    for _ in 0..=GETS {
+        assert_eq!(text(&quiet.reply()), "+QUEUED\r\n");
+    }
+    assert_eq!(text(&quiet.read_n(6)), format!("*{}\r\n", GETS + 1));
+    let dropped = "-ERR reply dropped: past --max-query\r\n";
+    for i in 0..=GETS {
+        let r = quiet.reply();
+        if i < 2 {
+            assert_eq!(r.len(), value.len() + 12, "reply {i}");
+        } else if i == GETS {
+            assert_eq!(text(&r), ":1\r\n");
+        } else {
+            assert_eq!(text(&r), dropped, "reply {i}");
+        }
+    }
+}

@@ -593,7 +593,7 @@ fn the_shipped_load_sbatch_runs_four_agents_and_merges_them() {
 }
 
 /// The shipped sweep.sbatch, unchanged: two shards as an array job
-/// numbered from 1 (`--array=1-2`: shards 0/2 and 1/2), then the report of
+/// numbered from 1 (`--array=1-2%1`: shards 0/2 and 1/2), then the report of
 /// both as a dependent job.
 #[test]
 #[ignore = "needs a Slurm cluster (apt-get install slurm-wlm munge; deploy/slurm/local/cluster.sh start); run: cargo test --workspace -- --ignored"]
@@ -605,8 +605,8 @@ fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
         &experiment,
         "name = \"slurm\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
          \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
-         \"200ms\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
-         readers = 1\nduration = \"200ms\"\n",
+         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"1s\"\n",
     )
     .unwrap();
     let out = tmp.path().join("sweep");
@@ -617,7 +617,9 @@ fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
     ];
     let script = repo().join("deploy/slurm/sweep.sbatch");
     let script = script.to_str().unwrap();
-    let job = sbatch(tmp.path(), &env, &["--array=1-2", script]);
+    // One node: its shards one after another (`%1`). Two at once would
+    // share its CPUs, and the second is refused (issue 39).
+    let job = sbatch(tmp.path(), &env, &["--array=1-2%1", script]);
     let dependency = format!("--dependency=afterany:{job}");
     let report = sbatch(
         tmp.path(),

@@ -655,3 +655,67 @@ pub fn listed_subcommands(command: &[&str]) -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect()
 }
+
+/// Poll `done` every 10 ms until it holds; panic naming `what` if it
+/// still does not after `limit` (a hang guard, generous: on a busy
+/// machine a condition takes long, and a test waits for it rather than
+/// sleeping a fixed time and hoping).
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !done() {
+        assert!(t0.elapsed() < limit, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether the server end of `stream` has read everything sent on it so
+/// far: its socket in /proc/net/tcp (or tcp6) holds no unread bytes.
+/// False while the server has not accepted or read it, or where it
+/// cannot be found.
+pub fn read_by_server(stream: &TcpStream) -> bool {
+    let (Ok(ours), Ok(theirs)) = (stream.local_addr(), stream.peer_addr()) else {
+        return false;
+    };
+    let hex = |a: SocketAddr| match a {
+        SocketAddr::V4(v4) => format!(
+            "{:08X}:{:04X}",
+            u32::from_ne_bytes(v4.ip().octets()),
+            a.port()
+        ),
+        SocketAddr::V6(_) => String::new(),
+    };
+    // Seen from the server: local is its address, remote is ours.
+    let (local, remote) = (hex(theirs), hex(ours));
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table.lines().skip(1).any(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        f.len() > 4
+            && f[1] == local
+            && f[2] == remote
+            && f[4]
+                .split_once(':')
+                .is_some_and(|(_, rx)| u64::from_str_radix(rx, 16) == Ok(0))
+    })
+}
+
+/// How many connections to `server` (an IPv4 listener) are established,
+/// accepted or not: its side's sockets in /proc/net/tcp.
+pub fn connections_to(server: SocketAddr) -> usize {
+    let SocketAddr::V4(v4) = server else {
+        return 0;
+    };
+    let local = format!(
+        "{:08X}:{:04X}",
+        u32::from_ne_bytes(v4.ip().octets()),
+        server.port()
+    );
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            f.len() > 3 && f[1] == local && f[3] == "01"
+        })
+        .count()
+}

@@ -47,6 +47,9 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 /// Two points (a board and an echo server) × 2 repetitions, short runs.
+/// The runs here measure 1 s windows, not less, wherever a test needs
+/// them to succeed: a run whose load measured no request fails, and on a
+/// machine busy with other work one round trip can outlast 200 ms.
 fn tiny(server_cpu: usize, client_cpu: usize, duration: &str) -> String {
     format!(
         r#"
@@ -71,11 +74,7 @@ duration = "{duration}"
 fn tiny_sweep_writes_results_resumes_and_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let (server_cpu, client_cpu) = cpus();
-    let exp = write(
-        tmp.path(),
-        "tiny.toml",
-        &tiny(server_cpu, client_cpu, "200ms"),
-    );
+    let exp = write(tmp.path(), "tiny.toml", &tiny(server_cpu, client_cpu, "1s"));
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
 
@@ -175,18 +174,18 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
     let exp2 = write(
         tmp.path(),
         "tiny.toml",
-        &tiny(server_cpu, client_cpu, "150ms"),
+        &tiny(server_cpu, client_cpu, "900ms"),
     );
     let exp2 = exp2.to_str().unwrap();
     let (code, _, stderr) = sweep(&[exp2, "--out", out_s]);
     assert_eq!(code, Some(2), "refusing is bad usage: {stderr}");
     assert!(
-        stderr.contains("--force") && stderr.contains("150ms"),
+        stderr.contains("--force") && stderr.contains("900ms"),
         "{stderr}"
     );
     let kept = std::fs::read_to_string(out.join("experiment.toml")).unwrap();
     assert!(
-        kept.contains("200ms"),
+        kept.contains("duration = \"1s\""),
         "the refused experiment replaced the recorded one"
     );
     let (code, stdout, stderr) = sweep(&[exp2, "--out", out_s, "--force"]);
@@ -203,7 +202,7 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
         "verify.toml",
         "protocol = \"board\"\nrepetitions = 1\norder = \"round-robin\"\n\
          [server]\nprotocol = [\"echo\", \"board\"]\n\
-         [load]\nposters = 1\nreaders = 1\nduration = \"150ms\"\nverify = true\n",
+         [load]\nposters = 1\nreaders = 1\nduration = \"1s\"\nverify = true\n",
     );
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
@@ -404,7 +403,7 @@ cpus = "{server_cpu}"
 [load]
 posters = [1, 2]
 readers = 1
-duration = "200ms"
+duration = "1s"
 verify = true
 [baseline.server]
 protocol = "echo"
@@ -413,7 +412,7 @@ cpus = "{server_cpu}"
 [baseline.load]
 posters = 1
 readers = 1
-duration = "200ms"
+duration = "1s"
 "#
         ),
     );
@@ -636,11 +635,7 @@ fn a_sweep_over_cores_marks_the_shared_point_and_reports_scaling() {
         return; // one CPU: cores = [1, 2] is refused (tested below)
     }
     let tmp = tempfile::tempdir().unwrap();
-    let exp = write(
-        tmp.path(),
-        "cores.toml",
-        &cores_experiment("[1, 2]", "200ms"),
-    );
+    let exp = write(tmp.path(), "cores.toml", &cores_experiment("[1, 2]", "1s"));
     let out = tmp.path().join("out");
     let (exp, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
     // With 2 CPUs a 2-core server leaves none to the load: said before
@@ -819,7 +814,7 @@ cpus = "{server_cpu}"
 [load]
 posters = [1, 2]
 readers = 1
-duration = "300ms"
+duration = "1s"
 [baseline.server]
 protocol = "echo"
 strategy = "pool-locked"
@@ -828,7 +823,7 @@ cpus = "{server_cpu}"
 [baseline.load]
 posters = 1
 readers = 1
-duration = "300ms"
+duration = "1s"
 "#
     )
 }
@@ -907,6 +902,21 @@ fn a_sweep_in_two_shards_reports_every_point_against_its_own_blocks_baseline() {
     assert!(stdout.contains(" 0 not run"), "{stdout}");
     let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
     assert!(md.contains("## Shards"), "{md}");
+    // Issue 39: the shards' parent directory reads as them, alone and as
+    // the other side of a comparison.
+    let parent = tmp.path().join("out");
+    let rep = run(&["report", parent.to_str().unwrap()]);
+    let said = text(&rep.stdout);
+    assert_eq!(rep.status.code(), Some(0), "{said}{}", text(&rep.stderr));
+    assert!(said.contains("2 shards ran on one machine"), "{said}");
+    assert!(!said.contains("WARNING"), "run one after another: {said}");
+    let rep = run(&[
+        "report",
+        a.to_str().unwrap(),
+        "--compare",
+        parent.to_str().unwrap(),
+    ]);
+    assert_eq!(rep.status.code(), Some(0), "{}", text(&rep.stderr));
     // One shard alone is a sweep of its own blocks: none missing.
     let one = run(&["report", a.to_str().unwrap()]);
     assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
@@ -958,7 +968,7 @@ fn a_missing_shard_is_named_with_its_blocks_and_fails_the_report_unless_allowed(
             "name = \"thirds\"\nprotocol = \"board\"\nrepetitions = 6\n\
              client_cpus = \"{client_cpu}\"\n[server]\nstrategy = \"pool-locked\"\n\
              threads = 1\ncpus = \"{server_cpu}\"\n[load]\nposters = 1\nreaders = 1\n\
-             duration = \"100ms\"\n"
+             duration = \"1s\"\n"
         ),
     );
     let dir = |i: u32| tmp.path().join("out").join(format!("shard-{i}-of-3"));
@@ -1006,6 +1016,44 @@ fn a_missing_shard_is_named_with_its_blocks_and_fails_the_report_unless_allowed(
         .find(|l| l.contains("| 2/3 "))
         .unwrap_or_else(|| panic!("no row for shard 2/3: {md}"));
     assert!(row.contains("3, 6") && row.contains("not run"), "{row}");
+}
+
+/// Issue 39: two shards of one sweep ran at once on one node, pinned to
+/// the same CPUs. A shard started while another of its experiment runs on
+/// this machine is refused before it runs anything.
+#[test]
+fn a_second_shard_of_a_sweep_on_one_machine_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(tmp.path(), "s.toml", &sharded(0, 0, 2));
+    // A live process that reads as shard 0/2 of "shards", and its claim.
+    let mut other = Command::new("sh")
+        .args(["-c", "sleep 60; true", "sweep", "--shard", "0/2"])
+        .spawn()
+        .expect("sh");
+    let claims = tmp.path().join("serverlab-shards");
+    std::fs::create_dir_all(&claims).unwrap();
+    std::fs::write(claims.join(format!("shards.{}", other.id())), "0/2\n").unwrap();
+    let out = tmp.path().join("out");
+    let done = Command::new(BIN)
+        .arg("sweep")
+        .arg(&exp)
+        .args(["--shard", "1/2", "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("run the sweep");
+    let _ = other.kill();
+    let _ = other.wait();
+    let stderr = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--shard 1/2: shard 0/2 of experiment 'shards' is running on this machine (process {})",
+            other.id()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.join("runs").exists(), "it ran");
 }
 
 #[test]
@@ -1183,7 +1231,7 @@ fn a_sweeps_estimate_follows_the_runs_it_made() {
     let exp = write(
         tmp.path(),
         "est.toml",
-        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = [1, 2]\nduration = \"100ms\"\n\
+        "protocol = \"board\"\nrepetitions = 1\n[load]\nposters = [1, 2]\nduration = \"1s\"\n\
          warmup = \"100ms\"\n",
     );
     let out = tmp.path().join("out");

@@ -52,6 +52,9 @@ where
     let cpus = crate::env::allowed_cpus().len();
     let loops = cpus.clamp(1, slots.len().max(1));
     let alone = poll::alone(opts.poll.pinned, cpus, poll::cpus_online());
+    // The most replies one loop may have due at once.
+    let due = slots.len().div_ceil(loops) * opts.depth.max(1);
+    let place = poll::Place { alone, due };
     let mut groups: Vec<Group<C>> = (0..loops).map(|_| Vec::new()).collect();
     for (k, slot) in slots.into_iter().enumerate() {
         groups[k % loops].push((k, slot));
@@ -59,29 +62,29 @@ where
     let done: Vec<LoopDone<C>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .into_iter()
-            .map(|group| s.spawn(move || one_loop(group, opts, alone, progress, sink)))
+            .map(|group| s.spawn(move || one_loop(group, opts, place, progress, sink)))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("load driver panicked"))
             .collect()
     });
-    gather(done, opts.poll.mode, alone)
+    gather(done, opts.poll.mode, place)
 }
 
-/// One loop's slots run on this thread, with the CPU it used; `alone`:
-/// the load has CPUs of its own.
+/// One loop's slots run on this thread, with the CPU it used; `place`:
+/// where the loops run and what they carry.
 fn one_loop<C: Conversation>(
     group: Group<C>,
     opts: &Options,
-    alone: bool,
+    place: poll::Place,
     progress: &Progress,
     sink: &(dyn Fn() -> C::Sink + Sync),
 ) -> LoopDone<C> {
     let (order, mut slots): (Vec<usize>, Vec<Slot<C>>) = group.into_iter().unzip();
     let mut sink = sink();
     let cpu0 = crate::env::thread_cpu_time();
-    let rule = Rule::new(opts.poll, alone, Instant::now());
+    let rule = Rule::new(opts.poll, place, Instant::now());
     let spun = run_on_this_thread(&mut slots, opts, progress, &mut sink, rule);
     let cpu1 = crate::env::thread_cpu_time();
     LoopDone {
@@ -93,8 +96,12 @@ fn one_loop<C: Conversation>(
 }
 
 /// Every loop's slots back in the run's order, their sinks, the CPU the
-/// loops used together and how they polled (in `mode`, `alone` or not).
-fn gather<C: Conversation>(done: Vec<LoopDone<C>>, mode: PollMode, alone: bool) -> LoopsDone<C> {
+/// loops used together and how they polled (in `mode`, at `place`).
+fn gather<C: Conversation>(
+    done: Vec<LoopDone<C>>,
+    mode: PollMode,
+    place: poll::Place,
+) -> LoopsDone<C> {
     let mut all = Vec::new();
     let mut sinks = Vec::new();
     let (mut cpu, mut spun) = ((0.0, 0.0), Spun::default());
@@ -115,7 +122,7 @@ fn gather<C: Conversation>(done: Vec<LoopDone<C>>, mode: PollMode, alone: bool) 
         idle_poll_s: spun.cpu.as_secs_f64(),
         poll: PollStats {
             mode,
-            alone,
+            place,
             spin_share: share(spun.allowed, spun.ran),
             stops: spun.stops,
         },

@@ -91,6 +91,10 @@ pub struct Options {
     pub max_reply: usize,
     /// Whether loops may poll without sleeping while replies are due.
     pub poll: Polling,
+    /// The most requests a connection keeps in flight (its pipeline
+    /// depth): with the connections on a loop, how many replies a loop
+    /// may have due at once, which `--poll auto` weighs.
+    pub depth: usize,
 }
 
 #[cfg(test)]

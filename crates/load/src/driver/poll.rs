@@ -6,7 +6,10 @@
 //! measures ([`super::spin`]), but a spinning thread is a runnable one:
 //! on CPUs it shares with the server, or with other agents of the same
 //! load, it takes the time they need, and the load measures a server it
-//! starved. `auto` spins
+//! starved. `auto` sleeps where a loop has more than [`LOCK_STEP`]
+//! replies due at once (its connections × their pipeline depth: each
+//! wake-up finds replies waiting, and spinning cost throughput there),
+//! and otherwise spins
 //! - always, where the load was given CPUs of its own: `--cpus` names
 //!   CPUs and leaves some of the machine's out (the server, or the other
 //!   agents, pinned to those);
@@ -63,8 +66,8 @@ impl Named for PollMode {
                 "block in the kernel until a reply or the next send: takes no CPU in vain"
             }
             PollMode::Auto => {
-                "spin on CPUs given with --cpus that leave some out, elsewhere only while no other \
-                 task wants the CPU"
+                "sleep where a loop has more than 4 replies due at once; else spin on CPUs given \
+                 with --cpus that leave some out, elsewhere only while no other task wants the CPU"
             }
         }
     }
@@ -91,6 +94,35 @@ pub(super) const MIN_HOLD: Duration = Duration::from_millis(100);
 pub(super) const MAX_HOLD: Duration = Duration::from_millis(3200);
 /// Spinning this long undisturbed brings the hold back to [`MIN_HOLD`].
 pub(super) const CALM: Duration = Duration::from_secs(1);
+
+/// Where a run's loops poll: whether the load has CPUs of its own
+/// ([`alone`]), and the most replies one loop may have due at once (its
+/// connections × their pipeline depth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub alone: bool,
+    pub due: usize,
+}
+
+impl Place {
+    /// Whether auto leaves the loops asleep whatever the CPUs: more
+    /// replies due than [`LOCK_STEP`].
+    pub fn busy(&self) -> bool {
+        self.due > LOCK_STEP
+    }
+}
+
+/// The most replies a loop may have due at once for `--poll auto` to
+/// spin. Spinning buys a reply that comes without a wake-up; lock-step,
+/// with a few connections, each reply waits on that wake-up. Past this
+/// a loop is rarely idle, each wake-up finds replies waiting and is paid
+/// once for them all, and spinning buys nothing while it still costs
+/// what a CPU that never rests costs: against redis-server at 50
+/// connections × 16 a spinning client measured a fifth to a third less
+/// than a sleeping one, the server reading 16 commands a call either
+/// way; at 1 and 4 connections lock-step it measured more
+/// (docs/measuring.md).
+pub const LOCK_STEP: usize = 4;
 
 /// Whether the load has CPUs of its own: pinned (`--cpus`) to fewer CPUs
 /// than the machine has online.
@@ -188,13 +220,14 @@ pub(super) struct Auto {
 }
 
 impl Rule {
-    /// The rule of a loop of a run polling as `polling` says; `alone`:
-    /// the load has CPUs of its own ([`alone`]).
-    pub(super) fn new(polling: Polling, alone: bool, now: Instant) -> Rule {
+    /// The rule of a loop of a run polling as `polling` says, at
+    /// `place`.
+    pub(super) fn new(polling: Polling, place: Place, now: Instant) -> Rule {
         match polling.mode {
             PollMode::Spin => Rule::Always,
             PollMode::Sleep => Rule::Never,
-            PollMode::Auto if alone => Rule::Always,
+            PollMode::Auto if place.busy() => Rule::Never,
+            PollMode::Auto if place.alone => Rule::Always,
             PollMode::Auto => Rule::Auto(Auto {
                 state: AutoState::start(),
                 checked_at: now,
@@ -267,27 +300,44 @@ fn involuntary_switches() -> u64 {
     })
 }
 
-/// What the loops of a run did: the mode, whether the load had CPUs of
-/// its own, the share of the loops' time spinning was allowed and how
-/// many times auto stopped.
+/// What the loops of a run did: the mode, where they ran, the share of
+/// the loops' time spinning was allowed and how many times auto stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PollStats {
     pub mode: PollMode,
-    pub alone: bool,
+    pub place: Place,
     pub spin_share: f64,
     pub stops: u32,
 }
 
 impl PollStats {
+    /// What the loops did, as the results name it: `spin`, `sleep`, or
+    /// `spin-uncontended` (auto without CPUs of its own).
+    pub fn resolved(&self) -> &'static str {
+        match (self.mode, self.place.busy(), self.place.alone) {
+            (PollMode::Spin, ..) => "spin",
+            (PollMode::Sleep, ..) | (PollMode::Auto, true, _) => "sleep",
+            (PollMode::Auto, false, true) => "spin",
+            (PollMode::Auto, false, false) => "spin-uncontended",
+        }
+    }
+
     /// Why the loops polled as they did, in one line.
     pub fn why(&self) -> String {
-        match (self.mode, self.alone) {
-            (PollMode::Spin, _) => "asked: polls without sleeping while replies are due".into(),
-            (PollMode::Sleep, _) => "asked: sleeps in the kernel while replies are due".into(),
-            (PollMode::Auto, true) => {
-                "pinned with --cpus to CPUs of its own (not every CPU online): spins there".into()
+        match (self.mode, self.place.busy(), self.place.alone) {
+            (PollMode::Spin, ..) => "asked: polls without sleeping while replies are due".into(),
+            (PollMode::Sleep, ..) => "asked: sleeps in the kernel while replies are due".into(),
+            (PollMode::Auto, true, _) => format!(
+                "up to {} due at once on each event loop (connections × pipeline, over {LOCK_STEP}): \
+                 each wake-up finds replies waiting, so it sleeps (spinning there cost throughput)",
+                serverlab_util::plural(self.place.due as u64, "reply", "replies")
+            ),
+            (PollMode::Auto, false, true) => {
+                "pinned with --cpus to CPUs of its own (not every CPU online), and lock-step: \
+                 spins there"
+                    .into()
             }
-            (PollMode::Auto, false) => format!(
+            (PollMode::Auto, false, false) => format!(
                 "no CPUs of its own (--cpus not given, or every CPU online): spins while no other \
                  task wants its CPU; stopped {} when one did",
                 serverlab_util::plural(u64::from(self.stops), "time", "times")
@@ -313,20 +363,29 @@ mod tests {
     #[test]
     fn the_modes_map_to_rules() {
         let now = Instant::now();
+        let at = |alone, due| Place { alone, due };
         let spin = Polling {
             mode: PollMode::Spin,
             pinned: false,
         };
-        assert!(matches!(Rule::new(spin, false, now), Rule::Always));
+        assert!(matches!(Rule::new(spin, at(false, 800), now), Rule::Always));
         let sleep = Polling {
             mode: PollMode::Sleep,
             pinned: true,
         };
-        assert!(matches!(Rule::new(sleep, true, now), Rule::Never));
+        assert!(matches!(Rule::new(sleep, at(true, 1), now), Rule::Never));
         let auto = Polling::default();
         assert_eq!(auto.mode, PollMode::Auto);
-        assert!(matches!(Rule::new(auto, true, now), Rule::Always));
-        assert!(matches!(Rule::new(auto, false, now), Rule::Auto(_)));
+        assert!(matches!(Rule::new(auto, at(true, 1), now), Rule::Always));
+        assert!(matches!(Rule::new(auto, at(false, 1), now), Rule::Auto(_)));
+        // Many replies due on one loop: auto sleeps, CPUs of its own or not.
+        let busy = at(true, LOCK_STEP + 1);
+        assert!(matches!(Rule::new(auto, busy, now), Rule::Never));
+        assert!(matches!(Rule::new(auto, at(false, 800), now), Rule::Never));
+        assert!(matches!(
+            Rule::new(auto, at(true, LOCK_STEP), now),
+            Rule::Always
+        ));
     }
 
     #[test]
@@ -377,13 +436,36 @@ mod tests {
     fn why_says_what_auto_decided_on() {
         let stats = |mode, alone, stops| PollStats {
             mode,
-            alone,
+            place: Place { alone, due: 1 },
             spin_share: 0.5,
             stops,
         };
         assert!(stats(PollMode::Auto, true, 0).why().contains("pinned"));
+        assert_eq!(stats(PollMode::Auto, true, 0).resolved(), "spin");
         let loose = stats(PollMode::Auto, false, 3).why();
         assert!(loose.contains("stopped 3 times"), "{loose}");
+        assert_eq!(
+            stats(PollMode::Auto, false, 3).resolved(),
+            "spin-uncontended"
+        );
         assert!(stats(PollMode::Sleep, false, 0).why().starts_with("asked"));
+        let busy = PollStats {
+            place: Place {
+                alone: true,
+                due: 800,
+            },
+            ..stats(PollMode::Auto, true, 0)
+        };
+        assert!(
+            busy.why().contains("up to 800 replies due"),
+            "{}",
+            busy.why()
+        );
+        assert_eq!(busy.resolved(), "sleep");
+        let help = PollMode::Auto.describe();
+        assert!(
+            help.contains(&format!("more than {LOCK_STEP} replies")),
+            "{help}"
+        );
     }
 }

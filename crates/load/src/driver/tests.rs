@@ -137,6 +137,7 @@ fn options(addr: SocketAddr) -> Options {
         drain_timeout: None,
         max_reply: super::MAX_REPLY,
         poll: Default::default(),
+        depth: 1,
     }
 }
 

@@ -55,6 +55,8 @@ pub struct CompletedClient<E> {
     /// When it stopped sending because the window closed.
     pub stopped_at: Option<Instant>,
     pub last_reply: Option<Instant>,
+    /// When its last reply counted in the window came.
+    pub last_counted: Option<Instant>,
 }
 
 /// Run `exchanges` under `plan` on the event-loop driver (one loop per
@@ -96,6 +98,7 @@ pub fn run_clients<E: Exchange + Send>(
         drain_timeout: plan.timeouts.drain,
         max_reply: plan.timeouts.max_reply,
         poll: plan.poll,
+        depth: plan.pacing.pipeline,
     };
     let open = plan.pacing.is_open();
     let cpus = crate::env::allowed_cpus();
@@ -166,6 +169,7 @@ fn completed<E: Exchange>(
         ClientCpu::measure(done.cpu, done.idle_poll_s, wall_s, cores).on_cores(cores_busy);
     client_cpu.poll = Some(PollUse {
         mode: done.poll.mode.to_string(),
+        resolved: Some(done.poll.resolved().into()),
         spin_share: done.poll.spin_share,
         why: done.poll.why(),
     });
@@ -185,6 +189,7 @@ fn completed<E: Exchange>(
                 checks: m.checks,
                 errors: m.errors,
                 last_reply: m.last_reply,
+                last_counted: m.last_counted,
             }
         })
         .collect();

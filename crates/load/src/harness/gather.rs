@@ -11,7 +11,7 @@ use crate::checks::Checks;
 use crate::intervals::{self, buckets, View};
 use crate::record::{new_histogram, Recorder, Span};
 use crate::report::{op_summaries, Results, ScheduleReport, SecondLatency, ThreadSummary};
-use crate::report::{AgentRun, Percentiles, Verification};
+use crate::report::{AgentRun, Percentiles, Served, Verification};
 use hdrhistogram::Histogram;
 use serverlab_util::Named;
 use std::collections::HashMap;
@@ -54,9 +54,11 @@ pub(super) fn gather<E: super::Exchange>(
     let seconds = duration_s.ceil() as usize;
     let concurrency = run.clients.len() as u64;
     let sent = sent(&run.clients);
+    let last_counted = last_counted(&run.clients, run.span);
     let clients = clients(run.clients, seconds, plan.verify, errors);
     let requests = merged.total();
     let throughput_rps = per_s(requests, duration_s);
+    let served = Served::of(requests, last_counted, duration_s, !errors.is_empty());
     let per_second = padded(&merged.per_second, seconds);
     let window = SecondsOf {
         span: run.span,
@@ -67,10 +69,15 @@ pub(super) fn gather<E: super::Exchange>(
     };
     let by_second = window.merge(loops, &per_second, log);
     let schedule = schedule(plan, run.share, &merged, sent, duration_s);
-    let results = Results {
+    let mut results = Results {
         duration_s,
         requests,
         throughput_rps,
+        warmup_s: match plan.window {
+            Window::Duration(_) => plan.pacing.warmup().as_secs_f64(),
+            _ => 0.0,
+        },
+        served,
         requested_rps: plan.pacing.rate.map(|r| r * run.share),
         concurrency,
         operations: op_summaries(&merged, ops, duration_s),
@@ -85,8 +92,10 @@ pub(super) fn gather<E: super::Exchange>(
         client_cpu: run.client_cpu,
         agent,
         merged: None,
+        validity: None,
         protocol: None,
     };
+    crate::certify::verdict::judge(&mut results, &merged.sample, &merged.ops);
     Gathered {
         exchanges: clients.exchanges,
         measured: Measured {
@@ -107,6 +116,13 @@ fn sent<E>(clients: &[super::CompletedClient<E>]) -> Sends {
         sent.add(c.sent);
     }
     sent
+}
+
+/// When the last reply counted in the window came, in seconds from its
+/// start.
+fn last_counted<E>(clients: &[super::CompletedClient<E>], span: Span) -> Option<f64> {
+    let last = clients.iter().filter_map(|c| c.last_counted).max()?;
+    Some(last.saturating_duration_since(span.start).as_secs_f64())
 }
 
 /// A split load's agent (or a run with a start instant): which, and

@@ -98,6 +98,8 @@ pub(crate) struct Metered<'r, E: Exchange> {
     pub(crate) checks: Checks,
     pub(crate) errors: ErrorLog,
     pub(crate) last_reply: Option<Instant>,
+    /// When the last reply counted in the window came.
+    pub(crate) last_counted: Option<Instant>,
     /// Requests sent on the current connection.
     sent_here: usize,
     /// The exchange has nothing more for the current connection.
@@ -115,6 +117,9 @@ pub(crate) struct Metered<'r, E: Exchange> {
     unnoted_sent: Vec<u64>,
     unnoted_errors: Vec<ErrorAt>,
     unnoted: bool,
+    /// When the last recorded reply's request went out (for the gaps
+    /// between sends the verdict tests).
+    last_sent: Option<Instant>,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -141,6 +146,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             checks: Checks::new(plan.verify),
             errors: ErrorLog::default(),
             last_reply: None,
+            last_counted: None,
             sent_here: 0,
             ended: false,
             ticket: false,
@@ -149,6 +155,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             unnoted_sent: Vec::new(),
             unnoted_errors: Vec::new(),
             unnoted: false,
+            last_sent: None,
         }
     }
 
@@ -184,6 +191,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
         }
         self.per_second[sec] += 1;
         self.total += 1;
+        self.last_counted = Some(now);
     }
 
     /// A request of `op` sent in the window, for the recorder to note.
@@ -321,6 +329,10 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
+            let sent = done.timing.sent;
+            if let Some(prev) = self.last_sent.replace(sent) {
+                rec.send_gap(sent.saturating_duration_since(prev));
+            }
         }
         self.last_reply = Some(now);
         Ok(Some(len))
@@ -347,6 +359,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.inflight.clear();
         self.ticket = false;
         self.opened_at = None;
+        self.last_sent = None;
         self.room_at = now;
     }
 

@@ -234,7 +234,10 @@ impl Exchange for SessionClient<'_> {
             return Ok(None);
         };
         let head = response.head;
-        *self.statuses.entry(head.status).or_insert(0) += 1;
+        // Counted over the window, as the requests are: not the warm-up's.
+        if rx.counted {
+            *self.statuses.entry(head.status).or_insert(0) += 1;
+        }
         if checks.enabled {
             self.check(sent, &head, response.body, checks);
         }
@@ -246,8 +249,12 @@ impl Exchange for SessionClient<'_> {
             .ok_or("a response outside any session")?;
         s.answered += 1;
         if s.answered == r {
-            let ns = (rx.at - s.began).as_nanos().min(u128::from(u64::MAX)) as u64;
-            self.sessions.saturating_record(ns.max(1_000));
+            // A session counts where it ended: one that ended in the
+            // warm-up, or after the window, is not the window's.
+            if rx.counted {
+                let ns = (rx.at - s.began).as_nanos().min(u128::from(u64::MAX)) as u64;
+                self.sessions.saturating_record(ns.max(1_000));
+            }
             self.session = None;
         } else if head.close {
             return Err(format!(

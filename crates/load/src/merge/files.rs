@@ -6,7 +6,18 @@
 
 use super::Refused;
 use crate::report::LoadReport;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// The largest agent result read, checked before it is read. A result
+/// grows by about 15 bytes per client and second (each client's
+/// per-second series), so this is some 19 million client-seconds — 1,000
+/// clients for 5 hours in one agent, 100 for two days — and a wider or
+/// longer load is split over more agents (docs/measuring.md). Parsed, a
+/// result takes up to about three times its size.
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+/// Offending operation names a refusal quotes (it counts the rest).
+const QUOTED: usize = 3;
 
 /// One agent's result, read, and where its log is.
 pub struct AgentFile {
@@ -91,12 +102,13 @@ fn read(path: &Path, index: usize, count: usize) -> Result<AgentFile, String> {
             "agent {index} of {count}: agents are numbered from 0, below their count"
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let text = read_capped(path)?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
     let protocol = value["protocol"].as_str().unwrap_or_default();
     let protocol_json = value["results"][protocol].clone();
     let report = LoadReport::from_value(value).map_err(|e| e.to_string())?;
+    operations(&report)?;
     let agent = report
         .results
         .agent
@@ -143,4 +155,95 @@ fn window(report: &LoadReport) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The text of the file at `path`: refused, before anything is read,
+/// unless it is a regular file of at most [`MAX_RESULT_BYTES`] (a device
+/// such as /dev/zero, a pipe or a directory is not a result).
+fn read_capped(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (a device, pipe or directory): an agent's result is the file \
+             `load --out` wrote"
+                .into(),
+        );
+    }
+    let too_big = |bytes: u64| {
+        format!(
+            "{bytes} bytes, past the {} MiB an agent's result may be: not a result `load` wrote",
+            MAX_RESULT_BYTES >> 20
+        )
+    };
+    if meta.len() > MAX_RESULT_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut text = String::new();
+    file.take(MAX_RESULT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if text.len() as u64 > MAX_RESULT_BYTES {
+        // It grew while read.
+        return Err(too_big(text.len() as u64));
+    }
+    Ok(text)
+}
+
+/// The operations a `protocol` load has, by the names its results use.
+fn operations_of(protocol: &str) -> Option<&'static [&'static str]> {
+    use serverlab_proto::{board, bucket, kv, resp};
+    match protocol {
+        board::NAME => Some(&crate::board::OPS),
+        bucket::NAME => Some(&crate::bucket::OPS),
+        kv::NAME => Some(&crate::kv::OPS),
+        resp::NAME => Some(&crate::resp::OPS),
+        _ => None,
+    }
+}
+
+/// The result's operations are its protocol's, each once: what the merge
+/// allocates per operation (a 264 KiB histogram each) is then bounded by the
+/// protocol, not by the file. A refusal quotes the first few offenders
+/// and counts the rest.
+fn operations(report: &LoadReport) -> Result<(), String> {
+    let protocol = report.protocol.as_str();
+    let Some(known) = operations_of(protocol) else {
+        return Err(format!("a {protocol} load, which merge does not know"));
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut quoted, mut offenders) = (Vec::new(), 0usize);
+    for op in &report.results.operations {
+        let name = op.name.as_str();
+        if known.contains(&name) && seen.insert(name) {
+            continue;
+        }
+        offenders += 1;
+        if quoted.len() < QUOTED {
+            quoted.push(format!("'{}'", clip(name)));
+        }
+    }
+    if offenders == 0 {
+        return Ok(());
+    }
+    let more = match offenders - quoted.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Err(format!(
+        "operations {}{more} are not a {protocol} load's ({}) or are named twice: not a result \
+         `load` wrote",
+        quoted.join(", "),
+        known.join(", ")
+    ))
+}
+
+/// `name`, cut to 40 characters (a name quoted in a refusal).
+fn clip(name: &str) -> String {
+    match name.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_string(),
+    }
 }

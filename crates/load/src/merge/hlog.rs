@@ -6,7 +6,12 @@
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
+
+/// The longest line a log may have: an interval's histogram, encoded, is
+/// a few KiB (a line past this is not one `load` wrote, or no log at all:
+/// /dev/zero has no line end).
+pub const MAX_LINE_BYTES: u64 = 1 << 20;
 
 /// One tagged interval: `OP` (latency from the intended send time) or
 /// `OP.service` (from the actual send).
@@ -41,9 +46,13 @@ pub fn each(
     let mut base = None;
     let mut step = None;
     let mut n = 0;
-    for (k, line) in input.lines().enumerate() {
+    let mut input = input;
+    let mut bytes = Vec::new();
+    for k in 0.. {
         let at = |e: String| format!("line {}: {e}", k + 1);
-        let line = line.map_err(|e| at(format!("cannot read it: {e}")))?;
+        let Some(line) = next_line(&mut input, &mut bytes).map_err(at)? else {
+            break;
+        };
         if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
             let secs = rest.split_whitespace().next().unwrap_or_default();
             let secs = secs.parse::<f64>().ok().filter(|s| s.is_finite());
@@ -52,11 +61,37 @@ pub fn each(
             step = rest.split(':').next().and_then(|k| k.trim().parse().ok());
         } else if line.starts_with("Tag=") {
             let base = base.ok_or_else(|| at("an interval before the BaseTime header".into()))?;
-            f(interval(&line, base, step).map_err(at)?).map_err(at)?;
+            f(interval(line, base, step).map_err(at)?).map_err(at)?;
             n += 1;
         }
     }
     Ok(n)
+}
+
+/// The next line of `input` (without its line end), read into `bytes`;
+/// None at the end. A line past [`MAX_LINE_BYTES`] is refused unread.
+fn next_line<'a>(
+    input: &mut impl BufRead,
+    bytes: &'a mut Vec<u8>,
+) -> Result<Option<&'a str>, String> {
+    bytes.clear();
+    let read = input
+        .by_ref()
+        .take(MAX_LINE_BYTES + 1)
+        .read_until(b'\n', bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if bytes.len() as u64 > MAX_LINE_BYTES {
+        return Err(format!(
+            "longer than {} MiB: not a log `load` wrote",
+            MAX_LINE_BYTES >> 20
+        ));
+    }
+    let line =
+        std::str::from_utf8(bytes).map_err(|_| "not text: not a log `load` wrote".to_string())?;
+    Ok(Some(line.trim_end_matches('\n').trim_end_matches('\r')))
 }
 
 /// `Tag=T,START,LENGTH,MAX,HISTOGRAM`.

@@ -185,6 +185,9 @@ fn results(
         duration_s,
         requests,
         throughput_rps: per_s(requests),
+        // Every agent's configuration is the same.
+        warmup_s: agents.first().map_or(0.0, |a| a.report.results.warmup_s),
+        served: None,
         requested_rps,
         concurrency: total(agents, "concurrency", |a| a.report.results.concurrency)?,
         operations: operations(names, totals, duration_s),
@@ -208,6 +211,7 @@ fn results(
         client_cpu: client_cpu(agents),
         agent: None,
         merged: None,
+        validity: None,
         protocol: None,
     })
 }
@@ -226,8 +230,10 @@ fn operations(names: &[String], totals: &Totals, duration_s: f64) -> Vec<OpSumma
                 } else {
                     0.0
                 },
-                latency_us: Percentiles::of(h),
-                service_us: totals.service[k].as_ref().map(Percentiles::of),
+                latency_us: Percentiles::with_intervals(h, None),
+                service_us: totals.service[k]
+                    .as_ref()
+                    .map(|h| Percentiles::with_intervals(h, None)),
                 histogram_us: h
                     .iter_recorded()
                     .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_at_value()))
@@ -299,6 +305,7 @@ fn verification(agents: &[AgentFile]) -> Result<Verification, String> {
                     .map(move |e| format!("agent {}: {e}", a.index))
             })
             .collect(),
+        not_checked: agents.iter().find_map(|a| v(a).not_checked.clone()),
     })
 }
 

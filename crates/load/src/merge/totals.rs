@@ -70,6 +70,13 @@ impl Totals {
                  which --out writes beside their results)"
             ))
         })?;
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(at(
+                "not a regular file (a device, pipe or directory): an agent's log is the file \
+                 `load --out` wrote"
+                    .into(),
+            ));
+        }
         let mut counts = Counts {
             latency: vec![0; how.names.len()],
             service: vec![0; how.names.len()],

@@ -13,6 +13,27 @@ fn percentile_columns(prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// The columns of one set of intervals, after `prefix`: a low and a
+/// high bound per percentile (`latency_p99_ci_lo_us`, …).
+fn interval_columns(prefix: &str) -> Vec<String> {
+    ["p50", "p90", "p99", "p99_9", "p99_99"]
+        .iter()
+        .flat_map(|p| ["lo", "hi"].map(|end| format!("{prefix}{p}_ci_{end}_us")))
+        .collect()
+}
+
+/// The bounds of `p`'s intervals, empty where there is none.
+fn interval_cells(p: &Percentiles) -> Vec<String> {
+    let ci = p.ci95.clone().unwrap_or_default();
+    ci.all()
+        .iter()
+        .flat_map(|b| match b {
+            Some([lo, hi]) => [lo.to_string(), hi.to_string()],
+            None => [String::new(), String::new()],
+        })
+        .collect()
+}
+
 fn percentile_cells(p: &Percentiles) -> Vec<String> {
     [p.mean, p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.max]
         .iter()
@@ -23,7 +44,9 @@ fn percentile_cells(p: &Percentiles) -> Vec<String> {
 /// One row per operation: `op, count, rate_rps`, the latency's
 /// percentiles (`latency_p99_us`, …: from the intended send time in an
 /// open loop, from the send in a closed one) and, in an open loop, the
-/// service time's (`service_p99_us`, …).
+/// service time's (`service_p99_us`, …); then each percentile's 95%
+/// interval (`latency_p99_ci_lo_us`, `latency_p99_ci_hi_us`, …, and the
+/// service time's), empty where too few samples gave none.
 pub fn operations(report: &LoadReport) -> String {
     operations_of(&report.results.operations)
 }
@@ -34,6 +57,10 @@ fn operations_of(ops: &[OpSummary]) -> String {
     header.extend(percentile_columns("latency_"));
     if open {
         header.extend(percentile_columns("service_"));
+    }
+    header.extend(interval_columns("latency_"));
+    if open {
+        header.extend(interval_columns("service_"));
     }
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&header).expect("CSV to memory");
@@ -54,6 +81,10 @@ fn operation_row(op: &OpSummary, open: bool) -> Vec<String> {
     if open {
         let service = op.service_us.clone().unwrap_or_default();
         row.extend(percentile_cells(&service));
+    }
+    row.extend(interval_cells(&op.latency_us));
+    if open {
+        row.extend(interval_cells(&op.service_us.clone().unwrap_or_default()));
     }
     row
 }
@@ -100,6 +131,11 @@ mod tests {
             p99_9: 40.0,
             p99_99: 41.0,
             max: 50.0,
+            ci95: Some(crate::report::Ci95 {
+                p50: Some([9.5, 10.5]),
+                p99: Some([29.0, 31.5]),
+                ..Default::default()
+            }),
         };
         OpSummary {
             name: name.into(),
@@ -122,15 +158,20 @@ mod tests {
         assert_eq!(
             lines[0],
             "op,count,rate_rps,latency_mean_us,latency_p50_us,latency_p90_us,latency_p99_us,\
-             latency_p99_9_us,latency_p99_99_us,latency_max_us"
+             latency_p99_9_us,latency_p99_99_us,latency_max_us,\
+             latency_p50_ci_lo_us,latency_p50_ci_hi_us,latency_p90_ci_lo_us,latency_p90_ci_hi_us,\
+             latency_p99_ci_lo_us,latency_p99_ci_hi_us,latency_p99_9_ci_lo_us,latency_p99_9_ci_hi_us,\
+             latency_p99_99_ci_lo_us,latency_p99_99_ci_hi_us"
         );
-        assert_eq!(lines[1], "get,7,3.5,12.5,10,20,30.25,40,41,50");
-        assert_eq!(
-            lines[2],
-            "\"put, \"\"quoted\"\"\",7,3.5,12.5,10,20,30.25,40,41,50"
-        );
+        let cells = "12.5,10,20,30.25,40,41,50,9.5,10.5,,,29,31.5,,,,";
+        assert_eq!(lines[1], format!("get,7,3.5,{cells}"));
+        assert_eq!(lines[2], format!("\"put, \"\"quoted\"\"\",7,3.5,{cells}"));
         let open = operations_of(&ops(true));
-        assert!(open.lines().next().unwrap().ends_with(",service_max_us"));
-        assert_eq!(open.lines().nth(1).unwrap().split(',').count(), 17);
+        assert!(open
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",service_max_us,latency_p50_ci_lo_us,latency_p50_ci_hi_us,latency_p90_ci_lo_us,latency_p90_ci_hi_us,latency_p99_ci_lo_us,latency_p99_ci_hi_us,latency_p99_9_ci_lo_us,latency_p99_9_ci_hi_us,latency_p99_99_ci_lo_us,latency_p99_99_ci_hi_us,service_p50_ci_lo_us,service_p50_ci_hi_us,service_p90_ci_lo_us,service_p90_ci_hi_us,service_p99_ci_lo_us,service_p99_ci_hi_us,service_p99_9_ci_lo_us,service_p99_9_ci_hi_us,service_p99_99_ci_lo_us,service_p99_99_ci_hi_us"));
+        assert_eq!(open.lines().nth(1).unwrap().split(',').count(), 37);
     }
 }

@@ -5,8 +5,10 @@ pub mod caps;
 pub mod csv;
 pub mod gfmt;
 pub mod hdrlog;
+mod intervals;
 pub mod steps;
 pub mod text;
+mod validity;
 
 /// The report as pretty JSON (schema `serverlab-load/3`).
 pub fn json(report: &crate::report::LoadReport) -> String {

@@ -18,15 +18,10 @@ pub fn render(report: &LoadReport) -> String {
     } else if report.scan.is_some() {
         out.push_str("\nthe last step:\n");
     }
-    let _ = writeln!(
-        out,
-        "{} load: {} in {:.2} s = {:.1} req/s ({})",
-        report.protocol,
-        serverlab_util::plural(r.requests, "request", "requests"),
-        r.duration_s,
-        r.throughput_rps,
-        report.load_model
-    );
+    let _ = writeln!(out, "{}", headline(report));
+    if r.warmup_s > 0.0 {
+        let _ = writeln!(out, "  {}", warmup_line(r.warmup_s, r.verification.enabled));
+    }
     match (r.requested_rps, &r.schedule) {
         (Some(rate), Some(s)) => {
             requested_line(&mut out, rate, r.requests, s);
@@ -58,6 +53,9 @@ pub fn render(report: &LoadReport) -> String {
         );
     }
     errors_checks_and_cpu(&mut out, r, pinned(report));
+    if let Some(v) = &r.validity {
+        super::validity::lines(&mut out, v);
+    }
     if let Some(a) = &r.agent {
         super::agents::agent_line(&mut out, a);
     }
@@ -65,6 +63,39 @@ pub fn render(report: &LoadReport) -> String {
         super::agents::merged_lines(&mut out, m);
     }
     out
+}
+
+/// The run's requests and rate: over the window, or where the server
+/// stopped answering part way, over the seconds it answered, with the
+/// silence after said in the same line.
+pub fn headline(report: &LoadReport) -> String {
+    let r = &report.results;
+    let requests = serverlab_util::plural(r.requests, "request", "requests");
+    let (protocol, model) = (&report.protocol, &report.load_model);
+    match &r.served {
+        None => format!(
+            "{protocol} load: {requests} in {:.2} s = {:.1} req/s ({model})",
+            r.duration_s, r.throughput_rps
+        ),
+        Some(s) => format!(
+            "{protocol} load: the server stopped answering at {:.2} s: {requests} in {:.2} s = \
+             {:.1} req/s; {:.2} s of the {:.2} s window without replies ({model})",
+            s.duration_s, s.duration_s, s.throughput_rps, s.silent_s, r.duration_s
+        ),
+    }
+}
+
+/// What the warm-up was, and why a server counts more than the client.
+pub fn warmup_line(warmup_s: f64, verify: bool) -> String {
+    let fate = if verify {
+        "checked, not counted"
+    } else {
+        "not counted"
+    };
+    format!(
+        "warm-up: the first {warmup_s:.2} s of the run were not recorded (--warmup): its replies \
+         were {fate}, so the server's own counts exceed these"
+    )
 }
 
 /// What an interrupted run says first: that its figures cover only
@@ -114,13 +145,31 @@ fn latency_table(out: &mut String, r: &Results, view: impl Fn(&OpSummary) -> Opt
         "  {:<8} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "op", "count", "rate/s", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"
     );
+    // Rates over the seconds the server answered, as the headline's.
+    let rate = |op: &OpSummary| match &r.served {
+        Some(s) if s.duration_s > 0.0 => op.count as f64 / s.duration_s,
+        _ => op.rate_rps,
+    };
     for op in r.operations.iter().filter(|o| o.count > 0) {
         let Some(l) = view(op) else { continue };
         let _ = writeln!(
             out,
             "  {:<8} {:>10} {:>11.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
-            op.name, op.count, op.rate_rps, l.p50, l.p90, l.p99, l.p99_9, l.max
+            op.name,
+            op.count,
+            rate(op),
+            l.p50,
+            l.p90,
+            l.p99,
+            l.p99_9,
+            l.max
         );
+    }
+    // Each percentile's 95% interval, under the table.
+    for op in r.operations.iter().filter(|o| o.count > 0) {
+        if let Some(line) = view(op).and_then(|l| super::intervals::line(&op.name, op.count, l)) {
+            let _ = writeln!(out, "    {line}");
+        }
     }
 }
 
@@ -170,6 +219,9 @@ fn errors_checks_and_cpu(out: &mut String, r: &Results, pinned: bool) {
         for e in &v.examples {
             let _ = writeln!(out, "    {e}");
         }
+        if let Some(n) = &v.not_checked {
+            let _ = writeln!(out, "    not checked: {n}");
+        }
     } else {
         let _ = writeln!(out, "  verification: off (--verify checks every reply)");
     }
@@ -193,6 +245,31 @@ fn client_cpu(out: &mut String, c: &ClientCpu, pinned: bool) {
     if let Some(warning) = client_warning(c, pinned) {
         let _ = writeln!(out, "  warning: {warning}");
     }
+    if let Some(warning) = spin_warning(c) {
+        let _ = writeln!(out, "  warning: {warning}");
+    }
+}
+
+/// The warning that a spinning client kept its cores busy, and so may
+/// have set the pace, if it did.
+pub fn spin_warning(c: &ClientCpu) -> Option<String> {
+    if !c.spun_busy() {
+        return None;
+    }
+    let mode = c.poll.as_ref().map_or("auto", |p| p.mode.as_str());
+    let total = c.user_s + c.system_s;
+    Some(format!(
+        "the client's loops spun (--poll {mode}) and kept its cores {:.0}% busy, {:.0}% of that \
+         polling for replies not yet come: a loop that spins where many replies are due takes \
+         them a few at a time, so its cores, not the server, may have set the pace. Compare \
+         --poll sleep (docs/measuring.md).",
+        c.own_share() * 100.0,
+        if total > 0.0 {
+            c.idle_poll_s / total * 100.0
+        } else {
+            0.0
+        }
+    ))
 }
 
 /// Whether the load ran on fewer CPUs than the machine has (`--cpus`, or

@@ -5,12 +5,14 @@
 //! files ([`v1`]), so reports of old result directories still work.
 
 mod agents;
+mod ci;
 mod open;
 mod steps;
 pub mod v1;
 
 pub use crate::results::{ProtocolResults, TextLines};
 pub use agents::{AgentLine, AgentRun, Merged};
+pub use ci::{Ci95, LEVELS};
 pub use open::{ScheduleReport, SecondLatency, KEPT_UP};
 pub use steps::{merged_quantile, ScanReport, SearchReport, Step};
 
@@ -49,11 +51,24 @@ pub struct LoadReport {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
-    /// The measured window, in seconds.
+    /// The measured window, in seconds (where the server stopped
+    /// answering part way, all of it: [`Results::served`] has the
+    /// seconds it answered).
     pub duration_s: f64,
     /// Requests answered within the window.
     pub requests: u64,
+    /// `requests` over `duration_s`.
     pub throughput_rps: f64,
+    /// The warm-up before the window, in seconds: its replies were
+    /// checked, not counted (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_s: f64,
+    /// The server stopped answering before the window closed (the run
+    /// failed): the seconds it answered and the rate over them, the
+    /// figure to quote. Absent when it answered to the end, and in a
+    /// merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<Served>,
     /// Open loop: the rate asked for, over all connections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_rps: Option<f64>,
@@ -90,12 +105,63 @@ pub struct Results {
     /// what makes the merge suspect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
+    /// Whether the run's figures certify themselves, check by check
+    /// ([`crate::certify::verdict`]); absent from a merge and from files
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::certify::verdict::Validity>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this
     /// part on its own.)
     #[serde(flatten)]
     pub protocol: Option<ProtocolResults>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A run whose server stopped answering part way through its window:
+/// the rate over the seconds it answered, and the silence after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Served {
+    /// From the window's start to the last reply counted in it.
+    pub duration_s: f64,
+    /// The window's requests over `duration_s`.
+    pub throughput_rps: f64,
+    /// The rest of the window, without a reply.
+    pub silent_s: f64,
+}
+
+impl Served {
+    /// Silence at the end of a window, in mean gaps between replies,
+    /// past which the server is said to have stopped (and at least
+    /// [`Served::SILENT_S`]).
+    pub const GAPS: f64 = 10.0;
+    pub const SILENT_S: f64 = 1.0;
+
+    /// Whether a window of `duration_s` whose last of `requests` counted
+    /// replies came `last_s` after its start, in a run that `failed`,
+    /// ends in the server's silence, and if so what it served: a failed
+    /// run (the errors say why) whose last whole second or more, and
+    /// [`Served::GAPS`] times the mean gap between its replies, had none.
+    pub fn of(requests: u64, last_s: Option<f64>, duration_s: f64, failed: bool) -> Option<Self> {
+        let last_s = last_s?.min(duration_s);
+        if !failed || requests == 0 || last_s <= 0.0 {
+            return None;
+        }
+        let silent_s = duration_s - last_s;
+        let gap = last_s / requests as f64;
+        if silent_s < Self::SILENT_S.max(Self::GAPS * gap) {
+            return None;
+        }
+        Some(Served {
+            duration_s: last_s,
+            throughput_rps: requests as f64 / last_s,
+            silent_s,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,6 +190,10 @@ pub struct Percentiles {
     #[serde(default)]
     pub p99_99: f64,
     pub max: f64,
+    /// Each percentile's 95% confidence interval (an operation's
+    /// latencies; not in per-second figures, nor in files before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Ci95>,
 }
 
 impl Percentiles {
@@ -140,6 +210,17 @@ impl Percentiles {
             p99_9: us(h.value_at_quantile(0.999)),
             p99_99: us(h.value_at_quantile(0.9999)),
             max: us(h.max()),
+            ci95: None,
+        }
+    }
+
+    /// [`Percentiles::of`], with each percentile's interval
+    /// ([`Ci95::of`]; `effective`: the samples' effective number when
+    /// fewer than recorded).
+    pub fn with_intervals(h: &Histogram<u64>, effective: Option<f64>) -> Self {
+        Percentiles {
+            ci95: (!h.is_empty()).then(|| Ci95::of(h, effective)),
+            ..Percentiles::of(h)
         }
     }
 }
@@ -162,6 +243,10 @@ pub struct Verification {
     pub mismatches: u64,
     /// The first few mismatches, described.
     pub examples: Vec<String>,
+    /// What the checks leave out, where a reply is checked alone (its
+    /// form, not the writes before it), and what checks that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_checked: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +288,11 @@ pub struct ClientCpu {
 pub struct PollUse {
     /// As asked: "spin", "sleep" or "auto".
     pub mode: String,
+    /// What the loops did: "spin", "sleep", or "spin-uncontended"
+    /// (auto without CPUs of its own: spin while no other task wants
+    /// the CPU). Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
     /// The share of the loops' time they were allowed to poll without
     /// sleeping (spin: 1, sleep: 0; auto: what it chose).
     pub spin_share: f64,
@@ -259,15 +349,29 @@ impl ClientCpu {
     /// on the same CPUs, or anything else): more of them than the client's
     /// whole CPU time (polling included) could have.
     pub fn shared(&self) -> bool {
+        self.cores_busy
+            .is_some_and(|b| b - self.own_share() >= CLIENT_SHARED)
+    }
+
+    /// The share of its cores the client kept busy, polling included.
+    pub fn own_share(&self) -> f64 {
         // Utilisation leaves polling out: add it back, over the same
         // capacity.
         let work = self.user_s + self.system_s - self.idle_poll_s;
-        let own = if work > 0.0 {
+        if work > 0.0 {
             self.utilization * (self.user_s + self.system_s) / work
         } else {
             self.utilization
-        };
-        self.cores_busy.is_some_and(|b| b - own >= CLIENT_SHARED)
+        }
+    }
+
+    /// Whether the client's loops spun and kept its cores busy doing it
+    /// (its work and its polling together past [`CLIENT_BOTTLENECK`]):
+    /// then the cores, not the server, may have set the pace, however
+    /// little of them its work took.
+    pub fn spun_busy(&self) -> bool {
+        let spun = self.poll.as_ref().is_some_and(|p| p.spin_share > 0.0);
+        spun && self.idle_poll_s > 0.0 && self.own_share() >= CLIENT_BOTTLENECK
     }
 }
 
@@ -284,8 +388,11 @@ pub fn op_summaries(rec: &Recorder, names: &[&str], duration_s: f64) -> Vec<OpSu
             } else {
                 0.0
             },
-            latency_us: Percentiles::of(&op.latency_ns),
-            service_us: op.service_ns.as_ref().map(Percentiles::of),
+            latency_us: Percentiles::with_intervals(&op.latency_ns, None),
+            service_us: op
+                .service_ns
+                .as_ref()
+                .map(|h| Percentiles::with_intervals(h, None)),
             histogram_us: op
                 .latency_ns
                 .iter_recorded()

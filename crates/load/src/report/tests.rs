@@ -21,6 +21,8 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             duration_s: 2.0,
             requests: 3,
             throughput_rps: 1.5,
+            warmup_s: 0.0,
+            served: None,
             requested_rps: None,
             concurrency: 2,
             operations: Vec::new(),
@@ -35,6 +37,7 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
             agent: None,
             merged: None,
+            validity: None,
             protocol: Some(protocol),
         },
         search: None,
@@ -225,4 +228,46 @@ fn client_cpu_polling_is_part_of_it_and_sharing_is_flagged() {
     let alone = ClientCpu::measure((0.3, 0.6), 0.6, 1.0, 1).on_cores(Some(0.95));
     assert!(!alone.shared() && !alone.bottleneck, "{alone:?}");
     assert_eq!(alone.cores_busy, Some(0.95));
+}
+
+#[test]
+fn a_server_is_said_to_have_stopped_only_after_a_silence_long_for_its_rate() {
+    // Killed after 4 s of a 20 s window: the run failed.
+    let s = Served::of(133_129, Some(4.0), 20.0, true).unwrap();
+    assert_eq!((s.duration_s, s.silent_s), (4.0, 16.0));
+    assert!((s.throughput_rps - 133_129.0 / 4.0).abs() < 1e-9, "{s:?}");
+    // A run that did not fail makes no claim.
+    assert_eq!(Served::of(133_129, Some(4.0), 20.0, false), None);
+    // Under a second of silence is not a stop.
+    assert_eq!(Served::of(1000, Some(19.5), 20.0, true), None);
+    // Ten replies in 18 s: 2 s without one is its pace, not a stop.
+    assert_eq!(Served::of(10, Some(18.0), 20.0, true), None);
+    assert!(Served::of(10, Some(1.8), 20.0, true).is_some());
+    // Nothing answered: no rate over no time.
+    assert_eq!(Served::of(0, None, 20.0, true), None);
+}
+
+#[test]
+fn the_served_seconds_and_the_warm_up_round_trip_and_are_absent_when_nothing_to_say() {
+    let mut written = report(every_protocol().remove(0));
+    let plain = serde_json::to_value(&written).unwrap();
+    assert!(plain["results"].get("served").is_none(), "{plain}");
+    assert!(plain["results"].get("warmup_s").is_none(), "{plain}");
+    written.results.warmup_s = 1.0;
+    written.results.served = Served::of(30, Some(0.5), 2.0, true);
+    assert!(written.results.served.is_some());
+    written.results.verification.not_checked = Some("order".into());
+    written.results.client_cpu.poll = Some(PollUse {
+        mode: "auto".into(),
+        resolved: Some("sleep".into()),
+        spin_share: 0.0,
+        why: "why".into(),
+    });
+    let text = crate::output::json(&written);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"]["served"]["duration_s"], 0.5, "{text}");
+    assert_eq!(v["results"]["served"]["silent_s"], 1.5, "{text}");
+    assert_eq!(v["results"]["warmup_s"], 1.0, "{text}");
+    let read: LoadReport = serde_json::from_str(&text).unwrap();
+    assert_eq!(read, written);
 }

@@ -1,6 +1,6 @@
 //! The kv load's own results, httperf's figures: total time and replies
-//! per second, responses per status, sessions completed and their times,
-//! and the preload.
+//! per second (the window's, as the run's), responses per status,
+//! sessions completed and their times, and the preload.
 
 use super::{Across, Merge, TextLines};
 use hdrhistogram::Histogram;
@@ -9,11 +9,14 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KvResults {
-    /// From the start until the last session ended, in seconds.
+    /// The measured window, in seconds: the run's `duration_s` (before
+    /// `serverlab-load/3` files said, from the start, the warm-up
+    /// included, until the last session ended).
     pub total_time_s: f64,
-    /// Responses over the total time.
+    /// Responses counted over the total time: the run's rate.
     pub replies_per_s: f64,
-    /// Responses per HTTP status.
+    /// Responses counted in the window per HTTP status (the warm-up's
+    /// are not).
     pub statuses: BTreeMap<u16, u64>,
     pub sessions: Sessions,
     /// The keys written before the run (not measured), if asked for.
@@ -21,8 +24,8 @@ pub struct KvResults {
 }
 
 impl KvResults {
-    /// A run's results: `requests` answered over `total_time_s` (from the
-    /// start until the last session ended), and what it counted.
+    /// A run's results: `requests` answered over `total_time_s` (the
+    /// measured window), and what it counted.
     pub fn of(
         total_time_s: f64,
         requests: u64,
@@ -161,12 +164,9 @@ impl TextLines for KvResults {
             .collect();
         let s = &self.sessions;
         let t = &s.time_ms;
+        // The window's time and rate are the headline's: said once.
         let mut lines = vec![
-            format!(
-                "total time {:.3} s, {:.1} replies/s",
-                self.total_time_s, self.replies_per_s
-            ),
-            format!("statuses: {}", statuses.join(" ")),
+            format!("statuses (in the window): {}", statuses.join(" ")),
             format!(
                 "sessions: {}, {} failed; session time ms: mean {:.2}, median {:.2}, min {:.2}, max {:.2}",
                 s.counted(),

@@ -20,12 +20,17 @@ const HEADROOM: f64 = 1.25;
 pub fn figure(points: &[(f64, f64)], fit: &Fit, title: &str) -> Figure {
     let lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let most = points.iter().map(|p| p.0).fold(0.0, f64::max);
-    let peak = fit.peak().filter(|(n, _)| *n <= REACH * most);
+    // A poor fit marks no peak and no payback: nothing is concluded.
+    let peak = fit
+        .peak()
+        .filter(|(n, _)| *n <= REACH * most && !fit.poor());
     let hi = peak.map_or(most, |(n, _)| n.max(most));
     let measured = points.iter().map(|&(n, x)| bare(n, x));
     let mut all = vec![series("measured", measured, 0, Marker::Circle, false)];
     all.extend(lines(points, fit, (lo, hi)));
-    all.extend(marks(fit, hi, peak));
+    if !fit.poor() {
+        all.extend(marks(fit, hi, peak));
+    }
     Figure {
         id: "usl-fit".into(),
         title: title.into(),
@@ -54,7 +59,12 @@ fn lines(points: &[(f64, f64)], fit: &Fit, (lo, hi): (f64, f64)) -> [Series; 2] 
         * HEADROOM;
     let ideal_end = (top / law.lambda).min(hi).max(lo);
     let ideal = samples(lo, ideal_end).map(|n| bare(n, law.lambda * n));
-    let name = format!("USL fit ({}): {}", fit.method, parameters(fit));
+    let poor = if fit.poor() {
+        format!(" — a poor fit, R² = {:.3}", fit.r2)
+    } else {
+        String::new()
+    };
+    let name = format!("USL fit ({}): {}{poor}", fit.method, parameters(fit));
     let mut linear = series("linear ideal λN", ideal, 7, Marker::None, true);
     linear.dashed = true;
     [series(&name, curve, 0, Marker::None, true), linear]
@@ -122,5 +132,6 @@ fn series(
         dashed: false,
         marker,
         color,
+        labels: vec![],
     }
 }

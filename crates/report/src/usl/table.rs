@@ -1,9 +1,14 @@
 //! A table of N and X as people keep one: CSV (a comma on the line) or
 //! columns separated by blanks, an optional header line (a first line
 //! with no number in it), `#` comments and blank lines skipped. N and X
-//! are the first two columns whose cells on the first data line are
-//! numbers (so a label column before them is fine); an N may repeat
-//! (repetitions). Every complaint names its line.
+//! are chosen by name or position ([`Choice`]), else they are the two
+//! columns whose cells on the first data line are numbers (so a label
+//! column before them is fine; a third column of numbers makes the choice
+//! ambiguous, and it is refused). An N may repeat (repetitions). Every
+//! line has as many cells as the first; every N and X is a finite
+//! number within [`MAX_N`] and [`MIN_X`]–[`MAX_X`]. Every complaint names
+//! its line and quotes at most [`QUOTE`] bytes of a cell. The table is
+//! read line by line, in one pass.
 
 use super::MIN_POINTS;
 
@@ -32,42 +37,182 @@ impl BadTable {
     }
 }
 
-/// The rows of `text`, or what is wrong with it.
+/// N beyond this is no concurrency any machine or load has (a billion).
+pub const MAX_N: f64 = 1e9;
+/// X beyond this is no throughput (10¹⁵ a second in any unit); its
+/// squares, summed over a million runs, stay far inside an f64.
+pub const MAX_X: f64 = 1e15;
+/// X below this is no throughput either (and its relative residuals'
+/// squares would leave an f64's normal range).
+pub const MIN_X: f64 = 1e-9;
+/// At most this many bytes of a cell are quoted in a complaint.
+pub const QUOTE: usize = 32;
+
+/// A column: by its header's name, or its position from 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Column {
+    Name(String),
+    Position(usize),
+}
+
+impl Column {
+    /// A positive integer is a position (a header holds no numbers), any
+    /// other text a name.
+    pub fn parse(text: &str) -> Column {
+        match text.trim().parse::<usize>() {
+            Ok(p) if p > 0 => Column::Position(p),
+            _ => Column::Name(text.trim().to_string()),
+        }
+    }
+}
+
+/// Which columns are N and X (None: the table's two columns of
+/// numbers), and which rows count: those whose cell in each `filters`
+/// column is its text (`--where readers=1`: one series of a report's
+/// table).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Choice {
+    pub n: Option<Column>,
+    pub x: Option<Column>,
+    pub filters: Vec<(Column, String)>,
+}
+
+/// The rows read, and the lines skipped because their N or X cell was
+/// empty (a report's point with no runs).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    pub rows: Vec<Row>,
+    pub empty: Vec<usize>,
+    /// How many data lines `--where` left out.
+    pub filtered: usize,
+    /// The columns' names (their header cells, or `column K`).
+    pub names: (String, String),
+}
+
+/// The rows of `text` (N and X the two columns of numbers), or what is
+/// wrong with it.
 pub fn parse(text: &str) -> Result<Vec<Row>, BadTable> {
-    let lines: Vec<(usize, Vec<&str>)> = text
-        .lines()
+    parse_with(text, &Choice::default()).map(|t| t.rows)
+}
+
+/// A table's data lines from 1, comments and blank lines skipped.
+fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim()))
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| (i, cells(l)))
-        .collect();
-    let Some((first_line, first)) = lines.first() else {
+}
+
+/// The table in `text` with N and X as `choice` says, or what is wrong.
+pub fn parse_with(text: &str, choice: &Choice) -> Result<Table, BadTable> {
+    let mut lines = data_lines(text).peekable();
+    let Some(&(first_line, first)) = lines.peek() else {
         return Err(BadTable {
             line: None,
             message: "no data: the table is empty (write N and X, one pair a line)".into(),
         });
     };
-    let header = first.iter().all(|c| number(c).is_none());
-    let data = &lines[usize::from(header)..];
-    let Some((line, cells)) = data.first() else {
+    let shape = Shape::of(first_line, first);
+    if shape.header.is_some() {
+        lines.next();
+    }
+    let Some(&(line, data)) = lines.peek() else {
         return Err(BadTable::at(
-            *first_line,
+            first_line,
             "a header and no data (write N and X, one pair a line)".into(),
         ));
     };
-    let columns = numeric_columns(cells, *line)?;
-    let rows = data
+    let header = shape.header.as_deref();
+    let columns = match (&choice.n, &choice.x) {
+        (None, None) => numeric_columns(&cells(data, shape.comma), header, line)?,
+        (n, x) => {
+            let at = |c: &Option<Column>, what| chosen(c.as_ref(), what, header, shape.width);
+            (at(n, "--n")?, at(x, "--x")?)
+        }
+    };
+    let filters = choice
+        .filters
         .iter()
-        .map(|(line, cells)| row(cells, columns, *line))
-        .collect::<Result<Vec<Row>, BadTable>>()?;
-    enough(&rows)?;
-    Ok(rows)
+        .map(|(c, v)| Ok((chosen(Some(c), "--where", header, shape.width)?, v.as_str())))
+        .collect::<Result<Vec<_>, BadTable>>()?;
+    let name =
+        |col: usize| header.map_or_else(|| format!("column {}", col + 1), |h| quote(&h[col]));
+    let mut table = Table {
+        names: (name(columns.0), name(columns.1)),
+        ..Table::default()
+    };
+    for (line, text) in lines {
+        let cells = shape.cells(line, text)?;
+        if filters.iter().any(|&(c, v)| cells[c] != v) {
+            table.filtered += 1;
+            continue;
+        }
+        match row(&cells, columns, line)? {
+            Some(r) => table.rows.push(r),
+            None => table.empty.push(line),
+        }
+    }
+    if table.rows.is_empty() && table.filtered > 0 {
+        return Err(none_matches(&choice.filters));
+    }
+    enough(&table.rows, line)?;
+    Ok(table)
 }
 
-/// A line's cells: split at commas where it has one, else at blanks;
+/// What the first line says of every line: CSV or blanks, how many
+/// cells, and the header's names where it is one.
+struct Shape {
+    comma: bool,
+    width: usize,
+    first_line: usize,
+    header: Option<Vec<String>>,
+}
+
+impl Shape {
+    fn of(first_line: usize, first: &str) -> Shape {
+        let comma = first.contains(',');
+        let cells = cells(first, comma);
+        let header = cells.iter().all(|c| kind(c) == Kind::Text);
+        Shape {
+            comma,
+            width: cells.len(),
+            first_line,
+            header: header.then(|| cells.iter().map(|c| c.to_string()).collect()),
+        }
+    }
+
+    /// A data line's cells, as many as the first line's.
+    fn cells<'a>(&self, line: usize, text: &'a str) -> Result<Vec<&'a str>, BadTable> {
+        let cells = cells(text, self.comma);
+        if cells.len() != self.width {
+            return Err(ragged(line, cells.len(), self.first_line, self.width));
+        }
+        Ok(cells)
+    }
+}
+
+/// `--where` left no line.
+fn none_matches(filters: &[(Column, String)]) -> BadTable {
+    let said: Vec<String> = filters
+        .iter()
+        .map(|(c, v)| match c {
+            Column::Name(n) => format!("{n}={v}"),
+            Column::Position(p) => format!("{p}={v}"),
+        })
+        .collect();
+    BadTable {
+        line: None,
+        message: format!(
+            "--where {}: no line matches (a cell matches by its text, as written)",
+            quote(&said.join(" "))
+        ),
+    }
+}
+
+/// A line's cells: split at commas in a CSV table, else at blanks;
 /// quotes around a cell dropped.
-fn cells(line: &str) -> Vec<&str> {
-    let split: Vec<&str> = if line.contains(',') {
+fn cells(line: &str, comma: bool) -> Vec<&str> {
+    let split: Vec<&str> = if comma {
         line.split(',').map(str::trim).collect()
     } else {
         line.split_whitespace().collect()
@@ -75,75 +220,213 @@ fn cells(line: &str) -> Vec<&str> {
     split.into_iter().map(|c| c.trim_matches('"')).collect()
 }
 
-fn number(cell: &str) -> Option<f64> {
-    cell.parse::<f64>().ok().filter(|v| v.is_finite())
+/// What a cell holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Number(f64),
+    /// Written as a number, but NaN, infinite, or beyond an f64 (1e400).
+    NotFinite,
+    Text,
 }
 
-/// The first two columns holding numbers on the first data line.
-fn numeric_columns(cells: &[&str], line: usize) -> Result<(usize, usize), BadTable> {
+fn kind(cell: &str) -> Kind {
+    match cell.parse::<f64>() {
+        Ok(v) if v.is_finite() => Kind::Number(v),
+        Ok(_) => Kind::NotFinite,
+        Err(_) => Kind::Text,
+    }
+}
+
+/// `cell` in quotes, cut to [`QUOTE`] bytes (and its length said) where
+/// longer.
+pub fn quote(cell: &str) -> String {
+    match cut_at(cell) {
+        None => format!("'{cell}'"),
+        Some(end) => format!("'{}…' ({} bytes)", &cell[..end], cell.len()),
+    }
+}
+
+/// `cell` unquoted, cut as [`quote`] cuts it.
+fn cut(cell: &str) -> String {
+    match cut_at(cell) {
+        None => cell.to_string(),
+        Some(end) => format!("{}… ({} bytes)", &cell[..end], cell.len()),
+    }
+}
+
+/// Where a cell longer than [`QUOTE`] bytes is cut (a character's start).
+fn cut_at(cell: &str) -> Option<usize> {
+    if cell.len() <= QUOTE {
+        return None;
+    }
+    let mut end = QUOTE;
+    while !cell.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(end)
+}
+
+/// The N and X columns when none were chosen: the two holding numbers on
+/// the first data line, and only two.
+fn numeric_columns(
+    cells: &[&str],
+    header: Option<&[String]>,
+    line: usize,
+) -> Result<(usize, usize), BadTable> {
     let numeric: Vec<usize> = (0..cells.len())
-        .filter(|&i| number(cells[i]).is_some())
+        .filter(|&i| kind(cells[i]) != Kind::Text)
         .collect();
+    // Columns by their header's names where there is one, else their cells.
+    let listed = |cols: &[usize]| -> String {
+        let shown: Vec<String> = cols
+            .iter()
+            .take(8)
+            .map(|&i| header.map_or_else(|| quote(cells[i]), |h| quote(&h[i])))
+            .collect();
+        let more = if cols.len() > 8 { ", …" } else { "" };
+        format!("{}{more}", shown.join(", "))
+    };
     match numeric[..] {
-        [n, x, ..] => Ok((n, x)),
+        [n, x] => Ok((n, x)),
         [_] if cells.len() == 1 => Err(BadTable::at(
             line,
             "one column: the table needs two, N and X".into(),
+        )),
+        [_, _, _, ..] => Err(BadTable::at(
+            line,
+            format!(
+                "{} columns hold numbers ({}): say which are N and X with --n and --x \
+                 (a header's names or positions from 1)",
+                numeric.len(),
+                listed(&numeric)
+            ),
         )),
         _ => Err(BadTable::at(
             line,
             format!(
                 "one number ({}): the table needs two columns of numbers, N and X",
-                cells.join(", ")
+                listed(&(0..cells.len()).collect::<Vec<_>>())
             ),
         )),
     }
 }
 
-/// The point on a data line: N and X numbers, both positive.
-fn row(cells: &[&str], (n_col, x_col): (usize, usize), line: usize) -> Result<Row, BadTable> {
-    let get = |col: usize, what: &str| -> Result<f64, BadTable> {
-        let Some(cell) = cells.get(col) else {
-            return Err(BadTable::at(
-                line,
-                format!(
-                    "no {what} (column {}): the line has {} cell(s)",
-                    col + 1,
-                    cells.len()
-                ),
-            ));
-        };
-        let v = number(cell).ok_or_else(|| {
-            BadTable::at(
-                line,
-                format!("'{cell}' is not a number ({what}, column {})", col + 1),
-            )
-        })?;
-        if v <= 0.0 {
-            return Err(BadTable::at(
-                line,
-                format!("{what} = {cell}: {what} must be positive"),
-            ));
-        }
-        Ok(v)
+/// The column `choice` names (from 0), or why none: a name the header
+/// lacks (or no header), a position past the line's cells.
+fn chosen(
+    choice: Option<&Column>,
+    flag: &str,
+    header: Option<&[String]>,
+    width: usize,
+) -> Result<usize, BadTable> {
+    let whole = |message: String| BadTable {
+        line: None,
+        message,
     };
-    Ok(Row {
-        n: get(n_col, "N")?,
-        x: get(x_col, "X")?,
+    let Some(choice) = choice else {
+        return Err(whole(format!(
+            "{flag} is missing: with one of --n and --x, give both"
+        )));
+    };
+    match (choice, header) {
+        (Column::Position(p), _) if *p <= width => Ok(p - 1),
+        (Column::Position(p), _) => Err(whole(format!(
+            "{flag} {p}: the table has {width} column(s)"
+        ))),
+        (Column::Name(name), Some(header)) => header
+            .iter()
+            .position(|h| h == name)
+            .or_else(|| header.iter().position(|h| h.eq_ignore_ascii_case(name)))
+            .ok_or_else(|| {
+                let names: Vec<String> = header.iter().map(|h| quote(h)).collect();
+                whole(format!(
+                    "{flag} {}: the header names no such column (it has {})",
+                    quote(name),
+                    names.join(", ")
+                ))
+            }),
+        (Column::Name(name), None) => Err(whole(format!(
+            "{flag} {}: the table has no header line, so name its columns by position (1, 2, …)",
+            quote(name)
+        ))),
+    }
+}
+
+/// A line with more or fewer cells than the first.
+fn ragged(line: usize, got: usize, first_line: usize, width: usize) -> BadTable {
+    BadTable::at(
         line,
-    })
+        format!(
+            "{got} cell(s) where line {first_line} has {width}: every line needs the same \
+             columns (a ragged table)"
+        ),
+    )
+}
+
+/// The point on a data line, None where its N or X cell is empty: N and
+/// X finite numbers within their bounds.
+fn row(
+    cells: &[&str],
+    (n_col, x_col): (usize, usize),
+    line: usize,
+) -> Result<Option<Row>, BadTable> {
+    if cells[n_col].is_empty() || cells[x_col].is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Row {
+        n: value(cells[n_col], n_col, "N", line)?,
+        x: value(cells[x_col], x_col, "X", line)?,
+        line,
+    }))
+}
+
+/// A cell's value as N or X, or why it cannot be one.
+fn value(cell: &str, col: usize, what: &str, line: usize) -> Result<f64, BadTable> {
+    let bad = |m: String| Err(BadTable::at(line, m));
+    let v = match kind(cell) {
+        Kind::Number(v) => v,
+        Kind::NotFinite => {
+            return bad(format!(
+                "{} is not a finite number ({what}, column {}): NaN, infinities and \
+                 numbers beyond an f64 cannot be fitted",
+                quote(cell),
+                col + 1
+            ))
+        }
+        Kind::Text => {
+            return bad(format!(
+                "{} is not a number ({what}, column {})",
+                quote(cell),
+                col + 1
+            ))
+        }
+    };
+    if v <= 0.0 {
+        return bad(format!("{what} = {}: {what} must be positive", cut(cell)));
+    }
+    let absurd = if what == "N" {
+        (v > MAX_N).then_some("beyond any plausible concurrency (N ≤ 1e9)")
+    } else {
+        (!(MIN_X..=MAX_X).contains(&v))
+            .then_some("beyond any plausible throughput (X within 1e-9–1e15)")
+    };
+    if let Some(why) = absurd {
+        return bad(format!("{what} = {}: {why}", cut(cell)));
+    }
+    Ok(v)
 }
 
 /// At least [`MIN_POINTS`] distinct N (the law has three parameters).
-fn enough(rows: &[Row]) -> Result<(), BadTable> {
-    let mut ns: Vec<f64> = rows.iter().map(|r| r.n).collect();
-    ns.sort_by(f64::total_cmp);
-    ns.dedup();
+fn enough(rows: &[Row], first_data: usize) -> Result<(), BadTable> {
+    let ns = super::distinct_n(rows.iter().map(|r| r.n));
     if ns.len() >= MIN_POINTS {
         return Ok(());
     }
     let listed: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
-    let (first, last) = (rows[0].line, rows[rows.len() - 1].line);
+    let (first, last) = match (rows.first(), rows.last()) {
+        (Some(f), Some(l)) => (f.line, l.line),
+        _ => (first_data, first_data),
+    };
     let span = if first == last {
         format!("line {first}")
     } else {
@@ -203,6 +486,9 @@ mod tests {
         assert_eq!(e.line, Some(3));
         assert!(e.message.contains("2 distinct N (1, 2)"), "{e:?}");
         let e = bad("1 10\n2\n4 30\n");
-        assert!(e.line == Some(2) && e.message.contains("no X"), "{e:?}");
+        assert!(
+            e.line == Some(2) && e.message.contains("1 cell(s) where line 1 has 2"),
+            "{e:?}"
+        );
     }
 }

@@ -53,10 +53,11 @@ pub struct RespService {
     next_id: AtomicU64,
     /// What INFO says about the server (`store mutex`, …).
     about: String,
-    /// The write-ahead log (`--durability` other than `none`).
-    log: Option<Durable>,
+    /// The write-ahead log (`--durability` other than `none`); shared
+    /// with the active expirer, which logs its deletions.
+    log: Option<Arc<Durable>>,
     /// Under `always`: the writes not yet committed, with their undos.
-    in_flight: undo::InFlight,
+    in_flight: Arc<undo::InFlight>,
     watches: watch::Watches,
     /// Blocked connections, for INFO and CLIENT UNBLOCK.
     blocked: blocking::Blocked,
@@ -69,9 +70,9 @@ pub struct RespService {
     /// that passed is kept until the replay is done, as Redis loads its
     /// AOF), since a later record may have saved the key.
     replaying: Arc<AtomicBool>,
-    /// Keys past their deadline are deleted only by commands (the log
-    /// replays, or keeps what they delete): no active expirer.
-    logged_expiry: Arc<AtomicBool>,
+    /// The log, for the active expirer (set with the log, after the
+    /// replay): its deletions are then logged as `DEL`s.
+    expiry_log: Arc<std::sync::OnceLock<std::sync::Weak<Durable>>>,
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
 }
@@ -127,7 +128,7 @@ impl RespService {
             pushes: AtomicU64::new(0),
             expirer: std::sync::Once::new(),
             replaying: Arc::default(),
-            logged_expiry: Arc::default(),
+            expiry_log: Arc::default(),
             config: Default::default(),
         })
     }
@@ -138,7 +139,6 @@ impl RespService {
     /// after a `SELECT`), run again (uncounted) in log order.
     pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
         self.replaying.store(true, Ordering::Release);
-        self.logged_expiry.store(true, Ordering::Release);
         let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut out = Vec::new();
         let mut at = 0;
@@ -164,15 +164,19 @@ impl RespService {
 
     /// Starts the active expirer (once): a thread that deletes, every
     /// [`expires::ACTIVE_EVERY`], the keys whose deadline has passed, and
-    /// ends with the service. Not while the log replays, nor once the
-    /// server keeps a log: a deletion is then a write to log, which
-    /// commands alone make (every command alone first deletes the keys
-    /// past their deadline, logged as DELs; a fast-path command that
-    /// meets one runs alone).
+    /// ends with the service. Nothing expires while the log replays; once
+    /// the server keeps a log, a deletion is a write to log: the expirer
+    /// then deletes alone, logged as `DEL`s in one record, in the log's
+    /// order with every other write ([`log::expire_due`]), as every
+    /// command alone first does, and a fast-path command that meets such
+    /// a key runs alone.
     fn start_expirer(&self) {
         self.expirer.call_once(|| {
             let ks = Arc::downgrade(&self.keyspace);
-            let replaying = Arc::clone(&self.logged_expiry);
+            let replaying = Arc::clone(&self.replaying);
+            let logged = Arc::clone(&self.expiry_log);
+            let max_args = self.limits.max_args;
+            let in_flight = Arc::clone(&self.in_flight);
             let spawned = std::thread::Builder::new()
                 .name("resp-expirer".into())
                 .spawn(move || loop {
@@ -181,8 +185,14 @@ impl RespService {
                     if replaying.load(Ordering::Acquire) {
                         continue;
                     }
-                    let ks = ks.read().unwrap_or_else(|e| e.into_inner());
-                    ks.expire_due(expires::now_ms());
+                    match logged.get().map(std::sync::Weak::upgrade) {
+                        Some(Some(l)) => log::expire_due(&ks, &l, &in_flight, max_args),
+                        Some(None) => return,
+                        None => {
+                            let ks = ks.read().unwrap_or_else(|e| e.into_inner());
+                            ks.expire_due(expires::now_ms());
+                        }
+                    }
                 });
             if let Err(e) = spawned {
                 eprintln!(
@@ -200,9 +210,12 @@ impl RespService {
     /// Logs every command that changes data from now on into `wal`,
     /// opened (and replayed into this service) by the caller.
     pub fn with_log(mut self, wal: Wal) -> Self {
+        let log = Arc::new(Durable::new(wal));
+        // Before the replay is declared done: the expirer never deletes
+        // unlogged under a log.
+        let _ = self.expiry_log.set(Arc::downgrade(&log));
+        self.log = Some(log);
         self.replaying.store(false, Ordering::Release);
-        self.logged_expiry.store(true, Ordering::Release);
-        self.log = Some(Durable::new(wal));
         self
     }
 
@@ -649,7 +662,7 @@ impl RespService {
             dbs: &dbs,
             blocked: self.blocked.len(),
             stats: &self.stats,
-            log: self.log.as_ref(),
+            log: self.log.as_deref(),
         });
         reply::bulk(out, text.as_bytes());
     }

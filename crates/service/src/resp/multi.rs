@@ -6,7 +6,8 @@
 //! queued (unknown, wrong arity, bad arguments) makes EXEC refuse the
 //! lot (`EXECABORT`), as Redis's does; so does a queue that would pass
 //! `--max-query` bytes (a bound of serverlab's: the queue is dropped at
-//! once).
+//! once). EXEC's replies together are bounded by `--max-query` too: each
+//! reply past it is an error instead ([`bounded`]).
 //!
 //! WATCH is optimistic: it notes the keys (in [`super::watch`]), and any
 //! write to one of them afterwards, from any connection, makes this
@@ -157,6 +158,7 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
     }
     let mut replies = Vec::new();
     reply::array(&mut replies, q.lens.len());
+    let mut one = Vec::new();
     // The queued commands are framed again, each by a framer of its own
     // (the connection's is the EXEC's).
     let exec_framer = std::mem::replace(&mut conn.framer, Framer::new());
@@ -169,11 +171,29 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
             Framed::Request { .. } => command::parse(&conn.framer, bytes),
             _ => unreachable!("a queued command framed once already"),
         };
-        alone.one(svc, conn, cmd, bytes, &mut replies, false);
+        one.clear();
+        alone.one(svc, conn, cmd, bytes, &mut one, false);
+        bounded(&mut replies, &one, svc.limits.max_query);
     }
     conn.framer = exec_framer;
     match alone.finish(svc, conn) {
-        Ok(()) => out.extend_from_slice(&replies),
+        Ok(()) => out.append(&mut replies),
         Err(e) => svc.refused(e, out),
+    }
+}
+
+/// Appends a queued command's reply (`one`) to EXEC's, unless the replies
+/// would pass `bound` (`--max-query`) bytes: a transaction's reply is
+/// made whole, under the gate, so it is bounded (a client that queues
+/// GETs of one large value and never reads must not make the server
+/// hold every copy). Past the bound every command still runs (the
+/// transaction stays one step, and its writes stay written), and each
+/// reply that does not fit is an error instead.
+fn bounded(replies: &mut Vec<u8>, one: &[u8], bound: usize) {
+    if replies.len() + one.len() <= bound {
+        replies.extend_from_slice(one);
+    } else {
+        // Short: a queue of many such commands makes many of these.
+        reply::error(replies, b"ERR reply dropped: past --max-query");
     }
 }

@@ -16,7 +16,7 @@ use foldhash::fast::RandomState;
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use serverlab_proto::resp::{End, SetCond};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::hash::BuildHasher;
 
 use super::value::{Coll, Value};
@@ -66,6 +66,9 @@ pub(crate) struct Db {
     strings: HashTable<Str>,
     lists: HashTable<List>,
     others: HashTable<Obj>,
+    /// SCAN's order: the hash of every key, sorted (a hash shared by two
+    /// keys once). See [`RespStore::scan`](super::RespStore::scan).
+    order: BTreeSet<u64>,
 }
 
 /// The hash state every table of one store shares (so a key's hash,
@@ -84,6 +87,47 @@ impl Db {
             strings: HashTable::new(),
             lists: HashTable::new(),
             others: HashTable::new(),
+            order: BTreeSet::new(),
+        }
+    }
+
+    /// Runs `write` on the key of hash `h` (one key: a write of the
+    /// store's), keeping SCAN's order in step: a key it made is added,
+    /// one it removed goes (unless another key has the same hash).
+    pub(crate) fn keyed<R>(&mut self, h: u64, write: impl FnOnce(&mut Db) -> R) -> R {
+        let before = self.len();
+        let r = write(self);
+        match self.len().cmp(&before) {
+            std::cmp::Ordering::Greater => {
+                self.order.insert(h);
+            }
+            std::cmp::Ordering::Less if !self.holds_hash(h) => {
+                self.order.remove(&h);
+            }
+            _ => {}
+        }
+        r
+    }
+
+    /// Some key's full hash is `h`.
+    fn holds_hash(&self, h: u64) -> bool {
+        let of = |k: &[u8]| self.hasher.hash_one(k) == h;
+        self.strings.find(h, |s| of(s.key())).is_some()
+            || self.lists.find(h, |l| of(&l.key)).is_some()
+            || self.others.find(h, |o| of(&o.key)).is_some()
+    }
+
+    /// SCAN's step in this table: the keys of the first `n` hashes at or
+    /// after `cursor`, with their hash, appended to `found`.
+    pub(crate) fn scan(&self, cursor: u64, n: usize, found: &mut Vec<(u64, Box<[u8]>)>) {
+        for &h in self.order.range(cursor..).take(n) {
+            let of = |k: &[u8]| self.hasher.hash_one(k) == h;
+            let strings = self.strings.iter_hash(h).map(Str::key);
+            let lists = self.lists.iter_hash(h).map(|l| &*l.key);
+            let others = self.others.iter_hash(h).map(|o| &*o.key);
+            for k in strings.chain(lists).chain(others).filter(|k| of(k)) {
+                found.push((h, k.into()));
+            }
         }
     }
 

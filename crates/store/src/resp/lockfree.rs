@@ -17,12 +17,14 @@
 
 use super::db::Popped;
 use super::value::{Coll, Value};
-use super::{Held, IncrError, Ranged, WrongType};
+use super::{Held, IncrError, Ranged, Scanned, WrongType};
 use papaya::{Compute, HashMap, Operation};
 use parking_lot::Mutex;
 use serverlab_proto::resp::number::{parse_i64, push_i64};
 use serverlab_proto::resp::{End, SetCond};
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 enum Entry {
@@ -42,7 +44,90 @@ struct ListState {
 }
 
 #[derive(Default)]
-pub struct LockFreeResp(HashMap<Box<[u8]>, Entry>);
+pub struct LockFreeResp(HashMap<Box<[u8]>, Entry>, Order);
+
+/// Ranges of SCAN's order (places' top bits).
+const RANGES: usize = 64;
+
+/// SCAN's order: every key by its place (a hash of its name), in
+/// [`RANGES`] ranges of places, each a sorted map behind a mutex. A write
+/// that makes a key counts it here after its step on the table, one that
+/// removes a key discounts it: two writes of one key may count out of
+/// order for a moment (a count of −1, or 2), but once no write is under
+/// way (SCAN runs alone) each key present counts 1 and no other key
+/// counts. Only writes that make or remove a key take a range's lock.
+struct Order {
+    hasher: foldhash::fast::RandomState,
+    ranges: Box<[Mutex<Places>]>,
+}
+
+/// One range of SCAN's order: (place, key) and how many times it counts.
+type Places = BTreeMap<(u64, Box<[u8]>), i32>;
+
+impl Default for Order {
+    fn default() -> Self {
+        Order {
+            hasher: Default::default(),
+            ranges: (0..RANGES).map(|_| Mutex::default()).collect(),
+        }
+    }
+}
+
+impl Order {
+    fn place(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn range(at: u64) -> usize {
+        (at >> (64 - RANGES.trailing_zeros())) as usize
+    }
+
+    /// A key made (`by` 1) or removed (−1).
+    fn count(&self, key: &[u8], by: i32) {
+        let at = self.place(key);
+        let mut r = self.ranges[Self::range(at)].lock();
+        let n = r.entry((at, key.into())).or_insert(0);
+        *n += by;
+        if *n == 0 {
+            r.remove(&(at, key.into()));
+        }
+    }
+
+    fn made(&self, key: &[u8]) {
+        self.count(key, 1)
+    }
+
+    fn removed(&self, key: &[u8]) {
+        self.count(key, -1)
+    }
+
+    fn clear(&self) {
+        for r in self.ranges.iter() {
+            r.lock().clear();
+        }
+    }
+
+    /// The keys at the first `count + 1` places at or after `cursor`
+    /// (or all there are), the ranges in order.
+    fn scan(&self, cursor: u64, count: usize) -> Scanned {
+        let mut found = Vec::new();
+        let (mut places, mut last) = (0usize, None);
+        let from = (cursor, Box::<[u8]>::from(&[][..]));
+        'ranges: for r in &self.ranges[Self::range(cursor)..] {
+            for ((at, k), _) in r.lock().range(&from..).filter(|(_, n)| **n > 0) {
+                if last != Some(*at) {
+                    if places > count {
+                        break 'ranges;
+                    }
+                    places += 1;
+                    last = Some(*at);
+                }
+                found.push((*at, k.clone()));
+            }
+        }
+        Scanned::of(found, count)
+    }
+}
 
 /// An entry taken out of the table: if a list, no command may use it now.
 fn retire(e: &Entry) {
@@ -92,12 +177,19 @@ impl super::RespStore for LockFreeResp {
         let m = self.0.pin();
         match cond {
             SetCond::Always => {
-                if let Some(old) = m.insert(key.into(), Entry::Str(value.into())) {
-                    retire(old);
+                match m.insert(key.into(), Entry::Str(value.into())) {
+                    Some(old) => retire(old),
+                    None => self.1.made(key),
                 }
                 true
             }
-            SetCond::Absent => m.try_insert(key.into(), Entry::Str(value.into())).is_ok(),
+            SetCond::Absent => {
+                let made = m.try_insert(key.into(), Entry::Str(value.into())).is_ok();
+                if made {
+                    self.1.made(key);
+                }
+                made
+            }
             SetCond::Present => {
                 let r = m.compute(key.into(), |e| match e {
                     Some(_) => Operation::Insert(Entry::Str(value.into())),
@@ -118,6 +210,7 @@ impl super::RespStore for LockFreeResp {
         match self.0.pin().remove(key) {
             Some(old) => {
                 retire(old);
+                self.1.removed(key);
                 true
             }
             None => false,
@@ -150,6 +243,10 @@ impl super::RespStore for LockFreeResp {
         });
         match r {
             Compute::Aborted(e) => Err(e),
+            Compute::Inserted(..) => {
+                self.1.made(key);
+                Ok(new)
+            }
             _ => Ok(new),
         }
     }
@@ -183,7 +280,10 @@ impl super::RespStore for LockFreeResp {
                     let n = add(&mut st, &mut pending);
                     let cell = Arc::new(Cell(Mutex::new(st)));
                     match m.try_insert(key.into(), Entry::List(cell)) {
-                        Ok(_) => return Ok(n),
+                        Ok(_) => {
+                            self.1.made(key);
+                            return Ok(n);
+                        }
                         Err(e) => {
                             // Someone made the key first: take the values back.
                             if let Entry::List(c) = e.not_inserted {
@@ -229,10 +329,13 @@ impl super::RespStore for LockFreeResp {
                 // Dead first, then out of the table, under the lock: a push
                 // that found this cell looks again and makes a new list.
                 st.dead = true;
-                let _ = m.remove_if(
+                let gone = m.remove_if(
                     key,
                     |_, e| matches!(e, Entry::List(c) if Arc::ptr_eq(c, &cell)),
                 );
+                if matches!(gone, Ok(Some(_))) {
+                    self.1.removed(key);
+                }
             }
             return Ok(Some(popped));
         }
@@ -313,6 +416,8 @@ impl super::RespStore for LockFreeResp {
             retire(e);
         }
         m.clear();
+        // FLUSHALL runs alone: no write is under way.
+        self.1.clear();
     }
 
     fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
@@ -339,6 +444,7 @@ impl super::RespStore for LockFreeResp {
     fn take(&self, key: &[u8]) -> Option<Value> {
         let m = self.0.pin();
         let old = m.remove(key)?;
+        self.1.removed(key);
         Some(match old {
             Entry::Str(v) => Value::Str(v.to_vec()),
             Entry::List(c) => {
@@ -355,6 +461,7 @@ impl super::RespStore for LockFreeResp {
         if value.is_empty() {
             if let Some(old) = m.remove(key) {
                 retire(old);
+                self.1.removed(key);
             }
             return;
         }
@@ -365,8 +472,13 @@ impl super::RespStore for LockFreeResp {
             }
             Value::Coll(c) => Entry::Coll(Box::new(c)),
         };
-        if let Some(old) = m.insert(key.into(), entry) {
-            retire(old);
+        match m.insert(key.into(), entry) {
+            Some(old) => retire(old),
+            None => self.1.made(key),
         }
+    }
+
+    fn scan(&self, cursor: u64, count: usize) -> Scanned {
+        self.1.scan(cursor, count)
     }
 }

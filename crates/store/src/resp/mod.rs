@@ -114,11 +114,62 @@ pub trait RespStore: Send + Sync + 'static {
     /// Shows `seen` what the key holds, under its lock; whether it holds
     /// anything.
     fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool;
+    /// SCAN's step: the keys at the `count` lowest places at or after
+    /// `cursor` in the store's scan order (every key at the last of
+    /// them), in that order, and the place after the last (0: none is
+    /// left). A key's place is a 64-bit hash of its name, fixed for the
+    /// store's life, so the calls of one scan (each starting where the
+    /// last ended) cover every place from 0 to the end once: a key
+    /// present for the whole scan is returned exactly once. Each store
+    /// keeps its keys' places sorted, so a call costs about `count`
+    /// (times the stripes, for the sharded store), whatever the number
+    /// of keys. Exact while no write is under way (a command alone).
+    fn scan(&self, cursor: u64, count: usize) -> Scanned;
     /// A copy of the key's value.
     fn cloned(&self, key: &[u8]) -> Option<Value> {
         let mut v = None;
         self.peek(key, &mut |held| v = Some(held.to_value()));
         v
+    }
+}
+
+/// What a SCAN step found: the keys, in scan order, and the next cursor
+/// (0: the end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    pub keys: Vec<Box<[u8]>>,
+    pub next: u64,
+}
+
+impl Scanned {
+    /// From the keys found at or after the cursor, with their places (at
+    /// least the first `count + 1` places of the store, or all there
+    /// are): the first `count` places' keys, and the place after them.
+    fn of(mut found: Vec<(u64, Box<[u8]>)>, count: usize) -> Scanned {
+        found.sort_unstable();
+        let mut places = 0;
+        let mut last = None;
+        let mut end = found.len();
+        for (i, (at, _)) in found.iter().enumerate() {
+            if last != Some(*at) {
+                if places == count {
+                    end = i;
+                    break;
+                }
+                places += 1;
+                last = Some(*at);
+            }
+        }
+        let next = match (end < found.len(), last) {
+            // A place after the last taken: not u64::MAX, so no wrap.
+            (true, Some(l)) => l + 1,
+            _ => 0,
+        };
+        found.truncate(end);
+        Scanned {
+            keys: found.into_iter().map(|(_, k)| k).collect(),
+            next,
+        }
     }
 }
 
@@ -164,14 +215,14 @@ impl<G: Guarded<State = Db>> RespStore for G {
 
     fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool {
         let h = self.hash(key);
-        let (wrote, old) = self.write(h, |db| db.set(h, key, value, cond));
+        let (wrote, old) = self.write(h, |db| db.keyed(h, |db| db.set(h, key, value, cond)));
         drop(old); // after the lock: freeing is not locked work
         wrote
     }
 
     fn del(&self, key: &[u8]) -> bool {
         let h = self.hash(key);
-        let old = self.write(h, |db| db.del(h, key));
+        let old = self.write(h, |db| db.keyed(h, |db| db.del(h, key)));
         old.is_some()
     }
 
@@ -182,7 +233,7 @@ impl<G: Guarded<State = Db>> RespStore for G {
 
     fn incr_by(&self, key: &[u8], by: i64) -> Result<i64, IncrError> {
         let h = self.hash(key);
-        self.write(h, |db| db.incr_by(h, key, by))
+        self.write(h, |db| db.keyed(h, |db| db.incr_by(h, key, by)))
     }
 
     fn push(
@@ -192,12 +243,12 @@ impl<G: Guarded<State = Db>> RespStore for G {
         values: &mut dyn Iterator<Item = &[u8]>,
     ) -> Result<usize, WrongType> {
         let h = self.hash(key);
-        self.write(h, |db| db.push(h, key, end, values))
+        self.write(h, |db| db.keyed(h, |db| db.push(h, key, end, values)))
     }
 
     fn pop(&self, key: &[u8], end: End, count: usize) -> Result<Popped, WrongType> {
         let h = self.hash(key);
-        self.write(h, |db| db.pop(h, key, end, count))
+        self.write(h, |db| db.keyed(h, |db| db.pop(h, key, end, count)))
     }
 
     fn llen(&self, key: &[u8]) -> Result<usize, WrongType> {
@@ -230,6 +281,14 @@ impl<G: Guarded<State = Db>> RespStore for G {
         self.each(&mut |db| db.for_each(visit));
     }
 
+    fn scan(&self, cursor: u64, count: usize) -> Scanned {
+        let mut found = Vec::new();
+        // Each table's first `count + 1` places: the first `count` of
+        // all, and whether any is left after them.
+        self.each(&mut |db| db.scan(cursor, count.saturating_add(1), &mut found));
+        Scanned::of(found, count)
+    }
+
     fn clear(&self) {
         let mut old = Vec::new();
         self.each(&mut |db| old.push(db.take_all()));
@@ -238,7 +297,7 @@ impl<G: Guarded<State = Db>> RespStore for G {
 
     fn take(&self, key: &[u8]) -> Option<Value> {
         let h = self.hash(key);
-        self.write(h, |db| db.take(h, key))
+        self.write(h, |db| db.keyed(h, |db| db.take(h, key)))
     }
 
     fn peek(&self, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
@@ -248,7 +307,7 @@ impl<G: Guarded<State = Db>> RespStore for G {
 
     fn put(&self, key: &[u8], value: Value) {
         let h = self.hash(key);
-        let old = self.write(h, |db| db.put(h, key, value));
+        let old = self.write(h, |db| db.keyed(h, |db| db.put(h, key, value)));
         drop(old);
     }
 }

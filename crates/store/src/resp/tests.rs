@@ -257,3 +257,135 @@ fn whole_values_move_out_and_back_and_collections_are_another_type() {
         assert!(s.del(b"c") && s.is_empty());
     });
 }
+
+/// Every key, by a full SCAN from 0 in steps of `count`.
+fn scan_all(s: &dyn RespStore, count: usize) -> Vec<Vec<u8>> {
+    let (mut cursor, mut all, mut steps) = (0, Vec::new(), 0);
+    loop {
+        let step = s.scan(cursor, count);
+        assert!(
+            step.keys.len() >= count.min(1) || step.next == 0,
+            "{step:?}"
+        );
+        all.extend(step.keys.iter().map(|k| k.to_vec()));
+        steps += 1;
+        assert!(steps <= 100_000, "the scan ends");
+        if step.next == 0 {
+            return all;
+        }
+        cursor = step.next;
+    }
+}
+
+fn key_set(s: &dyn RespStore) -> std::collections::BTreeSet<Vec<u8>> {
+    let mut keys = std::collections::BTreeSet::new();
+    s.for_each(&mut |k, _| {
+        keys.insert(k.to_vec());
+    });
+    keys
+}
+
+/// One write of the store's that may make or remove key `k`.
+fn churn(s: &dyn RespStore, op: u8, k: &[u8]) {
+    match op % 8 {
+        0 => drop(s.set(k, b"v", SetCond::Always)),
+        1 => drop(s.set(k, b"v", SetCond::Absent)),
+        2 => drop(s.del(k)),
+        3 => drop(s.incr_by(k, 1)),
+        4 => drop(push(s, k, End::Right, &[b"x"])),
+        5 => drop(s.pop(k, End::Left, 1)),
+        6 => drop(s.take(k)),
+        _ => s.put(k, Value::Str(b"p".to_vec())),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// SCAN's guarantee, under every store: with keys made and removed
+    /// between its steps, every key present for the whole scan is
+    /// returned exactly once, no key twice; and a scan of a store at
+    /// rest returns exactly its keys.
+    #[test]
+    fn a_scan_returns_each_key_present_throughout_once(
+        first in proptest::collection::vec(0u8..60, 0..60),
+        ops in proptest::collection::vec((0u8..8, 0u8..80), 0..200),
+        count in 1usize..12,
+    ) {
+        each(|s| {
+            for k in &first {
+                s.set(format!("k{k}").as_bytes(), b"v", SetCond::Always);
+            }
+            let before = key_set(s);
+            let mut touched = std::collections::BTreeSet::new();
+            let (mut cursor, mut seen, mut ops) = (0, Vec::new(), ops.iter());
+            loop {
+                let step = s.scan(cursor, count);
+                seen.extend(step.keys.iter().map(|k| k.to_vec()));
+                for &(op, k) in ops.by_ref().take(3) {
+                    let k = format!("k{k}").into_bytes();
+                    churn(s, op, &k);
+                    touched.insert(k);
+                }
+                if step.next == 0 {
+                    break;
+                }
+                cursor = step.next;
+            }
+            let distinct: std::collections::BTreeSet<_> = seen.iter().cloned().collect();
+            assert_eq!(distinct.len(), seen.len(), "no key twice");
+            for k in before.difference(&touched) {
+                assert!(distinct.contains(k), "{:?} missed", String::from_utf8_lossy(k));
+            }
+            let mut all = scan_all(s, count);
+            all.sort();
+            assert_eq!(all, key_set(s).into_iter().collect::<Vec<_>>());
+            s.clear();
+            assert!(scan_all(s, count).is_empty());
+        });
+    }
+}
+
+/// Writers racing on a few keys (makes and removes out of order in the
+/// lock-free store's count): once they stop, a scan returns exactly the
+/// keys there are.
+#[test]
+fn the_scan_order_is_exact_once_writers_stop() {
+    each(|s| {
+        std::thread::scope(|t| {
+            for w in 0..4u8 {
+                t.spawn(move || {
+                    let mut rng = w as u32 + 1;
+                    for _ in 0..20_000 {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 17;
+                        rng ^= rng << 5;
+                        let k = format!("k{}", rng % 16);
+                        churn(s, (rng >> 8) as u8, k.as_bytes());
+                    }
+                });
+            }
+        });
+        let mut all = scan_all(s, 3);
+        all.sort();
+        assert_eq!(all, key_set(s).into_iter().collect::<Vec<_>>());
+    });
+}
+
+/// Over 200 000 keys, 2 000 steps of COUNT 10 each take 10 keys and go
+/// on (the sharded store merges its stripes' first places).
+#[test]
+fn scan_steps_take_count_keys_each() {
+    each(|s| {
+        for i in 0..200_000u32 {
+            s.set(&i.to_le_bytes(), b"v", SetCond::Always);
+        }
+        let mut cursor = 0;
+        for _ in 0..2_000 {
+            let step = s.scan(cursor, 10);
+            assert_eq!(step.keys.len(), 10);
+            assert_ne!(step.next, 0);
+            cursor = step.next;
+        }
+    });
+}

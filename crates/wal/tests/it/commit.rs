@@ -75,14 +75,16 @@ impl Wake for Count {
 fn a_registered_waker_is_woken_once_per_commit() {
     let dir = tempfile::tempdir().unwrap();
     let o = Options {
-        fsync_delay: Duration::from_millis(300),
+        fsync_delay: Duration::from_secs(2),
         ..opts(Durability::Always)
     };
     let (wal, _) = open(dir.path(), o).unwrap();
     let count = Arc::new(Count(AtomicUsize::new(0)));
     let waker = Waker::from(Arc::clone(&count));
-    // The first record starts an fsync that sleeps 300 ms; the next three
-    // wait for the one after it and share it.
+    // The first record starts an fsync that sleeps 2 s; the next three
+    // wait for the one after it and share it. (2 s, not less: the three
+    // appends and their registrations must all come while it sleeps, and
+    // a busy machine may hold this thread back for a few hundred ms.)
     let first = wal.append(b"a").unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let tickets: Vec<_> = (0..3).map(|_| wal.append(b"b").unwrap()).collect();

@@ -24,11 +24,11 @@ pub fn start<S: Service>(
     svc: Arc<S>,
     labels: ConstLabels,
 ) -> anyhow::Result<()> {
+    let collector = Box::new(collect::ServiceCollector::new(svc, &labels.protocol));
     let constant = vec![
         ("protocol", labels.protocol),
         ("strategy", labels.strategy),
         ("store", labels.store),
     ];
-    let collector = Box::new(collect::ServiceCollector::new(svc));
     crate::metrics::start(listener, constant, collector)
 }

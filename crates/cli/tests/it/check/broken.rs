@@ -32,6 +32,15 @@ pub enum BoardBug {
     NulRepliesOnly,
     /// LIST in name order instead of creation order.
     ListSorted,
+    /// Every 500th POST (of the server's) is answered with the id it
+    /// would get, but neither stored nor counted: the next POST to that
+    /// topic is answered the same id. A user's test server did this, and
+    /// the checker's witness search ran for minutes.
+    DropsOneIn500,
+    /// After 50 requests on one connection, every reply on it is empty.
+    TiresAfter50,
+    /// A POST's topic ends at the last # of the request, not the first.
+    TopicToLastHash,
 }
 
 type Messages = HashMap<(Vec<u8>, u64), Vec<u8>>;
@@ -60,6 +69,8 @@ struct BoardServer {
     bug: BoardBug,
     board: Mutex<Board>,
     snapshot: Mutex<Messages>,
+    /// POSTs answered so far.
+    posts: std::sync::atomic::AtomicU64,
 }
 
 /// Start a board server with `bug`; returns its address.
@@ -68,6 +79,7 @@ pub fn board(bug: BoardBug) -> String {
         bug,
         board: Mutex::new(Board::default()),
         snapshot: Mutex::new(Messages::new()),
+        posts: std::sync::atomic::AtomicU64::new(0),
     });
     if bug == BoardBug::SnapshotReads {
         let s = server.clone();
@@ -85,11 +97,16 @@ impl BoardServer {
         let mut buf = Vec::new();
         let mut own = Messages::new();
         let mut chunk = [0u8; 65536];
+        let mut served = 0;
         loop {
             loop {
                 match frame(&buf, 65535) {
                     Framed::Frame { len, used, term } => {
+                        served += 1;
                         let mut reply = self.apply(&buf[..len], &mut own);
+                        if self.bug == BoardBug::TiresAfter50 && served > 50 {
+                            reply.clear();
+                        }
                         let term = if self.bug == BoardBug::NulRepliesOnly {
                             0
                         } else {
@@ -113,6 +130,12 @@ impl BoardServer {
     }
 
     fn apply(&self, frame: &[u8], own: &mut Messages) -> Vec<u8> {
+        if let (BoardBug::TopicToLastHash, Some(rest)) = (self.bug, frame.strip_prefix(b"POST@")) {
+            if let Some(at) = rest.iter().rposition(|&b| b == b'#') {
+                let (topic, message) = (&rest[..at], &rest[at + 1..]);
+                return self.post(topic, message, own).to_string().into_bytes();
+            }
+        }
         match Request::parse(frame) {
             Request::Post { topic, message } => {
                 self.post(topic, message, own).to_string().into_bytes()
@@ -168,6 +191,13 @@ impl BoardServer {
             _ => {
                 let mut b = self.board.lock().unwrap();
                 let id = b.count.get(topic).copied().unwrap_or(0);
+                // Relaxed: counted under the board's lock anyway.
+                let n = self
+                    .posts
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if self.bug == BoardBug::DropsOneIn500 && n % 500 == 499 {
+                    return id;
+                }
                 let stored = self.bug != BoardBug::PostNotStored;
                 b.store(topic, id, message, stored);
                 if !stored {

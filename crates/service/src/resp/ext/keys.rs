@@ -19,26 +19,28 @@
 //! KEYS lists the matching keys in byte order (Redis's order is its hash
 //! table's); KEYS and SCAN's MATCH count case, as Redis's do.
 //!
-//! SCAN's cursor: each key has a fixed position, a 64-bit hash of its
-//! name (std's `DefaultHasher`, whose keys are fixed; never 0). A call looks at the keys
-//! whose position is at least the cursor, takes the COUNT with the lowest
-//! positions (and any other key sharing the last one taken), and answers
-//! as the next cursor the position just after the last one taken, or 0
-//! when no key is left. The calls of one scan so cover consecutive ranges
-//! of positions from 0 to the end, each range once: a key present for
-//! the whole scan is in one range and returned by that range's call,
-//! exactly once; a key added or deleted during the scan may or may not
-//! be. MATCH and TYPE then filter what the call took, as Redis's do, so a
-//! call may return fewer than COUNT keys, or none, before the end. The
-//! price of the guarantee: every call hashes every key of the database
-//! (Redis's visits about COUNT buckets).
+//! SCAN's cursor: each key has a fixed place in its store's scan order,
+//! a 64-bit hash of its name, and each store keeps its keys' places
+//! sorted ([`RespStore::scan`](serverlab_store::resp::RespStore::scan)). A call takes the keys at the COUNT
+//! lowest places at or after the cursor (and any other key sharing the
+//! last one), and answers as the next cursor the place just after the
+//! last one taken, or 0 when no key is left. The calls of one scan so
+//! cover consecutive ranges of places from 0 to the end, each range
+//! once: a key present for the whole scan is in one range and returned
+//! by that range's call, exactly once; a key added or deleted during the
+//! scan may or may not be. MATCH and TYPE then filter what the call
+//! took, as Redis's do, so a call may return fewer than COUNT keys, or
+//! none, before the end. A call costs about COUNT (times the stripes of
+//! the sharded store), whatever the number of keys, as Redis's visits
+//! about COUNT buckets; the places are the store's own hash, so a cursor
+//! means nothing to another database or after a restart.
 
 use super::Ctx;
 use crate::resp::{c_str, one_line, Args};
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{glob, reply, Name};
-use serverlab_store::resp::{Coll, Held, RespStore};
-use std::hash::{BuildHasher, Hasher};
+use serverlab_store::resp::{Coll, Held};
+use std::hash::BuildHasher;
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 const DB_RANGE: &str = "ERR DB index is out of range";
@@ -159,14 +161,6 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     Some(if neg { v.wrapping_neg() } else { v })
 }
 
-/// A key's place in SCAN's order (see the module's doc): never 0, which
-/// starts and ends a scan.
-fn position(key: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    h.write(key);
-    h.finish().max(1)
-}
-
 /// SCAN's options.
 struct ScanOptions<'a> {
     count: usize,
@@ -210,43 +204,26 @@ fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         Err(e) => return reply::error(out, e),
     };
     let store = cx.store();
-    let (last, next) = scan_range(store, cursor, o.count);
-    let mut taken: Vec<(u64, Box<[u8]>)> = Vec::new();
-    store.for_each(&mut |k, h| {
-        let at = position(k);
-        let wanted = o.pattern.is_none_or(|p| glob::matches_exact(p, k))
-            && o.kind
-                .is_none_or(|t| t.eq_ignore_ascii_case(type_name(h).as_bytes()));
-        if (cursor..=last).contains(&at) && wanted {
-            taken.push((at, k.into()));
-        }
-    });
-    taken.sort_unstable();
+    let step = store.scan(cursor, o.count);
+    let taken: Vec<&[u8]> = step
+        .keys
+        .iter()
+        .map(|k| &k[..])
+        .filter(|k| o.pattern.is_none_or(|p| glob::matches_exact(p, k)))
+        .filter(|k| {
+            o.kind.is_none_or(|t| {
+                let mut same = false;
+                store.peek(k, &mut |h| {
+                    same = t.eq_ignore_ascii_case(type_name(h).as_bytes())
+                });
+                same
+            })
+        })
+        .collect();
     reply::array(out, 2);
-    reply::bulk(out, next.to_string().as_bytes());
+    reply::bulk(out, step.next.to_string().as_bytes());
     reply::array(out, taken.len());
-    taken.iter().for_each(|(_, k)| reply::bulk(out, k));
-}
-
-/// The range of positions one SCAN call from `cursor` takes (`cursor` to
-/// the first result, inclusive), and the next cursor (0: the end).
-fn scan_range(store: &dyn RespStore, cursor: u64, count: usize) -> (u64, u64) {
-    let mut ahead: Vec<u64> = Vec::new();
-    store.for_each(&mut |k, _| {
-        let at = position(k);
-        if at >= cursor {
-            ahead.push(at);
-        }
-    });
-    if ahead.len() <= count {
-        return (u64::MAX, 0);
-    }
-    let (_, &mut last, after) = ahead.select_nth_unstable(count - 1);
-    match after.iter().filter(|&&p| p > last).min() {
-        // Positions are never 0, so `last + 1` is not 0 either.
-        Some(_) => (last, last + 1),
-        None => (u64::MAX, 0),
-    }
+    taken.iter().for_each(|k| reply::bulk(out, k));
 }
 
 fn rename(nx: bool, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
@@ -579,12 +556,9 @@ mod tests {
         }
         let (mut cursor, mut seen, mut calls) = (0, Vec::new(), 0);
         loop {
-            let (last, next) = scan_range(&*store, cursor, 7);
-            store.for_each(&mut |k, _| {
-                if (cursor..=last).contains(&position(k)) {
-                    seen.push(k.to_vec());
-                }
-            });
+            let step = store.scan(cursor, 7);
+            seen.extend(step.keys.iter().map(|k| k.to_vec()));
+            let next = step.next;
             // Churn: delete a key of the first hundred, add a new one.
             store.del(format!("k{calls}").as_bytes());
             store.set(format!("new{calls}").as_bytes(), b"v", SetCond::Always);

@@ -241,12 +241,14 @@ fn set(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// Puts a string under `key`: its deadline kept (KEEPTTL), dropped, or
-/// `when` (a deadline already past deletes the key).
+/// `when` (a deadline already past deletes the key, but not while the
+/// log replays: a later record, a `PEXPIREAT` or a `PERSIST`, may have
+/// saved it, and the key goes once the replay is done if none did).
 fn store_str(cx: &Ctx, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i64>) {
     let d = cx.here();
     d.store.put(key, Value::Str(value));
     match when {
-        Some(w) if w <= cx.now => {
+        Some(w) if w <= cx.now && !cx.svc.replaying() => {
             d.store.del(key);
             d.expires.remove(key);
         }
@@ -321,7 +323,7 @@ fn getex(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     out.extend_from_slice(&value);
     let d = cx.here();
     match when {
-        Some(w) if w <= cx.now => {
+        Some(w) if w <= cx.now && !cx.svc.replaying() => {
             d.store.del(key);
             d.expires.remove(key);
             cx.log(&[b"DEL", key]);

@@ -192,16 +192,13 @@ fn srandmember_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     }
     let count = usize::try_from(l.unsigned_abs()).unwrap_or(usize::MAX);
     let unique = l > 0;
+    let bound = cx.svc.limits.max_query;
     Ok(read(cx, a.arg(1), |s: Option<&Set>| {
         let Some(s) = s.filter(|_| count > 0) else {
             return reply::array(out, 0);
         };
         if !unique || count == 1 {
-            let all: Vec<&[u8]> = s.iter().map(|m| &**m).collect();
-            reply::array(out, count);
-            for _ in 0..count {
-                reply::bulk(out, all[fastrand::usize(..all.len())]);
-            }
+            picks(s, count, bound, out);
         } else if count >= s.len() {
             bulks(out, members(s).into_iter());
         } else {
@@ -210,4 +207,32 @@ fn srandmember_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
             bulks(out, picked.into_iter());
         }
     })?)
+}
+
+/// Each pick's reply is at least this long (`$0\r\n\r\n`).
+const LEAST_BULK: usize = 6;
+
+/// SRANDMEMBER's `count` picks that may repeat: a reply the count sizes,
+/// not the set, so it is bounded (docs/protocols/resp.md): one that
+/// would pass `bound` (`--max-query`) bytes is refused with an error
+/// instead, before it is made when the count alone passes it, or as
+/// soon as it does (what was made is dropped).
+fn picks(s: &Set, count: usize, bound: usize, out: &mut Vec<u8>) {
+    let too_large = |out: &mut Vec<u8>| {
+        let msg = format!("ERR the reply would pass --max-query ({bound} bytes)");
+        reply::error(out, msg.as_bytes())
+    };
+    if count > bound / LEAST_BULK {
+        return too_large(out);
+    }
+    let all: Vec<&[u8]> = s.iter().map(|m| &**m).collect();
+    let from = out.len();
+    reply::array(out, count);
+    for _ in 0..count {
+        reply::bulk(out, all[fastrand::usize(..all.len())]);
+        if out.len() - from > bound {
+            out.truncate(from);
+            return too_large(out);
+        }
+    }
 }
