@@ -2,7 +2,7 @@
 //! its figures certify themselves, check by check; docs/measuring.md,
 //! "Certified runs"), carried into the report: how many runs and points
 //! were not certified and which checks failed, a line per failed check
-//! under Problems, and a mark on every such point in the tables (`†`)
+//! under Problems, and a mark on every such point in the tables (`‡`)
 //! and the plots (a ring). A run without a verdict (made before `load`
 //! judged its runs) is unknown, never uncertified.
 
@@ -11,7 +11,7 @@ use crate::points::PointStats;
 use serverlab_sweep::layout;
 
 /// The mark after an uncertified point's name in the tables.
-pub const MARK: &str = "†";
+pub const MARK: &str = "‡";
 
 /// Whether `run`'s verdict is that it is not certified (None: no
 /// verdict recorded).
@@ -63,7 +63,7 @@ impl Tally {
         t
     }
 
-    /// The summary's sentence: `2 of 12 runs (2 of 4 points, marked †)
+    /// The summary's sentence: `2 of 12 runs (2 of 4 points, marked ‡)
     /// were not certified: stationarity failed in 2 runs, …`; None where
     /// no run had a verdict.
     pub fn sentence(&self) -> Option<String> {

@@ -204,7 +204,7 @@ impl Figure {
             text += " Error bars that run past the axis are cut at it and end in an arrow.";
         }
         if self.measured().any(|p| p.uncertified) {
-            text += " A ring and † around a marker: some of its point's runs were not \
+            text += " A ring and ‡ around a marker: some of its point's runs were not \
                      certified (see Problems).";
         }
         text
@@ -607,7 +607,7 @@ where
     Ok(())
 }
 
-/// A ring and `†` around each marker whose point has runs that were not
+/// A ring and `‡` around each marker whose point has runs that were not
 /// certified.
 fn draw_uncertified<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,

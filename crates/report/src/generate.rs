@@ -452,8 +452,8 @@ fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
 
 pub const SUMMARY: &str = "Summary";
 
-/// The footnote to the tables' † (said once, before them).
-const UNCERTIFIED_NOTE: &str = "† after a point: at least one of its runs was not certified \
+/// The footnote to the tables' ‡ (said once, before them).
+const UNCERTIFIED_NOTE: &str = "‡ after a point: at least one of its runs was not certified \
     (its `load.json` verdict failed a check: the schedule, the arrivals, stationarity, \
     independence or the sample size; see Problems). Its numbers still count; read them \
     with that in mind. The plots ring such points.";

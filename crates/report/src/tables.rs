@@ -47,7 +47,7 @@ pub(crate) fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     h
 }
 
-/// The point's leading cells, the last marked † where some of its runs
+/// The point's leading cells, the last marked ‡ where some of its runs
 /// were not certified.
 pub(crate) fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     let mut c = point_cells(m, s);

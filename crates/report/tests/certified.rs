@@ -1,7 +1,7 @@
 //! Each run's verdict (`results.validity` in its load.json) in the
 //! report: counted in the summary and on the CLI's stdout, each failed
 //! check under Problems (near-identical ones as one line), the point
-//! marked † in the tables and ringed in the plots; results made before
+//! marked ‡ in the tables and ringed in the plots; results made before
 //! runs were judged are unknown, never uncertified.
 #![allow(clippy::too_many_lines)]
 
@@ -99,7 +99,7 @@ fn uncertified_runs_are_counted_listed_and_marked() {
         .find(|l| l.contains("not certified"))
         .unwrap_or_else(|| panic!("{:#?}", w.summary));
     assert!(
-        sentence.starts_with("2 of 4 judged runs (1 of 2 points, marked †"),
+        sentence.starts_with("2 of 4 judged runs (1 of 2 points, marked ‡"),
         "{sentence}"
     );
     assert!(sentence.contains("1 more made before runs were judged have no verdict"));
@@ -107,7 +107,7 @@ fn uncertified_runs_are_counted_listed_and_marked() {
 
     // The tables mark posters=1, not posters=2.
     assert!(
-        has_row(&w.throughput_table, "1 †"),
+        has_row(&w.throughput_table, "1 ‡"),
         "{}",
         w.throughput_table
     );
@@ -116,7 +116,7 @@ fn uncertified_runs_are_counted_listed_and_marked() {
         "{}",
         w.throughput_table
     );
-    assert!(!has_row(&w.throughput_table, "2 †"));
+    assert!(!has_row(&w.throughput_table, "2 ‡"));
 
     let md = std::fs::read_to_string(&w.markdown).unwrap();
     assert!(
@@ -129,16 +129,16 @@ fn uncertified_runs_are_counted_listed_and_marked() {
     assert!(md.contains("- posters=1 rep 2: not certified: stationarity failed"));
     assert!(!md.contains("posters=1 rep 3: not certified"));
     assert!(!md.contains("posters=2 rep 1: not certified"));
-    assert!(md.contains("† after a point: at least one of its runs was not certified"));
+    assert!(md.contains("‡ after a point: at least one of its runs was not certified"));
     let html = std::fs::read_to_string(&w.html).unwrap();
-    assert!(html.contains("1 †"));
+    assert!(html.contains("1 ‡"));
     assert!(html.contains("posters=1 rep 2: not certified"));
 
     // The plot of throughput against posters rings posters=1: one ring,
-    // one †, and says so under its title.
+    // one ‡, and says so under its title.
     let svg = std::fs::read_to_string(dir.join("plots/throughput-vs-clients.svg")).unwrap();
-    assert_eq!(svg.matches('†').count(), 1, "{svg}");
-    assert!(md.contains("A ring and † around a marker"));
+    assert_eq!(svg.matches('‡').count(), 1, "{svg}");
+    assert!(md.contains("A ring and ‡ around a marker"));
 }
 
 #[test]
@@ -149,10 +149,10 @@ fn results_without_verdicts_are_unknown_not_uncertified() {
     assert_eq!((t.judged, t.unknown, t.uncertified_runs), (0, 5, 0));
     assert!(w.summary.iter().all(|l| !l.contains("certified")));
     let md = std::fs::read_to_string(&w.markdown).unwrap();
-    assert!(!md.contains('†'), "{md}");
+    assert!(!md.contains('‡'), "{md}");
     assert!(!md.contains("not certified"));
     let svg = std::fs::read_to_string(tmp.path().join("plots/throughput-vs-clients.svg")).unwrap();
-    assert!(!svg.contains('†'));
+    assert!(!svg.contains('‡'));
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn every_run_certified_says_so() {
         == "Every one of the 3 judged runs was certified (2 more made before runs were judged \
             have no verdict)."));
     let md = std::fs::read_to_string(&w.markdown).unwrap();
-    assert!(!md.contains('†'));
+    assert!(!md.contains('‡'));
 }
 
 /// A hundred runs failing alike are one Problems line, with their count,
@@ -208,5 +208,5 @@ fn alike_failures_are_said_once() {
         .ends_with("posters=5,readers=4 (reps 1, 2, 3, 4), posters=5,readers=5 (reps 1, 2, 3, 4)"));
     assert_eq!(md.matches("not certified: schedule").count(), 1);
     // Each of the two points is marked in the throughput table.
-    assert_eq!(w.throughput_table.matches('†').count(), 2);
+    assert_eq!(w.throughput_table.matches('‡').count(), 2);
 }

@@ -159,7 +159,7 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
         "{stdout}"
     );
     // Every run's verdict reaches the report: counted, and its point
-    // marked † where a run was not certified.
+    // marked ‡ where a run was not certified.
     let mut uncertified = 0;
     for protocol in ["board", "echo"] {
         let mut marked = false;
@@ -172,7 +172,7 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
             }
             assert!(certified.is_some(), "no verdict: {load}");
         }
-        let mark = if marked { " †" } else { "" };
+        let mark = if marked { " ‡" } else { "" };
         assert!(
             stdout.contains(&format!("| {protocol}{mark} | 2 |")),
             "{stdout}"
