@@ -67,11 +67,19 @@ mod tests {
     use super::*;
 
     /// A live process whose command line reads as a sharded sweep's.
+    /// (Once it has exec'd: until then its command line is this test's,
+    /// and a busy machine may take a while.)
     fn pretend_shard() -> std::process::Child {
-        std::process::Command::new("sh")
+        let child = std::process::Command::new("sh")
             .args(["-c", "sleep 60; true", "sweep", "--shard", "0/2"])
             .spawn()
-            .expect("sh")
+            .expect("sh");
+        let t0 = std::time::Instant::now();
+        while !sharded_sweep(child.id()) {
+            assert!(t0.elapsed().as_secs() < 30, "sh never ran");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child
     }
 
     #[test]
