@@ -91,6 +91,8 @@ pub struct Pt {
     pub ci: Option<(f64, f64)>,
     /// The runs behind it.
     pub n: usize,
+    /// Some of those runs were not certified: drawn ringed.
+    pub uncertified: bool,
 }
 
 /// A plot could not be drawn (the backend's complaint).
@@ -200,6 +202,10 @@ impl Figure {
         let mut text = self.caption();
         if self.truncates_bars() {
             text += " Error bars that run past the axis are cut at it and end in an arrow.";
+        }
+        if self.measured().any(|p| p.uncertified) {
+            text += " A ring and ‡ around a marker: some of its point's runs were not \
+                     certified (see Problems).";
         }
         text
     }
@@ -455,6 +461,7 @@ where
         let shift = |x: f64| if s.lines { 0 } else { dodge(k, x) };
         draw_markers(&mut chart, s, &pts, &shift)?;
         draw_labels(&mut chart, s, &pts, &shift)?;
+        draw_uncertified(&mut chart, s, &shift)?;
         for p in &s.points {
             draw_error_bar(&mut chart, p, color(s.color), dodge(k, p.x), y_range)?;
         }
@@ -600,6 +607,28 @@ where
     Ok(())
 }
 
+/// A ring and `‡` around each marker whose point has runs that were not
+/// certified.
+fn draw_uncertified<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &Series,
+    shift: &dyn Fn(f64) -> i32,
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let ring = BLACK.stroke_width(2);
+    let style = (font::FAMILY, 14).into_font().color(&BLACK);
+    let flagged = s.points.iter().filter(|p| p.uncertified);
+    chart.draw_series(flagged.map(|p| {
+        let d = shift(p.x);
+        EmptyElement::at((p.x, p.y))
+            + Circle::new((d, 0), 10, ring)
+            + Text::new(crate::certified::MARK, (d - 16, -20), style.clone())
+    }))?;
+    Ok(())
+}
+
 /// A point's confidence interval as a bar `dx` pixels aside: a cap where
 /// the interval ends, an arrow where the axis (`y_lo`..`y_hi`) cuts it.
 fn draw_error_bar<DB: DrawingBackend>(
@@ -735,6 +764,7 @@ mod tests {
                     y: 10.0,
                     ci: Some(ci),
                     n: 3,
+                    uncertified: false,
                 }],
                 lines: true,
                 dashed: false,

@@ -148,6 +148,15 @@ pub(crate) fn pt(x: f64, s: &Summary, k: f64) -> Pt {
         y: s.centre(),
         ci: s.ci,
         n: s.n,
+        uncertified: false,
+    }
+}
+
+/// `p`, ringed where some of `stat`'s runs were not certified.
+pub(crate) fn marked(p: Pt, stat: &PointStats) -> Pt {
+    Pt {
+        uncertified: crate::certified::uncertified(stat),
+        ..p
     }
 }
 
@@ -312,7 +321,10 @@ fn client_figures(
             .map(|(c, (name, members))| {
                 let pts = members
                     .iter()
-                    .filter_map(|&p| Some(pt(stats[p].clients?, &get(&stats[p])?, 1.0)))
+                    .filter_map(|&p| {
+                        let s = &stats[p];
+                        Some(marked(pt(s.clients?, &get(s)?, 1.0), s))
+                    })
                     .collect();
                 series(name, c, pts, true, true)
             })
@@ -376,7 +388,7 @@ fn latency_vs_clients(
     let grouped = groups(m, stats, &[last]);
     let point = |p: usize, pct: &str| {
         let s = &stats[p];
-        Some(pt(s.clients?, s.latency(pct)?, unit.per_us()))
+        Some(marked(pt(s.clients?, s.latency(pct)?, unit.per_us()), s))
     };
     let x = clients_scale(stats);
     Figure {
@@ -420,7 +432,10 @@ fn latency_vs_load(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Fig
     let unit = latency_unit(stats, shown);
     let point = |p: usize, pct: &str| {
         let s = &stats[p];
-        Some(pt(s.throughput?.centre(), s.latency(pct)?, unit.per_us()))
+        Some(marked(
+            pt(s.throughput?.centre(), s.latency(pct)?, unit.per_us()),
+            s,
+        ))
     };
     let joined = clients.len() <= 1;
     let mut series = stat_series(&grouped, shown, joined, false, &point);
@@ -461,11 +476,8 @@ pub fn metric_vs_axis(m: &Manifest, stats: &[PointStats], i: usize, metric: &Met
             let pts = members
                 .iter()
                 .filter_map(|&p| {
-                    Some(pt(
-                        x_on(m, &stats[p], i, &x)?,
-                        &(metric.get)(&stats[p])?,
-                        1.0,
-                    ))
+                    let s = &stats[p];
+                    Some(marked(pt(x_on(m, s, i, &x)?, &(metric.get)(s)?, 1.0), s))
                 })
                 .collect();
             series(name, c, pts, lines, true)
@@ -519,7 +531,7 @@ fn service_time(m: &Manifest, stats: &[PointStats], clients: &[usize]) -> Option
     };
     let point = |p: usize, stat: &str| {
         let s = &stats[p];
-        Some(pt(x_of(s)?, s.service(stat)?, unit.per_us()))
+        Some(marked(pt(x_of(s)?, s.service(stat)?, unit.per_us()), s))
     };
     let lines = pick.map(|i| !axes::is_nominal(&m.axes[i])).unwrap_or(true);
     let grouped = groups(m, stats, &exclude);

@@ -47,6 +47,9 @@ pub struct Written {
     pub stale_runs: usize,
     /// Every problem the report lists.
     pub problems: usize,
+    /// The runs' verdicts: how many were judged, not certified, and
+    /// which checks failed.
+    pub certification: crate::certified::Tally,
     /// Of several shards' directories: where each ran, and every point as
     /// a ratio to its own block's baseline.
     pub shards: Option<ShardsWritten>,
@@ -190,6 +193,8 @@ fn write_report(
         .extend(scaling.iter().flat_map(Section::findings));
     let mut all: Vec<&PointStats> = stats.iter().collect();
     all.extend(baseline.as_ref());
+    let certification = crate::certified::Tally::of(&all);
+    findings.findings.extend(certification.sentence());
     let mut problems = problems::problems(&sweep.manifest, &all);
     if let Some(s) = shards.filter(|s| !s.clashes.is_empty()) {
         let clashes = s.clashes.iter().map(|c| (c.slug.clone(), c.problem()));
@@ -230,6 +235,7 @@ fn write_report(
         missing_runs: sweep.points.iter().map(|p| p.missing.len()).sum(),
         stale_runs: sweep.points.iter().map(|p| p.stale.len()).sum(),
         problems: problems.len(),
+        certification,
         shards,
     })
 }
@@ -403,11 +409,16 @@ fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
         Block::List(setup(sweep)),
         Block::Subheading("How to read this".into()),
         Block::Para(HOW_TO_READ.into()),
+    ];
+    if stats.iter().any(crate::certified::uncertified) {
+        b.push(Block::Para(UNCERTIFIED_NOTE.into()));
+    }
+    b.extend([
         Block::Subheading("Throughput".into()),
         Block::Table(tables::throughput(m, stats)),
         Block::Subheading("Latency, all operations (geometric mean, 95% CI)".into()),
         Block::Table(tables::latency(m, stats)),
-    ];
+    ]);
     for (name, _) in PERCENTILES {
         let (unit, table) = tables::latency_summary(m, stats, name);
         b.push(Block::Subheading(format!(
@@ -440,6 +451,12 @@ fn appendix(sweep: &Sweep, stats: &[PointStats]) -> Vec<Block> {
 }
 
 pub const SUMMARY: &str = "Summary";
+
+/// The footnote to the tables' ‡ (said once, before them).
+const UNCERTIFIED_NOTE: &str = "‡ after a point: at least one of its runs was not certified \
+    (its `load.json` verdict failed a check: the schedule, the arrivals, stationarity, \
+    independence or the sample size; see Problems). Its numbers still count; read them \
+    with that in mind. The plots ring such points.";
 pub const SCALING: &str = "Scaling with cores";
 
 const HOW_TO_READ: &str = "Each point ran on a fresh server, repeated in interleaved blocks \

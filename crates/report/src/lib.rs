@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
 pub mod axes;
+pub mod certified;
 pub mod chart;
 pub mod compare;
 pub mod data;

@@ -7,7 +7,7 @@
 use crate::axes::{self, Role};
 use crate::chart::{Figure, Marker, Panel, Pt, Series, XScale};
 use crate::doc::Table;
-use crate::figures::{groups, pt, series, stat_series, styles, THROUGHPUT};
+use crate::figures::{groups, marked, pt, series, stat_series, styles, THROUGHPUT};
 use crate::points::PointStats;
 use crate::stats::Summary;
 use crate::tables::{cells, centre_ci, headers};
@@ -70,7 +70,7 @@ fn hockey_stick(stats: &[PointStats], grouped: &[(String, Vec<usize>)]) -> Figur
     );
     let point = |p: usize, stat: &str| {
         let s = &stats[p];
-        Some(pt(offered(s)?, s.latency(stat)?, unit.per_us()))
+        Some(marked(pt(offered(s)?, s.latency(stat)?, unit.per_us()), s))
     };
     Figure {
         id: "latency-vs-offered-rate".into(),
@@ -104,7 +104,10 @@ fn achieved_vs_offered(
         .map(|(c, (name, members))| {
             let pts = members
                 .iter()
-                .filter_map(|&p| Some(pt(offered(&stats[p])?, &stats[p].throughput?, 1.0)))
+                .filter_map(|&p| {
+                    let s = &stats[p];
+                    Some(marked(pt(offered(s)?, &s.throughput?, 1.0), s))
+                })
                 .collect();
             series(name, c, pts, true, true)
         })
@@ -123,6 +126,7 @@ fn achieved_vs_offered(
                 y: x,
                 ci: None,
                 n,
+                uncertified: false,
             })
             .collect(),
         lines: true,

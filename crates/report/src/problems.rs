@@ -1,6 +1,7 @@
 //! What a reader must know before trusting the numbers, run by run:
 //! failed, stale and missing runs, runs in which nothing completed, runs
-//! made on a busy machine, outliers (with their files), points with too
+//! made on a busy machine, runs not certified (each failed check of
+//! their verdict), outliers (with their files), points with too
 //! few runs or above the sweep's precision target, and points where the
 //! client may have set the pace. Lines of one kind that differ only in
 //! their point, repetition and figures ([`GROUP_AT`] or more of them: a
@@ -22,7 +23,14 @@ pub const GROUP_AT: usize = 3;
 /// Every problem of `stats` (the points, then the baseline), grouped by
 /// kind, near-identical lines as one.
 pub fn problems(m: &Manifest, stats: &[&PointStats]) -> Vec<String> {
-    let kinds: [Kind; 5] = [&lost, &busy, &outliers, &|s| imprecise(m, s), &bottlenecked];
+    let kinds: [Kind; 6] = [
+        &lost,
+        &busy,
+        &crate::certified::problems,
+        &outliers,
+        &|s| imprecise(m, s),
+        &bottlenecked,
+    ];
     kinds
         .iter()
         .flat_map(|kind| {

@@ -528,6 +528,7 @@ fn bare(x: f64, y: f64) -> Pt {
         y,
         ci: None,
         n: 0,
+        uncertified: false,
     }
 }
 

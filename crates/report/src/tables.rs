@@ -47,10 +47,17 @@ pub(crate) fn headers(m: &Manifest, rest: &[String]) -> Vec<String> {
     h
 }
 
+/// The point's leading cells, the last marked ‡ where some of its runs
+/// were not certified.
 pub(crate) fn cells(m: &Manifest, s: &PointStats) -> Vec<String> {
     let mut c = point_cells(m, s);
     if c.is_empty() {
         c.push(s.runs.point.slug.clone());
+    }
+    if crate::certified::uncertified(s) {
+        if let Some(last) = c.last_mut() {
+            last.push_str(&format!(" {}", crate::certified::MARK));
+        }
     }
     c
 }

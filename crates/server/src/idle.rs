@@ -15,9 +15,15 @@
 //! served. Docs: docs/reliability.md ("Lock-out").
 //!
 //! A session becomes busy and is evicted by compare-and-swap on one state
-//! word, so exactly one of the two happens: an evicted session has applied
-//! no request since it was chosen, and a session that won the race is
-//! never closed under a request.
+//! word, so exactly one of the two happens: a session that won the race is
+//! never closed under a request. A session that has received input it has
+//! not yet framed says so (`holding`), and is not chosen. But the
+//! eviction sees neither a request whose bytes a strategy has taken from
+//! the socket before the session was told (uring's receive completes in
+//! the kernel; a readiness loop reads before it frames) nor an idle
+//! session's, so an evicted session answers the whole requests it then
+//! finds received, reads nothing more, and closes: a request received is
+//! never closed unanswered.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -29,6 +35,10 @@ use std::sync::{Arc, OnceLock};
 const BUSY: u64 = 0;
 /// A slot's state: evicted (it stays so).
 const EVICTED: u64 = u64::MAX;
+/// A bit of an idle state: the session holds input it received while it
+/// waited and has not yet framed (its bytes have left the socket, where
+/// `has_input` looks): not chosen until it waits again.
+const HELD: u64 = 1 << 63;
 
 type Wake = Box<dyn Fn() + Send + Sync>;
 
@@ -114,7 +124,9 @@ impl IdleTable {
             let mut idle: Vec<(u64, &Arc<Slot>)> = slots
                 .values()
                 .filter_map(|s| Some((s.state.load(Ordering::Relaxed), s, s.wake.get()?)))
-                .filter(|&(st, _, _)| st != BUSY && st != EVICTED && st <= since_at_most)
+                .filter(|&(st, _, _)| {
+                    st != BUSY && st != EVICTED && st & HELD == 0 && st <= since_at_most
+                })
                 .map(|(st, s, _)| (st, s))
                 .collect();
             idle.sort_unstable_by_key(|&(st, _)| st);
@@ -157,6 +169,32 @@ impl Entry {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
+    }
+
+    /// Input arrived while it waits, not yet framed: not evictable until
+    /// it [`waits_again`](Entry::waits_again) or turns busy. Its wait
+    /// keeps its start (a slowloris's too).
+    pub(crate) fn holding(&self) {
+        let state = &self.slot.state;
+        let mut now = state.load(Ordering::Relaxed);
+        while now != BUSY && now & HELD == 0 {
+            match state.compare_exchange(now, now | HELD, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// What it held was no whole request: it waits on, evictable again.
+    pub(crate) fn waits_again(&self) {
+        let state = &self.slot.state;
+        let mut now = state.load(Ordering::Relaxed);
+        while now != EVICTED && now & HELD != 0 {
+            match state.compare_exchange(now, now & !HELD, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
     }
 
     /// A request has arrived: the connection is busy, unless it was
@@ -266,6 +304,34 @@ mod tests {
         b.idle();
         t.leave(&b);
         assert!(!t.evict_longest(), "it left");
+    }
+
+    /// Input received and not yet framed keeps a connection from being
+    /// chosen (its bytes are no longer in the socket for `has_input` to
+    /// see); once it waits again (a partial request), its wait counts
+    /// from when it began.
+    #[test]
+    fn a_connection_holding_received_input_is_not_chosen() {
+        let t = IdleTable::with_min_idle(std::time::Duration::ZERO);
+        let a = t.join();
+        let wa = woken(&a);
+        a.idle();
+        a.holding();
+        assert!(!t.evict_longest(), "its request is in hand");
+        a.waits_again();
+        assert!(t.evict_longest(), "only part of a request: idle on");
+        assert_eq!(wa.load(Ordering::Relaxed), 1);
+        a.holding();
+        assert!(a.evicted(), "evicted stays evicted");
+        assert!(!a.busy());
+        let b = t.join();
+        let _wb = woken(&b);
+        b.holding();
+        assert!(b.busy(), "busy is not turned into held");
+        b.idle();
+        b.holding();
+        assert!(b.busy(), "a held request turns busy");
+        assert!(!t.evict_longest());
     }
 
     #[test]

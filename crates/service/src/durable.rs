@@ -268,6 +268,19 @@ impl Durable {
         (done, self.waits_for(touch))
     }
 
+    /// What a reply that has read `touch` waits for, the log failed or
+    /// not (`always`; `None` otherwise): for a service that takes back the
+    /// uncommitted writes itself, whose store may still hold them after a
+    /// failure: such a reply then waits for a commit that never comes, and
+    /// is never sent.
+    pub(crate) fn waits(&self, touch: Touch) -> Option<Logged> {
+        if !self.undoes() {
+            return None;
+        }
+        fence(Ordering::SeqCst);
+        self.waits_for(touch)
+    }
+
     /// What a reply that has read `touch` waits for: the last write marked
     /// on it, if that is not yet on disk.
     fn waits_for(&self, touch: Touch) -> Option<Logged> {

@@ -1,16 +1,23 @@
 //! `load … --metrics ADDR`: the load's totals ([`serverlab_load::live`])
 //! for Prometheus, on the endpoint every `--metrics` shares
 //! ([`crate::metrics`]). A scrape reads what the event loops handed over
-//! at their last second; nothing here runs on a loop's thread.
+//! at their last second; nothing here runs on a loop's thread. At the
+//! end of a run, once its result is written, its verdict: whether it was
+//! certified, and each check that decided (docs/measuring.md, "Certified
+//! runs"); `--metrics-linger` keeps the endpoint up to be scraped then.
 
-use crate::metrics::encode::{counters, gauge_f64, Labels};
+use crate::metrics::encode::{counters, gauge_f64, gauges, Labels};
 use hdrhistogram::Histogram;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
+use serverlab_load::certify::verdict::Validity;
 use serverlab_load::live::{Live, Totals, CAUSES};
 use std::fmt::Error;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// The run's verdict, set once at its end.
+pub type Verdict = Arc<OnceLock<Validity>>;
 
 /// Upper bounds of the latency histograms, 10 µs to 10 s (1, 2.5, 5 per
 /// decade), as the server's.
@@ -23,6 +30,7 @@ pub const BOUNDS_S: [f64; 19] = [
 #[derive(Debug)]
 pub struct LoadCollector {
     pub live: Arc<Live>,
+    pub verdict: Verdict,
 }
 
 /// One histogram sample: buckets (each its own count, `+Inf` last), the
@@ -166,8 +174,41 @@ impl Collector for LoadCollector {
             "How late the generator is: the latest second's latest request, after its intended send time (open loop; 0 closed).",
             s.behind_s,
         )?;
-        gauge_f64(&mut enc, RATE.0, RATE.1, s.rate)
+        gauge_f64(&mut enc, RATE.0, RATE.1, s.rate)?;
+        match self.verdict.get() {
+            Some(v) => verdict(&mut enc, v),
+            None => Ok(()),
+        }
     }
+}
+
+/// `serverlab_load_certified` 1 or 0, and
+/// `serverlab_load_check_passed{check}` 1 or 0 for each check that
+/// decided (one not applicable or undecided is left out).
+fn verdict(enc: &mut DescriptorEncoder, v: &Validity) -> Result<(), Error> {
+    gauge_f64(
+        enc,
+        "serverlab_load_certified",
+        "Whether the finished run was certified: 1 when no check failed, 0 when one did (absent until the run ends).",
+        if v.certified { 1.0 } else { 0.0 },
+    )?;
+    let decided: Vec<(Labels, f64)> = v
+        .checks
+        .iter()
+        .filter_map(|c| {
+            let passed = c.passed?;
+            Some((vec![("check", c.name.clone())], f64::from(u8::from(passed))))
+        })
+        .collect();
+    if decided.is_empty() {
+        return Ok(());
+    }
+    gauges(
+        enc,
+        "serverlab_load_check_passed",
+        "Each check of the finished run's verdict: 1 passed, 0 failed (absent where not applicable or undecided).",
+        &decided,
+    )
 }
 
 const RATE: (&str, &str) = (

@@ -202,7 +202,7 @@ pub fn execute<P: Protocol>(
     }
     let ex = flags.execution();
     let mode = flags.watch.mode(format);
-    let progress = watched::<P>(cfg, &flags.watch, mode)?;
+    let (progress, verdict) = watched::<P>(cfg, &flags.watch, mode)?;
     end_early_on_signals(&progress)?;
     let outcome = if matches!(ex.mode, Mode::Once) {
         let warmup = flags.warmup.unwrap_or(WARMUP);
@@ -235,6 +235,11 @@ pub fn execute<P: Protocol>(
             .with_context(|| format!("cannot write {}", json.display()))?;
     }
     let code = emit(&outcome.report, format, files)?;
+    // For the endpoint's last scrapes: after the result is written, so a
+    // scrape that sees no verdict came before it.
+    if let Some(v) = &outcome.report.results.validity {
+        let _ = verdict.set(v.clone());
+    }
     if flags.watch.metrics.is_some() {
         std::thread::sleep(flags.watch.metrics_linger);
     }
@@ -260,14 +265,16 @@ fn require_certified(flags: &PacingArgs, report: &LoadReport, code: ExitCode) ->
 }
 
 /// The run's progress, watched (its loops hand their seconds over) when
-/// `--metrics` or a display asks; the metrics endpoint started.
+/// `--metrics` or a display asks; the metrics endpoint started, and the
+/// slot its verdict goes in at the end for the endpoint to show.
 fn watched<P: Protocol>(
     cfg: &P,
     watch: &WatchArgs,
     mode: progress::Mode,
-) -> anyhow::Result<Progress> {
+) -> anyhow::Result<(Progress, super::metrics::Verdict)> {
+    let verdict = super::metrics::Verdict::default();
     if watch.metrics.is_none() && mode == progress::Mode::None {
-        return Ok(Progress::default());
+        return Ok((Progress::default(), verdict));
     }
     let live = std::sync::Arc::new(serverlab_load::live::Live::default());
     if let Some(addr) = watch.metrics {
@@ -277,11 +284,14 @@ fn watched<P: Protocol>(
             ("protocol", P::NAME.to_string()),
             ("agent", cfg.plan().agent.to_string()),
         ];
-        let collector = Box::new(super::metrics::LoadCollector { live: live.clone() });
+        let collector = Box::new(super::metrics::LoadCollector {
+            live: live.clone(),
+            verdict: verdict.clone(),
+        });
         crate::metrics::start(listener, labels, collector)?;
         eprintln!("serverlab load: metrics at http://{at}/metrics");
     }
-    Ok(Progress::watched(live))
+    Ok((Progress::watched(live), verdict))
 }
 
 /// SIGINT and SIGTERM set `progress`'s interrupt flag: the run ends

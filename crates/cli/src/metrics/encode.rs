@@ -24,6 +24,20 @@ pub fn counters(
     Ok(())
 }
 
+/// A floating-point gauge family: one sample per label set.
+pub fn gauges(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    samples: &[(Labels, f64)],
+) -> Result<(), Error> {
+    let mut family = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    for (labels, value) in samples {
+        ConstGauge::new(*value).encode(family.encode_family(labels)?)?;
+    }
+    Ok(())
+}
+
 /// One unlabelled counter.
 pub fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> Result<(), Error> {
     let metric = enc.encode_descriptor(name, help, None, MetricType::Counter)?;

@@ -683,3 +683,4 @@ fn a_loads_ledger_catches_a_server_that_loses_writes() {
 }
 
 mod faults;
+mod undo;

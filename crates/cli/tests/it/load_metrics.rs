@@ -202,6 +202,92 @@ fn a_running_load_is_scraped_and_its_counters_end_equal_to_the_result() {
     assert_eq!(Some(sent), scheduled, "{after}");
 }
 
+/// The verdict's gauges from a scrape: `serverlab_load_certified`, and
+/// each `check` that has a `serverlab_load_check_passed`.
+fn verdict_gauges(text: &str) -> (Option<f64>, Vec<(String, f64)>) {
+    let checks = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("serverlab_load_check_passed{"))
+        .map(|rest| {
+            let check = rest.split("check=\"").nth(1).unwrap().split('"').next();
+            let value = rest.rsplit_once(' ').unwrap().1.parse().unwrap();
+            (check.unwrap().to_string(), value)
+        })
+        .collect();
+    (sample(text, "serverlab_load_certified", &[]), checks)
+}
+
+#[test]
+fn the_verdict_is_a_gauge_per_check_once_the_run_ends() {
+    let server = ServerProc::start("board", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("load.json");
+    let args = [
+        "--duration",
+        "2s",
+        "--rate",
+        "500",
+        "--metrics-linger",
+        "30s",
+        "--format",
+        "json",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let load = LoadProc::start("board", server.addr, &args);
+    // While it runs (the result not written yet after the scrape): no
+    // verdict, not a 0.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = scrape(load.metrics);
+        if json.exists() {
+            break;
+        }
+        if sample(&text, "serverlab_load_responses_total", &[("op", "POST")]).is_some() {
+            assert_eq!(verdict_gauges(&text), (None, vec![]), "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "nothing counted: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let result = wait_for_json(&json, Duration::from_secs(30));
+    let validity = &result["results"]["validity"];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (certified, checks) = loop {
+        let text = scrape(load.metrics);
+        let (certified, checks) = verdict_gauges(&text);
+        if let Some(c) = certified {
+            break (c, checks);
+        }
+        assert!(Instant::now() < deadline, "no verdict: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let want = if validity["certified"].as_bool().unwrap() {
+        1.0
+    } else {
+        0.0
+    };
+    assert_eq!(certified, want, "{validity}");
+    // Each check that decided, 1 passed and 0 failed; an undecided one
+    // (null) absent.
+    let decided: Vec<(String, f64)> = validity["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| {
+            let passed = c["passed"].as_bool()?;
+            Some((
+                c["name"].as_str().unwrap().to_string(),
+                f64::from(u8::from(passed)),
+            ))
+        })
+        .collect();
+    assert_eq!(checks, decided, "{validity}");
+    // An open loop's schedule always decides, passed or not.
+    assert!(decided.iter().any(|(n, _)| n == "schedule"), "{validity}");
+    assert!(decided.len() >= 2, "{validity}");
+}
+
 #[test]
 fn a_taken_load_metrics_address_fails_at_start_naming_it() {
     let server = ServerProc::start("board", &[]);
@@ -268,11 +354,11 @@ fn promtool_accepts_the_load_exposition() {
             "0s",
         ],
     );
+    // Once the run is over: its verdict's gauges too.
     let deadline = Instant::now() + Duration::from_secs(20);
     let text = loop {
         let t = scrape(load.metrics);
-        if sample(&t, "serverlab_load_responses_total", &[("op", "POST")]).is_some_and(|n| n > 0.0)
-        {
+        if sample(&t, "serverlab_load_certified", &[]).is_some() {
             break t;
         }
         assert!(Instant::now() < deadline, "nothing counted: {t}");

@@ -154,9 +154,35 @@ fn tiny_sweep_writes_results_resumes_and_reports() {
     let stdout = text(&rep.stdout);
     assert!(stdout.contains("| protocol | n | mean req/s |"), "{stdout}");
     assert!(
-        stdout.contains("| board | 2 |") && stdout.contains("| echo | 2 |"),
+        stdout.contains("| board ") && stdout.contains("| echo "),
         "{stdout}"
     );
+    // Every run's verdict reaches the report: counted, and its point
+    // marked ‡ where a run was not certified.
+    let mut uncertified = 0;
+    for protocol in ["board", "echo"] {
+        let mut marked = false;
+        for rep in [1, 2] {
+            let load = json(&out.join(format!("runs/protocol={protocol}/rep-{rep}/load.json")));
+            let certified = load["results"]["validity"]["certified"].as_bool();
+            if certified == Some(false) {
+                uncertified += 1;
+                marked = true;
+            }
+            assert!(certified.is_some(), "no verdict: {load}");
+        }
+        let mark = if marked { " ‡" } else { "" };
+        assert!(
+            stdout.contains(&format!("| {protocol}{mark} | 2 |")),
+            "{stdout}"
+        );
+    }
+    let said = if uncertified == 0 {
+        "Every one of the 4 judged runs was certified.".to_string()
+    } else {
+        format!("- {uncertified} of 4 judged runs (")
+    };
+    assert!(stdout.contains(&said), "{stdout}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let svgs: Vec<_> = std::fs::read_dir(out.join("plots"))
         .unwrap()

@@ -115,6 +115,7 @@ fn bare(x: f64, y: f64) -> Pt {
         y,
         ci: None,
         n: 1,
+        uncertified: false,
     }
 }
 

@@ -40,7 +40,9 @@
 //! - a request that stops the server (board `EXIT`) triggers the stop;
 //! - a connection tells the server's idle table (`idle.rs`) when it waits
 //!   for a request and when one arrives; evicted at the connection cap
-//!   while it waits (so it owes no reply), it closes.
+//!   while it waits, it closes, answering first any request it had
+//!   received that the eviction could not see (its bytes already taken
+//!   from the socket by the strategy).
 //!
 //! Files: this one is the session and what strategies call on it;
 //! `stages.rs` its stage machine (`next`: serve, close, linger);
@@ -158,8 +160,13 @@ pub(crate) struct Session<S: Service> {
     /// It told the table it waits for a request, and has not since said a
     /// request arrived.
     idle_marked: bool,
-    /// Evicted at the connection cap: close.
+    /// Evicted at the connection cap: answer what it had received, read
+    /// nothing more, close.
     evicted: bool,
+    /// It framed a request once evicted (received before the eviction
+    /// could see it): it closes as any session does, lingering, so the
+    /// reply is not lost to a reset.
+    answered_evicted: bool,
     /// What the writes whose replies are unwritten came to in the log.
     logged: Option<Logged>,
     /// How an event loop is told that a commit this connection waits for
@@ -189,6 +196,7 @@ impl<S: Service> Session<S> {
             idle: ctx.idle.join(),
             idle_marked: false,
             evicted: false,
+            answered_evicted: false,
             logged: None,
             commit_waker: None,
             wait_waker: None,
@@ -326,6 +334,9 @@ impl<S: Service> Session<S> {
             _ => {
                 self.input.filled(n);
                 self.starved = false;
+                if self.idle_marked && n > 0 {
+                    self.idle.holding();
+                }
             }
         }
     }

@@ -61,13 +61,13 @@ impl<S: Service> Session<S> {
             self.ctx.svc.common().connections.write_timed_out();
             return self.reset();
         }
-        if self.evicted || (self.idle_marked && self.idle.evicted()) {
-            // Nothing is unanswered: it was evicted while waiting.
+        if self.idle_marked && self.idle.evicted() {
             self.evicted = true;
-            return Io::Close;
         }
         self.output.compact_if_due();
-        let draining = phase == Phase::Draining;
+        // Evicted, it reads nothing more, as when draining: it answers the
+        // requests it had received (see `close`), then closes.
+        let draining = phase == Phase::Draining || self.evicted;
         loop {
             let io = match self.stage {
                 Stage::Open => self.serve(draining),
@@ -128,12 +128,15 @@ impl<S: Service> Session<S> {
             Frame::Ready { len, request } => {
                 self.clocks.request_framed();
                 if std::mem::take(&mut self.idle_marked) && !self.idle.busy() {
-                    // Evicted just before the request arrived: it is not
-                    // applied, and the connection closes.
+                    // Evicted while its request was on its way to the
+                    // session: its bytes had left the socket (a completion
+                    // strategy's receive, a read not yet framed), so the
+                    // eviction could not see them. The client sent it to
+                    // an open connection: it is answered, then the
+                    // connection closes (it reads nothing more).
                     self.evicted = true;
-                    self.stage = Stage::Closing;
-                    return Framed::Stopped;
                 }
+                self.answered_evicted |= self.evicted;
                 self.framed(len, request)
             }
             Frame::Incomplete => {
@@ -231,7 +234,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
-        if !self.idle_marked {
+        if self.idle_marked {
+            // What it held was no whole request (a slowloris's bytes).
+            self.idle.waits_again();
+        } else {
             self.idle.idle();
             self.idle_marked = true;
         }
@@ -301,7 +307,8 @@ impl<S: Service> Session<S> {
     /// too), then close — lingering when the peer may still be sending, or
     /// it may lose the last replies to a reset.
     fn close(&mut self) -> Io {
-        if self.evicted {
+        if self.evicted && !self.answered_evicted {
+            // Evicted while it waited: it owes nothing.
             return Io::Close;
         }
         while self.output.replying() {

@@ -135,6 +135,7 @@ impl<S: Service> Conn<S> {
         if self.write_failed {
             return Parked::Closed { reset: false };
         }
+        self.unstash();
         loop {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
             let parked = match sess.next() {
@@ -155,6 +156,21 @@ impl<S: Service> Conn<S> {
             if let Some(parked) = parked {
                 return parked;
             }
+        }
+    }
+
+    /// Hand the session what was received while it was not waiting for
+    /// input (as far as it has room), before it decides its next step: a
+    /// session evicted at the cap, or draining, reads nothing more but
+    /// answers the requests it holds, and bytes the receive took from the
+    /// socket are held, whether or not they reached it yet.
+    fn unstash(&mut self) {
+        if self.stash.is_empty() {
+            return;
+        }
+        if let Some(sess) = self.sess.get_mut().filter(|s| s.reading_requests()) {
+            let n = sess.receive(&self.stash);
+            self.stash.drain(..n);
         }
     }
 

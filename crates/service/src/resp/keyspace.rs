@@ -17,7 +17,8 @@ use serverlab_store::resp::{self as stores, RespStore, Value};
 use serverlab_store::StoreKind;
 use std::sync::Arc;
 
-/// One database.
+/// One database (cloned: the same store and deadlines, shared).
+#[derive(Clone)]
 pub(crate) struct Db {
     pub store: Arc<dyn RespStore>,
     pub expires: Arc<Expires>,
@@ -25,6 +26,9 @@ pub(crate) struct Db {
 
 pub(crate) struct Keyspace {
     pub dbs: Vec<Db>,
+    /// The locking scheme of every store (a flushed database gets a fresh
+    /// one under a log: the old one is kept to be put back).
+    kind: StoreKind,
 }
 
 impl Keyspace {
@@ -39,7 +43,15 @@ impl Keyspace {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Keyspace { dbs })
+        Some(Keyspace { dbs, kind })
+    }
+
+    /// An empty database of the same scheme.
+    pub(crate) fn fresh(&self) -> Db {
+        Db {
+            store: stores::new(self.kind).expect("a scheme RESP offers"),
+            expires: Arc::default(),
+        }
     }
 
     /// Keys in every database.
@@ -95,34 +107,80 @@ impl Kept {
     }
 }
 
-/// Every database as it was.
-pub(crate) struct Everything {
-    dbs: Vec<(Arc<dyn RespStore>, Arc<Expires>)>,
-    keys: Vec<Kept>,
+/// A key's deadline as it was (EXPIRE, PERSIST and the writes that
+/// drop a deadline change only that), in the database it is in.
+pub(crate) struct Deadline {
+    expires: Arc<Expires>,
+    key: Box<[u8]>,
+    deadline: Option<i64>,
 }
 
-impl Everything {
-    pub(crate) fn of(ks: &Keyspace) -> Everything {
-        let mut keys = Vec::new();
-        for d in &ks.dbs {
-            let mut names: Vec<Box<[u8]>> = Vec::new();
-            d.store.for_each(&mut |k, _| names.push(k.into()));
-            keys.extend(names.iter().map(|k| Kept::of(d, k)));
+impl Deadline {
+    pub(crate) fn of(d: &Db, key: &[u8]) -> Deadline {
+        Deadline {
+            expires: Arc::clone(&d.expires),
+            key: key.into(),
+            deadline: d.expires.get(key),
         }
-        let dbs = ks
-            .dbs
-            .iter()
-            .map(|d| (Arc::clone(&d.store), Arc::clone(&d.expires)))
-            .collect();
-        Everything { dbs, keys }
     }
 
-    /// Empties every database and puts every key back.
     pub(crate) fn restore(self) {
-        for (store, expires) in &self.dbs {
-            store.clear();
-            expires.clear();
+        match self.deadline {
+            Some(w) => self.expires.set(&self.key, w),
+            None => {
+                self.expires.remove(&self.key);
+            }
         }
-        self.keys.into_iter().for_each(Kept::restore);
+    }
+}
+
+/// One step that takes back part of a write: run with the keyspace held
+/// alone, after every step of every later write has run.
+pub(crate) type Step = Box<dyn FnOnce(&mut Keyspace) + Send>;
+
+/// What takes back a write, or a group of writes run alone together:
+/// the steps each change recorded as it was made, run newest first.
+/// Each step costs what its change changed (the members SADD added, the
+/// element LMOVE moved, the old field values HSET replaced, the store
+/// objects FLUSHALL replaced), never a copy of what the write left alone.
+#[derive(Default)]
+pub(crate) struct Journal {
+    steps: Vec<Step>,
+}
+
+impl Journal {
+    pub(crate) fn push(&mut self, step: impl FnOnce(&mut Keyspace) + Send + 'static) {
+        self.steps.push(Box::new(step));
+    }
+
+    /// Puts `kept` back.
+    pub(crate) fn keep(&mut self, kept: Kept) {
+        self.push(move |_| kept.restore());
+    }
+
+    /// Puts the deadline back.
+    pub(crate) fn deadline(&mut self, d: Deadline) {
+        self.push(move |_| d.restore());
+    }
+
+    /// Puts every database back where it was (FLUSHALL, FLUSHDB, SWAPDB:
+    /// the store objects, not their contents, so this is sixteen pointers).
+    pub(crate) fn databases(&mut self, ks: &Keyspace) {
+        let dbs = ks.dbs.clone();
+        self.push(move |ks| ks.dbs = dbs);
+    }
+
+    /// Another journal's steps, after this one's.
+    pub(crate) fn append(&mut self, mut later: Journal) {
+        self.steps.append(&mut later.steps);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Runs every step, newest first.
+    pub(crate) fn undo(self, ks: &mut Keyspace) {
+        self.steps.into_iter().rev().for_each(|s| s(ks));
     }
 }

@@ -9,9 +9,10 @@
 //! written on a thread of its own.
 
 use super::expires::now_ms;
-use super::keyspace::{Kept, Keyspace};
+use super::keyspace::{Journal, Kept, Keyspace};
+use super::undo::InFlight;
 use crate::durable::Touch;
-use crate::Durable;
+use crate::{Durable, Logged};
 use crossbeam_utils::sync::ShardedLock;
 use serverlab_proto::resp::client::command;
 use serverlab_store::resp::{Coll, Held};
@@ -64,20 +65,67 @@ pub(super) fn compact_if_due(log: &Durable, ks: &Keyspace, max_args: usize) {
 /// command alone deletes them first) and logged as the `DEL`s it comes
 /// to, in one record in the log's order with every other write; taken
 /// back if the log refuses it. Nothing is taken while no key is due.
-pub(super) fn expire_due(ks: &ShardedLock<Keyspace>, log: &Durable, max_args: usize) {
+pub(super) fn expire_due(
+    ks: &ShardedLock<Keyspace>,
+    log: &Durable,
+    in_flight: &InFlight,
+    max_args: usize,
+) {
     let due = |ks: &Keyspace, now| ks.dbs.iter().any(|d| d.expires.any_due(None, now));
     if !due(&ks.read().unwrap_or_else(|e| e.into_inner()), now_ms()) {
         return;
     }
-    let ks = ks.write().unwrap_or_else(|e| e.into_inner());
+    let mut ks = ks.write().unwrap_or_else(|e| e.into_inner());
+    if log.failure().is_some() {
+        // Nothing can be logged any more: the writes that never committed
+        // are taken back, and the due keys stay (as written).
+        in_flight.settle(log, &mut ks);
+        return;
+    }
+    let (record, touched, journal) = delete_due(&ks, log.undoes());
+    if record.is_empty() {
+        return;
+    }
+    let keys: Vec<&[u8]> = touched.iter().map(|k| &k[..]).collect();
+    let written = log.write(
+        Touch::Keys(&keys),
+        |rec| {
+            rec.extend_from_slice(&record);
+            true
+        },
+        // The journal is kept by the service's writes in flight, as every
+        // write's is: its steps need the keyspace, held alone.
+        || Box::new(|| {}) as crate::durable::Undo,
+        || (),
+    );
+    match written {
+        Ok((_, logged)) => {
+            if let (true, Some(Logged::Ticket(t))) = (log.undoes(), logged) {
+                in_flight.push(log.wal(), t, journal);
+            }
+            compact_if_due(log, &ks, max_args)
+        }
+        // Refused: the keys are put back (newest first, then every write
+        // still uncommitted), to be deleted when it can be logged (never,
+        // once the log has failed: they stay, as written).
+        Err(_) => {
+            journal.undo(&mut ks);
+            in_flight.settle(log, &mut ks);
+        }
+    }
+}
+
+/// Deletes every key past its deadline, in every database: the record of
+/// `DEL`s (with `SELECT`s: a record replays from database 0), the keys,
+/// and (`keep`: under `always`) what puts them back.
+fn delete_due(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
     let now = now_ms();
-    let (mut record, mut touched, mut kept) = (Vec::new(), Vec::new(), Vec::new());
-    // A record replays from database 0.
+    let (mut record, mut touched, mut journal) = (Vec::new(), Vec::new(), Journal::default());
     let mut rec_db = 0;
     for (n, d) in ks.dbs.iter().enumerate() {
         for key in d.expires.due(now) {
-            if log.undoes() {
-                kept.push(Kept::of(d, &key));
+            if keep {
+                journal.keep(Kept::of(d, &key));
             }
             d.expires.remove(&key);
             d.store.del(&key);
@@ -89,30 +137,7 @@ pub(super) fn expire_due(ks: &ShardedLock<Keyspace>, log: &Durable, max_args: us
             touched.push(key);
         }
     }
-    if record.is_empty() {
-        return;
-    }
-    let keys: Vec<&[u8]> = touched.iter().map(|k| &k[..]).collect();
-    let mut undo = Some(move || kept.into_iter().rev().for_each(Kept::restore));
-    let written = log.write(
-        Touch::Keys(&keys),
-        |rec| {
-            rec.extend_from_slice(&record);
-            true
-        },
-        || Box::new(undo.take().expect("one undo")) as crate::durable::Undo,
-        || (),
-    );
-    match written {
-        Ok(_) => compact_if_due(log, &ks, max_args),
-        // Refused: the keys are put back, to be deleted when it can be
-        // logged (never, once the log has failed: they stay, as written).
-        Err(_) => {
-            if let Some(u) = undo.take() {
-                u();
-            }
-        }
-    }
+    (record, touched, journal)
 }
 
 /// Every database's contents and deadlines, copied.

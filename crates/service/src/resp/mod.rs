@@ -56,6 +56,8 @@ pub struct RespService {
     /// The write-ahead log (`--durability` other than `none`); shared
     /// with the active expirer, which logs its deletions.
     log: Option<Arc<Durable>>,
+    /// Under `always`: the writes not yet committed, with their undos.
+    in_flight: Arc<undo::InFlight>,
     watches: watch::Watches,
     /// Blocked connections, for INFO and CLIENT UNBLOCK.
     blocked: blocking::Blocked,
@@ -120,6 +122,7 @@ impl RespService {
             next_id: AtomicU64::new(1),
             about,
             log: None,
+            in_flight: Default::default(),
             watches: Default::default(),
             blocked: Default::default(),
             pushes: AtomicU64::new(0),
@@ -173,6 +176,7 @@ impl RespService {
             let replaying = Arc::clone(&self.replaying);
             let logged = Arc::clone(&self.expiry_log);
             let max_args = self.limits.max_args;
+            let in_flight = Arc::clone(&self.in_flight);
             let spawned = std::thread::Builder::new()
                 .name("resp-expirer".into())
                 .spawn(move || loop {
@@ -182,7 +186,7 @@ impl RespService {
                         continue;
                     }
                     match logged.get().map(std::sync::Weak::upgrade) {
-                        Some(Some(l)) => log::expire_due(&ks, &l, max_args),
+                        Some(Some(l)) => log::expire_due(&ks, &l, &in_flight, max_args),
                         Some(None) => return,
                         None => {
                             let ks = ks.read().unwrap_or_else(|e| e.into_inner());
@@ -291,6 +295,7 @@ impl RespService {
     /// the database have deadlines, the command holds the deadlines of
     /// its keys for its whole step (see [`expires`]).
     fn fast(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) {
+        self.settle_if_failed();
         let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
         let db = &ks.dbs[conn.db];
         let a = Args {
@@ -327,11 +332,13 @@ impl RespService {
         };
         if !writes {
             let (_, wait) = log.read(touch, || self.data(&ks, conn.db, cmd, &a, out));
-            conn.logged = Logged::merge(conn.logged, wait);
+            conn.logged = Logged::merge(conn.logged, self.read_wait(log, touch, wait));
             return;
         }
         // The deadlines are held inside the step, under the lock that
-        // orders the log (which a compaction's copy takes before them).
+        // orders the log (which a compaction's copy takes before them);
+        // the undo is kept by RESP, not the log's list ([`undo`]).
+        let mut journal = None;
         let written = log.write(
             touch,
             |rec| {
@@ -339,7 +346,7 @@ impl RespService {
                 rec.extend_from_slice(input);
                 true
             },
-            || undo::of(&db.store, &cmd, &a),
+            || undo::into(&mut journal, undo::of(db, &cmd, &a)),
             || {
                 let mut held = self.hold_deadlines(db, &cmd, &keys, false);
                 self.data(&ks, conn.db, cmd, &a, out);
@@ -347,15 +354,55 @@ impl RespService {
             },
         );
         match written {
-            Ok((_, logged)) => conn.logged = Logged::merge(conn.logged, logged),
+            Ok((_, logged)) => self.kept(log, conn, logged, journal),
             Err(e) => return self.refused(e, out),
         }
         if log.wal().compaction_due() {
             // The copy holds every deadline stripe: alone, with none held.
             drop(ks);
-            let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
-            log::compact_if_due(log, &ks, self.limits.max_args);
+            self.compact_alone(log);
         }
+    }
+
+    /// A compaction's cut and copy, with the keyspace held alone.
+    fn compact_alone(&self, log: &Durable) {
+        let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
+        log::compact_if_due(log, &ks, self.limits.max_args);
+    }
+
+    /// Once the log has failed: its uncommitted writes are taken back,
+    /// with the keyspace held alone, before anything reads it.
+    fn settle_if_failed(&self) {
+        if let Some(log) = self.log.as_ref().filter(|l| self.in_flight.unsettled(l)) {
+            let mut ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
+            self.in_flight.settle(log, &mut ks);
+        }
+    }
+
+    /// What a fast-path read's reply waits for: `wait`, the log's answer;
+    /// but if the log failed after [`Self::settle_if_failed`] looked,
+    /// what was read may be a write it never committed, which only the
+    /// gate taken alone takes back: the reply then waits for it as before
+    /// the failure, the wait fails, and the reply is never sent.
+    fn read_wait(&self, log: &Durable, touch: Touch, wait: Option<Logged>) -> Option<Logged> {
+        if wait.is_none() && self.in_flight.unsettled(log) {
+            return log.waits(touch);
+        }
+        wait
+    }
+
+    /// A fast-path write logged: its undo is kept until its commit.
+    fn kept(
+        &self,
+        log: &Durable,
+        conn: &mut RespConn,
+        logged: Option<Logged>,
+        journal: Option<keyspace::Journal>,
+    ) {
+        if let (Some(j), Some(Logged::Ticket(t))) = (journal, logged) {
+            self.in_flight.push(log.wal(), t, j);
+        }
+        conn.logged = Logged::merge(conn.logged, logged);
     }
 
     /// After a fast-path command: a write that wrote drops the deadlines
@@ -890,3 +937,6 @@ impl Service for RespService {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_undo;

@@ -7,7 +7,7 @@ use super::*;
 
 /// How a test's server meets the failing disk.
 #[derive(Clone, Copy)]
-enum Disk {
+pub(super) enum Disk {
     /// The server's own test hook: every data fsync after the third fails.
     Hook,
     /// strace's `-e inject=`: every `fdatasync` from the fourth fails with
@@ -22,14 +22,14 @@ fn strace(inject: &'static str) -> Vec<&'static str> {
 }
 
 impl Disk {
-    fn wrapper(self) -> Vec<&'static str> {
+    pub(super) fn wrapper(self) -> Vec<&'static str> {
         match self {
             Disk::Hook => Vec::new(),
             Disk::Strace => strace("inject=fdatasync:error=EIO:when=4+"),
         }
     }
 
-    fn args(self) -> Vec<&'static str> {
+    pub(super) fn args(self) -> Vec<&'static str> {
         match self {
             Disk::Hook => vec!["--fail-syncs-after", "3"],
             Disk::Strace => Vec::new(),

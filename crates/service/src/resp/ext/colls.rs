@@ -171,6 +171,30 @@ fn put<T: Kind>(cx: &Ctx, key: &[u8], t: T) {
     cx.store().put(key, t.into_value());
 }
 
+/// Records, under a log that takes writes back, a step that runs `f` on
+/// the key's `T` (an empty one if the key is gone) and puts it back (gone
+/// if left empty): what takes back a change of some members or fields.
+fn undo<T: Kind + Default + 'static>(
+    cx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(&mut T) + Send + 'static,
+) {
+    if !cx.keeps() {
+        return;
+    }
+    let d = cx.here().clone();
+    let key: Box<[u8]> = key.into();
+    cx.undo(move |_| {
+        let mut t = match d.store.take(&key).map(T::from_value) {
+            None => T::default(),
+            Some(Ok(t)) => t,
+            Some(Err(other)) => return d.store.put(&key, other),
+        };
+        f(&mut t);
+        d.store.put(&key, t.into_value());
+    });
+}
+
 /// An integer argument (Redis's `getLongLongFromObjectOrReply`).
 fn integer(arg: &[u8]) -> Result<i64, Fail> {
     parse_i64(arg).ok_or(Fail::Err(NOT_INTEGER))

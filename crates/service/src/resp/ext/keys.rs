@@ -36,7 +36,6 @@
 //! means nothing to another database or after a restart.
 
 use super::Ctx;
-use crate::resp::keyspace::{Kept, Keyspace};
 use crate::resp::{c_str, one_line, Args};
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{glob, reply, Name};
@@ -82,20 +81,6 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
             reply::int(out, i64::from(had))
         }
         _ => unreachable!("{name:?} is not a keyspace command"),
-    }
-}
-
-/// What a command changes outside its own database (MOVE's key in the
-/// other database, COPY … DB's destination), as it was.
-pub(crate) fn kept_elsewhere(name: Name, a: &Args, ks: &Keyspace, db: usize) -> Vec<Kept> {
-    let other = match name {
-        Name::Move => db_arg(a.arg(2)).ok().map(|n| (n, a.arg(1))),
-        Name::Copy => copy_options(a, db).ok().map(|o| (o.db, a.arg(2))),
-        _ => None,
-    };
-    match other {
-        Some((n, key)) if n != db => vec![Kept::of(&ks.dbs[n], key)],
-        _ => Vec::new(),
     }
 }
 
@@ -243,7 +228,7 @@ fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 fn rename(nx: bool, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     let (src, dst) = (a.arg(1), a.arg(2));
-    let d = cx.here();
+    let d = cx.here().clone();
     if !d.store.exists(src) {
         return cx.error(out, "ERR no such key");
     }
@@ -266,9 +251,21 @@ fn rename(nx: bool, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     }
     let value = d.store.take(src).expect("the key exists");
     let deadline = d.expires.remove(src);
+    // The destination's value is taken out, not dropped, when a log may
+    // need it back (the deadlines were kept before the command ran).
+    let replaced = if cx.keeps() { d.store.take(dst) } else { None };
     d.store.put(dst, value);
     set_deadline(&d.expires, dst, deadline);
     cx.log_input();
+    let (src, dst): (Box<[u8]>, Box<[u8]>) = (src.into(), dst.into());
+    cx.undo(move |_| {
+        if let Some(v) = d.store.take(&dst) {
+            d.store.put(&src, v);
+        }
+        if let Some(v) = replaced {
+            d.store.put(&dst, v);
+        }
+    });
     done(out)
 }
 
@@ -322,6 +319,9 @@ fn copy(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     if !o.replace && to.store.exists(dst) {
         return reply::int(out, 0);
     }
+    // What it replaces is what takes it back (the source is unchanged).
+    cx.keep(o.db, dst);
+    let to = &cx.ks.dbs[o.db];
     to.store.put(dst, value);
     set_deadline(&to.expires, dst, deadline);
     if o.db != cx.db {
@@ -344,12 +344,22 @@ fn move_key(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     if !from.store.exists(key) || to.store.exists(key) {
         return reply::int(out, 0);
     }
+    // Taken back by the move back (the deadline here was kept before
+    // the command ran; the other database's is kept now).
+    cx.keep_deadline(n, key);
+    let (from, to) = (cx.here().clone(), cx.ks.dbs[n].clone());
     let value = from.store.take(key).expect("the key exists");
     let deadline = from.expires.remove(key);
     to.store.put(key, value);
     set_deadline(&to.expires, key, deadline);
     cx.svc.watches.touch(n, key);
     cx.log_input();
+    let key: Box<[u8]> = key.into();
+    cx.undo(move |_| {
+        if let Some(v) = to.store.take(&key) {
+            from.store.put(&key, v);
+        }
+    });
     reply::int(out, 1)
 }
 
@@ -430,7 +440,20 @@ fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         return reply::int(out, 0);
     }
     if when <= cx.now && !cx.svc.replaying() {
-        cx.store().del(key);
+        if cx.keeps() {
+            // Taken out, to be put back if the log refuses (its deadline
+            // was kept before the command ran).
+            let d = cx.here().clone();
+            let value = d.store.take(key);
+            let key: Box<[u8]> = key.into();
+            cx.undo(move |_| {
+                if let Some(v) = value {
+                    d.store.put(&key, v);
+                }
+            });
+        } else {
+            cx.store().del(key);
+        }
         cx.here().expires.remove(key);
         cx.log(&[b"DEL", key]);
     } else {

@@ -92,6 +92,20 @@ fn with_list<R>(cx: &Ctx, key: &[u8], f: impl FnOnce(&List) -> R) -> Option<R> {
     r
 }
 
+/// Records, under a log that takes writes back, a step that pushes
+/// `items`, in turn, onto the `e` end of `key`'s list (what takes back a
+/// pop of them: given the last popped first).
+fn undo_push(cx: &mut Ctx, key: &[u8], e: End, items: Vec<Box<[u8]>>) {
+    if !cx.keeps() {
+        return;
+    }
+    let d = cx.here().clone();
+    let key: Box<[u8]> = key.into();
+    cx.undo(move |_| {
+        let _ = d.store.push(&key, e, &mut items.iter().map(|i| &**i));
+    });
+}
+
 /// LEFT or RIGHT, in any case.
 fn end(arg: &[u8]) -> Option<End> {
     if arg.eq_ignore_ascii_case(b"left") {
@@ -168,6 +182,11 @@ fn pushx(e: End, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
             let n = list.len();
             put(cx, key, list);
             cx.log_input();
+            let (d, pushed) = (cx.here().clone(), a.count() - 2);
+            let key: Box<[u8]> = key.into();
+            cx.undo(move |_| {
+                let _ = d.store.pop(&key, e, pushed);
+            });
             reply::int(out, n as i64)
         }
     }
@@ -214,9 +233,17 @@ fn lset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         return cx.error(out, "ERR index out of range");
     };
     let mut list = take(cx, key);
-    list[at] = a.arg(3).into();
+    let old = std::mem::replace(&mut list[at], a.arg(3).into());
     put(cx, key, list);
     cx.log_input();
+    let d = cx.here().clone();
+    let key: Box<[u8]> = key.into();
+    cx.undo(move |_| {
+        if let Some(Value::List(mut l)) = d.store.take(&key) {
+            l[at] = old;
+            d.store.put(&key, Value::List(l));
+        }
+    });
     reply::ok(out)
 }
 
@@ -458,6 +485,15 @@ fn lmove(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         Name::BRPopLPush => cx.log(&[b"RPOPLPUSH", src, dst]),
         _ => cx.log_input(),
     }
+    // Taken back by the move back: off `dst`'s `to` end, onto `src`'s
+    // `from` end.
+    let d = cx.here().clone();
+    let (src, dst): (Box<[u8]>, Box<[u8]>) = (src.into(), dst.into());
+    cx.undo(move |_| {
+        if let Ok(Some(v)) = d.store.pop(&dst, to, 1) {
+            let _ = d.store.push(&src, from, &mut v.iter().map(|i| &**i));
+        }
+    });
 }
 
 /// LMPOP's and BLMPOP's arguments past the timeout.
@@ -524,11 +560,15 @@ fn lmpop(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         reply::array(out, 2);
         reply::bulk(out, key);
         reply::array(out, n);
+        let mut popped = Vec::with_capacity(n);
         for _ in 0..n {
             let v = pop_end(&mut list, m.end).expect("counted");
             reply::bulk(out, &v);
+            popped.push(v);
         }
         put(cx, key, list);
+        popped.reverse();
+        undo_push(cx, key, m.end, popped);
         let pop: &[u8] = match m.end {
             End::Left => b"LPOP",
             End::Right => b"RPOP",
@@ -567,6 +607,7 @@ fn bpop(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         reply::bulk(out, key);
         reply::bulk(out, &v);
         cx.log(&[pop, key]);
+        undo_push(cx, key, e, vec![v]);
         return;
     }
     nothing_to_pop(name, cx, out)

@@ -19,8 +19,12 @@
 //! as what was picked (`SPOP` as `SREM`), a blocking pop as the pop it
 //! came to. Under the log it is applied first and logged after (nothing
 //! else runs in between, and its reply waits for the record's commit);
-//! if the log refuses it, what it changed is put back before anyone can
-//! see it.
+//! under `always` each change records what takes it back in the group's
+//! [`Journal`] as it is made ([`undoes`] says how each write does), and
+//! if the log refuses the group, its journal runs, newest first, before
+//! every write still uncommitted is taken back in turn: no one can see
+//! it. A command alone that wrote nothing waits, as a read on the fast
+//! path does, for the last write marked on what it read.
 
 pub(crate) mod colls;
 pub(crate) mod dump;
@@ -31,13 +35,13 @@ pub(crate) mod sort;
 pub(crate) mod strings;
 
 use super::expires::now_ms;
-use super::keyspace::{Db, Everything, Kept, Keyspace};
+use super::keyspace::{Db, Deadline, Journal, Kept, Keyspace};
 use super::{fast_keys, overwrites, Args, RespConn, RespService};
 use crate::durable::Touch;
 use crate::Logged;
 use crossbeam_utils::sync::ShardedLockWriteGuard;
 use serverlab_proto::resp::client::command;
-use serverlab_proto::resp::command::Cmd;
+use serverlab_proto::resp::command::{Cmd, ServerCmd};
 use serverlab_proto::resp::name::Access;
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::RespStore;
@@ -59,6 +63,10 @@ pub(crate) struct Ctx<'a> {
     input: &'a [u8],
     /// The records of what the command changed, if anything.
     record: Option<Vec<u8>>,
+    /// What takes the command back (`always` only): a family whose
+    /// commands [`undoes`] says are [`Undoes::Own`] records each change's
+    /// step here as it makes it.
+    journal: Option<&'a mut Journal>,
 }
 
 impl Ctx<'_> {
@@ -88,6 +96,35 @@ impl Ctx<'_> {
         self.svc.wrongtype(out)
     }
 
+    /// Whether changes must record what takes them back (`always`).
+    pub fn keeps(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Records a step that takes back a change just made (nothing when
+    /// no log needs it: build costly steps only when [`Ctx::keeps`]).
+    pub fn undo(&mut self, step: impl FnOnce(&mut Keyspace) + Send + 'static) {
+        if let Some(j) = self.journal.as_deref_mut() {
+            j.push(step);
+        }
+    }
+
+    /// Records that `key` of this database is to be put back as it is now
+    /// (its value and deadline): for a change that replaces the value.
+    pub fn keep(&mut self, db: usize, key: &[u8]) {
+        if let Some(j) = self.journal.as_deref_mut() {
+            j.keep(Kept::of(&self.ks.dbs[db], key));
+        }
+    }
+
+    /// Records that the deadline of `key` in database `db` is to be put
+    /// back as it is now.
+    pub fn keep_deadline(&mut self, db: usize, key: &[u8]) {
+        if let Some(j) = self.journal.as_deref_mut() {
+            j.deadline(Deadline::of(&self.ks.dbs[db], key));
+        }
+    }
+
     /// An error reply, `msg` without the leading `-`.
     pub fn error(&self, out: &mut Vec<u8>, msg: &str) {
         reply::error(out, msg.as_bytes())
@@ -105,15 +142,25 @@ pub(crate) struct Alone<'g> {
     rec_db: usize,
     /// The keys written, for the log's marks; `None`: every key.
     touched: Option<Vec<Vec<u8>>>,
-    /// What to put back if the log refuses (durable servers only).
-    kept: Vec<Kept>,
-    everything: Vec<Everything>,
+    /// The keys read or written, for what the replies wait for when
+    /// nothing was written (`always` only); `None`: every key.
+    seen: Option<Vec<Vec<u8>>>,
+    /// What takes every change back if the log refuses (`always` only).
+    journal: Journal,
     keep: bool,
+    /// The log had failed when the group began (its uncommitted writes
+    /// were then taken back): the store holds only what is on disk.
+    failed: bool,
 }
 
 impl<'g> Alone<'g> {
     pub(crate) fn begin(svc: &'g RespService) -> Alone<'g> {
-        let ks = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
+        let mut ks = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
+        let failed = svc.log.as_ref().is_some_and(|log| {
+            // A failed log's uncommitted writes go before anything is read.
+            svc.in_flight.settle(log, &mut ks);
+            log.failure().is_some()
+        });
         let now = now_ms();
         let mut alone = Alone {
             ks,
@@ -121,9 +168,10 @@ impl<'g> Alone<'g> {
             record: Vec::new(),
             rec_db: 0,
             touched: Some(Vec::new()),
-            kept: Vec::new(),
-            everything: Vec::new(),
+            seen: Some(Vec::new()),
+            journal: Journal::default(),
             keep: svc.log.as_ref().is_some_and(|l| l.undoes()),
+            failed,
         };
         if !svc.replaying() {
             alone.expire_due();
@@ -140,7 +188,7 @@ impl<'g> Alone<'g> {
             for key in due {
                 let d = &self.ks.dbs[db];
                 if self.keep {
-                    self.kept.push(Kept::of(d, &key));
+                    self.journal.keep(Kept::of(d, &key));
                 }
                 d.expires.remove(&key);
                 d.store.del(&key);
@@ -157,6 +205,19 @@ impl<'g> Alone<'g> {
     /// The keyspace, as the commands alone see it.
     pub(crate) fn keyspace(&self) -> &Keyspace {
         &self.ks
+    }
+
+    /// Notes what a command read (`None`: every key), for the wait of a
+    /// group that wrote nothing.
+    fn saw(&mut self, keys: Option<&[&[u8]]>) {
+        if !self.keep {
+            return;
+        }
+        match (keys, &mut self.seen) {
+            (Some(keys), Some(seen)) => seen.extend(keys.iter().map(|k| k.to_vec())),
+            (None, seen) => *seen = None,
+            (Some(_), None) => {}
+        }
     }
 
     /// Runs one command alone and appends its reply; whether it would
@@ -201,10 +262,12 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
     ) {
         let keys = fast_keys(&cmd, a);
+        let every = matches!(cmd, Cmd::Server(ServerCmd::DbSize | ServerCmd::Info));
+        self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
         if writes && self.keep {
-            let d = &self.ks.dbs[db];
-            self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
+            let undo = super::undo::of(&self.ks.dbs[db], &cmd, a);
+            self.journal.append(undo);
         }
         let from = out.len();
         svc.data(&self.ks, db, cmd, a, out);
@@ -212,6 +275,19 @@ impl<'g> Alone<'g> {
             let mut rec = Vec::new();
             rec.extend_from_slice(input);
             self.after_write(svc, db, &keys, overwrites(&cmd), Some(rec));
+        }
+    }
+
+    /// Before a write runs: what its [`undoes`] keeps ahead of it.
+    fn keep_before(&mut self, name: Name, keys: &[&[u8]], db: usize) {
+        let d = &self.ks.dbs[db];
+        match undoes(name) {
+            Undoes::Keys => keys.iter().for_each(|k| self.journal.keep(Kept::of(d, k))),
+            Undoes::Own | Undoes::Deadlines => keys
+                .iter()
+                .for_each(|k| self.journal.deadline(Deadline::of(d, k))),
+            Undoes::Databases => self.journal.databases(&self.ks),
+            Undoes::Nothing => {}
         }
     }
 
@@ -226,17 +302,11 @@ impl<'g> Alone<'g> {
     ) -> bool {
         let writes = name.facts().access == Access::Write;
         let keys = keys_of(name, a);
+        self.saw(keys.as_deref().filter(|_| !reads_every_key(name)));
         if writes && self.keep {
-            match &keys {
-                Some(keys) => {
-                    let d = &self.ks.dbs[db];
-                    self.kept.extend(keys.iter().map(|k| Kept::of(d, k)));
-                    self.kept
-                        .extend(keys::kept_elsewhere(name, a, &self.ks, db));
-                }
-                None => self.everything.push(Everything::of(&self.ks)),
-            }
+            self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }
+        let steps = self.journal.len();
         let mut cx = Ctx {
             svc,
             ks: &mut self.ks,
@@ -246,9 +316,17 @@ impl<'g> Alone<'g> {
             would_block: false,
             input: a.input,
             record: None,
+            journal: self.keep.then_some(&mut self.journal),
         };
         dispatch(name, a, &mut cx, out);
         let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
+        debug_assert!(
+            !self.keep
+                || record.is_none()
+                || undoes(name) != Undoes::Own
+                || self.journal.len() > steps,
+            "{name:?} wrote, and its family recorded nothing that takes it back"
+        );
         if self.ks.dbs.iter().any(|d| !d.expires.is_empty()) {
             svc.start_expirer();
         }
@@ -341,9 +419,30 @@ impl<'g> Alone<'g> {
         served
     }
 
+    /// What the replies of a group that wrote nothing wait for (`always`):
+    /// the last write marked on what it read, if not yet on disk (also if
+    /// the log failed while the group ran: the wait then fails, and the
+    /// replies are never sent); nothing if the log had failed before it
+    /// began (it read what is on disk, and nothing will commit).
+    fn read_wait(&self, log: &crate::Durable) -> Option<Logged> {
+        if !self.keep || self.failed {
+            return None;
+        }
+        let seen: Option<Vec<&[u8]>> = self
+            .seen
+            .as_ref()
+            .map(|s| s.iter().map(|k| &k[..]).collect());
+        match &seen {
+            None => log.waits(Touch::Every),
+            Some(s) if s.is_empty() => None,
+            Some(s) => log.waits(Touch::Keys(s)),
+        }
+    }
+
     /// Serves the waiting pops the writes made ready, then logs what was
     /// changed (if the server keeps a log and anything was); if the log
-    /// refuses, puts it all back (the waiting pops wait on) and says why.
+    /// refuses, takes it all back (the waiting pops wait on), then every
+    /// other write the log never committed, and says why.
     pub(crate) fn finish(
         mut self,
         svc: &RespService,
@@ -365,6 +464,7 @@ impl<'g> Alone<'g> {
             return Ok(());
         };
         if self.record.is_empty() {
+            conn.logged = Logged::merge(conn.logged, self.read_wait(log));
             settle(None);
             return Ok(());
         }
@@ -376,11 +476,6 @@ impl<'g> Alone<'g> {
             None => Touch::Every,
             Some(t) => Touch::Keys(t),
         };
-        let (kept, everything) = (self.kept, self.everything);
-        let mut undo = Some(move || {
-            kept.into_iter().rev().for_each(Kept::restore);
-            everything.into_iter().rev().for_each(Everything::restore);
-        });
         let record = &self.record;
         let written = log.write(
             touch,
@@ -388,11 +483,17 @@ impl<'g> Alone<'g> {
                 rec.extend_from_slice(record);
                 true
             },
-            || Box::new(undo.take().expect("one undo")) as crate::durable::Undo,
+            // The journal is kept here, not in the log's own list: its
+            // steps need the keyspace, held alone.
+            || Box::new(|| {}) as crate::durable::Undo,
             || (),
         );
+        let journal = std::mem::take(&mut self.journal);
         match written {
             Ok((_, logged)) => {
+                if let (true, Some(Logged::Ticket(t))) = (self.keep, logged) {
+                    svc.in_flight.push(log.wal(), t, journal);
+                }
                 conn.logged = Logged::merge(conn.logged, logged);
                 settle(logged);
                 super::log::compact_if_due(log, &self.ks, svc.limits.max_args);
@@ -400,15 +501,73 @@ impl<'g> Alone<'g> {
             }
             Err(e) => {
                 // Applied, not logged: taken back before anyone sees it
-                // (the pops served here too: they wait on).
-                if let Some(u) = undo.take() {
-                    u();
-                }
+                // (the pops served here too: they wait on), newest first:
+                // this group, then every write before it still
+                // uncommitted, so that none brings back an older one.
+                journal.undo(&mut self.ks);
+                svc.in_flight.settle(log, &mut self.ks);
                 svc.blocked.unclaim(&claimed);
                 Err(e)
             }
         }
     }
+}
+
+/// How a write run alone is taken back if its record never commits
+/// (`always`): every write command of the table says one (a test checks
+/// that each does), so that none is applied without its undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Undoes {
+    /// Its keys' values and deadlines are copied before it runs: for a
+    /// write that replaces or rewrites a string, deletes keys, or rewrites
+    /// a list's middle anyway (LREM, LTRIM, LINSERT).
+    Keys,
+    /// Its keys' deadlines are kept before it runs, and its family
+    /// records, as it changes them, what takes its changes back: the
+    /// members SADD added, the element LMOVE moved, the fields HSET
+    /// replaced (costing what the write changed, not the whole value).
+    Own,
+    /// Its keys' deadlines are kept: it changes nothing else (but an
+    /// EXPIRE into the past, which deletes the key: its family keeps the
+    /// value it takes out).
+    Deadlines,
+    /// The databases' store objects are kept (FLUSHALL and FLUSHDB
+    /// replace them with empty ones under a log, SWAPDB swaps them):
+    /// sixteen pointers, whatever they hold.
+    Databases,
+    /// It changes no data (a read; FUNCTION FLUSH, there being no
+    /// functions; EXEC, whose commands each say).
+    Nothing,
+}
+
+/// How `name` is taken back (see [`Undoes`]).
+pub(crate) fn undoes(name: Name) -> Undoes {
+    use Name::*;
+    match name {
+        Set | Del | Incr | Decr | IncrBy | DecrBy | MSet | LPush | RPush | LPop | RPop | GetEx
+        | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | Append | IncrByFloat
+        | SetBit | LRem | LTrim | LInsert | Unlink | Restore => Undoes::Keys,
+        SAdd | SRem | SPop | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove
+        | BRPopLPush | LSet | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename
+        | RenameNx | Copy | Move | Sort | ZAdd | ZRem | ZPopMin => Undoes::Own,
+        Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
+        FlushAll | FlushDb | SwapDb => Undoes::Databases,
+        Function | Exec => Undoes::Nothing,
+        n => {
+            debug_assert_eq!(n.facts().access, Access::Read, "{n:?} says no undo");
+            Undoes::Nothing
+        }
+    }
+}
+
+/// Whether a command reads keys its arguments do not name (KEYS, SCAN,
+/// RANDOMKEY, SORT's BY and GET patterns, the whole databases).
+fn reads_every_key(name: Name) -> bool {
+    use Name::*;
+    matches!(
+        name,
+        Keys | Scan | RandomKey | Sort | DbSize | Info | FlushAll | FlushDb | SwapDb
+    )
 }
 
 /// Runs one command beyond the fast path alone, and appends its reply.
@@ -444,9 +603,9 @@ pub(crate) fn keys_of<'a>(name: Name, a: &Args<'a>) -> Option<Vec<&'a [u8]>> {
             Some(a.from(at + 1).take(n).collect())
         }
         Name::FlushAll | Name::FlushDb | Name::SwapDb | Name::Function => None,
-        // SORT reads other keys by its BY and GET patterns, and writes
-        // STORE's destination: every key, to be safe.
-        Name::Sort => None,
+        // SORT writes STORE's destination only (what it reads by its BY
+        // and GET patterns is every key: [`reads_every_key`]).
+        Name::Sort => Some(sort::destination(a).into_iter().collect()),
         _ => {
             let k = name.facts().keys;
             if k.first == 0 {

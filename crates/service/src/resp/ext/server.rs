@@ -13,18 +13,15 @@ use serverlab_proto::resp::{reply, Name};
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     match name {
         Name::FlushAll => {
-            for d in &cx.ks.dbs {
-                d.store.clear();
-                d.expires.clear();
+            for n in 0..cx.ks.dbs.len() {
+                flush(cx, n);
             }
             cx.svc.watches.touch_db(None);
             cx.log_input();
             reply::ok(out)
         }
         Name::FlushDb => {
-            let d = cx.here();
-            d.store.clear();
-            d.expires.clear();
+            flush(cx, cx.db);
             cx.svc.watches.touch_db(Some(cx.db));
             cx.log_input();
             reply::ok(out)
@@ -43,6 +40,20 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
             reply::bulk(out, now.subsec_micros().to_string().as_bytes());
         }
         _ => unreachable!("{name:?} is not a server command"),
+    }
+}
+
+/// Empties database `n`. Under a log that takes writes back, by putting
+/// an empty store in its place: the one it replaces is kept, whole, by
+/// the journal (which kept every database's before the command ran), to
+/// be put back if the log refuses, in O(1) whatever it holds.
+fn flush(cx: &mut Ctx, n: usize) {
+    if cx.keeps() {
+        cx.ks.dbs[n] = cx.ks.fresh();
+    } else {
+        let d = &cx.ks.dbs[n];
+        d.store.clear();
+        d.expires.clear();
     }
 }
 

@@ -148,6 +148,11 @@ impl<'a> Opts<'a> {
     }
 }
 
+/// STORE's destination, if the options name one (and parse).
+pub(crate) fn destination<'a>(a: &Args<'a>) -> Option<&'a [u8]> {
+    Opts::parse(a).ok()?.store
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
     List,
@@ -376,6 +381,8 @@ fn results(
 /// for an empty result; its length answered; logged if anything changed.
 fn store(cx: &mut Ctx, dst: &[u8], list: VecDeque<Box<[u8]>>, out: &mut Vec<u8>) {
     let n = list.len();
+    // What it replaces, and nothing else, is what takes it back.
+    cx.keep(cx.db, dst);
     let changed = if n > 0 {
         cx.store().put(dst, Value::List(list));
         true

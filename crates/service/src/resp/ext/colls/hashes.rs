@@ -2,11 +2,14 @@
 //! HEXISTS. HGETALL answers in the order the table keeps (Redis answers
 //! a small hash in the order its fields were first set).
 
-use super::{integer, put, read, take, Done, Fail, Hash};
+use super::{integer, put, read, take, undo, Done, Fail, Hash};
 use crate::resp::ext::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::{parse_i64, push_i64};
 use serverlab_proto::resp::{reply, Name};
+
+/// Fields as they were, in the order they were changed (`None`: absent).
+type Fields = Vec<(Box<[u8]>, Option<Box<[u8]>>)>;
 
 pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
@@ -67,18 +70,26 @@ fn hset(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
     let mut created = 0;
+    // Each field as it was, in order (a field set twice is put back by
+    // its first).
+    let mut was: Fields = Vec::new();
     let mut args = a.from(2);
     while let (Some(f), Some(v)) = (args.next(), args.next()) {
-        match h.get_mut(f) {
-            Some(old) => *old = v.into(),
+        let old = match h.get_mut(f) {
+            Some(old) => Some(std::mem::replace(old, v.into())),
             None => {
                 h.insert(f.into(), v.into());
                 created += 1;
+                None
             }
+        };
+        if cx.keeps() {
+            was.push((f.into(), old));
         }
     }
     put(cx, key, h);
     cx.log_input();
+    undo(cx, key, move |h: &mut Hash| put_back(h, was));
     match name {
         Name::HSet => reply::int(out, created),
         _ => reply::ok(out),
@@ -92,12 +103,17 @@ fn hdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
         reply::int(out, 0);
         return Ok(());
     };
-    let deleted = a.from(2).filter(|f| h.remove(*f).is_some()).count();
+    let deleted: Fields = a
+        .from(2)
+        .filter_map(|f| h.remove_entry(f).map(|(f, v)| (f, Some(v))))
+        .collect();
     put(cx, key, h);
-    if deleted > 0 {
+    let n = deleted.len();
+    if n > 0 {
         cx.log_input();
+        undo(cx, key, move |h: &mut Hash| put_back(h, deleted));
     }
-    reply::int(out, deleted as i64);
+    reply::int(out, n as i64);
     Ok(())
 }
 
@@ -123,9 +139,22 @@ fn hincrby(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     };
     let mut text = Vec::new();
     push_i64(&mut text, sum);
-    h.insert(field.into(), text.into());
+    let old = h.insert(field.into(), text.into());
     put(cx, key, h);
     cx.log_input();
+    let field: Box<[u8]> = field.into();
+    undo(cx, key, move |h: &mut Hash| put_back(h, vec![(field, old)]));
     reply::int(out, sum);
     Ok(())
+}
+
+/// Puts fields back as they were (`None`: absent), the last first, so
+/// that a field changed twice ends as it was before the first change.
+fn put_back(h: &mut Hash, was: Fields) {
+    for (f, v) in was.into_iter().rev() {
+        match v {
+            Some(v) => h.insert(f, v),
+            None => h.remove(&f),
+        };
+    }
 }

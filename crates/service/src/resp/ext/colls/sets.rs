@@ -1,6 +1,6 @@
 //! Sets: SADD, SREM, SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER.
 
-use super::{bulks, integer, positive, put, read, take, Done, Fail, Set, SYNTAX};
+use super::{bulks, integer, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
 use crate::resp::ext::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
@@ -79,17 +79,27 @@ fn any(s: &Set) -> &[u8] {
 fn sadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let mut s = take::<Set>(cx, key)?.unwrap_or_default();
-    let mut added = 0;
+    let mut added: Vec<Box<[u8]>> = Vec::new();
+    let mut n = 0;
     for m in a.from(2) {
         if !s.contains(m) {
             s.insert(m.into());
-            added += 1;
+            n += 1;
+            if cx.keeps() {
+                added.push(m.into());
+            }
         }
     }
     put(cx, key, s);
-    if added > 0 {
+    if n > 0 {
         cx.log_input();
+        undo(cx, key, move |s: &mut Set| {
+            added.iter().for_each(|m| {
+                s.remove(m);
+            })
+        });
     }
+    let added = n;
     reply::int(out, added);
     Ok(())
 }
@@ -100,12 +110,14 @@ fn srem(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
         reply::int(out, 0);
         return Ok(());
     };
-    let removed = a.from(2).filter(|m| s.remove(*m)).count();
+    let removed: Vec<Box<[u8]>> = a.from(2).filter_map(|m| s.take(m)).collect();
     put(cx, key, s);
-    if removed > 0 {
+    let n = removed.len();
+    if n > 0 {
         cx.log_input();
+        undo(cx, key, move |s: &mut Set| s.extend(removed));
     }
-    reply::int(out, removed as i64);
+    reply::int(out, n as i64);
     Ok(())
 }
 
@@ -121,6 +133,9 @@ fn spop(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     put(cx, key, s);
     cx.log(&[b"SREM", key, &m]);
     reply::bulk(out, &m);
+    undo(cx, key, move |s: &mut Set| {
+        s.insert(m);
+    });
     Ok(())
 }
 
@@ -142,6 +157,7 @@ fn spop_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
         // The key is gone: `s` is not put back.
         bulks(out, members(&s).into_iter());
         cx.log(&[b"DEL", key]);
+        undo(cx, key, move |was: &mut Set| *was = s);
         return Ok(());
     }
     let mut popped: Vec<Box<[u8]>> = fastrand::choose_multiple(s.iter(), count)
@@ -159,6 +175,7 @@ fn spop_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
         cx.log(&args);
     }
     bulks(out, popped.iter().map(|m| &**m));
+    undo(cx, key, move |s: &mut Set| s.extend(popped));
     Ok(())
 }
 

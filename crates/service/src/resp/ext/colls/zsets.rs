@@ -2,7 +2,7 @@
 //! BYLEX; REV, LIMIT, WITHSCORES) and ZPOPMIN. Scores are read as
 //! Redis's `string2d` reads them and answered as `%.17g`.
 
-use super::{bulk_double, float, integer, is, positive, put, read, take, Done, Fail, SYNTAX};
+use super::{bulk_double, float, integer, is, positive, put, read, take, undo, Done, Fail, SYNTAX};
 use crate::resp::ext::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::{reply, Name};
@@ -21,12 +21,21 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done
                 reply::int(out, 0);
                 return Ok(());
             };
-            let removed = a.from(2).filter(|m| z.remove(m)).count();
+            let removed: Scores = a
+                .from(2)
+                .filter_map(|m| {
+                    let s = z.score(m)?;
+                    z.remove(m);
+                    Some((m.into(), Some(s)))
+                })
+                .collect();
             put(cx, key, z);
-            if removed > 0 {
+            let n = removed.len();
+            if n > 0 {
                 cx.log_input();
+                undo(cx, key, move |z: &mut ZSet| put_back(z, removed));
             }
-            reply::int(out, removed as i64);
+            reply::int(out, n as i64);
             Ok(())
         }
         Name::ZScore => Ok(read(cx, key, |z: Option<&ZSet>| {
@@ -164,13 +173,19 @@ fn zadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
         .collect::<Result<Vec<f64>, Fail>>()?;
     let z = take::<ZSet>(cx, key)?;
     let (mut added, mut changed, mut done) = (0, 0, None);
+    // Each member's score before it changed (`None`: absent), in order.
+    let mut was: Scores = Vec::new();
     if z.is_some() || !o.xx {
         let mut z = z.unwrap_or_default();
         for (score, member) in scores.into_iter().zip(a.from(at + 1).step_by(2)) {
+            let old = z.score(member);
             let Some(what) = add(&mut z, member, score, &o) else {
                 put(cx, key, z);
                 return Err(Fail::Err("ERR resulting score is not a number (NaN)"));
             };
+            if cx.keeps() && matches!(what, Added::New(_) | Added::Changed(_)) {
+                was.push((member.into(), old));
+            }
             match what {
                 Added::New(s) => (added, done) = (added + 1, Some(s)),
                 Added::Changed(s) => (changed, done) = (changed + 1, Some(s)),
@@ -182,6 +197,7 @@ fn zadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     }
     if added + changed > 0 {
         cx.log_input();
+        undo(cx, key, move |z: &mut ZSet| put_back(z, was));
     }
     match (o.incr, done) {
         (true, Some(s)) => bulk_double(out, s),
@@ -207,16 +223,33 @@ fn zpopmin(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     };
     let n = count.min(z.len());
     reply::array(out, n * 2);
+    let mut popped: Scores = Vec::with_capacity(n);
     for _ in 0..n {
         let (m, s) = z.pop_min().expect("within the count");
         reply::bulk(out, &m);
         bulk_double(out, s);
+        popped.push((m, Some(s)));
     }
     put(cx, key, z);
     if n > 0 {
         cx.log_input();
+        undo(cx, key, move |z: &mut ZSet| put_back(z, popped));
     }
     Ok(())
+}
+
+/// Members and their scores as they were (`None`: absent), in the order
+/// they were changed.
+type Scores = Vec<(Box<[u8]>, Option<f64>)>;
+
+/// Puts members back as they were, the last changed first.
+fn put_back(z: &mut ZSet, was: Scores) {
+    for (m, s) in was.into_iter().rev() {
+        match s {
+            Some(s) => z.insert(&m, s),
+            None => z.remove(&m),
+        };
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
