@@ -371,6 +371,17 @@ impl<S: Service> Session<S> {
         self.stage == Stage::Open
     }
 
+    /// Whether bytes a completion strategy received while the session was
+    /// not waiting for them may still be handed to it: while it reads
+    /// requests, the server runs and it is not evicted. (Once the stop
+    /// starts it reads nothing more: a client that keeps sending would
+    /// otherwise feed it past the drain limit.)
+    pub(crate) fn takes_held_input(&self) -> bool {
+        self.stage == Stage::Open
+            && !self.evicted
+            && self.ctx.shutdown.phase() == Phase::Running
+    }
+
     /// The peer closed its side: no more input will come.
     pub(crate) fn set_eof(&mut self) {
         self.eof = true;

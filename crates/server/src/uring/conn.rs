@@ -161,14 +161,16 @@ impl<S: Service> Conn<S> {
 
     /// Hand the session what was received while it was not waiting for
     /// input (as far as it has room), before it decides its next step: a
-    /// session evicted at the cap, or draining, reads nothing more but
-    /// answers the requests it holds, and bytes the receive took from the
-    /// socket are held, whether or not they reached it yet.
+    /// session evicted at the cap reads nothing more but answers the
+    /// requests it holds, and bytes the receive took from the socket
+    /// before the eviction are held, whether or not they reached it yet.
+    /// Once the server stops, nothing more is handed over (the stop reads
+    /// nothing more; a client still sending would hold the drain).
     fn unstash(&mut self) {
         if self.stash.is_empty() {
             return;
         }
-        if let Some(sess) = self.sess.get_mut().filter(|s| s.reading_requests()) {
+        if let Some(sess) = self.sess.get_mut().filter(|s| s.takes_held_input()) {
             let n = sess.receive(&self.stash);
             self.stash.drain(..n);
         }
