@@ -377,9 +377,7 @@ impl<S: Service> Session<S> {
     /// starts it reads nothing more: a client that keeps sending would
     /// otherwise feed it past the drain limit.)
     pub(crate) fn takes_held_input(&self) -> bool {
-        self.stage == Stage::Open
-            && !self.evicted
-            && self.ctx.shutdown.phase() == Phase::Running
+        self.stage == Stage::Open && !self.evicted && self.ctx.shutdown.phase() == Phase::Running
     }
 
     /// The peer closed its side: no more input will come.
