@@ -323,9 +323,12 @@ fn clashes(sweeps: &[Sweep]) -> Vec<Clash> {
         };
     let mut out = Vec::new();
     for (i, a) in runs.iter().enumerate() {
-        // Start times are whole seconds: runs that merely touch do not clash.
-        for b in runs[i + 1..].iter().take_while(|b| b.start < a.end) {
-            if a.sweep == b.sweep || !same_machine(a.sweep, b.sweep) || b.end <= a.start {
+        // Start times are whole seconds, cut down: a run may have begun up
+        // to a second after the one recorded, so runs one after another
+        // may seem to overlap by less than a second (seen); only an overlap
+        // longer than that is certain.
+        for b in runs[i + 1..].iter().take_while(|b| b.start + 1.0 < a.end) {
+            if a.sweep == b.sweep || !same_machine(a.sweep, b.sweep) || b.end <= a.start + 1.0 {
                 continue;
             }
             let Some(shared) = shared_cpus(a.cpus, b.cpus) else {
