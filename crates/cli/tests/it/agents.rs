@@ -894,6 +894,14 @@ fn merge_capped(dir: &Path) -> Output {
         .unwrap()
 }
 
+/// `path` made a named pipe no one writes to (opening it to read waits
+/// for ever).
+fn fifo(path: &Path) {
+    std::fs::remove_file(path).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.unwrap().success(), "mkfifo {}", path.display());
+}
+
 /// A hostile agent file: what it is, how one real agent's copy is made
 /// so, and the words its refusal must say.
 type Hostile = (&'static str, fn(&Path), &'static [&'static str]);
@@ -947,6 +955,16 @@ const HOSTILE: &[Hostile] = &[
             std::fs::remove_file(&log).unwrap();
             std::os::unix::fs::symlink("/dev/zero", log).unwrap();
         },
+        &["agent-0-of-1.hlog: not a regular file"],
+    ),
+    (
+        "a named pipe as the result",
+        |d| fifo(&d.join(name(0, 1, "json"))),
+        &["agent-0-of-1.json: not a regular file"],
+    ),
+    (
+        "a named pipe as the log",
+        |d| fifo(&d.join(name(0, 1, "hlog"))),
         &["agent-0-of-1.hlog: not a regular file"],
     ),
     (

@@ -161,10 +161,9 @@ fn window(report: &LoadReport) -> Result<(), String> {
 /// unless it is a regular file of at most [`MAX_RESULT_BYTES`] (a device
 /// such as /dev/zero, a pipe or a directory is not a result).
 fn read_capped(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    // Asked before it is opened: opening a named pipe to read waits for a
+    // writer, for ever.
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
     if !meta.is_file() {
         return Err(
             "not a regular file (a device, pipe or directory): an agent's result is the file \
@@ -181,6 +180,7 @@ fn read_capped(path: &Path) -> Result<String, String> {
     if meta.len() > MAX_RESULT_BYTES {
         return Err(too_big(meta.len()));
     }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
     let mut text = String::new();
     file.take(MAX_RESULT_BYTES + 1)
         .read_to_string(&mut text)

@@ -64,19 +64,22 @@ impl Totals {
     ) -> Result<(), String> {
         let a = &agents[k];
         let at = |why: String| format!("{}: {why}", a.hlog.display());
-        let file = std::fs::File::open(&a.hlog).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             at(format!(
                 "cannot read it: {e} (merge adds the agents' histograms from their HDR logs, \
                  which --out writes beside their results)"
             ))
-        })?;
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
+        };
+        // Asked before it is opened: opening a named pipe to read waits for
+        // a writer, for ever.
+        if !std::fs::metadata(&a.hlog).map_err(cannot)?.is_file() {
             return Err(at(
                 "not a regular file (a device, pipe or directory): an agent's log is the file \
                  `load --out` wrote"
                     .into(),
             ));
         }
+        let file = std::fs::File::open(&a.hlog).map_err(cannot)?;
         let mut counts = Counts {
             latency: vec![0; how.names.len()],
             service: vec![0; how.names.len()],
