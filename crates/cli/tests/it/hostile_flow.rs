@@ -243,11 +243,11 @@ fn list_to_clients_that_never_read(strategy: &str) {
     );
     // Served, not stalled behind the silent clients: a server that waited
     // on one would hold a normal client until the 30 s write timeout. A
-    // busy machine alone took p99 to 1.4 s (seen), so the bound is 5 s, a
+    // busy machine alone took p99 to 1.4 s (seen), so the bound is 15 s, a
     // stall's mark, not a speed.
     let p99 = latencies[(latencies.len() * 99).div_ceil(100) - 1];
     assert!(
-        p99 <= Duration::from_secs(5),
+        p99 <= Duration::from_secs(15),
         "{strategy}: normal clients' p99 {p99:?} over {} requests",
         latencies.len()
     );
