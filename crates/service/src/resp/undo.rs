@@ -49,11 +49,16 @@ impl InFlight {
     /// Keeps `journal` until `ticket` commits (and forgets those before
     /// it that have).
     pub(crate) fn push(&self, wal: &Wal, ticket: Ticket, journal: Journal) {
+        let mut done = Vec::new();
         let mut w = self.writes.lock();
         while w.front().is_some_and(|(t, _)| wal.is_committed(*t)) {
-            w.pop_front();
+            done.extend(w.pop_front());
         }
         w.push_back((ticket, journal));
+        drop(w);
+        // Freed outside the lock: a FLUSHALL's journal holds the old
+        // databases whole, and every other writer waits for this lock.
+        drop(done);
     }
 
     /// Whether the log has failed and its uncommitted writes may still be
