@@ -700,6 +700,46 @@ fn the_active_expirer_deletes_and_logs_under_a_log() {
     c.expect(&cmd(&["GET", "stay"]), &bulk("v"));
 }
 
+/// More keys fall due at once than one pass of the expirer deletes (it
+/// takes at most 10,000 a pass, so its record and its hold on the
+/// keyspace stay bounded): the later passes delete the rest.
+#[test]
+fn keys_due_at_once_beyond_a_pass_are_all_expired_under_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--durability",
+        "always",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+    ];
+    let server = ServerProc::start("resp", &args);
+    let mut c = Raw::connect(server.addr);
+    c.expect(&cmd(&["SET", "stay", "v"]), OK);
+    // Five transactions of 5,000 SETs with a deadline: 25,000 keys due
+    // within a moment of each other, five records and five fsyncs.
+    for t in 0..5 {
+        let mut batch = cmd(&["MULTI"]);
+        for k in 0..5000 {
+            batch.extend(cmd(&["SET", &format!("k{t}:{k}"), "v", "PX", "300"]));
+        }
+        batch.extend(cmd(&["EXEC"]));
+        c.send(&batch);
+        let replies = OK.len() + 5000 * "+QUEUED\r\n".len() + "*5000\r\n".len() + 5000 * OK.len();
+        let got = c.read_n(replies);
+        assert!(
+            got.ends_with(OK.as_bytes()),
+            "{}",
+            text(&got[got.len() - 64..])
+        );
+    }
+    let mut info = String::new();
+    let gone = eventually(Duration::from_secs(60), || {
+        info = c.bulk(&cmd(&["INFO", "keyspace"]));
+        info.contains("db0:keys=1,expires=0,")
+    });
+    assert!(gone, "{info}");
+}
+
 /// SCAN costs about COUNT per call, not the keyspace: 100 calls of COUNT
 /// 10 over a million keys end well within a generous guard (each hashed
 /// every key before: a minute in all), and another client's GETs are

@@ -75,6 +75,10 @@ pub(super) fn expire_due(
     if !due(&ks.read().unwrap_or_else(|e| e.into_inner()), now_ms()) {
         return;
     }
+    if log.failure().is_some() && !in_flight.unsettled(log) {
+        // Taken back already: nothing due can be logged, nor deleted.
+        return;
+    }
     let mut ks = ks.write().unwrap_or_else(|e| e.into_inner());
     if log.failure().is_some() {
         // Nothing can be logged any more: the writes that never committed
@@ -115,15 +119,23 @@ pub(super) fn expire_due(
     }
 }
 
-/// Deletes every key past its deadline, in every database: the record of
-/// `DEL`s (with `SELECT`s: a record replays from database 0), the keys,
-/// and (`keep`: under `always`) what puts them back.
+/// The most keys one pass of the expirer deletes (and logs, as one
+/// record): the rest wait for the next pass, 100 ms on, so that neither
+/// the record (at most 64 MiB) nor the time everyone else waits for the
+/// gate grows with how many keys fell due at once.
+const PASS_KEYS: usize = 10_000;
+
+/// Deletes the keys past their deadline, in every database, up to
+/// [`PASS_KEYS`]: the record of `DEL`s (with `SELECT`s: a record replays
+/// from database 0), the keys, and (`keep`: under `always`) what puts
+/// them back.
 fn delete_due(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
     let now = now_ms();
     let (mut record, mut touched, mut journal) = (Vec::new(), Vec::new(), Journal::default());
     let mut rec_db = 0;
     for (n, d) in ks.dbs.iter().enumerate() {
-        for key in d.expires.due(now) {
+        let room = PASS_KEYS - touched.len();
+        for key in d.expires.due(now).into_iter().take(room) {
             if keep {
                 journal.keep(Kept::of(d, &key));
             }
