@@ -406,7 +406,8 @@ const REFUSE_WITHIN: Duration = Duration::from_secs(1);
 /// A request over a limit the server chooses (Redis's bulk limit is
 /// 512 MB): sent `head`, the server must refuse it at once with
 /// `-ERR Protocol error: {what}` and close (`Ok(true)`), or, with a larger
-/// limit, wait for the `rest` and answer it as any request, `answer`
+/// limit, wait for the `rest` (made only then: up to --max-bulk bytes, or
+/// 7 bytes an argument past --max-args) and answer it as any request, `answer`
 /// (`Ok(false)`: the caller skips the case, saying so). Anything else, or
 /// a close without a word, fails.
 fn over_limit(
@@ -414,7 +415,7 @@ fn over_limit(
     c: &mut Conn,
     head: &[u8],
     what: &str,
-    rest: &[u8],
+    rest: impl FnOnce() -> Vec<u8>,
     answer: &[u8],
 ) -> Result<bool, Fail> {
     let refusal = format!("-ERR Protocol error: {what}\r\n");
@@ -442,7 +443,8 @@ fn over_limit(
         "nothing yet: the server waits for the rest",
         true,
     );
-    c.send(rest);
+    let rest = rest();
+    c.send(&rest);
     let got = read(c);
     let answered = got.reply() == Some(answer);
     let sent = format!("the rest of the request ({} bytes)", rest.len());
@@ -471,15 +473,18 @@ fn larger_limit(what: &str, flag: &str, limit: usize) -> Fail {
 fn bulk_over_max(ctx: &mut C) -> Result<(), Fail> {
     let (n, k) = (ctx.proto.max_bulk + 1, ctx.name("k"));
     let head = format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${n}\r\n", k.len());
-    let mut rest = vec![b'x'; n];
-    rest.extend_from_slice(b"\r\n");
+    let rest = || {
+        let mut rest = vec![b'x'; n];
+        rest.extend_from_slice(b"\r\n");
+        rest
+    };
     let mut c = ctx.conn()?;
     if over_limit(
         ctx,
         &mut c,
         head.as_bytes(),
         "invalid bulk length",
-        &rest,
+        rest,
         b"+OK\r\n",
     )? {
         return Ok(());
@@ -502,8 +507,11 @@ fn args_over_max(ctx: &mut C) -> Result<(), Fail> {
     // RPUSH of max_args - 1 one-byte values: 1 + max_args elements.
     let (n, k) = (ctx.proto.max_args + 1, ctx.name("l"));
     let head = format!("*{n}\r\n");
-    let mut rest = format!("$5\r\nRPUSH\r\n${}\r\n{k}\r\n", k.len()).into_bytes();
-    rest.extend(b"$1\r\nx\r\n".repeat(n - 2));
+    let rest = || {
+        let mut rest = format!("$5\r\nRPUSH\r\n${}\r\n{k}\r\n", k.len()).into_bytes();
+        rest.extend(b"$1\r\nx\r\n".repeat(n - 2));
+        rest
+    };
     let pushed = format!(":{}\r\n", n - 2);
     let mut c = ctx.conn()?;
     let refused = over_limit(
@@ -511,7 +519,7 @@ fn args_over_max(ctx: &mut C) -> Result<(), Fail> {
         &mut c,
         head.as_bytes(),
         "invalid multibulk length",
-        &rest,
+        rest,
         pushed.as_bytes(),
     )?;
     if refused {
