@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 /// How long a client may take to send its whole request head.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a reply may take to be written.
+/// How long a reply may take to be written, whole.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest request head taken (request line and headers).
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -370,7 +370,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 fn reply(
-    mut stream: &TcpStream,
+    stream: &TcpStream,
     status: u16,
     content_type: &str,
     body: &[u8],
@@ -385,9 +385,29 @@ fn reply(
         head += &format!("{k}: {v}\r\n");
     }
     head += "\r\n";
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)?;
-    stream.flush()
+    let by = Instant::now() + WRITE_TIMEOUT;
+    write_by(stream, head.as_bytes(), by)?;
+    write_by(stream, body, by)
+}
+
+/// Writes all of `bytes` by `by`, whatever the pace the client reads at:
+/// a timeout on each write alone let a client reading a byte at a time
+/// hold its slot (one that is answering is never evicted) for ever.
+fn write_by(mut stream: &TcpStream, mut bytes: &[u8], by: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = by.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
