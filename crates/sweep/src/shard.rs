@@ -82,6 +82,36 @@ mod tests {
         child
     }
 
+    /// A link left at the claim's name is replaced, never followed (it
+    /// truncated what it pointed to); a claim that names no shard is said
+    /// as "another shard"; a directory that cannot be made refuses nothing.
+    #[test]
+    fn claims_follow_no_link_and_read_foreign_ones_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "kept\n").unwrap();
+        let claims = dir.path().join("claims");
+        std::fs::create_dir(&claims).unwrap();
+        let own = claims.join(format!("caps.{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &own).unwrap();
+        let one = Shard { index: 1, count: 2 };
+        let claim = claim_in(&claims, "caps", one).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kept\n");
+        assert!(!std::fs::symlink_metadata(&own).unwrap().is_symlink());
+        drop(claim);
+        let mut other = pretend_shard();
+        std::fs::write(claims.join(format!("caps.{}", other.id())), "garbage").unwrap();
+        let refused = claim_in(&claims, "caps", one).unwrap_err();
+        assert!(
+            refused.starts_with("another shard of experiment 'caps'"),
+            "{refused}"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+        let not_a_dir = dir.path().join("victim").join("claims");
+        assert!(claim_in(&not_a_dir, "caps", one).unwrap().0.is_none());
+    }
+
     #[test]
     fn a_second_shard_of_an_experiment_on_one_machine_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -174,8 +204,12 @@ pub fn claim_in(dir: &std::path::Path, name: &str, shard: Shard) -> Result<Claim
         .collect();
     let me = std::process::id();
     let own = dir.join(format!("{safe}.{me}"));
-    if std::fs::create_dir_all(dir).is_err() || std::fs::write(&own, format!("{shard}\n")).is_err()
-    {
+    if let Err(e) = write_claim(dir, &own, shard) {
+        eprintln!(
+            "serverlab: warning: shard {shard} could not note itself in {} ({e}): other shards \
+             of '{name}' started on this machine will not be refused",
+            dir.display()
+        );
         return Ok(Claim(None));
     }
     let claim = Claim(Some(own));
@@ -193,16 +227,37 @@ pub fn claim_in(dir: &std::path::Path, name: &str, shard: Shard) -> Result<Claim
         if pid == me || !sharded_sweep(pid) {
             continue;
         }
+        // A claim half written, or not ours, names no shard: said so.
         let other = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let which = match Shard::parse(other.trim()) {
+            Ok(s) => format!("shard {s}"),
+            Err(_) => "another shard".to_string(),
+        };
         return Err(format!(
-            "shard {} of experiment '{name}' is running on this machine (process {pid}): \
+            "{which} of experiment '{name}' is running on this machine (process {pid}): \
              shards of one experiment are pinned to the same CPUs, so two at once compete \
              for them and spoil both; run this machine's shards one after another, or on \
-             separate machines",
-            other.trim()
+             separate machines"
         ));
     }
     Ok(claim)
+}
+
+/// Writes this process's claim as a new file: one left at its name (a
+/// process of the same id, long gone) is removed first, and a link put
+/// there is never followed.
+fn write_claim(dir: &std::path::Path, own: &std::path::Path, shard: Shard) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    match std::fs::remove_file(own) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(own)?;
+    writeln!(f, "{shard}")
 }
 
 /// Whether process `pid` is alive and a sharded sweep (its command line
