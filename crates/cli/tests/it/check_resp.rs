@@ -233,10 +233,12 @@ fn caught(bug: Bug) -> serde_json::Value {
     let mut missed = Vec::new();
     for duration in ["100ms", "200ms", "400ms", "800ms", "1600ms"] {
         let (code, report) = check(&small_server(Some(bug)), &lin_args(duration));
-        if code == Some(1) {
+        // Caught is not-linearizable; an inconclusive check (out of budget
+        // on a starved machine) also exits 1, and is tried again, longer.
+        if code == Some(1) && report["concurrency"]["verdict"] == "not-linearizable" {
             return report;
         }
-        assert_eq!(code, Some(0), "{bug:?}: {report:#}");
+        assert!(matches!(code, Some(0 | 1)), "{bug:?}: {report:#}");
         missed.push(format!(
             "{duration}: {} operations",
             report["concurrency"]["operations"]
