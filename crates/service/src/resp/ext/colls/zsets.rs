@@ -178,7 +178,8 @@ fn zadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     if z.is_some() || !o.xx {
         let mut z = z.unwrap_or_default();
         for (score, member) in scores.into_iter().zip(a.from(at + 1).step_by(2)) {
-            let old = z.score(member);
+            // Looked up only where an undo is kept.
+            let old = if cx.keeps() { z.score(member) } else { None };
             let Some(what) = add(&mut z, member, score, &o) else {
                 put(cx, key, z);
                 return Err(Fail::Err("ERR resulting score is not a number (NaN)"));
