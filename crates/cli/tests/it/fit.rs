@@ -557,15 +557,6 @@ fn hostile_tables_are_refused_naming_the_line() {
     }
 }
 
-/// The peak resident memory of process `pid` so far (VmHWM), in KiB.
-fn hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// `fit FILE` with stdout and stderr to files, its peak RSS watched; the
 /// exit code (None: killed at `limit`, a hang guard) and the peak in KiB.
 fn watched_fit(file: &Path, limit: std::time::Duration) -> (Option<i32>, u64, String) {
@@ -577,24 +568,7 @@ fn watched_fit(file: &Path, limit: std::time::Duration) -> (Option<i32>, u64, St
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("run serverlab");
-    let t0 = std::time::Instant::now();
-    let mut hwm = 0;
-    let code = loop {
-        // VmHWM only grows: the last reading before the exit is the peak
-        // to within one poll.
-        if let Some(kib) = hwm_kib(child.id()) {
-            hwm = hwm.max(kib);
-        }
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    };
+    let (code, hwm) = wait_watching_peak(&mut child, limit);
     let out = std::fs::read_to_string(file.with_extension("out")).unwrap_or_default();
     (
         code,

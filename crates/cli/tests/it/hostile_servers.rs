@@ -8,7 +8,7 @@
 //! replies while it waits. Each row is printed (run with `--nocapture` to
 //! see them: docs/reliability.md's table).
 
-use crate::support::{fake_server, heavy_turn, BIN};
+use crate::support::{fake_server, heavy_turn, wait_watching_peak, BIN};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -130,15 +130,6 @@ struct Outcome {
     cause: String,
 }
 
-/// The peak resident memory of process `pid` so far (VmHWM), in KiB.
-fn hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// Run the binary with `args`, watching its peak RSS; killed at `limit`.
 fn watched(args: &[String], limit: Duration) -> Outcome {
     let t0 = Instant::now();
@@ -160,23 +151,7 @@ fn watched(args: &[String], limit: Duration) -> Outcome {
         let _ = out.read_to_string(&mut s);
         s
     });
-    let mut hwm = 0;
-    let code = loop {
-        // VmHWM only grows: the last reading before the exit is the peak
-        // to within one poll.
-        if let Some(kib) = hwm_kib(child.id()) {
-            hwm = hwm.max(kib);
-        }
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (code, hwm) = wait_watching_peak(&mut child, limit);
     let took = t0.elapsed();
     let stderr = reader.join().unwrap_or_default();
     let stdout = out_reader.join().unwrap_or_default();

@@ -507,6 +507,39 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS in /proc/<pid>/status")
 }
 
+/// The peak resident memory of process `pid` so far (VmHWM), in KiB.
+pub fn hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Waits for `child`, watching its peak resident memory: its exit code
+/// (`None`: killed at `limit`, a hang guard) and the peak in KiB.
+pub fn wait_watching_peak(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, u64) {
+    let t0 = Instant::now();
+    let mut hwm = 0;
+    let code = loop {
+        // VmHWM only grows: the last reading before the exit is the peak
+        // to within one poll.
+        if let Some(kib) = hwm_kib(child.id()) {
+            hwm = hwm.max(kib);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (code, hwm)
+}
+
 /// Run `cmd` with `input` on its stdin (closed after it) and collect its
 /// output; a program that cannot start panics with `missing`, which says
 /// how to install it.
