@@ -371,16 +371,9 @@ fn slow_and_many_clients_are_bounded() {
     // scrape is answered again.
     // The server must close it (end of file), not this side's read time
     // out: a minute is far past the 5 s however busy the machine.
-    let mut first = idle.into_iter().next().unwrap();
-    first
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let mut reply = String::new();
-    let read = first.read_to_string(&mut reply);
-    assert!(read.is_ok(), "the slow client was not cut off: {read:?}");
-    assert!(
-        reply.is_empty() || reply.starts_with("HTTP/1.1 408"),
-        "{reply}"
+    closed_unanswered_or_408(
+        idle.into_iter().next().unwrap(),
+        "the slow client was not cut off",
     );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -431,13 +424,21 @@ fn idle_connections_do_not_stop_a_scrape() {
     assert!(text.contains("serverlab_requests_total"), "{text}");
     // The first idle one made room: closed, unanswered (or, on a machine
     // so busy that 5 s went by, cut off by its read timeout).
-    let mut first = idle.into_iter().next().unwrap();
-    first
-        .set_read_timeout(Some(Duration::from_secs(60)))
+    closed_unanswered_or_408(
+        idle.into_iter().next().unwrap(),
+        "the idle one was not closed",
+    );
+}
+
+/// Reads `conn` to its end: the server must close it (not this side's
+/// read time out: a minute is far past the 5 s however busy the machine),
+/// with nothing said or a 408.
+fn closed_unanswered_or_408(mut conn: TcpStream, what: &str) {
+    conn.set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let mut reply = String::new();
-    let read = first.read_to_string(&mut reply);
-    assert!(read.is_ok(), "{read:?}");
+    let read = conn.read_to_string(&mut reply);
+    assert!(read.is_ok(), "{what}: {read:?}");
     assert!(
         reply.is_empty() || reply.starts_with("HTTP/1.1 408"),
         "{reply}"
