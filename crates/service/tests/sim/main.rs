@@ -16,7 +16,8 @@
 //!   replays seed 17 and prints its steps; with `MUTANT=no-rollback`,
 //!   with that bug planted.
 //! - `SEEDS=2000` runs that many seeds (by hand), and the mutant table
-//!   counts over that many (`--nocapture` prints it).
+//!   counts over that many (`--nocapture` prints it); with
+//!   `SIM_CATCH_ALL=1` it also counts how many of them catch each bug.
 
 mod kv;
 mod regressions;
@@ -119,11 +120,23 @@ fn resp_catches_every_planted_bug() {
     let seeds = seeds(MUTANT_SEEDS);
     let mut escaped = Vec::new();
     println!("mutant | seeds to catch (of {})", seeds.len());
+    let count = std::env::var("SIM_CATCH_ALL").is_ok();
     for m in Mutant::ALL {
         match first_failure("resp_keeps", Some(m), &seeds, resp::run) {
             Some((n, why)) => {
                 let first = why.lines().take(3).collect::<Vec<_>>().join(" / ");
-                println!("{} | {n} | {first}", m.name());
+                let all = if count {
+                    let caught = seeds
+                        .iter()
+                        .filter(|&&s| {
+                            first_failure("resp_keeps", Some(m), &[s], resp::run).is_some()
+                        })
+                        .count();
+                    format!(" | caught by {caught} of {}", seeds.len())
+                } else {
+                    String::new()
+                };
+                println!("{} | {n}{all} | {first}", m.name());
             }
             None => {
                 println!("{} | not caught", m.name());
