@@ -123,8 +123,12 @@ impl Seen {
         if let Touch::Every = touch {
             self.every.fetch_max(lsn, Ordering::SeqCst);
         }
+        let mut first = true;
         touch.each(|k| {
-            self.slot(k).fetch_max(lsn, Ordering::SeqCst);
+            if first || !crate::sim::planted(crate::sim::Mutant::ForgetOneKey) {
+                self.slot(k).fetch_max(lsn, Ordering::SeqCst);
+            }
+            first = false;
         });
     }
 
@@ -284,6 +288,9 @@ impl Durable {
     /// What a reply that has read `touch` waits for: the last write marked
     /// on it, if that is not yet on disk.
     fn waits_for(&self, touch: Touch) -> Option<Logged> {
+        if crate::sim::planted(crate::sim::Mutant::ReadSkipsWait) {
+            return None;
+        }
         let last = self.seen.seen(touch);
         let wait = (last > 0).then(|| self.wal.ticket(last));
         wait.filter(|&t| !self.wal.is_committed(t))

@@ -23,6 +23,7 @@ pub mod echo;
 pub mod kv;
 pub mod resp;
 pub mod service_time;
+pub mod sim;
 pub mod stats;
 
 pub use common::{final_stats, ByteCounts, Common, ConnCounters};

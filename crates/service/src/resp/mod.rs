@@ -171,6 +171,11 @@ impl RespService {
     /// command alone first does, and a fast-path command that meets such
     /// a key runs alone.
     fn start_expirer(&self) {
+        if crate::sim::clock().is_some() {
+            // The simulation's clock is its thread's: it runs the passes
+            // itself ([`Self::expire_pass`]), at steps of its choosing.
+            return;
+        }
         self.expirer.call_once(|| {
             let ks = Arc::downgrade(&self.keyspace);
             let replaying = Arc::clone(&self.replaying);
@@ -202,9 +207,30 @@ impl RespService {
         });
     }
 
+    /// One pass of the active expirer, in the calling thread: what the
+    /// simulation runs as a step, on its clock.
+    #[cfg(feature = "sim")]
+    pub fn expire_pass(&self) {
+        match &self.log {
+            Some(l) => log::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args),
+            None => {
+                let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
+                ks.expire_due(expires::now_ms());
+            }
+        }
+    }
+
     /// Whether the log is being replayed (no key expires meanwhile).
     pub(crate) fn replaying(&self) -> bool {
         self.replaying.load(Ordering::Acquire)
+    }
+
+    /// Ends a replay into a service that keeps no log (the simulation's
+    /// model of what a log holds, replayed beside the server): keys
+    /// expire again.
+    pub fn replayed(self) -> Self {
+        self.replaying.store(false, Ordering::Release);
+        self
     }
 
     /// Logs every command that changes data from now on into `wal`,
@@ -906,7 +932,11 @@ impl Service for RespService {
     }
 
     fn logged(&self, conn: &mut RespConn) -> Option<Logged> {
-        conn.logged.take()
+        let logged = conn.logged.take();
+        if crate::sim::planted(crate::sim::Mutant::AckBeforeFsync) {
+            return None;
+        }
+        logged
     }
 
     fn report(&self) -> serde_json::Value {
