@@ -70,21 +70,6 @@ impl LoadProc {
     }
 }
 
-/// The board load's operations and their counts in a result.
-fn op_counts(json: &serde_json::Value) -> Vec<(String, u64)> {
-    json["results"]["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["name"].as_str().unwrap().to_string(),
-                o["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// The result at `path`, once the load has written it whole.
 fn wait_for_json(path: &std::path::Path, within: Duration) -> serde_json::Value {
     let deadline = Instant::now() + within;

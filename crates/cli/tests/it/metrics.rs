@@ -531,8 +531,7 @@ fn oversized_requests_get_431() {
 #[test]
 fn durability_exposes_the_logs_commits() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let (server, at) = serve("kv", &["--durability", "always", "--data-dir", d]);
+    let (server, at) = serve("kv", &logged_always(dir.path()));
     for k in ["a", "b", "c"] {
         assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
     }
@@ -560,8 +559,7 @@ pub fn promtool(args: &[&str], input: &str) -> std::process::Output {
 #[ignore = "needs prometheus (promtool): apt-get install prometheus; run: cargo test --workspace -- --ignored"]
 fn promtool_accepts_the_exposition() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let (server, at) = serve("resp", &["--durability", "always", "--data-dir", d]);
+    let (server, at) = serve("resp", &logged_always(dir.path()));
     let mut c = TcpStream::connect(server.addr).unwrap();
     c.write_all(&resp_cmd(&["SET", "k", "v"])).unwrap();
     let mut ok = [0; 5];

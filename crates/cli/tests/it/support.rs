@@ -673,6 +673,41 @@ pub fn stat(out: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {name} in {out}"))
 }
 
+/// A server's flags to log every write to `dir` and acknowledge it once
+/// on disk: `--durability always --data-dir DIR`.
+pub fn logged_always(dir: &std::path::Path) -> [&str; 4] {
+    let dir = dir.to_str().expect("a UTF-8 path");
+    ["--durability", "always", "--data-dir", dir]
+}
+
+/// A load result's operations and their counts, in its order.
+pub fn op_counts(json: &serde_json::Value) -> Vec<(String, u64)> {
+    json["results"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap().to_string(),
+                o["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A small board experiment named `name` written to `path`: two points
+/// (one and two posters), two repetitions of a second each, and an echo
+/// baseline; what a deployment's tests sweep.
+pub fn write_small_experiment(path: &std::path::Path, name: &str) {
+    let experiment = format!(
+        "name = \"{name}\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
+         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
+         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"1s\"\n"
+    );
+    std::fs::write(path, experiment).unwrap();
+}
+
 /// The subcommands `serverlab [command…] --help` lists under "Commands:"
 /// (clap's `help` among them).
 pub fn listed_subcommands(command: &[&str]) -> Vec<String> {
