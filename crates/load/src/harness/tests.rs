@@ -321,6 +321,32 @@ fn an_open_loop_sends_at_its_rate_from_its_schedule() {
     );
 }
 
+/// What each loop keeps for the verdict, only where it is used: how
+/// late sends went, in an open loop; the gaps between sends, under
+/// random (Poisson) arrivals.
+#[test]
+fn lags_and_gaps_are_kept_only_where_the_verdict_uses_them() {
+    let s = server(Duration::ZERO);
+    let kept = |p: &Plan| {
+        let run = run_clients(p, 1, pings(2), &Progress::default()).unwrap();
+        assert_eq!(total(&run).1, 60);
+        let lags = run.recorders.iter().any(|r| r.sample.send_lag_ns.is_some());
+        let gaps: u64 = run
+            .recorders
+            .iter()
+            .map(|r| r.sample.send_gaps.seen())
+            .sum();
+        (lags, gaps)
+    };
+    let mut p = plan(s.addr, Window::Requests(60), Connections::Persistent);
+    assert_eq!(kept(&p), (false, 0), "closed loop");
+    p.pacing.rate = Some(2000.0);
+    assert_eq!(kept(&p), (true, 0), "open loop, constant arrivals");
+    p.pacing.arrivals = Arrivals::Poisson;
+    let (lags, gaps) = kept(&p);
+    assert!(lags && gaps > 0, "open loop, poisson: {lags} {gaps}");
+}
+
 /// How many of `h`'s values are at least `d`.
 fn at_least(h: &hdrhistogram::Histogram<u64>, d: Duration) -> u64 {
     let floor = u64::try_from(d.as_nanos()).unwrap();

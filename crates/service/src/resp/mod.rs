@@ -38,7 +38,8 @@ use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use serverlab_store::StoreKind;
 use serverlab_wal::{ApplyError, Wal};
-use stats::RespStats;
+use stats::RespCounters;
+pub use stats::{RespErrors, RespRequests, RespStats};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,7 +48,7 @@ pub struct RespService {
     /// The databases, behind the gate that lets a command run alone.
     keyspace: Arc<ShardedLock<Keyspace>>,
     limits: Limits,
-    stats: RespStats,
+    stats: RespCounters,
     common: Common,
     /// CLIENT ID's source. Relaxed: it only hands out distinct numbers.
     next_id: AtomicU64,
@@ -117,7 +118,7 @@ impl RespService {
         Some(RespService {
             keyspace: Arc::new(ShardedLock::new(Keyspace::new(kind)?)),
             limits,
-            stats: RespStats::default(),
+            stats: RespCounters::default(),
             common: Common::default(),
             next_id: AtomicU64::new(1),
             about,
@@ -939,13 +940,13 @@ impl Service for RespService {
         logged
     }
 
-    fn report(&self) -> serde_json::Value {
+    type Stats = RespStats;
+
+    fn stats(&self) -> RespStats {
         let keys = self.keyspace.read().map_or(0, |ks| ks.keys());
-        let mut v = self.stats.report(keys);
-        if let Some(log) = &self.log {
-            v["durability"] = log.report();
-        }
-        v
+        let mut stats = self.stats.stats(keys);
+        stats.durability = self.log.as_ref().map(|log| log.stats());
+        stats
     }
 
     /// The command families, as the report counts them, then `rejected`
