@@ -3,13 +3,13 @@
 
 use super::{BucketLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
+use crate::endpoint::Endpoint;
 use crate::LoadError;
 use serverlab_proto::bucket::{Reply, Request};
-use std::net::SocketAddr;
 
-fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
+fn connect(addr: &Endpoint) -> Result<FramedConn, LoadError> {
     FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-        addr,
+        addr: addr.clone(),
         error: source,
     })
 }
@@ -26,7 +26,7 @@ pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
             let mut conn = match kept.take() {
                 Some(c) => c,
                 None => {
-                    let mut c = connect(cfg.addr)?;
+                    let mut c = connect(&cfg.addr)?;
                     c.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
                     c.set_max_reply(cfg.reply_limit());
                     c
@@ -95,7 +95,7 @@ fn count_mismatch(cfg: &BucketLoad) -> Result<LoadError, LoadError> {
 /// Bucket `b`'s value on a connection of its own; None if the server
 /// answered ERR.
 fn read_one(cfg: &BucketLoad, b: u64) -> Result<Option<u64>, LoadError> {
-    let mut conn = connect(cfg.addr)?;
+    let mut conn = connect(&cfg.addr)?;
     conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
     conn.set_max_reply(cfg.reply_limit());
     let mut wire = Vec::new();

@@ -14,13 +14,13 @@ pub mod workload;
 pub use crate::results::kv::{KvResults, Preload, SessionTimes, Sessions};
 pub use workload::{KeyDist, Mix, Op};
 
+use crate::endpoint::{host_of, Endpoint};
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use serde::Serialize;
 use session::SessionClient;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 use workload::{key_name, min_checked_size, KeyPicker};
@@ -40,7 +40,8 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A kv load run's settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct KvLoad {
-    pub addr: SocketAddr,
+    /// The server: a TCP address, or a Unix socket (`unix:/path`).
+    pub addr: Endpoint,
     /// Sessions to run; [`usize::MAX`] in a timed run (sessions without
     /// end until the window closes; null in the JSON).
     #[serde(serialize_with = "count_or_null")]
@@ -100,9 +101,9 @@ fn optional_seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<
 }
 
 impl KvLoad {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: impl Into<Endpoint>) -> Self {
         KvLoad {
-            addr,
+            addr: addr.into(),
             sessions: 100,
             duration: None,
             requests_per_session: 100,
@@ -177,7 +178,7 @@ impl harness::Protocol for KvLoad {
 
     fn plan(&self) -> Plan {
         Plan {
-            addr: self.addr,
+            addr: self.addr.clone(),
             window: self.duration.map_or(Window::Work, Window::Duration),
             connections: Connections::Series {
                 requests: Some(self.requests_per_session),
@@ -207,14 +208,13 @@ impl harness::Protocol for KvLoad {
     }
 
     fn setup(&self, errors: &mut Vec<String>) -> Result<Kv, LoadError> {
-        let addr = self.addr;
-        std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|source| {
-            LoadError::Connect {
-                addr,
-                error: source,
-            }
-        })?;
-        let host = addr.to_string();
+        let addr = &self.addr;
+        addr.connect(CONNECT_TIMEOUT)
+            .map_err(|error| LoadError::Connect {
+                addr: addr.clone(),
+                error,
+            })?;
+        let host = host_of(addr);
         let preload_s = if self.preload {
             let t0 = Instant::now();
             errors.extend(preload::run(self, &host)?);

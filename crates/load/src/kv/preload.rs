@@ -17,7 +17,7 @@ use std::time::Instant;
 /// first failure, described.
 pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError> {
     let plan = Plan {
-        addr: cfg.addr,
+        addr: cfg.addr.clone(),
         window: Window::Work,
         connections: Connections::Series { requests: None },
         pacing: Pacing::default(),
