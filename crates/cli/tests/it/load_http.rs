@@ -432,3 +432,99 @@ fn serve_refuses_a_unix_socket_saying_why() {
         "Unix socket",
     );
 }
+
+/// The load models and outputs every load has: an open loop with its
+/// per-second CSV and HDR log, a scan of rates, and a load split over two
+/// agents that `merge` adds up, per target too.
+#[test]
+fn load_models_agents_and_merge_work_for_http() {
+    let server = ServerProc::start("kv", &[]);
+    let url = format!("http://{}/key{{key}}", server.addr);
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, hlog) = (dir.path().join("s.csv"), dir.path().join("h.hlog"));
+    let open = [
+        "--url",
+        &url,
+        "--expect-status",
+        "2xx,404",
+        "--rate",
+        "300",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--per-second",
+        csv.to_str().unwrap(),
+        "--hdr-log",
+        hlog.to_str().unwrap(),
+    ];
+    let (_, v) = server.load_json("http", &open);
+    assert!(
+        v["load_model"].as_str().unwrap().starts_with("open-loop"),
+        "{v}"
+    );
+    let h = &v["results"]["http"];
+    assert_eq!(h["targets"][0]["requests"], v["results"]["requests"], "{h}");
+    assert!(v["results"]["requests"].as_u64().unwrap() > 0);
+    assert!(std::fs::metadata(&csv).unwrap().len() > 0);
+    assert!(std::fs::read_to_string(&hlog).unwrap().contains("GET"));
+    let scan = [
+        "--url",
+        &url,
+        "--expect-status",
+        "2xx,404",
+        "--scan",
+        "100:200:100",
+        "--step-duration",
+        "300ms",
+        "--warmup",
+        "0s",
+    ];
+    let (_, v) = server.load_json("http", &scan);
+    assert_eq!(
+        v["scan"]["steps"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        v["scan"]
+    );
+    // Two agents of 120 requests in all, merged.
+    let out_dir = dir.path().join("agents");
+    let addr = server.addr.to_string();
+    for i in 0..2 {
+        let agent = format!("{i}/2");
+        let out = crate::support::load(
+            "http",
+            &[
+                "--addr",
+                &addr,
+                "--url",
+                "/key{key}",
+                "--url",
+                "/other{key}",
+                "--weight",
+                "1",
+                "--weight",
+                "3",
+                "--expect-status",
+                "2xx,404",
+                "--requests",
+                "120",
+                "--connections",
+                "2",
+                "--agent",
+                &agent,
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "agent {i}: {}", text(&out.stderr));
+    }
+    let out = run(&["merge", out_dir.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &v["results"]["http"];
+    let n = |t: &serde_json::Value| t["requests"].as_u64().unwrap();
+    assert_eq!(n(&h["targets"][0]) + n(&h["targets"][1]), 120, "{h}");
+    assert_eq!(h["targets"][1]["weight"], 3, "{h}");
+    assert_eq!(h["statuses"]["404"].as_u64(), Some(120), "{h}");
+}
