@@ -528,3 +528,68 @@ fn load_models_agents_and_merge_work_for_http() {
     assert_eq!(h["targets"][1]["weight"], 3, "{h}");
     assert_eq!(h["statuses"]["404"].as_u64(), Some(120), "{h}");
 }
+
+/// A stand-in server that closes each connection after `every`
+/// responses, the last saying `Connection: close` (as nginx does at its
+/// keepalive_requests); the connections it accepted are counted.
+fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    let addr = fake_server(move |mut s| {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut pending = Vec::new();
+        for k in 1..=every {
+            if read_request(&mut s, &mut pending).is_none() {
+                return;
+            }
+            let close = if k == every {
+                "Connection: close\r\n"
+            } else {
+                ""
+            };
+            let reply = format!("HTTP/1.1 200 OK\r\n{close}Content-Length: 2\r\n\r\nok");
+            if s.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    (addr, accepted)
+}
+
+/// A keep-alive connection the server closes is opened again: every
+/// request is answered; pipelined past the close, the requests lost are
+/// errors, and the load still goes on over new connections.
+#[test]
+fn a_connection_the_server_closes_is_opened_again() {
+    let (addr, accepted) = closing_server(3);
+    let url = format!("http://{addr}/");
+    let out = load(&["--url", &url, "--requests", "30", "--connections", "1"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("statuses (in the window): 200=30"),
+        "{stdout}"
+    );
+    // Ten connections of three requests, and the check that it listens.
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
+    let (addr, accepted) = closing_server(3);
+    let url = format!("http://{addr}/");
+    let out = load(&[
+        "--url",
+        &url,
+        "--requests",
+        "60",
+        "--connections",
+        "1",
+        "--pipeline",
+        "4",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answered = v["results"]["http"]["statuses"]["200"].as_u64().unwrap();
+    assert!(answered >= 6, "{v}");
+    assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) > 3);
+    let errors = v["results"]["errors"].to_string();
+    assert!(errors.contains("Connection: close"), "{errors}");
+}

@@ -138,20 +138,33 @@ impl Exchange for HttpClient<'_> {
         Ok(Some(len))
     }
 
+    /// The connection failed. One the server said it would close stays
+    /// open to reopening: requests pipelined past its `Connection: close`
+    /// are lost with it (HTTP/1.1 says so), and the load goes on.
     fn failed(&mut self, failure: &Failure, unanswered: Option<&Sent>) -> String {
         self.stalled |= matches!(failure, Failure::Stalled(_));
-        self.closing = false;
+        let announced = std::mem::take(&mut self.closing);
+        self.opened &= !announced;
+        let why = if announced {
+            " (after a response that said Connection: close)"
+        } else {
+            ""
+        };
         match unanswered {
             Some(s) => format!(
-                "connection {}, {}: {failure}",
+                "connection {}, {}: {failure}{why}",
                 self.index,
                 self.cfg.targets[s.target].name()
             ),
-            None => format!("connection {}: {failure}", self.index),
+            None => format!("connection {}: {failure}{why}", self.index),
         }
     }
 
     fn label(&self) -> (&'static str, usize) {
         ("connection", self.index)
+    }
+
+    fn closing(&self) -> bool {
+        self.closing
     }
 }
