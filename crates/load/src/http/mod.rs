@@ -132,7 +132,7 @@ pub(crate) struct Ready {
 }
 
 impl Ready {
-    fn new(t: &Target, default_host: &str) -> Ready {
+    pub(crate) fn new(t: &Target, default_host: &str) -> Ready {
         let host = if t.host.is_empty() {
             default_host
         } else {
@@ -159,7 +159,7 @@ impl Ready {
     }
 
     /// Append the request with `key` and `value` filled in.
-    fn write(&self, out: &mut Vec<u8>, key: &[u8], value: &[u8], keepalive: bool) {
+    pub(crate) fn write(&self, out: &mut Vec<u8>, key: &[u8], value: &[u8], keepalive: bool) {
         self.head.fill(out, key, value);
         if self.sized {
             out.extend_from_slice(b"Content-Length: ");

@@ -16,6 +16,7 @@ pub use workload::{KeyDist, Mix, Op};
 
 use crate::endpoint::{host_of, Endpoint};
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::http::{Ready, Target};
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use serde::Serialize;
@@ -159,13 +160,34 @@ impl KvLoad {
     }
 }
 
+/// kv's requests, one per operation (in [`OPS`] order), as `load http`
+/// targets: `METHOD /{key}`, a write's body its value. Written by the one
+/// HTTP client of the loads ([`crate::http`]), whose framing reads the
+/// responses too: kv keeps only its sessions, its keys and its checks.
+pub(crate) fn requests(host: &str) -> Vec<Ready> {
+    use serverlab_util::Named;
+    Op::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            debug_assert_eq!(op.index(), i, "Op::ALL is in OPS order");
+            let m = op.method();
+            let mut t = Target::new(m.name(), "/{key}").expect("a kv request is a target");
+            if m.writes() {
+                t.body = b"{value}".to_vec();
+            }
+            Ready::new(&t, host)
+        })
+        .collect()
+}
+
 /// What the sessions share.
 pub struct Kv {
     keys: KeyPicker,
+    /// Each operation's request ([`requests`]).
+    requests: Vec<Ready>,
     /// The next session number to claim.
     next: AtomicUsize,
-    /// The `Host` every request names.
-    host: String,
     /// How long the preload took, if there was one.
     preload_s: Option<f64>,
 }
@@ -224,8 +246,8 @@ impl harness::Protocol for KvLoad {
         };
         Ok(Kv {
             keys: KeyPicker::new(self.agent.share(self.keys).max(1), self.key_dist),
+            requests: requests(&host),
             next: AtomicUsize::new(0),
-            host,
             preload_s,
         })
     }
@@ -280,5 +302,33 @@ impl harness::Protocol for KvLoad {
             sessions: usize::MAX,
             ..self.clone()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_proto::kv::client::encode_request;
+    use serverlab_util::Named;
+
+    /// Written by the HTTP client, kv's requests are the bytes the
+    /// protocol's own encoder writes.
+    #[test]
+    fn requests_are_the_protocols_own_bytes() {
+        let host = "127.0.0.1:8080";
+        let all = requests(host);
+        let value = b"key42:0123456789abcdef:xyz".to_vec();
+        for &op in Op::ALL {
+            let body = op.method().writes().then_some(&value[..]);
+            let mut want = Vec::new();
+            encode_request(&mut want, op.method(), b"key42", body, host, false);
+            let mut got = Vec::new();
+            all[op.index()].write(&mut got, b"key42", body.unwrap_or_default(), true);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want),
+                "{op:?}"
+            );
+        }
     }
 }
