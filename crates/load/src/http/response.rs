@@ -196,6 +196,10 @@ fn body_end(buf: &[u8], head: &Head<'_>) -> Result<Option<usize>, String> {
 fn chunks_end(buf: &[u8], mut at: usize) -> Result<Option<usize>, String> {
     loop {
         let (took, size) = match httparse::parse_chunk_size(&buf[at..]) {
+            // A line past the bound is refused whole or in part alike.
+            Ok(httparse::Status::Complete((took, _))) if took > MAX_HEAD => {
+                return Err("a chunk-size line over 64 KiB".into())
+            }
             Ok(httparse::Status::Complete(c)) => c,
             Ok(httparse::Status::Partial) if buf.len() - at > MAX_HEAD => {
                 return Err("a chunk-size line over 64 KiB".into())
@@ -330,6 +334,33 @@ mod tests {
             trailing.extend_from_slice(b"X: y\r\n");
         }
         assert!(next_response(&trailing, false, "x").is_err());
+    }
+
+    /// Whatever a response is cut to, the framer says what it says of the
+    /// whole, or "not yet": never an error that the whole has not.
+    #[test]
+    fn a_prefix_is_judged_as_the_whole() {
+        let mut long_ext = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;".to_vec();
+        long_ext.resize(long_ext.len() + MAX_HEAD + 1000, b'e');
+        long_ext.extend_from_slice(b"\r\nx\r\n0\r\n\r\n");
+        let mut long_trailer =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: ".to_vec();
+        long_trailer.resize(long_trailer.len() + MAX_HEAD / 2, b't');
+        long_trailer.extend_from_slice(b"\r\n\r\nHTTP/1.1 200 OK\r\n");
+        long_trailer.resize(long_trailer.len() + MAX_HEAD, b'x');
+        let plain =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1"
+                .to_vec();
+        for wire in [long_ext, long_trailer, plain] {
+            let whole = next_response(&wire, false, "x").map(|r| r.map(|r| r.len));
+            for cut in (0..wire.len()).step_by(97).chain([wire.len() - 1]) {
+                match next_response(&wire[..cut], false, "x") {
+                    Ok(None) => {}
+                    Ok(Some(r)) => assert_eq!(Ok(Some(r.len)), whole, "{cut}"),
+                    Err(e) => assert!(whole.is_err(), "{e} at {cut} but not whole"),
+                }
+            }
+        }
     }
 
     #[test]
