@@ -8,10 +8,10 @@ use serverlab_proto::bucket::{Reply, Request};
 
 /// A connection for reads outside the run, bounded as they are.
 fn connect(cfg: &BucketLoad) -> Result<FramedConn, LoadError> {
-    let addr = cfg.addr;
+    let addr = &cfg.addr;
     let mut conn =
         FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-            addr,
+            addr: addr.clone(),
             error: source,
         })?;
     conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));

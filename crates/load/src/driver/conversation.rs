@@ -1,9 +1,9 @@
 //! What the driver asks of a slot's client, and what it tells it when a
 //! connection fails.
 
+use crate::endpoint::Endpoint;
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
 use std::time::Instant;
 
 /// One slot's side of the talk with the server: what goes out and when,
@@ -61,7 +61,7 @@ pub trait Conversation {
 #[derive(Debug)]
 pub enum Failure {
     /// It could not be opened.
-    Connect { addr: SocketAddr, source: io::Error },
+    Connect { addr: Endpoint, source: io::Error },
     /// The server closed it while the client still wanted it.
     Closed,
     /// A read or write failed.

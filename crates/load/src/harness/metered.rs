@@ -345,7 +345,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
     }
 
     fn connection_done(&self) -> bool {
-        self.inflight.is_empty() && (self.ended || self.spent())
+        self.inflight.is_empty() && (self.ended || self.spent() || self.exchange.closing())
     }
 
     fn failed(&mut self, failure: Failure, now: Instant) {

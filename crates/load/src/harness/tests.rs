@@ -6,6 +6,7 @@ use super::*;
 use crate::driver::{take_line, Failure};
 use crate::record::Recorder;
 use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -111,7 +112,7 @@ impl Exchange for Ping {
 
 fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
     Plan {
-        addr,
+        addr: addr.into(),
         window,
         connections,
         pacing: Pacing::default(),
@@ -203,7 +204,7 @@ fn the_pipeline_keeps_that_many_requests_in_flight() {
     // The server saw 4 waiting at once (and never more).
     assert_eq!(s.deepest.load(std::sync::atomic::Ordering::Relaxed), 4);
     let lockstep = server(Duration::from_millis(1));
-    p.addr = lockstep.addr;
+    p.addr = lockstep.addr.into();
     p.pacing.pipeline = 1;
     run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert_eq!(
