@@ -48,7 +48,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(name: &str, passed: Option<bool>, detail: String) -> Self {
+    pub(super) fn new(name: &str, passed: Option<bool>, detail: String) -> Self {
         Check {
             name: name.into(),
             passed,
@@ -57,7 +57,7 @@ impl Check {
         }
     }
 
-    fn fix_if_failed(mut self, fix: &str) -> Self {
+    pub(super) fn fix_if_failed(mut self, fix: &str) -> Self {
         if self.passed == Some(false) {
             self.fix = Some(fix.into());
         }
@@ -87,6 +87,7 @@ pub fn judge(results: &mut Results, sample: &Sample, ops: &[OpRecord]) {
         stationarity(&m),
         independence,
         sample_size(results),
+        client_bias(results),
     ];
     results.validity = Some(Validity {
         certified: checks.iter().all(|c| c.passed != Some(false)),
@@ -162,7 +163,7 @@ fn schedule(r: &Results, m: &Merged) -> Check {
 /// Replies in the window per second, less those to the warm-up's
 /// backlog (requests due before the window, sent late in it): the rate
 /// reached of the requests the window asked for.
-fn reached_rps(r: &Results) -> f64 {
+pub(super) fn reached_rps(r: &Results) -> f64 {
     let backlog = r.schedule.as_ref().map_or(0, |s| s.backlog_requests);
     if r.duration_s > 0.0 {
         r.requests.saturating_sub(backlog) as f64 / r.duration_s
@@ -175,7 +176,7 @@ fn reached_rps(r: &Results) -> f64 {
 /// or under Poisson arrivals the count's own noise if larger (3.29
 /// standard deviations of a Poisson count, 1/√(rate·duration): a run
 /// that kept its schedule fails by chance 0.1% of the time).
-fn rate_tolerance(r: &Results, asked: f64) -> f64 {
+pub(super) fn rate_tolerance(r: &Results, asked: f64) -> f64 {
     let poisson = r.schedule.as_ref().is_some_and(|s| s.arrivals == "poisson");
     let expected = asked * r.duration_s;
     if poisson && expected > 0.0 {
@@ -354,7 +355,7 @@ fn independent_from(m: &Merged) -> String {
 }
 
 /// Every operation's p99 has its interval.
-fn sample_size(r: &Results) -> Check {
+pub(super) fn sample_size(r: &Results) -> Check {
     let name = "sample_size";
     let active: Vec<_> = r.operations.iter().filter(|o| o.count > 0).collect();
     if active.is_empty() {
@@ -401,6 +402,68 @@ fn sample_size(r: &Results) -> Check {
     };
     Check::new(name, Some(passed), detail)
         .fix_if_failed("run longer (--duration) or at a higher rate, for more samples")
+}
+
+/// What the client itself added (`results.client_share`), against the
+/// precision the intervals claim: where its share at p99 is as wide as
+/// an operation's p99 interval, the client, not the sampling, bounds
+/// how well that p99 is known.
+pub(super) fn client_bias(r: &Results) -> Check {
+    let name = "client_bias";
+    let Some(c) = &r.client_share else {
+        return Check::new(name, None, "the client's share was not measured".into());
+    };
+    let widths: Vec<(&str, f64)> = r
+        .operations
+        .iter()
+        .filter_map(|o| {
+            let [lo, hi] = o.latency_us.ci95.as_ref()?.p99?;
+            Some((o.name.as_str(), hi - lo))
+        })
+        .collect();
+    let adds = format!(
+        "the client adds p50 {}, p99 {} to each latency (measured on {} replies{})",
+        micros(c.total_us.p50),
+        micros(c.total_us.p99),
+        c.replies,
+        if c.receive_us.is_some() {
+            ", both ways"
+        } else {
+            ", on the way out only: the kernel timed no receipt"
+        }
+    );
+    if widths.is_empty() {
+        return Check::new(
+            name,
+            None,
+            format!("{adds}; no operation has an interval for p99 to compare it with"),
+        );
+    }
+    let within: Vec<String> = widths
+        .iter()
+        .filter(|(_, w)| c.total_us.p99 >= *w)
+        .map(|(op, w)| format!("{op}'s is {} wide", micros(*w)))
+        .collect();
+    let passed = within.is_empty();
+    let detail = if passed {
+        let narrowest = widths.iter().map(|w| w.1).fold(f64::INFINITY, f64::min);
+        format!(
+            "{adds}: less than the width of every operation's p99 interval (the narrowest {})",
+            micros(narrowest)
+        )
+    } else {
+        format!(
+            "{adds}: as large as p99's 95% interval ({}): how well p99 is known is the \
+             client's to say, not the sampling's; read p99 as the server's and the client's \
+             together",
+            within.join(", ")
+        )
+    };
+    Check::new(name, Some(passed), detail).fix_if_failed(
+        "give the load CPUs of its own (--cpus, the server pinned apart) and fewer connections \
+         per loop, or --poll spin, so it stamps replies sooner; or quote the latency with the \
+         client's share beside it (results.client_share)",
+    )
 }
 
 #[cfg(test)]
@@ -472,6 +535,7 @@ mod tests {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol: None,
         };
         if let Some(s) = r.schedule.as_mut() {
@@ -507,7 +571,14 @@ mod tests {
         );
         let v = r.validity.as_ref().unwrap();
         assert!(v.certified, "{v:#?}");
-        assert!(v.checks.iter().all(|c| c.passed == Some(true)), "{v:#?}");
+        assert!(
+            v.checks
+                .iter()
+                .all(|c| c.passed == Some(true) || c.name == "client_bias"),
+            "{v:#?}"
+        );
+        // No client share measured here: nothing to compare.
+        assert_eq!(check(&r, "client_bias").passed, None);
         assert!(check(&r, "stationarity").detail.starts_with("steady"));
         assert!(r.operations[0]
             .latency_us
@@ -644,5 +715,55 @@ mod tests {
                 .contains("too few samples for p99.99's in get (5000, needs 36887)"),
             "{c:?}"
         );
+    }
+
+    #[test]
+    fn a_client_share_as_wide_as_p99s_interval_is_said() {
+        use crate::certify::client::ClientShare;
+        use std::time::Duration;
+        let mut r = judged(&exponential(5000, 1e6, 3), None, &[]);
+        let [lo, hi] = r.operations[0]
+            .latency_us
+            .ci95
+            .clone()
+            .unwrap()
+            .p99
+            .unwrap();
+        let width_ns = (hi - lo) * 1000.0;
+        let share = |ns: f64| {
+            let mut s = ClientShare::default();
+            for _ in 0..100 {
+                s.record(
+                    Duration::from_nanos(ns as u64),
+                    Some(Duration::from_nanos(1)),
+                );
+            }
+            s.report()
+        };
+        // A tenth of the interval's width: the sampling bounds p99.
+        r.client_share = share(width_ns / 10.0);
+        let c = client_bias(&r);
+        assert_eq!(c.passed, Some(true), "{c:?}");
+        assert!(c
+            .detail
+            .contains("less than the width of every operation's p99 interval"));
+        assert!(
+            c.detail.contains("measured on 100 replies, both ways"),
+            "{c:?}"
+        );
+        // Twice its width: said, with the fix.
+        r.client_share = share(width_ns * 2.0);
+        let c = client_bias(&r);
+        assert_eq!(c.passed, Some(false), "{c:?}");
+        assert!(
+            c.detail
+                .contains("as large as p99's 95% interval (get's is "),
+            "{c:?}"
+        );
+        assert!(c.fix.is_some());
+        // Too few samples for p99's interval: nothing to compare with.
+        let mut short = judged(&noise(300, 1), None, &[]);
+        short.client_share = share(1000.0);
+        assert_eq!(client_bias(&short).passed, None);
     }
 }
