@@ -301,16 +301,7 @@ fn decorrelated(lat: &[f64]) -> (usize, Vec<f64>) {
 /// samples their intervals stand for.
 fn independence(m: &Merged) -> (Check, Option<f64>) {
     let name = "independence";
-    let pairs: Vec<(f64, f64)> = m
-        .replies
-        .iter()
-        .filter_map(|p: &Point| p.next_ns.map(|n| (p.latency_ns as f64, n as f64)))
-        .collect();
-    let n = pairs.len();
-    let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-    let rho = (n >= FEWEST_REPLIES)
-        .then(|| spearman::spearman(&a, &b))
-        .flatten();
+    let (rho, n) = lag1(m);
     let Some(rho) = rho else {
         return (
             Check::new(
@@ -338,6 +329,22 @@ fn independence(m: &Merged) -> (Check, Option<f64>) {
         share * 100.0
     );
     (Check::new(name, Some(true), detail), Some(share))
+}
+
+/// Spearman's ρ of each kept reply's latency with the next reply's (None
+/// with too few pairs), and the number of pairs.
+fn lag1(m: &Merged) -> (Option<f64>, usize) {
+    let pairs: Vec<(f64, f64)> = m
+        .replies
+        .iter()
+        .filter_map(|p: &Point| p.next_ns.map(|n| (p.latency_ns as f64, n as f64)))
+        .collect();
+    let n = pairs.len();
+    let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+    let rho = (n >= FEWEST_REPLIES)
+        .then(|| spearman::spearman(&a, &b))
+        .flatten();
+    (rho, n)
 }
 
 /// From which lag the kept replies are independent, said in replies.
@@ -765,5 +772,68 @@ mod tests {
         let mut short = judged(&noise(300, 1), None, &[]);
         short.client_share = share(1000.0);
         assert_eq!(client_bias(&short).passed, None);
+    }
+
+    /// Checked against truth, the statistics alone: the response times
+    /// of simulated M/M/1 queues (Lindley's recursion; no machine in the
+    /// way), whose every percentile is known, −ln(1 − p)/(μ − λ), judged
+    /// as a run's are — each percentile's interval, widened to the
+    /// effective sample size where consecutive latencies correlate.
+    /// Coverage per percentile over `runs` runs of `n` customers at
+    /// utilisation `rho`: (runs with an interval, runs covered).
+    fn simulated_mm1_coverage(rho: f64, runs: u64, n: usize) -> [(u32, u32); 3] {
+        let (lam, mu) = (rho, 1.0); // per ms
+        let truth = |p: f64| -(1.0 - p).ln() / (mu - lam) * 1e6; // ns
+        let mut out = [(0, 0); 3];
+        for seed in 0..runs {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let mut draw = |rate: f64| -(1.0 - rng.f64()).ln() / rate;
+            let (mut w, mut h, mut sample) = (0.0, new_histogram(), Sample::default());
+            // The first 1,000 customers let the queue reach its steady state.
+            for i in 0..n + 1000 {
+                let s = draw(mu);
+                if i >= 1000 {
+                    let t = ((w + s) * 1e6) as u64;
+                    h.record(t).unwrap();
+                    sample.reply(i as u64, t);
+                }
+                w = (w + s - draw(lam)).max(0.0);
+            }
+            let (rho1, pairs) = lag1(&sample.merged());
+            let effective = rho1
+                .filter(|&r| spearman::significant(r, pairs) && r > 0.0)
+                .map(|r| ess::effective(n as f64, r));
+            let ci = Ci95::of(&h, effective);
+            for (k, (p, iv)) in [(0.5, ci.p50), (0.9, ci.p90), (0.99, ci.p99)]
+                .into_iter()
+                .enumerate()
+            {
+                if let Some([lo, hi]) = iv {
+                    out[k].0 += 1;
+                    let t = truth(p);
+                    out[k].1 += u32::from(lo * 1000.0 <= t && t <= hi * 1000.0);
+                }
+            }
+        }
+        out
+    }
+
+    /// docs/measuring.md gives the coverage at ρ = 0.3, 0.5 and 0.7
+    /// (`cargo test -p serverlab-load simulated_mm1 -- --nocapture`
+    /// prints it): at p50 about the nominal 95%, in the tails less —
+    /// a queue's latencies stay correlated far longer than the lag-1
+    /// correlation the widening reads says. This holds the line there:
+    /// the seeds are fixed, so the counts are too.
+    #[test]
+    fn intervals_of_simulated_mm1_queues_cover_their_true_percentiles() {
+        let c = simulated_mm1_coverage(0.7, 200, 5000);
+        eprintln!(
+            "M/M/1 at rho 0.7, 200 runs of 5,000: (runs with an interval, covered) p50 {:?}, \
+             p90 {:?}, p99 {:?}",
+            c[0], c[1], c[2]
+        );
+        assert!(c.iter().all(|&(had, _)| had == 200), "{c:?}");
+        assert!(c[0].1 >= 180, "p50 covered in {} of 200", c[0].1);
+        assert!(c[1].1 >= 145 && c[2].1 >= 145, "{c:?}");
     }
 }
