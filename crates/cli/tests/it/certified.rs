@@ -122,7 +122,7 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
             "{stdout}"
         );
     }
-    client_share_is_measured(&v, &stdout, bias);
+    client_share_is_measured(&v, &stdout, bias, size);
     let read = v["results"]["operations"]
         .as_array()
         .unwrap()
@@ -161,7 +161,7 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
 /// The steady run's client share: measured on every reply recorded, the
 /// kernel's receive timestamps on loopback TCP included, and said beside
 /// the latency and in the verdict.
-fn client_share_is_measured(v: &Value, stdout: &str, bias: &Value) {
+fn client_share_is_measured(v: &Value, stdout: &str, bias: &Value, size: &Value) {
     let share = &v["results"]["client_share"];
     let replies = share["replies"].as_u64().unwrap();
     assert_eq!(Some(replies), v["results"]["requests"].as_u64(), "{share}");
@@ -177,7 +177,12 @@ fn client_share_is_measured(v: &Value, stdout: &str, bias: &Value) {
     assert!(0.0 < p50 && p50 <= p99, "{share}");
     assert!(share["receive_us"]["p50"].as_f64().is_some(), "{share}");
     assert!(stdout.contains("  client adds p50 "), "{stdout}");
-    assert!(bias["passed"].is_boolean(), "{bias}");
+    // Decided wherever p99 has an interval to compare the share with.
+    assert_eq!(
+        bias["passed"].is_boolean(),
+        size["passed"] == true,
+        "{bias}"
+    );
     let detail = bias["detail"].as_str().unwrap();
     assert!(detail.starts_with("the client adds p50 "), "{detail}");
 }
@@ -330,6 +335,19 @@ fn report_compare_says_when_p99s_lie_within_their_intervals() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let runs = run_files(&a);
     assert!(!runs.is_empty(), "no runs in {}", a.display());
+    // The report reads each run's intervals as the run widened them; a
+    // busy machine can correlate a short run's replies so much that p99
+    // has none (and the row then says nothing of intervals). Read here
+    // as if they were independent, so that every p99 has its interval.
+    for f in &runs {
+        let mut v = read_json(f);
+        for op in v["results"]["operations"].as_array_mut().unwrap() {
+            if let Some(ci) = op["latency_us"]["ci95"].as_object_mut() {
+                ci.remove("effective_samples");
+            }
+        }
+        std::fs::write(f, v.to_string()).unwrap();
+    }
     let v = read_json(&runs[0]);
     let share = &v["results"]["client_share"];
     assert!(share["total_us"]["p99"].as_f64().is_some(), "{share}");

@@ -320,13 +320,18 @@ fn independence(m: &Merged) -> (Check, Option<f64>) {
         );
         return (Check::new(name, Some(true), detail), None);
     }
-    let share = ess::effective(1.0, rho);
+    let lag1 = ess::effective(1.0, rho);
+    let (tau, integrated) = integrated_share(m);
+    let share = lag1.min(integrated);
     let detail = format!(
         "consecutive latencies correlate: Spearman ρ = {rho:.3} at lag 1 over {n} pairs \
          (past ±{bound:.3}, at 1%){}; the intervals are widened to the effective sample size, \
-         (1−ρ)/(1+ρ) = {:.0}% of the samples",
+         {:.1}% of the samples: the lesser of (1−ρ)/(1+ρ) = {:.1}% and the replies kept over \
+         their integrated autocorrelation time, τ = {tau:.1} kept replies, {:.1}%",
         independent_from(m),
-        share * 100.0
+        share * 100.0,
+        lag1 * 100.0,
+        integrated * 100.0
     );
     (Check::new(name, Some(true), detail), Some(share))
 }
@@ -345,6 +350,21 @@ fn lag1(m: &Merged) -> (Option<f64>, usize) {
         .then(|| spearman::spearman(&a, &b))
         .flatten();
     (rho, n)
+}
+
+/// The kept replies' integrated autocorrelation time τ, and the share of
+/// all replies their len/τ effective values are: a lag-1 reading alone
+/// understates how long a queue's latencies stay correlated, and its
+/// tail intervals then cover less than they claim (docs/measuring.md,
+/// "Checked against truth"). Thinned, the kept replies lie `k` apart; a
+/// correlation that outlasts k is read in full, one shorter leaves them
+/// independent and this share at the kept number (a bound, not an
+/// estimate, then; the lag-1 reading is the lesser there).
+fn integrated_share(m: &Merged) -> (f64, f64) {
+    let lat: Vec<f64> = m.replies.iter().map(|p| p.latency_ns as f64).collect();
+    let tau = spearman::integrated_time(&lat, (lat.len() / 2).min(1000));
+    let share = lat.len() as f64 / tau / m.replies_seen.max(1) as f64;
+    (tau, share.min(1.0))
 }
 
 /// From which lag the kept replies are independent, said in replies.
@@ -687,7 +707,9 @@ mod tests {
         );
         let ci = r.operations[0].latency_us.ci95.clone().unwrap();
         let effective = ci.effective_samples.unwrap();
-        assert!((2_000.0..8_000.0).contains(&effective), "{effective}");
+        // An AR(1) of φ = 0.8 has 20,000·0.2/1.8 = 2,222 samples' worth;
+        // read from replies kept 8 apart, a little fewer.
+        assert!((1_500.0..8_000.0).contains(&effective), "{effective}");
         let plain = crate::report::Ci95::of(
             &{
                 let mut h = new_histogram();
@@ -799,11 +821,8 @@ mod tests {
                 }
                 w = (w + s - draw(lam)).max(0.0);
             }
-            let (rho1, pairs) = lag1(&sample.merged());
-            let effective = rho1
-                .filter(|&r| spearman::significant(r, pairs) && r > 0.0)
-                .map(|r| ess::effective(n as f64, r));
-            let ci = Ci95::of(&h, effective);
+            let (_, share) = independence(&sample.merged());
+            let ci = Ci95::of(&h, share.map(|s| s * n as f64));
             for (k, (p, iv)) in [(0.5, ci.p50), (0.9, ci.p90), (0.99, ci.p99)]
                 .into_iter()
                 .enumerate()
@@ -819,21 +838,31 @@ mod tests {
     }
 
     /// docs/measuring.md gives the coverage at ρ = 0.3, 0.5 and 0.7
-    /// (`cargo test -p serverlab-load simulated_mm1 -- --nocapture`
-    /// prints it): at p50 about the nominal 95%, in the tails less —
-    /// a queue's latencies stay correlated far longer than the lag-1
-    /// correlation the widening reads says. This holds the line there:
-    /// the seeds are fixed, so the counts are too.
+    /// (`SERVERLAB_COVERAGE_TABLE=1 cargo test -p serverlab-load
+    /// simulated_mm1 -- --nocapture` prints it). Widened by the lag-1
+    /// correlation alone, p90's and p99's intervals covered 77–79% at
+    /// ρ = 0.7: a queue's latencies stay correlated far longer than
+    /// neighbours' correlation says; the integrated autocorrelation time
+    /// reads it. The seeds are fixed, so the counts are too.
     #[test]
     fn intervals_of_simulated_mm1_queues_cover_their_true_percentiles() {
+        if std::env::var_os("SERVERLAB_COVERAGE_TABLE").is_some() {
+            for rho in [0.3, 0.5, 0.7] {
+                eprintln!("rho {rho}: {:?}", simulated_mm1_coverage(rho, 200, 5000));
+            }
+        }
         let c = simulated_mm1_coverage(0.7, 200, 5000);
         eprintln!(
             "M/M/1 at rho 0.7, 200 runs of 5,000: (runs with an interval, covered) p50 {:?}, \
              p90 {:?}, p99 {:?}",
             c[0], c[1], c[2]
         );
-        assert!(c.iter().all(|&(had, _)| had == 200), "{c:?}");
-        assert!(c[0].1 >= 180, "p50 covered in {} of 200", c[0].1);
-        assert!(c[1].1 >= 145 && c[2].1 >= 145, "{c:?}");
+        // Every run has p50's and p90's interval; p99's needs more
+        // effective samples than a queue this correlated leaves some runs.
+        assert!(c[0].0 == 200 && c[1].0 == 200 && c[2].0 >= 50, "{c:?}");
+        assert!(c[0].1 >= 185, "p50 covered in {} of 200", c[0].1);
+        // Widened by lag 1's correlation alone, p90 was covered in 154.
+        assert!(c[1].1 >= 170, "p90 covered in {} of 200", c[1].1);
+        assert!(c[2].1 as f64 >= 0.9 * c[2].0 as f64, "{c:?}");
     }
 }
