@@ -335,11 +335,11 @@ impl Comparison {
                     centre_ci(&r.other, r.scale),
                 ];
                 row.extend(contrast_cells(r));
-                row.push(
-                    r.intervals
-                        .as_ref()
-                        .map_or_else(|| "–".into(), |i| i.cell(r.scale, r.unit)),
-                );
+                row.push(match (&r.intervals, r.unit) {
+                    (Some(i), _) => i.cell(r.scale, r.unit),
+                    (None, "req/s") => "–".into(),
+                    (None, _) => crate::overlap::NONE.into(),
+                });
                 row
             })
             .collect();

@@ -62,6 +62,10 @@ pub fn client_p99(s: &PointStats) -> Option<f64> {
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
 }
 
+/// A p99 row where a run gave p99 no interval.
+pub const NONE: &str = "a run gave p99 no interval (too few effective samples: its \
+    sample_size check): no difference the runs can tell";
+
 /// What the intervals say of two points' p99.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Said {

@@ -335,6 +335,36 @@ fn report_compare_says_when_p99s_lie_within_their_intervals() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let runs = run_files(&a);
     assert!(!runs.is_empty(), "no runs in {}", a.display());
+    // Without an interval on a side (taken away here), no difference
+    // can be told, and the row says why.
+    let c = tmp.path().join("c");
+    let cp = |from: &std::path::Path, to: &std::path::Path| {
+        let status = std::process::Command::new("cp")
+            .args(["-r", from.to_str().unwrap(), to.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    cp(&a, &c);
+    for f in run_files(&c) {
+        let mut v = read_json(&f);
+        for op in v["results"]["operations"].as_array_mut().unwrap() {
+            op["latency_us"]["ci95"]["effective_samples"] = 10.0.into();
+        }
+        std::fs::write(&f, v.to_string()).unwrap();
+    }
+    let out = run(&[
+        "report",
+        a.to_str().unwrap(),
+        "--compare",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("a run gave p99 no interval (too few effective samples"),
+        "{}",
+        text(&out.stdout)
+    );
     // The report reads each run's intervals as the run widened them; a
     // busy machine can correlate a short run's replies so much that p99
     // has none (and the row then says nothing of intervals). Read here
@@ -352,11 +382,7 @@ fn report_compare_says_when_p99s_lie_within_their_intervals() {
     let share = &v["results"]["client_share"];
     assert!(share["total_us"]["p99"].as_f64().is_some(), "{share}");
     let b = tmp.path().join("b");
-    let cp = std::process::Command::new("cp")
-        .args(["-r", a.to_str().unwrap(), b.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(cp.success());
+    cp(&a, &b);
     let compare = |a: &std::path::Path, b: &std::path::Path| {
         let out = run(&[
             "report",
