@@ -44,6 +44,7 @@ fn fixture() -> LoadReport {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol: None,
         },
     )

@@ -73,10 +73,7 @@ pub(super) fn gather<E: super::Exchange>(
         duration_s,
         requests,
         throughput_rps,
-        warmup_s: match plan.window {
-            Window::Duration(_) => plan.pacing.warmup().as_secs_f64(),
-            _ => 0.0,
-        },
+        warmup_s: warmup_s(plan),
         served,
         requested_rps: plan.pacing.rate.map(|r| r * run.share),
         concurrency,
@@ -93,6 +90,7 @@ pub(super) fn gather<E: super::Exchange>(
         agent,
         merged: None,
         validity: None,
+        client_share: merged.client.report(),
         protocol: None,
     };
     crate::certify::verdict::judge(&mut results, &merged.sample, &merged.ops);
@@ -106,6 +104,14 @@ pub(super) fn gather<E: super::Exchange>(
         },
         checks: clients.checks,
         results,
+    }
+}
+
+/// The warm-up before a timed window, in seconds (a counted run has none).
+fn warmup_s(plan: &Plan) -> f64 {
+    match plan.window {
+        Window::Duration(_) => plan.pacing.warmup().as_secs_f64(),
+        _ => 0.0,
     }
 }
 
