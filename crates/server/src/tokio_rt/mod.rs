@@ -35,6 +35,10 @@
 //! sees the socket gone (it looks every [`LOOK_EVERY`] meanwhile), so a
 //! delay costs no descriptor of its own, and the thread never touches a
 //! socket the task may close.
+//!
+//! A blocked pop (`Io::Wait`) awaits its waker (a `Notify` the writer
+//! that serves it notifies), its deadline, or the abort; a client that
+//! leaves meanwhile (looked for every [`LOOK_EVERY`]) ends it.
 
 use crate::accept::{Accepted, FULL_RECHECK};
 use crate::io::{gone, peer_closed, reset_on_close, shutdown_write};
