@@ -25,8 +25,18 @@ the table then gives GET p50 and p99 beside SET's p99.
 
 Prints a Markdown table: per server, mode and connections, requests per
 second, SET p99 latency (and GET p50 / p99 when the mix has GETs), and for serverlab's log the records per `fsync` (mean) and
-the commit wait (median, p99) from the server's final statistics. Then the
-disk's `fdatasync` latency (median, p99 of each round's median).
+the commit wait (median, p99) from the server's final statistics, and
+`always`'s share of its physical ceiling: requests/s over (records per
+`fsync` x the fsyncs per second one writer gets from this disk, timed
+each round by `fsync_ceiling.py`'s probe). Then the disk's `fdatasync`
+latency (median, p99 of each round's median) and that ceiling, and each
+serverlab configuration over redis-server in the same mode and
+connections (the median of the rounds' ratios, and their range).
+
+Durable writes against Redis, by default (the lead's table, on a quiet
+machine): `benches/durability.py --modes always --redis-modes always
+--strategies thread-per-connection,pool-locked,async,shared-nothing,uring
+--rounds 5`.
 
 A strategy written `uring+loop` runs `--strategy uring --committer loop`:
 each ring writes and syncs its own pass's records, as Redis does.
@@ -58,6 +68,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (beside this script)
+import fsync_ceiling  # noqa: E402  (beside this script)
 
 MODES = ["none", "os", "everysec", "always"]
 REDIS_MODES = ["none", "everysec", "always"]
@@ -168,9 +179,12 @@ def median_of(runs, key):
     return statistics.median(vals) if vals else None
 
 
-def report(results, disk):
-    print("| server | mode | connections | requests/s | SET p99 | GET p50 / p99 | records per fsync | commit wait p50 / p99 |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+def report(results, disk, ceilings):
+    """The table; `ceilings`: each round's fsyncs per second from one
+    writer (the disk's own ceiling, `fsync_ceiling.py`)."""
+    ceiling = statistics.median(ceilings)
+    print("| server | mode | connections | requests/s | SET p99 | GET p50 / p99 | records per fsync | commit wait p50 / p99 | share of the ceiling |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for (server, strategy, mode, c, delay), runs in results.items():
         name = f"{server} {strategy}" if strategy else server
         if delay:
@@ -183,12 +197,38 @@ def report(results, disk):
         commit = f"{c50:.0f} / {c99:.0f} µs" if c50 is not None and mode != "none" else ""
         g50, g99 = median_of(runs, "get_p50_us"), median_of(runs, "get_p99_us")
         gets = f"{g50 / 1000:.2f} / {g99 / 1000:.2f} ms" if g50 is not None else ""
+        # always's physical ceiling: records per fsync x fsyncs per second.
+        share = f"{rps / (per * ceiling):.0%}" if per_s else ""
         print(f"| {name} | {mode} | {c} | {rps:,.0f} | {p99 / 1000:.2f} ms | {gets} | {per_s} "
-              f"| {commit} |")
+              f"| {commit} | {share} |")
     meds = [d[0] for d in disk]
     p99s = [d[1] for d in disk]
     print(f"\nthis disk's fdatasync after a 64-byte append: median {statistics.median(meds):.0f} µs, "
-          f"p99 {statistics.median(p99s):.0f} µs (median of {len(disk)} rounds)")
+          f"p99 {statistics.median(p99s):.0f} µs (median of {len(disk)} rounds); one writer's "
+          f"ceiling {ceiling:,.0f} fsyncs per second (`fsync_ceiling.py`, median of "
+          f"{len(ceilings)} rounds); share of the ceiling = requests/s / (records per fsync x "
+          f"that)")
+    versus_redis(results)
+
+
+def versus_redis(results):
+    """Each serverlab configuration over redis-server in the same mode and
+    connections: the median of the rounds' ratios (each round runs both)."""
+    rows = []
+    for (server, strategy, mode, c, delay), runs in results.items():
+        redis = results.get(("redis-server", "", mode, c, 0))
+        if not server.startswith("serverlab") or not redis:
+            continue
+        ratios = [a["rps"] / b["rps"] for a, b in zip(runs, redis) if b["rps"]]
+        if ratios:
+            name = f"{server} {strategy}" + (f", {delay} µs commit delay" if delay else "")
+            rows.append((name, mode, c, statistics.median(ratios), min(ratios), max(ratios)))
+    if not rows:
+        return
+    print("\n| server | mode | connections | over redis-server (median of rounds) | rounds' range |")
+    print("|---|---|---:|---:|---:|")
+    for name, mode, c, m, lo, hi in rows:
+        print(f"| {name} | {mode} | {c} | {m:.2f}x | {lo:.2f}-{hi:.2f}x |")
 
 
 def main():
@@ -210,12 +250,15 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--redis-modes", default=",".join(REDIS_MODES))
     ap.add_argument("--fsyncs", type=int, default=2000, help="fdatasyncs timed per round")
+    ap.add_argument("--ceiling-seconds", type=float, default=1.0,
+                    help="how long each round times one writer's fsyncs per second")
     ap.add_argument("--dir", default=None, help="where data directories go (default: /tmp)")
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.duration, args.warmup, args.fsyncs = 1, 0.3, 0.1, 50
+        args.ceiling_seconds = 0.1
         args.connections = "1,8"
     args.connections = [int(c) for c in args.connections.split(",")]
     args.other_bins = dict(b.split("=", 1) for b in args.other_bin)
@@ -227,7 +270,7 @@ def main():
     root = tempfile.mkdtemp(prefix="durability-", dir=args.dir)
     configs = configurations(args)
     results = {c: [] for c in configs}
-    disk = []
+    disk, ceilings = [], []
     try:
         for r in range(args.rounds):
             order = configs[:]
@@ -236,15 +279,17 @@ def main():
                 results[config].append(run_one(args, config, root))
                 if i == len(order) // 2:
                     disk.append(fdatasync_latency(root, args.fsyncs))
+                    ceilings.append(fsync_ceiling.ceiling(root, args.ceiling_seconds)[0])
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    report(results, disk)
+    report(results, disk, ceilings)
     common.write_json(args.json, {
         "results": [{"server": s, "strategy": st, "mode": m, "connections": c,
                      "commit_delay_us": d, "runs": runs}
                     for (s, st, m, c, d), runs in results.items()],
-        "fdatasync_us": [{"median": a, "p99": b} for a, b in disk]})
+        "fdatasync_us": [{"median": a, "p99": b} for a, b in disk],
+        "ceiling_fsyncs_per_s": ceilings})
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ clients on CPU 1:
 
 - wakeup: a client blocks in `BLPOP q 0`; once the server counts it
   blocked, another connection sends `RPUSH q x`; the time from that send
-  to the blocked client's reply. Per strategy (serverlab's blocked pops
-  look again every millisecond: docs/protocols/resp.md) and redis-server.
+  to the blocked client's reply. Per strategy (the write that serves a
+  blocked pop wakes it: docs/protocols/resp.md) and redis-server, and
+  each median over redis-server's.
 - multi: 4 client processes, each pipelining 32 transactions at a time
   (`MULTI; INCR a; INCR b; EXEC`) for --duration seconds: transactions
   per second, per store (strategy async), beside the same processes
@@ -25,7 +26,7 @@ clients on CPU 1:
 Usage (repository root, after `cargo build --release`, on a quiet
 machine; about 5 minutes with the defaults):
     benches/resp_hard.py [--rounds 3] [--duration 2] [--strategies a,b]
-        [--stores a,b] [--json out.json] [--bin PATH]
+        [--stores a,b] [--only wakeup,multi,expiry] [--json out.json] [--bin PATH]
     benches/resp_hard.py --quick     # a tiny run: checks the script works
 Needs redis-server, redis-benchmark, redis-cli and taskset.
 """
@@ -249,6 +250,8 @@ def main():
     ap.add_argument("--strategies", default=None)
     ap.add_argument("--stores", default=",".join(STORES))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default="wakeup,multi,expiry",
+                    help="which measurements (wakeup alone: a minute or two)")
     ap.add_argument("--quick", action="store_true")
     common.add_binary(ap)
     args = ap.parse_args()
@@ -260,11 +263,16 @@ def main():
     common.require_binary(args.bin)
     strategies = common.chosen_strategies(args.bin, args.strategies)
     stores = args.stores.split(",")
+    only = args.only.split(",")
     wake, txn, pairs, exp = {}, {}, {}, {}
     for _ in range(args.rounds):
-        servers = [("wake", s, "sharded") for s in strategies] + [("wake", None, None)]
-        servers += [("multi", "async", st) for st in stores] + [("multi", None, None)]
-        servers += [("expiry", "async", "sharded"), ("expiry", None, None)]
+        servers = []
+        if "wakeup" in only:
+            servers += [("wake", s, "sharded") for s in strategies] + [("wake", None, None)]
+        if "multi" in only:
+            servers += [("multi", "async", st) for st in stores] + [("multi", None, None)]
+        if "expiry" in only:
+            servers += [("expiry", "async", "sharded"), ("expiry", None, None)]
         random.shuffle(servers)
         for what, strategy, store in servers:
             server = Server(args.bin, strategy, store or "sharded")
@@ -279,29 +287,49 @@ def main():
                         expiry(server, args.keys, args.requests))
             finally:
                 server.stop()
-    print("BLPOP wake-up: from the RPUSH's send to the blocked client's reply\n")
-    print("| server | median (µs) | p90 (µs) | p99 (µs) | wake-ups |")
-    print("|---|---:|---:|---:|---:|")
+    print_wakeups(wake)
+    if txn:
+        print_multi(txn, pairs)
+    if exp:
+        print_expiry(exp, args.keys)
+    if args.json:
+        common.write_json(args.json, {"wakeup_s": wake, "multi_tps": txn, "pairs_ps": pairs,
+                                      "expiry": exp})
+
+
+def print_wakeups(wake):
+    if not wake:
+        return
+    load = os.getloadavg()
+    print("BLPOP wake-up: from the RPUSH's send to the blocked client's reply "
+          f"(load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})\n")
+    print("| server | median (µs) | p90 (µs) | p99 (µs) | wake-ups | median / redis-server |")
+    print("|---|---:|---:|---:|---:|---:|")
+    redis = med(wake.get("redis-server", []))
     for name, xs in sorted(wake.items()):
         xs = sorted(xs)
         q = lambda p: xs[min(len(xs) - 1, int(p * len(xs)))] * 1e6  # noqa: E731
-        print(f"| {name} | {med(xs) * 1e6:.0f} | {q(0.9):.0f} | {q(0.99):.0f} | {len(xs)} |")
+        print(f"| {name} | {med(xs) * 1e6:.0f} | {q(0.9):.0f} | {q(0.99):.0f} | {len(xs)} "
+              f"| {med(xs) / redis:.2f}x |")
+
+
+def print_multi(txn, pairs):
     print("\nMULTI/EXEC: 4 processes, 32 transactions in flight each\n")
     print("| server | transactions/s | INCR pairs/s without MULTI | ratio |")
     print("|---|---:|---:|---:|")
     for name in sorted(txn):
         t, p = med(txn[name]), med(pairs[name])
         print(f"| {name} | {t:,.0f} | {p:,.0f} | {t / p:.2f} |")
-    print(f"\nDeadlines: redis-benchmark GET -P 16 over {args.keys} keys\n")
+
+
+def print_expiry(exp, keys):
+    print(f"\nDeadlines: redis-benchmark GET -P 16 over {keys} keys\n")
     print("| server | GET/s, no deadlines | GET/s, every key a deadline | ratio |"
           " expirer: s to delete every key |")
     print("|---|---:|---:|---:|---:|")
     for name, rows in sorted(exp.items()):
         a, b, c = (med([r[i] for r in rows]) for i in range(3))
         print(f"| {name} | {a:,.0f} | {b:,.0f} | {b / a:.2f} | {c:.2f} |")
-    if args.json:
-        common.write_json(args.json, {"wakeup_s": wake, "multi_tps": txn, "pairs_ps": pairs,
-                                      "expiry": exp})
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@
 //! watching its listener until a connection closes (`watch.rs`,
 //! `room.rs`): new clients wait in the backlog, not shut out.
 
-use crate::drive::{drive, Mode};
+use crate::drive::{drive, Mode, Wakeup};
 use crate::io::to_std;
 use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
@@ -208,13 +208,16 @@ fn serve<S: Service>(
     id: u64,
 ) {
     let mut sess = Session::new(ctx, peer);
+    // A blocked pop parks this thread; its writer unparks it.
+    let wakeup = Wakeup::for_this_thread();
+    sess.on_wait(std::task::Waker::from(wakeup.clone()));
     let open = open.clone();
     sess.on_evict(stream.as_fd(), move || {
         if let Some(c) = open.lock().get(&id) {
             c.shut(libc::SHUT_RD);
         }
     });
-    drive(&mut sess, stream, Mode::Blocking(reading));
+    drive(&mut sess, stream, Mode::Blocking(reading, &wakeup));
 }
 
 /// The graceful stop: interrupt every thread blocked reading for a request

@@ -4,13 +4,51 @@
 //! sockets run after a readiness event, so a call that would wait returns
 //! to the event loop instead).
 
-use crate::io::{reset_on_close, shutdown_write};
+use crate::io::{peer_closed, reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
+use crate::shutdown::Phase;
 use serverlab_service::Service;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::Thread;
 use std::time::{Duration, Instant};
+
+/// How often a blocking thread waiting for a blocked pop looks whether
+/// its client has left or the stop aborted (the pop itself is woken, not
+/// looked for).
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// How the service wakes a blocking thread whose blocked pop may go (a
+/// writer served it, CLIENT UNBLOCK ended it): a flag, and the thread
+/// unparked.
+#[derive(Debug)]
+pub(crate) struct Wakeup {
+    woken: AtomicBool,
+    thread: Thread,
+}
+
+impl Wakeup {
+    /// For the calling thread, which will wait.
+    pub(crate) fn for_this_thread() -> Arc<Self> {
+        Arc::new(Wakeup {
+            woken: AtomicBool::new(false),
+            thread: std::thread::current(),
+        })
+    }
+}
+
+impl std::task::Wake for Wakeup {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
 
 /// Whether the socket's calls wait.
 #[derive(Debug, Clone, Copy)]
@@ -24,8 +62,10 @@ pub(crate) enum Mode<'a> {
     /// bounded by `SO_SNDTIMEO` returns a partial count at its timeout
     /// whenever it copied anything, even in its first microsecond, so a
     /// client that stops reading was reset only after two or three
-    /// timeouts.)
-    Blocking(&'a AtomicBool),
+    /// timeouts.) The [`Wakeup`] is the one the session's waits were
+    /// given ([`Session::on_wait`]): a blocked pop parks the thread until
+    /// it is woken.
+    Blocking(&'a AtomicBool, &'a Wakeup),
     /// Non-blocking calls: one that would wait returns [`Parked::Wait`].
     NonBlocking,
 }
@@ -62,11 +102,16 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
                 None
             }
             // A wait (a blocking pop): a blocking thread is the
-            // connection's own, it sleeps; a worker parks the connection
-            // until the session's deadline (or the socket is ready).
+            // connection's own, it parks until woken; a worker parks the
+            // connection until the session's deadline, its waker, or the
+            // socket is ready. A client that left ends it.
             Io::Wait(d) => match mode {
-                Mode::Blocking(_) => {
-                    std::thread::sleep(d);
+                Mode::Blocking(_, wakeup) => {
+                    park(sess, stream, wakeup, d);
+                    None
+                }
+                Mode::NonBlocking if peer_closed(stream) => {
+                    sess.abandon_wait();
                     None
                 }
                 Mode::NonBlocking => Some(Parked::Wait),
@@ -75,7 +120,7 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
             // non-blocking one parks the connection; the log's thread wakes
             // the waker its strategy gave the session.
             Io::Commit(t) => match mode {
-                Mode::Blocking(_) => {
+                Mode::Blocking(..) => {
                     sess.wait_commit(t);
                     None
                 }
@@ -100,13 +145,37 @@ pub(crate) fn drive<S: Service, T: Read + Write + AsFd>(
     }
 }
 
+/// Park a blocking thread for a blocked pop until its waker is woken,
+/// `d` passes, the client leaves, or the stop aborts (the session then
+/// resets); it looks at the socket and the stop every [`LOOK_EVERY`].
+fn park<S: Service>(sess: &mut Session<S>, stream: &impl AsFd, wakeup: &Wakeup, d: Duration) {
+    let end = Instant::now().checked_add(d);
+    loop {
+        // A wake that came before the park is kept by the flag (and the
+        // unpark's token): none is lost.
+        if wakeup.woken.swap(false, Ordering::Acquire) || sess.shutdown().phase() == Phase::Aborting
+        {
+            return;
+        }
+        if peer_closed(stream) {
+            sess.abandon_wait();
+            return;
+        }
+        let left = end.map_or(LOOK_EVERY, |e| e.saturating_duration_since(Instant::now()));
+        if left.is_zero() {
+            return;
+        }
+        std::thread::park_timeout(left.min(LOOK_EVERY));
+    }
+}
+
 /// One write of what the socket takes now; `Some` when driving stops.
 fn write<S: Service, T: Write + AsFd>(
     sess: &mut Session<S>,
     stream: &mut T,
     mode: Mode<'_>,
 ) -> Option<Parked> {
-    let blocking = matches!(mode, Mode::Blocking(_));
+    let blocking = matches!(mode, Mode::Blocking(..));
     match send(stream, sess.unwritten(), blocking) {
         Ok(0) => Some(closed(sess)),
         Ok(n) => {
@@ -139,7 +208,7 @@ fn read<S: Service, T: Read + AsFd>(
     deadline: Option<Instant>,
     read_timeout: &mut Option<Duration>,
 ) -> Option<Parked> {
-    let blocking = matches!(mode, Mode::Blocking(_));
+    let blocking = matches!(mode, Mode::Blocking(..));
     if blocking && set_read_timeout(stream, deadline, read_timeout).is_err() {
         return Some(closed(sess));
     }
@@ -165,7 +234,7 @@ fn read_marked<S: Service, T: Read>(
 ) -> io::Result<usize> {
     let marked = match mode {
         // Relaxed: the stop looks again until the thread is out.
-        Mode::Blocking(reading) if sess.reading_requests() => {
+        Mode::Blocking(reading, _) if sess.reading_requests() => {
             reading.store(true, Ordering::Relaxed);
             Some(reading)
         }

@@ -53,6 +53,25 @@ pub(crate) fn gone(socket: &impl std::os::fd::AsFd, wait_ms: u16) -> bool {
         && fds[0].revents().is_some_and(|r| r.intersects(gone))
 }
 
+/// Whether the peer has ended its side (or the connection is gone both
+/// ways, or failed), even with input still unread: one `poll` for
+/// `POLLRDHUP`, not waiting. A blocked pop whose client did this has left,
+/// as Redis takes it: nobody is there to take what it would pop.
+pub(crate) fn peer_closed(socket: &impl std::os::fd::AsFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: socket.as_fd().as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one `pollfd` of ours, borrowed for the call only; the
+    // descriptor is open (borrowed from `socket`). (nix's flags lack
+    // `POLLRDHUP`.)
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    let closed = libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+    n > 0 && fd.revents & closed != 0
+}
+
 /// Most a closing connection reads and discards while lingering.
 pub(crate) const LINGER_BYTES: usize = 1 << 20;
 /// Longest a closing connection lingers before closing.

@@ -61,8 +61,10 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "--bin BIN --clients 5 --duration 1 --reps 1 --strategies ONE",
         ),
         ("durability.py", "--quick --bin BIN"),
+        ("fsync_ceiling.py", "--quick"),
         ("redis_compare.py", "--quick --bin BIN"),
         ("resp_hard.py", "--quick --bin BIN"),
+        ("resp_hard.py", "--quick --only wakeup --bin BIN"),
         ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
         (
             "poll_vs_redis_benchmark.py",

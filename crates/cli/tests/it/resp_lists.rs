@@ -322,6 +322,63 @@ fn list_commands_and_blocking_pops_under_every_strategy() {
     });
 }
 
+/// A blocked pop is served exactly once, by the write that serves it.
+/// Of four clients blocked on one list, one that leaves while blocked is
+/// out of the line (nothing is popped for it); a push of one element
+/// serves exactly the oldest left, and no other; a push of two the next
+/// two, in the order they blocked; none gets a second reply. A pop with
+/// a deadline, while pushes serve others, still times out. The pops wait
+/// without a deadline, so nothing but the push ends them (no timer looks
+/// for them); the reads are bounded only as hang guards. Stopped with a
+/// pop still blocked, the server exits.
+fn served_once(server: ServerProc) {
+    let addr = server.addr;
+    let mut o = Raw::connect(addr);
+    o.expect(&cmd(&["FLUSHALL"]), "+OK\r\n");
+    let mut cs: Vec<Raw> = (0..4).map(|_| Raw::connect(addr)).collect();
+    for (i, c) in cs.iter_mut().enumerate() {
+        blocks(c, &mut o, &cmd(&["BLPOP", "q", "0"]), i as u64 + 1);
+    }
+    // The oldest leaves: the server sees it go.
+    drop(cs.remove(0));
+    wait_blocked(&mut o, 3);
+    o.expect(&cmd(&["RPUSH", "q", "e1"]), ":1\r\n");
+    cs[0].expect(&[], "*2\r\n$1\r\nq\r\n$2\r\ne1\r\n");
+    wait_blocked(&mut o, 2);
+    o.expect(&cmd(&["LLEN", "q"]), ":0\r\n");
+    // A timed pop on another list meanwhile: the push serves the others.
+    let mut t = Raw::connect(addr);
+    let started = Instant::now();
+    t.send(&cmd(&["BLPOP", "other", "1"]));
+    o.expect(&cmd(&["RPUSH", "q", "e2", "e3"]), ":2\r\n");
+    cs[1].expect(&[], "*2\r\n$1\r\nq\r\n$2\r\ne2\r\n");
+    cs[2].expect(&[], "*2\r\n$1\r\nq\r\n$2\r\ne3\r\n");
+    t.expect(&[], "*-1\r\n");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    wait_blocked(&mut o, 0);
+    o.expect(&cmd(&["LLEN", "q"]), ":0\r\n");
+    // Nothing more came to any of them: their next reply is a PONG.
+    for c in cs.iter_mut().chain([&mut t]) {
+        c.expect(&cmd(&["PING"]), "+PONG\r\n");
+    }
+    blocks(&mut cs[0], &mut o, &cmd(&["BLPOP", "never", "0"]), 1);
+    let (status, out) = server.stop();
+    assert!(status.success(), "{status:?}: {out}");
+    assert!(cs[0].closed(), "the blocked client is closed");
+}
+
+#[test]
+fn a_blocked_pop_is_served_exactly_once_under_every_strategy() {
+    std::thread::scope(|s| {
+        for strategy in strategies() {
+            s.spawn(move || {
+                let args = with_threads(strategy, "2", &["--strategy", strategy]);
+                served_once(ServerProc::start("resp", &args));
+            });
+        }
+    });
+}
+
 /// Every list's contents and the number of keys, as replies.
 fn state(c: &mut Raw, keys: &[&str]) -> Vec<String> {
     let mut all = Vec::new();

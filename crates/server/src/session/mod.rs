@@ -360,6 +360,18 @@ impl<S: Service> Session<S> {
         self.abandoned = true;
     }
 
+    /// The client of the request that waits ([`Io::Wait`], a blocked pop)
+    /// has left (it ended its side, or the connection is gone): the
+    /// request is dropped unapplied, and `next` resets the connection
+    /// (which takes it out of the waiters, so what it would have popped
+    /// goes to another). Not counted as an abandoned delay.
+    pub(crate) fn abandon_wait(&mut self) {
+        if let Some(h) = self.held.as_mut() {
+            h.delaying = false;
+        }
+        self.abandoned = true;
+    }
+
     /// The server's stop signal: a strategy performing a delay gives it up
     /// once the stop passes its drain limit ([`Phase::Aborting`]).
     pub(crate) fn shutdown(&self) -> &Shutdown {

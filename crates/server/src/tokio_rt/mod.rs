@@ -35,9 +35,13 @@
 //! sees the socket gone (it looks every [`LOOK_EVERY`] meanwhile), so a
 //! delay costs no descriptor of its own, and the thread never touches a
 //! socket the task may close.
+//!
+//! A blocked pop (`Io::Wait`) awaits its waker (a `Notify` the writer
+//! that serves it notifies), its deadline, or the abort; a client that
+//! leaves meanwhile (looked for every [`LOOK_EVERY`]) ends it.
 
 use crate::accept::{Accepted, FULL_RECHECK};
-use crate::io::{gone, reset_on_close, shutdown_write};
+use crate::io::{gone, peer_closed, reset_on_close, shutdown_write};
 use crate::session::{Io, Session};
 use crate::shutdown::{Phase, Shutdown};
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
@@ -253,8 +257,60 @@ async fn serve<S: Service>(
     let wake = evicted.clone();
     // `notify_one` keeps a permit if the task is not waiting yet.
     sess.on_evict(stream.as_fd(), move || wake.notify_one());
-    drive(&mut sess, &mut stream, &mut stop, &evicted).await;
+    // A blocked pop's writer wakes the task the same way.
+    let woken = Arc::new(Notify::new());
+    sess.on_wait(std::task::Waker::from(Arc::new(NotifyWake(woken.clone()))));
+    let notices = Notices {
+        evicted: &evicted,
+        woken: &woken,
+    };
+    drive(&mut sess, &mut stream, &mut stop, notices).await;
     sess.finish();
+}
+
+/// What a connection's task is told besides its socket's readiness: it
+/// was evicted at the cap, or its blocked pop may go.
+#[derive(Clone, Copy)]
+struct Notices<'a> {
+    evicted: &'a Notify,
+    woken: &'a Notify,
+}
+
+/// Wakes a task waiting for a blocked pop (`notify_one` keeps a permit
+/// if it is not waiting yet: no wake is lost).
+struct NotifyWake(Arc<Notify>);
+
+impl std::task::Wake for NotifyWake {
+    fn wake(self: Arc<Self>) {
+        self.0.notify_one();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.notify_one();
+    }
+}
+
+/// A blocked pop's wait: until its writer wakes the task, `d` passes, or
+/// the stop aborts (the session then resets); a client that leaves
+/// meanwhile (looked for every [`LOOK_EVERY`]) ends it.
+async fn wait<S: Service>(
+    sess: &mut Session<S>,
+    stream: &TcpStream,
+    stop: &mut watch::Receiver<Phase>,
+    woken: &Notify,
+    d: Duration,
+) {
+    let client_left = async {
+        while !peer_closed(stream) {
+            tokio::time::sleep(LOOK_EVERY).await;
+        }
+    };
+    tokio::select! {
+        _ = tokio::time::sleep(d) => {}
+        _ = woken.notified() => {}
+        _ = stop.wait_for(|p| *p == Phase::Aborting) => {}
+        _ = client_left => sess.abandon_wait(),
+    }
 }
 
 /// Carry out the session's I/O until the connection is finished.
@@ -262,7 +318,7 @@ async fn drive<S: Service>(
     sess: &mut Session<S>,
     stream: &mut TcpStream,
     stop: &mut watch::Receiver<Phase>,
-    evicted: &Notify,
+    notices: Notices<'_>,
 ) {
     loop {
         match sess.next() {
@@ -271,7 +327,7 @@ async fn drive<S: Service>(
                     sess.abandon_delay();
                 }
             }
-            Io::Wait(d) => tokio::time::sleep(d).await,
+            Io::Wait(d) => wait(sess, stream, stop, notices.woken, d).await,
             // Awaited: the task waits, its worker serves others.
             Io::Commit(t) => {
                 if let Some(commit) = sess.commit(t) {
@@ -304,7 +360,7 @@ async fn drive<S: Service>(
                     // The session sees the stop, an eviction, or the
                     // deadline, itself.
                     _ = stop.wait_for(|p| *p >= wake_at) => {}
-                    _ = evicted.notified() => {}
+                    _ = notices.evicted.notified() => {}
                     _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {}
                 }
             }

@@ -17,10 +17,16 @@
 //! the same way (`delay::perform`) and posts whether they were spent.
 //! A commit is waited for like the latter: the log's thread posts the
 //! token when it is settled.
+//!
+//! A blocked pop waits on a timer on the ring until its deadline: its
+//! writer posts the token ([`wait_waker`]), and the ring cancels the
+//! timer, whose completion runs the connection. So does a client that
+//! leaves meanwhile (a receive that ends, or the tick's look), and the
+//! session, told, drops the pop.
 
 use super::mailbox::{Mailbox, Post};
 use super::sys::{Completion, EventFd, Lent, Op, Uring};
-use crate::io::{gone, shutdown_write};
+use crate::io::{gone, peer_closed, shutdown_write};
 use crate::session::{Io, Session};
 use serverlab_service::wal::Ticket;
 use serverlab_service::{Delay, Service};
@@ -44,6 +50,9 @@ pub(super) enum Wait {
     Output,
     /// Its delay: a timer on the ring (`timer`), or a thread's post.
     Delay { timer: bool },
+    /// Its blocked pop: a timer on the ring until the pop's deadline,
+    /// cancelled when the pop may go or the client leaves.
+    Blocked,
     /// Its replies wait for a commit the ring itself makes at the end of
     /// the pass (`Committer::Caller`).
     Commit,
@@ -140,8 +149,8 @@ impl<S: Service> Conn<S> {
             let sess = self.sess.get_mut().expect("no send holds a ready session");
             let parked = match sess.next() {
                 Io::Delay(d) => Some(self.delay(d, io, delays)),
-                // A wait is a timer too (a sleep: never on the ring's thread).
-                Io::Wait(d) => Some(self.delay(Delay::Sleep(d), io, delays)),
+                // A wait is a timer too, which a wake cancels.
+                Io::Wait(d) => self.block(d, io),
                 Io::Commit(t) => self.commit(t),
                 Io::Write => Some(self.send(io, now)),
                 Io::Read { deadline } => self.read(io, deadline),
@@ -183,6 +192,28 @@ impl<S: Service> Conn<S> {
         self.in_flight += 1;
         self.wait = Wait::Delay { timer };
         Parked::Waiting
+    }
+
+    /// Wait for a blocked pop: a timer until its deadline, unless the
+    /// client has left (the session then drops the pop and resets).
+    fn block(&mut self, d: Duration, io: &mut Uring) -> Option<Parked> {
+        let sess = self.sess.get_mut().expect("no send holds a ready session");
+        if self.eof || self.broken || peer_closed(&self.stream) {
+            sess.abandon_wait();
+            return None;
+        }
+        io.sleep(d, self.token);
+        self.in_flight += 1;
+        self.wait = Wait::Blocked;
+        Some(Parked::Waiting)
+    }
+
+    /// Its blocked pop may go (its writer posted it), or its client left:
+    /// cancel the timer, whose completion runs the connection.
+    pub(super) fn wake_blocked(&mut self, io: &mut Uring) {
+        if self.wait == Wait::Blocked {
+            io.cancel(Op::Sleep, self.token);
+        }
     }
 
     /// Wait for the commit the session asked for, as for a delay spent
@@ -260,6 +291,9 @@ impl<S: Service> Conn<S> {
         match c.op {
             Op::Recv => self.received(c, io),
             Op::Send => self.sent(c),
+            // A blocked pop's timer: expired, or cancelled by a wake;
+            // the session looks again either way.
+            Op::Sleep if self.wait == Wait::Blocked => true,
             Op::Sleep => {
                 // Cancelled: the client has gone (`abandon_if_gone`) or
                 // the server aborts.
@@ -286,6 +320,10 @@ impl<S: Service> Conn<S> {
             // next read.
             e if e == -libc::ENOBUFS || e == -libc::ECANCELED || e == -libc::EAGAIN => {}
             _ => self.broken = true,
+        }
+        // The client left while its pop waits: the session is told.
+        if self.eof || self.broken {
+            self.wake_blocked(io);
         }
         if self.stash.len() >= STASH_LIMIT && self.recv == Recv::Armed {
             io.cancel(Op::Recv, self.token);
@@ -357,6 +395,14 @@ impl<S: Service> Conn<S> {
         }
     }
 
+    /// A blocked pop whose client has left (its receive may not be armed
+    /// to tell): run it, so the session drops the pop.
+    pub(super) fn left_while_blocked(&mut self, io: &mut Uring) {
+        if self.wait == Wait::Blocked && peer_closed(&self.stream) {
+            io.cancel(Op::Sleep, self.token);
+        }
+    }
+
     /// Whether the connection waits for a delay spent on another thread
     /// and its client has gone both ways (the ring then tells the thread,
     /// `ring::OffRing::client_gone`).
@@ -369,7 +415,7 @@ impl<S: Service> Conn<S> {
     pub(super) fn cancel_all(&mut self, io: &mut Uring) {
         match self.wait {
             Wait::Output => self.cancel_send(io),
-            Wait::Delay { timer: true } => io.cancel(Op::Sleep, self.token),
+            Wait::Delay { timer: true } | Wait::Blocked => io.cancel(Op::Sleep, self.token),
             _ => {}
         }
     }
@@ -423,4 +469,26 @@ impl std::task::Wake for CommitPost {
 /// The waker a ring's connection waits for its commits with.
 pub(super) fn commit_waker(mailbox: Arc<Mailbox<EventFd>>, token: u32) -> std::task::Waker {
     std::task::Waker::from(Arc::new(CommitPost { mailbox, token }))
+}
+
+/// Posts a connection's token to its ring when its blocked pop may go (a
+/// writer served it, CLIENT UNBLOCK ended it), from the writer's thread.
+struct WaitPost {
+    mailbox: Arc<Mailbox<EventFd>>,
+    token: u32,
+}
+
+impl std::task::Wake for WaitPost {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.mailbox.post(Post::Woken(self.token));
+    }
+}
+
+/// The waker a ring's connection waits for its blocked pops with.
+pub(super) fn wait_waker(mailbox: Arc<Mailbox<EventFd>>, token: u32) -> std::task::Waker {
+    std::task::Waker::from(Arc::new(WaitPost { mailbox, token }))
 }

@@ -37,6 +37,10 @@ pub(crate) enum Post {
     /// Its delay was given up part way: the client has gone, or the stop
     /// passed its drain limit.
     Abandoned(u32),
+    /// Its blocked pop may go: a writer served it, or CLIENT UNBLOCK
+    /// ended it (by token, as an eviction: a newer connection with it is
+    /// woken for nothing).
+    Woken(u32),
     /// It was evicted at the connection cap (by token: if it closed
     /// meanwhile, the token may name a newer connection, which is then
     /// run once for nothing).

@@ -313,6 +313,11 @@ impl<S: Service> Ring<S> {
                     let run = conn.wait == Wait::Delay { timer: false };
                     self.settle(token, run);
                 }
+                Post::Woken(token) => {
+                    if let Some(conn) = self.conns.get_mut(token as usize) {
+                        conn.wake_blocked(&mut self.io);
+                    }
+                }
                 // Run it if it waits for a request: its session sees the
                 // eviction and closes. (Otherwise it runs soon anyway; or
                 // it has closed, and a newer connection with its token
@@ -379,6 +384,7 @@ impl<S: Service> Ring<S> {
                     }
                 }
                 Wait::Delay { timer: true } => conn.abandon_if_gone(&mut self.io),
+                Wait::Blocked => conn.left_while_blocked(&mut self.io),
                 Wait::Delay { timer: false } if conn.gone_during_delay_off_ring() => {
                     self.delays.client_gone(token as u32)
                 }

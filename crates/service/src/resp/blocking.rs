@@ -3,9 +3,12 @@
 //! connection pushes.
 //!
 //! The wait is the session's ([`Service::wait`](crate::Service::wait)):
-//! a strategy waits its own way (a sleeping thread, a timer on a reactor
-//! or a runtime, a timeout on the ring), [`POLL`] at a time, and asks
-//! again; nothing else of the connection is applied meanwhile.
+//! a strategy waits its own way (a parked thread, a task, a connection
+//! parked on a reactor or a ring) until the waker it gave the session is
+//! woken or the pop's deadline passes, and asks again; nothing else of
+//! the connection is applied meanwhile. No timer looks for it in between:
+//! whatever can let the pop go wakes it. (A strategy that gives no waker
+//! looks again every [`POLL`].)
 //!
 //! A waiting pop is served by the write that gives it something, as
 //! Redis serves it: while any connection waits, every write runs alone
@@ -13,12 +16,15 @@
 //! it wrote are tried in the order they blocked, again and again while
 //! one served makes another's key ready (an LMOVE into a key someone
 //! waits on): their pops are part of the writer's step and of its log
-//! record, and the writer's next command sees them done. The served
-//! connection finds its reply at its next look (within [`POLL`]), with
-//! the log's ticket to wait for. Besides, each look tries the pop itself
-//! if a write may have put elements in a list since its last look
+//! record, and the writer's next command sees them done. The writer wakes
+//! each connection it served, which finds its reply with the log's
+//! ticket to wait for. Besides, each look tries the pop itself if a write
+//! may have put elements in a list since its last look
 //! ([`RespService::pushes`] moved), leaving the elements to an older
-//! waiter; and past its deadline it answers as Redis's timeout does.
+//! waiter: a push that took the fast path because nobody waited when it
+//! began, but somebody did by its end, moves the count and wakes every
+//! waiting pop ([`Blocked::kick`]) to look. CLIENT UNBLOCK wakes the pop
+//! it ends; past its deadline a pop answers as Redis's timeout does.
 
 use super::ext::Alone;
 use super::keyspace::Keyspace;
@@ -32,8 +38,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-/// How long a blocked pop waits between looks.
+/// How long a blocked pop waits between looks where its strategy gave
+/// no waker.
 pub(crate) const POLL: Duration = Duration::from_millis(1);
+/// How long a blocked pop without a deadline waits before it looks
+/// again unasked, where its strategy gave a waker (every event that can
+/// let it go wakes it: this only bounds the wait a strategy is asked
+/// for).
+pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(3600);
 
 /// A blocked pop's wait.
 pub(crate) struct Waiting {
@@ -149,6 +161,20 @@ impl Blocked {
             e.served = Some((reply, logged));
             if let Some(w) = &e.waker {
                 w.wake_by_ref();
+            }
+        }
+    }
+
+    /// A write may have made waiting pops ready without serving them (a
+    /// fast-path push that began before they blocked): wake every one
+    /// still waiting, to look for itself.
+    pub(crate) fn kick(&self) {
+        let g = self.0.lock();
+        for e in g.1.values() {
+            if !e.claimed && e.served.is_none() && e.unblock.is_none() {
+                if let Some(w) = &e.waker {
+                    w.wake_by_ref();
+                }
             }
         }
     }
@@ -320,10 +346,12 @@ pub(crate) fn wait(
         let _ = alone.finish(svc, conn);
     }
     let w = conn.block.as_ref().expect("waiting");
+    // Woken, it looks again at once; without a waker it polls.
+    let most = if waker.is_some() { LOOK_AGAIN } else { POLL };
     let left = w
         .deadline
-        .map_or(POLL, |d| d.saturating_duration_since(now));
-    Some(Delay::Sleep(left.min(POLL)))
+        .map_or(most, |d| d.saturating_duration_since(now));
+    Some(Delay::Sleep(left.min(most)))
 }
 
 /// The wait is over: `reply` is the pop's.
@@ -332,4 +360,132 @@ fn done(svc: &RespService, conn: &mut RespConn, reply: Vec<u8>) -> Option<Delay>
     conn.block = None;
     svc.blocked.remove(conn.id);
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{run_all, Frame, Service};
+    use serverlab_proto::resp::client;
+    use serverlab_store::StoreKind;
+    use std::sync::Arc;
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn service() -> RespService {
+        let limits = serverlab_proto::resp::Limits::default();
+        RespService::new(StoreKind::Sharded, limits, "test".into()).unwrap()
+    }
+
+    fn wire(args: &[&str]) -> Vec<u8> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let mut w = Vec::new();
+        client::command(&mut w, &args);
+        w
+    }
+
+    /// Frames `args` on `conn`: the request and its bytes.
+    fn framed(
+        svc: &RespService,
+        conn: &mut RespConn,
+        args: &[&str],
+    ) -> (super::super::RespRequest, Vec<u8>) {
+        let w = wire(args);
+        let Frame::Ready { len, request } = svc.frame(conn, &w, &mut Vec::new()) else {
+            panic!("{args:?} frames")
+        };
+        assert_eq!(len, w.len());
+        (request, w)
+    }
+
+    /// Runs `args` on a fresh connection, as the session does.
+    fn run(svc: &RespService, args: &[&str]) -> String {
+        let mut out = Vec::new();
+        run_all(
+            svc,
+            &mut svc.open("127.0.0.1:1".parse().unwrap()),
+            &wire(args),
+            &mut out,
+        );
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The pop blocks; what its wait asks of the strategy.
+    fn blocks(svc: &RespService, conn: &mut RespConn, args: &[&str], waker: &Waker) -> Duration {
+        let (req, w) = framed(svc, conn, args);
+        match svc.wait(conn, &req, &w, Some(waker)) {
+            Some(Delay::Sleep(d)) => d,
+            other => panic!("{args:?} should block, not {other:?}"),
+        }
+    }
+
+    /// Its next look: served, with this reply.
+    fn served(svc: &RespService, conn: &mut RespConn, args: &[&str], waker: &Waker) -> String {
+        let (req, w) = framed(svc, conn, args);
+        assert!(svc.wait(conn, &req, &w, Some(waker)).is_none(), "served");
+        let mut out = Vec::new();
+        svc.apply(conn, req, &w, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Given a waker, a blocked pop is not polled for: it waits until
+    /// its deadline (or, without one, long), and the push that serves it
+    /// wakes it.
+    #[test]
+    fn a_pop_given_a_waker_waits_for_it_not_for_a_timer() {
+        let svc = service();
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut popper = svc.open("127.0.0.1:2".parse().unwrap());
+        let d = blocks(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
+        assert!(d >= LOOK_AGAIN / 2, "no deadline: it waits long, not {d:?}");
+        assert_eq!(run(&svc, &["RPUSH", "q", "x"]), ":1\r\n");
+        assert!(count.0.load(Ordering::SeqCst) >= 1, "the push woke it");
+        let reply = served(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
+        assert_eq!(reply, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+        // With a deadline, until the deadline.
+        let d = blocks(&svc, &mut popper, &["BLPOP", "q", "100"], &waker);
+        assert!(
+            d > Duration::from_secs(50) && d <= Duration::from_secs(100),
+            "{d:?}"
+        );
+    }
+
+    /// A push on the fast path, dispatched before the pop blocked (so
+    /// nobody waited when it began) but applied after, served nobody: it
+    /// wakes the waiting pop, which pops for itself.
+    #[test]
+    fn a_push_that_began_before_the_pop_blocked_wakes_it() {
+        let svc = service();
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut popper = svc.open("127.0.0.1:2".parse().unwrap());
+        blocks(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        // The push, as dispatched while nobody waited: the fast path.
+        let mut pusher = svc.open("127.0.0.1:3".parse().unwrap());
+        let (req, w) = framed(&svc, &mut pusher, &["RPUSH", "q", "x"]);
+        let super::super::Req::Cmd(cmd) = req.0 else {
+            panic!("a command")
+        };
+        let mut out = Vec::new();
+        svc.fast(&mut pusher, cmd, &w, &mut out);
+        assert_eq!(out, b":1\r\n");
+        assert!(count.0.load(Ordering::SeqCst) >= 1, "the push woke it");
+        let reply = served(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
+        assert_eq!(reply, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+        assert_eq!(run(&svc, &["LLEN", "q"]), ":0\r\n");
+    }
 }

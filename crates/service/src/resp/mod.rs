@@ -463,6 +463,9 @@ impl RespService {
         // every push of a busy server.
         if matches!(cmd, Cmd::List(ListCmd::Push { .. })) && self.blocked.len() > 0 {
             self.pushes.fetch_add(1, Ordering::SeqCst);
+            // It began before they blocked, so it served none of them:
+            // they look for themselves.
+            self.blocked.kick();
         }
     }
 

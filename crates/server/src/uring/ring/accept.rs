@@ -265,6 +265,7 @@ impl<S: Service> Ring<S> {
             self.mailbox.clone(),
             token,
         ));
+        sess.on_wait(super::super::conn::wait_waker(self.mailbox.clone(), token));
         let mailbox = self.mailbox.clone();
         sess.on_evict(stream.as_fd(), move || mailbox.post(Post::Evicted(token)));
         entry.insert(super::Conn::new(token, stream, sess));
