@@ -138,7 +138,7 @@ pub enum ConnCmd {
 }
 
 impl Cmd {
-    /// The name it was parsed from, or its family's ([`Name::family`]:
+    /// The name it was parsed from, or the one it is parsed as ([`Name::parsed_as`]:
     /// INCR is INCRBY); `None` for a rejection.
     pub fn name(&self) -> Option<Name> {
         Some(match self {

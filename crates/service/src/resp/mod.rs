@@ -34,6 +34,7 @@ use crossbeam_utils::sync::ShardedLock;
 use keyspace::Keyspace;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
+use serverlab_proto::resp::name::Flags;
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use serverlab_store::StoreKind;
@@ -325,7 +326,7 @@ impl RespService {
             return ext::alone(self, conn, cmd, input, out);
         }
         let touch = match cmd {
-            Cmd::Server(ServerCmd::DbSize | ServerCmd::Info) => Touch::Every,
+            _ if all_keys(&cmd) => Touch::Every,
             _ if keys.is_empty() => Touch::Nothing,
             _ if keys.len() == 1 => Touch::Key(keys[0]),
             _ => Touch::Keys(&keys),
@@ -668,31 +669,24 @@ impl RespService {
     }
 }
 
-/// The keys a fast-path command reads or writes (none for the
-/// commands about the server).
+/// The keys a fast-path command reads or writes, by its row's key spec
+/// (none for the commands about the server).
 fn fast_keys<'a>(cmd: &Cmd, a: &Args<'a>) -> Vec<&'a [u8]> {
-    match *cmd {
-        Cmd::Str(StrCmd::Get(key) | StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. })
-        | Cmd::List(
-            ListCmd::Push { key, .. }
-            | ListCmd::Pop { key, .. }
-            | ListCmd::LLen(key)
-            | ListCmd::LIndex { key, .. }
-            | ListCmd::LRange { key, .. },
-        ) => vec![a.get(key)],
-        Cmd::Str(StrCmd::Del | StrCmd::Exists | StrCmd::MGet) => a.from(1).collect(),
-        Cmd::Str(StrCmd::MSet) => a.from(1).step_by(2).collect(),
-        Cmd::Server(_) | Cmd::Conn(_) | Cmd::Reject(_) | Cmd::Ext(_) => Vec::new(),
-    }
+    cmd.name()
+        .and_then(|n| ext::keys_of(n, a, |_| true))
+        .unwrap_or_default()
 }
 
-/// Whether a fast-path `cmd` may change data (and so is logged).
+/// Whether a fast-path `cmd` may change data (and so is logged): its
+/// row's access.
 fn changes_data(cmd: &Cmd) -> bool {
-    matches!(
-        cmd,
-        Cmd::Str(StrCmd::Set { .. } | StrCmd::Del | StrCmd::IncrBy { .. } | StrCmd::MSet)
-            | Cmd::List(ListCmd::Push { .. } | ListCmd::Pop { .. })
-    )
+    cmd.name().is_some_and(|n| n.facts().writes())
+}
+
+/// Whether a fast-path `cmd` reads every key of its database (DBSIZE,
+/// INFO: their rows say [`Flags::ALL_KEYS`]).
+fn all_keys(cmd: &Cmd) -> bool {
+    cmd.name().is_some_and(|n| n.facts().has(Flags::ALL_KEYS))
 }
 
 /// Whether a fast-path `cmd` replaces its keys' values (and so their

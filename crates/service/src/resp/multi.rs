@@ -19,6 +19,7 @@ use super::{RespConn, RespService};
 use crate::After;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd};
 use serverlab_proto::resp::frame::Framed;
+use serverlab_proto::resp::name::Family;
 use serverlab_proto::resp::{reply, Framer, Name};
 use std::sync::atomic::Ordering;
 
@@ -38,11 +39,10 @@ pub(crate) struct Watching {
     dirty: Dirty,
 }
 
+/// Whether `name` is MULTI, EXEC, DISCARD, WATCH or UNWATCH (its row's
+/// family: [`Family::Transaction`]).
 pub(crate) fn is_transaction(name: Name) -> bool {
-    matches!(
-        name,
-        Name::Multi | Name::Exec | Name::Discard | Name::Watch | Name::Unwatch
-    )
+    name.facts().family == Family::Transaction
 }
 
 /// While a transaction is open: queues `cmd` (`+QUEUED`), refuses it

@@ -15,8 +15,8 @@ use serverlab_proto::resp::frame::ProtocolError;
 use serverlab_proto::resp::Name;
 use std::collections::BTreeMap;
 
-/// A slot per name (`Name as usize`): a command counts under its
-/// family's ([`Name::family`]: INCR, DECR and DECRBY as `incrby`,
+/// A slot per name (`Name as usize`): a command counts under the
+/// name it is parsed as ([`Name::parsed_as`]: INCR, DECR and DECRBY as `incrby`,
 /// ); then the rejected requests.
 const REJECTED: usize = Name::ALL.len();
 const ERRORS: usize = REJECTED + 1;
@@ -232,7 +232,7 @@ impl RespStats {
         let mut requests = Map::new();
         let total: u64 = (0..=REJECTED).map(|i| self.counters.get(i)).sum();
         requests.insert("total".into(), total.into());
-        for n in Name::ALL.into_iter().filter(|n| n.family() == *n) {
+        for n in Name::ALL.into_iter().filter(|n| n.parsed_as() == *n) {
             let count = self.counters.get(n as usize);
             requests.insert(n.facts().name.into(), count.into());
         }

@@ -41,14 +41,17 @@ use crate::durable::Touch;
 use crate::Logged;
 use crossbeam_utils::sync::ShardedLockWriteGuard;
 use serverlab_proto::resp::client::command;
-use serverlab_proto::resp::command::{Cmd, ServerCmd};
-use serverlab_proto::resp::name::Access;
+use serverlab_proto::resp::command::Cmd;
+use serverlab_proto::resp::name::{Family, Flags, Role};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::RespStore;
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
 /// What a command running alone works with.
 pub(crate) struct Ctx<'a> {
+    /// The command being run.
+    pub name: Name,
     pub svc: &'a RespService,
     pub ks: &'a mut Keyspace,
     /// The connection's database.
@@ -67,6 +70,9 @@ pub(crate) struct Ctx<'a> {
     /// commands [`undoes`] says are [`Undoes::Own`] records each change's
     /// step here as it makes it.
     journal: Option<&'a mut Journal>,
+    /// The keys it computed from the data and read (SORT's `BY` and
+    /// `GET` patterns), `always` only: its reply waits for their writes.
+    computed: RefCell<Vec<Box<[u8]>>>,
 }
 
 impl Ctx<'_> {
@@ -85,9 +91,15 @@ impl Ctx<'_> {
         rec.extend_from_slice(self.input);
     }
 
-    /// Log `args` as a command (another command, or this one rewritten).
+    /// Log `args` as a command (another command, or this one rewritten:
+    /// only a command whose row says [`Flags::LOGGED_AS_OTHER`]).
     /// Several calls log several commands, in order.
     pub fn log(&mut self, args: &[&[u8]]) {
+        debug_assert!(
+            self.name.facts().has(Flags::LOGGED_AS_OTHER),
+            "{:?} is logged as another command: its row must say LOGGED_AS_OTHER",
+            self.name
+        );
         let rec = self.record.get_or_insert_with(Vec::new);
         command(rec, args);
     }
@@ -128,6 +140,15 @@ impl Ctx<'_> {
     /// An error reply, `msg` without the leading `-`.
     pub fn error(&self, out: &mut Vec<u8>, msg: &str) {
         reply::error(out, msg.as_bytes())
+    }
+
+    /// Notes a key the command computed from the data and read (the
+    /// table's [`Find::Computed`](serverlab_proto::resp::name::Find)
+    /// keys: SORT's patterns), for what its reply waits for.
+    pub fn read_computed(&self, key: &[u8]) {
+        if self.keeps() {
+            self.computed.borrow_mut().push(key.into());
+        }
     }
 }
 
@@ -262,7 +283,7 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
     ) {
         let keys = fast_keys(&cmd, a);
-        let every = matches!(cmd, Cmd::Server(ServerCmd::DbSize | ServerCmd::Info));
+        let every = super::all_keys(&cmd);
         self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
         if writes && self.keep {
@@ -300,14 +321,14 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
         trying: bool,
     ) -> bool {
-        let writes = name.facts().access == Access::Write;
-        let keys = keys_of(name, a);
-        self.saw(keys.as_deref().filter(|_| !reads_every_key(name)));
-        if writes && self.keep {
+        let keys = keys_of(name, a, Role::writes);
+        self.saw(keys_of(name, a, |_| true).as_deref());
+        if name.facts().writes() && self.keep {
             self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }
         let steps = self.journal.len();
         let mut cx = Ctx {
+            name,
             svc,
             ks: &mut self.ks,
             db,
@@ -317,9 +338,15 @@ impl<'g> Alone<'g> {
             input: a.input,
             record: None,
             journal: self.keep.then_some(&mut self.journal),
+            computed: RefCell::default(),
         };
         dispatch(name, a, &mut cx, out);
         let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
+        let computed = cx.computed.into_inner();
+        if !computed.is_empty() {
+            let read: Vec<&[u8]> = computed.iter().map(|k| &k[..]).collect();
+            self.saw(Some(&read));
+        }
         debug_assert!(
             !self.keep
                 || record.is_none()
@@ -553,21 +580,15 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
-        n => {
-            debug_assert_eq!(n.facts().access, Access::Read, "{n:?} says no undo");
-            Undoes::Nothing
-        }
+        // The reads: every name is here, so that a command added to the
+        // table without saying how it is taken back does not compile.
+        Ping | Echo | Get | Exists | MGet | LLen | LIndex | LRange | DbSize | Select | Info
+        | Command | Config | Client | Hello | Quit | GetRange | Substr | StrLen | GetBit | Lcs
+        | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl | ExpireTime | PExpireTime
+        | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
+        | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
+        | ZRange => Undoes::Nothing,
     }
-}
-
-/// Whether a command reads keys its arguments do not name (KEYS, SCAN,
-/// RANDOMKEY, SORT's BY and GET patterns, the whole databases).
-fn reads_every_key(name: Name) -> bool {
-    use Name::*;
-    matches!(
-        name,
-        Keys | Scan | RandomKey | Sort | DbSize | Info | FlushAll | FlushDb | SwapDb
-    )
 }
 
 /// Runs one command beyond the fast path alone, and appends its reply.
@@ -587,44 +608,30 @@ pub(crate) fn alone(
     }
 }
 
-/// The keys a command beyond the fast path touches in its database, as
-/// far as its name's table row says, and for those it does not (LMPOP's
-/// counted keys); `None`: every key (FLUSHALL, SWAPDB, …).
-pub(crate) fn keys_of<'a>(name: Name, a: &Args<'a>) -> Option<Vec<&'a [u8]>> {
-    let argc = a.count();
-    match name {
-        Name::LMPop | Name::BLMPop => {
-            let at = if name == Name::BLMPop { 2 } else { 1 };
-            let n = a
-                .try_arg(at)
-                .and_then(serverlab_proto::resp::number::parse_i64)
-                .unwrap_or(0)
-                .clamp(0, argc as i64) as usize;
-            Some(a.from(at + 1).take(n).collect())
-        }
-        Name::FlushAll | Name::FlushDb | Name::SwapDb | Name::Function => None,
-        // SORT writes STORE's destination only (what it reads by its BY
-        // and GET patterns is every key: [`reads_every_key`]).
-        Name::Sort => Some(sort::destination(a).into_iter().collect()),
-        _ => {
-            let k = name.facts().keys;
-            if k.first == 0 {
-                return Some(Vec::new());
-            }
-            let last = if k.last < 0 {
-                argc as i64 + k.last
-            } else {
-                k.last.min(argc as i64 - 1)
-            };
-            let mut keys = Vec::new();
-            let mut i = k.first;
-            while i <= last {
-                keys.push(a.arg(i as usize));
-                i += k.step;
-            }
-            Some(keys)
-        }
+/// The keys a command names in its database whose role (in its row's
+/// key spec: [`Name::facts`]) is `wanted`; `None`: every key (a command
+/// whose row says [`Flags::ALL_KEYS`]: FLUSHALL, SWAPDB, KEYS, …). Keys
+/// it computes as it runs are not among them ([`Ctx::read_computed`]).
+pub(crate) fn keys_of<'a>(
+    name: Name,
+    a: &Args<'a>,
+    wanted: impl Fn(Role) -> bool,
+) -> Option<Vec<&'a [u8]>> {
+    let facts = name.facts();
+    if facts.has(Flags::ALL_KEYS) {
+        return None;
     }
+    let mut keys = Vec::new();
+    facts.each_key(
+        a.count(),
+        |i| a.arg(i),
+        |i, role| {
+            if wanted(role) {
+                keys.push(a.arg(i))
+            }
+        },
+    );
+    Some(keys)
 }
 
 /// `SELECT db` as a command.
@@ -640,24 +647,16 @@ pub(crate) fn select_prefix(rec: &mut Vec<u8>, db: usize) {
     }
 }
 
-/// The family that serves `name`.
+/// The family that serves `name`, as its row says.
 fn dispatch(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
-    use Name::*;
-    match name {
-        Set | GetEx | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | GetRange
-        | Substr | StrLen | Append | IncrByFloat | SetBit | GetBit | Lcs => {
-            strings::run(name, a, cx, out)
-        }
-        LMove | RPopLPush | LRem | LPos | LMPop | LSet | LTrim | LInsert | LPushX | RPushX
-        | BLPop | BRPop | BLMove | BRPopLPush | BLMPop => lists::run(name, a, cx, out),
-        Keys | Scan | Rename | RenameNx | Copy | Move | RandomKey | Type | Touch | Unlink
-        | Expire | PExpire | ExpireAt | PExpireAt | Ttl | PTtl | ExpireTime | PExpireTime
-        | Persist => keys::run(name, a, cx, out),
-        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember | HSet | HMSet | HGet
-        | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | ZAdd | ZRem | ZScore | ZCard
-        | ZRange | ZPopMin => colls::run(name, a, cx, out),
-        Sort => sort::run(a, cx, out),
-        Dump | Restore => dump::run(name, a, cx, out),
-        _ => server::run(name, a, cx, out),
+    match name.facts().family {
+        Family::Strings => strings::run(name, a, cx, out),
+        Family::Lists => lists::run(name, a, cx, out),
+        Family::Keys => keys::run(name, a, cx, out),
+        Family::Colls => colls::run(name, a, cx, out),
+        Family::Sort => sort::run(a, cx, out),
+        Family::Dump => dump::run(name, a, cx, out),
+        Family::Server => server::run(name, a, cx, out),
+        Family::Fast | Family::Transaction => unreachable!("{name:?} is not run alone"),
     }
 }

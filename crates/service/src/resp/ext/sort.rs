@@ -148,11 +148,6 @@ impl<'a> Opts<'a> {
     }
 }
 
-/// STORE's destination, if the options name one (and parse).
-pub(crate) fn destination<'a>(a: &Args<'a>) -> Option<&'a [u8]> {
-    Opts::parse(a).ok()?.store
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
     List,
@@ -327,6 +322,7 @@ fn lookup<'e>(cx: &Ctx, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>>
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(elem);
     key.extend_from_slice(postfix);
+    cx.read_computed(&key);
     let mut found = None;
     cx.store().peek(&key, &mut |held| {
         found = match (held, field) {
