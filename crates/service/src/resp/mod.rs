@@ -933,4 +933,7 @@ impl Service for RespService {
 mod tests;
 
 #[cfg(test)]
+mod tests_table;
+
+#[cfg(test)]
 mod tests_undo;
