@@ -234,13 +234,11 @@ impl RespService {
                 "ERR unknown subcommand '{}'. Try {cmd} HELP.",
                 c_str(arg(1), 128)
             ),
-            Rejection::WrongArity(name) => {
-                format!("ERR wrong number of arguments for '{name}' command")
-            }
-            Rejection::Syntax => "ERR syntax error".into(),
+            Rejection::WrongArity(name) => reply::wrong_arity(name),
+            Rejection::Syntax => reply::SYNTAX.into(),
             Rejection::NotInteger => return reply::error(out, reply::NOT_INTEGER),
-            Rejection::NotPositive => "ERR value is out of range, must be positive".into(),
-            Rejection::DbIndex => "ERR DB index is out of range".into(),
+            Rejection::NotPositive => reply::NOT_POSITIVE.into(),
+            Rejection::DbIndex => reply::DB_INDEX.into(),
             Rejection::DecrementOverflow => "ERR decrement would overflow".into(),
             Rejection::BadClientName => {
                 "ERR Client names cannot contain spaces, newlines or special characters.".into()

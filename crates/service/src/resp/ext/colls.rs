@@ -21,16 +21,13 @@ mod zsets;
 use super::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, NOT_POSITIVE, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Coll, Held, Value, WrongType, ZSet};
 use std::collections::{HashMap, HashSet};
 
 type Set = HashSet<Box<[u8]>>;
 type Hash = HashMap<Box<[u8]>, Box<[u8]>>;
-
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
-const SYNTAX: &str = "ERR syntax error";
 
 /// Serves `name`.
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {

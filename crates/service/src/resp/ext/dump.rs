@@ -40,6 +40,7 @@
 use super::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Coll, Held, Value, ZSet};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -58,8 +59,6 @@ const HASH: u8 = 4;
 /// The version and the checksum.
 const FOOTER: usize = 2 + 4;
 
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const BAD_FOOTER: &str = "ERR DUMP payload version or checksum are wrong";
 const BAD_FORMAT: &str = "ERR Bad data format";

@@ -18,14 +18,12 @@
 use super::Ctx;
 use crate::resp::{blocking, Args};
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, NO_SUCH_KEY, SYNTAX};
 use serverlab_proto::resp::{reply, End, Name};
 use serverlab_store::resp::{Held, Value};
 use std::collections::VecDeque;
 
 type List = VecDeque<Box<[u8]>>;
-
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 
 /// Serves `name`.
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
@@ -148,12 +146,12 @@ fn timeout_error(arg: &[u8]) -> Option<&'static str> {
         .and_then(|s| s.parse::<f64>().ok())
         .filter(|s| !s.is_nan());
     let Some(secs) = secs else {
-        return Some("ERR timeout is not a float or out of range");
+        return Some(reply::TIMEOUT_NOT_FLOAT);
     };
     let ms = (secs * 1000.0).ceil();
     // i64::MAX as f64 is 2^63, the first value past the range.
     if !(ms >= 0.0 && ms < i64::MAX as f64) {
-        return Some("ERR timeout is negative");
+        return Some(reply::TIMEOUT_NEGATIVE);
     }
     None
 }
@@ -221,7 +219,7 @@ fn linsert(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 fn lset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     let key = a.arg(1);
     match kind(cx, key) {
-        Kind::Absent => return cx.error(out, "ERR no such key"),
+        Kind::Absent => return cx.error(out, NO_SUCH_KEY),
         Kind::Other => return cx.wrongtype(out),
         Kind::List => {}
     }

@@ -65,7 +65,7 @@ fn swapdb(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     };
     let range = 0..DATABASES as i64;
     if !range.contains(&x) || !range.contains(&y) {
-        return cx.error(out, "ERR DB index is out of range");
+        return cx.error(out, reply::DB_INDEX);
     }
     cx.ks.dbs.swap(x as usize, y as usize);
     cx.svc.watches.touch_db(Some(x as usize));
@@ -84,10 +84,7 @@ fn config(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         b"set" => {
             let n = a.count();
             if n < 4 || !n.is_multiple_of(2) {
-                return cx.error(
-                    out,
-                    "ERR wrong number of arguments for 'config|set' command",
-                );
+                return cx.error(out, &reply::wrong_arity("config|set"));
             }
             let mut kept = cx.svc.config.lock();
             let mut i = 2;
@@ -123,7 +120,7 @@ fn client(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     match &sub[..] {
         b"unblock" if (3..=4).contains(&a.count()) => {
             let Some(id) = parse_i64(a.arg(2)) else {
-                return cx.error(out, "ERR value is not an integer or out of range");
+                return cx.error(out, reply::NOT_INTEGER);
             };
             let how = match a.try_arg(3).map(|w| w.to_ascii_lowercase()) {
                 None => Unblock::Timeout,

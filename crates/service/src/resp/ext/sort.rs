@@ -34,15 +34,13 @@ use super::colls::float::strtod;
 use super::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
-use serverlab_proto::resp::reply;
+use serverlab_proto::resp::reply::{self, NOT_INTEGER, SYNTAX};
 use serverlab_store::resp::{Coll, Held, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{HashSet, VecDeque};
 use std::ops::Range;
 
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
 /// Redis keeps a set of at most this many integers as an intset

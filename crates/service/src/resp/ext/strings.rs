@@ -18,12 +18,11 @@ use super::Ctx;
 use crate::resp::Args;
 use float80::Ld;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_FLOAT, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Held, Value};
 
-const SYNTAX: &str = "ERR syntax error";
 const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-const NOT_FLOAT: &str = "ERR value is not a valid float";
 const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 
@@ -194,8 +193,8 @@ fn options<'a>(a: &Args<'a>, from: usize, set: bool) -> Option<Opts<'a>> {
 /// command in it). Its arithmetic wraps as Redis's does, so an overflow
 /// is a deadline not after the epoch, and refused.
 fn deadline(cx: &Ctx, unit: Unit, t: &[u8], cmd: &str) -> Result<i64, String> {
-    let n = parse_i64(t).ok_or_else(|| String::from_utf8_lossy(reply::NOT_INTEGER).into_owned())?;
-    let invalid = || format!("ERR invalid expire time in '{cmd}' command");
+    let n = parse_i64(t).ok_or_else(|| reply::NOT_INTEGER.to_string())?;
+    let invalid = || reply::invalid_expire(cmd);
     let seconds = matches!(unit, Unit::Ex | Unit::ExAt);
     if n <= 0 || (seconds && n > i64::MAX / 1000) {
         return Err(invalid());
@@ -375,7 +374,7 @@ fn getset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 /// there (0).
 fn msetnx(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     if a.count().is_multiple_of(2) {
-        return cx.error(out, "ERR wrong number of arguments for 'msetnx' command");
+        return cx.error(out, &reply::wrong_arity("msetnx"));
     }
     if a.from(1).step_by(2).any(|k| cx.store().exists(k)) {
         return reply::int(out, 0);

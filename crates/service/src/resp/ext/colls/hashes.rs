@@ -61,11 +61,7 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done
 /// HSET (the number of new fields) and HMSET (OK): field value pairs.
 fn hset(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     if a.count() % 2 == 1 {
-        let msg = format!(
-            "ERR wrong number of arguments for '{}' command",
-            name.facts().name
-        );
-        return Err(Fail::Said(msg));
+        return Err(Fail::Said(reply::wrong_arity(name.facts().name)));
     }
     let key = a.arg(1);
     let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
@@ -126,9 +122,7 @@ fn hincrby(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     let sum = match h.get(field).map(|v| parse_i64(v)) {
         None => Ok(by),
         Some(None) => Err(Fail::Err("ERR hash value is not an integer")),
-        Some(Some(old)) => old
-            .checked_add(by)
-            .ok_or(Fail::Err("ERR increment or decrement would overflow")),
+        Some(Some(old)) => old.checked_add(by).ok_or(Fail::Err(reply::OVERFLOW)),
     };
     let sum = match sum {
         Ok(sum) => sum,

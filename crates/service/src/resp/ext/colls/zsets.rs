@@ -5,12 +5,11 @@
 use super::{bulk_double, float, integer, is, positive, put, read, take, undo, Done, Fail, SYNTAX};
 use crate::resp::ext::Ctx;
 use crate::resp::Args;
+use serverlab_proto::resp::reply::NOT_FLOAT;
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::ZSet;
 use std::cmp::Ordering;
 use std::ops::Bound;
-
-const NOT_FLOAT: &str = "ERR value is not a valid float";
 
 pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
