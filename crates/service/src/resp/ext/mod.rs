@@ -10,8 +10,11 @@
 //! Each family of commands is a module with one entry, `run`, that reads
 //! its arguments, applies the command and encodes its reply: `strings`,
 //! `lists` (with the blocking pops' single tries), `keys` (the keyspace
-//! and deadlines), `colls` (sets, hashes and sorted sets) and `server`
-//! (FLUSHALL, FLUSHDB, SWAPDB, CONFIG, FUNCTION, CLIENT).
+//! and deadlines), `colls` (sets, hashes and sorted sets), `sort`, `dump`
+//! (DUMP, RESTORE) and `server` (FLUSHALL, FLUSHDB, SWAPDB, CONFIG,
+//! FUNCTION, CLIENT, OBJECT, TIME). Which family runs a command, and
+//! which keys it reads and writes, is its row's in the command table
+//! ([`Name::facts`]: `family`, `keys`).
 //!
 //! What a command changed is logged as the family says ([`Ctx::log_input`],
 //! [`Ctx::log`]): usually the command as it arrived; a relative deadline
