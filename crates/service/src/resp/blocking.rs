@@ -20,7 +20,7 @@
 //! ([`RespService::pushes`] moved), leaving the elements to an older
 //! waiter; and past its deadline it answers as Redis's timeout does.
 
-use super::ext::Alone;
+use super::alone::Alone;
 use super::keyspace::Keyspace;
 use super::{Args, RespConn, RespService};
 use crate::{Delay, Logged};
@@ -210,7 +210,7 @@ impl Blocked {
 fn waits_on(name: Name, a: &Args) -> Vec<Box<[u8]>> {
     match name {
         Name::BLMove | Name::BRPopLPush => vec![a.arg(1).into()],
-        _ => super::ext::keys_of(name, a, |_| true)
+        _ => super::alone::keys_of(name, a, |_| true)
             .unwrap_or_default()
             .into_iter()
             .map(Box::from)

@@ -203,7 +203,7 @@ fn records(
         let k = &c.key[..];
         let mut one = |args: &[&[u8]]| {
             rec.clear();
-            super::ext::select_prefix(&mut rec, c.db);
+            super::alone::select_prefix(&mut rec, c.db);
             command(&mut rec, args);
             emit(&rec)
         };

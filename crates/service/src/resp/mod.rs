@@ -13,14 +13,14 @@
 //! Commands take one of two paths ([`keyspace`]): the fast path (GET,
 //! SET, INCR, MGET, the pushes and pops, LRANGE, …) runs beside every
 //! other command on the store's own locks; every other command
-//! ([`ext`]: APPEND, LINSERT, EXPIRE, RENAME, SADD, a transaction's EXEC,
+//! ([`alone`]: APPEND, LINSERT, EXPIRE, RENAME, SADD, a transaction's EXEC,
 //! …) runs alone. Keys with a deadline are in [`expires`]; WATCH in
 //! [`watch`]; MULTI/EXEC in [`multi`]; blocking pops in [`blocking`].
 
 mod admin;
+mod alone;
 mod blocking;
 mod expires;
-mod ext;
 mod keyspace;
 mod log;
 mod multi;
@@ -276,11 +276,11 @@ impl RespService {
             Cmd::Ext(name) if multi::is_transaction(name) => {
                 multi::run(self, conn, name, input, out)
             }
-            Cmd::Ext(_) => ext::alone(self, conn, cmd, input, out),
+            Cmd::Ext(_) => alone::run(self, conn, cmd, input, out),
             // While a pop waits, a push runs alone: the waiting pops it
             // makes ready are served at its end (see [`blocking`]).
             Cmd::List(ListCmd::Push { .. }) if self.blocked.len() > 0 => {
-                ext::alone(self, conn, cmd, input, out)
+                alone::run(self, conn, cmd, input, out)
             }
             _ => self.fast(conn, cmd, input, out),
         }
@@ -321,7 +321,7 @@ impl RespService {
         if self.expired_any(db, &cmd, &keys) {
             // Deleting it is a write to log: alone, where it is.
             drop(ks);
-            return ext::alone(self, conn, cmd, input, out);
+            return alone::run(self, conn, cmd, input, out);
         }
         let touch = match cmd {
             _ if all_keys(&cmd) => Touch::Every,
@@ -341,7 +341,7 @@ impl RespService {
         let written = log.write(
             touch,
             |rec| {
-                ext::select_prefix(rec, conn.db);
+                alone::select_prefix(rec, conn.db);
                 rec.extend_from_slice(input);
                 true
             },
@@ -671,7 +671,7 @@ impl RespService {
 /// (none for the commands about the server).
 fn fast_keys<'a>(cmd: &Cmd, a: &Args<'a>) -> Vec<&'a [u8]> {
     cmd.name()
-        .and_then(|n| ext::keys_of(n, a, |_| true))
+        .and_then(|n| alone::keys_of(n, a, |_| true))
         .unwrap_or_default()
 }
 

@@ -1,6 +1,6 @@
 //! Transactions: MULTI queues the commands that follow (each answered
 //! `+QUEUED`), EXEC runs them alone, one after another, as one step
-//! (see [`super::ext`]: nothing else runs in between, whichever store
+//! (see [`super::alone`]: nothing else runs in between, whichever store
 //! holds the keys, and the log gets them as one record, so a crash keeps
 //! all of them or none), DISCARD drops them. A command refused while
 //! queued (unknown, wrong arity, bad arguments) makes EXEC refuse the
@@ -13,7 +13,7 @@
 //! write to one of them afterwards, from any connection, makes this
 //! connection's next EXEC run nothing and answer a null array.
 
-use super::ext::Alone;
+use super::alone::Alone;
 use super::watch::Dirty;
 use super::{RespConn, RespService};
 use crate::After;

@@ -3,7 +3,7 @@
 //! it writes, says how it is taken back.
 //!
 //! What cannot be left out of a row does not compile without it (its key
-//! spec, flags and family are columns; [`super::ext::undoes`] and the
+//! spec, flags and family are columns; [`super::alone::undoes`] and the
 //! dispatch to families match every name and every family without a
 //! wildcard). What is left is checked here, and, for the log record and
 //! the undo of every write, by
@@ -11,7 +11,7 @@
 //! which needs a sample of every write and fails for one that logs
 //! nothing or is not taken back.
 
-use super::ext::{undoes, Undoes};
+use super::alone::{undoes, Undoes};
 use super::*;
 use crate::run_all;
 use serverlab_proto::resp::client;

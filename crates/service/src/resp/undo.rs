@@ -8,7 +8,7 @@
 //! value and its deadline: a SET clears one); a push keeps how many it
 //! adds (and pops them back off); a pop keeps the elements it will take
 //! (and pushes them back on). (The commands run alone record theirs as
-//! they go: [`super::ext`].)
+//! they go: [`super::alone`].)
 //!
 //! **The order.** Every write is applied before its record commits (a
 //! fast-path write logs then applies under the lock that orders writes;

@@ -595,7 +595,7 @@ pub(crate) fn undoes(name: Name) -> Undoes {
 }
 
 /// Runs one command beyond the fast path alone, and appends its reply.
-pub(crate) fn alone(
+pub(crate) fn run(
     svc: &RespService,
     conn: &mut RespConn,
     cmd: Cmd,

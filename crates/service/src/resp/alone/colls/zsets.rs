@@ -3,7 +3,7 @@
 //! Redis's `string2d` reads them and answered as `%.17g`.
 
 use super::{bulk_double, float, integer, is, positive, put, read, take, undo, Done, Fail, SYNTAX};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::reply::NOT_FLOAT;
 use serverlab_proto::resp::{reply, Name};

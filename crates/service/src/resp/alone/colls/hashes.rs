@@ -3,7 +3,7 @@
 //! a small hash in the order its fields were first set).
 
 use super::{integer, put, read, take, undo, Done, Fail, Hash};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::{parse_i64, push_i64};
 use serverlab_proto::resp::{reply, Name};

@@ -1,7 +1,7 @@
 //! Sets: SADD, SREM, SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER.
 
 use super::{bulks, integer, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Ctx;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
