@@ -20,10 +20,11 @@
 mod admin;
 mod alone;
 mod blocking;
+mod expirer;
 mod expires;
 mod keyspace;
-mod log;
 mod multi;
+mod snapshot;
 mod stats;
 mod undo;
 mod watch;
@@ -168,7 +169,7 @@ impl RespService {
     /// ends with the service. Nothing expires while the log replays; once
     /// the server keeps a log, a deletion is a write to log: the expirer
     /// then deletes alone, logged as `DEL`s in one record, in the log's
-    /// order with every other write ([`log::expire_due`]), as every
+    /// order with every other write ([`expirer::expire_due`]), as every
     /// command alone first does, and a fast-path command that meets such
     /// a key runs alone.
     fn start_expirer(&self) {
@@ -187,7 +188,7 @@ impl RespService {
                         continue;
                     }
                     match logged.get().map(std::sync::Weak::upgrade) {
-                        Some(Some(l)) => log::expire_due(&ks, &l, &in_flight, max_args),
+                        Some(Some(l)) => expirer::expire_due(&ks, &l, &in_flight, max_args),
                         Some(None) => return,
                         None => {
                             let ks = ks.read().unwrap_or_else(|e| e.into_inner());
@@ -366,7 +367,7 @@ impl RespService {
     /// A compaction's cut and copy, with the keyspace held alone.
     fn compact_alone(&self, log: &Durable) {
         let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
-        log::compact_if_due(log, &ks, self.limits.max_args);
+        snapshot::compact_if_due(log, &ks, self.limits.max_args);
     }
 
     /// Once the log has failed: its uncommitted writes are taken back,

@@ -526,7 +526,7 @@ impl<'g> Alone<'g> {
                 }
                 conn.logged = Logged::merge(conn.logged, logged);
                 settle(logged);
-                super::log::compact_if_due(log, &self.ks, svc.limits.max_args);
+                super::snapshot::compact_if_due(log, &self.ks, svc.limits.max_args);
                 Ok(())
             }
             Err(e) => {
