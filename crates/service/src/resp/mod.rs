@@ -411,7 +411,7 @@ impl RespService {
     fn after_fast(
         &self,
         n: usize,
-        db: &keyspace::Db,
+        db: &keyspace::Database,
         cmd: &Cmd,
         keys: &[&[u8]],
         held: Option<&mut expires::Held>,
@@ -441,7 +441,7 @@ impl RespService {
 
     /// Whether a key the command touches (every key of the database, for
     /// DBSIZE) is past its deadline. Not while the log replays.
-    fn expired_any(&self, db: &keyspace::Db, cmd: &Cmd, keys: &[&[u8]]) -> bool {
+    fn expired_any(&self, db: &keyspace::Database, cmd: &Cmd, keys: &[&[u8]]) -> bool {
         if db.expires.is_empty() || self.replaying() {
             return false;
         }
@@ -458,7 +458,7 @@ impl RespService {
     /// Nothing expires while the log replays.
     fn hold_deadlines<'d>(
         &self,
-        db: &'d keyspace::Db,
+        db: &'d keyspace::Database,
         cmd: &Cmd,
         keys: &[&'d [u8]],
         expire: bool,

@@ -35,7 +35,7 @@
 //! about COUNT buckets; the places are the store's own hash, so a cursor
 //! means nothing to another database or after a restart.
 
-use super::Ctx;
+use super::Running;
 use crate::resp::{c_str, one_line, Args};
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{glob, reply, Name};
@@ -45,7 +45,7 @@ use std::hash::BuildHasher;
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::Keys => keys(a, cx, out),
         Name::Scan => scan(a, cx, out),
@@ -105,7 +105,7 @@ fn db_arg(arg: &[u8]) -> Result<usize, &'static str> {
         .ok_or(reply::DB_INDEX)
 }
 
-fn keys(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn keys(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let pattern = a.arg(1);
     let all = pattern == b"*";
     let mut found: Vec<Box<[u8]>> = Vec::new();
@@ -119,7 +119,7 @@ fn keys(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     found.iter().for_each(|k| reply::bulk(out, k));
 }
 
-fn random_key(cx: &mut Ctx, out: &mut Vec<u8>) {
+fn random_key(cx: &mut Running, out: &mut Vec<u8>) {
     let store = cx.store();
     let len = store.len();
     if len == 0 {
@@ -194,7 +194,7 @@ fn scan_options<'a>(a: &Args<'a>) -> Result<ScanOptions<'a>, &'static [u8]> {
     Ok(o)
 }
 
-fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn scan(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(cursor) = parse_cursor(a.arg(1)) else {
         return cx.error(out, "ERR invalid cursor");
     };
@@ -225,7 +225,7 @@ fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     taken.iter().for_each(|k| reply::bulk(out, k));
 }
 
-fn rename(nx: bool, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn rename(nx: bool, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (src, dst) = (a.arg(1), a.arg(2));
     let d = cx.here().clone();
     if !d.store.exists(src) {
@@ -301,7 +301,7 @@ fn copy_options(a: &Args, db: usize) -> Result<CopyOptions, &'static str> {
     Ok(o)
 }
 
-fn copy(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn copy(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (src, dst) = (a.arg(1), a.arg(2));
     let o = match copy_options(a, cx.db) {
         Ok(o) => o,
@@ -330,7 +330,7 @@ fn copy(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     reply::int(out, 1)
 }
 
-fn move_key(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn move_key(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     let n = match db_arg(a.arg(2)) {
         Ok(n) => n,
@@ -422,7 +422,7 @@ fn deadline_of(name: Name, n: i64, now: i64) -> Option<i64> {
     }
 }
 
-fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn expire(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let cond = match Cond::parse(a) {
         Ok(c) => c,
         Err(e) => return cx.error(out, &one_line(&e)),
@@ -461,7 +461,7 @@ fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     reply::int(out, 1)
 }
 
-fn ttl(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn ttl(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     if !cx.store().exists(key) {
         return reply::int(out, -2);

@@ -16,8 +16,8 @@
 //! which keys it reads and writes, is its row's in the command table
 //! ([`Name::facts`]: `family`, `keys`).
 //!
-//! What a command changed is logged as the family says ([`Ctx::log_input`],
-//! [`Ctx::log`]): usually the command as it arrived; a relative deadline
+//! What a command changed is logged as the family says ([`Running::log_input`],
+//! [`Running::log`]): usually the command as it arrived; a relative deadline
 //! as an absolute one (`EXPIRE k 10` as `PEXPIREAT k …`), a random pick
 //! as what was picked (`SPOP` as `SREM`), a blocking pop as the pop it
 //! came to. Under the log it is applied first and logged after (nothing
@@ -38,7 +38,7 @@ pub(crate) mod sort;
 pub(crate) mod strings;
 
 use super::expires::now_ms;
-use super::keyspace::{Db, Deadline, Journal, Kept, Keyspace};
+use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
 use super::{fast_keys, overwrites, Args, RespConn, RespService};
 use crate::durable::Touch;
 use crate::Logged;
@@ -52,7 +52,7 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
 /// What a command running alone works with.
-pub(crate) struct Ctx<'a> {
+pub(crate) struct Running<'a> {
     /// The command being run.
     pub name: Name,
     pub svc: &'a RespService,
@@ -78,9 +78,9 @@ pub(crate) struct Ctx<'a> {
     computed: RefCell<Vec<Box<[u8]>>>,
 }
 
-impl Ctx<'_> {
+impl Running<'_> {
     /// The connection's database.
-    pub fn here(&self) -> &Db {
+    pub fn here(&self) -> &Database {
         &self.ks.dbs[self.db]
     }
 
@@ -117,7 +117,7 @@ impl Ctx<'_> {
     }
 
     /// Records a step that takes back a change just made (nothing when
-    /// no log needs it: build costly steps only when [`Ctx::keeps`]).
+    /// no log needs it: build costly steps only when [`Running::keeps`]).
     pub fn undo(&mut self, step: impl FnOnce(&mut Keyspace) + Send + 'static) {
         if let Some(j) = self.journal.as_deref_mut() {
             j.push(step);
@@ -330,7 +330,7 @@ impl<'g> Alone<'g> {
             self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }
         let steps = self.journal.len();
-        let mut cx = Ctx {
+        let mut cx = Running {
             name,
             svc,
             ks: &mut self.ks,
@@ -614,7 +614,7 @@ pub(crate) fn run(
 /// The keys a command names in its database whose role (in its row's
 /// key spec: [`Name::facts`]) is `wanted`; `None`: every key (a command
 /// whose row says [`Flags::ALL_KEYS`]: FLUSHALL, SWAPDB, KEYS, …). Keys
-/// it computes as it runs are not among them ([`Ctx::read_computed`]).
+/// it computes as it runs are not among them ([`Running::read_computed`]).
 pub(crate) fn keys_of<'a>(
     name: Name,
     a: &Args<'a>,
@@ -651,7 +651,7 @@ pub(crate) fn select_prefix(rec: &mut Vec<u8>, db: usize) {
 }
 
 /// The family that serves `name`, as its row says.
-fn dispatch(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn dispatch(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name.facts().family {
         Family::Strings => strings::run(name, a, cx, out),
         Family::Lists => lists::run(name, a, cx, out),
