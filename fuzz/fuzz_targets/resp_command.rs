@@ -4,8 +4,8 @@
 //! survive encoding and framing unchanged, and the command parsed agrees
 //! with Redis 7's argument checks written a second time
 //! (`model::resp::refuse`, on proto's table of names and arities), with
-//! the right keys, values and numbers, and is counted under its name's
-//! family.
+//! the right keys, values and numbers, and is counted under the name it
+//! is parsed as.
 //! Input: [separator, arguments joined by it…].
 
 use libfuzzer_sys::fuzz_target;
@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
         (Ok(name), cmd) => (name, cmd),
     };
     assert!(args[0].eq_ignore_ascii_case(name.as_bytes()));
-    assert_eq!(cmd.name(), Name::find(args[0]).map(Name::family));
+    assert_eq!(cmd.name(), Name::find(args[0]).map(Name::parsed_as));
     let get = |s: Span| framer.get(&wire, s);
     match cmd {
         Cmd::Str(c) => strings(name, c, &args, get),

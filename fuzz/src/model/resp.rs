@@ -11,8 +11,8 @@
 //! are checked byte for byte, in the database SELECT chose, and queued
 //! (`+QUEUED`) inside MULTI. The commands beyond the fast path (APPEND,
 //! LINSERT, EXPIRE, SADD, EXEC, …) are checked for their arity and one
-//! well-formed reply; the keys such a command may have written (by the
-//! names table's key positions) become unknown to the model, and a
+//! well-formed reply; the keys such a command may have written (by
+//! proto's key specs) become unknown to the model, and a
 //! command on an unknown key is checked for its shape only; after an
 //! EXEC, a MOVE or a COPY to another database, every key is unknown
 //! until FLUSHALL. (Deadlines make any key unknown in time: a command
@@ -21,6 +21,7 @@
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
 use crate::session::{Applied, Event};
+use serverlab_proto::resp::name::Role;
 use serverlab_proto::resp::{Limits, Name, ProtocolError};
 use std::collections::{HashMap, VecDeque};
 
@@ -130,35 +131,24 @@ enum Value {
     Unknown,
 }
 
-/// The keys of `args` by the names table's key positions (and LMPOP's
-/// counted keys).
-fn keys_of<'a>(name: &str, args: &'a [Vec<u8>]) -> Vec<&'a Vec<u8>> {
+/// The keys of `args` whose role is `wanted`, by proto's key specs
+/// ([`Name::facts`]): the model knows no key a command computes (SORT's
+/// patterns), and none of one that touches every key.
+fn keys_of<'a>(name: &str, args: &'a [Vec<u8>], wanted: fn(Role) -> bool) -> Vec<&'a Vec<u8>> {
     let Some(n) = Name::find(name.as_bytes()) else {
         return Vec::new();
     };
-    let argc = args.len() as i64;
-    if matches!(n, Name::LMPop | Name::BLMPop) {
-        let at = if n == Name::BLMPop { 2 } else { 1 };
-        let count = args
-            .get(at)
-            .and_then(|c| int(c))
-            .unwrap_or(0)
-            .clamp(0, argc) as usize;
-        return args.iter().skip(at + 1).take(count).collect();
-    }
-    let k = n.facts().keys;
-    if k.first == 0 {
-        return Vec::new();
-    }
-    let last = if k.last < 0 {
-        argc + k.last
-    } else {
-        k.last.min(argc - 1)
-    };
-    (k.first..=last)
-        .step_by(k.step as usize)
-        .filter_map(|i| args.get(i as usize))
-        .collect()
+    let mut keys = Vec::new();
+    n.facts().each_key(
+        args.len(),
+        |i| &args[i],
+        |i, role| {
+            if wanted(role) {
+                keys.push(&args[i]);
+            }
+        },
+    );
+    keys
 }
 
 const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
@@ -235,7 +225,7 @@ impl Resp {
         if name == "flushall" {
             self.lost = false;
         }
-        let unknown = keys_of(name, args)
+        let unknown = keys_of(name, args, |_| true)
             .iter()
             .any(|k| matches!(self.db.get(*k), Some(Value::Unknown)));
         if (self.lost && name != "flushall") || unknown {
@@ -274,11 +264,9 @@ impl Resp {
             }
             "move" | "copy" if ok => self.lost = true,
             _ => {
-                let write = Name::find(name.as_bytes()).is_some_and(|n| {
-                    n.facts().access == serverlab_proto::resp::name::Access::Write
-                });
+                let write = Name::find(name.as_bytes()).is_some_and(|n| n.facts().writes());
                 if write && ok {
-                    for k in keys_of(name, args) {
+                    for k in keys_of(name, args, Role::writes) {
                         self.db.insert(k.clone(), Value::Unknown);
                     }
                 }

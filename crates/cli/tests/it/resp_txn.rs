@@ -220,6 +220,28 @@ fn watch_aborts_and_exec_is_isolated_under_every_store() {
     });
 }
 
+/// UNWATCH inside a transaction is queued, as Redis queues it, and
+/// answers OK at EXEC (which forgot every watch as it began); the
+/// connection, and the server, go on. (It panicked: the alone-runner had
+/// no family for it.)
+#[test]
+fn unwatch_queued_in_a_transaction_answers_ok() {
+    let server = ServerProc::start("resp", &[]);
+    let mut c = Raw::connect(server.addr);
+    let mut other = Raw::connect(server.addr);
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["UNWATCH"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["SET", "k", "1"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*2\r\n+OK\r\n+OK\r\n");
+    // A watch is still honoured up to EXEC: the queued UNWATCH runs after.
+    c.expect(&cmd(&["WATCH", "k"]), "+OK\r\n");
+    other.expect(&cmd(&["SET", "k", "theirs"]), "+OK\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["UNWATCH"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    other.expect(&cmd(&["GET", "k"]), "$6\r\ntheirs\r\n");
+}
+
 /// A transaction is one record: after a restart on the log, its writes
 /// and other databases' keys are there (and deadlines, as absolute ones).
 #[test]

@@ -138,7 +138,7 @@ pub enum ConnCmd {
 }
 
 impl Cmd {
-    /// The name it was parsed from, or its family's ([`Name::family`]:
+    /// The name it was parsed from, or the one it is parsed as ([`Name::parsed_as`]:
     /// INCR is INCRBY); `None` for a rejection.
     pub fn name(&self) -> Option<Name> {
         Some(match self {
@@ -267,13 +267,14 @@ impl Rejection {
     ];
 }
 
-/// The request's arguments as the service sees them.
-pub struct Args<'a> {
+/// The request's arguments as the parser reads them (the service reads
+/// them through its own `Args`).
+pub struct Argv<'a> {
     pub framer: &'a Framer,
     pub input: &'a [u8],
 }
 
-impl Args<'_> {
+impl Argv<'_> {
     fn argc(&self) -> usize {
         self.framer.args().len()
     }
@@ -297,7 +298,7 @@ impl Args<'_> {
 
 /// Parse a framed request (at least one argument) into a command.
 pub fn parse(framer: &Framer, input: &[u8]) -> Cmd {
-    let a = Args { framer, input };
+    let a = Argv { framer, input };
     let Some(name) = Name::find(a.bytes(0)) else {
         return Cmd::Reject(Rejection::UnknownCommand);
     };
@@ -308,7 +309,7 @@ pub fn parse(framer: &Framer, input: &[u8]) -> Cmd {
 }
 
 /// A known command with a valid arity: its arguments.
-fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
+fn command(name: Name, a: &Argv) -> Result<Cmd, Rejection> {
     // Only commands with a first argument read it (arity checked).
     let key = || a.span(1);
     Ok(match name {
@@ -356,7 +357,7 @@ fn command(name: Name, a: &Args) -> Result<Cmd, Rejection> {
     })
 }
 
-fn ping(a: &Args) -> Result<ServerCmd, Rejection> {
+fn ping(a: &Argv) -> Result<ServerCmd, Rejection> {
     match a.argc() {
         1 => Ok(ServerCmd::Ping(None)),
         2 => Ok(ServerCmd::Ping(Some(a.span(1)))),
@@ -364,7 +365,7 @@ fn ping(a: &Args) -> Result<ServerCmd, Rejection> {
     }
 }
 
-fn decr_by(a: &Args) -> Result<StrCmd, Rejection> {
+fn decr_by(a: &Argv) -> Result<StrCmd, Rejection> {
     let by = a.int(2)?;
     Ok(StrCmd::IncrBy {
         key: a.span(1),
@@ -373,14 +374,14 @@ fn decr_by(a: &Args) -> Result<StrCmd, Rejection> {
 }
 
 /// MSET: an odd number of arguments, the name and pairs.
-fn mset(a: &Args) -> Result<StrCmd, Rejection> {
+fn mset(a: &Argv) -> Result<StrCmd, Rejection> {
     if a.argc().is_multiple_of(2) {
         return Err(Rejection::WrongArity(Name::MSet.facts().name));
     }
     Ok(StrCmd::MSet)
 }
 
-fn lrange(a: &Args) -> Result<ListCmd, Rejection> {
+fn lrange(a: &Argv) -> Result<ListCmd, Rejection> {
     Ok(ListCmd::LRange {
         key: a.span(1),
         start: a.int(2)?,
@@ -389,7 +390,7 @@ fn lrange(a: &Args) -> Result<ListCmd, Rejection> {
 }
 
 /// FLUSHALL, FLUSHDB [ASYNC|SYNC].
-fn flush(name: Name, a: &Args) -> Result<Cmd, Rejection> {
+fn flush(name: Name, a: &Argv) -> Result<Cmd, Rejection> {
     match a.argc() {
         1 => Ok(Cmd::Ext(name)),
         2 if a.is(1, "async") || a.is(1, "sync") => Ok(Cmd::Ext(name)),
@@ -402,7 +403,7 @@ fn flush(name: Name, a: &Args) -> Result<Cmd, Rejection> {
 pub const DATABASES: usize = 16;
 
 /// SELECT: databases 0 to 15.
-fn select(a: &Args) -> Result<ConnCmd, Rejection> {
+fn select(a: &Argv) -> Result<ConnCmd, Rejection> {
     match a.int(1) {
         Ok(n) if (0..DATABASES as i64).contains(&n) => Ok(ConnCmd::Select(n as usize)),
         Ok(n) if n.abs() <= i64::from(i32::MAX) => Err(Rejection::DbIndex),
@@ -412,7 +413,7 @@ fn select(a: &Args) -> Result<ConnCmd, Rejection> {
 
 /// SET key value [NX|XX] on the fast path; with any other option
 /// (GET, EX, PX, EXAT, PXAT, KEEPTTL), beyond it.
-fn set(a: &Args) -> Result<Cmd, Rejection> {
+fn set(a: &Argv) -> Result<Cmd, Rejection> {
     let plain = (3..a.argc()).all(|i| a.is(i, "nx") || a.is(i, "xx"));
     if !plain {
         return Ok(Cmd::Ext(Name::Set));
@@ -420,7 +421,7 @@ fn set(a: &Args) -> Result<Cmd, Rejection> {
     set_plain(a).map(Cmd::Str)
 }
 
-fn set_plain(a: &Args) -> Result<StrCmd, Rejection> {
+fn set_plain(a: &Argv) -> Result<StrCmd, Rejection> {
     let mut cond = SetCond::Always;
     for i in 3..a.argc() {
         let want = if a.is(i, "nx") {
@@ -443,7 +444,7 @@ fn set_plain(a: &Args) -> Result<StrCmd, Rejection> {
 }
 
 /// LPOP, RPOP [count].
-fn pop(name: Name, end: End, a: &Args) -> Result<ListCmd, Rejection> {
+fn pop(name: Name, end: End, a: &Argv) -> Result<ListCmd, Rejection> {
     let count = match a.argc() {
         2 => None,
         // Redis reads the count as a positive number or says so, for a
@@ -461,7 +462,7 @@ fn pop(name: Name, end: End, a: &Args) -> Result<ListCmd, Rejection> {
     })
 }
 
-fn command_query(a: &Args) -> Result<ServerCmd, Rejection> {
+fn command_query(a: &Argv) -> Result<ServerCmd, Rejection> {
     if a.argc() == 1 {
         return Ok(ServerCmd::Command(CommandQuery::All));
     }
@@ -481,7 +482,7 @@ fn command_query(a: &Args) -> Result<ServerCmd, Rejection> {
 }
 
 /// CONFIG GET on the fast path; every other subcommand beyond it.
-fn config(a: &Args) -> Result<Cmd, Rejection> {
+fn config(a: &Argv) -> Result<Cmd, Rejection> {
     if !a.is(1, "get") {
         return Ok(Cmd::Ext(Name::Config));
     }
@@ -492,7 +493,7 @@ fn config(a: &Args) -> Result<Cmd, Rejection> {
 }
 
 /// HELLO: only protocol 2 is served; SETNAME is the one option.
-fn hello(a: &Args) -> Result<ConnCmd, Rejection> {
+fn hello(a: &Argv) -> Result<ConnCmd, Rejection> {
     if a.argc() >= 2 {
         match a.int(1) {
             Ok(2) => {}
@@ -515,11 +516,11 @@ fn hello(a: &Args) -> Result<ConnCmd, Rejection> {
 
 /// CLIENT SETNAME, GETNAME, ID and SETINFO here; the rest (UNBLOCK,
 /// INFO, LIST, …) beyond the fast path.
-fn client(a: &Args) -> Result<Cmd, Rejection> {
+fn client(a: &Argv) -> Result<Cmd, Rejection> {
     client_conn(a).map(|c| c.map_or(Cmd::Ext(Name::Client), Cmd::Conn))
 }
 
-fn client_conn(a: &Args) -> Result<Option<ConnCmd>, Rejection> {
+fn client_conn(a: &Argv) -> Result<Option<ConnCmd>, Rejection> {
     let argc = a.argc();
     let exact = |n: usize, full: &'static str, cmd: ConnCmd| {
         if argc == n {

@@ -17,7 +17,8 @@ pub fn ok(out: &mut Vec<u8>) {
 /// `-<message>\r\n`: `message` starts with its code (`ERR …`,
 /// `WRONGTYPE …`). CR and LF in it become spaces, as Redis makes them,
 /// so an error is always one line.
-pub fn error(out: &mut Vec<u8>, message: &[u8]) {
+pub fn error(out: &mut Vec<u8>, message: impl AsRef<[u8]>) {
+    let message = message.as_ref();
     out.push(b'-');
     out.extend(
         message
@@ -61,12 +62,40 @@ pub fn null_array(out: &mut Vec<u8>) {
     out.extend_from_slice(b"*-1\r\n");
 }
 
+// The error replies more than one command gives, each written once
+// (an error only one place gives is written there).
+
 /// The error for a value of the wrong kind.
-pub const WRONGTYPE: &[u8] = b"WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 /// The error for an argument or value that is not a 64-bit integer.
-pub const NOT_INTEGER: &[u8] = b"ERR value is not an integer or out of range";
-/// INCR past the 64-bit range.
-pub const OVERFLOW: &[u8] = b"ERR increment or decrement would overflow";
+pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+/// INCR, HINCRBY past the 64-bit range.
+pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+/// An option that is not one, or one short of its arguments.
+pub const SYNTAX: &str = "ERR syntax error";
+/// A count that must not be negative (LPOP's, SPOP's, …).
+pub const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// A database number outside 0 to 15 (SELECT, MOVE, COPY, SWAPDB).
+pub const DB_INDEX: &str = "ERR DB index is out of range";
+/// A value that is not a float (INCRBYFLOAT's increment, a score).
+pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+/// A blocking command's timeout that is not a number.
+pub const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
+/// A blocking command's timeout below zero.
+pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+/// LSET's, RENAME's key missing.
+pub const NO_SUCH_KEY: &str = "ERR no such key";
+
+/// The error for a command (or `command|subcommand`) given a number of
+/// arguments it does not take.
+pub fn wrong_arity(name: &str) -> String {
+    format!("ERR wrong number of arguments for '{name}' command")
+}
+
+/// The error for a deadline out of range (EXPIRE's, SET's `EX`, …).
+pub fn invalid_expire(name: &str) -> String {
+    format!("ERR invalid expire time in '{name}' command")
+}
 
 #[cfg(test)]
 mod tests {

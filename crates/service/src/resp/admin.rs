@@ -266,9 +266,10 @@ fn details(out: &mut Vec<u8>, facts: &Facts) {
     };
     reply::array(out, 1);
     reply::simple(out, flag);
-    reply::int(out, facts.keys.first);
-    reply::int(out, facts.keys.last);
-    reply::int(out, facts.keys.step);
+    let keys = facts.legacy_keys();
+    reply::int(out, keys.first);
+    reply::int(out, keys.last);
+    reply::int(out, keys.step);
     for _ in 0..4 {
         reply::array(out, 0);
     }

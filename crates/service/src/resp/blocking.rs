@@ -26,12 +26,13 @@
 //! waiting pop ([`Blocked::kick`]) to look. CLIENT UNBLOCK wakes the pop
 //! it ends; past its deadline a pop answers as Redis's timeout does.
 
-use super::ext::Alone;
+use super::alone::Alone;
 use super::keyspace::Keyspace;
 use super::{Args, RespConn, RespService};
 use crate::{Delay, Logged};
 use parking_lot::Mutex;
 use serverlab_proto::resp::command::Cmd;
+use serverlab_proto::resp::name::Flags;
 use serverlab_proto::resp::{reply, Name};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -235,7 +236,7 @@ impl Blocked {
 fn waits_on(name: Name, a: &Args) -> Vec<Box<[u8]>> {
     match name {
         Name::BLMove | Name::BRPopLPush => vec![a.arg(1).into()],
-        _ => super::ext::keys_of(name, a)
+        _ => super::alone::keys_of(name, a, |_| true)
             .unwrap_or_default()
             .into_iter()
             .map(Box::from)
@@ -243,11 +244,9 @@ fn waits_on(name: Name, a: &Args) -> Vec<Box<[u8]>> {
     }
 }
 
+/// Whether `name` may block (its row says [`Flags::BLOCKING`]).
 pub(crate) fn is_blocking(name: Name) -> bool {
-    matches!(
-        name,
-        Name::BLPop | Name::BRPop | Name::BLMove | Name::BRPopLPush | Name::BLMPop
-    )
+    name.facts().has(Flags::BLOCKING)
 }
 
 /// A blocking pop's timeout argument in seconds (0: for ever), if valid

@@ -19,13 +19,13 @@ use std::sync::Arc;
 
 /// One database (cloned: the same store and deadlines, shared).
 #[derive(Clone)]
-pub(crate) struct Db {
+pub(crate) struct Database {
     pub store: Arc<dyn RespStore>,
     pub expires: Arc<Expires>,
 }
 
 pub(crate) struct Keyspace {
-    pub dbs: Vec<Db>,
+    pub dbs: Vec<Database>,
     /// The locking scheme of every store (a flushed database gets a fresh
     /// one under a log: the old one is kept to be put back).
     kind: StoreKind,
@@ -37,7 +37,7 @@ impl Keyspace {
     pub(crate) fn new(kind: StoreKind) -> Option<Keyspace> {
         let dbs = (0..DATABASES)
             .map(|_| {
-                Some(Db {
+                Some(Database {
                     store: stores::new(kind)?,
                     expires: Arc::default(),
                 })
@@ -47,8 +47,8 @@ impl Keyspace {
     }
 
     /// An empty database of the same scheme.
-    pub(crate) fn fresh(&self) -> Db {
-        Db {
+    pub(crate) fn fresh(&self) -> Database {
+        Database {
             store: stores::new(self.kind).expect("a scheme RESP offers"),
             expires: Arc::default(),
         }
@@ -80,7 +80,7 @@ pub(crate) struct Kept {
 }
 
 impl Kept {
-    pub(crate) fn of(d: &Db, key: &[u8]) -> Kept {
+    pub(crate) fn of(d: &Database, key: &[u8]) -> Kept {
         Kept {
             store: Arc::clone(&d.store),
             expires: Arc::clone(&d.expires),
@@ -116,7 +116,7 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    pub(crate) fn of(d: &Db, key: &[u8]) -> Deadline {
+    pub(crate) fn of(d: &Database, key: &[u8]) -> Deadline {
         Deadline {
             expires: Arc::clone(&d.expires),
             key: key.into(),

@@ -13,17 +13,18 @@
 //! Commands take one of two paths ([`keyspace`]): the fast path (GET,
 //! SET, INCR, MGET, the pushes and pops, LRANGE, …) runs beside every
 //! other command on the store's own locks; every other command
-//! ([`ext`]: APPEND, LINSERT, EXPIRE, RENAME, SADD, a transaction's EXEC,
+//! ([`alone`]: APPEND, LINSERT, EXPIRE, RENAME, SADD, a transaction's EXEC,
 //! …) runs alone. Keys with a deadline are in [`expires`]; WATCH in
 //! [`watch`]; MULTI/EXEC in [`multi`]; blocking pops in [`blocking`].
 
 mod admin;
+mod alone;
 mod blocking;
+mod expirer;
 mod expires;
-mod ext;
 mod keyspace;
-mod log;
 mod multi;
+mod snapshot;
 mod stats;
 mod undo;
 mod watch;
@@ -34,6 +35,7 @@ use crossbeam_utils::sync::ShardedLock;
 use keyspace::Keyspace;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
+use serverlab_proto::resp::name::Flags;
 use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use serverlab_store::StoreKind;
@@ -168,7 +170,7 @@ impl RespService {
     /// ends with the service. Nothing expires while the log replays; once
     /// the server keeps a log, a deletion is a write to log: the expirer
     /// then deletes alone, logged as `DEL`s in one record, in the log's
-    /// order with every other write ([`log::expire_due`]), as every
+    /// order with every other write ([`expirer::expire_due`]), as every
     /// command alone first does, and a fast-path command that meets such
     /// a key runs alone.
     fn start_expirer(&self) {
@@ -192,7 +194,7 @@ impl RespService {
                         continue;
                     }
                     match logged.get().map(std::sync::Weak::upgrade) {
-                        Some(Some(l)) => log::expire_due(&ks, &l, &in_flight, max_args),
+                        Some(Some(l)) => expirer::expire_due(&ks, &l, &in_flight, max_args),
                         Some(None) => return,
                         None => {
                             let ks = ks.read().unwrap_or_else(|e| e.into_inner());
@@ -213,7 +215,7 @@ impl RespService {
     #[cfg(feature = "sim")]
     pub fn expire_pass(&self) {
         match &self.log {
-            Some(l) => log::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args),
+            Some(l) => expirer::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args),
             None => {
                 let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
                 ks.expire_due(expires::now_ms());
@@ -260,13 +262,11 @@ impl RespService {
                 "ERR unknown subcommand '{}'. Try {cmd} HELP.",
                 c_str(arg(1), 128)
             ),
-            Rejection::WrongArity(name) => {
-                format!("ERR wrong number of arguments for '{name}' command")
-            }
-            Rejection::Syntax => "ERR syntax error".into(),
+            Rejection::WrongArity(name) => reply::wrong_arity(name),
+            Rejection::Syntax => reply::SYNTAX.into(),
             Rejection::NotInteger => return reply::error(out, reply::NOT_INTEGER),
-            Rejection::NotPositive => "ERR value is out of range, must be positive".into(),
-            Rejection::DbIndex => "ERR DB index is out of range".into(),
+            Rejection::NotPositive => reply::NOT_POSITIVE.into(),
+            Rejection::DbIndex => reply::DB_INDEX.into(),
             Rejection::DecrementOverflow => "ERR decrement would overflow".into(),
             Rejection::BadClientName => {
                 "ERR Client names cannot contain spaces, newlines or special characters.".into()
@@ -304,11 +304,11 @@ impl RespService {
             Cmd::Ext(name) if multi::is_transaction(name) => {
                 multi::run(self, conn, name, input, out)
             }
-            Cmd::Ext(_) => ext::alone(self, conn, cmd, input, out),
+            Cmd::Ext(_) => alone::run(self, conn, cmd, input, out),
             // While a pop waits, a push runs alone: the waiting pops it
             // makes ready are served at its end (see [`blocking`]).
             Cmd::List(ListCmd::Push { .. }) if self.blocked.len() > 0 => {
-                ext::alone(self, conn, cmd, input, out)
+                alone::run(self, conn, cmd, input, out)
             }
             _ => self.fast(conn, cmd, input, out),
         }
@@ -349,10 +349,10 @@ impl RespService {
         if self.expired_any(db, &cmd, &keys) {
             // Deleting it is a write to log: alone, where it is.
             drop(ks);
-            return ext::alone(self, conn, cmd, input, out);
+            return alone::run(self, conn, cmd, input, out);
         }
         let touch = match cmd {
-            Cmd::Server(ServerCmd::DbSize | ServerCmd::Info) => Touch::Every,
+            _ if all_keys(&cmd) => Touch::Every,
             _ if keys.is_empty() => Touch::Nothing,
             _ if keys.len() == 1 => Touch::Key(keys[0]),
             _ => Touch::Keys(&keys),
@@ -369,7 +369,7 @@ impl RespService {
         let written = log.write(
             touch,
             |rec| {
-                ext::select_prefix(rec, conn.db);
+                alone::select_prefix(rec, conn.db);
                 rec.extend_from_slice(input);
                 true
             },
@@ -394,7 +394,7 @@ impl RespService {
     /// A compaction's cut and copy, with the keyspace held alone.
     fn compact_alone(&self, log: &Durable) {
         let ks = self.keyspace.write().unwrap_or_else(|e| e.into_inner());
-        log::compact_if_due(log, &ks, self.limits.max_args);
+        snapshot::compact_if_due(log, &ks, self.limits.max_args);
     }
 
     /// Once the log has failed: its uncommitted writes are taken back,
@@ -438,7 +438,7 @@ impl RespService {
     fn after_fast(
         &self,
         n: usize,
-        db: &keyspace::Db,
+        db: &keyspace::Database,
         cmd: &Cmd,
         keys: &[&[u8]],
         held: Option<&mut expires::Held>,
@@ -471,7 +471,7 @@ impl RespService {
 
     /// Whether a key the command touches (every key of the database, for
     /// DBSIZE) is past its deadline. Not while the log replays.
-    fn expired_any(&self, db: &keyspace::Db, cmd: &Cmd, keys: &[&[u8]]) -> bool {
+    fn expired_any(&self, db: &keyspace::Database, cmd: &Cmd, keys: &[&[u8]]) -> bool {
         if db.expires.is_empty() || self.replaying() {
             return false;
         }
@@ -488,7 +488,7 @@ impl RespService {
     /// Nothing expires while the log replays.
     fn hold_deadlines<'d>(
         &self,
-        db: &'d keyspace::Db,
+        db: &'d keyspace::Database,
         cmd: &Cmd,
         keys: &[&'d [u8]],
         expire: bool,
@@ -698,31 +698,24 @@ impl RespService {
     }
 }
 
-/// The keys a fast-path command reads or writes (none for the
-/// commands about the server).
+/// The keys a fast-path command reads or writes, by its row's key spec
+/// (none for the commands about the server).
 fn fast_keys<'a>(cmd: &Cmd, a: &Args<'a>) -> Vec<&'a [u8]> {
-    match *cmd {
-        Cmd::Str(StrCmd::Get(key) | StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. })
-        | Cmd::List(
-            ListCmd::Push { key, .. }
-            | ListCmd::Pop { key, .. }
-            | ListCmd::LLen(key)
-            | ListCmd::LIndex { key, .. }
-            | ListCmd::LRange { key, .. },
-        ) => vec![a.get(key)],
-        Cmd::Str(StrCmd::Del | StrCmd::Exists | StrCmd::MGet) => a.from(1).collect(),
-        Cmd::Str(StrCmd::MSet) => a.from(1).step_by(2).collect(),
-        Cmd::Server(_) | Cmd::Conn(_) | Cmd::Reject(_) | Cmd::Ext(_) => Vec::new(),
-    }
+    cmd.name()
+        .and_then(|n| alone::keys_of(n, a, |_| true))
+        .unwrap_or_default()
 }
 
-/// Whether a fast-path `cmd` may change data (and so is logged).
+/// Whether a fast-path `cmd` may change data (and so is logged): its
+/// row's access.
 fn changes_data(cmd: &Cmd) -> bool {
-    matches!(
-        cmd,
-        Cmd::Str(StrCmd::Set { .. } | StrCmd::Del | StrCmd::IncrBy { .. } | StrCmd::MSet)
-            | Cmd::List(ListCmd::Push { .. } | ListCmd::Pop { .. })
-    )
+    cmd.name().is_some_and(|n| n.facts().writes())
+}
+
+/// Whether a fast-path `cmd` reads every key of its database (DBSIZE,
+/// INFO: their rows say [`Flags::ALL_KEYS`]).
+fn all_keys(cmd: &Cmd) -> bool {
+    cmd.name().is_some_and(|n| n.facts().has(Flags::ALL_KEYS))
 }
 
 /// Whether a fast-path `cmd` replaces its keys' values (and so their
@@ -971,6 +964,9 @@ impl Service for RespService {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_table;
 
 #[cfg(test)]
 mod tests_undo;

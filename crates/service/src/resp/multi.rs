@@ -1,6 +1,6 @@
 //! Transactions: MULTI queues the commands that follow (each answered
 //! `+QUEUED`), EXEC runs them alone, one after another, as one step
-//! (see [`super::ext`]: nothing else runs in between, whichever store
+//! (see [`super::alone`]: nothing else runs in between, whichever store
 //! holds the keys, and the log gets them as one record, so a crash keeps
 //! all of them or none), DISCARD drops them. A command refused while
 //! queued (unknown, wrong arity, bad arguments) makes EXEC refuse the
@@ -13,12 +13,13 @@
 //! write to one of them afterwards, from any connection, makes this
 //! connection's next EXEC run nothing and answer a null array.
 
-use super::ext::Alone;
+use super::alone::Alone;
 use super::watch::Dirty;
 use super::{RespConn, RespService};
 use crate::After;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd};
 use serverlab_proto::resp::frame::Framed;
+use serverlab_proto::resp::name::Family;
 use serverlab_proto::resp::{reply, Framer, Name};
 use std::sync::atomic::Ordering;
 
@@ -38,11 +39,10 @@ pub(crate) struct Watching {
     dirty: Dirty,
 }
 
+/// Whether `name` is MULTI, EXEC, DISCARD, WATCH or UNWATCH (its row's
+/// family: [`Family::Transaction`]).
 pub(crate) fn is_transaction(name: Name) -> bool {
-    matches!(
-        name,
-        Name::Multi | Name::Exec | Name::Discard | Name::Watch | Name::Unwatch
-    )
+    name.facts().family == Family::Transaction
 }
 
 /// While a transaction is open: queues `cmd` (`+QUEUED`), refuses it

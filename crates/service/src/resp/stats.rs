@@ -16,8 +16,8 @@ use serverlab_proto::resp::frame::ProtocolError;
 use serverlab_proto::resp::Name;
 use std::collections::BTreeMap;
 
-/// A slot per name (`Name as usize`): a command counts under its
-/// family's ([`Name::family`]: INCR, DECR and DECRBY as `incrby`,
+/// A slot per name (`Name as usize`): a command counts under the
+/// name it is parsed as ([`Name::parsed_as`]: INCR, DECR and DECRBY as `incrby`,
 /// ); then the rejected requests.
 const REJECTED: usize = Name::ALL.len();
 const ERRORS: usize = REJECTED + 1;
@@ -232,7 +232,7 @@ impl RespCounters {
         };
         let by_command: Vec<_> = Name::ALL
             .into_iter()
-            .filter(|n| n.family() == *n)
+            .filter(|n| n.parsed_as() == *n)
             .map(|n| (n.facts().name, self.counters.get(n as usize)))
             .collect();
         let rejected = self.counters.get(REJECTED);

@@ -209,7 +209,7 @@ fn every_write_in_the_table_is_taken_back_when_its_fsync_fails() {
             "{name:?}: every write but FUNCTION has a sample, and only writes"
         );
     }
-    let payload = super::ext::dump::encode(serverlab_store::resp::Held::Str(b"restored"));
+    let payload = super::alone::dump::encode(serverlab_store::resp::Held::Str(b"restored"));
     let mut kept = Vec::new();
     for kind in serverlab_store::resp::KINDS {
         for (name, cmds) in &samples {

@@ -8,7 +8,7 @@
 //! value and its deadline: a SET clears one); a push keeps how many it
 //! adds (and pops them back off); a pop keeps the elements it will take
 //! (and pushes them back on). (The commands run alone record theirs as
-//! they go: [`super::ext`].)
+//! they go: [`super::alone`].)
 //!
 //! **The order.** Every write is applied before its record commits (a
 //! fast-path write logs then applies under the lock that orders writes;
@@ -24,7 +24,7 @@
 //! alone runs its own undo first, then settles: no refused write ever
 //! brings back an older one that never committed.
 
-use super::keyspace::{Db, Deadline, Journal, Kept, Keyspace};
+use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
 use super::Args;
 use crate::Durable;
 use parking_lot::Mutex;
@@ -100,7 +100,7 @@ pub(super) fn into(slot: &mut Option<Journal>, journal: Journal) -> crate::durab
 }
 
 /// How to take back `cmd`, about to be applied to database `db`.
-pub(super) fn of(db: &Db, cmd: &Cmd, a: &Args) -> Journal {
+pub(super) fn of(db: &Database, cmd: &Cmd, a: &Args) -> Journal {
     let mut j = Journal::default();
     let keys: Vec<&[u8]> = match cmd {
         Cmd::Str(StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. }) => vec![a.get(*key)],

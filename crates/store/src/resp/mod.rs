@@ -1,4 +1,5 @@
-//! The state behind RESP: byte-string keys holding a string or a list.
+//! The state behind RESP: byte-string keys, each holding a string, a list,
+//! a set, a hash or a sorted set ([`Value`]).
 //!
 //! Every store is linearizable per key: each operation on a key is one
 //! atomic step (a string is a register and a counter; a list a sequence).

@@ -2,7 +2,7 @@
 //! FLUSHDB, SWAPDB, CONFIG (but GET), FUNCTION and CLIENT (but its
 //! connection's own subcommands).
 
-use super::Ctx;
+use super::Running;
 use crate::resp::blocking::Unblock;
 use crate::resp::Args;
 use serverlab_proto::resp::command::DATABASES;
@@ -10,7 +10,7 @@ use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
 
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::FlushAll => {
             for n in 0..cx.ks.dbs.len() {
@@ -47,7 +47,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 /// an empty store in its place: the one it replaces is kept, whole, by
 /// the journal (which kept every database's before the command ran), to
 /// be put back if the log refuses, in O(1) whatever it holds.
-fn flush(cx: &mut Ctx, n: usize) {
+fn flush(cx: &mut Running, n: usize) {
     if cx.keeps() {
         cx.ks.dbs[n] = cx.ks.fresh();
     } else {
@@ -57,7 +57,7 @@ fn flush(cx: &mut Ctx, n: usize) {
     }
 }
 
-fn swapdb(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn swapdb(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (x, y) = match (parse_i64(a.arg(1)), parse_i64(a.arg(2))) {
         (None, _) => return cx.error(out, "ERR invalid first DB index"),
         (_, None) => return cx.error(out, "ERR invalid second DB index"),
@@ -65,7 +65,7 @@ fn swapdb(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     };
     let range = 0..DATABASES as i64;
     if !range.contains(&x) || !range.contains(&y) {
-        return cx.error(out, "ERR DB index is out of range");
+        return cx.error(out, reply::DB_INDEX);
     }
     cx.ks.dbs.swap(x as usize, y as usize);
     cx.svc.watches.touch_db(Some(x as usize));
@@ -78,16 +78,13 @@ fn swapdb(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 /// GET shows it back); none changes what the server does (those that
 /// would are listed in docs/protocols/resp.md). CONFIG RESETSTAT and
 /// REWRITE answer OK.
-fn config(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn config(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let sub = a.arg(1).to_ascii_lowercase();
     match &sub[..] {
         b"set" => {
             let n = a.count();
             if n < 4 || !n.is_multiple_of(2) {
-                return cx.error(
-                    out,
-                    "ERR wrong number of arguments for 'config|set' command",
-                );
+                return cx.error(out, &reply::wrong_arity("config|set"));
             }
             let mut kept = cx.svc.config.lock();
             let mut i = 2;
@@ -107,7 +104,7 @@ fn config(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// FUNCTION FLUSH [ASYNC|SYNC] (there are never functions: OK) and
 /// FUNCTION LIST (an empty array).
-fn function(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn function(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let sub = a.arg(1).to_ascii_lowercase();
     match &sub[..] {
         b"flush" if a.count() <= 3 => reply::ok(out),
@@ -118,12 +115,12 @@ fn function(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]; the connection's own subcommands
 /// are answered on the fast path.
-fn client(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn client(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let sub = a.arg(1).to_ascii_lowercase();
     match &sub[..] {
         b"unblock" if (3..=4).contains(&a.count()) => {
             let Some(id) = parse_i64(a.arg(2)) else {
-                return cx.error(out, "ERR value is not an integer or out of range");
+                return cx.error(out, reply::NOT_INTEGER);
             };
             let how = match a.try_arg(3).map(|w| w.to_ascii_lowercase()) {
                 None => Unblock::Timeout,
@@ -145,7 +142,7 @@ fn client(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 /// representation per type, and says what Redis's would be), IDLETIME (0:
 /// no access times are kept), FREQ (an error, as Redis without an LFU
 /// policy).
-fn object(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn object(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let sub = a.arg(1).to_ascii_lowercase();
     if !matches!(&sub[..], b"refcount" | b"encoding" | b"idletime" | b"freq") || a.count() != 3 {
         return unknown_subcommand(a, "OBJECT", cx, out);
@@ -214,7 +211,7 @@ pub(crate) fn redis_encoding(v: &serverlab_store::resp::Value) -> &'static str {
     }
 }
 
-fn unknown_subcommand(a: &Args, cmd: &str, cx: &Ctx, out: &mut Vec<u8>) {
+fn unknown_subcommand(a: &Args, cmd: &str, cx: &Running, out: &mut Vec<u8>) {
     let sub = crate::resp::c_str(a.arg(1), 128);
     cx.error(
         out,

@@ -14,21 +14,20 @@
 
 mod float80;
 
-use super::Ctx;
+use super::Running;
 use crate::resp::Args;
 use float80::Ld;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_FLOAT, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Held, Value};
 
-const SYNTAX: &str = "ERR syntax error";
 const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-const NOT_FLOAT: &str = "ERR value is not a valid float";
 const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::Set => set(a, cx, out),
         Name::SetNx => setnx(a, cx, out),
@@ -57,7 +56,7 @@ struct WrongType;
 
 /// `f` of the key's string (under the store's lock), `None` if the key
 /// is absent.
-fn read<R>(cx: &Ctx, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, WrongType> {
+fn read<R>(cx: &Running, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, WrongType> {
     let mut f = Some(f);
     let mut got = None;
     let mut wrong = false;
@@ -73,7 +72,7 @@ fn read<R>(cx: &Ctx, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>
 }
 
 /// The key's string taken out of the store (to change and put back).
-fn take(cx: &Ctx, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
+fn take(cx: &Running, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
     read(cx, key, |_| ())?;
     Ok(match cx.store().take(key) {
         Some(Value::Str(v)) => Some(v),
@@ -87,7 +86,7 @@ fn take(cx: &Ctx, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
 
 /// The key's string as GET replies it (a bulk string), `None` if the key
 /// is absent.
-fn bulk_of(cx: &Ctx, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
+fn bulk_of(cx: &Running, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
     read(cx, key, |v| {
         let mut r = Vec::new();
         reply::bulk(&mut r, v);
@@ -96,12 +95,12 @@ fn bulk_of(cx: &Ctx, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
 }
 
 /// GET's reply: the bulk string, or nil.
-fn get_reply(cx: &Ctx, key: &[u8]) -> Result<Vec<u8>, WrongType> {
+fn get_reply(cx: &Running, key: &[u8]) -> Result<Vec<u8>, WrongType> {
     Ok(bulk_of(cx, key)?.unwrap_or_else(|| b"$-1\r\n".to_vec()))
 }
 
 /// Redis's bound on a string's length (`proto-max-bulk-len`).
-fn max_len(cx: &Ctx) -> usize {
+fn max_len(cx: &Running) -> usize {
     cx.svc.limits.max_bulk
 }
 
@@ -193,9 +192,9 @@ fn options<'a>(a: &Args<'a>, from: usize, set: bool) -> Option<Opts<'a>> {
 /// or Redis's error (`getExpireMillisecondsOrReply`; `cmd` names the
 /// command in it). Its arithmetic wraps as Redis's does, so an overflow
 /// is a deadline not after the epoch, and refused.
-fn deadline(cx: &Ctx, unit: Unit, t: &[u8], cmd: &str) -> Result<i64, String> {
-    let n = parse_i64(t).ok_or_else(|| String::from_utf8_lossy(reply::NOT_INTEGER).into_owned())?;
-    let invalid = || format!("ERR invalid expire time in '{cmd}' command");
+fn deadline(cx: &Running, unit: Unit, t: &[u8], cmd: &str) -> Result<i64, String> {
+    let n = parse_i64(t).ok_or_else(|| reply::NOT_INTEGER.to_string())?;
+    let invalid = || reply::invalid_expire(cmd);
     let seconds = matches!(unit, Unit::Ex | Unit::ExAt);
     if n <= 0 || (seconds && n > i64::MAX / 1000) {
         return Err(invalid());
@@ -211,7 +210,7 @@ fn deadline(cx: &Ctx, unit: Unit, t: &[u8], cmd: &str) -> Result<i64, String> {
 }
 
 /// SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT time|KEEPTTL].
-fn set(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn set(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(o) = options(a, 3, true) else {
         return cx.error(out, SYNTAX);
     };
@@ -244,7 +243,7 @@ fn set(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 /// `when` (a deadline already past deletes the key, but not while the
 /// log replays: a later record, a `PEXPIREAT` or a `PERSIST`, may have
 /// saved it, and the key goes once the replay is done if none did).
-fn store_str(cx: &Ctx, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i64>) {
+fn store_str(cx: &Running, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i64>) {
     let d = cx.here();
     d.store.put(key, Value::Str(value));
     match when {
@@ -264,7 +263,7 @@ fn store_str(cx: &Ctx, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i
 /// `SET k v`; one whose deadline had passed, which only deleted the key,
 /// as `DEL k` (a replay keeps a key past its deadline, which a later
 /// record of the key, a `SET … NX`, would then find).
-fn log_set(cx: &mut Ctx, key: &[u8], value: &[u8], keepttl: bool, when: Option<i64>) {
+fn log_set(cx: &mut Running, key: &[u8], value: &[u8], keepttl: bool, when: Option<i64>) {
     match when {
         Some(w) if w <= cx.now && !cx.svc.replaying() => cx.log(&[b"DEL", key]),
         Some(w) => {
@@ -277,7 +276,7 @@ fn log_set(cx: &mut Ctx, key: &[u8], value: &[u8], keepttl: bool, when: Option<i
 }
 
 /// SETNX key value: 1 if it set, 0 if the key was there.
-fn setnx(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn setnx(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     if cx.store().exists(key) {
         return reply::int(out, 0);
@@ -288,7 +287,7 @@ fn setnx(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// SETEX key seconds value, PSETEX key milliseconds value.
-fn setex(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn setex(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let unit = if name == Name::SetEx {
         Unit::Ex
     } else {
@@ -305,7 +304,7 @@ fn setex(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// GETEX key [EX|PX|EXAT|PXAT time|PERSIST].
-fn getex(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn getex(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(o) = options(a, 2, false) else {
         return cx.error(out, SYNTAX);
     };
@@ -346,7 +345,7 @@ fn getex(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// GETDEL key: the value, and the key deleted.
-fn getdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn getdel(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     match get_reply(cx, key) {
         Err(WrongType) => cx.wrongtype(out),
@@ -362,7 +361,7 @@ fn getdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// GETSET key value: the old value; the new one set, its deadline gone.
-fn getset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn getset(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (key, value) = (a.arg(1), a.arg(2));
     match get_reply(cx, key) {
         Err(WrongType) => cx.wrongtype(out),
@@ -376,9 +375,9 @@ fn getset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// MSETNX key value [key value …]: all set (1), or none if any key was
 /// there (0).
-fn msetnx(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn msetnx(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     if a.count().is_multiple_of(2) {
-        return cx.error(out, "ERR wrong number of arguments for 'msetnx' command");
+        return cx.error(out, &reply::wrong_arity("msetnx"));
     }
     if a.from(1).step_by(2).any(|k| cx.store().exists(k)) {
         return reply::int(out, 0);
@@ -392,7 +391,7 @@ fn msetnx(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// Redis's `checkStringLength`: whether `len + more` bytes fit.
-fn fits(cx: &Ctx, len: u64, more: u64, out: &mut Vec<u8>) -> bool {
+fn fits(cx: &Running, len: u64, more: u64, out: &mut Vec<u8>) -> bool {
     let ok = len
         .checked_add(more)
         .is_some_and(|t| t <= max_len(cx) as u64);
@@ -403,7 +402,7 @@ fn fits(cx: &Ctx, len: u64, more: u64, out: &mut Vec<u8>) -> bool {
 }
 
 /// SETRANGE key offset value: the string's new length.
-fn setrange(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn setrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (key, value) = (a.arg(1), a.arg(3));
     let Some(offset) = int_arg(a, 2, out) else {
         return;
@@ -416,7 +415,7 @@ fn setrange(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         Ok(v) => v,
         Err(WrongType) => return cx.wrongtype(out),
     };
-    let put_back = |cx: &Ctx, v: Option<Vec<u8>>| {
+    let put_back = |cx: &Running, v: Option<Vec<u8>>| {
         if let Some(v) = v {
             cx.store().put(key, Value::Str(v));
         }
@@ -443,7 +442,7 @@ fn setrange(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// GETRANGE key start end (and SUBSTR): the bytes from `start` to `end`
 /// inclusive, negative from the end, clamped.
-fn getrange(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn getrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(start) = int_arg(a, 2, out) else {
         return;
     };
@@ -485,7 +484,7 @@ fn range(len: i64, mut start: i64, mut end: i64) -> Option<(usize, usize)> {
 }
 
 /// APPEND key value: the string's new length.
-fn append(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn append(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (key, value) = (a.arg(1), a.arg(2));
     let s = match take(cx, key) {
         Ok(None) => value.to_vec(),
@@ -506,7 +505,7 @@ fn append(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// INCRBYFLOAT key increment: the sum in Redis's long double and its
 /// form, stored as text; logged as `SET key sum KEEPTTL`.
-fn incrbyfloat(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn incrbyfloat(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     let value = match read(cx, key, float80::parse) {
         Err(WrongType) => return cx.wrongtype(out),
@@ -528,7 +527,7 @@ fn incrbyfloat(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// A bit offset (Redis's `getBitOffsetFromArgument`): a non-negative
 /// integer whose byte fits the string bound.
-fn bit_offset(cx: &Ctx, a: &Args, out: &mut Vec<u8>) -> Option<u64> {
+fn bit_offset(cx: &Running, a: &Args, out: &mut Vec<u8>) -> Option<u64> {
     match parse_i64(a.arg(2)) {
         Some(n) if n >= 0 && ((n >> 3) as u64) < max_len(cx) as u64 => Some(n as u64),
         _ => {
@@ -540,7 +539,7 @@ fn bit_offset(cx: &Ctx, a: &Args, out: &mut Vec<u8>) -> Option<u64> {
 
 /// SETBIT key offset 0|1: the bit's old value; the string grown with
 /// zeros to reach it.
-fn setbit(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn setbit(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(offset) = bit_offset(cx, a, out) else {
         return;
     };
@@ -568,7 +567,7 @@ fn setbit(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// GETBIT key offset: the bit, 0 past the end.
-fn getbit(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn getbit(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(offset) = bit_offset(cx, a, out) else {
         return;
     };
@@ -589,7 +588,7 @@ struct LcsOpts {
 }
 
 /// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN].
-fn lcs(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lcs(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (x, y) = match (
         read(cx, a.arg(1), <[u8]>::to_vec),
         read(cx, a.arg(2), <[u8]>::to_vec),

@@ -18,9 +18,10 @@ mod hashes;
 mod sets;
 mod zsets;
 
-use super::Ctx;
+use super::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, NOT_POSITIVE, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Coll, Held, Value, WrongType, ZSet};
 use std::collections::{HashMap, HashSet};
@@ -28,12 +29,8 @@ use std::collections::{HashMap, HashSet};
 type Set = HashSet<Box<[u8]>>;
 type Hash = HashMap<Box<[u8]>, Box<[u8]>>;
 
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
-const SYNTAX: &str = "ERR syntax error";
-
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     use Name::*;
     let done = match name {
         SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember => {
@@ -131,7 +128,11 @@ impl Kind for ZSet {
 }
 
 /// `f` of the key's `T` in place (`None`: no such key).
-fn read<T: Kind, R>(cx: &Ctx, key: &[u8], f: impl FnOnce(Option<&T>) -> R) -> Result<R, WrongType> {
+fn read<T: Kind, R>(
+    cx: &Running,
+    key: &[u8],
+    f: impl FnOnce(Option<&T>) -> R,
+) -> Result<R, WrongType> {
     let mut f = Some(f);
     let mut got = None;
     let mut wrong = false;
@@ -153,7 +154,7 @@ fn read<T: Kind, R>(cx: &Ctx, key: &[u8], f: impl FnOnce(Option<&T>) -> R) -> Re
 
 /// The key's `T`, taken out (`None`: no such key); a key of another type
 /// is left as it was.
-fn take<T: Kind>(cx: &Ctx, key: &[u8]) -> Result<Option<T>, WrongType> {
+fn take<T: Kind>(cx: &Running, key: &[u8]) -> Result<Option<T>, WrongType> {
     match cx.store().take(key) {
         None => Ok(None),
         Some(v) => match T::from_value(v) {
@@ -167,7 +168,7 @@ fn take<T: Kind>(cx: &Ctx, key: &[u8]) -> Result<Option<T>, WrongType> {
 }
 
 /// Puts `t` back under the key (an empty one leaves it absent).
-fn put<T: Kind>(cx: &Ctx, key: &[u8], t: T) {
+fn put<T: Kind>(cx: &Running, key: &[u8], t: T) {
     cx.store().put(key, t.into_value());
 }
 
@@ -175,7 +176,7 @@ fn put<T: Kind>(cx: &Ctx, key: &[u8], t: T) {
 /// the key's `T` (an empty one if the key is gone) and puts it back (gone
 /// if left empty): what takes back a change of some members or fields.
 fn undo<T: Kind + Default + 'static>(
-    cx: &mut Ctx,
+    cx: &mut Running,
     key: &[u8],
     f: impl FnOnce(&mut T) + Send + 'static,
 ) {

@@ -31,18 +31,16 @@
 //! Without STORE SORT changes nothing and logs nothing.
 
 use super::colls::float::strtod;
-use super::Ctx;
+use super::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
-use serverlab_proto::resp::reply;
+use serverlab_proto::resp::reply::{self, NOT_INTEGER, SYNTAX};
 use serverlab_store::resp::{Coll, Held, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{HashSet, VecDeque};
 use std::ops::Range;
 
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
 /// Redis keeps a set of at most this many integers as an intset
@@ -50,7 +48,7 @@ const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double"
 const INTSET_MAX: usize = 512;
 
 /// SORT.
-pub(crate) fn run(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let mut o = match Opts::parse(a) {
         Ok(o) => o,
         Err(msg) => return cx.error(out, msg),
@@ -148,11 +146,6 @@ impl<'a> Opts<'a> {
     }
 }
 
-/// STORE's destination, if the options name one (and parse).
-pub(crate) fn destination<'a>(a: &Args<'a>) -> Option<&'a [u8]> {
-    Opts::parse(a).ok()?.store
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
     List,
@@ -163,7 +156,7 @@ enum Source {
 /// What SORT sorts: the key's elements in their order (a list's, a
 /// sorted set's by score, a set's as [`set_order`] gives it); an absent
 /// key as an empty list; `None` for a string or a hash.
-fn elements(cx: &Ctx, key: &[u8]) -> Option<(Source, Vec<Box<[u8]>>)> {
+fn elements(cx: &Running, key: &[u8]) -> Option<(Source, Vec<Box<[u8]>>)> {
     let mut got = None;
     let found = cx.store().peek(key, &mut |held| {
         got = match held {
@@ -213,7 +206,7 @@ struct Keyed {
 
 /// The elements sorted as the options say; `None` if one's weight is no
 /// number (numeric sorting).
-fn sort(cx: &Ctx, items: Vec<Box<[u8]>>, o: &Opts) -> Option<Vec<Box<[u8]>>> {
+fn sort(cx: &Running, items: Vec<Box<[u8]>>, o: &Opts) -> Option<Vec<Box<[u8]>>> {
     let mut keyed = Vec::with_capacity(items.len());
     for item in items {
         let (mut score, mut by) = (0.0, None);
@@ -307,7 +300,7 @@ fn window(len: usize, start: i64, count: i64) -> Range<usize> {
 /// `*` (a field not empty), a hash with that field. A pattern without
 /// `*` names nothing. As in Redis, the pattern is searched for `#`, `*`
 /// and `->` as a C string (up to a NUL), and used whole.
-fn lookup<'e>(cx: &Ctx, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>> {
+fn lookup<'e>(cx: &Running, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>> {
     if pattern.first() == Some(&b'#') && pattern.get(1).is_none_or(|&b| b == 0) {
         return Some(Cow::Borrowed(elem));
     }
@@ -327,6 +320,7 @@ fn lookup<'e>(cx: &Ctx, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>>
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(elem);
     key.extend_from_slice(postfix);
+    cx.read_computed(&key);
     let mut found = None;
     cx.store().peek(&key, &mut |held| {
         found = match (held, field) {
@@ -340,7 +334,7 @@ fn lookup<'e>(cx: &Ctx, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>>
 
 /// The reply without STORE: each chosen element, or what each GET
 /// pattern names for it (nil for nothing).
-fn answer(cx: &Ctx, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
+fn answer(cx: &Running, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
     let each = if gets.is_empty() { 1 } else { gets.len() };
     reply::array(out, chosen.len() * each);
     for item in chosen {
@@ -359,7 +353,7 @@ fn answer(cx: &Ctx, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
 /// The list STORE keeps: the chosen elements, or what each GET pattern
 /// names for them (an empty string for nothing).
 fn results(
-    cx: &Ctx,
+    cx: &Running,
     chosen: impl Iterator<Item = Box<[u8]>>,
     gets: &[&[u8]],
 ) -> VecDeque<Box<[u8]>> {
@@ -379,7 +373,7 @@ fn results(
 
 /// STORE: the list under `dst` (its deadline dropped), or `dst` deleted
 /// for an empty result; its length answered; logged if anything changed.
-fn store(cx: &mut Ctx, dst: &[u8], list: VecDeque<Box<[u8]>>, out: &mut Vec<u8>) {
+fn store(cx: &mut Running, dst: &[u8], list: VecDeque<Box<[u8]>>, out: &mut Vec<u8>) {
     let n = list.len();
     // What it replaces, and nothing else, is what takes it back.
     cx.keep(cx.db, dst);

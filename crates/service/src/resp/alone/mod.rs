@@ -10,11 +10,14 @@
 //! Each family of commands is a module with one entry, `run`, that reads
 //! its arguments, applies the command and encodes its reply: `strings`,
 //! `lists` (with the blocking pops' single tries), `keys` (the keyspace
-//! and deadlines), `colls` (sets, hashes and sorted sets) and `server`
-//! (FLUSHALL, FLUSHDB, SWAPDB, CONFIG, FUNCTION, CLIENT).
+//! and deadlines), `colls` (sets, hashes and sorted sets), `sort`, `dump`
+//! (DUMP, RESTORE) and `server` (FLUSHALL, FLUSHDB, SWAPDB, CONFIG,
+//! FUNCTION, CLIENT, OBJECT, TIME). Which family runs a command, and
+//! which keys it reads and writes, is its row's in the command table
+//! ([`Name::facts`]: `family`, `keys`).
 //!
-//! What a command changed is logged as the family says ([`Ctx::log_input`],
-//! [`Ctx::log`]): usually the command as it arrived; a relative deadline
+//! What a command changed is logged as the family says ([`Running::log_input`],
+//! [`Running::log`]): usually the command as it arrived; a relative deadline
 //! as an absolute one (`EXPIRE k 10` as `PEXPIREAT k …`), a random pick
 //! as what was picked (`SPOP` as `SREM`), a blocking pop as the pop it
 //! came to. Under the log it is applied first and logged after (nothing
@@ -35,20 +38,23 @@ pub(crate) mod sort;
 pub(crate) mod strings;
 
 use super::expires::now_ms;
-use super::keyspace::{Db, Deadline, Journal, Kept, Keyspace};
+use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
 use super::{fast_keys, overwrites, Args, RespConn, RespService};
 use crate::durable::Touch;
 use crate::Logged;
 use crossbeam_utils::sync::ShardedLockWriteGuard;
 use serverlab_proto::resp::client::command;
-use serverlab_proto::resp::command::{Cmd, ServerCmd};
-use serverlab_proto::resp::name::Access;
+use serverlab_proto::resp::command::Cmd;
+use serverlab_proto::resp::name::{Family, Flags, Role};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::RespStore;
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
 /// What a command running alone works with.
-pub(crate) struct Ctx<'a> {
+pub(crate) struct Running<'a> {
+    /// The command being run.
+    pub name: Name,
     pub svc: &'a RespService,
     pub ks: &'a mut Keyspace,
     /// The connection's database.
@@ -67,11 +73,14 @@ pub(crate) struct Ctx<'a> {
     /// commands [`undoes`] says are [`Undoes::Own`] records each change's
     /// step here as it makes it.
     journal: Option<&'a mut Journal>,
+    /// The keys it computed from the data and read (SORT's `BY` and
+    /// `GET` patterns), `always` only: its reply waits for their writes.
+    computed: RefCell<Vec<Box<[u8]>>>,
 }
 
-impl Ctx<'_> {
+impl Running<'_> {
     /// The connection's database.
-    pub fn here(&self) -> &Db {
+    pub fn here(&self) -> &Database {
         &self.ks.dbs[self.db]
     }
 
@@ -85,9 +94,15 @@ impl Ctx<'_> {
         rec.extend_from_slice(self.input);
     }
 
-    /// Log `args` as a command (another command, or this one rewritten).
+    /// Log `args` as a command (another command, or this one rewritten:
+    /// only a command whose row says [`Flags::LOGGED_AS_OTHER`]).
     /// Several calls log several commands, in order.
     pub fn log(&mut self, args: &[&[u8]]) {
+        debug_assert!(
+            self.name.facts().has(Flags::LOGGED_AS_OTHER),
+            "{:?} is logged as another command: its row must say LOGGED_AS_OTHER",
+            self.name
+        );
         let rec = self.record.get_or_insert_with(Vec::new);
         command(rec, args);
     }
@@ -102,7 +117,7 @@ impl Ctx<'_> {
     }
 
     /// Records a step that takes back a change just made (nothing when
-    /// no log needs it: build costly steps only when [`Ctx::keeps`]).
+    /// no log needs it: build costly steps only when [`Running::keeps`]).
     pub fn undo(&mut self, step: impl FnOnce(&mut Keyspace) + Send + 'static) {
         if let Some(j) = self.journal.as_deref_mut() {
             j.push(step);
@@ -128,6 +143,15 @@ impl Ctx<'_> {
     /// An error reply, `msg` without the leading `-`.
     pub fn error(&self, out: &mut Vec<u8>, msg: &str) {
         reply::error(out, msg.as_bytes())
+    }
+
+    /// Notes a key the command computed from the data and read (the
+    /// table's [`Find::Computed`](serverlab_proto::resp::name::Find)
+    /// keys: SORT's patterns), for what its reply waits for.
+    pub fn read_computed(&self, key: &[u8]) {
+        if self.keeps() {
+            self.computed.borrow_mut().push(key.into());
+        }
     }
 }
 
@@ -262,7 +286,7 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
     ) {
         let keys = fast_keys(&cmd, a);
-        let every = matches!(cmd, Cmd::Server(ServerCmd::DbSize | ServerCmd::Info));
+        let every = super::all_keys(&cmd);
         self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
         if writes && self.keep {
@@ -300,14 +324,14 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
         trying: bool,
     ) -> bool {
-        let writes = name.facts().access == Access::Write;
-        let keys = keys_of(name, a);
-        self.saw(keys.as_deref().filter(|_| !reads_every_key(name)));
-        if writes && self.keep {
+        let keys = keys_of(name, a, Role::writes);
+        self.saw(keys_of(name, a, |_| true).as_deref());
+        if name.facts().writes() && self.keep {
             self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }
         let steps = self.journal.len();
-        let mut cx = Ctx {
+        let mut cx = Running {
+            name,
             svc,
             ks: &mut self.ks,
             db,
@@ -317,9 +341,15 @@ impl<'g> Alone<'g> {
             input: a.input,
             record: None,
             journal: self.keep.then_some(&mut self.journal),
+            computed: RefCell::default(),
         };
         dispatch(name, a, &mut cx, out);
         let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
+        let computed = cx.computed.into_inner();
+        if !computed.is_empty() {
+            let read: Vec<&[u8]> = computed.iter().map(|k| &k[..]).collect();
+            self.saw(Some(&read));
+        }
         debug_assert!(
             !self.keep
                 || record.is_none()
@@ -501,7 +531,7 @@ impl<'g> Alone<'g> {
                 }
                 conn.logged = Logged::merge(conn.logged, logged);
                 settle(logged);
-                super::log::compact_if_due(log, &self.ks, svc.limits.max_args);
+                super::snapshot::compact_if_due(log, &self.ks, svc.limits.max_args);
                 Ok(())
             }
             Err(e) => {
@@ -558,25 +588,19 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
-        n => {
-            debug_assert_eq!(n.facts().access, Access::Read, "{n:?} says no undo");
-            Undoes::Nothing
-        }
+        // The reads: every name is here, so that a command added to the
+        // table without saying how it is taken back does not compile.
+        Ping | Echo | Get | Exists | MGet | LLen | LIndex | LRange | DbSize | Select | Info
+        | Command | Config | Client | Hello | Quit | GetRange | Substr | StrLen | GetBit | Lcs
+        | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl | ExpireTime | PExpireTime
+        | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
+        | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
+        | ZRange => Undoes::Nothing,
     }
 }
 
-/// Whether a command reads keys its arguments do not name (KEYS, SCAN,
-/// RANDOMKEY, SORT's BY and GET patterns, the whole databases).
-fn reads_every_key(name: Name) -> bool {
-    use Name::*;
-    matches!(
-        name,
-        Keys | Scan | RandomKey | Sort | DbSize | Info | FlushAll | FlushDb | SwapDb
-    )
-}
-
 /// Runs one command beyond the fast path alone, and appends its reply.
-pub(crate) fn alone(
+pub(crate) fn run(
     svc: &RespService,
     conn: &mut RespConn,
     cmd: Cmd,
@@ -592,44 +616,30 @@ pub(crate) fn alone(
     }
 }
 
-/// The keys a command beyond the fast path touches in its database, as
-/// far as its name's table row says, and for those it does not (LMPOP's
-/// counted keys); `None`: every key (FLUSHALL, SWAPDB, …).
-pub(crate) fn keys_of<'a>(name: Name, a: &Args<'a>) -> Option<Vec<&'a [u8]>> {
-    let argc = a.count();
-    match name {
-        Name::LMPop | Name::BLMPop => {
-            let at = if name == Name::BLMPop { 2 } else { 1 };
-            let n = a
-                .try_arg(at)
-                .and_then(serverlab_proto::resp::number::parse_i64)
-                .unwrap_or(0)
-                .clamp(0, argc as i64) as usize;
-            Some(a.from(at + 1).take(n).collect())
-        }
-        Name::FlushAll | Name::FlushDb | Name::SwapDb | Name::Function => None,
-        // SORT writes STORE's destination only (what it reads by its BY
-        // and GET patterns is every key: [`reads_every_key`]).
-        Name::Sort => Some(sort::destination(a).into_iter().collect()),
-        _ => {
-            let k = name.facts().keys;
-            if k.first == 0 {
-                return Some(Vec::new());
-            }
-            let last = if k.last < 0 {
-                argc as i64 + k.last
-            } else {
-                k.last.min(argc as i64 - 1)
-            };
-            let mut keys = Vec::new();
-            let mut i = k.first;
-            while i <= last {
-                keys.push(a.arg(i as usize));
-                i += k.step;
-            }
-            Some(keys)
-        }
+/// The keys a command names in its database whose role (in its row's
+/// key spec: [`Name::facts`]) is `wanted`; `None`: every key (a command
+/// whose row says [`Flags::ALL_KEYS`]: FLUSHALL, SWAPDB, KEYS, …). Keys
+/// it computes as it runs are not among them ([`Running::read_computed`]).
+pub(crate) fn keys_of<'a>(
+    name: Name,
+    a: &Args<'a>,
+    wanted: impl Fn(Role) -> bool,
+) -> Option<Vec<&'a [u8]>> {
+    let facts = name.facts();
+    if facts.has(Flags::ALL_KEYS) {
+        return None;
     }
+    let mut keys = Vec::new();
+    facts.each_key(
+        a.count(),
+        |i| a.arg(i),
+        |i, role| {
+            if wanted(role) {
+                keys.push(a.arg(i))
+            }
+        },
+    );
+    Some(keys)
 }
 
 /// `SELECT db` as a command.
@@ -645,24 +655,19 @@ pub(crate) fn select_prefix(rec: &mut Vec<u8>, db: usize) {
     }
 }
 
-/// The family that serves `name`.
-fn dispatch(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
-    use Name::*;
-    match name {
-        Set | GetEx | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | GetRange
-        | Substr | StrLen | Append | IncrByFloat | SetBit | GetBit | Lcs => {
-            strings::run(name, a, cx, out)
-        }
-        LMove | RPopLPush | LRem | LPos | LMPop | LSet | LTrim | LInsert | LPushX | RPushX
-        | BLPop | BRPop | BLMove | BRPopLPush | BLMPop => lists::run(name, a, cx, out),
-        Keys | Scan | Rename | RenameNx | Copy | Move | RandomKey | Type | Touch | Unlink
-        | Expire | PExpire | ExpireAt | PExpireAt | Ttl | PTtl | ExpireTime | PExpireTime
-        | Persist => keys::run(name, a, cx, out),
-        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember | HSet | HMSet | HGet
-        | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | ZAdd | ZRem | ZScore | ZCard
-        | ZRange | ZPopMin => colls::run(name, a, cx, out),
-        Sort => sort::run(a, cx, out),
-        Dump | Restore => dump::run(name, a, cx, out),
-        _ => server::run(name, a, cx, out),
+/// The family that serves `name`, as its row says.
+fn dispatch(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
+    match name.facts().family {
+        Family::Strings => strings::run(name, a, cx, out),
+        Family::Lists => lists::run(name, a, cx, out),
+        Family::Keys => keys::run(name, a, cx, out),
+        Family::Colls => colls::run(name, a, cx, out),
+        Family::Sort => sort::run(a, cx, out),
+        Family::Dump => dump::run(name, a, cx, out),
+        Family::Server => server::run(name, a, cx, out),
+        // UNWATCH queued in a transaction (the others are refused while
+        // one is open): EXEC forgot every watch as it began, as Redis's.
+        Family::Transaction if name == Name::Unwatch => reply::ok(out),
+        Family::Fast | Family::Transaction => unreachable!("{name:?} is not run alone"),
     }
 }

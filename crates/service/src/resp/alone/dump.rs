@@ -37,9 +37,10 @@
 //! and FREQ are checked as Redis checks them and then have no effect
 //! (serverlab keeps no access times or frequencies).
 
-use super::Ctx;
+use super::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, SYNTAX};
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Coll, Held, Value, ZSet};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -58,14 +59,12 @@ const HASH: u8 = 4;
 /// The version and the checksum.
 const FOOTER: usize = 2 + 4;
 
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const BAD_FOOTER: &str = "ERR DUMP payload version or checksum are wrong";
 const BAD_FORMAT: &str = "ERR Bad data format";
 
 /// DUMP and RESTORE.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::Dump => dump(a, cx, out),
         Name::Restore => restore(a, cx, out),
@@ -73,7 +72,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     }
 }
 
-fn dump(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn dump(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let mut payload = None;
     cx.store()
         .peek(a.arg(1), &mut |held| payload = Some(encode(held)));
@@ -133,7 +132,7 @@ impl Options {
 
 /// RESTORE, its checks in Redis's order: the options, the key (BUSYKEY
 /// without REPLACE), the TTL, the payload's footer, its contents.
-fn restore(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn restore(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let o = match Options::parse(a) {
         Ok(o) => o,
         Err(msg) => return cx.error(out, msg),

@@ -3,16 +3,15 @@
 //! Redis's `string2d` reads them and answered as `%.17g`.
 
 use super::{bulk_double, float, integer, is, positive, put, read, take, undo, Done, Fail, SYNTAX};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Running;
 use crate::resp::Args;
+use serverlab_proto::resp::reply::NOT_FLOAT;
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::ZSet;
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-const NOT_FLOAT: &str = "ERR value is not a valid float";
-
-pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     match name {
         Name::ZAdd => zadd(a, cx, out),
@@ -162,7 +161,7 @@ fn add(z: &mut ZSet, member: &[u8], score: f64, o: &Opts) -> Option<Added> {
     Some(Added::Changed(score))
 }
 
-fn zadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let (o, at) = Opts::read(a);
     o.check(a.count() - at)?;
@@ -209,7 +208,7 @@ fn zadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
 }
 
 /// ZPOPMIN key [count]: members and scores from the lowest.
-fn zpopmin(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn zpopmin(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     if a.count() > 3 {
         return Err(Fail::Err(SYNTAX));
     }
@@ -324,7 +323,7 @@ impl ZRangeOpts {
 
 /// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count]
 /// [WITHSCORES].
-fn zrange(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn zrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let o = ZRangeOpts::read(a)?;
     // By score or lex, REV names the range from its top.
     let (lo, hi) = if o.rev && o.by != By::Rank {

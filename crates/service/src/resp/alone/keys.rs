@@ -35,7 +35,7 @@
 //! about COUNT buckets; the places are the store's own hash, so a cursor
 //! means nothing to another database or after a restart.
 
-use super::Ctx;
+use super::Running;
 use crate::resp::{c_str, one_line, Args};
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{glob, reply, Name};
@@ -43,10 +43,9 @@ use serverlab_store::resp::{Coll, Held};
 use std::hash::BuildHasher;
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
-const DB_RANGE: &str = "ERR DB index is out of range";
 
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::Keys => keys(a, cx, out),
         Name::Scan => scan(a, cx, out),
@@ -97,16 +96,16 @@ fn type_name(h: Held) -> &'static str {
 
 /// A database number as MOVE and COPY read it (an `int`, then in range).
 fn db_arg(arg: &[u8]) -> Result<usize, &'static str> {
-    let n = parse_i64(arg).ok_or("ERR value is not an integer or out of range")?;
+    let n = parse_i64(arg).ok_or(reply::NOT_INTEGER)?;
     let n = i32::try_from(n)
         .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")?;
     usize::try_from(n)
         .ok()
         .filter(|&n| n < serverlab_proto::resp::command::DATABASES)
-        .ok_or(DB_RANGE)
+        .ok_or(reply::DB_INDEX)
 }
 
-fn keys(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn keys(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let pattern = a.arg(1);
     let all = pattern == b"*";
     let mut found: Vec<Box<[u8]>> = Vec::new();
@@ -120,7 +119,7 @@ fn keys(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     found.iter().for_each(|k| reply::bulk(out, k));
 }
 
-fn random_key(cx: &mut Ctx, out: &mut Vec<u8>) {
+fn random_key(cx: &mut Running, out: &mut Vec<u8>) {
     let store = cx.store();
     let len = store.len();
     if len == 0 {
@@ -177,25 +176,25 @@ fn scan_options<'a>(a: &Args<'a>) -> Result<ScanOptions<'a>, &'static [u8]> {
     let mut i = 2;
     while i < a.count() {
         let word = a.arg(i).to_ascii_lowercase();
-        let value = a.try_arg(i + 1).ok_or(&b"ERR syntax error"[..])?;
+        let value = a.try_arg(i + 1).ok_or(reply::SYNTAX.as_bytes())?;
         match &word[..] {
             b"count" => {
-                let n = parse_i64(value).ok_or(reply::NOT_INTEGER)?;
+                let n = parse_i64(value).ok_or(reply::NOT_INTEGER.as_bytes())?;
                 if n < 1 {
-                    return Err(b"ERR syntax error");
+                    return Err(reply::SYNTAX.as_bytes());
                 }
                 o.count = usize::try_from(n).unwrap_or(usize::MAX);
             }
             b"match" => o.pattern = (value != b"*").then_some(value),
             b"type" => o.kind = Some(value),
-            _ => return Err(b"ERR syntax error"),
+            _ => return Err(reply::SYNTAX.as_bytes()),
         }
         i += 2;
     }
     Ok(o)
 }
 
-fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn scan(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(cursor) = parse_cursor(a.arg(1)) else {
         return cx.error(out, "ERR invalid cursor");
     };
@@ -226,11 +225,11 @@ fn scan(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     taken.iter().for_each(|k| reply::bulk(out, k));
 }
 
-fn rename(nx: bool, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn rename(nx: bool, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (src, dst) = (a.arg(1), a.arg(2));
     let d = cx.here().clone();
     if !d.store.exists(src) {
-        return cx.error(out, "ERR no such key");
+        return cx.error(out, reply::NO_SUCH_KEY);
     }
     let done = |out: &mut Vec<u8>| {
         if nx {
@@ -295,14 +294,14 @@ fn copy_options(a: &Args, db: usize) -> Result<CopyOptions, &'static str> {
                 o.db = db_arg(a.arg(i + 1))?;
                 i += 1;
             }
-            _ => return Err("ERR syntax error"),
+            _ => return Err(reply::SYNTAX),
         }
         i += 1;
     }
     Ok(o)
 }
 
-fn copy(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn copy(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (src, dst) = (a.arg(1), a.arg(2));
     let o = match copy_options(a, cx.db) {
         Ok(o) => o,
@@ -331,7 +330,7 @@ fn copy(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     reply::int(out, 1)
 }
 
-fn move_key(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn move_key(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     let n = match db_arg(a.arg(2)) {
         Ok(n) => n,
@@ -423,7 +422,7 @@ fn deadline_of(name: Name, n: i64, now: i64) -> Option<i64> {
     }
 }
 
-fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn expire(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let cond = match Cond::parse(a) {
         Ok(c) => c,
         Err(e) => return cx.error(out, &one_line(&e)),
@@ -432,8 +431,7 @@ fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         return reply::error(out, reply::NOT_INTEGER);
     };
     let Some(when) = deadline_of(name, n, cx.now) else {
-        let msg = format!("ERR invalid expire time in '{}' command", name.facts().name);
-        return cx.error(out, &msg);
+        return cx.error(out, &reply::invalid_expire(name.facts().name));
     };
     let key = a.arg(1);
     if !cx.store().exists(key) || !cond.allows(cx.here().expires.get(key), when) {
@@ -467,7 +465,7 @@ fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     reply::int(out, 1)
 }
 
-fn ttl(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn ttl(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     if !cx.store().exists(key) {
         return reply::int(out, -2);
@@ -507,8 +505,8 @@ mod tests {
     #[test]
     fn database_numbers_are_ints_then_in_range() {
         assert_eq!(db_arg(b"3"), Ok(3));
-        assert_eq!(db_arg(b"16"), Err(DB_RANGE));
-        assert_eq!(db_arg(b"-1"), Err(DB_RANGE));
+        assert_eq!(db_arg(b"16"), Err(reply::DB_INDEX));
+        assert_eq!(db_arg(b"-1"), Err(reply::DB_INDEX));
         assert!(db_arg(b"x").unwrap_err().contains("not an integer"));
         assert!(db_arg(b"4294967296").unwrap_err().contains("must between"));
     }

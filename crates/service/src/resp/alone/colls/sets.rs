@@ -1,7 +1,7 @@
 //! Sets: SADD, SREM, SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER.
 
 use super::{bulks, integer, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
@@ -13,7 +13,7 @@ const INTSET_MAX: usize = 512;
 /// Members per `SREM` in what SPOP logs.
 const SREM_CHUNK: usize = 1024;
 
-pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     match name {
         Name::SAdd => sadd(a, cx, out),
@@ -76,7 +76,7 @@ fn any(s: &Set) -> &[u8] {
     s.iter().nth(fastrand::usize(..s.len())).expect("a member")
 }
 
-fn sadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn sadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let mut s = take::<Set>(cx, key)?.unwrap_or_default();
     let mut added: Vec<Box<[u8]>> = Vec::new();
@@ -108,7 +108,7 @@ fn sadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     Ok(())
 }
 
-fn srem(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn srem(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let Some(mut s) = take::<Set>(cx, key)? else {
         reply::int(out, 0);
@@ -126,7 +126,7 @@ fn srem(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
 }
 
 /// SPOP key: one random member, logged as its SREM.
-fn spop(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn spop(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let Some(mut s) = take::<Set>(cx, key)? else {
         reply::null(out);
@@ -145,7 +145,7 @@ fn spop(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
 
 /// SPOP key count: that many distinct members at random (the whole set
 /// if it has no more, logged as DEL), else logged as their SREMs.
-fn spop_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn spop_count(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let count = positive(a.arg(2))?;
     let key = a.arg(1);
     let Some(mut s) = take::<Set>(cx, key)? else {
@@ -185,7 +185,7 @@ fn spop_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
 
 /// SRANDMEMBER key count: distinct members (count > 0), or `-count`
 /// picks that may repeat.
-fn srandmember_count(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn srandmember_count(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let l = integer(a.arg(2))?;
     if l == i64::MIN {
         return Err(Fail::Said(format!(

@@ -12,23 +12,21 @@
 //! command Redis propagates for it: `BLPOP k1 k2 0` that popped from
 //! `k2` as `LPOP k2`, BLMPOP as `LPOP k n` (or RPOP) with the number it
 //! popped, BLMOVE as LMOVE and BRPOPLPUSH as RPOPLPUSH. With nothing to
-//! pop it asks to wait ([`Ctx::would_block`]) while it may
-//! ([`Ctx::trying`]); otherwise it answers as a timeout does.
+//! pop it asks to wait ([`Running::would_block`]) while it may
+//! ([`Running::trying`]); otherwise it answers as a timeout does.
 
-use super::Ctx;
+use super::Running;
 use crate::resp::{blocking, Args};
 use serverlab_proto::resp::number::parse_i64;
+use serverlab_proto::resp::reply::{NOT_INTEGER, NO_SUCH_KEY, SYNTAX};
 use serverlab_proto::resp::{reply, End, Name};
 use serverlab_store::resp::{Held, Value};
 use std::collections::VecDeque;
 
 type List = VecDeque<Box<[u8]>>;
 
-const SYNTAX: &str = "ERR syntax error";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-
 /// Serves `name`.
-pub(crate) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::LPushX => pushx(End::Left, a, cx, out),
         Name::RPushX => pushx(End::Right, a, cx, out),
@@ -52,7 +50,7 @@ enum Kind {
     Other,
 }
 
-fn kind(cx: &Ctx, key: &[u8]) -> Kind {
+fn kind(cx: &Running, key: &[u8]) -> Kind {
     let mut list = false;
     if !cx
         .store()
@@ -68,7 +66,7 @@ fn kind(cx: &Ctx, key: &[u8]) -> Kind {
 
 /// The list under `key`, taken out of the store (the caller checked
 /// that it holds one).
-fn take(cx: &Ctx, key: &[u8]) -> List {
+fn take(cx: &Running, key: &[u8]) -> List {
     match cx.store().take(key) {
         Some(Value::List(l)) => l,
         other => unreachable!("{key:?} held a list, not {other:?}"),
@@ -76,12 +74,12 @@ fn take(cx: &Ctx, key: &[u8]) -> List {
 }
 
 /// Puts `list` back under `key` (gone if empty).
-fn put(cx: &Ctx, key: &[u8], list: List) {
+fn put(cx: &Running, key: &[u8], list: List) {
     cx.store().put(key, Value::List(list));
 }
 
 /// Shows `f` the list under `key` (without taking it out).
-fn with_list<R>(cx: &Ctx, key: &[u8], f: impl FnOnce(&List) -> R) -> Option<R> {
+fn with_list<R>(cx: &Running, key: &[u8], f: impl FnOnce(&List) -> R) -> Option<R> {
     let mut f = Some(f);
     let mut r = None;
     cx.store().peek(key, &mut |h| {
@@ -95,7 +93,7 @@ fn with_list<R>(cx: &Ctx, key: &[u8], f: impl FnOnce(&List) -> R) -> Option<R> {
 /// Records, under a log that takes writes back, a step that pushes
 /// `items`, in turn, onto the `e` end of `key`'s list (what takes back a
 /// pop of them: given the last popped first).
-fn undo_push(cx: &mut Ctx, key: &[u8], e: End, items: Vec<Box<[u8]>>) {
+fn undo_push(cx: &mut Running, key: &[u8], e: End, items: Vec<Box<[u8]>>) {
     if !cx.keeps() {
         return;
     }
@@ -148,19 +146,19 @@ fn timeout_error(arg: &[u8]) -> Option<&'static str> {
         .and_then(|s| s.parse::<f64>().ok())
         .filter(|s| !s.is_nan());
     let Some(secs) = secs else {
-        return Some("ERR timeout is not a float or out of range");
+        return Some(reply::TIMEOUT_NOT_FLOAT);
     };
     let ms = (secs * 1000.0).ceil();
     // i64::MAX as f64 is 2^63, the first value past the range.
     if !(ms >= 0.0 && ms < i64::MAX as f64) {
-        return Some("ERR timeout is negative");
+        return Some(reply::TIMEOUT_NEGATIVE);
     }
     None
 }
 
 /// A blocking pop with nothing to pop: it waits if it may, else answers
 /// as a timeout does.
-fn nothing_to_pop(name: Name, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn nothing_to_pop(name: Name, cx: &mut Running, out: &mut Vec<u8>) {
     if cx.trying {
         cx.would_block = true;
     } else {
@@ -169,7 +167,7 @@ fn nothing_to_pop(name: Name, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// LPUSHX / RPUSHX key element…: only onto a list that exists.
-fn pushx(e: End, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn pushx(e: End, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     match kind(cx, key) {
         Kind::Absent => reply::int(out, 0),
@@ -194,7 +192,7 @@ fn pushx(e: End, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 
 /// LINSERT key BEFORE|AFTER pivot element: the new length, -1 without
 /// the pivot, 0 without the key.
-fn linsert(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn linsert(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let after = match a.arg(2) {
         w if w.eq_ignore_ascii_case(b"after") => true,
         w if w.eq_ignore_ascii_case(b"before") => false,
@@ -218,10 +216,10 @@ fn linsert(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// LSET key index element.
-fn lset(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lset(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let key = a.arg(1);
     match kind(cx, key) {
-        Kind::Absent => return cx.error(out, "ERR no such key"),
+        Kind::Absent => return cx.error(out, NO_SUCH_KEY),
         Kind::Other => return cx.wrongtype(out),
         Kind::List => {}
     }
@@ -258,7 +256,7 @@ fn position(len: usize, index: i64) -> Option<usize> {
 }
 
 /// LTRIM key start stop.
-fn ltrim(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn ltrim(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (Some(start), Some(stop)) = (parse_i64(a.arg(2)), parse_i64(a.arg(3))) else {
         return cx.error(out, NOT_INTEGER);
     };
@@ -294,7 +292,7 @@ fn trim(len: usize, start: i64, stop: i64) -> (usize, usize) {
 }
 
 /// LREM key count element.
-fn lrem(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lrem(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(count) = parse_i64(a.arg(2)) else {
         return cx.error(out, NOT_INTEGER);
     };
@@ -384,7 +382,7 @@ fn lpos_options(a: &Args) -> Result<Lpos, &'static str> {
 }
 
 /// LPOS key element [RANK rank] [COUNT num] [MAXLEN len].
-fn lpos(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lpos(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let o = match lpos_options(a) {
         Ok(o) => o,
         Err(e) => return cx.error(out, e),
@@ -441,7 +439,7 @@ fn positions(list: &List, elem: &[u8], rank: i64, count: i64, maxlen: i64) -> Ve
 }
 
 /// LMOVE, RPOPLPUSH and their blocking forms.
-fn lmove(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lmove(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (from, to) = match name {
         Name::LMove | Name::BLMove => match (end(a.arg(3)), end(a.arg(4))) {
             (Some(f), Some(t)) => (f, t),
@@ -538,7 +536,7 @@ fn mpop_args<'a>(a: &Args<'a>, at: usize) -> Result<Mpop<'a>, &'static str> {
 }
 
 /// LMPOP numkeys key… LEFT|RIGHT [COUNT n] and BLMPOP timeout numkeys ….
-fn lmpop(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn lmpop(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let blocks = name == Name::BLMPop;
     let m = match mpop_args(a, if blocks { 2 } else { 1 }) {
         Ok(m) => m,
@@ -584,7 +582,7 @@ fn lmpop(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
 }
 
 /// BLPOP / BRPOP key… timeout.
-fn bpop(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
+fn bpop(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let last = a.count() - 1;
     if let Some(e) = timeout_error(a.arg(last)) {
         return cx.error(out, e);

@@ -3,7 +3,7 @@
 //! a small hash in the order its fields were first set).
 
 use super::{integer, put, read, take, undo, Done, Fail, Hash};
-use crate::resp::ext::Ctx;
+use crate::resp::alone::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::{parse_i64, push_i64};
 use serverlab_proto::resp::{reply, Name};
@@ -11,7 +11,7 @@ use serverlab_proto::resp::{reply, Name};
 /// Fields as they were, in the order they were changed (`None`: absent).
 type Fields = Vec<(Box<[u8]>, Option<Box<[u8]>>)>;
 
-pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     match name {
         Name::HSet | Name::HMSet => hset(name, a, cx, out),
@@ -59,13 +59,9 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done
 }
 
 /// HSET (the number of new fields) and HMSET (OK): field value pairs.
-fn hset(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn hset(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     if a.count() % 2 == 1 {
-        let msg = format!(
-            "ERR wrong number of arguments for '{}' command",
-            name.facts().name
-        );
-        return Err(Fail::Said(msg));
+        return Err(Fail::Said(reply::wrong_arity(name.facts().name)));
     }
     let key = a.arg(1);
     let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
@@ -97,7 +93,7 @@ fn hset(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     Ok(())
 }
 
-fn hdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn hdel(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     let Some(mut h) = take::<Hash>(cx, key)? else {
         reply::int(out, 0);
@@ -119,16 +115,14 @@ fn hdel(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
 
 /// HINCRBY key field increment: the field's integer plus the increment
 /// (an absent field is 0).
-fn hincrby(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
+fn hincrby(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let by = integer(a.arg(3))?;
     let (key, field) = (a.arg(1), a.arg(2));
     let mut h = take::<Hash>(cx, key)?.unwrap_or_default();
     let sum = match h.get(field).map(|v| parse_i64(v)) {
         None => Ok(by),
         Some(None) => Err(Fail::Err("ERR hash value is not an integer")),
-        Some(Some(old)) => old
-            .checked_add(by)
-            .ok_or(Fail::Err("ERR increment or decrement would overflow")),
+        Some(Some(old)) => old.checked_add(by).ok_or(Fail::Err(reply::OVERFLOW)),
     };
     let sum = match sum {
         Ok(sum) => sum,
