@@ -373,17 +373,56 @@ impl Drop for ServerProc {
         // its data directory.
         let pid = self.child.id();
         let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
-        for child in children.unwrap_or_default().split_whitespace() {
-            if let Ok(c) = child.parse::<i32>() {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(c),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
+        let children: Vec<i32> = children
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        for &c in &children {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(c),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The wrapper's death does not wait for its child's: a traced
+        // server stops at each thread's exit until strace lets it go, and
+        // only then closes its files, its data directory's lock among
+        // them. A test that restarts on the directory at once would find
+        // it "in use by another server"; so the child is waited for too.
+        for c in children {
+            wait_gone(c);
+        }
     }
+}
+
+/// Wait until process `pid` (not ours to reap) has closed its files: it is
+/// gone, or every thread left of it is a zombie. A hang guard, not a
+/// timing: it panics after 20 s.
+fn wait_gone(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !exited(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} is still running 20 s after SIGKILL"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether every thread of `pid` has exited (a thread closes its files
+/// before it turns zombie; a gone process has no threads).
+fn exited(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.flatten().all(|t| {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // `pid (comm) S …`: the state follows the last ')'.
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        stat.is_empty() || state.starts_with('Z') || state.starts_with('X')
+    })
 }
 
 /// A raw client speaking terminator-framed requests.
