@@ -23,7 +23,8 @@ fn targets_file(text: &str) -> (tempfile::TempDir, String) {
 
 /// A weighted targets file against `serve kv`: writes that succeed, reads
 /// of keys never written (404, errors by status); each target's count,
-/// the statuses and the server's own count agree.
+/// the statuses and the server's own count agree. The 404s are errors of
+/// the run: among `results.errors` and the text's errors, and it fails.
 #[test]
 fn targets_are_counted_per_target_and_status() {
     let server = ServerProc::start("kv", &[]);
@@ -56,11 +57,26 @@ fn targets_are_counted_per_target_and_status() {
         json.to_str().unwrap(),
     ]);
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     let v = read_json(&json);
     let h = &v["results"]["http"];
     let t = h["targets"].as_array().unwrap();
     assert_eq!(t.len(), 2, "{h}");
+    let errors = v["results"]["errors"].as_array().unwrap();
+    let line = format!(
+        "status 404: {} responses, expected 2xx (GET http://{a}/absent{{key}} {})",
+        t[1]["requests"], t[1]["requests"]
+    );
+    assert_eq!(errors, &[serde_json::json!(line)], "{}", v["results"]);
+    assert!(
+        stdout.contains(&format!("  errors:\n    {line}\n")),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("serverlab: the run failed (the errors above"),
+        "{}",
+        text(&out.stderr)
+    );
     let (puts, gets) = (&t[0], &t[1]);
     assert_eq!(puts["target"], format!("PUT http://{a}/key{{key}}"));
     let n = |x: &serde_json::Value| x.as_u64().unwrap();
@@ -81,6 +97,40 @@ fn targets_are_counted_per_target_and_status() {
     let (status, served) = server.stop();
     assert!(status.success());
     assert!(served.contains("requests: total 300,"), "{served}");
+}
+
+/// Statuses the run expects are not errors: the same load with
+/// `--expect-status 2xx,404` has none, and succeeds.
+#[test]
+fn statuses_expected_are_not_errors() {
+    let server = ServerProc::start("kv", &[]);
+    let url = format!("http://{}/never{{key}}", server.addr);
+    let (dir, _) = targets_file("");
+    let json = dir.path().join("out.json");
+    let args = ["--url", &url, "--requests", "30", "--json"];
+    let out = load(
+        &[
+            &args[..],
+            &[json.to_str().unwrap()],
+            &["--expect-status", "2xx,404"],
+        ]
+        .concat(),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("  errors: none\n"), "{stdout}");
+    let v = read_json(&json);
+    assert_eq!(
+        v["results"]["errors"],
+        serde_json::json!([]),
+        "{}",
+        v["results"]
+    );
+    assert_eq!(
+        v["results"]["http"]["statuses"]["404"], 30,
+        "{}",
+        v["results"]
+    );
 }
 
 /// With --verify a status not expected fails the run, named.

@@ -3,7 +3,8 @@
 //! without it): three locations, a TCP and a Unix socket listener, a
 //! targets file of weighted URLs, methods, headers and a body. nginx's
 //! access log must count, path by path, what serverlab counts per target,
-//! and the 404 target must be counted as errors by status.
+//! and the 404 target must be counted as errors by status, the run's
+//! only errors (it fails, exit 1).
 
 use crate::support::*;
 use std::collections::BTreeMap;
@@ -149,8 +150,10 @@ fn run_and_compare(nginx: &Nginx, addr: &str, before: &BTreeMap<String, u64>) {
         ],
     );
     let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
+    // The 404s are errors of the run: it fails, and they alone.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "{addr}: {stdout}{}",
         text(&out.stderr)
     );
@@ -198,6 +201,14 @@ fn run_and_compare(nginx: &Nginx, addr: &str, before: &BTreeMap<String, u64>) {
         stdout.contains("errors by status (expected 2xx): 404="),
         "{stdout}"
     );
+    let errors = v["results"]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let line = errors[0].as_str().unwrap();
+    assert!(
+        line.starts_with(&format!("status 404: {} responses", missing["requests"])),
+        "{line}"
+    );
+    assert!(stdout.contains(&format!("    {line}\n")), "{stdout}");
 }
 
 #[test]

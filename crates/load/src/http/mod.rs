@@ -279,6 +279,10 @@ impl harness::Protocol for HttpLoad {
                 }
             }
         }
-        HttpResults::of(&self.expect_status, targets).into()
+        let results = HttpResults::of(&self.expect_status, targets);
+        // Statuses not expected are errors of the run, which fail it.
+        let errors = done.errors;
+        errors.extend(results.error_lines());
+        results.into()
     }
 }

@@ -57,6 +57,31 @@ impl HttpResults {
     pub fn errors(&self) -> u64 {
         self.errors_by_status.values().sum()
     }
+
+    /// The statuses not expected, as errors of the run (one line each,
+    /// with the targets that got it): a run that has them failed.
+    pub fn error_lines(&self) -> Vec<String> {
+        let plural = |n: u64| serverlab_util::plural(n, "response", "responses");
+        self.errors_by_status
+            .iter()
+            .map(|(&status, &n)| {
+                let got: Vec<String> = self
+                    .targets
+                    .iter()
+                    .filter_map(|t| match t.statuses.get(&status) {
+                        Some(&k) if k > 0 => Some(format!("{} {k}", t.target)),
+                        _ => None,
+                    })
+                    .collect();
+                format!(
+                    "status {status}: {}, expected {} ({})",
+                    plural(n),
+                    self.expect_status,
+                    got.join(", ")
+                )
+            })
+            .collect()
+    }
 }
 
 impl Merge for HttpResults {
