@@ -6,9 +6,9 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use serde::Serialize;
 use std::fmt;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -272,6 +272,22 @@ pub(crate) fn timed_out(name: Name, out: &mut Vec<u8>) {
     }
 }
 
+/// A waiting pop's end that came from elsewhere: served by a writer, or
+/// unblocked (its deadline's timer, CLIENT UNBLOCK).
+fn answered_meanwhile(svc: &RespService, conn: &mut RespConn, name: Name) -> Option<Option<Delay>> {
+    if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
+        conn.logged = Logged::merge(conn.logged, logged);
+        return Some(done(svc, conn, reply));
+    }
+    let how = svc.blocked.unblocked(conn.id)?;
+    let mut r = Vec::new();
+    match how {
+        Unblock::Timeout => timed_out(name, &mut r),
+        Unblock::Error => reply::error(&mut r, b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+    }
+    Some(done(svc, conn, r))
+}
+
 /// The service's `wait` for a blocking pop (and `None` for anything
 /// else, or inside a transaction, where it does not block).
 pub(crate) fn wait(
@@ -297,19 +313,8 @@ pub(crate) fn wait(
         svc.blocked
             .add(conn.id, conn.db, input, waits_on(name, &a), waker);
     }
-    if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
-        conn.logged = Logged::merge(conn.logged, logged);
-        return done(svc, conn, reply);
-    }
-    if let Some(how) = svc.blocked.unblocked(conn.id) {
-        let mut r = Vec::new();
-        match how {
-            Unblock::Timeout => timed_out(name, &mut r),
-            Unblock::Error => {
-                reply::error(&mut r, b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
-            }
-        }
-        return done(svc, conn, r);
+    if let Some(answered) = answered_meanwhile(svc, conn, name) {
+        return answered;
     }
     let now = Instant::now();
     let w = conn.block.as_mut().expect("waiting");

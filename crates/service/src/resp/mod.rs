@@ -215,7 +215,9 @@ impl RespService {
     #[cfg(feature = "sim")]
     pub fn expire_pass(&self) {
         match &self.log {
-            Some(l) => expirer::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args),
+            Some(l) => {
+                expirer::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args)
+            }
             None => {
                 let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
                 ks.expire_due(expires::now_ms());
