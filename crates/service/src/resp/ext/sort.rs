@@ -77,10 +77,10 @@ pub(crate) fn run(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
     let chosen = items.drain(chosen);
     match o.store {
         None => answer(cx, chosen.as_slice(), &o.gets, out),
-        Some(dst) => {
-            let list = results(cx, chosen, &o.gets);
-            store(cx, dst, list, out)
-        }
+        Some(dst) => match results(cx, chosen, &o.gets) {
+            Some(list) => store(cx, dst, list, out),
+            None => crate::resp::too_large(out, cx.svc.limits.max_query),
+        },
     }
 }
 
@@ -340,8 +340,11 @@ fn lookup<'e>(cx: &Ctx, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u8]>>
 
 /// The reply without STORE: each chosen element, or what each GET
 /// pattern names for it (nil for nothing).
+/// Bounded by `--max-query`, as MGET is: GET patterns may name one
+/// large value for every element.
 fn answer(cx: &Ctx, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
     let each = if gets.is_empty() { 1 } else { gets.len() };
+    let (from, bound) = (out.len(), cx.svc.limits.max_query);
     reply::array(out, chosen.len() * each);
     for item in chosen {
         if gets.is_empty() {
@@ -352,18 +355,24 @@ fn answer(cx: &Ctx, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
                 Some(v) => reply::bulk(out, &v),
                 None => reply::null(out),
             }
+            if crate::resp::past(out, from, bound) {
+                return;
+            }
         }
     }
 }
 
 /// The list STORE keeps: the chosen elements, or what each GET pattern
-/// names for them (an empty string for nothing).
+/// names for them (an empty string for nothing); `None` if what the GET
+/// patterns name passes `--max-query` bytes (they may name one large
+/// value for every element: as SORT's reply, it is bounded).
 fn results(
     cx: &Ctx,
     chosen: impl Iterator<Item = Box<[u8]>>,
     gets: &[&[u8]],
-) -> VecDeque<Box<[u8]>> {
+) -> Option<VecDeque<Box<[u8]>>> {
     let mut list = VecDeque::new();
+    let mut bytes = 0usize;
     for item in chosen {
         if gets.is_empty() {
             list.push_back(item);
@@ -371,10 +380,14 @@ fn results(
         }
         for pattern in gets {
             let v = lookup(cx, pattern, &item).unwrap_or_default();
+            bytes += v.len();
+            if bytes > cx.svc.limits.max_query {
+                return None;
+            }
             list.push_back(v.into_owned().into_boxed_slice());
         }
     }
-    list
+    Some(list)
 }
 
 /// STORE: the list under `dst` (its deadline dropped), or `dst` deleted
