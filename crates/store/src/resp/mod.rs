@@ -118,7 +118,8 @@ pub trait RespStore: Send + Sync + 'static {
     /// grow or shrink them. It costs what `edit` does, not the string's
     /// length (past its first edit, which may keep a short string apart
     /// from its key: a copy of it). APPEND, SETRANGE and SETBIT, and
-    /// their undos.
+    /// their undos: commands that run alone (under `lockfree`, a key it
+    /// makes is an empty string for a moment before `edit` runs).
     fn edit(
         &self,
         key: &[u8],

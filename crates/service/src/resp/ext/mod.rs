@@ -109,11 +109,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// Records that `key` of this database is to be put back as it is now
-    /// (its value and deadline): for a change that replaces the value.
+    /// Records that `key` of database `db` is to be put back as it is now
+    /// (its value and deadline), for a change that replaces the value:
+    /// the value is moved out of the store (not copied), so the key is
+    /// absent after this when a log keeps undos.
     pub fn keep(&mut self, db: usize, key: &[u8]) {
         if let Some(j) = self.journal.as_deref_mut() {
-            j.keep(Kept::of(&self.ks.dbs[db], key));
+            j.keep(Kept::take(&self.ks.dbs[db], key));
         }
     }
 

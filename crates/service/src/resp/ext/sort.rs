@@ -394,14 +394,15 @@ fn results(
 /// for an empty result; its length answered; logged if anything changed.
 fn store(cx: &mut Ctx, dst: &[u8], list: VecDeque<Box<[u8]>>, out: &mut Vec<u8>) {
     let n = list.len();
-    // What it replaces, and nothing else, is what takes it back.
+    let had = cx.store().exists(dst);
+    // What it replaces (moved out), and nothing else, takes it back.
     cx.keep(cx.db, dst);
-    let changed = if n > 0 {
+    if n > 0 {
         cx.store().put(dst, Value::List(list));
-        true
     } else {
-        cx.store().del(dst)
-    };
+        cx.store().del(dst);
+    }
+    let changed = n > 0 || had;
     if changed {
         cx.here().expires.remove(dst);
         cx.log_input();
