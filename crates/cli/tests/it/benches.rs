@@ -63,6 +63,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
         ("durability.py", "--quick --bin BIN"),
         ("redis_compare.py", "--quick --bin BIN"),
         ("resp_hard.py", "--quick --bin BIN"),
+        ("big_values.py", "--quick --bin BIN"),
         ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
         (
             "metrics_cost.py",
