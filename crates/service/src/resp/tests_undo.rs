@@ -266,21 +266,19 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
         one(MSet, &["MSET", "n", "1", "z", "2", "n", "3", "new", "4"]),
         one(Incr, &["INCR", "fresh"]),
     ];
-    // On a long string (kept apart from its key), made in the same
-    // transaction, with a deadline.
-    let set_long: &[&'static str] = &["SET", "str", long];
-    let timed: &[&'static str] = &["PEXPIREAT", "str", "99999999999990"];
-    for c in [
-        &["APPEND", "str", "!!"][..],
-        &["SETRANGE", "str", "998", "abcd"],
-        &["SETRANGE", "str", "3", "abcd"],
-        &["SETBIT", "str", "9000", "1"],
-        &["SET", "str", "short"],
-        &["DEL", "str"],
-        &["GETSET", "str", "short"],
-    ] {
-        cases.push((Exec, multi(&[set_long, timed, c])));
-    }
+    // On a long string (kept apart from its key), with a deadline.
+    let long_cases = [
+        one(Append, &["APPEND", "long", "!!"]),
+        one(SetRange, &["SETRANGE", "long", "998", "abcd"]),
+        one(SetRange, &["SETRANGE", "long", "3", "abcd"]),
+        one(SetBit, &["SETBIT", "long", "9000", "1"]),
+        one(Set, &["SET", "long", "short"]),
+        one(Del, &["DEL", "long"]),
+        one(GetSet, &["GETSET", "long", "short"]),
+        one(Unlink, &["UNLINK", "long"]),
+    ];
+    let set_long: &[&'static str] = &["SET", "long", long];
+    let timed: &[&'static str] = &["PEXPIREAT", "long", "99999999999990"];
     for c in [
         &[
             &["RPUSH", "l", "a", "b", "a", "c", "a"][..],
@@ -300,6 +298,11 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
                 kept.push((kind, cmds.clone()));
             }
         }
+        for (name, cmds) in &long_cases {
+            if !taken_back_after(&[set_long, timed], kind, *name, cmds, &payload) {
+                kept.push((kind, cmds.clone()));
+            }
+        }
     }
     assert!(kept.is_empty(), "not taken back: {kept:?}");
 }
@@ -308,8 +311,20 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
 /// refused by a failed `fsync`, leave the state as it was (they must
 /// change it first).
 fn taken_back(kind: StoreKind, name: Name, cmds: &[Vec<&str>], payload: &[u8]) -> bool {
+    taken_back_after(&[], kind, name, cmds, payload)
+}
+
+/// As [`taken_back`], with `more` run (and committed) after [`SETUP`].
+fn taken_back_after(
+    more: &[&[&str]],
+    kind: StoreKind,
+    name: Name,
+    cmds: &[Vec<&str>],
+    payload: &[u8],
+) -> bool {
     let (svc, dir) = failing(kind, &format!("undo-{kind}-{name:?}"));
     run(&svc, SETUP);
+    run(&svc, more);
     commit(&svc);
     assert!(svc.wal().unwrap().failure().is_none(), "{name:?}");
     let before = state(&svc);
