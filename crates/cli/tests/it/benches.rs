@@ -65,6 +65,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
         ("redis_compare.py", "--quick --bin BIN"),
         ("resp_hard.py", "--quick --bin BIN"),
         ("resp_hard.py", "--quick --only wakeup --bin BIN"),
+        ("big_values.py", "--quick --bin BIN"),
         ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
         (
             "poll_vs_redis_benchmark.py",

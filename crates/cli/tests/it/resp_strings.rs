@@ -459,3 +459,57 @@ fn strings_and_their_deadlines_survive_a_restart() {
     }
     drop(server);
 }
+
+/// MGET, HMGET and SORT's GET (with STORE or without) are sized by the
+/// request, not the data: naming one large value many times makes a
+/// reply past --max-query, which is refused with an error under every
+/// store (it was made whole before: 250 names of an 8 MiB value are
+/// 2 GB); the server carries on, and a reply that fits is as before.
+#[test]
+fn replies_naming_one_large_value_many_times_are_bounded() {
+    let too_large = "-ERR the reply would pass --max-query (65536 bytes)\r\n";
+    let value = "v".repeat(10_000);
+    let each = value.len() + 10; // `$10000\r\n…\r\n`
+    for store in crate::resp::resp_stores() {
+        let args = [
+            "--store",
+            store,
+            "--max-query",
+            "64KiB",
+            "--max-bulk",
+            "16KiB",
+        ];
+        let server = ServerProc::start("resp", &args);
+        let mut c = Raw::connect(server.addr);
+        c.expect(&cmd(&["SET", "big", &value]), "+OK\r\n");
+        c.expect(&cmd(&["HSET", "h", "f", &value]), ":1\r\n");
+        let mut push = vec!["RPUSH", "l"];
+        push.extend(["ig"; 10]);
+        c.expect(&cmd(&push), ":10\r\n");
+        let many = |head: &[&'static str], name: &'static str, n: usize| {
+            let mut args = head.to_vec();
+            args.extend(std::iter::repeat_n(name, n));
+            cmd(&args)
+        };
+        for request in [
+            many(&["MGET"], "big", 10),
+            many(&["HMGET", "h"], "f", 10),
+            cmd(&["SORT", "l", "ALPHA", "GET", "b*"]),
+            cmd(&["SORT", "l", "ALPHA", "GET", "b*", "STORE", "dst"]),
+        ] {
+            c.send(&request);
+            assert_eq!(text(&c.reply()), too_large, "{store}: {}", text(&request));
+        }
+        c.expect(&cmd(&["EXISTS", "dst"]), ":0\r\n");
+        // What fits is answered whole.
+        for request in [
+            many(&["MGET"], "big", 3),
+            many(&["HMGET", "h"], "f", 3),
+            cmd(&["SORT", "l", "ALPHA", "LIMIT", "0", "3", "GET", "b*"]),
+        ] {
+            c.send(&request);
+            assert_eq!(c.reply().len(), 4 + 3 * each, "{store}: {}", text(&request));
+        }
+        c.expect(&cmd(&["PING"]), "+PONG\r\n");
+    }
+}

@@ -88,10 +88,12 @@ fn delete_due(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
         let room = PASS_KEYS - touched.len();
         for key in d.expires.due(now).into_iter().take(room) {
             if keep {
-                journal.keep(Kept::of(d, &key));
+                // Moved out and kept, not copied.
+                journal.keep(Kept::take(d, &key));
+            } else {
+                d.store.del(&key);
             }
             d.expires.remove(&key);
-            d.store.del(&key);
             if n != rec_db {
                 command(&mut record, &[b"SELECT", n.to_string().as_bytes()]);
                 rec_db = n;

@@ -11,6 +11,7 @@
 //! of keys and databases, is one step. SWAPDB swaps two databases under
 //! it.
 
+use super::alone::Running;
 use super::expires::Expires;
 use serverlab_proto::resp::command::DATABASES;
 use serverlab_store::resp::{self as stores, RespStore, Value};
@@ -90,6 +91,25 @@ impl Kept {
         }
     }
 
+    /// Takes the key's value out of the store (moved, not copied: a
+    /// string shorter than a few hundred bytes excepted), keeping it and
+    /// the key's deadline to be put back: what takes back a write that
+    /// replaces or removes the value.
+    pub(crate) fn take(d: &Database, key: &[u8]) -> Kept {
+        Kept {
+            store: Arc::clone(&d.store),
+            expires: Arc::clone(&d.expires),
+            key: key.into(),
+            deadline: d.expires.get(key),
+            value: d.store.take(key),
+        }
+    }
+
+    /// Whether the key held anything.
+    pub(crate) fn held(&self) -> bool {
+        self.value.is_some()
+    }
+
     /// Puts the key back as it was.
     pub(crate) fn restore(self) {
         match self.value {
@@ -105,6 +125,31 @@ impl Kept {
             }
         }
     }
+}
+
+/// Puts `value` under `key` of the command's database (`None`: removes
+/// the key), what it held moved out, not copied, and kept to be put back
+/// if the write is taken back (`always`); whether it held anything. The
+/// key's deadline is the caller's.
+pub(crate) fn replace(cx: &mut Running, key: &[u8], value: Option<Value>) -> bool {
+    if !cx.keeps() {
+        let store = cx.store();
+        return match value {
+            Some(v) => {
+                let had = store.exists(key);
+                store.put(key, v);
+                had
+            }
+            None => store.del(key),
+        };
+    }
+    let kept = Kept::take(cx.here(), key);
+    let had = kept.held();
+    if let Some(v) = value {
+        cx.store().put(key, v);
+    }
+    cx.undo(move |_| kept.restore());
+    had
 }
 
 /// A key's deadline as it was (EXPIRE, PERSIST and the writes that

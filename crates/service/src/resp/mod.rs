@@ -367,7 +367,7 @@ impl RespService {
         // The deadlines are held inside the step, under the lock that
         // orders the log (which a compaction's copy takes before them);
         // the undo is kept by RESP, not the log's list ([`undo`]).
-        let mut journal = None;
+        let (mut journal, mut moved) = (None, Vec::new());
         let written = log.write(
             touch,
             |rec| {
@@ -378,12 +378,12 @@ impl RespService {
             || undo::into(&mut journal, undo::of(db, &cmd, &a)),
             || {
                 let mut held = self.hold_deadlines(db, &cmd, &keys, false);
-                self.data(&ks, conn.db, cmd, &a, out);
+                moved = self.data_logged(log, &ks, conn.db, cmd, &a, out);
                 self.after_fast(conn.db, db, &cmd, &keys, held.as_mut(), &out[from..]);
             },
         );
         match written {
-            Ok((_, logged)) => self.kept(log, conn, logged, journal),
+            Ok((_, logged)) => self.kept(log, conn, logged, journal.map(|j| (j, db, moved))),
             Err(e) => return self.refused(e, out),
         }
         if log.wal().compaction_due() {
@@ -420,15 +420,36 @@ impl RespService {
         wait
     }
 
-    /// A fast-path write logged: its undo is kept until its commit.
+    /// A fast-path write applied under the log: as [`Self::data`], but
+    /// under `always` the values a SET, MSET or DEL replaces or removes
+    /// are moved out, for its undo ([`undo::apply`]), and handed back.
+    fn data_logged(
+        &self,
+        log: &Durable,
+        ks: &Keyspace,
+        n: usize,
+        cmd: Cmd,
+        a: &Args,
+        out: &mut Vec<u8>,
+    ) -> undo::Moved {
+        if log.undoes() {
+            return undo::apply(self, ks, n, cmd, a, out);
+        }
+        self.data(ks, n, cmd, a, out);
+        Vec::new()
+    }
+
+    /// A fast-path write logged: its undo (with what it moved out of
+    /// database `db`) is kept until its commit.
     fn kept(
         &self,
         log: &Durable,
         conn: &mut RespConn,
         logged: Option<Logged>,
-        journal: Option<keyspace::Journal>,
+        journal: Option<(keyspace::Journal, &keyspace::Database, undo::Moved)>,
     ) {
-        if let (Some(j), Some(Logged::Ticket(t))) = (journal, logged) {
+        if let (Some((mut j, db, moved)), Some(Logged::Ticket(t))) = (journal, logged) {
+            undo::moved_back(&mut j, db, moved);
             self.in_flight.push(log.wal(), t, j);
         }
         conn.logged = Logged::merge(conn.logged, logged);
@@ -559,11 +580,15 @@ impl RespService {
             }
             StrCmd::IncrBy { key, by } => self.incr_by(store, a.get(key), by, out),
             StrCmd::MGet => {
+                let (from, bound) = (out.len(), self.limits.max_query);
                 reply::array(out, a.count() - 1);
                 for k in a.from(1) {
                     // A key holding a list answers nil, as Redis's MGET does.
                     if !matches!(store.get(k, &mut |v| reply::bulk(out, v)), Ok(true)) {
                         reply::null(out);
+                    }
+                    if past(out, from, bound) {
+                        return;
                     }
                 }
             }
@@ -706,6 +731,26 @@ fn fast_keys<'a>(cmd: &Cmd, a: &Args<'a>) -> Vec<&'a [u8]> {
     cmd.name()
         .and_then(|n| alone::keys_of(n, a, |_| true))
         .unwrap_or_default()
+}
+
+/// Whether the reply being made from `out[from..]` has passed `bound`
+/// (`--max-query`) bytes: if so it is dropped, and replaced with the
+/// error that says so. A reply the request sizes, not the data (MGET,
+/// HMGET and SORT's GET naming one large value many times, SRANDMEMBER's
+/// picks), is bounded so (docs/protocols/resp.md).
+pub(crate) fn past(out: &mut Vec<u8>, from: usize, bound: usize) -> bool {
+    if out.len() - from <= bound {
+        return false;
+    }
+    out.truncate(from);
+    too_large(out, bound);
+    true
+}
+
+/// The error a reply too large for `bound` (`--max-query`) bytes is.
+pub(crate) fn too_large(out: &mut Vec<u8>, bound: usize) {
+    let msg = format!("ERR the reply would pass --max-query ({bound} bytes)");
+    reply::error(out, msg.as_bytes())
 }
 
 /// Whether a fast-path `cmd` may change data (and so is logged): its

@@ -221,12 +221,110 @@ fn every_write_in_the_table_is_taken_back_when_its_fsync_fails() {
     assert!(kept.is_empty(), "not taken back: {kept:?}");
 }
 
+/// The undos that keep only what a write changed, each case of them:
+/// an APPEND, SETRANGE or SETBIT on a short string, a long one and an
+/// absent key (the old length and bytes put back, or the key removed);
+/// LREM from either end, LTRIM of either end or of everything, LINSERT
+/// at either end; SET, MSET (one key twice) and DEL moving out a list, a
+/// set and a long string; UNLINK, GETDEL and RESTORE over values of every
+/// kind. Each is applied to [`SETUP`] under every store, refused by a
+/// failed `fsync`, and must leave the state as it was.
+#[test]
+fn each_precise_undo_puts_back_exactly_what_changed() {
+    use Name::*;
+    let long: &'static str = Box::leak("0123456789".repeat(100).into_boxed_str());
+    // A transaction: `cmds` between MULTI and EXEC.
+    let multi = |cmds: &[&[&'static str]]| -> Vec<Vec<&'static str>> {
+        let mut all = vec![vec!["MULTI"]];
+        all.extend(cmds.iter().map(|c| c.to_vec()));
+        all.push(vec!["EXEC"]);
+        all
+    };
+    let one = |n: Name, c: &[&'static str]| (n, vec![c.to_vec()]);
+    let mut cases = vec![
+        one(Append, &["APPEND", "fresh", "abc"]),
+        one(SetRange, &["SETRANGE", "str", "9", "XY"]),
+        one(SetRange, &["SETRANGE", "fresh", "3", "ab"]),
+        one(SetBit, &["SETBIT", "str", "100", "1"]),
+        one(SetBit, &["SETBIT", "fresh", "7", "1"]),
+        one(SetBit, &["SETBIT", "str", "0", "1"]),
+        one(IncrByFloat, &["INCRBYFLOAT", "fresh", "2.5"]),
+        one(Set, &["SET", "fresh", "v", "EX", "100"]),
+        one(Set, &["SET", "s", "v", "KEEPTTL"]),
+        one(GetDel, &["GETDEL", "t"]),
+        one(GetEx, &["GETEX", "t", "PXAT", "1"]),
+        one(Unlink, &["UNLINK", "l", "z", "n", "nope"]),
+        one(Restore, &["RESTORE", "fresh", "0", "PAYLOAD"]),
+        one(Restore, &["RESTORE", "l", "0", "PAYLOAD", "REPLACE"]),
+        one(LTrim, &["LTRIM", "l", "9", "10"]),
+        one(LTrim, &["LTRIM", "l", "0", "0"]),
+        one(LTrim, &["LTRIM", "l", "-2", "-1"]),
+        one(LInsert, &["LINSERT", "l", "AFTER", "d", "q"]),
+        one(LInsert, &["LINSERT", "l", "BEFORE", "a", "q"]),
+        one(Set, &["SET", "l", "x"]),
+        one(Del, &["DEL", "s", "h", "l", "nope"]),
+        one(MSet, &["MSET", "n", "1", "z", "2", "n", "3", "new", "4"]),
+        one(Incr, &["INCR", "fresh"]),
+    ];
+    // On a long string (kept apart from its key), with a deadline.
+    let long_cases = [
+        one(Append, &["APPEND", "long", "!!"]),
+        one(SetRange, &["SETRANGE", "long", "998", "abcd"]),
+        one(SetRange, &["SETRANGE", "long", "3", "abcd"]),
+        one(SetBit, &["SETBIT", "long", "9000", "1"]),
+        one(Set, &["SET", "long", "short"]),
+        one(Del, &["DEL", "long"]),
+        one(GetSet, &["GETSET", "long", "short"]),
+        one(Unlink, &["UNLINK", "long"]),
+    ];
+    let set_long: &[&'static str] = &["SET", "long", long];
+    let timed: &[&'static str] = &["PEXPIREAT", "long", "99999999999990"];
+    for c in [
+        &[
+            &["RPUSH", "l", "a", "b", "a", "c", "a"][..],
+            &["LREM", "l", "-2", "a"],
+        ][..],
+        &[&["RPUSH", "l", "a", "b", "a"], &["LREM", "l", "2", "a"]],
+        &[&["RPUSH", "l", "a"], &["LREM", "l", "0", "a"]],
+        &[&["LREM", "l", "0", "b"]],
+    ] {
+        cases.push((Exec, multi(c)));
+    }
+    let payload = super::alone::dump::encode(serverlab_store::resp::Held::Str(b"restored"));
+    let mut kept = Vec::new();
+    for kind in serverlab_store::resp::KINDS {
+        for (name, cmds) in &cases {
+            if !taken_back(kind, *name, cmds, &payload) {
+                kept.push((kind, cmds.clone()));
+            }
+        }
+        for (name, cmds) in &long_cases {
+            if !taken_back_after(&[set_long, timed], kind, *name, cmds, &payload) {
+                kept.push((kind, cmds.clone()));
+            }
+        }
+    }
+    assert!(kept.is_empty(), "not taken back: {kept:?}");
+}
+
 /// Whether `cmds`, applied to [`SETUP`] under store `kind` and then
 /// refused by a failed `fsync`, leave the state as it was (they must
 /// change it first).
 fn taken_back(kind: StoreKind, name: Name, cmds: &[Vec<&str>], payload: &[u8]) -> bool {
+    taken_back_after(&[], kind, name, cmds, payload)
+}
+
+/// As [`taken_back`], with `more` run (and committed) after [`SETUP`].
+fn taken_back_after(
+    more: &[&[&str]],
+    kind: StoreKind,
+    name: Name,
+    cmds: &[Vec<&str>],
+    payload: &[u8],
+) -> bool {
     let (svc, dir) = failing(kind, &format!("undo-{kind}-{name:?}"));
     run(&svc, SETUP);
+    run(&svc, more);
     commit(&svc);
     assert!(svc.wal().unwrap().failure().is_none(), "{name:?}");
     let before = state(&svc);

@@ -4,8 +4,11 @@
 //!
 //! A fast-path write's undo is made under the lock that orders writes,
 //! just before the write is applied, so it sees exactly the state the
-//! write changes: SET, MSET, DEL and INCRBY keep what each key held (its
-//! value and its deadline: a SET clears one); a push keeps how many it
+//! write changes: SET, MSET and DEL keep each key's deadline (a SET
+//! clears one) and whether it was absent, and move the value they
+//! replace or remove out of the store as they apply ([`apply`]), so an
+//! undo never copies a value; INCRBY keeps the key's old number (a few
+//! bytes; nothing when it cannot change the key); a push keeps how many it
 //! adds (and pops them back off); a pop keeps the elements it will take
 //! (and pushes them back on). (The commands run alone record theirs as
 //! they go: [`super::alone`].)
@@ -25,12 +28,12 @@
 //! brings back an older one that never committed.
 
 use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
-use super::Args;
+use super::{Args, RespService};
 use crate::Durable;
 use parking_lot::Mutex;
 use serverlab_proto::resp::command::{Cmd, ListCmd, StrCmd};
-use serverlab_proto::resp::End;
-use serverlab_store::resp::RespStore;
+use serverlab_proto::resp::{reply, End, SetCond};
+use serverlab_store::resp::{Held, RespStore, Value};
 use serverlab_wal::{Ticket, Wal};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,13 +102,18 @@ pub(super) fn into(slot: &mut Option<Journal>, journal: Journal) -> crate::durab
     Box::new(|| {})
 }
 
-/// How to take back `cmd`, about to be applied to database `db`.
+/// How to take back `cmd`, about to be applied to database `db` (by
+/// [`apply`], which hands back the values SET, MSET and DEL move out).
 pub(super) fn of(db: &Database, cmd: &Cmd, a: &Args) -> Journal {
     let mut j = Journal::default();
     let keys: Vec<&[u8]> = match cmd {
-        Cmd::Str(StrCmd::Set { key, .. } | StrCmd::IncrBy { key, .. }) => vec![a.get(*key)],
+        Cmd::Str(StrCmd::Set { key, .. }) => vec![a.get(*key)],
         Cmd::Str(StrCmd::Del) => a.from(1).collect(),
         Cmd::Str(StrCmd::MSet) => a.from(1).step_by(2).collect(),
+        Cmd::Str(StrCmd::IncrBy { key, .. }) => {
+            incr(&mut j, db, a.get(*key));
+            return j;
+        }
         Cmd::List(ListCmd::Push { end, key }) => {
             j.deadline(Deadline::of(db, a.get(*key)));
             push(&mut j, &db.store, *end, a.get(*key), a.count() - 2);
@@ -118,8 +126,106 @@ pub(super) fn of(db: &Database, cmd: &Cmd, a: &Args) -> Journal {
         }
         _ => Vec::new(),
     };
-    keys.into_iter().for_each(|k| j.keep(Kept::of(db, k)));
+    keys.into_iter().for_each(|k| was(&mut j, db, k));
     j
+}
+
+/// What a SET, MSET or DEL keeps of `key` before it runs: its deadline,
+/// and whether it was absent (to remove it again); the value it replaces
+/// or removes is moved out by [`apply`], not copied here.
+fn was(j: &mut Journal, db: &Database, key: &[u8]) {
+    j.deadline(Deadline::of(db, key));
+    if !db.store.exists(key) {
+        let store = Arc::clone(&db.store);
+        let key: Box<[u8]> = key.into();
+        j.push(move |_| {
+            store.del(&key);
+        });
+    }
+}
+
+/// An INCRBY keeps the key as it was only if it may change it: absent,
+/// or a string short enough to be a 64-bit integer (a longer one, or a
+/// key of another type, is refused and left as it was), so the copy is
+/// of a few bytes at most.
+fn incr(j: &mut Journal, db: &Database, key: &[u8]) {
+    /// Longer than any 64-bit integer in Redis's form.
+    const LONGEST: usize = 20;
+    let mut may_change = true;
+    db.store.peek(key, &mut |held| {
+        may_change = matches!(held, Held::Str(v) if v.len() <= LONGEST)
+    });
+    if may_change {
+        j.keep(Kept::of(db, key));
+    }
+}
+
+/// The values a fast-path write moved out of the store, key by key in
+/// the order it replaced or removed them.
+pub(super) type Moved = Vec<(Box<[u8]>, Value)>;
+
+/// Applies `cmd` as the fast path does ([`RespService::data`]), but a
+/// SET, MSET or DEL moves what it replaces or removes out of the store
+/// (instead of freeing it) and hands it back, so that its undo keeps the
+/// old value without a copy of it.
+pub(super) fn apply(
+    svc: &RespService,
+    ks: &Keyspace,
+    n: usize,
+    cmd: Cmd,
+    a: &Args,
+    out: &mut Vec<u8>,
+) -> Moved {
+    let mut moved = Vec::new();
+    let store = &*ks.dbs[n].store;
+    let mut keep = |k: &[u8], old: Option<Value>| {
+        if let Some(v) = old {
+            moved.push((k.into(), v));
+        }
+    };
+    match cmd {
+        Cmd::Str(StrCmd::Set { key, value, cond }) => {
+            let (wrote, old) = store.replace(a.get(key), a.get(value), cond);
+            keep(a.get(key), old);
+            if wrote {
+                reply::ok(out)
+            } else {
+                reply::null(out)
+            }
+        }
+        Cmd::Str(StrCmd::Del) => {
+            let mut n = 0;
+            for k in a.from(1) {
+                let old = store.take(k);
+                n += usize::from(old.is_some());
+                keep(k, old);
+            }
+            reply::int(out, n as i64)
+        }
+        Cmd::Str(StrCmd::MSet) => {
+            let mut kv = a.from(1);
+            while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
+                keep(k, store.replace(k, v, SetCond::Always).1);
+            }
+            reply::ok(out)
+        }
+        _ => svc.data(ks, n, cmd, a, out),
+    }
+    moved
+}
+
+/// Adds to `j` the step that puts back what [`apply`] moved out of
+/// database `db`, the last moved first.
+pub(super) fn moved_back(j: &mut Journal, db: &Database, moved: Moved) {
+    if moved.is_empty() {
+        return;
+    }
+    let store = Arc::clone(&db.store);
+    j.push(move |_| {
+        for (k, v) in moved.into_iter().rev() {
+            store.put(&k, v);
+        }
+    });
 }
 
 /// A push of `n` values: pop `n` back off the same end (nothing, if the

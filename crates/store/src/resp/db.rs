@@ -9,6 +9,13 @@
 //! 16-byte keys with 64-byte values cost about 96 bytes each on the heap
 //! (84 rounded up by malloc) plus 17 per table bucket.
 //!
+//! A string of [`RAW`] bytes or more is kept apart from its key instead
+//! (a [`Raw`]: its own `Vec`, as Redis keeps a string longer than 44
+//! bytes apart from its object): it moves in and out of the store
+//! without a copy, and APPEND, SETRANGE and SETBIT change it in place
+//! ([`Db::edit`]), costing what they change. A short string that is
+//! edited becomes a raw one (a copy of fewer than [`RAW`] bytes, once).
+//!
 //! The caller hashes the key once (with [`Db::hasher`]'s state) and hands
 //! the hash to every method; the table re-hashes only when it grows.
 
@@ -48,6 +55,16 @@ impl Str {
     }
 }
 
+/// The length from which a string is kept apart from its key ([`Raw`]).
+pub(crate) const RAW: usize = 512;
+
+/// A string key and its value, apart: a long string, or one edited in
+/// place.
+pub(crate) struct Raw {
+    key: Box<[u8]>,
+    value: Vec<u8>,
+}
+
 /// A list key and its elements.
 pub(crate) struct List {
     key: Box<[u8]>,
@@ -64,6 +81,8 @@ pub(crate) struct Obj {
 pub(crate) struct Db {
     hasher: RandomState,
     strings: HashTable<Str>,
+    /// Strings kept apart from their keys (see [`RAW`]).
+    raws: HashTable<Raw>,
     lists: HashTable<List>,
     others: HashTable<Obj>,
     /// SCAN's order: the hash of every key, sorted (a hash shared by two
@@ -85,6 +104,7 @@ impl Db {
         Db {
             hasher,
             strings: HashTable::new(),
+            raws: HashTable::new(),
             lists: HashTable::new(),
             others: HashTable::new(),
             order: BTreeSet::new(),
@@ -113,6 +133,7 @@ impl Db {
     fn holds_hash(&self, h: u64) -> bool {
         let of = |k: &[u8]| self.hasher.hash_one(k) == h;
         self.strings.find(h, |s| of(s.key())).is_some()
+            || self.raws.find(h, |r| of(&r.key)).is_some()
             || self.lists.find(h, |l| of(&l.key)).is_some()
             || self.others.find(h, |o| of(&o.key)).is_some()
     }
@@ -123,9 +144,11 @@ impl Db {
         for &h in self.order.range(cursor..).take(n) {
             let of = |k: &[u8]| self.hasher.hash_one(k) == h;
             let strings = self.strings.iter_hash(h).map(Str::key);
+            let raws = self.raws.iter_hash(h).map(|r| &*r.key);
             let lists = self.lists.iter_hash(h).map(|l| &*l.key);
             let others = self.others.iter_hash(h).map(|o| &*o.key);
-            for k in strings.chain(lists).chain(others).filter(|k| of(k)) {
+            let all = strings.chain(raws).chain(lists).chain(others);
+            for k in all.filter(|k| of(k)) {
                 found.push((h, k.into()));
             }
         }
@@ -146,17 +169,36 @@ impl Db {
     }
 
     fn has_string(&self, h: u64, key: &[u8]) -> bool {
-        self.strings.find(h, |s| s.key() == key).is_some()
+        self.strings.find(h, |s| s.key() == key).is_some() || self.raw(h, key).is_some()
+    }
+
+    /// The key's string, if it is kept apart.
+    fn raw(&self, h: u64, key: &[u8]) -> Option<&Raw> {
+        if self.raws.is_empty() {
+            return None;
+        }
+        self.raws.find(h, |r| &*r.key == key)
+    }
+
+    /// The key's string, short or kept apart.
+    fn string(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        match self.strings.find(h, |s| s.key() == key) {
+            Some(s) => Some(s.value()),
+            None => self.raw(h, key).map(|r| &r.value[..]),
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.strings.len() + self.lists.len() + self.others.len()
+        self.strings.len() + self.raws.len() + self.lists.len() + self.others.len()
     }
 
     /// Every key and what it holds.
     pub(crate) fn for_each(&self, visit: &mut dyn FnMut(&[u8], Held<'_>)) {
         for s in &self.strings {
             visit(s.key(), Held::Str(s.value()));
+        }
+        for r in &self.raws {
+            visit(&r.key, Held::Str(&r.value));
         }
         for l in &self.lists {
             visit(&l.key, Held::List(&l.items));
@@ -168,8 +210,8 @@ impl Db {
 
     /// Shows `seen` what the key holds.
     pub(crate) fn peek(&self, h: u64, key: &[u8], seen: &mut dyn FnMut(Held<'_>)) -> bool {
-        if let Some(s) = self.strings.find(h, |s| s.key() == key) {
-            seen(Held::Str(s.value()));
+        if let Some(s) = self.string(h, key) {
+            seen(Held::Str(s));
         } else if let Some(l) = self.lists.find(h, |l| &*l.key == key) {
             seen(Held::List(&l.items));
         } else if let Some(o) = self.others.find(h, |o| &*o.key == key) {
@@ -182,11 +224,7 @@ impl Db {
 
     /// Takes the key's value out of the tables.
     pub(crate) fn take(&mut self, h: u64, key: &[u8]) -> Option<Value> {
-        Some(match self.del(h, key)? {
-            Removed::Str(s) => Value::Str(s.value().to_vec()),
-            Removed::List(l) => Value::List(l.items),
-            Removed::Other(o) => Value::Coll(o.coll),
-        })
+        self.del(h, key).map(Removed::into_value)
     }
 
     /// Puts `value` under the key (absent), unless it is an empty list
@@ -198,6 +236,13 @@ impl Db {
         }
         let hasher = self.hasher.clone();
         match value {
+            Value::Str(v) if v.len() >= RAW => {
+                let r = Raw {
+                    key: key.into(),
+                    value: v,
+                };
+                self.raws.insert_unique(h, r, |r| hasher.hash_one(&*r.key));
+            }
             Value::Str(v) => {
                 self.strings
                     .insert_unique(h, Str::new(key, &v), |s| hasher.hash_one(s.key()));
@@ -233,9 +278,9 @@ impl Db {
         key: &[u8],
         found: &mut dyn FnMut(&[u8]),
     ) -> Result<bool, WrongType> {
-        match self.strings.find(h, |s| s.key() == key) {
+        match self.string(h, key) {
             Some(s) => {
-                found(s.value());
+                found(s);
                 Ok(true)
             }
             None if self.has_list(h, key) || self.has_other(h, key) => Err(WrongType),
@@ -248,7 +293,7 @@ impl Db {
     }
 
     /// SET; returns whether it wrote, and what it replaced (to free
-    /// outside the lock).
+    /// outside the lock, or to keep for an undo).
     pub(crate) fn set(
         &mut self,
         h: u64,
@@ -256,46 +301,29 @@ impl Db {
         value: &[u8],
         cond: SetCond,
     ) -> (bool, Option<Removed>) {
-        let list = if self.lists.is_empty() {
-            None
-        } else {
-            self.lists
-                .find_entry(h, |l| &*l.key == key)
-                .ok()
-                .map(|e| e.remove().0)
+        let write = match cond {
+            SetCond::Always => true,
+            SetCond::Absent => !self.exists(h, key),
+            SetCond::Present => self.exists(h, key),
         };
-        let other = if self.others.is_empty() {
-            None
-        } else {
-            self.others
-                .find_entry(h, |o| &*o.key == key)
-                .ok()
-                .map(|e| e.remove().0)
-        };
+        if !write {
+            return (false, None);
+        }
         let hasher = self.hasher.clone();
+        if value.len() >= RAW {
+            let old = self.del(h, key);
+            let r = Raw {
+                key: key.into(),
+                value: value.to_vec(),
+            };
+            self.raws.insert_unique(h, r, |r| hasher.hash_one(&*r.key));
+            return (true, old);
+        }
+        // The key may hold something else: one lookup per kind there is.
+        let apart = self.take_apart(h, key);
         let entry = self
             .strings
             .entry(h, |s| s.key() == key, |s| hasher.hash_one(s.key()));
-        let exists = list.is_some() || other.is_some() || matches!(entry, Entry::Occupied(_));
-        let write = match cond {
-            SetCond::Always => true,
-            SetCond::Absent => !exists,
-            SetCond::Present => exists,
-        };
-        if !write {
-            if let Some(l) = list {
-                // Put it back: NX refused, XX cannot see a list here (SET
-                // over a list with XX writes).
-                let hasher = self.hasher.clone();
-                self.lists.insert_unique(h, l, |l| hasher.hash_one(&*l.key));
-            }
-            if let Some(o) = other {
-                let hasher = self.hasher.clone();
-                self.others
-                    .insert_unique(h, o, |o| hasher.hash_one(&*o.key));
-            }
-            return (false, None);
-        }
         let old = match entry {
             Entry::Occupied(mut o) => Some(Removed::Str(std::mem::replace(
                 o.get_mut(),
@@ -303,10 +331,31 @@ impl Db {
             ))),
             Entry::Vacant(v) => {
                 v.insert(Str::new(key, value));
-                list.map(Removed::List).or(other.map(Removed::Other))
+                apart
             }
         };
         (true, old)
+    }
+
+    /// Takes out what the key holds other than a short string.
+    fn take_apart(&mut self, h: u64, key: &[u8]) -> Option<Removed> {
+        let mut old = None;
+        if !self.raws.is_empty() {
+            if let Ok(e) = self.raws.find_entry(h, |r| &*r.key == key) {
+                old = Some(Removed::Raw(e.remove().0));
+            }
+        }
+        if old.is_none() && !self.lists.is_empty() {
+            if let Ok(e) = self.lists.find_entry(h, |l| &*l.key == key) {
+                old = Some(Removed::List(e.remove().0));
+            }
+        }
+        if old.is_none() && !self.others.is_empty() {
+            if let Ok(e) = self.others.find_entry(h, |o| &*o.key == key) {
+                old = Some(Removed::Other(e.remove().0));
+            }
+        }
+        old
     }
 
     /// DEL of one key; returns what it removed (to free outside the lock).
@@ -314,30 +363,29 @@ impl Db {
         if let Ok(e) = self.strings.find_entry(h, |s| s.key() == key) {
             return Some(Removed::Str(e.remove().0));
         }
-        if !self.lists.is_empty() {
-            if let Ok(e) = self.lists.find_entry(h, |l| &*l.key == key) {
-                return Some(Removed::List(e.remove().0));
-            }
-        }
-        if self.others.is_empty() {
-            return None;
-        }
-        self.others
-            .find_entry(h, |o| &*o.key == key)
-            .ok()
-            .map(|e| Removed::Other(e.remove().0))
+        self.take_apart(h, key)
     }
 
     pub(crate) fn incr_by(&mut self, h: u64, key: &[u8], by: i64) -> Result<i64, IncrError> {
         if self.has_list(h, key) || self.has_other(h, key) {
             return Err(IncrError::WrongType);
         }
+        let add = |v: &[u8]| -> Result<i64, IncrError> {
+            let old = serverlab_proto::resp::number::parse_i64(v).ok_or(IncrError::NotInteger)?;
+            old.checked_add(by).ok_or(IncrError::Overflow)
+        };
+        if !self.raws.is_empty() {
+            if let Some(r) = self.raws.find_mut(h, |r| &*r.key == key) {
+                let new = add(&r.value)?;
+                r.value.clear();
+                serverlab_proto::resp::number::push_i64(&mut r.value, new);
+                return Ok(new);
+            }
+        }
         let hasher = self.str_hasher_owned();
         match self.strings.entry(h, |s| s.key() == key, hasher) {
             Entry::Occupied(mut o) => {
-                let old = serverlab_proto::resp::number::parse_i64(o.get().value())
-                    .ok_or(IncrError::NotInteger)?;
-                let new = old.checked_add(by).ok_or(IncrError::Overflow)?;
+                let new = add(o.get().value())?;
                 *o.get_mut() = Str::new(key, &itoa(new));
                 Ok(new)
             }
@@ -346,6 +394,40 @@ impl Db {
                 Ok(by)
             }
         }
+    }
+
+    /// Changes the key's string in place (see [`RespStore::edit`](super::RespStore::edit)):
+    /// a short one is first kept apart (a copy of fewer than [`RAW`]
+    /// bytes), one kept apart is changed where it is.
+    pub(crate) fn edit(
+        &mut self,
+        h: u64,
+        key: &[u8],
+        create: bool,
+        edit: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<bool, WrongType> {
+        if !self.raws.is_empty() {
+            if let Some(r) = self.raws.find_mut(h, |r| &*r.key == key) {
+                edit(&mut r.value);
+                return Ok(true);
+            }
+        }
+        if self.has_list(h, key) || self.has_other(h, key) {
+            return Err(WrongType);
+        }
+        let value = match self.strings.find_entry(h, |s| s.key() == key) {
+            Ok(e) => e.remove().0.value().to_vec(),
+            Err(_) if create => Vec::new(),
+            Err(_) => return Ok(false),
+        };
+        let mut r = Raw {
+            key: key.into(),
+            value,
+        };
+        edit(&mut r.value);
+        let hasher = self.hasher.clone();
+        self.raws.insert_unique(h, r, |r| hasher.hash_one(&*r.key));
+        Ok(true)
     }
 
     fn str_hasher_owned(&self) -> impl Fn(&Str) -> u64 {
@@ -468,9 +550,24 @@ pub(crate) enum Removed {
     #[allow(dead_code)] // held only to be dropped outside the lock
     Str(Str),
     #[allow(dead_code)]
+    Raw(Raw),
+    #[allow(dead_code)]
     List(List),
     #[allow(dead_code)]
     Other(Obj),
+}
+
+impl Removed {
+    /// The value: moved, but a short string's (fewer than [`RAW`]
+    /// bytes), copied from its key's allocation.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Removed::Str(s) => Value::Str(s.value().to_vec()),
+            Removed::Raw(r) => Value::Str(r.value),
+            Removed::List(l) => Value::List(l.items),
+            Removed::Other(o) => Value::Coll(o.coll),
+        }
+    }
 }
 
 /// LRANGE's start and stop (inclusive, negative from the end) as a

@@ -14,8 +14,17 @@
 //! over a list and FLUSHALL take the cell out first and mark it just
 //! after: a command that found it before is linearized before the
 //! removal, which it overlapped.
+//!
+//! A string of [`RAW`] bytes or more, or one edited in place (APPEND,
+//! SETRANGE, SETBIT), is a cell of its own too, as a list is: edited
+//! under its mutex, where it is, and moved out whole when taken (a short
+//! string is copied, fewer than [`RAW`] bytes). A set, hash or sorted set
+//! is a value behind its own mutex: the commands that change one run
+//! alone, so it is never contended, and it moves out when taken instead
+//! of being copied (papaya hands back only a shared reference to what it
+//! removes).
 
-use super::db::Popped;
+use super::db::{Popped, RAW};
 use super::value::{Coll, Value};
 use super::{Held, IncrError, Ranged, Scanned, WrongType};
 use papaya::{Compute, HashMap, Operation};
@@ -28,11 +37,52 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 enum Entry {
+    /// A string shorter than [`RAW`], never edited in place.
     Str(Box<[u8]>),
+    /// A longer string, or one edited in place.
+    Raw(Arc<RawCell>),
     List(Arc<Cell>),
     /// A set, hash or sorted set: changed only by commands that run alone
-    /// (a take and a put), so it needs no cell.
-    Coll(Box<Coll>),
+    /// (a take and a put); the mutex lets a take move it out.
+    Coll(Box<Mutex<Coll>>),
+}
+
+/// A string apart from the table, and whether it has left it (as a list
+/// [`Cell`]).
+struct RawCell(Mutex<RawState>);
+
+struct RawState {
+    dead: bool,
+    value: Vec<u8>,
+}
+
+impl RawCell {
+    fn new(value: Vec<u8>) -> Arc<RawCell> {
+        Arc::new(RawCell(Mutex::new(RawState { dead: false, value })))
+    }
+}
+
+/// The entry for a string: short and boxed, or long and apart.
+fn str_entry(value: Vec<u8>) -> Entry {
+    if value.len() >= RAW {
+        Entry::Raw(RawCell::new(value))
+    } else {
+        Entry::Str(value.into_boxed_slice())
+    }
+}
+
+/// A string argument's entry (copied: the request's bytes).
+fn str_of(value: &[u8]) -> Entry {
+    if value.len() >= RAW {
+        Entry::Raw(RawCell::new(value.to_vec()))
+    } else {
+        Entry::Str(value.into())
+    }
+}
+
+/// An empty collection, to leave behind in a cell whose value moved out.
+fn no_coll() -> Coll {
+    Coll::Set(Default::default())
 }
 
 /// A list and whether it has left the table.
@@ -129,11 +179,38 @@ impl Order {
     }
 }
 
-/// An entry taken out of the table: if a list, no command may use it now.
+/// An entry taken out of the table: if a cell, no command may use it now.
 fn retire(e: &Entry) {
-    if let Entry::List(c) = e {
-        c.0.lock().dead = true;
+    match e {
+        Entry::List(c) => c.0.lock().dead = true,
+        Entry::Raw(c) => c.0.lock().dead = true,
+        Entry::Str(_) | Entry::Coll(_) => {}
     }
+}
+
+/// An entry taken out of the table, as a value: moved out of its cell
+/// (which is dead), a short string copied.
+fn into_value(e: &Entry) -> Value {
+    match e {
+        Entry::Str(v) => Value::Str(v.to_vec()),
+        Entry::Raw(c) => {
+            let mut st = c.0.lock();
+            st.dead = true;
+            Value::Str(std::mem::take(&mut st.value))
+        }
+        Entry::List(c) => {
+            let mut st = c.0.lock();
+            st.dead = true;
+            Value::List(std::mem::take(&mut st.items))
+        }
+        Entry::Coll(c) => Value::Coll(std::mem::replace(&mut *c.lock(), no_coll())),
+    }
+}
+
+/// INCRBY's sum on a string.
+fn add(v: &[u8], by: i64) -> Result<i64, IncrError> {
+    let old = parse_i64(v).ok_or(IncrError::NotInteger)?;
+    old.checked_add(by).ok_or(IncrError::Overflow)
 }
 
 fn int(n: i64) -> Box<[u8]> {
@@ -150,7 +227,7 @@ impl LockFreeResp {
         loop {
             let cell = match m.get(key) {
                 None => return f(None, false),
-                Some(Entry::Str(_) | Entry::Coll(_)) => return f(None, true),
+                Some(Entry::Str(_) | Entry::Raw(_) | Entry::Coll(_)) => return f(None, true),
                 Some(Entry::List(c)) => c.clone(),
             };
             let mut st = cell.0.lock();
@@ -161,30 +238,26 @@ impl LockFreeResp {
     }
 }
 
-impl super::RespStore for LockFreeResp {
-    fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType> {
-        match self.0.pin().get(key) {
-            Some(Entry::Str(v)) => {
-                found(v);
-                Ok(true)
-            }
-            Some(Entry::List(_) | Entry::Coll(_)) => Err(WrongType),
-            None => Ok(false),
-        }
-    }
-
-    fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool {
+impl LockFreeResp {
+    /// SET: `gone` gets what the key held, if it wrote over something.
+    fn set_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        cond: SetCond,
+        gone: &mut dyn FnMut(&Entry),
+    ) -> bool {
         let m = self.0.pin();
         match cond {
             SetCond::Always => {
-                match m.insert(key.into(), Entry::Str(value.into())) {
-                    Some(old) => retire(old),
+                match m.insert(key.into(), str_of(value)) {
+                    Some(old) => gone(old),
                     None => self.1.made(key),
                 }
                 true
             }
             SetCond::Absent => {
-                let made = m.try_insert(key.into(), Entry::Str(value.into())).is_ok();
+                let made = m.try_insert(key.into(), str_of(value)).is_ok();
                 if made {
                     self.1.made(key);
                 }
@@ -192,16 +265,102 @@ impl super::RespStore for LockFreeResp {
             }
             SetCond::Present => {
                 let r = m.compute(key.into(), |e| match e {
-                    Some(_) => Operation::Insert(Entry::Str(value.into())),
+                    Some(_) => Operation::Insert(str_of(value)),
                     None => Operation::Abort(()),
                 });
                 match r {
                     Compute::Updated { old, .. } => {
-                        retire(old.1);
+                        gone(old.1);
                         true
                     }
                     _ => false,
                 }
+            }
+        }
+    }
+
+    /// The key's string cell, made from a short string (or, with
+    /// `create`, an empty one) if the key holds none yet; `Ok(None)`: the
+    /// key is absent and not to be made.
+    fn raw_cell(&self, key: &[u8], create: bool) -> Result<Option<Arc<RawCell>>, WrongType> {
+        let m = self.0.pin();
+        loop {
+            match m.get(key) {
+                Some(Entry::List(_) | Entry::Coll(_)) => return Err(WrongType),
+                Some(Entry::Raw(c)) => return Ok(Some(c.clone())),
+                Some(Entry::Str(v)) => {
+                    let cell = RawCell::new(v.to_vec());
+                    // In place of this very entry, unless it changed.
+                    let r = m.compute(key.into(), |e| match e {
+                        Some((_, Entry::Str(now))) if std::ptr::eq(now.as_ptr(), v.as_ptr()) => {
+                            Operation::Insert(Entry::Raw(cell.clone()))
+                        }
+                        _ => Operation::Abort(()),
+                    });
+                    if let Compute::Updated { .. } = r {
+                        return Ok(Some(cell));
+                    }
+                }
+                None if !create => return Ok(None),
+                None => {
+                    let cell = RawCell::new(Vec::new());
+                    if m.try_insert(key.into(), Entry::Raw(cell.clone())).is_ok() {
+                        self.1.made(key);
+                        return Ok(Some(cell));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl super::RespStore for LockFreeResp {
+    fn get(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool, WrongType> {
+        let m = self.0.pin();
+        loop {
+            return match m.get(key) {
+                Some(Entry::Str(v)) => {
+                    found(v);
+                    Ok(true)
+                }
+                Some(Entry::Raw(c)) => {
+                    let st = c.0.lock();
+                    if st.dead {
+                        continue;
+                    }
+                    found(&st.value);
+                    Ok(true)
+                }
+                Some(Entry::List(_) | Entry::Coll(_)) => Err(WrongType),
+                None => Ok(false),
+            };
+        }
+    }
+
+    fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool {
+        self.set_with(key, value, cond, &mut retire)
+    }
+
+    fn replace(&self, key: &[u8], value: &[u8], cond: SetCond) -> (bool, Option<Value>) {
+        let mut old = None;
+        let wrote = self.set_with(key, value, cond, &mut |e| old = Some(into_value(e)));
+        (wrote, old)
+    }
+
+    fn edit(
+        &self,
+        key: &[u8],
+        create: bool,
+        edit: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<bool, WrongType> {
+        loop {
+            let Some(cell) = self.raw_cell(key, create)? else {
+                return Ok(false);
+            };
+            let mut st = cell.0.lock();
+            if !st.dead {
+                edit(&mut st.value);
+                return Ok(true);
             }
         }
     }
@@ -230,6 +389,14 @@ impl super::RespStore for LockFreeResp {
                 Operation::Insert(Entry::Str(int(by)))
             }
             Some((_, Entry::List(_) | Entry::Coll(_))) => Operation::Abort(IncrError::WrongType),
+            // A string cell becomes a short string again (its number).
+            Some((_, Entry::Raw(c))) => match add(&c.0.lock().value, by) {
+                Err(e) => Operation::Abort(e),
+                Ok(n) => {
+                    new = n;
+                    Operation::Insert(Entry::Str(int(n)))
+                }
+            },
             Some((_, Entry::Str(v))) => match parse_i64(v) {
                 None => Operation::Abort(IncrError::NotInteger),
                 Some(old) => match old.checked_add(by) {
@@ -245,6 +412,10 @@ impl super::RespStore for LockFreeResp {
             Compute::Aborted(e) => Err(e),
             Compute::Inserted(..) => {
                 self.1.made(key);
+                Ok(new)
+            }
+            Compute::Updated { old, .. } => {
+                retire(old.1);
                 Ok(new)
             }
             _ => Ok(new),
@@ -270,7 +441,7 @@ impl super::RespStore for LockFreeResp {
                 st.items.len()
             };
             let cell = match m.get(key) {
-                Some(Entry::Str(_) | Entry::Coll(_)) => return Err(WrongType),
+                Some(Entry::Str(_) | Entry::Raw(_) | Entry::Coll(_)) => return Err(WrongType),
                 Some(Entry::List(c)) => c.clone(),
                 None => {
                     let mut st = ListState {
@@ -310,7 +481,7 @@ impl super::RespStore for LockFreeResp {
         loop {
             let cell = match m.get(key) {
                 None => return Ok(None),
-                Some(Entry::Str(_) | Entry::Coll(_)) => return Err(WrongType),
+                Some(Entry::Str(_) | Entry::Raw(_) | Entry::Coll(_)) => return Err(WrongType),
                 Some(Entry::List(c)) => c.clone(),
             };
             let mut st = cell.0.lock();
@@ -399,13 +570,19 @@ impl super::RespStore for LockFreeResp {
         for (k, e) in m.iter() {
             match e {
                 Entry::Str(v) => visit(k, Held::Str(v)),
+                Entry::Raw(c) => {
+                    let st = c.0.lock();
+                    if !st.dead {
+                        visit(k, Held::Str(&st.value));
+                    }
+                }
                 Entry::List(c) => {
                     let l = c.0.lock();
                     if !l.dead {
                         visit(k, Held::List(&l.items));
                     }
                 }
-                Entry::Coll(c) => visit(k, Held::Coll(c)),
+                Entry::Coll(c) => visit(k, Held::Coll(&c.lock())),
             }
         }
     }
@@ -427,8 +604,12 @@ impl super::RespStore for LockFreeResp {
                 seen(Held::Str(v));
                 true
             }
+            Some(Entry::Raw(_)) => {
+                let mut found = |v: &[u8]| seen(Held::Str(v));
+                matches!(self.get(key, &mut found), Ok(true))
+            }
             Some(Entry::Coll(c)) => {
-                seen(Held::Coll(c));
+                seen(Held::Coll(&c.lock()));
                 true
             }
             Some(Entry::List(_)) => self.with_list(key, |l, _| match l {
@@ -445,15 +626,7 @@ impl super::RespStore for LockFreeResp {
         let m = self.0.pin();
         let old = m.remove(key)?;
         self.1.removed(key);
-        Some(match old {
-            Entry::Str(v) => Value::Str(v.to_vec()),
-            Entry::List(c) => {
-                let mut st = c.0.lock();
-                st.dead = true;
-                Value::List(std::mem::take(&mut st.items))
-            }
-            Entry::Coll(c) => Value::Coll((**c).clone()),
-        })
+        Some(into_value(old))
     }
 
     fn put(&self, key: &[u8], value: Value) {
@@ -466,11 +639,11 @@ impl super::RespStore for LockFreeResp {
             return;
         }
         let entry = match value {
-            Value::Str(v) => Entry::Str(v.into_boxed_slice()),
+            Value::Str(v) => str_entry(v),
             Value::List(items) => {
                 Entry::List(Arc::new(Cell(Mutex::new(ListState { dead: false, items }))))
             }
-            Value::Coll(c) => Entry::Coll(Box::new(c)),
+            Value::Coll(c) => Entry::Coll(Box::new(Mutex::new(c))),
         };
         match m.insert(key.into(), entry) {
             Some(old) => retire(old),

@@ -65,6 +65,10 @@ pub trait RespStore: Send + Sync + 'static {
     /// SET, unless `cond` says otherwise; whether it wrote. A list under
     /// the key is replaced, as Redis replaces it.
     fn set(&self, key: &[u8], value: &[u8], cond: SetCond) -> bool;
+    /// SET as [`set`](Self::set), handing back what the key held, moved
+    /// out (not copied, but for a string shorter than a few hundred
+    /// bytes): for an undo to keep.
+    fn replace(&self, key: &[u8], value: &[u8], cond: SetCond) -> (bool, Option<Value>);
     /// DEL of one key; whether it held anything.
     fn del(&self, key: &[u8]) -> bool;
     fn exists(&self, key: &[u8]) -> bool;
@@ -108,6 +112,20 @@ pub trait RespStore: Send + Sync + 'static {
     /// alone (see [`Value`]): with other commands going on, a take and
     /// the put after it are two steps, not one.
     fn take(&self, key: &[u8]) -> Option<Value>;
+    /// Changes the key's string in place: `edit` gets its bytes (a new,
+    /// empty string if the key is absent and `create`; if not, `edit` is
+    /// not called and the answer is `Ok(false)`), and may change them,
+    /// grow or shrink them. It costs what `edit` does, not the string's
+    /// length (past its first edit, which may keep a short string apart
+    /// from its key: a copy of it). APPEND, SETRANGE and SETBIT, and
+    /// their undos: commands that run alone (under `lockfree`, a key it
+    /// makes is an empty string for a moment before `edit` runs).
+    fn edit(
+        &self,
+        key: &[u8],
+        create: bool,
+        edit: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<bool, WrongType>;
     /// Puts `value` under the key, replacing what it held; an empty list
     /// or collection leaves the key absent. As [`take`](Self::take), for
     /// commands that run alone.
@@ -219,6 +237,22 @@ impl<G: Guarded<State = Db>> RespStore for G {
         let (wrote, old) = self.write(h, |db| db.keyed(h, |db| db.set(h, key, value, cond)));
         drop(old); // after the lock: freeing is not locked work
         wrote
+    }
+
+    fn replace(&self, key: &[u8], value: &[u8], cond: SetCond) -> (bool, Option<Value>) {
+        let h = self.hash(key);
+        let (wrote, old) = self.write(h, |db| db.keyed(h, |db| db.set(h, key, value, cond)));
+        (wrote, old.map(db::Removed::into_value))
+    }
+
+    fn edit(
+        &self,
+        key: &[u8],
+        create: bool,
+        edit: &mut dyn FnMut(&mut Vec<u8>),
+    ) -> Result<bool, WrongType> {
+        let h = self.hash(key);
+        self.write(h, |db| db.keyed(h, |db| db.edit(h, key, create, edit)))
     }
 
     fn del(&self, key: &[u8]) -> bool {

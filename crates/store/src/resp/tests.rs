@@ -258,6 +258,80 @@ fn whole_values_move_out_and_back_and_collections_are_another_type() {
     });
 }
 
+/// APPEND's, SETRANGE's and SETBIT's primitive: a string changed where
+/// it is, short (kept with its key) or long (kept apart), made when
+/// asked; every reader sees the change, and the key stays a string of
+/// every other operation's (INCR, SET over it, DEL, take, SCAN).
+#[test]
+fn strings_are_edited_in_place_short_or_long() {
+    each(|s| {
+        let mut calls = 0;
+        let mut count = |_: &mut Vec<u8>| calls += 1;
+        assert_eq!(s.edit(b"k", false, &mut count), Ok(false));
+        assert_eq!(calls, 0, "an absent key not made is not edited");
+        assert!(!s.exists(b"k"));
+        assert_eq!(s.edit(b"k", true, &mut |v| v.extend(b"12")), Ok(true));
+        assert_eq!(get(s, b"k"), Ok(Some(b"12".to_vec())));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.incr_by(b"k", 1), Ok(13), "an edited number counts");
+        assert_eq!(s.edit(b"k", false, &mut |v| v.push(b'0')), Ok(true));
+        assert_eq!(get(s, b"k"), Ok(Some(b"130".to_vec())));
+        // A long string, set whole, then changed byte by byte and grown.
+        let long = vec![b'x'; 3 * 1024];
+        assert!(s.set(b"big", &long, SetCond::Always));
+        s.edit(b"big", false, &mut |v| v[5] = b'y').unwrap();
+        s.edit(b"big", false, &mut |v| v.extend_from_slice(b"end"))
+            .unwrap();
+        let mut want = long.clone();
+        want[5] = b'y';
+        want.extend_from_slice(b"end");
+        assert_eq!(get(s, b"big"), Ok(Some(want.clone())));
+        let mut seen = Vec::new();
+        assert!(s.peek(b"big", &mut |h| seen = h.to_value().type_name().into()));
+        assert_eq!(seen, b"string");
+        s.edit(b"big", false, &mut |v| v.truncate(2)).unwrap();
+        assert_eq!(get(s, b"big"), Ok(Some(b"xx".to_vec())));
+        push(s, b"l", End::Right, &[b"a"]).unwrap();
+        assert_eq!(s.edit(b"l", true, &mut |v| v.push(1)), Err(WrongType));
+        assert_eq!(push(s, b"k", End::Left, &[b"a"]), Err(WrongType));
+        let mut keys = scan_all(s, 10);
+        keys.sort();
+        assert_eq!(keys, [b"big".to_vec(), b"k".to_vec(), b"l".to_vec()]);
+        assert!(s.set(b"k", b"short", SetCond::Present), "SET replaces it");
+        assert_eq!(get(s, b"k"), Ok(Some(b"short".to_vec())));
+        assert_eq!(s.take(b"big"), Some(Value::Str(b"xx".to_vec())));
+        assert!(s.del(b"k") && !s.exists(b"k") && s.len() == 1);
+    });
+}
+
+/// SET handing back what it replaced (for an undo to keep): a short or
+/// long string, a list or a collection, whole; nothing when it did not
+/// write or the key was absent.
+#[test]
+fn replace_hands_back_the_old_value() {
+    each(|s| {
+        assert_eq!(s.replace(b"k", b"v1", SetCond::Always), (true, None));
+        let v1 = Some(Value::Str(b"v1".to_vec()));
+        assert_eq!(s.replace(b"k", b"v2", SetCond::Absent), (false, None));
+        assert_eq!(s.replace(b"k", b"v2", SetCond::Present), (true, v1));
+        let long = vec![7u8; 4096];
+        s.replace(b"k", &long, SetCond::Always);
+        let old = Some(Value::Str(long.clone()));
+        assert_eq!(s.replace(b"k", b"s", SetCond::Always), (true, old));
+        push(s, b"l", End::Right, &[b"a", b"b"]).unwrap();
+        let Some(Value::List(items)) = s.replace(b"l", b"s", SetCond::Always).1 else {
+            panic!("the list")
+        };
+        assert_eq!(items.len(), 2);
+        let set: std::collections::HashSet<Box<[u8]>> = [Box::from(&b"m"[..])].into();
+        s.put(b"c", Value::Coll(Coll::Set(set.clone())));
+        let back = s.replace(b"c", &long, SetCond::Always).1;
+        assert_eq!(back, Some(Value::Coll(Coll::Set(set))));
+        assert_eq!(get(s, b"c"), Ok(Some(long.clone())));
+        assert_eq!(s.len(), 3);
+    });
+}
+
 /// Every key, by a full SCAN from 0 in steps of `count`.
 fn scan_all(s: &dyn RespStore, count: usize) -> Vec<Vec<u8>> {
     let (mut cursor, mut all, mut steps) = (0, Vec::new(), 0);

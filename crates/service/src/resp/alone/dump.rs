@@ -38,6 +38,7 @@
 //! (serverlab keeps no access times or frequencies).
 
 use super::Running;
+use crate::resp::keyspace::replace;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::reply::{NOT_INTEGER, SYNTAX};
@@ -153,7 +154,7 @@ fn restore(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         Err(Bad::Footer) => return cx.error(out, BAD_FOOTER),
         Err(Bad::Format) => return cx.error(out, BAD_FORMAT),
     };
-    let deleted = o.replace && cx.store().del(key);
+    let deleted = o.replace && replace(cx, key, None);
     // Redis adds in C's 64-bit arithmetic: a TTL too large wraps to a
     // deadline long past.
     let when = if ttl != 0 && !o.absttl {
@@ -168,7 +169,7 @@ fn restore(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         }
         return reply::ok(out);
     }
-    cx.store().put(key, value);
+    replace(cx, key, Some(value));
     if ttl == 0 {
         cx.here().expires.remove(key);
         cx.log(&[b"RESTORE", key, b"0", payload, b"REPLACE"]);

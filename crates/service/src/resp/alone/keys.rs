@@ -36,6 +36,7 @@
 //! means nothing to another database or after a restart.
 
 use super::Running;
+use crate::resp::keyspace::replace;
 use crate::resp::{c_str, one_line, Args};
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{glob, reply, Name};
@@ -63,7 +64,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
             reply::int(out, n as i64)
         }
         Name::Unlink => {
-            let n = a.from(1).filter(|k| cx.store().del(k)).count();
+            let n = a.from(1).filter(|k| replace(cx, k, None)).count();
             if n > 0 {
                 cx.log_input();
             }

@@ -208,11 +208,35 @@ fn linsert(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         return reply::int(out, -1);
     };
     let mut list = take(cx, key);
-    list.insert(at + usize::from(after), elem.into());
+    let at = at + usize::from(after);
+    list.insert(at, elem.into());
     let n = list.len();
     put(cx, key, list);
     cx.log_input();
+    undo_list(cx, key, move |l| {
+        l.remove(at);
+    });
     reply::int(out, n as i64)
+}
+
+/// Records, under a log that takes writes back, a step that runs `f` on
+/// the list under `key` (an empty one if the key is gone) and puts it
+/// back (gone if left empty).
+fn undo_list(cx: &mut Running, key: &[u8], f: impl FnOnce(&mut List) + Send + 'static) {
+    if !cx.keeps() {
+        return;
+    }
+    let d = cx.here().clone();
+    let key: Box<[u8]> = key.into();
+    cx.undo(move |_| {
+        let mut l = match d.store.take(&key) {
+            Some(Value::List(l)) => l,
+            Some(other) => return d.store.put(&key, other),
+            None => List::new(),
+        };
+        f(&mut l);
+        d.store.put(&key, Value::List(l));
+    });
 }
 
 /// LSET key index element.
@@ -270,10 +294,15 @@ fn ltrim(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (left, right) = trim(len, start, stop);
     if left + right > 0 {
         let mut list = take(cx, key);
-        list.truncate(len - right);
-        list.drain(..left);
+        let tail: Vec<Box<[u8]>> = list.drain(len - right..).collect();
+        let head: Vec<Box<[u8]>> = list.drain(..left).collect();
         put(cx, key, list);
         cx.log_input();
+        // The trimmed ends, back on their ends.
+        undo_list(cx, key, move |l| {
+            head.into_iter().rev().for_each(|e| l.push_front(e));
+            l.extend(tail);
+        });
     }
     reply::ok(out)
 }
@@ -305,36 +334,61 @@ fn lrem(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let mut list = take(cx, key);
     let removed = remove(&mut list, elem, count);
     put(cx, key, list);
-    if removed > 0 {
+    let n = removed.len();
+    if n > 0 {
         cx.log_input();
+        let elem: Box<[u8]> = elem.into();
+        undo_list(cx, key, move |l| {
+            *l = reinsert(std::mem::take(l), &removed, &elem)
+        });
     }
-    reply::int(out, removed as i64)
+    reply::int(out, n as i64)
 }
 
 /// Removes up to |count| elements equal to `elem` (all if 0), from the
-/// head (count > 0) or the tail (count < 0); how many.
-fn remove(list: &mut List, elem: &[u8], count: i64) -> usize {
+/// head (count > 0) or the tail (count < 0); where each was, ascending.
+fn remove(list: &mut List, elem: &[u8], count: i64) -> Vec<usize> {
     let limit = match count {
         0 => usize::MAX,
         n => usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX),
     };
-    let mut removed = 0;
-    let mut keep = |e: &[u8]| {
-        if removed < limit && e == elem {
-            removed += 1;
-            false
-        } else {
-            true
-        }
-    };
-    if count < 0 {
-        list.make_contiguous().reverse();
-        list.retain(|e| keep(e));
-        list.make_contiguous().reverse();
+    let matches = |(_, e): &(usize, &[u8])| *e == elem;
+    let each = list.iter().map(|e| &**e).enumerate();
+    let mut at: Vec<usize> = if count < 0 {
+        let found = each.rev().filter(matches);
+        found.take(limit).map(|(i, _)| i).collect()
     } else {
-        list.retain(|e| keep(e));
+        let found = each.filter(matches);
+        found.take(limit).map(|(i, _)| i).collect()
+    };
+    at.sort_unstable();
+    let mut next = at.iter().peekable();
+    let mut i = 0;
+    list.retain(|_| {
+        let gone = next.next_if(|&&p| p == i).is_some();
+        i += 1;
+        !gone
+    });
+    at
+}
+
+/// `list` with `elem` put back at each of the places `at` (ascending, as
+/// they were before LREM removed them).
+fn reinsert(list: List, at: &[usize], elem: &[u8]) -> List {
+    let total = list.len() + at.len();
+    let mut back = List::with_capacity(total);
+    let mut rest = list.into_iter();
+    let mut next = at.iter().peekable();
+    while back.len() < total {
+        if next.next_if(|&&p| p == back.len()).is_some() {
+            back.push_back(elem.into());
+        } else if let Some(e) = rest.next() {
+            back.push_back(e);
+        } else {
+            break;
+        }
     }
-    removed
+    back
 }
 
 /// LPOS's options.
@@ -661,17 +715,25 @@ mod tests {
     }
 
     #[test]
-    fn remove_from_either_end() {
-        let mut l = list(&["a", "b", "a", "c", "a"]);
-        assert_eq!(remove(&mut l, b"a", 2), 2);
+    fn remove_from_either_end_and_put_back() {
+        let all = ["a", "b", "a", "c", "a"];
+        let mut l = list(&all);
+        let at = remove(&mut l, b"a", 2);
+        assert_eq!(at, [0, 2]);
         assert_eq!(strs(&l), ["b", "c", "a"]);
-        let mut l = list(&["a", "b", "a", "c", "a"]);
-        assert_eq!(remove(&mut l, b"a", -2), 2);
+        assert_eq!(strs(&reinsert(l, &at, b"a")), all);
+        let mut l = list(&all);
+        let at = remove(&mut l, b"a", -2);
+        assert_eq!(at, [2, 4]);
         assert_eq!(strs(&l), ["a", "b", "c"]);
+        assert_eq!(strs(&reinsert(l, &at, b"a")), all);
         let mut l = list(&["a", "b", "a"]);
-        assert_eq!(remove(&mut l, b"a", 0), 2);
+        let at = remove(&mut l, b"a", 0);
+        assert_eq!(at, [0, 2]);
         assert_eq!(strs(&l), ["b"]);
-        assert_eq!(remove(&mut l, b"a", i64::MIN), 0);
+        assert_eq!(remove(&mut l, b"a", i64::MIN), Vec::<usize>::new());
+        assert_eq!(strs(&reinsert(l, &at, b"a")), ["a", "b", "a"]);
+        assert_eq!(strs(&reinsert(List::new(), &[0, 1], b"x")), ["x", "x"]);
     }
 
     #[test]

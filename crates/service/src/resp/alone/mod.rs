@@ -124,11 +124,13 @@ impl Running<'_> {
         }
     }
 
-    /// Records that `key` of this database is to be put back as it is now
-    /// (its value and deadline): for a change that replaces the value.
+    /// Records that `key` of database `db` is to be put back as it is now
+    /// (its value and deadline), for a change that replaces the value:
+    /// the value is moved out of the store (not copied), so the key is
+    /// absent after this when a log keeps undos.
     pub fn keep(&mut self, db: usize, key: &[u8]) {
         if let Some(j) = self.journal.as_deref_mut() {
-            j.keep(Kept::of(&self.ks.dbs[db], key));
+            j.keep(Kept::take(&self.ks.dbs[db], key));
         }
     }
 
@@ -212,10 +214,12 @@ impl<'g> Alone<'g> {
             for key in due {
                 let d = &self.ks.dbs[db];
                 if self.keep {
-                    self.journal.keep(Kept::of(d, &key));
+                    // Moved out and kept, not copied.
+                    self.journal.keep(Kept::take(d, &key));
+                } else {
+                    d.store.del(&key);
                 }
                 d.expires.remove(&key);
-                d.store.del(&key);
                 let mut rec = Vec::new();
                 command(&mut rec, &[b"DEL", &key]);
                 if let Some(t) = &mut self.touched {
@@ -289,12 +293,15 @@ impl<'g> Alone<'g> {
         let every = super::all_keys(&cmd);
         self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
-        if writes && self.keep {
-            let undo = super::undo::of(&self.ks.dbs[db], &cmd, a);
-            self.journal.append(undo);
-        }
         let from = out.len();
-        svc.data(&self.ks, db, cmd, a, out);
+        if writes && self.keep {
+            let mut undo = super::undo::of(&self.ks.dbs[db], &cmd, a);
+            let moved = super::undo::apply(svc, &self.ks, db, cmd, a, out);
+            super::undo::moved_back(&mut undo, &self.ks.dbs[db], moved);
+            self.journal.append(undo);
+        } else {
+            svc.data(&self.ks, db, cmd, a, out);
+        }
         if writes && super::wrote(&cmd, &out[from..]) {
             let mut rec = Vec::new();
             rec.extend_from_slice(input);
@@ -553,18 +560,21 @@ impl<'g> Alone<'g> {
 /// that each does), so that none is applied without its undo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Undoes {
-    /// Its keys' values and deadlines are copied before it runs: for a
-    /// write that replaces or rewrites a string, deletes keys, or rewrites
-    /// a list's middle anyway (LREM, LTRIM, LINSERT).
+    /// A write of the fast path (DEL, INCR, MSET, the pushes and pops),
+    /// run alone in a transaction or behind a waiting pop: its undo is
+    /// the fast path's ([`super::undo::of`]).
     Keys,
     /// Its keys' deadlines are kept before it runs, and its family
     /// records, as it changes them, what takes its changes back: the
     /// members SADD added, the element LMOVE moved, the fields HSET
-    /// replaced (costing what the write changed, not the whole value).
+    /// replaced, the old length and overwritten bytes of an APPEND or a
+    /// SETRANGE, the elements LREM removed and where, the value a SET or
+    /// an UNLINK moved out (costing what the write changed, not the
+    /// whole value).
     Own,
     /// Its keys' deadlines are kept: it changes nothing else (but an
-    /// EXPIRE into the past, which deletes the key: its family keeps the
-    /// value it takes out).
+    /// EXPIRE or a GETEX into the past, which deletes the key: its family
+    /// keeps the value it takes out).
     Deadlines,
     /// The databases' store objects are kept (FLUSHALL and FLUSHDB
     /// replace them with empty ones under a log, SWAPDB swaps them):
@@ -579,13 +589,13 @@ pub(crate) enum Undoes {
 pub(crate) fn undoes(name: Name) -> Undoes {
     use Name::*;
     match name {
-        Set | Del | Incr | Decr | IncrBy | DecrBy | MSet | LPush | RPush | LPop | RPop | GetEx
-        | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | Append | IncrByFloat
-        | SetBit | LRem | LTrim | LInsert | Unlink | Restore => Undoes::Keys,
-        SAdd | SRem | SPop | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove
-        | BRPopLPush | LSet | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename
-        | RenameNx | Copy | Move | Sort | ZAdd | ZRem | ZPopMin => Undoes::Own,
-        Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
+        Del | Incr | Decr | IncrBy | DecrBy | MSet | LPush | RPush | LPop | RPop => Undoes::Keys,
+        Set | GetDel | GetSet | SetNx | SetEx | PSetEx | MSetNx | SetRange | Append
+        | IncrByFloat | SetBit | LRem | LTrim | LInsert | Unlink | Restore | SAdd | SRem | SPop
+        | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove | BRPopLPush | LSet
+        | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename | RenameNx | Copy | Move
+        | Sort | ZAdd | ZRem | ZPopMin => Undoes::Own,
+        GetEx | Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
         // The reads: every name is here, so that a command added to the

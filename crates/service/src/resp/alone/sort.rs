@@ -75,10 +75,10 @@ pub(crate) fn run(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let chosen = items.drain(chosen);
     match o.store {
         None => answer(cx, chosen.as_slice(), &o.gets, out),
-        Some(dst) => {
-            let list = results(cx, chosen, &o.gets);
-            store(cx, dst, list, out)
-        }
+        Some(dst) => match results(cx, chosen, &o.gets) {
+            Some(list) => store(cx, dst, list, out),
+            None => crate::resp::too_large(out, cx.svc.limits.max_query),
+        },
     }
 }
 
@@ -334,8 +334,11 @@ fn lookup<'e>(cx: &Running, pattern: &[u8], elem: &'e [u8]) -> Option<Cow<'e, [u
 
 /// The reply without STORE: each chosen element, or what each GET
 /// pattern names for it (nil for nothing).
+/// Bounded by `--max-query`, as MGET is: GET patterns may name one
+/// large value for every element.
 fn answer(cx: &Running, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>) {
     let each = if gets.is_empty() { 1 } else { gets.len() };
+    let (from, bound) = (out.len(), cx.svc.limits.max_query);
     reply::array(out, chosen.len() * each);
     for item in chosen {
         if gets.is_empty() {
@@ -346,18 +349,24 @@ fn answer(cx: &Running, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>)
                 Some(v) => reply::bulk(out, &v),
                 None => reply::null(out),
             }
+            if crate::resp::past(out, from, bound) {
+                return;
+            }
         }
     }
 }
 
 /// The list STORE keeps: the chosen elements, or what each GET pattern
-/// names for them (an empty string for nothing).
+/// names for them (an empty string for nothing); `None` if what the GET
+/// patterns name passes `--max-query` bytes (they may name one large
+/// value for every element: as SORT's reply, it is bounded).
 fn results(
     cx: &Running,
     chosen: impl Iterator<Item = Box<[u8]>>,
     gets: &[&[u8]],
-) -> VecDeque<Box<[u8]>> {
+) -> Option<VecDeque<Box<[u8]>>> {
     let mut list = VecDeque::new();
+    let mut bytes = 0usize;
     for item in chosen {
         if gets.is_empty() {
             list.push_back(item);
@@ -365,24 +374,29 @@ fn results(
         }
         for pattern in gets {
             let v = lookup(cx, pattern, &item).unwrap_or_default();
+            bytes += v.len();
+            if bytes > cx.svc.limits.max_query {
+                return None;
+            }
             list.push_back(v.into_owned().into_boxed_slice());
         }
     }
-    list
+    Some(list)
 }
 
 /// STORE: the list under `dst` (its deadline dropped), or `dst` deleted
 /// for an empty result; its length answered; logged if anything changed.
 fn store(cx: &mut Running, dst: &[u8], list: VecDeque<Box<[u8]>>, out: &mut Vec<u8>) {
     let n = list.len();
-    // What it replaces, and nothing else, is what takes it back.
+    let had = cx.store().exists(dst);
+    // What it replaces (moved out), and nothing else, takes it back.
     cx.keep(cx.db, dst);
-    let changed = if n > 0 {
+    if n > 0 {
         cx.store().put(dst, Value::List(list));
-        true
     } else {
-        cx.store().del(dst)
-    };
+        cx.store().del(dst);
+    }
+    let changed = n > 0 || had;
     if changed {
         cx.here().expires.remove(dst);
         cx.log_input();

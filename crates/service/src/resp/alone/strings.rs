@@ -11,10 +11,19 @@
 //! (SETRANGE, APPEND, SETBIT, LCS's table), the bound is the server's
 //! `--max-bulk`: a string never grows past what one SET can carry, as a
 //! compaction writes it.
+//!
+//! APPEND, SETRANGE and SETBIT change the string where it is in the store
+//! ([`RespStore::edit`](serverlab_store::resp::RespStore::edit)), so they
+//! cost what they change, not the string's length; under `always` each
+//! keeps what takes it back, the old length and the bytes it overwrote.
+//! A write that replaces or removes a string (SET, GETSET, GETDEL,
+//! INCRBYFLOAT, …) keeps the old value, moved out of the store, not
+//! copied ([`replace`]).
 
 mod float80;
 
 use super::Running;
+use crate::resp::keyspace::replace;
 use crate::resp::Args;
 use float80::Ld;
 use serverlab_proto::resp::number::parse_i64;
@@ -69,19 +78,6 @@ fn read<R>(cx: &Running, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Optio
     } else {
         Ok(got)
     }
-}
-
-/// The key's string taken out of the store (to change and put back).
-fn take(cx: &Running, key: &[u8]) -> Result<Option<Vec<u8>>, WrongType> {
-    read(cx, key, |_| ())?;
-    Ok(match cx.store().take(key) {
-        Some(Value::Str(v)) => Some(v),
-        Some(other) => {
-            cx.store().put(key, other);
-            None
-        }
-        None => None,
-    })
 }
 
 /// The key's string as GET replies it (a bulk string), `None` if the key
@@ -243,9 +239,9 @@ fn set(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
 /// `when` (a deadline already past deletes the key, but not while the
 /// log replays: a later record, a `PEXPIREAT` or a `PERSIST`, may have
 /// saved it, and the key goes once the replay is done if none did).
-fn store_str(cx: &Running, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i64>) {
+fn store_str(cx: &mut Running, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i64>) {
+    replace(cx, key, Some(Value::Str(value)));
     let d = cx.here();
-    d.store.put(key, Value::Str(value));
     match when {
         Some(w) if w <= cx.now && !cx.svc.replaying() => {
             d.store.del(key);
@@ -326,8 +322,8 @@ fn getex(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let d = cx.here();
     match when {
         Some(w) if w <= cx.now && !cx.svc.replaying() => {
-            d.store.del(key);
             d.expires.remove(key);
+            replace(cx, key, None);
             cx.log(&[b"DEL", key]);
         }
         Some(w) => {
@@ -351,9 +347,8 @@ fn getdel(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         Err(WrongType) => cx.wrongtype(out),
         Ok(r) => {
             out.extend_from_slice(&r);
-            let d = cx.here();
-            if d.store.del(key) {
-                d.expires.remove(key);
+            if replace(cx, key, None) {
+                cx.here().expires.remove(key);
                 cx.log(&[b"DEL", key]);
             }
         }
@@ -411,33 +406,70 @@ fn setrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         return cx.error(out, "ERR offset is out of range");
     }
     let offset = offset as u64;
-    let old = match take(cx, key) {
-        Ok(v) => v,
+    let len = match read(cx, key, <[u8]>::len) {
+        Ok(n) => n,
         Err(WrongType) => return cx.wrongtype(out),
     };
-    let put_back = |cx: &Running, v: Option<Vec<u8>>| {
-        if let Some(v) = v {
-            cx.store().put(key, Value::Str(v));
-        }
-    };
-    let len = old.as_ref().map_or(0, Vec::len);
     if value.is_empty() {
-        put_back(cx, old);
-        return reply::int(out, len as i64);
+        return reply::int(out, len.unwrap_or(0) as i64);
     }
     if !fits(cx, offset, value.len() as u64, out) {
-        return put_back(cx, old);
+        return;
     }
-    let mut s = old.unwrap_or_default();
-    let (at, end) = (offset as usize, offset as usize + value.len());
-    if s.len() < end {
-        s.resize(end, 0);
-    }
-    s[at..end].copy_from_slice(value);
-    let n = s.len();
-    cx.store().put(key, Value::Str(s));
+    let at = offset as usize;
+    let n = overwrite(cx, key, (at, value.len()), len, |s| {
+        let end = at + value.len();
+        if s.len() < end {
+            s.resize(end, 0);
+        }
+        s[at..end].copy_from_slice(value);
+    });
     cx.log_input();
     reply::int(out, n as i64)
+}
+
+/// Changes the key's string in place (made if absent) with `change`,
+/// which overwrites no byte but the `width` from `at` (`span`), and may
+/// grow the string; under `always`, keeps what takes it back: the
+/// string's old length (`len`, `None`: the key was absent, and is
+/// removed) and the old bytes of the span. The new length.
+fn overwrite(
+    cx: &mut Running,
+    key: &[u8],
+    span: (usize, usize),
+    len: Option<usize>,
+    change: impl FnOnce(&mut Vec<u8>),
+) -> usize {
+    let (at, width) = span;
+    let keeps = cx.keeps();
+    let (mut change, mut was, mut n) = (Some(change), Vec::new(), 0);
+    let _ = cx.store().edit(key, true, &mut |s| {
+        let Some(change) = change.take() else { return };
+        if keeps {
+            let end = at.saturating_add(width).min(s.len());
+            was = s.get(at..end).unwrap_or_default().to_vec();
+        }
+        change(s);
+        n = s.len();
+    });
+    if keeps {
+        let d = cx.here().clone();
+        let key: Box<[u8]> = key.into();
+        cx.undo(move |_| match len {
+            None => {
+                d.store.del(&key);
+            }
+            Some(len) => {
+                let _ = d.store.edit(&key, false, &mut |s| {
+                    if let Some(dst) = s.get_mut(at..at + was.len()) {
+                        dst.copy_from_slice(&was);
+                    }
+                    s.truncate(len);
+                });
+            }
+        });
+    }
+    n
 }
 
 /// GETRANGE key start end (and SUBSTR): the bytes from `start` to `end`
@@ -486,19 +518,15 @@ fn range(len: i64, mut start: i64, mut end: i64) -> Option<(usize, usize)> {
 /// APPEND key value: the string's new length.
 fn append(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (key, value) = (a.arg(1), a.arg(2));
-    let s = match take(cx, key) {
-        Ok(None) => value.to_vec(),
-        Ok(Some(mut s)) => {
-            if !fits(cx, s.len() as u64, value.len() as u64, out) {
-                return cx.store().put(key, Value::Str(s));
-            }
-            s.extend_from_slice(value);
-            s
-        }
+    let len = match read(cx, key, <[u8]>::len) {
+        Ok(n) => n,
         Err(WrongType) => return cx.wrongtype(out),
     };
-    let n = s.len();
-    cx.store().put(key, Value::Str(s));
+    let at = len.unwrap_or(0);
+    if len.is_some() && !fits(cx, at as u64, value.len() as u64, out) {
+        return;
+    }
+    let n = overwrite(cx, key, (at, 0), len, |s| s.extend_from_slice(value));
     cx.log_input();
     reply::int(out, n as i64)
 }
@@ -520,7 +548,7 @@ fn incrbyfloat(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         return cx.error(out, "ERR increment would produce NaN or Infinity");
     }
     let text = float80::human(sum);
-    cx.store().put(key, Value::Str(text.clone().into_bytes()));
+    replace(cx, key, Some(Value::Str(text.clone().into_bytes())));
     reply::bulk(out, text.as_bytes());
     cx.log(&[b"SET", key, text.as_bytes(), b"KEEPTTL"]);
 }
@@ -548,19 +576,22 @@ fn setbit(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         _ => return cx.error(out, BIT_VALUE),
     };
     let key = a.arg(1);
-    let mut s = match take(cx, key) {
-        Ok(v) => v.unwrap_or_default(),
+    let (byte, bit) = ((offset >> 3) as usize, 7 - (offset & 7) as u8);
+    let (len, was) = match read(cx, key, |s| {
+        (s.len(), s.get(byte).map_or(0, |b| b >> bit & 1))
+    }) {
+        Ok(Some((len, was))) => (Some(len), was),
+        Ok(None) => (None, 0),
         Err(WrongType) => return cx.wrongtype(out),
     };
-    let (byte, bit) = ((offset >> 3) as usize, 7 - (offset & 7) as u8);
-    let grown = s.len() <= byte;
-    if grown {
-        s.resize(byte + 1, 0);
-    }
-    let was = s[byte] >> bit & 1;
-    s[byte] = s[byte] & !(1 << bit) | on << bit;
-    cx.store().put(key, Value::Str(s));
+    let grown = len.is_none_or(|n| n <= byte);
     if grown || was != on {
+        overwrite(cx, key, (byte, 1), len, |s| {
+            if s.len() <= byte {
+                s.resize(byte + 1, 0);
+            }
+            s[byte] = s[byte] & !(1 << bit) | on << bit;
+        });
         cx.log_input();
     }
     reply::int(out, i64::from(was))

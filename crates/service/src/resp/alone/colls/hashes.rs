@@ -21,15 +21,21 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
                 None => reply::null(out),
             }
         })?),
-        Name::HMGet => Ok(read(cx, key, |h: Option<&Hash>| {
-            reply::array(out, a.count() - 2);
-            for f in a.from(2) {
-                match h.and_then(|h| h.get(f)) {
-                    Some(v) => reply::bulk(out, v),
-                    None => reply::null(out),
+        Name::HMGet => {
+            let (from, bound) = (out.len(), cx.svc.limits.max_query);
+            Ok(read(cx, key, |h: Option<&Hash>| {
+                reply::array(out, a.count() - 2);
+                for f in a.from(2) {
+                    match h.and_then(|h| h.get(f)) {
+                        Some(v) => reply::bulk(out, v),
+                        None => reply::null(out),
+                    }
+                    if crate::resp::past(out, from, bound) {
+                        return;
+                    }
                 }
-            }
-        })?),
+            })?)
+        }
         Name::HGetAll => Ok(read(cx, key, |h: Option<&Hash>| {
             let Some(h) = h else {
                 return reply::array(out, 0);

@@ -222,21 +222,16 @@ const LEAST_BULK: usize = 6;
 /// instead, before it is made when the count alone passes it, or as
 /// soon as it does (what was made is dropped).
 fn picks(s: &Set, count: usize, bound: usize, out: &mut Vec<u8>) {
-    let too_large = |out: &mut Vec<u8>| {
-        let msg = format!("ERR the reply would pass --max-query ({bound} bytes)");
-        reply::error(out, msg.as_bytes())
-    };
     if count > bound / LEAST_BULK {
-        return too_large(out);
+        return crate::resp::too_large(out, bound);
     }
     let all: Vec<&[u8]> = s.iter().map(|m| &**m).collect();
     let from = out.len();
     reply::array(out, count);
     for _ in 0..count {
         reply::bulk(out, all[fastrand::usize(..all.len())]);
-        if out.len() - from > bound {
-            out.truncate(from);
-            return too_large(out);
+        if crate::resp::past(out, from, bound) {
+            return;
         }
     }
 }
