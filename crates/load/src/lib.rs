@@ -22,6 +22,7 @@ pub mod driver;
 pub mod env;
 pub mod harness;
 pub mod intervals;
+pub mod keyspace;
 pub mod kv;
 pub mod live;
 pub mod merge;
@@ -30,6 +31,7 @@ pub mod record;
 pub mod report;
 pub mod resp;
 pub mod results;
+pub mod thresholds;
 
 pub use harness::run;
 

@@ -24,11 +24,11 @@ pub struct Args {
     addr: SocketAddr,
     /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
-          conflicts_with_all = ["search", "scan", "duration"])]
+          conflicts_with_all = ["search", "scan", "duration", "stages"])]
     sessions: u32,
     /// Run for this long after the warm-up (10s, 2m), as wrk's -d: sessions start one after
     /// another on each slot until the window closes, and every reply in it counts
-    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan", "stages"])]
     duration: Option<Duration>,
     /// Requests per session, sent one after another on its connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -42,7 +42,8 @@ pub struct Args {
     /// Distinct keys (key0, key1, …)
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     keys: u32,
-    /// How keys are drawn: uniform, or zipf:S (key0 hottest)
+    /// How keys are drawn: uniform; zipf:S (key0 hottest); gaussian:MEAN,SD (in keys; gaussian:
+    /// centred, SD a sixth of the keys); sequential (each concurrency slot its own stride)
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     key_dist: KeyDist,
     /// Bytes per written value (examples: 128, 4KiB)
@@ -87,7 +88,8 @@ pub(super) fn check_verified_value_size(cmd: &str, value_size: usize, keys: usiz
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window_if(a.duration);
     let mut cfg = KvLoad::new(a.addr);
     cfg.sessions = match a.duration {
         Some(_) => usize::MAX,

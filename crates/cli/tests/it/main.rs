@@ -38,6 +38,7 @@ mod load_kv;
 mod load_metrics;
 mod load_openloop;
 mod load_resp;
+mod load_resp_own;
 mod metrics;
 mod poll;
 mod protocols;

@@ -75,9 +75,14 @@ impl<C: Conversation> Slot<C> {
 
     /// A slot whose connection is opened now (blocking, with a timeout),
     /// for runs whose window starts once every connection is open.
-    pub fn connected(addr: SocketAddr, timeout: Duration, client: C) -> io::Result<Self> {
-        let stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    /// The conversation greets the server on it first, blocking, each
+    /// read and write within `timeout`.
+    pub fn connected(addr: SocketAddr, timeout: Duration, mut client: C) -> io::Result<Self> {
+        let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        client.greet(&mut stream)?;
         stream.set_nonblocking(true)?;
         let mut slot = Slot::new(client);
         slot.stream = Some(mio::net::TcpStream::from_std(stream));

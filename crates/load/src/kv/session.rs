@@ -9,6 +9,7 @@ use super::{Kv, KvLoad};
 use crate::checks::Checks;
 use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
+use crate::keyspace::KeyWalk;
 use hdrhistogram::Histogram;
 use serverlab_proto::kv::client::{encode_request, ResponseHead, Tag};
 use serverlab_proto::kv::digest;
@@ -58,6 +59,8 @@ pub struct SessionClient<'a> {
     /// stopped answering ends within one timeout.
     stalled: bool,
     pub(crate) statuses: BTreeMap<u16, u64>,
+    /// Its own walk through the keys, when they are drawn in sequence.
+    walk: KeyWalk,
 }
 
 impl<'a> SessionClient<'a> {
@@ -74,6 +77,7 @@ impl<'a> SessionClient<'a> {
             failed_sessions: 0,
             stalled: false,
             statuses: BTreeMap::new(),
+            walk: KeyWalk::new(slot, cfg.concurrency.clamp(1, cfg.sessions.max(1))),
         }
     }
 
@@ -200,7 +204,7 @@ impl Exchange for SessionClient<'_> {
         // Drawn in this order, a session's requests depend only on the seed
         // and the session's number.
         let op = cfg.mix.pick(&mut s.rng);
-        let mut drawn = self.kv.keys.pick(&mut s.rng);
+        let mut drawn = self.kv.keys.pick_walking(&mut s.rng, &mut self.walk);
         if cfg.ledger.is_some() {
             drawn = cfg.own_key(drawn, self.slot);
         }

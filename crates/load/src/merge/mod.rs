@@ -207,6 +207,8 @@ fn results(
                     .map(move |e| format!("agent {}: {e}", a.index))
             })
             .collect(),
+        failures: total(agents, "failures", |a| a.report.results.failures)?,
+        thresholds: Vec::new(),
         verification: verification(agents)?,
         client_cpu: client_cpu(agents),
         agent: None,
