@@ -45,7 +45,7 @@ pub struct PacingArgs {
     pub rate: Option<f64>,
     /// Open loop whose rate ramps linearly through stages DURATION:RATE,… from --rate (else 0),
     /// as k6's ramping-arrival-rate (10s:1k,30s:20k,10s:0); the run lasts their total, after
-    /// the warm-up (held at the starting rate)
+    /// any --warmup (none unless asked; held at the starting rate)
     #[arg(long, value_name = "STAGES", value_parser = parse_stages,
           conflicts_with_all = ["search", "scan"])]
     pub stages: Option<Stages>,
@@ -159,12 +159,22 @@ impl PacingArgs {
             rate: self.rate.or(self.stages.as_ref().map(|_| 0.0)),
             arrivals: self.arrivals.unwrap_or_default(),
             warmup_s: if timed {
-                self.warmup.unwrap_or(WARMUP).as_secs_f64()
+                self.warmup().as_secs_f64()
             } else {
                 0.0
             },
             stages: self.stages.clone(),
         }
+    }
+
+    /// The warm-up asked for, else 1 s; a ramp's foot is its warm-up,
+    /// so with `--stages` none unless asked.
+    fn warmup(&self) -> Duration {
+        let default = match self.stages {
+            Some(_) => Duration::ZERO,
+            None => WARMUP,
+        };
+        self.warmup.unwrap_or(default)
     }
 
     /// How long a timed run measures: the stages' total, if given (the
@@ -239,7 +249,7 @@ pub fn execute<P: Protocol>(
     let (progress, verdict) = watched::<P>(cfg, &flags.watch, mode)?;
     end_early_on_signals(&progress)?;
     let outcome = if matches!(ex.mode, Mode::Once) {
-        let warmup = flags.warmup.unwrap_or(WARMUP);
+        let warmup = flags.warmup();
         progress::watch(mode, planned + warmup, &progress, || {
             harness::execute(cfg, &ex, &progress, &mut |_| {})
         })

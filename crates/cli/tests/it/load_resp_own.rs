@@ -245,19 +245,17 @@ fn a_ramp_follows_its_stages_second_by_second() {
     let addr = server.addr.to_string();
     let (code, v, err) = load_json(
         &addr,
-        &[
-            "--stages",
-            "2s:500,2s:1500,2s:500",
-            "--warmup",
-            "0s",
-            "--connections",
-            "8",
-        ],
+        &["--stages", "2s:500,2s:1500,2s:500", "--connections", "8"],
     );
     assert_eq!(code, Some(0), "{err}");
     let r = &v["results"];
     assert_eq!(v["load_model"], "open-loop, constant, ramped");
     assert_eq!(r["duration_s"], 6.0);
+    assert_eq!(
+        r["warmup_s"],
+        serde_json::Value::Null,
+        "a ramp's foot is its warm-up"
+    );
     let asked: Vec<f64> = r["schedule"]["asked_per_second"]
         .as_array()
         .unwrap()
@@ -292,6 +290,16 @@ fn a_ramp_follows_its_stages_second_by_second() {
             .unwrap()
             .contains("750.0 req/s asked"),
         "{schedule}"
+    );
+    // The text shows the ramp second by second.
+    let out = server.load("resp", &["--stages", "1s:100,1s:100", "--connections", "2"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("stages 1s:100,1s:100, second by second:")
+            && stdout.contains("asked")
+            && stdout.contains("answered"),
+        "{stdout}"
     );
     // The stages set the run's length: a duration beside them is refused.
     load_usage_error(
