@@ -290,6 +290,15 @@ impl ValueSize {
         }
     }
 
+    /// Whether a value of `len` bytes is one of the sizes it writes.
+    pub fn allows(&self, len: usize) -> bool {
+        match self {
+            ValueSize::Fixed(n) => len == *n,
+            ValueSize::Range(lo, hi) => (*lo..=*hi).contains(&len),
+            ValueSize::List(l) => l.iter().any(|&(s, _)| s == len),
+        }
+    }
+
     /// A size drawn with `rng`.
     pub fn pick(&self, rng: &mut fastrand::Rng) -> usize {
         match self {
@@ -429,6 +438,8 @@ mod tests {
         assert!((800..1200).contains(&big), "{big}");
         assert!((0..1000).all(|_| (32..=4096).contains(&range.pick(&mut rng))));
         assert_eq!(range.for_nonce(77), range.for_nonce(77));
+        assert!(range.allows(32) && range.allows(4096) && !range.allows(4097));
+        assert!(list.allows(1024) && !list.allows(100) && ValueSize::Fixed(5).allows(5));
         let sizes: std::collections::HashSet<usize> = (0..50).map(|n| range.for_nonce(n)).collect();
         assert!(sizes.len() > 40, "sizes vary with the nonce");
         assert_eq!(serde_json::to_string(&ValueSize::Fixed(64)).unwrap(), "64");

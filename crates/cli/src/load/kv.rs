@@ -6,6 +6,7 @@ use super::shared::{LoadArgs, LoadHelp};
 use super::{execute, usage_error_in, PacingArgs, PlainOutputArgs};
 use crate::args;
 use clap::error::ErrorKind;
+use serverlab_load::keyspace::ValueSize;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
 use serverlab_proto::kv::NAME;
 use std::net::SocketAddr;
@@ -46,9 +47,10 @@ pub struct Args {
     /// centred, SD a sixth of the keys); sequential (each concurrency slot its own stride)
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     key_dist: KeyDist,
-    /// Bytes per written value (examples: 128, 4KiB)
-    #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::size(0, 1 << 30))]
-    value_size: u64,
+    /// Bytes per written value: a size (128, 4KiB), a range MIN..MAX (32..4096, uniform) or sizes
+    /// by weight (64:8,1024:1)
+    #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::value_size(0, 1 << 30))]
+    value_size: ValueSize,
     /// Write every key once before the run (not measured)
     #[arg(long)]
     preload: bool,
@@ -101,7 +103,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_dist = a.key_dist;
-    cfg.value_size = a.value_size as usize;
+    cfg.value_size = a.value_size;
     cfg.preload = a.preload;
     cfg.seed = a.load.seed;
     cfg.verify = a.load.verify;
@@ -123,7 +125,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     if cfg.verify {
         check_verified_value_size(
             NAME,
-            cfg.value_size,
+            cfg.value_size.min(),
             cfg.keys,
             cfg.min_verified_value_size(),
         );

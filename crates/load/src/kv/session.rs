@@ -89,7 +89,7 @@ impl<'a> SessionClient<'a> {
         let op = sent.op;
         let m = op.method().name();
         let status = head.status;
-        let size = self.cfg.value_size;
+        let size = &self.cfg.value_size;
         let allowed: &[u16] = match op {
             Op::Get | Op::Head | Op::Put | Op::Post if self.must_exist => &[200],
             Op::Get | Op::Head | Op::Delete => &[200, 404],
@@ -107,7 +107,7 @@ impl<'a> SessionClient<'a> {
         }
         match op {
             Op::Get if status == 200 => {
-                if body.len() != size {
+                if !size.allows(body.len()) {
                     return checks.mismatch(format!(
                         "GET /{k}: a body of {} bytes, but every value this load writes has {size}",
                         body.len()
@@ -123,7 +123,7 @@ impl<'a> SessionClient<'a> {
             Op::Head if status == 200 => {
                 if !matches!(head.etag, Tag::Digest(_)) {
                     checks.mismatch(format!("HEAD /{k}: no ETag"));
-                } else if head.content_length != Some(size as u64) {
+                } else if !head.content_length.is_some_and(|n| size.allows(n as usize)) {
                     checks.mismatch(format!(
                         "HEAD /{k}: Content-Length {}, but every value this load writes has {size} bytes",
                         head.content_length
@@ -132,7 +132,8 @@ impl<'a> SessionClient<'a> {
                 }
             }
             Op::Put | Op::Post => {
-                write_value(&mut self.value, &self.key, sent.nonce, size);
+                let len = size.for_nonce(sent.nonce);
+                write_value(&mut self.value, &self.key, sent.nonce, len);
                 if head.etag != Tag::Digest(digest(&self.value)) {
                     checks.mismatch(format!(
                         "{m} /{k}: the ETag is not the MD5 of the value sent"
@@ -164,7 +165,8 @@ impl SessionClient<'_> {
         if sent.op == Op::Delete {
             return ledger.acked(&self.key, None);
         }
-        write_value(&mut self.value, &self.key, sent.nonce, self.cfg.value_size);
+        let len = self.cfg.value_size.for_nonce(sent.nonce);
+        write_value(&mut self.value, &self.key, sent.nonce, len);
         ledger.acked(&self.key, Some(&self.value));
     }
 }
@@ -214,7 +216,12 @@ impl Exchange for SessionClient<'_> {
         let writes = op.method().writes();
         let nonce = if writes { s.rng.u64(..) } else { 0 };
         let body = writes.then(|| {
-            write_value(&mut self.value, &self.key, nonce, cfg.value_size);
+            write_value(
+                &mut self.value,
+                &self.key,
+                nonce,
+                cfg.value_size.for_nonce(nonce),
+            );
             &self.value[..]
         });
         if let Some(ledger) = &cfg.ledger {
