@@ -111,6 +111,15 @@ fn own_commands_are_sent_by_weight_and_counted_by_name() {
     let n = counts(&v);
     assert_eq!(n.keys().collect::<Vec<_>>(), ["GET", "SET"], "{n:?}");
     assert_eq!(n["GET"] + n["SET"], 800);
+    // Its operations are the commands given, each named once (not also
+    // the built-in GET and SET, with nothing recorded).
+    let names: Vec<&str> = v["results"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["SET", "GET"]);
     assert!((480..=720).contains(&n["SET"]), "3 in 4 are SETs: {n:?}");
     let r = &v["results"]["resp"];
     assert_eq!(r["workload"], "commands");
@@ -531,4 +540,61 @@ fn sequential_and_gaussian_keys_show_their_shapes_in_redis_server() {
     let redis = redis_with_password("pw");
     let addr: SocketAddr = redis.addr().parse().unwrap();
     key_shapes(addr, &["--auth", "pw"], "redis-server");
+}
+
+/// Two agents each run half of a ramp of one's own commands; `merge`
+/// takes their commands' operations (named by the configuration) and
+/// adds their asks second by second into the whole ramp's.
+#[test]
+fn agents_split_a_ramp_of_own_commands_and_merge_it() {
+    let _turn = heavy_turn();
+    let server = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let at = format!(
+        "{:.3}",
+        (now + std::time::Duration::from_secs(2)).as_secs_f64()
+    );
+    let addr = server.addr.to_string();
+    let agents: Vec<std::process::Child> = (0..2)
+        .map(|i| {
+            std::process::Command::new(BIN)
+                .args(["load", "resp", "--addr", &addr])
+                .args([
+                    "--command",
+                    "SET __key__ __data__",
+                    "--command",
+                    "GET __key__",
+                ])
+                .args(["--stages", "1s:200,1s:200", "--connections", "4"])
+                .args(["--agent", &format!("{i}/2"), "--start-at", &at])
+                .args(["--out", dir.path().to_str().unwrap()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start an agent")
+        })
+        .collect();
+    for (i, c) in agents.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "agent {i}: {}", text(&out.stderr));
+    }
+    let out = run(&["merge", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = counts(&v);
+    assert_eq!(n.keys().collect::<Vec<_>>(), ["GET", "SET"], "{n:?}");
+    let asked: Vec<f64> = v["results"]["schedule"]["asked_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(
+        (asked[0] - 100.0).abs() < 1e-6 && (asked[1] - 200.0).abs() < 1e-6,
+        "{asked:?}"
+    );
 }

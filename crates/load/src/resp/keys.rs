@@ -22,8 +22,8 @@ pub enum Expect {
 }
 
 pub struct Sent {
-    /// Its operation's index in [`super::workload::OPS`], or past them,
-    /// a command of the user's own.
+    /// Its operation's index: in [`super::workload::OPS`], or with
+    /// `--command`, among the user's own commands.
     op: usize,
     expect: Expect,
     /// With a ledger: the writes this request makes, each a key and the
@@ -356,7 +356,7 @@ impl Exchange for KeysClient<'_> {
 
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Sent)> {
         if !self.cfg.commands.is_empty() {
-            let op = OPS.len() + self.own_command();
+            let op = self.own_command();
             let refs: Vec<&[u8]> = self.args.iter().map(Vec::as_slice).collect();
             client::command(wire, &refs);
             let sent = Sent {
@@ -425,7 +425,7 @@ impl Exchange for KeysClient<'_> {
                     checks.mismatch(format!(
                         "{}: {} answered {}, expected {}",
                         self.who(),
-                        OPS.get(sent.op).copied().unwrap_or("a command"),
+                        OPS[sent.op],
                         show(got),
                         show(want)
                     ));

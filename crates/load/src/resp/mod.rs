@@ -195,10 +195,14 @@ impl harness::Protocol for RespLoad {
     type Shared = Resp;
     type Exchange<'a> = RespClient<'a>;
 
-    /// The data commands, then the user's own (`--command`), by name.
+    /// The data commands, or the user's own (`--command`) by name: a run
+    /// sends one or the other, and names each operation once.
     fn ops(&self) -> Vec<&str> {
-        let own = self.commands.iter().map(|c| c.name.as_str());
-        OPS.iter().copied().chain(own).collect()
+        if self.commands.is_empty() {
+            OPS.to_vec()
+        } else {
+            self.commands.iter().map(|c| c.name.as_str()).collect()
+        }
     }
 
     fn plan(&self) -> Plan {
