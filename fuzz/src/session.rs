@@ -490,7 +490,9 @@ impl<S: Service> Service for Spy<S> {
         self.inner.common()
     }
 
-    fn report(&self) -> serde_json::Value {
-        self.inner.report()
+    type Stats = S::Stats;
+
+    fn stats(&self) -> S::Stats {
+        self.inner.stats()
     }
 }

@@ -68,9 +68,27 @@ pub fn addr(
     }
 }
 
+/// [`addr`], or `unix:PATH` for a Unix domain socket: where a load
+/// connects.
+pub fn endpoint(
+    default_port: u16,
+) -> impl Fn(&str) -> Result<serverlab_load::Endpoint, String> + Clone + Send + Sync {
+    let tcp = addr(default_port);
+    move |text: &str| match serverlab_load::Endpoint::unix(text) {
+        Some(unix) => unix,
+        None => tcp(text).map(serverlab_load::Endpoint::Tcp),
+    }
+}
+
 /// [`addr`] where the protocol, so its port, is not known yet (`serve`'s
 /// common flags, `check`'s ADDR): the port is left unset when not written.
 pub fn host_port(text: &str) -> Result<HostPort, String> {
+    if text.starts_with(serverlab_load::endpoint::UNIX) {
+        return Err(format!(
+            "'{text}' is a Unix socket: `serverlab load --addr` connects to one, but servers and \
+             `check` use TCP only (docs/load-http.md, \"Unix sockets\")"
+        ));
+    }
     serverlab_util::addr::parse(text).map_err(|why| {
         format!(
             "'{text}' is not an address or does not resolve ({why}): write HOST:PORT, HOST \

@@ -69,13 +69,26 @@ enum Command {
 }
 
 impl Cli {
+    /// `args` parsed, with clap's matches, which say where each value
+    /// came from (a flag given, or a default), as `try_parse_from` does.
+    fn parsed(args: Vec<std::ffi::OsString>) -> Result<(Cli, clap::ArgMatches), clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut cmd = Cli::command();
+        let matches = cmd.try_get_matches_from_mut(args)?;
+        let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+        Ok((cli, matches))
+    }
+
     /// Usage errors the flags' parsers cannot see alone (an error exits 2,
     /// as clap's own do).
-    fn check(&self) -> Result<(), clap::Error> {
-        let Command::Serve(cmd) = &self.command else {
+    /// `matches`: clap's, of the whole command line.
+    fn check(&self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        let (Command::Serve(cmd), Some(serve)) =
+            (&self.command, matches.subcommand_matches("serve"))
+        else {
             return Ok(());
         };
-        cmd.check().map_err(|msg| {
+        cmd.check(serve).map_err(|msg| {
             usage_error_for(
                 "serve",
                 cmd.protocol(),
@@ -120,8 +133,8 @@ fn main() -> ExitCode {
         &<Cli as clap::CommandFactory>::command(),
         std::env::args_os(),
     );
-    let cli = Cli::try_parse_from(args).unwrap_or_else(|e| load::said_of_the_form(e).exit());
-    if let Err(e) = cli.check() {
+    let (cli, matches) = Cli::parsed(args).unwrap_or_else(|e| load::said_of_the_form(e).exit());
+    if let Err(e) = cli.check(&matches) {
         e.exit();
     }
     if !matches!(cli.command, Command::Serve(_)) {

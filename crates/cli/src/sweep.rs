@@ -3,7 +3,7 @@
 
 use crate::sweep_progress::{estimate, Display};
 use anyhow::Context;
-use clap::{Args, Parser};
+use clap::Args;
 use serverlab_sweep::{Experiment, Options, Plan, Shard, SweepError};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -148,8 +148,8 @@ fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
     let command = <crate::Cli as clap::CommandFactory>::command();
     let check = |args: &[String]| {
         let args = crate::argv::joined(&command, args.iter().map(Into::into));
-        crate::Cli::try_parse_from(args)
-            .and_then(|cli| cli.check())
+        crate::Cli::parsed(args)
+            .and_then(|(cli, matches)| cli.check(&matches))
             .map_err(|e| e.to_string())
     };
     serverlab_sweep::validate(&plan, &file, &check).map_err(|e| e.to_string())?;

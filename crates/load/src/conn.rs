@@ -3,13 +3,13 @@
 //! check against, EXIT). The run itself is on the event-loop driver.
 
 use crate::driver::{no_reply_within, reply_too_long, MAX_REPLY};
+use crate::endpoint::{Endpoint, Stream};
 use serverlab_util::InputBuf;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 pub struct FramedConn {
-    stream: TcpStream,
+    stream: Stream,
     buf: InputBuf,
     /// The reply `recv` returned last, still at the front of `buf`.
     last: usize,
@@ -22,9 +22,8 @@ pub struct FramedConn {
 const READ_CHUNK: usize = 64 * 1024;
 
 impl FramedConn {
-    pub fn connect(addr: SocketAddr, timeout: Duration) -> io::Result<Self> {
-        let stream = TcpStream::connect_timeout(&addr, timeout)?;
-        stream.set_nodelay(true)?;
+    pub fn connect(addr: &Endpoint, timeout: Duration) -> io::Result<Self> {
+        let stream = addr.connect(timeout)?;
         Ok(FramedConn {
             stream,
             buf: InputBuf::new(),

@@ -19,8 +19,10 @@ pub mod certify;
 pub mod checks;
 pub mod conn;
 pub mod driver;
+pub mod endpoint;
 pub mod env;
 pub mod harness;
+pub mod http;
 pub mod intervals;
 pub mod keyspace;
 pub mod kv;
@@ -33,6 +35,7 @@ pub mod resp;
 pub mod results;
 pub mod thresholds;
 
+pub use endpoint::Endpoint;
 pub use harness::run;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -96,7 +99,7 @@ impl Progress {
 pub enum LoadError {
     #[error("cannot connect to {addr}: {error}")]
     Connect {
-        addr: std::net::SocketAddr,
+        addr: endpoint::Endpoint,
         error: std::io::Error,
     },
     /// A reply no server of the protocol would send.

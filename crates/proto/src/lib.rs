@@ -18,4 +18,4 @@ mod registry;
 pub mod resp;
 
 pub use line::{Framed, Terminator};
-pub use registry::{ProtocolKind, Served};
+pub use registry::{OwnServerFlag, ProtocolKind, Served};

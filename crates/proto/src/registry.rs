@@ -110,6 +110,63 @@ impl Served {
     pub fn own_server(self) -> bool {
         !matches!(self, Served::External)
     }
+
+    /// The flags of `serve` that only serverlab's own servers act on:
+    /// `serve external` refuses them (rather than take and ignore them),
+    /// and a sweep leaves them out of an external server's command line.
+    /// In the order `serve external` looks for them.
+    pub const OWN_SERVER_FLAGS: [OwnServerFlag; 6] = [
+        OwnServerFlag {
+            flag: "--uring-sqpoll",
+            takes_value: false,
+            why: "the program it runs makes its own system calls",
+        },
+        OwnServerFlag {
+            flag: "--strategy",
+            takes_value: true,
+            why: "the program it runs serves with its own concurrency",
+        },
+        OwnServerFlag {
+            flag: "--threads",
+            takes_value: true,
+            why: "the program it runs starts its own threads (give them in --command)",
+        },
+        OwnServerFlag {
+            flag: "--time-all",
+            takes_value: false,
+            why: "serverlab times none of the requests the program it runs answers",
+        },
+        OwnServerFlag {
+            flag: "--max-connections",
+            takes_value: true,
+            why: "the program it runs admits its own connections (give its limit in --command)",
+        },
+        OwnServerFlag {
+            flag: "--write-timeout",
+            takes_value: true,
+            why: "the program it runs writes its own replies",
+        },
+    ];
+}
+
+/// A flag of `serve` only serverlab's own servers act on
+/// ([`Served::OWN_SERVER_FLAGS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnServerFlag {
+    /// As typed: `--strategy`.
+    pub flag: &'static str,
+    /// Whether it takes a value (`--strategy async`), or is a switch.
+    pub takes_value: bool,
+    /// Why `serve external` refuses it.
+    pub why: &'static str,
+}
+
+impl OwnServerFlag {
+    /// Its argument's id among `serve`'s flags: `strategy`,
+    /// `time_all`.
+    pub fn id(&self) -> String {
+        self.flag.trim_start_matches("--").replace('-', "_")
+    }
 }
 
 #[cfg(test)]

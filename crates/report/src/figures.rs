@@ -160,6 +160,33 @@ pub(crate) fn marked(p: Pt, stat: &PointStats) -> Pt {
     }
 }
 
+/// One series per group (`grouped`: its name and members, indices into
+/// `stats`), sorted by x, of each member's point `at` gives (its x and
+/// summary), marked where runs were not certified; a member without one
+/// is left out.
+pub(crate) fn group_series(
+    stats: &[PointStats],
+    grouped: &[(String, Vec<usize>)],
+    lines: bool,
+    at: &dyn Fn(&PointStats) -> Option<(f64, Summary)>,
+) -> Vec<Series> {
+    grouped
+        .iter()
+        .enumerate()
+        .map(|(c, (name, members))| {
+            let pts = members
+                .iter()
+                .filter_map(|&p| {
+                    let s = &stats[p];
+                    let (x, y) = at(s)?;
+                    Some(marked(pt(x, &y, 1.0), s))
+                })
+                .collect();
+            series(name, c, pts, lines, true)
+        })
+        .collect()
+}
+
 /// A series of `points`, sorted by x when `by_x` (else in the order given).
 pub(crate) fn series(
     name: &str,
@@ -315,20 +342,7 @@ fn client_figures(
     let panel = |y_title: &str, get: &dyn Fn(&PointStats) -> Option<Summary>| Panel {
         y_title: y_title.into(),
         log_y: false,
-        series: grouped
-            .iter()
-            .enumerate()
-            .map(|(c, (name, members))| {
-                let pts = members
-                    .iter()
-                    .filter_map(|&p| {
-                        let s = &stats[p];
-                        Some(marked(pt(s.clients?, &get(s)?, 1.0), s))
-                    })
-                    .collect();
-                series(name, c, pts, true, true)
-            })
-            .collect(),
+        series: group_series(stats, &grouped, true, &|s| Some((s.clients?, get(s)?))),
     };
     let figure = |id: &str, title: &str, panels: Vec<Panel>| Figure {
         id: id.into(),
@@ -469,20 +483,8 @@ pub fn metric_vs_axis(m: &Manifest, stats: &[PointStats], i: usize, metric: &Met
     let title = axes::title(axis, &m.points);
     let lines = !axes::is_nominal(axis);
     let x = axis_scale(m, i);
-    let series_list = groups(m, stats, &[i])
-        .iter()
-        .enumerate()
-        .map(|(c, (name, members))| {
-            let pts = members
-                .iter()
-                .filter_map(|&p| {
-                    let s = &stats[p];
-                    Some(marked(pt(x_on(m, s, i, &x)?, &(metric.get)(s)?, 1.0), s))
-                })
-                .collect();
-            series(name, c, pts, lines, true)
-        })
-        .collect();
+    let at = |s: &PointStats| Some((x_on(m, s, i, &x)?, (metric.get)(s)?));
+    let series_list = group_series(stats, &groups(m, stats, &[i]), lines, &at);
     Figure {
         id: format!("{}-vs-{}", metric.id, id(&axis.key)),
         title: format!(

@@ -7,7 +7,7 @@
 use crate::axes::{self, Role};
 use crate::chart::{Figure, Marker, Panel, Pt, Series, XScale};
 use crate::doc::Table;
-use crate::figures::{groups, marked, pt, series, stat_series, styles, THROUGHPUT};
+use crate::figures::{group_series, groups, marked, pt, stat_series, styles, THROUGHPUT};
 use crate::points::PointStats;
 use crate::stats::Summary;
 use crate::tables::{cells, centre_ci, headers};
@@ -98,20 +98,9 @@ fn achieved_vs_offered(
     grouped: &[(String, Vec<usize>)],
     rates: &[f64],
 ) -> Figure {
-    let mut all: Vec<Series> = grouped
-        .iter()
-        .enumerate()
-        .map(|(c, (name, members))| {
-            let pts = members
-                .iter()
-                .filter_map(|&p| {
-                    let s = &stats[p];
-                    Some(marked(pt(offered(s)?, &s.throughput?, 1.0), s))
-                })
-                .collect();
-            series(name, c, pts, true, true)
-        })
-        .collect();
+    let mut all = group_series(stats, grouped, true, &|s| {
+        Some((offered(s)?, s.throughput?))
+    });
     let n = all
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.n))

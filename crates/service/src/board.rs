@@ -6,9 +6,9 @@
 //! what the socket has not taken, so the board's memory grows with what
 //! clients post and with nothing else (docs/protocols/board.md).
 
+use crate::protocol_stats::{Counts, ErrorCount, FrameLimits, ProtocolStats};
 use crate::stats::Counters;
 use crate::{After, Common, Frame, Service, REPLY_CHUNK};
-use serde_json::json;
 use serverlab_proto::board::{self, Kind, Parsed, Request};
 use serverlab_proto::line::{self, Framed};
 use serverlab_proto::Terminator;
@@ -65,6 +65,38 @@ const READ_MISSES: usize = Kind::ALL.len();
 const EXIT_REFUSED: usize = READ_MISSES + 1;
 const OVERSIZE: usize = READ_MISSES + 2;
 const SLOTS: usize = READ_MISSES + 3;
+
+/// The board server's own statistics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BoardStats {
+    /// Requests by kind (`Kind::ALL`'s names; a refused EXIT counts as
+    /// `invalid`).
+    pub requests: Counts,
+    /// READs of a message that does not exist.
+    pub read_misses: u64,
+    /// EXITs from a peer the exit policy refuses.
+    pub exit_refused: u64,
+    pub limits: FrameLimits,
+}
+
+impl ProtocolStats for BoardStats {
+    fn requests(&self) -> Vec<(&'static str, u64)> {
+        self.requests.0.clone()
+    }
+
+    fn errors(&self) -> Vec<ErrorCount> {
+        let of = |kind: Kind, reason: &str, count| ErrorCount {
+            op: KIND_NAMES[kind_slot(kind)],
+            reason: reason.into(),
+            count,
+        };
+        vec![
+            of(Kind::Read, "no_such_message", self.read_misses),
+            of(Kind::Exit, "exit_refused", self.exit_refused),
+            self.limits.errors(),
+        ]
+    }
+}
 
 pub struct BoardService {
     store: Arc<dyn BoardStore>,
@@ -310,17 +342,22 @@ impl Service for BoardService {
         Some(("topics", self.topics() as u64))
     }
 
-    fn report(&self) -> serde_json::Value {
-        let mut requests = serde_json::Map::new();
-        for (i, kind) in Kind::ALL.iter().enumerate() {
-            requests.insert(kind.name().to_string(), self.stats.get(i).into());
+    type Stats = BoardStats;
+
+    fn stats(&self) -> BoardStats {
+        let requests = KIND_NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, &name)| (name, self.stats.get(i)))
+            .collect();
+        BoardStats {
+            requests: Counts(requests),
+            read_misses: self.stats.get(READ_MISSES),
+            exit_refused: self.stats.get(EXIT_REFUSED),
+            limits: FrameLimits {
+                oversize_frames: self.stats.get(OVERSIZE),
+            },
         }
-        json!({
-            "requests": requests,
-            "read_misses": self.stats.get(READ_MISSES),
-            "exit_refused": self.stats.get(EXIT_REFUSED),
-            "limits": { "oversize_frames": self.stats.get(OVERSIZE) },
-        })
     }
 }
 

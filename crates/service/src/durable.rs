@@ -123,8 +123,12 @@ impl Seen {
         if let Touch::Every = touch {
             self.every.fetch_max(lsn, Ordering::SeqCst);
         }
+        let mut first = true;
         touch.each(|k| {
-            self.slot(k).fetch_max(lsn, Ordering::SeqCst);
+            if first || !crate::sim::planted(crate::sim::Mutant::ForgetOneKey) {
+                self.slot(k).fetch_max(lsn, Ordering::SeqCst);
+            }
+            first = false;
         });
     }
 
@@ -284,6 +288,9 @@ impl Durable {
     /// What a reply that has read `touch` waits for: the last write marked
     /// on it, if that is not yet on disk.
     fn waits_for(&self, touch: Touch) -> Option<Logged> {
+        if crate::sim::planted(crate::sim::Mutant::ReadSkipsWait) {
+            return None;
+        }
         let last = self.seen.seen(touch);
         let wait = (last > 0).then(|| self.wal.ticket(last));
         wait.filter(|&t| !self.wal.is_committed(t))
@@ -331,41 +338,93 @@ impl Durable {
     /// The log's statistics for a service's report: records, bytes,
     /// `fsync`s, records per `fsync`, commit latency, what replay found,
     /// and the failure that stopped it, if one did.
-    pub fn report(&self) -> serde_json::Value {
+    pub fn stats(&self) -> DurabilityStats {
         let s = self.wal.stats();
         let per = &s.records_per_fsync;
         let us = |ns: u64| ns as f64 / 1000.0;
         let commit = &s.commit_ns;
-        let failed = self.wal.failure().map(|f| {
-            serde_json::json!({
-                "file": f.path.display().to_string(),
-                "call": f.call,
-                "error": f.error.to_string(),
-                "committed_lsn": f.committed,
-            })
-        });
-        serde_json::json!({
-            "mode": serverlab_util::Named::name(self.wal.durability()),
-            "dir": self.wal.dir().display().to_string(),
-            "records": s.records,
-            "bytes": s.bytes,
-            "fsyncs": s.fsyncs,
-            "records_per_fsync": {
-                "mean": s.mean_records_per_fsync(),
-                "median": per.value_at_quantile(0.5),
-                "p99": per.value_at_quantile(0.99),
-                "max": per.max(),
+        DurabilityStats {
+            mode: serverlab_util::Named::name(self.wal.durability()),
+            dir: self.wal.dir().display().to_string(),
+            records: s.records,
+            bytes: s.bytes,
+            fsyncs: s.fsyncs,
+            records_per_fsync: RecordsPerFsync {
+                mean: s.mean_records_per_fsync(),
+                median: per.value_at_quantile(0.5),
+                p99: per.value_at_quantile(0.99),
+                max: per.max(),
             },
-            "commit_us": {
-                "count": commit.len(),
-                "median": us(commit.value_at_quantile(0.5)),
-                "p99": us(commit.value_at_quantile(0.99)),
-                "max": us(commit.max()),
+            commit_us: CommitUs {
+                count: commit.len(),
+                median: us(commit.value_at_quantile(0.5)),
+                p99: us(commit.value_at_quantile(0.99)),
+                max: us(commit.max()),
             },
-            "recovered_records": s.recovered,
-            "dropped_bytes": s.dropped_bytes,
-            "compactions": s.compactions,
-            "failed": failed,
-        })
+            recovered_records: s.recovered,
+            dropped_bytes: s.dropped_bytes,
+            compactions: s.compactions,
+            failed: self.wal.failure().map(|f| FailedLog {
+                file: f.path.display().to_string(),
+                call: f.call,
+                error: f.error.to_string(),
+                committed_lsn: f.committed,
+            }),
+        }
     }
+}
+
+/// A log's statistics, in a service's (`durability`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DurabilityStats {
+    /// `--durability`.
+    pub mode: &'static str,
+    /// `--data-dir`.
+    pub dir: String,
+    /// Records appended since open.
+    pub records: u64,
+    /// Bytes appended since open, frames included.
+    pub bytes: u64,
+    /// Data `fsync`s by the log.
+    pub fsyncs: u64,
+    pub records_per_fsync: RecordsPerFsync,
+    pub commit_us: CommitUs,
+    /// Records replayed at open.
+    pub recovered_records: u64,
+    /// Bytes cut from the log at open.
+    pub dropped_bytes: u64,
+    /// Compactions finished since open.
+    pub compactions: u64,
+    /// The failure that stopped the log (`null` while none has).
+    pub failed: Option<FailedLog>,
+}
+
+/// Records each data `fsync` made durable.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecordsPerFsync {
+    pub mean: f64,
+    pub median: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Microseconds from a record's append until it met the mode's promise.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CommitUs {
+    pub count: u64,
+    pub median: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// The call that failed and stopped the log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FailedLog {
+    /// The file it was made on.
+    pub file: String,
+    /// The call (`fdatasync`, `write`, …).
+    pub call: &'static str,
+    pub error: String,
+    /// The last record known durable.
+    pub committed_lsn: u64,
 }

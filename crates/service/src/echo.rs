@@ -1,13 +1,16 @@
 //! The echo service: board framing, reply = the request reversed. No state,
 //! no other work: the transport ceiling the board is measured against.
 
+use crate::protocol_stats::{ErrorCount, FrameLimits, ProtocolStats};
 use crate::stats::Counters;
 use crate::{After, Common, Frame, Service};
-use serde_json::json;
 use serverlab_proto::echo;
 use serverlab_proto::line::{self, Framed};
 use serverlab_proto::Terminator;
 use std::net::SocketAddr;
+
+/// The one operation.
+const ECHO: &str = "echo";
 
 const REQUESTS: usize = 0;
 const OVERSIZE: usize = 1;
@@ -24,6 +27,24 @@ pub struct EchoService {
 pub struct EchoRequest {
     payload: usize,
     term: Terminator,
+}
+
+/// The echo server's own statistics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EchoStats {
+    /// Requests answered.
+    pub requests: u64,
+    pub limits: FrameLimits,
+}
+
+impl ProtocolStats for EchoStats {
+    fn requests(&self) -> Vec<(&'static str, u64)> {
+        vec![(ECHO, self.requests)]
+    }
+
+    fn errors(&self) -> Vec<ErrorCount> {
+        vec![self.limits.errors()]
+    }
 }
 
 impl EchoService {
@@ -70,17 +91,21 @@ impl Service for EchoService {
         &self.common
     }
 
-    const OPS: &'static [&'static str] = &["echo"];
+    const OPS: &'static [&'static str] = &[ECHO];
 
     fn op(&self, _conn: &(), _request: &EchoRequest) -> usize {
         0
     }
 
-    fn report(&self) -> serde_json::Value {
-        json!({
-            "requests": self.stats.get(REQUESTS),
-            "limits": { "oversize_frames": self.stats.get(OVERSIZE) },
-        })
+    type Stats = EchoStats;
+
+    fn stats(&self) -> EchoStats {
+        EchoStats {
+            requests: self.stats.get(REQUESTS),
+            limits: FrameLimits {
+                oversize_frames: self.stats.get(OVERSIZE),
+            },
+        }
     }
 }
 

@@ -21,13 +21,16 @@ mod delay;
 pub mod durable;
 pub mod echo;
 pub mod kv;
+pub mod protocol_stats;
 pub mod resp;
 pub mod service_time;
+pub mod sim;
 pub mod stats;
 
 pub use common::{final_stats, ByteCounts, Common, ConnCounters};
 pub use delay::{work, Delay};
 pub use durable::{Durable, Logged};
+pub use protocol_stats::{ErrorCount, ProtocolStats};
 pub use serverlab_wal as wal;
 
 use std::net::SocketAddr;
@@ -178,9 +181,18 @@ pub trait Service: Send + Sync + 'static {
     /// [`Common`] and returns it here.
     fn common(&self) -> &Common;
 
-    /// The protocol's own statistics so far, as an ordered JSON object;
-    /// the server reports them beside [`Service::common`]'s.
-    fn report(&self) -> serde_json::Value;
+    /// The protocol's own statistics, typed ([`protocol_stats`]).
+    type Stats: ProtocolStats;
+
+    /// The protocol's own statistics so far; the server reports them
+    /// beside [`Service::common`]'s.
+    fn stats(&self) -> Self::Stats;
+
+    /// [`Service::stats`] as the final statistics write them: their
+    /// serialization, an ordered JSON object.
+    fn report(&self) -> serde_json::Value {
+        serde_json::to_value(self.stats()).expect("statistics serialize")
+    }
 
     /// The operations the timed requests are recorded by, named as the
     /// protocol's request counters (its report's `requests`) name them:

@@ -104,31 +104,22 @@ impl Point {
     }
 }
 
-/// Flags only serverlab's own servers act on, which `serve external`
-/// refuses: with a value, and without.
-const OWN_SERVER_VALUED: [&str; 4] = [
-    "--strategy",
-    "--threads",
-    "--max-connections",
-    "--write-timeout",
-];
-const OWN_SERVER_SWITCHES: [&str; 2] = ["--time-all", "--uring-sqpoll"];
-
-/// `flags` without those only serverlab's own servers act on: a grid's
-/// `strategy` runs another program's server once per strategy, to pair
-/// with serverlab's (experiments/redis.toml), and the program is given
-/// none of them.
+/// `flags` without those only serverlab's own servers act on
+/// ([`Served::OWN_SERVER_FLAGS`], which `serve external` refuses): a
+/// grid's `strategy` runs another program's server once per strategy, to
+/// pair with serverlab's (experiments/redis.toml), and the program is
+/// given none of them.
 fn own_server_flags_left_out(flags: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = flags.iter();
     while let Some(f) = it.next() {
         let name = f.split('=').next().unwrap_or(f);
-        if OWN_SERVER_VALUED.contains(&name) {
-            if !f.contains('=') {
+        match Served::OWN_SERVER_FLAGS.iter().find(|o| o.flag == name) {
+            Some(own) if own.takes_value && !f.contains('=') => {
                 it.next();
             }
-        } else if !OWN_SERVER_SWITCHES.contains(&name) {
-            out.push(f.clone());
+            Some(_) => {}
+            None => out.push(f.clone()),
         }
     }
     out

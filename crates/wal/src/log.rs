@@ -27,7 +27,7 @@ use crate::format::{self, Header, Kind, HEADER_LEN, MAX_RECORD};
 use crate::replay::{self, ApplyError, Recovery};
 use crate::sealed::SealedFile;
 use crate::stats::{Counters, Stats};
-use crate::vfs::{Fs, FsRef, RealFs};
+use crate::vfs::{fault, Fs, FsRef, RealFs};
 use crate::{Durability, Error, Recover};
 
 /// How `everysec` spaces its `fsync`s.
@@ -59,6 +59,8 @@ pub struct Options {
     /// **Test-only.** Sleep this long before every data `fsync`, to stand in
     /// for a slow disk (a test proves that a connection waiting for its
     /// commit does not stall others). Zero, the default, sleeps not at all.
+    /// Applied at open as a layer over [`Options::fs`]
+    /// ([`vfs::fault::delay_syncs`](crate::vfs::fault::delay_syncs)).
     pub fsync_delay: Duration,
     /// `always` only: once a record is pending, the log thread waits this
     /// long before it takes the batch, so that more records join it (a
@@ -74,7 +76,8 @@ pub struct Options {
     pub on_failure: Option<FailureHook>,
     /// **Test-only.** After this many data `fsync`s succeed, every later
     /// one fails with `EIO`, as a dying disk's would. `None`, the default,
-    /// injects nothing.
+    /// injects nothing. Applied at open as a layer over [`Options::fs`]
+    /// ([`vfs::fault::fail_syncs_after`](crate::vfs::fault::fail_syncs_after)).
     #[doc(hidden)]
     pub fail_syncs_after: Option<u64>,
     /// The file system every file call goes through: [`RealFs`], the
@@ -182,29 +185,15 @@ impl Shared {
         self.appender.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `fdatasync`s a segment: after the test-only delay, or the test-only
-    /// failure, when set.
+    /// `fdatasync`s a segment, timed (a delay the test switches' layer
+    /// adds is timed as a slow disk's).
     fn sync(&self, segment: &Segment) -> std::io::Result<()> {
         let started = Instant::now();
-        let synced = self.sync_untimed(segment);
+        let synced = segment.file.sync_data();
         if synced.is_ok() {
             self.stats.fsync_took(started.elapsed());
         }
         synced
-    }
-
-    /// [`Shared::sync`] without its timing (the test switches' delay and
-    /// failure included, so a delayed `fsync` is timed as a slow one).
-    fn sync_untimed(&self, segment: &Segment) -> std::io::Result<()> {
-        if !self.opts.fsync_delay.is_zero() {
-            std::thread::sleep(self.opts.fsync_delay);
-        }
-        if let Some(n) = self.opts.fail_syncs_after {
-            if self.stats.snapshot_fsyncs() >= n {
-                return Err(std::io::Error::from_raw_os_error(5)); // EIO
-            }
-        }
-        segment.file.sync_data()
     }
 
     /// Fails the log: nothing is appended or committed from now on.
@@ -239,6 +228,14 @@ impl Wal {
         if opts.durability == Durability::None {
             return Err(Error::NoLog);
         }
+        let mut opts = opts;
+        // The test switches are layers over the file system, as every
+        // injected fault is.
+        opts.fs = fault::with_switches(
+            std::mem::replace(&mut opts.fs, RealFs::shared()),
+            opts.fail_syncs_after,
+            opts.fsync_delay,
+        );
         let dir = dir.as_ref().to_path_buf();
         let fs = &*opts.fs;
         let lock = dir::lock(fs, &dir)?;

@@ -84,11 +84,6 @@ impl Counters {
         self.lock().clone()
     }
 
-    /// Data `fsync`s so far.
-    pub(crate) fn snapshot_fsyncs(&self) -> u64 {
-        self.lock().fsyncs
-    }
-
     pub(crate) fn appended(&self, records: u64, bytes: u64) {
         let mut s = self.lock();
         s.records += records;

@@ -2,7 +2,8 @@
 //! a directory goes through [`Fs`] and [`FsFile`], so that a test can put
 //! a simulated disk under it (`sim`, with the `test-fs` feature) that
 //! loses power and fails calls on purpose, as LazyFS does for real
-//! programs.
+//! programs. The faults a test puts under a disk, simulated or real,
+//! are layers over any [`Fs`] (`fault`).
 //!
 //! Production uses [`RealFs`]: each method is the one `std` call (one
 //! system call, or the loop `write_all` makes) the crate made before the
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use nix::fcntl::{Flock, FlockArg};
 
+pub mod fault;
 #[cfg(any(test, feature = "test-fs"))]
 pub mod sim;
 

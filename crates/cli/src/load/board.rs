@@ -25,9 +25,9 @@ pub struct Args {
     #[arg(value_name = "POSITIONAL", num_args = 0..=5,
           conflicts_with_all = ["addr", "posters", "readers", "duration", "throttle", "rate", "stages", "search", "scan", "send_exit"])]
     positional: Vec<String>,
-    /// Server address: HOST:PORT, HOST (port 12345) or :PORT
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::addr(12345))]
-    addr: SocketAddr,
+    /// Server address: HOST:PORT, HOST (port 12345) or :PORT, or unix:PATH for a Unix socket
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::endpoint(12345))]
+    addr: serverlab_load::Endpoint,
     #[command(flatten)]
     board: BoardArgs<Help>,
     /// How long to run (10s, 500ms, 2m), after the warm-up
@@ -142,7 +142,7 @@ fn reference_form(p: &[String], cfg: &mut BoardLoad) {
         )
     };
     let ip: IpAddr = p[0].parse().unwrap_or_else(|_| bad("IP", &p[0]));
-    cfg.addr = SocketAddr::new(ip, 12345);
+    cfg.addr = SocketAddr::new(ip, 12345).into();
     cfg.posters = p[1]
         .parse()
         .ok()

@@ -6,7 +6,6 @@ use super::{execute, PacingArgs, PlainOutputArgs};
 use crate::args;
 use serverlab_load::bucket::{BucketLoad, DelayRange, Stop};
 use serverlab_proto::bucket::{DelayMode, DelayUnit, NAME};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,9 +16,9 @@ pub const ABOUT: &str = "Clients sending `<delay>,<bucket>` requests to a bucket
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Server address: HOST:PORT, HOST (port 12345) or :PORT
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::addr(12345))]
-    addr: SocketAddr,
+    /// Server address: HOST:PORT, HOST (port 12345) or :PORT, or unix:PATH for a Unix socket
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::endpoint(12345))]
+    addr: serverlab_load::Endpoint,
     /// Concurrent clients, each with one request in flight (multiplexed on one event loop per client core)
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     connections: u16,

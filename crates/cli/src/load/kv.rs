@@ -9,7 +9,6 @@ use clap::error::ErrorKind;
 use serverlab_load::keyspace::ValueSize;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
 use serverlab_proto::kv::NAME;
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,9 +19,9 @@ pub const ABOUT: &str = "httperf-style sessions against a kv (HTTP/1.1) server: 
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// Server address: HOST:PORT, HOST (port 8080) or :PORT
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = args::addr(8080))]
-    addr: SocketAddr,
+    /// Server address: HOST:PORT, HOST (port 8080) or :PORT, or unix:PATH for a Unix socket
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = args::endpoint(8080))]
+    addr: serverlab_load::Endpoint,
     /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
           conflicts_with_all = ["search", "scan", "duration", "stages"])]

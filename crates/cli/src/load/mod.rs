@@ -13,6 +13,7 @@ mod agent;
 mod board;
 mod bounds;
 mod bucket;
+mod http;
 mod kv;
 mod ledger;
 mod metrics;
@@ -37,11 +38,15 @@ macro_rules! loads {
         #[derive(Subcommand)]
         enum LoadProtocol {
             $(#[command(name = stringify!($module), about = $module::ABOUT)] $variant($module::Args),)*
+            // Not a protocol of serverlab's: any HTTP/1.1 server.
+            #[command(name = "http", about = http::ABOUT)]
+            Http(http::Args),
         }
 
         fn dispatch(protocol: LoadProtocol) -> anyhow::Result<ExitCode> {
             match protocol {
                 $(LoadProtocol::$variant(a) => $module::run(a),)*
+                LoadProtocol::Http(a) => http::run(a),
             }
         }
     };
@@ -273,7 +278,11 @@ fn nothing_answered(report: &LoadReport) -> Option<&str> {
 /// "; <advice>" (empty when there is nothing useful to add).
 pub(crate) fn next_step(error: &str, protocol: &str, addr: &str) -> String {
     let addr = if addr.is_empty() { "HOST:PORT" } else { addr };
-    if error.contains("Connection refused") {
+    if error.contains("Connection refused") && protocol == serverlab_load::http::NAME {
+        format!(
+            "; nothing listens at {addr}: start your server, or point --addr (or the URLs) at it"
+        )
+    } else if error.contains("Connection refused") {
         format!(
             "; nothing listens there: start a server with `serverlab serve {protocol} --addr {addr}` \
              (in another terminal), or point --addr at yours"

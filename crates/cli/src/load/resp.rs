@@ -11,7 +11,6 @@ use clap::error::ErrorKind;
 use serverlab_load::keyspace::ValueSize;
 use serverlab_load::resp::{Auth, Command, KeyPattern, Mix, RespLoad, Stop, Workload};
 use serverlab_proto::resp::NAME;
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -22,9 +21,9 @@ pub const ABOUT: &str = "Any server speaking Redis's protocol (serve resp, redis
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Server address (serverlab's `serve resp`, redis-server, …): HOST:PORT, HOST (port 6379) or :PORT
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379", value_parser = args::addr(6379))]
-    addr: SocketAddr,
+    /// Server address (serverlab's `serve resp`, redis-server, …): HOST:PORT, HOST (port 6379) or :PORT, or unix:PATH for a Unix socket
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379", value_parser = args::endpoint(6379))]
+    addr: serverlab_load::Endpoint,
     /// What to send
     #[arg(long, default_value = "keys", value_parser = args::named::<Workload>())]
     workload: Workload,

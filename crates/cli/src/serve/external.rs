@@ -16,83 +16,31 @@
 
 use super::{Protocol, ServerArgs};
 use anyhow::{bail, Context};
+use serverlab_proto::Served;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
 
-/// The flags of `serve` that only serverlab's own servers act on (the
-/// argument's id, its flag, why it cannot reach the program run):
-/// refused, as `--metrics` is, rather than taken and ignored.
-const IGNORED: [(&str, &str, &str); 6] = [
-    (
-        "uring_sqpoll",
-        "--uring-sqpoll",
-        "the program it runs makes its own system calls",
-    ),
-    (
-        "strategy",
-        "--strategy",
-        "the program it runs serves with its own concurrency",
-    ),
-    (
-        "threads",
-        "--threads",
-        "the program it runs starts its own threads (give them in --command)",
-    ),
-    (
-        "time_all",
-        "--time-all",
-        "serverlab times none of the requests the program it runs answers",
-    ),
-    (
-        "max_connections",
-        "--max-connections",
-        "the program it runs admits its own connections (give its limit in --command)",
-    ),
-    (
-        "write_timeout",
-        "--write-timeout",
-        "the program it runs writes its own replies",
-    ),
-];
-
 impl Args {
-    /// `--metrics` and the flags of [`IGNORED`]: a usage error (exit 2)
-    /// naming the first, and why.
-    fn refuse_serverlabs_flags(&self) {
-        let refused = match self.server.metrics {
-            Some(_) => Some((
+    /// Why `--metrics` or a flag only serverlab's own servers act on
+    /// ([`Served::OWN_SERVER_FLAGS`]) is refused, naming the first given
+    /// (`matches`: clap's of this command; a default is not a flag
+    /// given): taken and ignored, it would mislead.
+    pub fn refused(&self, matches: &clap::ArgMatches) -> Option<String> {
+        use clap::parser::ValueSource;
+        let (flag, why) = match self.server.metrics {
+            Some(_) => (
                 "--metrics",
                 "the program it runs keeps its own counters, which serverlab cannot read",
-            )),
-            None => ignored_flag(),
+            ),
+            None => Served::OWN_SERVER_FLAGS
+                .iter()
+                .find(|f| matches.value_source(&f.id()) == Some(ValueSource::CommandLine))
+                .map(|f| (f.flag, f.why))?,
         };
-        if let Some((flag, why)) = refused {
-            crate::usage_error_of(
-                "serve",
-                serverlab_proto::Served::EXTERNAL,
-                clap::error::ErrorKind::ArgumentConflict,
-                format!("{flag} is not for serve external: {why}"),
-            );
-        }
+        Some(format!("{flag} is not for serve external: {why}"))
     }
-}
-
-/// The first flag of [`IGNORED`] given on this process's command line
-/// (a default is not a flag given), with why it is refused.
-fn ignored_flag() -> Option<(&'static str, &'static str)> {
-    use clap::parser::ValueSource;
-    let cmd = <crate::Cli as clap::CommandFactory>::command();
-    let args = crate::argv::joined(&cmd, std::env::args_os());
-    let matches = cmd.try_get_matches_from(args).ok()?;
-    let ours = matches
-        .subcommand_matches("serve")?
-        .subcommand_matches(serverlab_proto::Served::EXTERNAL)?;
-    IGNORED
-        .iter()
-        .find(|(id, _, _)| ours.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|&(_, flag, why)| (flag, why))
 }
 
 /// How long the command may take to listen.
@@ -112,7 +60,7 @@ pub struct Args {
 }
 
 impl Protocol for Args {
-    const NAME: &'static str = serverlab_proto::Served::EXTERNAL;
+    const NAME: &'static str = Served::EXTERNAL;
     const ABOUT: &'static str = "Another program as the server (redis-server, …), started, pinned and \
                                  stopped as a sweep starts serverlab's: --command 'redis-server --port $PORT'";
     const PORT: Option<u16> = None;
@@ -122,7 +70,6 @@ impl Protocol for Args {
     }
 
     fn run(self) -> anyhow::Result<ExitCode> {
-        self.refuse_serverlabs_flags();
         let addr = self.addr()?;
         if let Some(cpus) = &self.server.cpus {
             cpus.pin_current_thread()
@@ -228,4 +175,36 @@ fn stop(child: &mut Child) -> String {
     child
         .wait()
         .map_or_else(|e| e.to_string(), |s| format!("killed after {STOP:?}: {s}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one list ([`Served::OWN_SERVER_FLAGS`], which a sweep reads
+    /// too) names `serve`'s own flags, each taking a value as it says.
+    #[test]
+    fn each_flag_refused_is_serves_and_takes_a_value_as_listed() {
+        let cli = <crate::Cli as clap::CommandFactory>::command();
+        let external = cli
+            .find_subcommand("serve")
+            .and_then(|s| s.find_subcommand(Served::EXTERNAL))
+            .expect("serve external");
+        for own in Served::OWN_SERVER_FLAGS {
+            let arg = external
+                .get_arguments()
+                .find(|a| a.get_id().as_str() == own.id())
+                .unwrap_or_else(|| panic!("{}: no such flag of serve", own.flag));
+            assert_eq!(
+                arg.get_long().map(|l| format!("--{l}")),
+                Some(own.flag.into())
+            );
+            assert_eq!(
+                arg.get_action().takes_values(),
+                own.takes_value,
+                "{}",
+                own.flag
+            );
+        }
+    }
 }

@@ -169,11 +169,18 @@ impl ServeCmd {
     }
 
     /// What the flags' parsers cannot check alone: `--threads` only with a
-    /// strategy it sizes (a usage error otherwise, which says why).
-    pub fn check(&self) -> Result<(), String> {
+    /// strategy it sizes, and none of the flags `serve external` cannot
+    /// pass on (a usage error otherwise, which says why). `matches`:
+    /// clap's, of `serve`.
+    pub fn check(&self, matches: &clap::ArgMatches) -> Result<(), String> {
         config(self.protocol.server(), 0)
             .check()
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        let ours = matches.subcommand_matches(self.protocol());
+        match (&self.protocol, ours) {
+            (ServeProtocol::External(args), Some(ours)) => args.refused(ours).map_or(Ok(()), Err),
+            _ => Ok(()),
+        }
     }
 }
 

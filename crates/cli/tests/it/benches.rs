@@ -65,6 +65,10 @@ fn every_bench_script_runs_in_its_smallest_mode() {
         ("resp_hard.py", "--quick --bin BIN"),
         ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
         (
+            "poll_vs_redis_benchmark.py",
+            "--bin BIN --rounds 1 --duration 0.3",
+        ),
+        (
             "metrics_cost.py",
             "--bin BIN --strategy ONE --duration 1 --reps 1 --baseline-bin BIN",
         ),

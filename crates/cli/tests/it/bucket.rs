@@ -423,8 +423,12 @@ fn sigterm_answers_delays_in_progress() {
         c.send(b"0,0\n");
         assert_eq!(text(&c.recv()), "0", "{strategy}");
         c.send(b"200,0\n");
-        // Give the line time to arrive; the delay is then still running.
-        std::thread::sleep(Duration::from_millis(50));
+        // Once the server has read the line its 200 ms delay is running
+        // (a fixed sleep was not enough on a busy machine: the stop came
+        // before the read, and a line never read is not drained).
+        wait_for("the server reads the line", Duration::from_secs(30), || {
+            read_by_server(&c.stream)
+        });
         server.signal(nix::sys::signal::Signal::SIGTERM);
         assert_eq!(text(&c.recv()), "200", "{strategy}");
         assert!(c.closed_by_server(), "{strategy}: open after draining");

@@ -69,6 +69,12 @@ for doc in yaml.safe_load_all(open(sys.argv[1])):
         out.append([doc["metadata"]["name"], c["command"] + c.get("args", []), env])
 print(json.dumps(out))
 "#;
+    serde_json::from_value(with_pyyaml(script, path)).unwrap()
+}
+
+/// What the Python `script` prints, as JSON, run on the manifest at
+/// `path` (its `sys.argv[1]`) with PyYAML.
+fn with_pyyaml(script: &str, path: &Path) -> serde_json::Value {
     let out = Command::new("python3")
         .args(["-c", script])
         .arg(path)
@@ -84,13 +90,7 @@ fn documents(path: &Path) -> Vec<serde_json::Value> {
 import json, sys, yaml
 print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .output()
-        .expect("python3 with PyYAML (pip install kubernetes-validate brings it)");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_value(with_pyyaml(script, path)).unwrap()
 }
 
 /// A string at `pointer` in `v`, or a failure naming what is missing.
@@ -277,14 +277,7 @@ fn the_sweep_manifests_commands_run_as_the_indexed_job_would() {
     let names: Vec<&str> = jobs.iter().map(|j| j.0.as_str()).collect();
     assert_eq!(names, ["serverlab-sweep", "serverlab-sweep-report"]);
     let experiment = tmp.path().join("experiment.toml");
-    std::fs::write(
-        &experiment,
-        "name = \"k8s\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
-         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
-         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
-         readers = 1\nduration = \"1s\"\n",
-    )
-    .unwrap();
+    write_small_experiment(&experiment, "k8s");
     let results = tmp.path().join("results");
     let common = |index: Option<u32>| {
         let mut v = vec![

@@ -9,7 +9,7 @@ use serverlab_check::ledger::Ledger;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -125,7 +125,8 @@ fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
 
 /// `conns` connections writing their own keys in lock-step, each write in
 /// the ledger when sent and when acknowledged, until `stop` or an error
-/// (the server was killed). Returns how many writes were acknowledged.
+/// (the server was killed). Each returns how many writes were
+/// acknowledged; `so_far` counts them all as they are.
 fn write_load(
     proto: Proto,
     addr: SocketAddr,
@@ -133,10 +134,12 @@ fn write_load(
     tag: &str,
     ledger: &Arc<Ledger>,
     stop: &Arc<AtomicBool>,
+    so_far: &Arc<AtomicU64>,
 ) -> Vec<std::thread::JoinHandle<u64>> {
     (0..conns)
         .map(|c| {
             let (ledger, stop, tag) = (ledger.clone(), stop.clone(), tag.to_string());
+            let so_far = so_far.clone();
             std::thread::spawn(move || {
                 let mut conn = connect(addr);
                 let mut acked = 0;
@@ -152,6 +155,7 @@ fn write_load(
                     }
                     ledger.acked(key.as_bytes(), Some(value.as_bytes()));
                     acked += 1;
+                    so_far.fetch_add(1, Ordering::Relaxed);
                 }
                 acked
             })
@@ -190,8 +194,22 @@ fn crash_rounds(proto: Proto, dir: &Path, args: &[&str], rounds: usize, allow: &
         let path = dir.with_extension(format!("ledger{round}"));
         let ledger = Arc::new(Ledger::create(&path).unwrap());
         let stop = Arc::new(AtomicBool::new(false));
-        let writers = write_load(proto, server.addr, 8, &format!("r{round}"), &ledger, &stop);
-        std::thread::sleep(Duration::from_millis(200 + random_below(800)));
+        let so_far = Arc::new(AtomicU64::new(0));
+        let writers = write_load(
+            proto,
+            server.addr,
+            8,
+            &format!("r{round}"),
+            &ledger,
+            &stop,
+            &so_far,
+        );
+        // Killed at a random moment after the first acknowledgement (a
+        // fixed time could pass before it on a busy machine).
+        wait_for("a write acknowledged", Duration::from_secs(60), || {
+            so_far.load(Ordering::Relaxed) > 0
+        });
+        std::thread::sleep(Duration::from_millis(random_below(800)));
         server.signal(nix::sys::signal::Signal::SIGKILL);
         drop(server);
         stop.store(true, Ordering::Relaxed);
@@ -471,13 +489,17 @@ fn the_ledger_check_fails_a_server_that_lost_acknowledged_writes() {
     let server = ServerProc::start("kv", &[]);
     let ledger = Arc::new(Ledger::create(&path).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
-    let writers = write_load(Proto::Kv, server.addr, 2, "lost", &ledger, &stop);
-    std::thread::sleep(Duration::from_millis(200));
+    let so_far = Arc::new(AtomicU64::new(0));
+    let writers = write_load(Proto::Kv, server.addr, 2, "lost", &ledger, &stop, &so_far);
+    // Both connections have had a write acknowledged (the ledger then
+    // holds writes the unlogged server loses).
+    wait_for("writes acknowledged", Duration::from_secs(60), || {
+        so_far.load(Ordering::Relaxed) >= 20
+    });
     server.signal(nix::sys::signal::Signal::SIGKILL);
     drop(server);
-    writers
-        .into_iter()
-        .for_each(|w| assert!(w.join().unwrap() > 0));
+    let acked: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(acked > 0);
     ledger.flush().unwrap();
     // Without a log, the restarted server holds nothing.
     let again = ServerProc::start("kv", &[]);
@@ -671,7 +693,14 @@ fn a_loads_ledger_catches_a_server_that_loses_writes() {
             let server = ServerProc::start(proto.name(), &[]);
             let path = dir.join("ledger");
             let mut load = ledger_load(proto, server.addr, &path);
-            std::thread::sleep(Duration::from_millis(700));
+            // Writes acknowledged by then are lost with the server (a fixed
+            // 700 ms passed before the first on a busy machine, and an
+            // empty ledger finds nothing wrong).
+            wait_for(
+                "acknowledged writes in the ledger",
+                Duration::from_secs(60),
+                || std::fs::read_to_string(&path).is_ok_and(|t| t.matches("\nA ").count() >= 20),
+            );
             drop(server);
             load.wait().unwrap();
             let again = ServerProc::start(proto.name(), &[]);

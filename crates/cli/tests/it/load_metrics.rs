@@ -70,19 +70,18 @@ impl LoadProc {
     }
 }
 
-/// The board load's operations and their counts in a result.
-fn op_counts(json: &serde_json::Value) -> Vec<(String, u64)> {
-    json["results"]["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["name"].as_str().unwrap().to_string(),
-                o["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+/// Scrape `at` until `found` takes what it wants from the text (every
+/// 100 ms; 20 s is a hang guard, failing with `what` and the last text).
+fn scrape_until<T>(at: SocketAddr, what: &str, found: impl Fn(&str) -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = scrape(at);
+        if let Some(t) = found(&text) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "{what}: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// The result at `path`, once the load has written it whole.
@@ -117,16 +116,10 @@ fn a_running_load_is_scraped_and_its_counters_end_equal_to_the_result() {
         ],
     );
     // During the window (after the 1 s warm-up): a second handed over.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let during = loop {
-        let text = scrape(load.metrics);
-        let answered = sample(&text, "serverlab_load_responses_total", &[("op", "POST")]);
-        if answered.is_some_and(|n| n > 0.0) {
-            break text;
-        }
-        assert!(Instant::now() < deadline, "nothing counted: {text}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let during = scrape_until(load.metrics, "nothing counted", |text| {
+        let answered = sample(text, "serverlab_load_responses_total", &[("op", "POST")]);
+        answered.is_some_and(|n| n > 0.0).then(|| text.to_string())
+    });
     let constant = [("protocol", "board"), ("agent", "0/1")];
     for (name, op) in [
         ("serverlab_load_requests_sent_total", "POST"),
@@ -237,31 +230,19 @@ fn the_verdict_is_a_gauge_per_check_once_the_run_ends() {
     let load = LoadProc::start("board", server.addr, &args);
     // While it runs (the result not written yet after the scrape): no
     // verdict, not a 0.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = scrape(load.metrics);
+    scrape_until(load.metrics, "nothing counted", |text| {
         if json.exists() {
-            break;
+            return Some(());
         }
-        if sample(&text, "serverlab_load_responses_total", &[("op", "POST")]).is_some() {
-            assert_eq!(verdict_gauges(&text), (None, vec![]), "{text}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "nothing counted: {text}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        let answered = sample(text, "serverlab_load_responses_total", &[("op", "POST")]);
+        answered.map(|_| assert_eq!(verdict_gauges(text), (None, vec![]), "{text}"))
+    });
     let result = wait_for_json(&json, Duration::from_secs(30));
     let validity = &result["results"]["validity"];
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let (certified, checks) = loop {
-        let text = scrape(load.metrics);
-        let (certified, checks) = verdict_gauges(&text);
-        if let Some(c) = certified {
-            break (c, checks);
-        }
-        assert!(Instant::now() < deadline, "no verdict: {text}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (certified, checks) = scrape_until(load.metrics, "no verdict", |text| {
+        let (certified, checks) = verdict_gauges(text);
+        certified.map(|c| (c, checks))
+    });
     let want = if validity["certified"].as_bool().unwrap() {
         1.0
     } else {
@@ -355,15 +336,9 @@ fn promtool_accepts_the_load_exposition() {
         ],
     );
     // Once the run is over: its verdict's gauges too.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let text = loop {
-        let t = scrape(load.metrics);
-        if sample(&t, "serverlab_load_certified", &[]).is_some() {
-            break t;
-        }
-        assert!(Instant::now() < deadline, "nothing counted: {t}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let text = scrape_until(load.metrics, "no verdict", |text| {
+        sample(text, "serverlab_load_certified", &[]).map(|_| text.to_string())
+    });
     let out = promtool(&["check", "metrics"], &text);
     assert!(
         out.status.success(),

@@ -273,6 +273,71 @@ fn resp(strategy: &str) {
     has_constant_labels(&text, "resp", strategy, store);
 }
 
+/// `serve echo --max-request`, so that a request can be over it.
+const ECHO_MAX_REQUEST: usize = 64;
+
+/// What provokes an error from `protocol`'s server, sent to `addr`, and
+/// the `op` and `reason` its metrics count it under.
+fn an_error(protocol: &str, addr: SocketAddr) -> (&'static str, &'static str) {
+    // The reply, or the server closing the connection.
+    let send = |wire: &[u8]| {
+        let mut c = Client::connect(addr);
+        c.send(wire);
+        c.try_recv();
+    };
+    match protocol {
+        "board" => {
+            send(b"READ@nothing#0\0");
+            ("READ", "no_such_message")
+        }
+        "bucket" => {
+            send(b"not a number\n");
+            ("any", "malformed")
+        }
+        "echo" => {
+            send(&[b'x'; ECHO_MAX_REQUEST + 1]);
+            ("any", "oversize_frame")
+        }
+        "kv" => {
+            kv_req(addr, "GET /missing", "");
+            ("any", "status_404")
+        }
+        "resp" => {
+            send(&resp_cmd(&["NOSUCHCOMMAND"]));
+            ("any", "unknown_command")
+        }
+        other => panic!("{other}: say here how its server answers an error"),
+    }
+}
+
+/// Every protocol `serve` offers (but `external`, a program of the
+/// user's) exports its errors: a new protocol fails here until it says
+/// how to provoke one.
+#[test]
+fn every_protocols_errors_reach_the_metrics() {
+    let protocols = listed_subcommands(&["serve"]);
+    let served: Vec<&str> = protocols
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !["help", "external"].contains(p))
+        .collect();
+    assert!(served.len() >= 5, "{protocols:?}");
+    for protocol in served {
+        let max = ECHO_MAX_REQUEST.to_string();
+        let args = if protocol == "echo" {
+            vec!["--max-request", &max]
+        } else {
+            vec![]
+        };
+        let (server, at) = serve(protocol, &args);
+        let (op, reason) = an_error(protocol, server.addr);
+        let text = scrape(at);
+        let labels = [("op", op), ("reason", reason)];
+        let n = sample(&text, "serverlab_request_errors_total", &labels);
+        assert_eq!(n, Some(1.0), "{protocol}: {op} {reason}\n{text}");
+    }
+}
+
 per_strategy!(board_counts, board);
 per_strategy!(echo_counts, echo);
 per_strategy!(bucket_counts, bucket);
@@ -466,8 +531,7 @@ fn oversized_requests_get_431() {
 #[test]
 fn durability_exposes_the_logs_commits() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let (server, at) = serve("kv", &["--durability", "always", "--data-dir", d]);
+    let (server, at) = serve("kv", &logged_always(dir.path()));
     for k in ["a", "b", "c"] {
         assert_eq!(kv_req(server.addr, &format!("PUT /{k}"), "v"), 201);
     }
@@ -495,8 +559,7 @@ pub fn promtool(args: &[&str], input: &str) -> std::process::Output {
 #[ignore = "needs prometheus (promtool): apt-get install prometheus; run: cargo test --workspace -- --ignored"]
 fn promtool_accepts_the_exposition() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let (server, at) = serve("resp", &["--durability", "always", "--data-dir", d]);
+    let (server, at) = serve("resp", &logged_always(dir.path()));
     let mut c = TcpStream::connect(server.addr).unwrap();
     c.write_all(&resp_cmd(&["SET", "k", "v"])).unwrap();
     let mut ok = [0; 5];

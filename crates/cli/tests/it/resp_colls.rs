@@ -397,15 +397,7 @@ fn snapshots(dir: &Path) -> usize {
 /// compaction floor) from a snapshot of them and the log after it.
 fn durable_round(store: &str, compact: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().to_str().unwrap();
-    let mut args = vec![
-        "--data-dir",
-        data,
-        "--durability",
-        "always",
-        "--store",
-        store,
-    ];
+    let mut args = [&logged_always(dir.path())[..], &["--store", store]].concat();
     if compact {
         args.extend(["--compaction-floor", "4096"]);
     }

@@ -474,12 +474,7 @@ fn expired_keys_are_gone_under_every_store() {
 #[test]
 fn deadlines_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "--durability",
-        "always",
-        "--data-dir",
-        dir.path().to_str().unwrap(),
-    ];
+    let args = logged_always(dir.path());
     let server = ServerProc::start("resp", &args);
     let mut c = Raw::connect(server.addr);
     let at = (now_ms() + 1_000_000).to_string();
@@ -541,14 +536,7 @@ fn deadlines_survive_a_restart() {
 fn a_key_rewritten_after_its_deadline_replays_as_written() {
     for store in crate::resp::resp_stores() {
         let dir = tempfile::tempdir().unwrap();
-        let args = [
-            "--durability",
-            "always",
-            "--store",
-            store,
-            "--data-dir",
-            dir.path().to_str().unwrap(),
-        ];
+        let args = [&logged_always(dir.path())[..], &["--store", store]].concat();
         let server = ServerProc::start("resp", &args);
         let mut c = Raw::connect(server.addr);
         c.expect(&cmd(&["SET", "k", "string"]), OK);
@@ -617,14 +605,7 @@ fn compaction_with_deadlines_does_not_hang() {
 fn an_extended_deadline_survives_a_crash() {
     for store in resp_stores() {
         let dir = tempfile::tempdir().unwrap();
-        let args = [
-            "--durability",
-            "always",
-            "--store",
-            store,
-            "--data-dir",
-            dir.path().to_str().unwrap(),
-        ];
+        let args = [&logged_always(dir.path())[..], &["--store", store]].concat();
         let server = ServerProc::start("resp", &args);
         let mut c = Raw::connect(server.addr);
         let set_at = Instant::now();
@@ -662,12 +643,7 @@ fn an_extended_deadline_survives_a_crash() {
 #[test]
 fn the_active_expirer_deletes_and_logs_under_a_log() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "--durability",
-        "always",
-        "--data-dir",
-        dir.path().to_str().unwrap(),
-    ];
+    let args = logged_always(dir.path());
     let server = ServerProc::start("resp", &args);
     let mut c = Raw::connect(server.addr);
     script(
@@ -706,12 +682,7 @@ fn the_active_expirer_deletes_and_logs_under_a_log() {
 #[test]
 fn keys_due_at_once_beyond_a_pass_are_all_expired_under_a_log() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "--durability",
-        "always",
-        "--data-dir",
-        dir.path().to_str().unwrap(),
-    ];
+    let args = logged_always(dir.path());
     let server = ServerProc::start("resp", &args);
     let mut c = Raw::connect(server.addr);
     c.expect(&cmd(&["SET", "stay", "v"]), OK);

@@ -11,7 +11,6 @@
 use crate::resp::{cmd, Raw};
 use crate::support::*;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
@@ -343,18 +342,8 @@ fn state(c: &mut Raw, keys: &[&str]) -> Vec<String> {
 /// blocking pops did is there after a restart, exactly.
 #[test]
 fn lists_moved_and_popped_survive_a_restart() {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("serverlab-it-resp-lists-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let args = [
-        "--data-dir",
-        dir.to_str().unwrap(),
-        "--durability",
-        "always",
-        "--threads",
-        "2",
-    ];
+    let dir = tempfile::tempdir().unwrap();
+    let args = [&logged_always(dir.path())[..], &["--threads", "2"]].concat();
     let keys = ["a", "b", "c", "q1", "q2", "m", "d", "gone"];
     let before = {
         let server = ServerProc::start("resp", &args);
@@ -420,5 +409,4 @@ fn lists_moved_and_popped_survive_a_restart() {
     let server = ServerProc::start("resp", &args);
     let after = state(&mut Raw::connect(server.addr), &keys);
     assert_eq!(after, before);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -451,12 +451,7 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
 #[test]
 fn durable_sort_store_and_restore_come_back_identical() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "--durability",
-        "always",
-        "--data-dir",
-        dir.path().to_str().unwrap(),
-    ];
+    let args = logged_always(dir.path());
     let server = ServerProc::start("resp", &args);
     let mut c = Raw::connect(server.addr);
     for (args, want) in [

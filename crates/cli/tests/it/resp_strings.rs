@@ -9,7 +9,6 @@
 
 use crate::resp::{cmd, now_ms, Raw};
 use crate::support::*;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Requests and redis-server 7.0.15's replies to them, in order (from a
@@ -421,16 +420,8 @@ fn pttl(c: &mut Raw, key: &str) -> i64 {
 /// replayed would have started again).
 #[test]
 fn strings_and_their_deadlines_survive_a_restart() {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("serverlab-it-resp-strings-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let args = [
-        "--data-dir",
-        dir.to_str().unwrap(),
-        "--durability",
-        "always",
-    ];
+    let dir = tempfile::tempdir().unwrap();
+    let args = logged_always(dir.path());
     let (keys, written) = {
         let server = ServerProc::start("resp", &args);
         let mut c = Raw::connect(server.addr);
@@ -467,5 +458,4 @@ fn strings_and_their_deadlines_survive_a_restart() {
         assert_eq!(pttl(&mut c, k), -1, "{k} has no deadline");
     }
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }

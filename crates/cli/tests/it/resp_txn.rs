@@ -7,7 +7,6 @@
 
 use crate::resp::{cmd, resp_stores, Raw};
 use crate::support::*;
-use std::path::PathBuf;
 
 /// Transactions and databases, byte for byte.
 fn script(c: &mut Raw) {
@@ -225,16 +224,8 @@ fn watch_aborts_and_exec_is_isolated_under_every_store() {
 /// and other databases' keys are there (and deadlines, as absolute ones).
 #[test]
 fn a_transaction_and_other_databases_survive_a_restart() {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("serverlab-it-resp-txn-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let args = [
-        "--data-dir",
-        dir.to_str().unwrap(),
-        "--durability",
-        "always",
-    ];
+    let dir = tempfile::tempdir().unwrap();
+    let args = logged_always(dir.path());
     {
         let server = ServerProc::start("resp", &args);
         let mut c = Raw::connect(server.addr);
@@ -263,7 +254,6 @@ fn a_transaction_and_other_databases_survive_a_restart() {
     c.expect(&cmd(&["GET", "three"]), "$1\r\n3\r\n");
     c.expect(&cmd(&["SELECT", "3"]), "+OK\r\n");
     c.expect(&cmd(&["DBSIZE"]), ":0\r\n");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A transaction's queue is bounded by --max-query: past it the commands

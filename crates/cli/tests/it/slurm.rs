@@ -564,18 +564,8 @@ fn the_shipped_load_sbatch_runs_four_agents_and_merges_them() {
     let sum: u64 = agents.iter().map(requests).sum();
     assert!(sum > 0, "the agents did nothing");
     assert_eq!(requests(&merged), sum, "merged requests");
-    let ops = |r: &serde_json::Value| -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = r["results"]["operations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| {
-                (
-                    o["name"].as_str().unwrap().to_string(),
-                    o["count"].as_u64().unwrap(),
-                )
-            })
-            .collect();
+    let ops = |r: &serde_json::Value| {
+        let mut v = op_counts(r);
         v.sort();
         v
     };
@@ -601,14 +591,7 @@ fn the_shipped_sweep_sbatch_runs_two_shards_and_reports_them() {
     need_cluster();
     let tmp = tempfile::tempdir().unwrap();
     let experiment = tmp.path().join("exp.toml");
-    std::fs::write(
-        &experiment,
-        "name = \"slurm\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
-         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
-         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
-         readers = 1\nduration = \"1s\"\n",
-    )
-    .unwrap();
+    write_small_experiment(&experiment, "slurm");
     let out = tmp.path().join("sweep");
     let env = [
         ("SERVERLAB", BIN),

@@ -673,6 +673,41 @@ pub fn stat(out: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {name} in {out}"))
 }
 
+/// A server's flags to log every write to `dir` and acknowledge it once
+/// on disk: `--durability always --data-dir DIR`.
+pub fn logged_always(dir: &std::path::Path) -> [&str; 4] {
+    let dir = dir.to_str().expect("a UTF-8 path");
+    ["--durability", "always", "--data-dir", dir]
+}
+
+/// A load result's operations and their counts, in its order.
+pub fn op_counts(json: &serde_json::Value) -> Vec<(String, u64)> {
+    json["results"]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap().to_string(),
+                o["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A small board experiment named `name` written to `path`: two points
+/// (one and two posters), two repetitions of a second each, and an echo
+/// baseline; what a deployment's tests sweep.
+pub fn write_small_experiment(path: &std::path::Path, name: &str) {
+    let experiment = format!(
+        "name = \"{name}\"\nprotocol = \"board\"\nrepetitions = 2\n[server]\nstrategy = \
+         \"pool-locked\"\nthreads = 1\n[load]\nposters = [1, 2]\nreaders = 1\nduration = \
+         \"1s\"\n[baseline.server]\nprotocol = \"echo\"\n[baseline.load]\nposters = 1\n\
+         readers = 1\nduration = \"1s\"\n"
+    );
+    std::fs::write(path, experiment).unwrap();
+}
+
 /// The subcommands `serverlab [command…] --help` lists under "Commands:"
 /// (clap's `help` among them).
 pub fn listed_subcommands(command: &[&str]) -> Vec<String> {
@@ -702,46 +737,65 @@ pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 }
 
 /// Whether the server end of `stream` has read everything sent on it so
-/// far: its socket in /proc/net/tcp (or tcp6) holds no unread bytes.
-/// False while the server has not accepted or read it, or where it
+/// far: its socket in /proc/net/tcp or /proc/net/tcp6 holds no unread
+/// bytes. False while the server has not accepted or read it, or where it
 /// cannot be found.
 pub fn read_by_server(stream: &TcpStream) -> bool {
     let (Ok(ours), Ok(theirs)) = (stream.local_addr(), stream.peer_addr()) else {
         return false;
     };
-    let hex = |a: SocketAddr| match a {
-        SocketAddr::V4(v4) => format!(
-            "{:08X}:{:04X}",
-            u32::from_ne_bytes(v4.ip().octets()),
-            a.port()
-        ),
-        SocketAddr::V6(_) => String::new(),
-    };
     // Seen from the server: local is its address, remote is ours.
-    let (local, remote) = (hex(theirs), hex(ours));
-    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
-    table.lines().skip(1).any(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        f.len() > 4
-            && f[1] == local
-            && f[2] == remote
-            && f[4]
-                .split_once(':')
-                .is_some_and(|(_, rx)| u64::from_str_radix(rx, 16) == Ok(0))
-    })
+    let unread = |table: &str, local: &str, remote: &str| {
+        let table = std::fs::read_to_string(table).unwrap_or_default();
+        table.lines().skip(1).any(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            f.len() > 4
+                && f[1] == local
+                && f[2] == remote
+                && f[4]
+                    .split_once(':')
+                    .is_some_and(|(_, rx)| u64::from_str_radix(rx, 16) == Ok(0))
+        })
+    };
+    let in_v4 = match (proc_net_v4(theirs), proc_net_v4(ours)) {
+        (Some(local), Some(remote)) => unread("/proc/net/tcp", &local, &remote),
+        _ => false,
+    };
+    // An IPv6 socket (an IPv4 peer of a dual-stack one as ::ffff:a.b.c.d).
+    in_v4 || unread("/proc/net/tcp6", &proc_net_v6(theirs), &proc_net_v6(ours))
+}
+
+/// `a` as /proc/net/tcp writes an address, if IPv4: the address as one
+/// 32-bit word in host order, then the port, in hex.
+fn proc_net_v4(a: SocketAddr) -> Option<String> {
+    let SocketAddr::V4(v4) = a else {
+        return None;
+    };
+    let word = u32::from_ne_bytes(v4.ip().octets());
+    Some(format!("{word:08X}:{:04X}", a.port()))
+}
+
+/// `a` as /proc/net/tcp6 writes an address: four 32-bit words in host
+/// order, then the port, in hex (IPv4 as IPv4-mapped).
+fn proc_net_v6(a: SocketAddr) -> String {
+    let ip = match a {
+        SocketAddr::V4(v4) => v4.ip().to_ipv6_mapped(),
+        SocketAddr::V6(v6) => *v6.ip(),
+    };
+    let words: String = ip
+        .octets()
+        .chunks(4)
+        .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+        .collect();
+    format!("{words}:{:04X}", a.port())
 }
 
 /// How many connections to `server` (an IPv4 listener) are established,
 /// accepted or not: its side's sockets in /proc/net/tcp.
 pub fn connections_to(server: SocketAddr) -> usize {
-    let SocketAddr::V4(v4) = server else {
+    let Some(local) = proc_net_v4(server) else {
         return 0;
     };
-    let local = format!(
-        "{:08X}:{:04X}",
-        u32::from_ne_bytes(v4.ip().octets()),
-        server.port()
-    );
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
     table
         .lines()
@@ -751,4 +805,35 @@ pub fn connections_to(server: SocketAddr) -> usize {
             f.len() > 3 && f[1] == local && f[3] == "01"
         })
         .count()
+}
+
+/// [`read_by_server`] finds the server's socket over IPv4, over IPv6,
+/// and on a dual-stack listener reached over IPv4: false while bytes
+/// wait unread, true once the server has read them.
+#[test]
+fn read_by_server_sees_ipv4_ipv6_and_dual_stack_sockets() {
+    use std::net::TcpListener;
+    for (listen, connect_to) in [
+        ("127.0.0.1:0", None),
+        ("[::1]:0", None),
+        ("[::]:0", Some("127.0.0.1")),
+    ] {
+        let listener = TcpListener::bind(listen).expect(listen);
+        let mut at = listener.local_addr().unwrap();
+        if let Some(ip) = connect_to {
+            at.set_ip(ip.parse().unwrap());
+        }
+        let mut client = TcpStream::connect(at).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        client.write_all(b"hello").unwrap();
+        let limit = Duration::from_secs(20);
+        wait_for(&format!("{listen}: bytes waiting"), limit, || {
+            !read_by_server(&client)
+        });
+        let mut got = [0; 5];
+        server.read_exact(&mut got).unwrap();
+        wait_for(&format!("{listen}: read"), limit, || {
+            read_by_server(&client)
+        });
+    }
 }

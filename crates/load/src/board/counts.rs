@@ -5,15 +5,15 @@
 
 use super::{workload, BoardLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
+use crate::endpoint::Endpoint;
 use crate::LoadError;
 use serverlab_proto::board::{count_answer, CountAnswer, Request};
 use serverlab_proto::Terminator;
-use std::net::SocketAddr;
 use std::time::Duration;
 
-fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
+fn connect(addr: &Endpoint) -> Result<FramedConn, LoadError> {
     FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-        addr,
+        addr: addr.clone(),
         error: source,
     })
 }
@@ -22,7 +22,7 @@ fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
 /// load's reply timeout (at most [`CHECK_TIMEOUT`]).
 pub(super) fn counts(cfg: &BoardLoad) -> Result<Vec<u64>, LoadError> {
     let topics = cfg.topics;
-    let mut conn = connect(cfg.addr)?;
+    let mut conn = connect(&cfg.addr)?;
     conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout));
     conn.set_max_reply(cfg.reply_limit());
     let agent = cfg.agent;
@@ -60,7 +60,7 @@ fn count_reply(conn: &mut FramedConn, topic: &[u8]) -> Result<u64, LoadError> {
 }
 
 /// Send EXIT on a new connection, as the reference client does at the end.
-pub fn send_exit(addr: SocketAddr) -> Result<(), LoadError> {
+pub fn send_exit(addr: &Endpoint) -> Result<(), LoadError> {
     let mut conn = connect(addr)?;
     conn.set_deadline(Duration::from_secs(2));
     let mut wire = Vec::new();

@@ -16,6 +16,7 @@ pub use crate::results::board::{BoardResults, Reads};
 pub use counts::send_exit;
 pub use workload::ReaderMix;
 
+use crate::endpoint::Endpoint;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::report::ProtocolResults;
 use crate::LoadError;
@@ -23,7 +24,6 @@ use client::{BoardClient, Params};
 use encoding::Lines;
 use serde::Serialize;
 use shared::Board;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Operation names, in recorder order.
@@ -44,7 +44,8 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A board load run's settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct BoardLoad {
-    pub addr: SocketAddr,
+    /// The server: a TCP address, or a Unix socket (`unix:/path`).
+    pub addr: Endpoint,
     pub posters: usize,
     pub readers: usize,
     pub duration_s: f64,
@@ -71,9 +72,9 @@ pub struct BoardLoad {
 }
 
 impl BoardLoad {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: impl Into<Endpoint>) -> Self {
         BoardLoad {
-            addr,
+            addr: addr.into(),
             posters: 5,
             readers: 5,
             duration_s: 10.0,
@@ -120,7 +121,7 @@ impl harness::Protocol for BoardLoad {
 
     fn plan(&self) -> Plan {
         Plan {
-            addr: self.addr,
+            addr: self.addr.clone(),
             window: Window::Duration(self.duration()),
             connections: Connections::Persistent,
             pacing: self.pacing.clone(),
@@ -165,7 +166,7 @@ impl harness::Protocol for BoardLoad {
             board.final_checks("COUNT", finals, done.checks, done.errors);
         }
         if self.send_exit {
-            if let Err(e) = send_exit(self.addr) {
+            if let Err(e) = send_exit(&self.addr) {
                 done.errors.push(format!("EXIT: {e}"));
             }
         }

@@ -29,7 +29,7 @@ mod tests {
     /// a merge reads them back from.
     #[test]
     fn the_bounds_settings_read_back_from_the_config() {
-        let mut c = BucketLoad::new("127.0.0.1:1".parse().unwrap());
+        let mut c = BucketLoad::new("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         c.connections = 16;
         c.delay_unit = DelayUnit::Millis;
         c.delay_mode = DelayMode::Work;

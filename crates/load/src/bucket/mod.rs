@@ -15,13 +15,13 @@ pub use crate::results::bucket::BucketResults;
 pub use bound::Bound;
 pub use workload::DelayRange;
 
+use crate::endpoint::Endpoint;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use client::BucketClient;
 use serde::Serialize;
 use serverlab_proto::bucket::{DelayMode, DelayUnit};
-use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Operation names, in recorder order: requests with a delay, and `0,b`.
@@ -53,7 +53,8 @@ pub enum Stop {
 /// A bucket load run's settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct BucketLoad {
-    pub addr: SocketAddr,
+    /// The server: a TCP address, or a Unix socket (`unix:/path`).
+    pub addr: Endpoint,
     /// Concurrent clients, each with one request in flight.
     pub connections: usize,
     pub stop: Stop,
@@ -101,9 +102,9 @@ impl BucketLoad {
     pub(crate) fn agent_bucket(&self, local: usize) -> u64 {
         self.agent.global(local) as u64
     }
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: impl Into<Endpoint>) -> Self {
         BucketLoad {
-            addr,
+            addr: addr.into(),
             connections: 8,
             stop: Stop::DurationS(10.0),
             delay: DelayRange { lo: 1, hi: 3 },
@@ -166,7 +167,7 @@ impl harness::Protocol for BucketLoad {
             (Connections::PerRequest, "one request per connection")
         };
         Plan {
-            addr: self.addr,
+            addr: self.addr.clone(),
             window: match self.stop {
                 Stop::Requests(n) => Window::Requests(n),
                 Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),

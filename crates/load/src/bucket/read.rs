@@ -5,13 +5,18 @@ use super::{BucketLoad, CHECK_TIMEOUT, CONNECT_TIMEOUT};
 use crate::conn::FramedConn;
 use crate::LoadError;
 use serverlab_proto::bucket::{Reply, Request};
-use std::net::SocketAddr;
 
-fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
-    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-        addr,
-        error: source,
-    })
+/// A connection for reads outside the run, bounded as they are.
+fn connect(cfg: &BucketLoad) -> Result<FramedConn, LoadError> {
+    let addr = &cfg.addr;
+    let mut conn =
+        FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
+            addr: addr.clone(),
+            error: source,
+        })?;
+    conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
+    conn.set_max_reply(cfg.reply_limit());
+    Ok(conn)
 }
 
 /// Read every bucket with `0,b`: on one connection in keep-alive mode, a
@@ -19,38 +24,14 @@ fn connect(addr: SocketAddr) -> Result<FramedConn, LoadError> {
 /// answers that too).
 pub(super) fn read_buckets(cfg: &BucketLoad) -> Result<Vec<u64>, LoadError> {
     let mut kept = None;
-    let mut wire = Vec::new();
     (0..cfg.agent_buckets())
         .map(|l| {
-            let b = cfg.agent_bucket(l);
             let mut conn = match kept.take() {
                 Some(c) => c,
-                None => {
-                    let mut c = connect(cfg.addr)?;
-                    c.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
-                    c.set_max_reply(cfg.reply_limit());
-                    c
-                }
+                None => connect(cfg)?,
             };
-            wire.clear();
-            Request {
-                delay: 0,
-                bucket: b,
-            }
-            .encode(&mut wire);
-            conn.send(&wire)?;
-            let line = conn.recv()?;
-            let value = match Reply::parse(line) {
-                Some(Reply::Value(v)) => v,
-                Some(Reply::Err(_)) => return Err(count_mismatch(cfg)?),
-                // Said as a run without --verify says it, so the advice is
-                // the same.
-                None => {
-                    return Err(LoadError::WrongProtocol {
-                        protocol: serverlab_proto::bucket::NAME,
-                        sent: crate::quoted(line),
-                    })
-                }
+            let Some(value) = read_on(&mut conn, cfg.agent_bucket(l))? else {
+                return Err(count_mismatch(cfg)?);
             };
             if cfg.keep_alive {
                 kept = Some(conn);
@@ -95,9 +76,13 @@ fn count_mismatch(cfg: &BucketLoad) -> Result<LoadError, LoadError> {
 /// Bucket `b`'s value on a connection of its own; None if the server
 /// answered ERR.
 fn read_one(cfg: &BucketLoad, b: u64) -> Result<Option<u64>, LoadError> {
-    let mut conn = connect(cfg.addr)?;
-    conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
-    conn.set_max_reply(cfg.reply_limit());
+    read_on(&mut connect(cfg)?, b)
+}
+
+/// Bucket `b`'s value, read on `conn`; None if the server answered ERR.
+/// A reply that is no bucket reply is said as a run without --verify
+/// says it, so the advice is the same.
+fn read_on(conn: &mut FramedConn, b: u64) -> Result<Option<u64>, LoadError> {
     let mut wire = Vec::new();
     Request {
         delay: 0,

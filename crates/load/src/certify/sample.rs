@@ -74,7 +74,7 @@ impl<T> Thinned<T> {
 }
 
 /// One loop's sample.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Sample {
     pub replies: Thinned<Point>,
     /// The last reply was kept: the next one's latency completes it.
@@ -82,19 +82,9 @@ pub struct Sample {
     /// Gaps between a client's consecutive actual sends, ns.
     pub send_gaps: Thinned<u64>,
     /// Open loop: how late each recorded request went out, ns (from its
-    /// intended send time).
-    pub send_lag_ns: Histogram<u64>,
-}
-
-impl Default for Sample {
-    fn default() -> Self {
-        Sample {
-            replies: Thinned::default(),
-            pending_next: false,
-            send_gaps: Thinned::default(),
-            send_lag_ns: new_histogram(),
-        }
-    }
+    /// intended send time); made at the first (a closed loop has none,
+    /// and makes none: a histogram is a quarter of a megabyte).
+    pub send_lag_ns: Option<Histogram<u64>>,
 }
 
 impl Sample {
@@ -114,7 +104,9 @@ impl Sample {
 
     /// An open-loop request that went out `lag_ns` after it was due.
     pub fn lag(&mut self, lag_ns: u64) {
-        self.send_lag_ns.saturating_record(lag_ns.max(1));
+        self.send_lag_ns
+            .get_or_insert_with(new_histogram)
+            .saturating_record(lag_ns.max(1));
     }
 
     pub fn send_gap(&mut self, gap_ns: u64) {
@@ -143,9 +135,12 @@ impl Sample {
             .values
             .extend_from_slice(&other.send_gaps.values);
         self.send_gaps.seen += other.send_gaps.seen;
-        self.send_lag_ns
-            .add(&other.send_lag_ns)
-            .expect("same bounds");
+        if let Some(theirs) = &other.send_lag_ns {
+            self.send_lag_ns
+                .get_or_insert_with(new_histogram)
+                .add(theirs)
+                .expect("same bounds");
+        }
     }
 
     /// What the loops kept, as one series (after [`Sample::absorb`]).
@@ -156,7 +151,7 @@ impl Sample {
             replies: every_kth(replies),
             replies_seen: self.replies.seen,
             send_gaps: every_kth(self.send_gaps.values.clone()),
-            send_lag_ns: self.send_lag_ns.clone(),
+            send_lag_ns: self.send_lag_ns.clone().unwrap_or_else(new_histogram),
         }
     }
 }

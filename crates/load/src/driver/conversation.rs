@@ -1,9 +1,9 @@
 //! What the driver asks of a slot's client, and what it tells it when a
 //! connection fails.
 
+use crate::endpoint::Endpoint;
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
 use std::time::Instant;
 
 /// A connection opened before the run, still blocking (with timeouts),
@@ -73,7 +73,7 @@ pub trait Conversation {
 #[derive(Debug)]
 pub enum Failure {
     /// It could not be opened.
-    Connect { addr: SocketAddr, source: io::Error },
+    Connect { addr: Endpoint, source: io::Error },
     /// The server closed it while the client still wanted it.
     Closed,
     /// A read or write failed.

@@ -219,7 +219,7 @@ impl<C: Conversation> EventLoop<'_, C> {
             Ok(None) if ev.is_writable() => {}
             Ok(None) => return,
             Ok(Some(e)) | Err(e) => {
-                let addr = self.opts.addr;
+                let addr = self.opts.addr.clone();
                 return self.fail(i, Failure::Connect { addr, source: e }, now);
             }
         }

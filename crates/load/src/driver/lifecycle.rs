@@ -49,10 +49,11 @@ impl<C: Conversation> EventLoop<'_, C> {
             self.live -= 1;
             return false;
         }
-        let (addr, registry) = (self.opts.addr, self.poll.registry());
-        match slot.open(addr, registry, i, now) {
+        let registry = self.poll.registry();
+        match slot.open(&self.opts.addr, registry, i, now) {
             Ok(()) => false,
             Err(source) => {
+                let addr = self.opts.addr.clone();
                 self.fail(i, Failure::Connect { addr, source }, now);
                 true
             }
@@ -113,7 +114,7 @@ impl<C: Conversation> EventLoop<'_, C> {
         }
         if s.connecting {
             return (now - s.opened_at >= self.opts.connect_timeout).then(|| Failure::Connect {
-                addr: self.opts.addr,
+                addr: self.opts.addr.clone(),
                 source: io::ErrorKind::TimedOut.into(),
             });
         }

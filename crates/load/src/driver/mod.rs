@@ -46,7 +46,7 @@ pub use framing::{line, reply_too_long, take_line};
 pub use poll::{PollMode, PollStats, Polling};
 pub use slot::Slot;
 
-use std::net::SocketAddr;
+use crate::endpoint::Endpoint;
 
 /// `--max-reply`'s default: no reply of a load's requests comes near it
 /// (a kv value or a RESP LRANGE of a lab's sizes is kilobytes), and a
@@ -73,7 +73,7 @@ use std::time::{Duration, Instant};
 /// How a run is bounded and how long anything may take.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub addr: SocketAddr,
+    pub addr: Endpoint,
     pub connect_timeout: Duration,
     /// A connection with requests in flight fails when no whole reply
     /// arrives for this long — bytes that trickle in do not count (None:

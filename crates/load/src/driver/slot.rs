@@ -4,10 +4,10 @@
 
 use super::conversation::{Conversation, Failure};
 use super::token;
+use crate::endpoint::{Endpoint, MioStream};
 use mio::{Interest, Registry, Token};
 use serverlab_util::InputBuf;
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// A connection's input buffer to begin with; it grows for longer replies.
@@ -25,7 +25,7 @@ enum Got {
 /// A conversation with its connection and buffers.
 pub struct Slot<C> {
     pub client: C,
-    pub(super) stream: Option<mio::net::TcpStream>,
+    pub(super) stream: Option<MioStream>,
     pub(super) connecting: bool,
     /// When the connection was started (for its timeout).
     pub(super) opened_at: Instant,
@@ -77,15 +77,14 @@ impl<C: Conversation> Slot<C> {
     /// for runs whose window starts once every connection is open.
     /// The conversation greets the server on it first, blocking, each
     /// read and write within `timeout`.
-    pub fn connected(addr: SocketAddr, timeout: Duration, mut client: C) -> io::Result<Self> {
-        let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout)?;
-        stream.set_nodelay(true)?;
+    pub fn connected(addr: &Endpoint, timeout: Duration, mut client: C) -> io::Result<Self> {
+        let mut stream = addr.connect(timeout)?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
         client.greet(&mut stream)?;
-        stream.set_nonblocking(true)?;
+        let stream = stream.into_mio()?;
         let mut slot = Slot::new(client);
-        slot.stream = Some(mio::net::TcpStream::from_std(stream));
+        slot.stream = Some(stream);
         Ok(slot)
     }
 
@@ -107,12 +106,12 @@ impl<C: Conversation> Slot<C> {
     /// Start a new connection (non-blocking) as slot `index`.
     pub(super) fn open(
         &mut self,
-        addr: SocketAddr,
+        addr: &Endpoint,
         registry: &Registry,
         index: usize,
         now: Instant,
     ) -> io::Result<()> {
-        let stream = mio::net::TcpStream::connect(addr)?;
+        let stream = addr.open()?;
         self.generation = self.generation.wrapping_add(1);
         self.stream = Some(stream);
         if let Err(e) = self.register(registry, index) {

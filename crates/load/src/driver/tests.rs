@@ -4,6 +4,7 @@
 use super::*;
 use crate::Progress;
 use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::net::TcpListener;
 
 /// What the test server does with each line it reads.
@@ -130,7 +131,7 @@ impl Conversation for Probe {
 
 fn options(addr: SocketAddr) -> Options {
     Options {
-        addr,
+        addr: addr.into(),
         connect_timeout: Duration::from_secs(5),
         reply_timeout: Some(Duration::from_secs(10)),
         deadline: None,

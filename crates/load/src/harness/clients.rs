@@ -91,7 +91,7 @@ pub fn run_clients<E: Exchange + Send>(
     }
     let span = plan.span(start);
     let opts = driver::Options {
-        addr: plan.addr,
+        addr: plan.addr.clone(),
         connect_timeout: plan.timeouts.connect,
         reply_timeout: plan.timeouts.reply,
         deadline: span.end,
@@ -217,9 +217,11 @@ fn open<'r, E: Exchange>(
     if !metered.connect(now) {
         return Ok(Slot::new(metered));
     }
-    Slot::connected(plan.addr, plan.timeouts.connect, metered).map_err(|error| LoadError::Connect {
-        addr: plan.addr,
-        error,
+    Slot::connected(&plan.addr, plan.timeouts.connect, metered).map_err(|error| {
+        LoadError::Connect {
+            addr: plan.addr.clone(),
+            error,
+        }
     })
 }
 

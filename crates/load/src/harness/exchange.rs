@@ -54,6 +54,13 @@ pub trait Exchange {
     /// Who this client is in the per-client figures: a role ("poster",
     /// "connection") and its index in that role.
     fn label(&self) -> (&'static str, usize);
+
+    /// The server said it closes this connection after the replies in
+    /// flight (HTTP's `Connection: close`): it is done once they are in,
+    /// and its end of stream then is no failure.
+    fn closing(&self) -> bool {
+        false
+    }
 }
 
 /// When a reply came, and whether it counts (it came inside the window).

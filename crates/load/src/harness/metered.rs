@@ -118,7 +118,7 @@ pub(crate) struct Metered<'r, E: Exchange> {
     unnoted_errors: Vec<ErrorAt>,
     unnoted: bool,
     /// When the last recorded reply's request went out (for the gaps
-    /// between sends the verdict tests).
+    /// between sends the verdict tests, under random arrivals only).
     last_sent: Option<Instant>,
 }
 
@@ -333,9 +333,11 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
-            let sent = done.timing.sent;
-            if let Some(prev) = self.last_sent.replace(sent) {
-                rec.send_gap(sent.saturating_duration_since(prev));
+            if self.plan.pacing.random_arrivals() {
+                let sent = done.timing.sent;
+                if let Some(prev) = self.last_sent.replace(sent) {
+                    rec.send_gap(sent.saturating_duration_since(prev));
+                }
             }
         }
         self.last_reply = Some(now);
@@ -347,7 +349,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
     }
 
     fn connection_done(&self) -> bool {
-        self.inflight.is_empty() && (self.ended || self.spent())
+        self.inflight.is_empty() && (self.ended || self.spent() || self.exchange.closing())
     }
 
     fn failed(&mut self, failure: Failure, now: Instant) {

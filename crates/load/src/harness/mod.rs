@@ -30,13 +30,13 @@ pub use search::{execute, Execution, Mode, Outcome};
 
 use crate::checks::Checks;
 use crate::driver::Polling;
+use crate::endpoint::Endpoint;
 use crate::env::Environment;
 use crate::intervals::IntervalLog;
 use crate::record::Span;
 use crate::report::{LoadReport, ProtocolResults, SCHEMA};
 use crate::{LoadError, Progress};
 use serde::Serialize;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
 /// One protocol's load: everything the harness cannot know.
@@ -99,7 +99,7 @@ pub trait Protocol: Serialize + Sync {
 /// How a run is bounded and how its clients use connections.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub addr: SocketAddr,
+    pub addr: Endpoint,
     pub window: Window,
     pub connections: Connections,
     pub pacing: Pacing,

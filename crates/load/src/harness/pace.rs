@@ -63,6 +63,13 @@ impl Pacing {
         self.rate.is_some()
     }
 
+    /// Whether the sends are meant to come at random (an open loop's
+    /// Poisson arrivals): only then does the verdict test the gaps
+    /// between them, and only then are they kept.
+    pub fn random_arrivals(&self) -> bool {
+        self.is_open() && self.arrivals == Arrivals::Poisson
+    }
+
     pub fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.warmup_s.max(0.0))
     }

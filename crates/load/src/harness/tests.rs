@@ -6,6 +6,7 @@ use super::*;
 use crate::driver::{take_line, Failure};
 use crate::record::Recorder;
 use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -111,7 +112,7 @@ impl Exchange for Ping {
 
 fn plan(addr: SocketAddr, window: Window, connections: Connections) -> Plan {
     Plan {
-        addr,
+        addr: addr.into(),
         window,
         connections,
         pacing: Pacing::default(),
@@ -203,7 +204,7 @@ fn the_pipeline_keeps_that_many_requests_in_flight() {
     // The server saw 4 waiting at once (and never more).
     assert_eq!(s.deepest.load(std::sync::atomic::Ordering::Relaxed), 4);
     let lockstep = server(Duration::from_millis(1));
-    p.addr = lockstep.addr;
+    p.addr = lockstep.addr.into();
     p.pacing.pipeline = 1;
     run_clients(&p, 1, pings(1), &Progress::default()).unwrap();
     assert_eq!(
@@ -319,6 +320,32 @@ fn an_open_loop_sends_at_its_rate_from_its_schedule() {
         "{}",
         ms(&op.latency_ns, 0.5)
     );
+}
+
+/// What each loop keeps for the verdict, only where it is used: how
+/// late sends went, in an open loop; the gaps between sends, under
+/// random (Poisson) arrivals.
+#[test]
+fn lags_and_gaps_are_kept_only_where_the_verdict_uses_them() {
+    let s = server(Duration::ZERO);
+    let kept = |p: &Plan| {
+        let run = run_clients(p, 1, pings(2), &Progress::default()).unwrap();
+        assert_eq!(total(&run).1, 60);
+        let lags = run.recorders.iter().any(|r| r.sample.send_lag_ns.is_some());
+        let gaps: u64 = run
+            .recorders
+            .iter()
+            .map(|r| r.sample.send_gaps.seen())
+            .sum();
+        (lags, gaps)
+    };
+    let mut p = plan(s.addr, Window::Requests(60), Connections::Persistent);
+    assert_eq!(kept(&p), (false, 0), "closed loop");
+    p.pacing.rate = Some(2000.0);
+    assert_eq!(kept(&p), (true, 0), "open loop, constant arrivals");
+    p.pacing.arrivals = Arrivals::Poisson;
+    let (lags, gaps) = kept(&p);
+    assert!(lags && gaps > 0, "open loop, poisson: {lags} {gaps}");
 }
 
 /// How many of `h`'s values are at least `d`.

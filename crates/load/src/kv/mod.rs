@@ -14,14 +14,15 @@ pub mod workload;
 pub use crate::results::kv::{KvResults, Preload, SessionTimes, Sessions};
 pub use workload::{KeyDist, Mix, Op};
 
+use crate::endpoint::{host_of, Endpoint};
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::http::{Ready, Target};
 use crate::keyspace::ValueSize;
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use serde::Serialize;
 use session::SessionClient;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 use workload::{key_name, min_checked_size, KeyPicker};
@@ -41,7 +42,8 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A kv load run's settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct KvLoad {
-    pub addr: SocketAddr,
+    /// The server: a TCP address, or a Unix socket (`unix:/path`).
+    pub addr: Endpoint,
     /// Sessions to run; [`usize::MAX`] in a timed run (sessions without
     /// end until the window closes; null in the JSON).
     #[serde(serialize_with = "count_or_null")]
@@ -101,9 +103,9 @@ fn optional_seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<
 }
 
 impl KvLoad {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: impl Into<Endpoint>) -> Self {
         KvLoad {
-            addr,
+            addr: addr.into(),
             sessions: 100,
             duration: None,
             requests_per_session: 100,
@@ -159,13 +161,34 @@ impl KvLoad {
     }
 }
 
+/// kv's requests, one per operation (in [`OPS`] order), as `load http`
+/// targets: `METHOD /{key}`, a write's body its value. Written by the one
+/// HTTP client of the loads ([`crate::http`]), whose framing reads the
+/// responses too: kv keeps only its sessions, its keys and its checks.
+pub(crate) fn requests(host: &str) -> Vec<Ready> {
+    use serverlab_util::Named;
+    Op::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            debug_assert_eq!(op.index(), i, "Op::ALL is in OPS order");
+            let m = op.method();
+            let mut t = Target::new(m.name(), "/{key}").expect("a kv request is a target");
+            if m.writes() {
+                t.body = b"{value}".to_vec();
+            }
+            Ready::new(&t, host)
+        })
+        .collect()
+}
+
 /// What the sessions share.
 pub struct Kv {
     keys: KeyPicker,
+    /// Each operation's request ([`requests`]).
+    requests: Vec<Ready>,
     /// The next session number to claim.
     next: AtomicUsize,
-    /// The `Host` every request names.
-    host: String,
     /// How long the preload took, if there was one.
     preload_s: Option<f64>,
 }
@@ -178,7 +201,7 @@ impl harness::Protocol for KvLoad {
 
     fn plan(&self) -> Plan {
         Plan {
-            addr: self.addr,
+            addr: self.addr.clone(),
             window: self.duration.map_or(Window::Work, Window::Duration),
             connections: Connections::Series {
                 requests: Some(self.requests_per_session),
@@ -208,14 +231,13 @@ impl harness::Protocol for KvLoad {
     }
 
     fn setup(&self, errors: &mut Vec<String>) -> Result<Kv, LoadError> {
-        let addr = self.addr;
-        std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|source| {
-            LoadError::Connect {
-                addr,
-                error: source,
-            }
-        })?;
-        let host = addr.to_string();
+        let addr = &self.addr;
+        addr.connect(CONNECT_TIMEOUT)
+            .map_err(|error| LoadError::Connect {
+                addr: addr.clone(),
+                error,
+            })?;
+        let host = host_of(addr);
         let preload_s = if self.preload {
             let t0 = Instant::now();
             errors.extend(preload::run(self, &host)?);
@@ -225,8 +247,8 @@ impl harness::Protocol for KvLoad {
         };
         Ok(Kv {
             keys: KeyPicker::new(self.agent.share(self.keys).max(1), self.key_dist),
+            requests: requests(&host),
             next: AtomicUsize::new(0),
-            host,
             preload_s,
         })
     }
@@ -281,5 +303,33 @@ impl harness::Protocol for KvLoad {
             sessions: usize::MAX,
             ..self.clone()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverlab_proto::kv::client::encode_request;
+    use serverlab_util::Named;
+
+    /// Written by the HTTP client, kv's requests are the bytes the
+    /// protocol's own encoder writes.
+    #[test]
+    fn requests_are_the_protocols_own_bytes() {
+        let host = "127.0.0.1:8080";
+        let all = requests(host);
+        let value = b"key42:0123456789abcdef:xyz".to_vec();
+        for &op in Op::ALL {
+            let body = op.method().writes().then_some(&value[..]);
+            let mut want = Vec::new();
+            encode_request(&mut want, op.method(), b"key42", body, host, false);
+            let mut got = Vec::new();
+            all[op.index()].write(&mut got, b"key42", body.unwrap_or_default(), true);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want),
+                "{op:?}"
+            );
+        }
     }
 }

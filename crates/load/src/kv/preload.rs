@@ -7,8 +7,8 @@ use super::KvLoad;
 use crate::checks::Checks;
 use crate::driver::Failure;
 use crate::harness::{self, Connections, Exchange, Pacing, Plan, Received, Window};
+use crate::http::Ready;
 use crate::{LoadError, Progress};
-use serverlab_proto::kv::client::encode_request;
 use serverlab_proto::kv::Method;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -17,7 +17,7 @@ use std::time::Instant;
 /// first failure, described.
 pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError> {
     let plan = Plan {
-        addr: cfg.addr,
+        addr: cfg.addr.clone(),
         window: Window::Work,
         connections: Connections::Series { requests: None },
         pacing: Pacing::default(),
@@ -30,8 +30,10 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
         poll: Default::default(),
     };
     let next = AtomicUsize::new(0);
+    let requests = super::requests(host);
+    let put = &requests[super::Op::Put.index()];
     let clients = (0..cfg.concurrency.clamp(1, cfg.keys.max(1)))
-        .map(|_| PreloadClient::new(cfg, &next, host))
+        .map(|_| PreloadClient::new(cfg, &next, put))
         .collect();
     let run = harness::run_clients(&plan, 1, clients, &Progress::default())?;
     Ok(run
@@ -45,18 +47,19 @@ pub(super) fn run(cfg: &KvLoad, host: &str) -> Result<Option<String>, LoadError>
 struct PreloadClient<'a> {
     cfg: &'a KvLoad,
     next: &'a AtomicUsize,
-    host: &'a str,
+    /// The PUT request ([`super::requests`]).
+    put: &'a Ready,
     opened: bool,
     key: Vec<u8>,
     value: Vec<u8>,
 }
 
 impl<'a> PreloadClient<'a> {
-    fn new(cfg: &'a KvLoad, next: &'a AtomicUsize, host: &'a str) -> Self {
+    fn new(cfg: &'a KvLoad, next: &'a AtomicUsize, put: &'a Ready) -> Self {
         PreloadClient {
             cfg,
             next,
-            host,
+            put,
             opened: false,
             key: Vec::new(),
             value: Vec::new(),
@@ -85,14 +88,7 @@ impl Exchange for PreloadClient<'_> {
         let nonce = self.cfg.seed ^ i as u64;
         let size = self.cfg.value_size.for_nonce(nonce);
         write_value(&mut self.value, &self.key, nonce, size);
-        encode_request(
-            wire,
-            Method::Put,
-            &self.key,
-            Some(&self.value),
-            self.host,
-            false,
-        );
+        self.put.write(wire, &self.key, &self.value, true);
         Some((0, i))
     }
 

@@ -1,16 +1,10 @@
-//! Framing kv responses in a client's input: the head parsed by the
-//! proto crate (httparse), the body by `Content-Length`, interim 1xx
-//! responses skipped.
+//! Framing kv responses in a client's input: the HTTP framing every HTTP
+//! load shares ([`crate::http::response`]), then what kv reads of the
+//! head (its ETag). kv servers send no chunked bodies: one is refused.
 
-use serverlab_proto::kv::client::{parse_response, ResponseHead};
-use serverlab_proto::kv::Method;
-
-/// How every response begins (its status line's protocol name).
-const STATUS: &[u8] = b"HTTP/";
-/// Largest response head accepted before the stream is declared broken.
-const MAX_HEAD: usize = 64 * 1024;
-/// Largest response body accepted (a kv server's values are far smaller).
-const MAX_BODY: usize = 1 << 30;
+use crate::http::response;
+use serverlab_proto::kv::client::{ResponseHead, Tag};
+use serverlab_proto::kv::{parse_etag, Method};
 
 /// A final response at the front of a client's input.
 pub struct Response<'a> {
@@ -24,40 +18,30 @@ pub struct Response<'a> {
 /// once it is whole; `Ok(None)` until then. `Err` describes a stream that
 /// cannot be read on.
 pub fn next_response(input: &[u8], method: Method) -> Result<Option<Response<'_>>, String> {
-    let mut at = 0;
-    loop {
-        let rest = &input[at..];
-        // Any other server answers something else at once (a board server
-        // an empty line): said within one reply, not after a timeout.
-        let n = rest.len().min(STATUS.len());
-        if rest[..n] != STATUS[..n] {
-            return Err(format!(
-                "this does not look like a kv (HTTP/1.1) server (it sent {})",
-                crate::quoted(rest)
-            ));
-        }
-        let head = match parse_response(rest, method).map_err(|e| e.to_string())? {
-            Some(head) => head,
-            None if rest.len() > MAX_HEAD => return Err("a response head over 64 KiB".into()),
-            None => return Ok(None),
-        };
-        if head.body_len > MAX_BODY {
-            return Err("a response body over 1 GiB".into());
-        }
-        let total = head.len + head.body_len;
-        if rest.len() < total {
-            return Ok(None);
-        }
-        if (100..200).contains(&head.status) {
-            at += total;
-            continue;
-        }
-        return Ok(Some(Response {
-            body: &rest[head.len..total],
-            head,
-            len: at + total,
-        }));
+    let head_request = method == Method::Head;
+    let Some(r) = response::next_response(input, head_request, "kv (HTTP/1.1)")? else {
+        return Ok(None);
+    };
+    if r.chunked {
+        return Err(
+            "a chunked response (Transfer-Encoding), which a kv server does not send".into(),
+        );
     }
+    let etag = r.etag.map_or(Tag::Absent, |v| {
+        parse_etag(v).map_or(Tag::Foreign, Tag::Digest)
+    });
+    Ok(Some(Response {
+        head: ResponseHead {
+            status: r.status,
+            len: r.head.len(),
+            body_len: r.body.len(),
+            content_length: r.content_length,
+            etag,
+            close: r.close,
+        },
+        body: r.body,
+        len: r.len,
+    }))
 }
 
 #[cfg(test)]
@@ -89,9 +73,14 @@ mod tests {
         }
         assert!(next_response(b"HTT", Method::Get).unwrap().is_none());
         let mut long = b"HTTP/1.1 200 OK\r\nX-Long: ".to_vec();
-        long.resize(MAX_HEAD, b'a');
+        long.resize(response::MAX_HEAD, b'a');
         assert!(next_response(&long, Method::Get).unwrap().is_none());
         long.push(b'a');
         assert!(next_response(&long, Method::Get).is_err());
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        assert!(next_response(chunked, Method::Get).is_err());
+        let tagged = b"HTTP/1.1 200 OK\r\nETag: \"00112233445566778899aabbccddeeff\"\r\nContent-Length: 0\r\n\r\n";
+        let r = next_response(tagged, Method::Get).unwrap().unwrap();
+        assert!(matches!(r.head.etag, Tag::Digest(d) if d[15] == 0xff));
     }
 }

@@ -11,7 +11,7 @@ use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
 use crate::keyspace::KeyWalk;
 use hdrhistogram::Histogram;
-use serverlab_proto::kv::client::{encode_request, ResponseHead, Tag};
+use serverlab_proto::kv::client::{ResponseHead, Tag};
 use serverlab_proto::kv::digest;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -229,7 +229,7 @@ impl Exchange for SessionClient<'_> {
                 ledger.sent(&self.key, body);
             }
         }
-        encode_request(wire, op.method(), &self.key, body, &self.kv.host, false);
+        self.kv.requests[op.index()].write(wire, &self.key, body.unwrap_or_default(), true);
         s.sent += 1;
         Some((op.index(), Sent { op, key, nonce }))
     }

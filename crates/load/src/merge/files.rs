@@ -200,6 +200,7 @@ fn operations_of(protocol: &str) -> Option<&'static [&'static str]> {
         bucket::NAME => Some(&crate::bucket::OPS),
         kv::NAME => Some(&crate::kv::OPS),
         resp::NAME => Some(&crate::resp::OPS),
+        crate::http::NAME => Some(&crate::http::OPS),
         _ => None,
     }
 }

@@ -107,6 +107,17 @@ fn every_protocol() -> Vec<ProtocolResults> {
             }),
         }
         .into(),
+        crate::http::HttpResults::of(
+            &"2xx".parse().unwrap(),
+            vec![crate::http::TargetResults {
+                target: "GET http://h/a".into(),
+                weight: 2,
+                requests: 10,
+                errors: 0,
+                statuses: [(200, 9), (404, 1)].into_iter().collect(),
+            }],
+        )
+        .into(),
     ]
 }
 
@@ -115,8 +126,8 @@ fn typed_results_round_trip_through_json_under_their_name() {
     let all = every_protocol();
     assert_eq!(
         all.iter().map(|p| p.name()).collect::<Vec<_>>(),
-        registered(),
-        "a case for every protocol"
+        with_http(registered()),
+        "a case for every protocol, and http's"
     );
     for p in all {
         let name = p.name();
@@ -130,6 +141,13 @@ fn typed_results_round_trip_through_json_under_their_name() {
         let read: LoadReport = serde_json::from_str(&text).unwrap();
         assert_eq!(read, written, "{name}");
     }
+}
+
+/// `load http`'s name after the protocols': a load with no server of
+/// serverlab's.
+fn with_http(mut names: Vec<&'static str>) -> Vec<&'static str> {
+    names.push(crate::http::NAME);
+    names
 }
 
 /// The registry's protocols (`serverlab_proto::for_each_protocol!`), by
@@ -149,11 +167,12 @@ fn each_protocols_results_carry_its_load_name() {
         BucketLoad::NAME,
         KvLoad::NAME,
         RespLoad::NAME,
+        crate::http::HttpLoad::NAME,
     ];
     assert_eq!(ProtocolResults::NAMES, names);
     assert_eq!(
         ProtocolResults::NAMES,
-        registered(),
+        with_http(registered()),
         "a load for every protocol"
     );
 }

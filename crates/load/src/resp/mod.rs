@@ -23,6 +23,7 @@ pub use workload::{KeyPattern, ListOp, Mix, Op, StrOp, Workload, OPS};
 use crate::board::client::Params;
 use crate::board::shared::Board;
 use crate::board::ReaderMix;
+use crate::endpoint::Endpoint;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::keyspace::ValueSize;
 use crate::report::ProtocolResults;
@@ -31,7 +32,6 @@ use board::Lists;
 use client::RespClient;
 use keys::KeysClient;
 use serde::Serialize;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,7 +57,8 @@ pub enum Stop {
 /// A RESP load run's settings.
 #[derive(Debug, Clone, Serialize)]
 pub struct RespLoad {
-    pub addr: SocketAddr,
+    /// The server: a TCP address, or a Unix socket (`unix:/path`).
+    pub addr: Endpoint,
     pub workload: Workload,
     /// Connections of the keys workload (redis-benchmark's `-c`).
     pub connections: usize,
@@ -111,9 +112,9 @@ pub struct RespLoad {
 }
 
 impl RespLoad {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: impl Into<Endpoint>) -> Self {
         RespLoad {
-            addr,
+            addr: addr.into(),
             workload: Workload::Keys,
             connections: 50,
             stop: Stop::DurationS(10.0),
@@ -207,7 +208,7 @@ impl harness::Protocol for RespLoad {
 
     fn plan(&self) -> Plan {
         Plan {
-            addr: self.addr,
+            addr: self.addr.clone(),
             window: match self.stop {
                 Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
                 Stop::Requests(n) => Window::Requests(n),

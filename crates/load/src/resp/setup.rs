@@ -30,9 +30,13 @@ impl Conn {
     /// A connection for `cfg`'s server: each [`Conn::call`] must be done
     /// within its `--reply-timeout`, each reply within its reply limit.
     pub fn connect(cfg: &RespLoad) -> Result<Conn, LoadError> {
-        let addr = cfg.addr;
-        let mut framed = FramedConn::connect(addr, super::CONNECT_TIMEOUT)
-            .map_err(|error| LoadError::Connect { addr, error })?;
+        let addr = &cfg.addr;
+        let mut framed = FramedConn::connect(addr, super::CONNECT_TIMEOUT).map_err(|error| {
+            LoadError::Connect {
+                addr: addr.clone(),
+                error,
+            }
+        })?;
         framed.set_max_reply(cfg.reply_limit());
         let mut conn = Conn {
             framed,

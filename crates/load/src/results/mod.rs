@@ -12,6 +12,7 @@
 mod across;
 pub mod board;
 pub mod bucket;
+pub mod http;
 pub mod kv;
 pub mod resp;
 
@@ -135,6 +136,7 @@ protocols! {
     Bucket(bucket::BucketResults) = serverlab_proto::bucket::NAME,
     Kv(kv::KvResults) = serverlab_proto::kv::NAME,
     Resp(resp::RespResults) = serverlab_proto::resp::NAME,
+    Http(http::HttpResults) = crate::http::NAME,
 }
 
 fn unknown(protocol: &str) -> String {

@@ -124,7 +124,8 @@ proptest! {
 type BucketOutcome = (u64, bool);
 
 fn bucket_load(cfg: &BoundConfig) -> Value {
-    let mut load = crate::bucket::BucketLoad::new("127.0.0.1:1".parse().unwrap());
+    let mut load =
+        crate::bucket::BucketLoad::new("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
     load.connections = cfg.connections as usize;
     load.delay_unit = cfg.delay_unit;
     load.delay_mode = cfg.delay_mode;

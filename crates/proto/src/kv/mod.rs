@@ -17,7 +17,7 @@ mod response;
 mod target;
 
 pub use date::{imf_fixdate, DATE_LEN};
-pub use etag::{digest, etag, Digest, IfNoneMatch, ETAG_LEN};
+pub use etag::{digest, etag, parse_etag, Digest, IfNoneMatch, ETAG_LEN};
 pub use head::{scan, Head, HeadScan, Limits};
 pub use reject::{Reject, RequestError};
 pub use response::{Connection, Response, CONTINUE};

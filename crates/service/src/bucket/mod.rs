@@ -13,9 +13,9 @@ mod timing;
 pub use calibrate::{calibrate, Calibration};
 pub use timing::Timing;
 
+use crate::protocol_stats::{Counts, ErrorCount, ProtocolStats};
 use crate::stats::Counters;
 use crate::{After, Common, Delay, Frame, Service};
-use serde_json::json;
 use serverlab_proto::bucket::{self, Line, ParseError, Request};
 use serverlab_store::bucket::BucketStore;
 use std::fmt;
@@ -71,6 +71,46 @@ const TOO_LARGE: usize = 5;
 const NO_BUCKET: usize = 6;
 const DELAY_OVER_MAX: usize = 7;
 const SLOTS: usize = 8;
+
+/// Each rejection's name, as the statistics count it, and its slot.
+const REJECTIONS: [(&str, usize); 5] = [
+    ("line_too_long", LINE_TOO_LONG),
+    ("malformed", MALFORMED),
+    ("number_too_large", TOO_LARGE),
+    ("bucket_out_of_range", NO_BUCKET),
+    ("delay_over_max", DELAY_OVER_MAX),
+];
+
+/// The ops: `add` and `read` as the statistics count them; `rejected`: a
+/// request refused by `check` (counted under `rejected` by its reason).
+const OPS: [&str; 3] = ["add", "read", "rejected"];
+
+/// The bucket server's own statistics.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BucketStats {
+    pub requests: BucketRequests,
+    /// The delay units the requests asked for, summed.
+    pub delay_units: u64,
+    /// Requests answered `ERR`, by reason.
+    pub rejected: Counts,
+}
+
+/// Requests applied: adds (a delay over 0) and reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct BucketRequests {
+    pub add: u64,
+    pub read: u64,
+}
+
+impl ProtocolStats for BucketStats {
+    fn requests(&self) -> Vec<(&'static str, u64)> {
+        vec![(OPS[0], self.requests.add), (OPS[1], self.requests.read)]
+    }
+
+    fn errors(&self) -> Vec<ErrorCount> {
+        self.rejected.errors(|reason| Some(reason.into()))
+    }
+}
 
 impl Reject {
     fn slot(&self) -> usize {
@@ -236,9 +276,7 @@ impl Service for BucketService {
         &self.common
     }
 
-    /// `add` and `read` as the report counts them; `rejected`: a request
-    /// refused by `check` (counted under `rejected` by its reason).
-    const OPS: &'static [&'static str] = &["add", "read", "rejected"];
+    const OPS: &'static [&'static str] = &OPS;
 
     fn op(&self, _conn: &(), request: &BucketRequest) -> usize {
         match &request.0 {
@@ -252,19 +290,18 @@ impl Service for BucketService {
         Some(("buckets", self.buckets() as u64))
     }
 
-    fn report(&self) -> serde_json::Value {
+    type Stats = BucketStats;
+
+    fn stats(&self) -> BucketStats {
         let s = |i| self.stats.get(i);
-        json!({
-            "requests": { "add": s(ADDS), "read": s(READS) },
-            "delay_units": s(DELAY_UNITS),
-            "rejected": {
-                "line_too_long": s(LINE_TOO_LONG),
-                "malformed": s(MALFORMED),
-                "number_too_large": s(TOO_LARGE),
-                "bucket_out_of_range": s(NO_BUCKET),
-                "delay_over_max": s(DELAY_OVER_MAX),
+        BucketStats {
+            requests: BucketRequests {
+                add: s(ADDS),
+                read: s(READS),
             },
-        })
+            delay_units: s(DELAY_UNITS),
+            rejected: Counts(REJECTIONS.iter().map(|&(name, i)| (name, s(i))).collect()),
+        }
     }
 }
 

@@ -26,7 +26,8 @@ use serverlab_proto::kv::{
 };
 use serverlab_store::kv::{KvStore, Put, Value};
 use serverlab_wal::{ApplyError, Wal};
-use stats::KvStats;
+use stats::KvCounters;
+pub use stats::{KvRequests, KvStats};
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -55,7 +56,7 @@ impl Default for KvConfig {
 pub struct KvService {
     store: Arc<dyn KvStore>,
     cfg: KvConfig,
-    stats: KvStats,
+    stats: KvCounters,
     common: Common,
     /// The write-ahead log (`--durability` other than `none`).
     log: Option<Durable>,
@@ -98,7 +99,7 @@ impl KvService {
         KvService {
             store,
             cfg,
-            stats: KvStats::default(),
+            stats: KvCounters::default(),
             common: Common::default(),
             log: None,
         }
@@ -203,10 +204,7 @@ impl KvService {
     }
 
     fn stats_json(&self, reply: &mut Reply) -> Status {
-        let mut snapshot = self.stats.snapshot(self.store.len(), &self.common);
-        if let Some(log) = &self.log {
-            snapshot["durability"] = log.report();
-        }
+        let snapshot = self.stats().snapshot(&self.common);
         let mut json = serde_json::to_vec_pretty(&snapshot).expect("statistics serialize");
         json.push(b'\n');
         let date = reply.date;
@@ -474,12 +472,12 @@ impl Service for KvService {
         conn.logged.take()
     }
 
-    fn report(&self) -> serde_json::Value {
-        let mut v = self.stats.report(self.store.len());
-        if let Some(log) = &self.log {
-            v["durability"] = log.report();
-        }
-        v
+    type Stats = KvStats;
+
+    fn stats(&self) -> KvStats {
+        let mut stats = self.stats.stats(self.store.len());
+        stats.durability = self.log.as_ref().map(|log| log.stats());
+        stats
     }
 
     /// The methods, as the report counts them (`Method::ALL`'s names).

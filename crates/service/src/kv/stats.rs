@@ -6,9 +6,11 @@
 //! Counts go to the calling thread's stripe of [`Counters`], so nothing is
 //! shared between request threads on the hot path; reading sums them.
 
+use crate::durable::DurabilityStats;
+use crate::protocol_stats::{Counts, ErrorCount, ProtocolStats};
 use crate::stats::Counters;
 use crate::Common;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use serverlab_proto::kv::{Method, Status};
 
 // Counter slots: methods, then statuses, then these.
@@ -17,7 +19,7 @@ const MISSES: usize = STATUS_BASE + Status::ALL.len();
 const SLOTS: usize = MISSES + 1;
 
 #[derive(Default)]
-pub struct KvStats {
+pub struct KvCounters {
     counters: Counters<SLOTS>,
 }
 
@@ -36,7 +38,43 @@ pub(crate) fn method_slot(method: Method) -> usize {
 pub(crate) const METHOD_NAMES: [&str; Method::ALL.len()] =
     ["GET", "HEAD", "PUT", "POST", "DELETE", "other"];
 
-impl KvStats {
+/// The kv server's own statistics.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KvStats {
+    pub requests: KvRequests,
+    /// Responses by status code, whether or not they answered a request
+    /// that was applied.
+    pub statuses: Counts<u16>,
+    /// GETs, HEADs and DELETEs that found no value.
+    pub misses: u64,
+    /// Keys in the store.
+    pub keys: usize,
+    /// The log's, under `--durability` other than `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub durability: Option<DurabilityStats>,
+}
+
+/// Requests applied, by method (`Method::ALL`'s names).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KvRequests {
+    pub total: u64,
+    #[serde(flatten)]
+    pub by_method: Counts,
+}
+
+impl ProtocolStats for KvStats {
+    fn requests(&self) -> Vec<(&'static str, u64)> {
+        self.requests.by_method.0.clone()
+    }
+
+    /// The 4xx and 5xx statuses, as `status_404` …
+    fn errors(&self) -> Vec<ErrorCount> {
+        self.statuses
+            .errors(|code| (code >= 400).then(|| format!("status_{code}")))
+    }
+}
+
+impl KvCounters {
     /// A request of `method` was applied and answered with `status`.
     pub fn request(&self, method: Method, status: Status) {
         self.counters.add(method_slot(method), 1);
@@ -54,34 +92,39 @@ impl KvStats {
         self.counters.add(MISSES, 1);
     }
 
-    /// The protocol's part of the final statistics.
-    pub fn report(&self, keys: usize) -> Value {
-        let mut requests = Map::new();
-        let total: u64 = (0..Method::ALL.len()).map(|i| self.counters.get(i)).sum();
-        requests.insert("total".into(), total.into());
-        for (i, m) in Method::ALL.iter().enumerate() {
-            requests.insert(m.name().into(), self.counters.get(i).into());
+    /// The protocol's part of the final statistics, but the log's.
+    pub fn stats(&self, keys: usize) -> KvStats {
+        let by_method: Vec<_> = METHOD_NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| (m, self.counters.get(i)))
+            .collect();
+        let statuses = Status::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.code(), self.counters.get(STATUS_BASE + i)))
+            .collect();
+        KvStats {
+            requests: KvRequests {
+                total: by_method.iter().map(|e| e.1).sum(),
+                by_method: Counts(by_method),
+            },
+            statuses: Counts(statuses),
+            misses: self.counters.get(MISSES),
+            keys,
+            durability: None,
         }
-        let mut statuses = Map::new();
-        for (i, s) in Status::ALL.iter().enumerate() {
-            statuses.insert(
-                s.code().to_string(),
-                self.counters.get(STATUS_BASE + i).into(),
-            );
-        }
-        json!({
-            "requests": requests,
-            "statuses": statuses,
-            "misses": self.counters.get(MISSES),
-            "keys": keys,
-        })
     }
+}
 
-    /// What `GET /_/stats` answers: the report, the service time (µs:
-    /// count, min, mean, median, p90, p99, max, and how it was sampled)
-    /// and the connections open and opened so far.
-    pub fn snapshot(&self, keys: usize, common: &Common) -> Value {
-        let mut v = self.report(keys);
+impl KvStats {
+    /// What `GET /_/stats` answers: the statistics, the service time
+    /// (µs: count, min, mean, median, p90, p99, max, and how it was
+    /// sampled) and the connections open and opened so far, then the
+    /// log's.
+    pub fn snapshot(mut self, common: &Common) -> Value {
+        let durability = self.durability.take();
+        let mut v = serde_json::to_value(self).expect("statistics serialize");
         let t = common.times.snapshot();
         v["service_time_us"] = json!({
             "count": t.count,
@@ -99,6 +142,9 @@ impl KvStats {
             "open": common.connections.active(),
             "opened": common.connections.accepted(),
         });
+        if let Some(d) = durability {
+            v["durability"] = serde_json::to_value(d).expect("statistics serialize");
+        }
         v
     }
 }
@@ -118,7 +164,7 @@ mod tests {
     /// them, in `service_time`).
     #[test]
     fn counts_merge_across_threads() {
-        let s = KvStats::default();
+        let s = KvCounters::default();
         let common = Common::default();
         std::thread::scope(|scope| {
             for _ in 0..4u64 {
@@ -140,7 +186,7 @@ mod tests {
         common.connections.admit(u64::MAX);
         common.connections.admit(u64::MAX);
         common.connections.closed();
-        let v = s.snapshot(7, &common);
+        let v = s.stats(7).snapshot(&common);
         assert_eq!(v["requests"]["total"], 401);
         assert_eq!(v["requests"]["GET"], 400);
         assert_eq!(v["requests"]["PUT"], 1);
@@ -155,7 +201,8 @@ mod tests {
         for k in ["min", "mean", "median", "p90", "p99", "max"] {
             assert!(t[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {t}");
         }
-        assert!(s.report(0).get("connections").is_none());
-        assert!(s.report(0).get("service_time_us").is_none());
+        let alone = serde_json::to_value(s.stats(0)).unwrap();
+        assert!(alone.get("connections").is_none());
+        assert!(alone.get("service_time_us").is_none());
     }
 }

@@ -19,7 +19,7 @@ pub(super) struct InfoFacts<'a> {
     pub dbs: &'a [DbFacts],
     /// Connections blocked in a pop.
     pub blocked: usize,
-    pub stats: &'a super::stats::RespStats,
+    pub stats: &'a super::stats::RespCounters,
     /// The write-ahead log, if the server keeps one.
     pub log: Option<&'a crate::Durable>,
 }
@@ -192,7 +192,7 @@ fn cpu_lines() -> Vec<Line> {
 /// `# Commandstats`: a line per command called, refused or failed since
 /// the start, as Redis 7.0 writes it. No time is kept per command, so
 /// `usec` and `usec_per_call` are 0.
-fn command_lines(stats: &super::stats::RespStats) -> Vec<Line> {
+fn command_lines(stats: &super::stats::RespCounters) -> Vec<Line> {
     stats
         .command_calls()
         .into_iter()
@@ -207,7 +207,7 @@ fn command_lines(stats: &super::stats::RespStats) -> Vec<Line> {
 
 /// `# Errorstats`: each kind of error replied (its first word), and how
 /// many times.
-fn error_lines(stats: &super::stats::RespStats) -> Vec<Line> {
+fn error_lines(stats: &super::stats::RespCounters) -> Vec<Line> {
     stats
         .error_kinds()
         .into_iter()

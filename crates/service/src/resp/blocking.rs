@@ -291,10 +291,12 @@ pub(crate) fn wait(
     let due = w.deadline.is_some_and(|d| now >= d);
     let pushes = svc.pushes.load(Ordering::Acquire);
     if w.seen != Some(pushes) || due {
+        // (Every way out finishes it: the deadlines its start found passed
+        // were deleted, and are logged as every deletion is.)
         let mut alone = Alone::begin(svc);
         // A writer may have served it while it waited for the gate.
         if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
-            drop(alone);
+            let _ = alone.finish(svc, conn);
             conn.logged = Logged::merge(conn.logged, logged);
             return done(svc, conn, reply);
         }
@@ -313,6 +315,9 @@ pub(crate) fn wait(
             }
             return done(svc, conn, r);
         }
+        // Blocked again; a refusal takes its deletions back, and the
+        // pop goes on waiting.
+        let _ = alone.finish(svc, conn);
     }
     let w = conn.block.as_ref().expect("waiting");
     let left = w

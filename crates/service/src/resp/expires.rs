@@ -26,8 +26,12 @@ const STRIPES: usize = 16;
 /// How often the active expirer runs (Redis's `hz 10`).
 pub(crate) const ACTIVE_EVERY: Duration = Duration::from_millis(100);
 
-/// Milliseconds since the Unix epoch, now.
+/// Milliseconds since the Unix epoch, now (the simulation's clock, when
+/// it set one: [`crate::sim`]).
 pub(crate) fn now_ms() -> i64 {
+    if let Some(ms) = crate::sim::clock() {
+        return ms;
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

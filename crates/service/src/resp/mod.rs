@@ -38,7 +38,8 @@ use serverlab_proto::resp::{reply, Framer, Limits, Span};
 use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use serverlab_store::StoreKind;
 use serverlab_wal::{ApplyError, Wal};
-use stats::RespStats;
+use stats::RespCounters;
+pub use stats::{RespErrors, RespRequests, RespStats};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,7 +48,7 @@ pub struct RespService {
     /// The databases, behind the gate that lets a command run alone.
     keyspace: Arc<ShardedLock<Keyspace>>,
     limits: Limits,
-    stats: RespStats,
+    stats: RespCounters,
     common: Common,
     /// CLIENT ID's source. Relaxed: it only hands out distinct numbers.
     next_id: AtomicU64,
@@ -117,7 +118,7 @@ impl RespService {
         Some(RespService {
             keyspace: Arc::new(ShardedLock::new(Keyspace::new(kind)?)),
             limits,
-            stats: RespStats::default(),
+            stats: RespCounters::default(),
             common: Common::default(),
             next_id: AtomicU64::new(1),
             about,
@@ -171,6 +172,11 @@ impl RespService {
     /// command alone first does, and a fast-path command that meets such
     /// a key runs alone.
     fn start_expirer(&self) {
+        if crate::sim::clock().is_some() {
+            // The simulation's clock is its thread's: it runs the passes
+            // itself ([`Self::expire_pass`]), at steps of its choosing.
+            return;
+        }
         self.expirer.call_once(|| {
             let ks = Arc::downgrade(&self.keyspace);
             let replaying = Arc::clone(&self.replaying);
@@ -202,9 +208,30 @@ impl RespService {
         });
     }
 
+    /// One pass of the active expirer, in the calling thread: what the
+    /// simulation runs as a step, on its clock.
+    #[cfg(feature = "sim")]
+    pub fn expire_pass(&self) {
+        match &self.log {
+            Some(l) => log::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args),
+            None => {
+                let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
+                ks.expire_due(expires::now_ms());
+            }
+        }
+    }
+
     /// Whether the log is being replayed (no key expires meanwhile).
     pub(crate) fn replaying(&self) -> bool {
         self.replaying.load(Ordering::Acquire)
+    }
+
+    /// Ends a replay into a service that keeps no log (the simulation's
+    /// model of what a log holds, replayed beside the server): keys
+    /// expire again.
+    pub fn replayed(self) -> Self {
+        self.replaying.store(false, Ordering::Release);
+        self
     }
 
     /// Logs every command that changes data from now on into `wal`,
@@ -906,16 +933,20 @@ impl Service for RespService {
     }
 
     fn logged(&self, conn: &mut RespConn) -> Option<Logged> {
-        conn.logged.take()
+        let logged = conn.logged.take();
+        if crate::sim::planted(crate::sim::Mutant::AckBeforeFsync) {
+            return None;
+        }
+        logged
     }
 
-    fn report(&self) -> serde_json::Value {
+    type Stats = RespStats;
+
+    fn stats(&self) -> RespStats {
         let keys = self.keyspace.read().map_or(0, |ks| ks.keys());
-        let mut v = self.stats.report(keys);
-        if let Some(log) = &self.log {
-            v["durability"] = log.report();
-        }
-        v
+        let mut stats = self.stats.stats(keys);
+        stats.durability = self.log.as_ref().map(|log| log.stats());
+        stats
     }
 
     /// The command families, as the report counts them, then `rejected`

@@ -154,7 +154,16 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
     let dirty = watching.dirty.load(Ordering::Acquire);
     unwatch(svc, &watching);
     if dirty {
-        return reply::null_array(out);
+        // The abort shows that a watched key was written: its reply waits,
+        // as a read of the keys does, for that write's commit. (And the
+        // deadlines the gate's start found passed were deleted: logged as
+        // every deletion is.)
+        let keys: Vec<&[u8]> = watching.keys.iter().map(|(_, k)| &k[..]).collect();
+        alone.saw(Some(&keys));
+        return match alone.finish(svc, conn) {
+            Ok(()) => reply::null_array(out),
+            Err(e) => svc.refused(e, out),
+        };
     }
     let mut replies = Vec::new();
     reply::array(&mut replies, q.lens.len());

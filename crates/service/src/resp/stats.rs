@@ -4,12 +4,13 @@
 //!
 //! INFO's `commandstats` and `errorstats`, and `total_error_replies`,
 //! are counted as Redis counts them, from each command's reply
-//! ([`RespStats::replied`]).
+//! ([`RespCounters::replied`]).
 //!
 //! Counts go to the calling thread's stripe of [`Counters`]; reading sums.
 
+use crate::durable::DurabilityStats;
+use crate::protocol_stats::{Counts, ErrorCount, ProtocolStats};
 use crate::stats::Counters;
-use serde_json::{json, Map, Value};
 use serverlab_proto::resp::command::{Cmd, Rejection, StrCmd};
 use serverlab_proto::resp::frame::ProtocolError;
 use serverlab_proto::resp::Name;
@@ -36,7 +37,7 @@ const ERROR_REPLIES: usize = FAILED_CALLS + Name::ALL.len();
 const SLOTS: usize = ERROR_REPLIES + 1;
 
 #[derive(Default)]
-pub struct RespStats {
+pub struct RespCounters {
     counters: Counters<SLOTS>,
     /// Error replies by their first word (`ERR`, `WRONGTYPE`, …), in
     /// byte order as INFO's errorstats lists them. Locked only to answer
@@ -116,7 +117,7 @@ pub(crate) const OPS: [&str; EMPTY_OP + 1] = {
     ops
 };
 
-impl RespStats {
+impl RespCounters {
     pub fn command(&self, cmd: &Cmd) {
         self.counters.add(index(cmd), 1);
     }
@@ -219,37 +220,97 @@ impl RespStats {
             .collect()
     }
 
-    /// The protocol's part of the final statistics.
-    pub fn report(&self, keys: usize) -> Value {
-        let named = |names: &[&str], base: usize| -> Map<String, Value> {
-            names
+    /// The protocol's part of the final statistics, but the log's.
+    pub fn stats(&self, keys: usize) -> RespStats {
+        let named = |names: &[&'static str], base: usize| -> Counts {
+            let counts = names
                 .iter()
                 .enumerate()
                 .filter(|(_, n)| !n.is_empty() && **n != "other")
-                .map(|(i, n)| (n.to_string(), self.counters.get(base + i).into()))
-                .collect()
+                .map(|(i, &n)| (n, self.counters.get(base + i)));
+            Counts(counts.collect())
         };
-        let mut requests = Map::new();
-        let total: u64 = (0..=REJECTED).map(|i| self.counters.get(i)).sum();
-        requests.insert("total".into(), total.into());
-        for n in Name::ALL.into_iter().filter(|n| n.family() == *n) {
-            let count = self.counters.get(n as usize);
-            requests.insert(n.facts().name.into(), count.into());
+        let by_command: Vec<_> = Name::ALL
+            .into_iter()
+            .filter(|n| n.family() == *n)
+            .map(|n| (n.facts().name, self.counters.get(n as usize)))
+            .collect();
+        let rejected = self.counters.get(REJECTED);
+        RespStats {
+            requests: RespRequests {
+                total: (0..=REJECTED).map(|i| self.counters.get(i)).sum(),
+                by_command: Counts(by_command),
+                rejected,
+            },
+            errors: RespErrors {
+                rejected: named(&Rejection::NAMES, ERRORS),
+                wrongtype: self.counters.get(WRONGTYPE),
+                not_an_integer_value: self.counters.get(NOT_INTEGER_VALUE),
+                misconf: self.counters.get(MISCONF),
+            },
+            protocol_errors: named(&ProtocolError::NAMES, PROTOCOL),
+            keys,
+            durability: None,
         }
-        requests.insert("rejected".into(), self.counters.get(REJECTED).into());
-        let mut errors = named(&Rejection::NAMES, ERRORS);
-        errors.insert("wrongtype".into(), self.counters.get(WRONGTYPE).into());
-        errors.insert(
-            "not_an_integer_value".into(),
-            self.counters.get(NOT_INTEGER_VALUE).into(),
+    }
+}
+
+/// The RESP server's own statistics.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RespStats {
+    pub requests: RespRequests,
+    pub errors: RespErrors,
+    /// Protocol errors by kind: each closed its connection.
+    pub protocol_errors: Counts,
+    /// Keys in the store, every database's.
+    pub keys: usize,
+    /// The log's, under `--durability` other than `none`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub durability: Option<DurabilityStats>,
+}
+
+/// Requests by command, as the statistics name them (INCR, DECR and
+/// DECRBY as `incrby`), and the rejected.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RespRequests {
+    pub total: u64,
+    #[serde(flatten)]
+    pub by_command: Counts,
+    /// Refused before they ran: unknown, or their arguments wrong.
+    pub rejected: u64,
+}
+
+/// Error replies by reason.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RespErrors {
+    /// The rejections, by their names.
+    #[serde(flatten)]
+    pub rejected: Counts,
+    pub wrongtype: u64,
+    /// INCR of a value that is not an integer (or would overflow).
+    pub not_an_integer_value: u64,
+    /// Writes refused because the log failed.
+    pub misconf: u64,
+}
+
+impl ProtocolStats for RespStats {
+    fn requests(&self) -> Vec<(&'static str, u64)> {
+        self.requests.by_command.0.clone()
+    }
+
+    fn errors(&self) -> Vec<ErrorCount> {
+        let e = &self.errors;
+        let mut out = e.rejected.errors(|reason| Some(reason.into()));
+        out.extend([
+            ErrorCount::any("wrongtype", e.wrongtype),
+            ErrorCount::any("not_an_integer_value", e.not_an_integer_value),
+            ErrorCount::any("misconf", e.misconf),
+        ]);
+        out.extend(
+            self.protocol_errors
+                .errors(|kind| Some(format!("protocol_{kind}"))),
         );
-        errors.insert("misconf".into(), self.counters.get(MISCONF).into());
-        json!({
-            "requests": requests,
-            "errors": errors,
-            "protocol_errors": named(&ProtocolError::NAMES, PROTOCOL),
-            "keys": keys,
-        })
+        out
     }
 }
 
@@ -279,7 +340,7 @@ mod tests {
     }
 
     /// The counts INFO's commandstats shows for `name`.
-    fn calls(s: &RespStats, name: &str) -> Option<(u64, u64, u64)> {
+    fn calls(s: &RespCounters, name: &str) -> Option<(u64, u64, u64)> {
         s.command_calls()
             .into_iter()
             .find(|c| c.0 == name)
@@ -288,7 +349,7 @@ mod tests {
 
     #[test]
     fn replies_count_calls_rejections_failures_and_errors_as_redis_does() {
-        let s = RespStats::default();
+        let s = RespCounters::default();
         let key = Span::default();
         let get = Cmd::Str(StrCmd::Get(key));
         s.replied(&get, b"GET", b"$1\r\nv\r\n");
@@ -349,13 +410,13 @@ mod tests {
 
     #[test]
     fn each_command_counts_under_its_name() {
-        let s = RespStats::default();
+        let s = RespCounters::default();
         s.command(&Cmd::Conn(ConnCmd::Quit));
         s.command(&Cmd::List(ListCmd::Push {
             end: End::Right,
             key: serverlab_proto::resp::Span::default(),
         }));
-        let r = s.report(0);
+        let r = serde_json::to_value(s.stats(0)).unwrap();
         assert_eq!(
             (
                 r["requests"]["quit"].as_u64(),

@@ -77,8 +77,14 @@ impl InFlight {
         let mut writes = std::mem::take(&mut *self.writes.lock());
         // Pushed after their tickets were taken, so nearly in order.
         writes.make_contiguous().sort_by_key(|(t, _)| t.lsn());
-        while let Some((t, journal)) = writes.pop_back() {
-            if t.lsn() > f.committed {
+        use crate::sim::{planted, Mutant};
+        let oldest_first = planted(Mutant::RollbackOldestFirst);
+        while let Some((t, journal)) = if oldest_first {
+            writes.pop_front()
+        } else {
+            writes.pop_back()
+        } {
+            if t.lsn() > f.committed && !planted(Mutant::NoRollback) {
                 journal.undo(ks);
             }
         }

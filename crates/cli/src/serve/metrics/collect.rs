@@ -1,5 +1,5 @@
 //! What a scrape reads: the counters the server and its service already
-//! keep ([`Common`](serverlab_service::Common), the protocol's own report,
+//! keep ([`Common`](serverlab_service::Common), the protocol's typed statistics,
 //! the write-ahead log's statistics), turned into metric families at
 //! scrape time. Nothing here runs on a serving thread.
 
@@ -7,8 +7,7 @@ use crate::metrics::encode::{counter, counters, gauge, Labels};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
-use serde_json::Value;
-use serverlab_service::Service;
+use serverlab_service::{ErrorCount, ProtocolStats, Service};
 use std::fmt::Error;
 use std::sync::Arc;
 
@@ -113,80 +112,28 @@ fn from_hdr(
     histogram(enc, name, help, bounds, &at_most, h.len(), sum)
 }
 
-/// `op` counts from the report's `requests`: an object of counts by
-/// operation (its `total` and `rejected` are not operations), or one
-/// number (echo, whose one operation is `echo`). An operation none of
-/// whose requests has come yet is left out (RESP counts over a hundred
-/// commands; a load sends a few).
-pub fn requests_by_op(report: &Value) -> Vec<(String, u64)> {
-    match &report["requests"] {
-        Value::Number(n) => vec![("echo".to_string(), n.as_u64().unwrap_or(0))],
-        Value::Object(m) => m
-            .iter()
-            .filter(|(k, _)| *k != "total" && *k != "rejected")
-            .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
-            .filter(|(_, n)| *n > 0)
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Errors by operation and reason, as each protocol's report counts them;
-/// `op="any"` where the protocol does not count an error by operation.
-/// A reason that has not happened yet is left out.
-pub fn errors(report: &Value) -> Vec<(String, String, u64)> {
-    let mut out = every_error(report);
-    out.retain(|(_, _, n)| *n > 0);
+/// Requests by operation, as the protocol's statistics count them. An
+/// operation none of whose requests has come yet is left out (RESP
+/// counts over a hundred commands; a load sends a few).
+pub fn requests_by_op(stats: &impl ProtocolStats) -> Vec<(&'static str, u64)> {
+    let mut out = stats.requests();
+    out.retain(|(_, n)| *n > 0);
     out
 }
 
-fn every_error(report: &Value) -> Vec<(String, String, u64)> {
-    let mut out = Vec::new();
-    let same = |k: &str| Some(k.to_string());
-    // board
-    if let Some(n) = report["read_misses"].as_u64() {
-        out.push(("READ".into(), "no_such_message".into(), n));
-    }
-    if let Some(n) = report["exit_refused"].as_u64() {
-        out.push(("EXIT".into(), "exit_refused".into(), n));
-    }
-    if let Some(n) = report["limits"]["oversize_frames"].as_u64() {
-        out.push(("any".into(), "oversize_frame".into(), n));
-    }
-    // bucket
-    each_reason(&mut out, &report["rejected"], &same);
-    // kv: the 4xx and 5xx statuses
-    each_reason(&mut out, &report["statuses"], &|code: &str| {
-        (code.starts_with('4') || code.starts_with('5')).then(|| format!("status_{code}"))
-    });
-    // resp
-    each_reason(&mut out, &report["errors"], &same);
-    each_reason(&mut out, &report["protocol_errors"], &|k: &str| {
-        Some(format!("protocol_{k}"))
-    });
+/// Errors by operation and reason, as the protocol's statistics count
+/// them; `op="any"` where the protocol does not count an error by
+/// operation. A reason that has not happened yet is left out.
+pub fn errors(stats: &impl ProtocolStats) -> Vec<ErrorCount> {
+    let mut out = stats.errors();
+    out.retain(|e| e.count > 0);
     out
-}
-
-/// Every count of the object `v` under `op="any"`, its reason named by
-/// `reason_of` (none: not an error).
-fn each_reason(
-    out: &mut Vec<(String, String, u64)>,
-    v: &Value,
-    reason_of: &dyn Fn(&str) -> Option<String>,
-) {
-    if let Value::Object(m) = v {
-        for (k, n) in m {
-            if let (Some(reason), Some(n)) = (reason_of(k), n.as_u64()) {
-                out.push(("any".to_string(), reason, n));
-            }
-        }
-    }
 }
 
 impl<S: Service> Collector for ServiceCollector<S> {
     fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), Error> {
-        let report = self.svc.report();
-        encode_requests(&mut enc, &report, |op| self.op_label(op))?;
+        let stats = self.svc.stats();
+        encode_requests(&mut enc, &stats, |op| self.op_label(op))?;
         let ops: Vec<String> = S::OPS.iter().map(|op| self.op_label(op)).collect();
         encode_durations(&mut enc, self.svc.common(), &ops)?;
         encode_connections(&mut enc, self.svc.common())?;
@@ -204,12 +151,12 @@ impl<S: Service> Collector for ServiceCollector<S> {
 
 fn encode_requests(
     enc: &mut DescriptorEncoder,
-    report: &Value,
+    stats: &impl ProtocolStats,
     label: impl Fn(&str) -> String,
 ) -> Result<(), Error> {
-    let by_op: Vec<(Labels, u64)> = requests_by_op(report)
+    let by_op: Vec<(Labels, u64)> = requests_by_op(stats)
         .into_iter()
-        .map(|(op, n)| (vec![("op", label(&op))], n))
+        .map(|(op, n)| (vec![("op", label(op))], n))
         .collect();
     counters(
         enc,
@@ -217,9 +164,9 @@ fn encode_requests(
         "Requests answered, by operation.",
         &by_op,
     )?;
-    let errs: Vec<(Labels, u64)> = errors(report)
+    let errs: Vec<(Labels, u64)> = errors(stats)
         .into_iter()
-        .map(|(op, reason, n)| (vec![("op", label(&op)), ("reason", reason)], n))
+        .map(|e| (vec![("op", label(e.op)), ("reason", e.reason)], e.count))
         .collect();
     counters(
         enc,
@@ -374,33 +321,23 @@ fn encode_wal(enc: &mut DescriptorEncoder, wal: &serverlab_service::wal::Wal) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serverlab_service::board::BoardStats;
+    use serverlab_service::protocol_stats::{Counts, FrameLimits};
 
     #[test]
-    fn requests_by_op_leave_out_totals_and_read_echo_as_one_op() {
-        let kv = json!({"requests": {"total": 5, "GET": 3, "PUT": 2, "HEAD": 0}});
-        assert_eq!(
-            requests_by_op(&kv),
-            vec![("GET".to_string(), 3), ("PUT".to_string(), 2)],
-            "an operation not yet asked is left out"
-        );
-        assert_eq!(
-            requests_by_op(&json!({"requests": 7})),
-            vec![("echo".to_string(), 7)]
-        );
-    }
-
-    #[test]
-    fn errors_take_each_protocols_reasons() {
-        let kv = json!({"statuses": {"200": 4, "404": 1, "503": 2}});
-        assert_eq!(
-            errors(&kv),
-            vec![
-                ("any".into(), "status_404".into(), 1),
-                ("any".into(), "status_503".into(), 2)
-            ]
-        );
-        let board = json!({"read_misses": 2, "exit_refused": 1, "limits": {"oversize_frames": 0}});
-        assert_eq!(errors(&board).len(), 2, "a reason not yet seen is left out");
+    fn what_has_not_happened_yet_is_left_out() {
+        let stats = BoardStats {
+            requests: Counts(vec![("POST", 3), ("READ", 2), ("LIST", 0)]),
+            read_misses: 0,
+            exit_refused: 1,
+            limits: FrameLimits { oversize_frames: 0 },
+        };
+        assert_eq!(requests_by_op(&stats), vec![("POST", 3), ("READ", 2)]);
+        let exit = ErrorCount {
+            op: "EXIT",
+            reason: "exit_refused".into(),
+            count: 1,
+        };
+        assert_eq!(errors(&stats), vec![exit]);
     }
 }

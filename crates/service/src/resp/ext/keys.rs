@@ -458,7 +458,11 @@ fn expire(name: Name, a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) {
         cx.log(&[b"DEL", key]);
     } else {
         cx.here().expires.set(key, when);
-        cx.log(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+        if crate::sim::planted(crate::sim::Mutant::RelativeDeadline) {
+            cx.log(&[b"PEXPIRE", key, (when - cx.now).to_string().as_bytes()]);
+        } else {
+            cx.log(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+        }
     }
     reply::int(out, 1)
 }

@@ -209,7 +209,7 @@ impl<'g> Alone<'g> {
 
     /// Notes what a command read (`None`: every key), for the wait of a
     /// group that wrote nothing.
-    fn saw(&mut self, keys: Option<&[&[u8]]>) {
+    pub(crate) fn saw(&mut self, keys: Option<&[&[u8]]>) {
         if !self.keep {
             return;
         }
@@ -373,7 +373,7 @@ impl<'g> Alone<'g> {
     }
 
     fn add_record(&mut self, db: usize, rec: &[u8]) {
-        if db != self.rec_db {
+        if db != self.rec_db && !crate::sim::planted(crate::sim::Mutant::LostSelect) {
             select(&mut self.record, db);
             self.rec_db = db;
         }
@@ -405,7 +405,12 @@ impl<'g> Alone<'g> {
                     _ => continue,
                 };
                 let mut reply = Vec::new();
-                if !self.one(svc, &mut conn, cmd, &w.request, &mut reply, true) {
+                let logged = self.record.len();
+                let popped = !self.one(svc, &mut conn, cmd, &w.request, &mut reply, true);
+                if popped && crate::sim::planted(crate::sim::Mutant::UnloggedServedPop) {
+                    self.record.truncate(logged);
+                }
+                if popped {
                     // Served: no longer ahead of the waiters after it.
                     svc.blocked.claim(w.id);
                     served.push((w.id, reply));

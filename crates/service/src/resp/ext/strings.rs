@@ -261,9 +261,12 @@ fn store_str(cx: &Ctx, key: &[u8], value: Vec<u8>, keepttl: bool, when: Option<i
 }
 
 /// Logs a SET as it came to: `SET k v PXAT ms`, `SET k v KEEPTTL` or
-/// `SET k v`.
+/// `SET k v`; one whose deadline had passed, which only deleted the key,
+/// as `DEL k` (a replay keeps a key past its deadline, which a later
+/// record of the key, a `SET … NX`, would then find).
 fn log_set(cx: &mut Ctx, key: &[u8], value: &[u8], keepttl: bool, when: Option<i64>) {
     match when {
+        Some(w) if w <= cx.now && !cx.svc.replaying() => cx.log(&[b"DEL", key]),
         Some(w) => {
             let w = w.to_string();
             cx.log(&[b"SET", key, value, b"PXAT", w.as_bytes()]);

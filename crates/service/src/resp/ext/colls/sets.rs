@@ -93,7 +93,11 @@ fn sadd(a: &Args, cx: &mut Ctx, out: &mut Vec<u8>) -> Done {
     put(cx, key, s);
     if n > 0 {
         cx.log_input();
+        let planted = crate::sim::planted(crate::sim::Mutant::SkipSetUndo);
         undo(cx, key, move |s: &mut Set| {
+            if planted {
+                return;
+            }
             added.iter().for_each(|m| {
                 s.remove(m);
             })

@@ -1,0 +1,595 @@
+//! `serverlab load http` against real servers: serverlab's kv server (an
+//! HTTP/1.1 server like any other), a stand-in that records what it is
+//! sent and answers chunked, and hostile ones; counts per target and
+//! status, and bad flags and targets files that must exit 2.
+
+use crate::support::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+
+fn load(args: &[&str]) -> std::process::Output {
+    crate::support::load("http", args)
+}
+
+/// A targets file in vegeta's HTTP format, in a directory of its own.
+fn targets_file(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("targets.txt");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+/// A weighted targets file against `serve kv`: writes that succeed, reads
+/// of keys never written (404, errors by status); each target's count,
+/// the statuses and the server's own count agree.
+#[test]
+fn targets_are_counted_per_target_and_status() {
+    let server = ServerProc::start("kv", &[]);
+    let a = server.addr;
+    let (dir, targets) = targets_file("");
+    let body = dir.path().join("body.txt");
+    std::fs::write(&body, "{value}").unwrap();
+    std::fs::write(
+        &targets,
+        format!(
+            "PUT http://{a}/key{{key}}\nContent-Type: text/plain\n@{}\n\n\
+             GET http://{a}/absent{{key}} weight=2\n",
+            body.display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("out.json");
+    let out = load(&[
+        "--targets",
+        &targets,
+        "--requests",
+        "300",
+        "--connections",
+        "3",
+        "--keys",
+        "20",
+        "--value-size",
+        "64",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let v = read_json(&json);
+    let h = &v["results"]["http"];
+    let t = h["targets"].as_array().unwrap();
+    assert_eq!(t.len(), 2, "{h}");
+    let (puts, gets) = (&t[0], &t[1]);
+    assert_eq!(puts["target"], format!("PUT http://{a}/key{{key}}"));
+    let n = |x: &serde_json::Value| x.as_u64().unwrap();
+    assert_eq!(n(&puts["requests"]) + n(&gets["requests"]), 300, "{h}");
+    // Weighted 1:2, seeded: far from even.
+    assert!(n(&gets["requests"]) > n(&puts["requests"]), "{h}");
+    assert_eq!(n(&puts["errors"]), 0, "{h}");
+    assert_eq!(gets["statuses"]["404"], gets["requests"], "{h}");
+    assert_eq!(n(&gets["errors"]), n(&gets["requests"]), "{h}");
+    assert_eq!(h["errors_by_status"]["404"], gets["requests"], "{h}");
+    assert_eq!(h["expect_status"], "2xx");
+    assert_eq!(n(&v["results"]["requests"]), 300);
+    assert!(
+        stdout.contains("errors by status (expected 2xx): 404="),
+        "{stdout}"
+    );
+    assert!(stdout.contains("targets (in the window):"), "{stdout}");
+    let (status, served) = server.stop();
+    assert!(status.success());
+    assert!(served.contains("requests: total 300,"), "{served}");
+}
+
+/// With --verify a status not expected fails the run, named.
+#[test]
+fn verify_fails_on_a_status_not_expected() {
+    let server = ServerProc::start("kv", &[]);
+    let url = format!("http://{}/never", server.addr);
+    let out = load(&["--url", &url, "--requests", "20", "--verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(all.contains("status 404, expected 2xx"), "{all}");
+    // Expected, it passes.
+    let out = load(&[
+        "--url",
+        &url,
+        "--requests",
+        "20",
+        "--verify",
+        "--expect-status",
+        "404",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A request as a stand-in server read it: its head and its body.
+type Request = (String, Vec<u8>);
+
+/// One HTTP request read from `s`: its head and body (by Content-Length).
+fn read_request(s: &mut TcpStream, pending: &mut Vec<u8>) -> Option<Request> {
+    loop {
+        if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&pending[..end + 4]).into_owned();
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if pending.len() >= end + 4 + len {
+                let body = pending[end + 4..end + 4 + len].to_vec();
+                pending.drain(..end + 4 + len);
+                return Some((head, body));
+            }
+        }
+        let mut buf = [0u8; 4096];
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// --url, --method, --header and --body reach the server as written,
+/// {key} and {value} filled in; chunked responses and Content-Length ones
+/// are both framed.
+#[test]
+fn flags_make_the_requests_and_chunked_replies_are_read() {
+    let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
+    let log = seen.clone();
+    let addr = fake_server(move |mut s| {
+        let mut pending = Vec::new();
+        let mut k = 0;
+        while let Some(req) = read_request(&mut s, &mut pending) {
+            log.lock().unwrap().push(req);
+            k += 1;
+            let reply: &[u8] = if k % 2 == 0 {
+                b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\n"
+            } else {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+            };
+            if s.write_all(reply).is_err() {
+                return;
+            }
+        }
+    });
+    let url = format!("http://{addr}/items/{{key}}?v=1");
+    let out = load(&[
+        "--url",
+        &url,
+        "--method",
+        "POST",
+        "--header",
+        "X-Test: yes",
+        "--header",
+        "Authorization: Bearer t",
+        "--body",
+        "{\"k\":\"{key}\",\"v\":\"{value}\"}",
+        "--value-size",
+        "40",
+        "--keys",
+        "5",
+        "--requests",
+        "30",
+        "--connections",
+        "2",
+        "--pipeline",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let h = &v["results"]["http"];
+    let n = |s: &str| h["statuses"][s].as_u64().unwrap_or(0);
+    assert_eq!(n("200") + n("201"), 30, "{h}");
+    assert!(n("201") > 0, "chunked replies were read: {h}");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 30);
+    for (head, body) in seen.iter() {
+        let line = head.lines().next().unwrap();
+        assert!(
+            line.starts_with("POST /items/") && line.ends_with("?v=1 HTTP/1.1"),
+            "{line}"
+        );
+        let key: usize = line["POST /items/".len()..line.len() - " ?v=1 HTTP/1.1".len() + 1]
+            .parse()
+            .unwrap_or_else(|_| panic!("{line}"));
+        assert!(key < 5, "{line}");
+        assert!(head.contains(&format!("\r\nHost: {addr}\r\n")), "{head}");
+        assert!(head.contains("\r\nX-Test: yes\r\n"), "{head}");
+        assert!(head.contains("\r\nAuthorization: Bearer t\r\n"), "{head}");
+        let body = String::from_utf8(body.clone()).unwrap();
+        let prefix = format!("{{\"k\":\"{key}\",\"v\":\"");
+        assert!(body.starts_with(&prefix) && body.ends_with("\"}"), "{body}");
+        assert_eq!(body.len(), prefix.len() + 40 + 2, "{body}");
+    }
+}
+
+/// --no-keepalive: a connection per request, each asking to be closed.
+#[test]
+fn no_keepalive_opens_a_connection_per_request() {
+    let server = ServerProc::start("kv", &[]);
+    let url = format!("http://{}/key1", server.addr);
+    let out = load(&[
+        "--url",
+        &url,
+        "--requests",
+        "40",
+        "--no-keepalive",
+        "--expect-status",
+        "2xx,404",
+        "--verify",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("a connection per request"), "{stdout}");
+    let (_, served) = server.stop();
+    // One for each request, and the one that checks first that the
+    // server listens.
+    assert_eq!(stat(&served, "accepted"), 41, "{served}");
+}
+
+/// A server that sends a chunked body without end: the connection fails
+/// at --max-reply, the client's memory bounded, the run over at once.
+#[test]
+fn an_endless_chunked_body_is_cut_off() {
+    let addr = fake_server(|mut s| {
+        let mut pending = Vec::new();
+        if read_request(&mut s, &mut pending).is_none() {
+            return;
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        let chunk = [b"1000\r\n".as_slice(), &[b'x'; 4096], b"\r\n"].concat();
+        while s.write_all(&chunk).is_ok() {}
+    });
+    let out = load(&[
+        "--url",
+        &format!("http://{addr}/"),
+        "--requests",
+        "1",
+        "--max-reply",
+        "1MiB",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("longer than"), "{err}");
+}
+
+#[test]
+fn bad_flags_and_targets_files_exit_2_naming_them() {
+    let u = "http://127.0.0.1:9/";
+    load_usage_error("http", &[], "--url");
+    load_usage_error("http", &["--url", "ftp://x/"], "--url");
+    load_usage_error("http", &["--url", u, "--method", "GE T"], "--method");
+    load_usage_error(
+        "http",
+        &["--url", u, "--weight", "1", "--weight", "2"],
+        "--weight",
+    );
+    load_usage_error("http", &["--url", u, "--weight", "0"], "--weight");
+    load_usage_error("http", &["--url", u, "--header", "nocolon"], "--header");
+    load_usage_error(
+        "http",
+        &["--url", u, "--expect-status", "6xx"],
+        "--expect-status",
+    );
+    load_usage_error("http", &["--url", u, "--body", "@/no/such/file"], "--body");
+    load_usage_error("http", &["--url", "/path"], "--addr");
+    load_usage_error(
+        "http",
+        &["--url", u, "--url", "http://127.0.0.2:9/"],
+        "two hosts",
+    );
+    let (_dir, path) = targets_file("GET http://h/\nX-Ok: 1\nnot a header\n");
+    load_usage_error("http", &["--targets", &path], "line 3");
+    let (_dir, path) = targets_file("{\"method\":\"GET\",\"url\":\"http://h/\",\"body\":\"%\"}\n");
+    load_usage_error("http", &["--targets", &path], "line 1");
+    load_usage_error("http", &["--targets", "/no/such/targets"], "--targets");
+}
+
+#[test]
+fn an_unreachable_server_exits_1_saying_so_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = load(&["--url", &url, "--requests", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("cannot connect to 127.0.0.1:{port}")),
+        "{err}"
+    );
+    assert!(err.contains("start your server"), "{err}");
+}
+
+/// A Unix socket in a directory of its own that forwards each connection
+/// to `to` over TCP (a thread each way): a server of serverlab's, which
+/// listens on TCP only, reached as a load over a Unix socket reaches one.
+fn unix_proxy(to: std::net::SocketAddr) -> (tempfile::TempDir, String) {
+    use std::os::unix::net::UnixListener;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proxy.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(to) else {
+                return;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut c, mut s) = (client, server);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c, &mut s);
+                let _ = s.shutdown(std::net::Shutdown::Write);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s2, &mut c2);
+                let _ = c2.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    let addr = format!("unix:{}", path.display());
+    (dir, addr)
+}
+
+/// Every protocol's load connects to a Unix socket with `--addr
+/// unix:PATH`, verified, and its requests reach the server.
+#[test]
+fn every_load_connects_to_a_unix_socket() {
+    let cases: [(&str, &str, &[&str]); 5] = [
+        (
+            "board",
+            "board",
+            &[
+                "--posters",
+                "2",
+                "--readers",
+                "2",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+            ],
+        ),
+        (
+            "bucket",
+            "bucket",
+            &["--requests", "20", "--delay", "0", "--keep-alive"],
+        ),
+        (
+            "kv",
+            "kv",
+            &[
+                "--sessions",
+                "4",
+                "--requests-per-session",
+                "5",
+                "--concurrency",
+                "2",
+            ],
+        ),
+        ("resp", "resp", &["--requests", "40", "--connections", "2"]),
+        (
+            "kv",
+            "http",
+            &[
+                "--url",
+                "/key{key}",
+                "--method",
+                "PUT",
+                "--body",
+                "{value}",
+                "--requests",
+                "30",
+            ],
+        ),
+    ];
+    for (served, loaded, args) in cases {
+        let server = ServerProc::start(served, &[]);
+        let (_dir, unix) = unix_proxy(server.addr);
+        let mut all = vec!["--addr", unix.as_str(), "--verify"];
+        all.extend(args);
+        let out = crate::support::load(loaded, &all);
+        let stdout = text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{loaded}: {stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("0 mismatches"), "{loaded}: {stdout}");
+        let (_, served_out) = server.stop();
+        assert!(
+            !served_out.contains("requests: total 0,"),
+            "{loaded}: {served_out}"
+        );
+    }
+    let fn_load = |p: &str, args: &[&str]| crate::support::load(p, args);
+    let out = fn_load("resp", &["--addr", "unix:/no/such.sock", "--requests", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cannot connect to unix:/no/such.sock"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// serve refuses a Unix socket, saying so (exit 2).
+#[test]
+fn serve_refuses_a_unix_socket_saying_why() {
+    usage_error(
+        &["serve", "kv", "--addr", "unix:/tmp/x.sock"],
+        "Unix socket",
+    );
+}
+
+/// The load models and outputs every load has: an open loop with its
+/// per-second CSV and HDR log, a scan of rates, and a load split over two
+/// agents that `merge` adds up, per target too.
+#[test]
+fn load_models_agents_and_merge_work_for_http() {
+    let server = ServerProc::start("kv", &[]);
+    let url = format!("http://{}/key{{key}}", server.addr);
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, hlog) = (dir.path().join("s.csv"), dir.path().join("h.hlog"));
+    let open = [
+        "--url",
+        &url,
+        "--expect-status",
+        "2xx,404",
+        "--rate",
+        "300",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--per-second",
+        csv.to_str().unwrap(),
+        "--hdr-log",
+        hlog.to_str().unwrap(),
+    ];
+    let (_, v) = server.load_json("http", &open);
+    assert!(
+        v["load_model"].as_str().unwrap().starts_with("open-loop"),
+        "{v}"
+    );
+    let h = &v["results"]["http"];
+    assert_eq!(h["targets"][0]["requests"], v["results"]["requests"], "{h}");
+    assert!(v["results"]["requests"].as_u64().unwrap() > 0);
+    assert!(std::fs::metadata(&csv).unwrap().len() > 0);
+    assert!(std::fs::read_to_string(&hlog).unwrap().contains("GET"));
+    let scan = [
+        "--url",
+        &url,
+        "--expect-status",
+        "2xx,404",
+        "--scan",
+        "100:200:100",
+        "--step-duration",
+        "300ms",
+        "--warmup",
+        "0s",
+    ];
+    let (_, v) = server.load_json("http", &scan);
+    assert_eq!(
+        v["scan"]["steps"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        v["scan"]
+    );
+    // Two agents of 120 requests in all, merged.
+    let out_dir = dir.path().join("agents");
+    let addr = server.addr.to_string();
+    for i in 0..2 {
+        let agent = format!("{i}/2");
+        let out = crate::support::load(
+            "http",
+            &[
+                "--addr",
+                &addr,
+                "--url",
+                "/key{key}",
+                "--url",
+                "/other{key}",
+                "--weight",
+                "1",
+                "--weight",
+                "3",
+                "--expect-status",
+                "2xx,404",
+                "--requests",
+                "120",
+                "--connections",
+                "2",
+                "--agent",
+                &agent,
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "agent {i}: {}", text(&out.stderr));
+    }
+    let out = run(&["merge", out_dir.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = &v["results"]["http"];
+    let n = |t: &serde_json::Value| t["requests"].as_u64().unwrap();
+    assert_eq!(n(&h["targets"][0]) + n(&h["targets"][1]), 120, "{h}");
+    assert_eq!(h["targets"][1]["weight"], 3, "{h}");
+    assert_eq!(h["statuses"]["404"].as_u64(), Some(120), "{h}");
+}
+
+/// A stand-in server that closes each connection after `every`
+/// responses, the last saying `Connection: close` (as nginx does at its
+/// keepalive_requests); the connections it accepted are counted.
+fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    let addr = fake_server(move |mut s| {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut pending = Vec::new();
+        for k in 1..=every {
+            if read_request(&mut s, &mut pending).is_none() {
+                return;
+            }
+            let close = if k == every {
+                "Connection: close\r\n"
+            } else {
+                ""
+            };
+            let reply = format!("HTTP/1.1 200 OK\r\n{close}Content-Length: 2\r\n\r\nok");
+            if s.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    (addr, accepted)
+}
+
+/// A keep-alive connection the server closes is opened again: every
+/// request is answered; pipelined past the close, the requests lost are
+/// errors, and the load still goes on over new connections.
+#[test]
+fn a_connection_the_server_closes_is_opened_again() {
+    let (addr, accepted) = closing_server(3);
+    let url = format!("http://{addr}/");
+    let out = load(&["--url", &url, "--requests", "30", "--connections", "1"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("statuses (in the window): 200=30"),
+        "{stdout}"
+    );
+    // Ten connections of three requests, and the check that it listens.
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
+    let (addr, accepted) = closing_server(3);
+    let url = format!("http://{addr}/");
+    let out = load(&[
+        "--url",
+        &url,
+        "--requests",
+        "60",
+        "--connections",
+        "1",
+        "--pipeline",
+        "4",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answered = v["results"]["http"]["statuses"]["200"].as_u64().unwrap();
+    assert!(answered >= 6, "{v}");
+    assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) > 3);
+    let errors = v["results"]["errors"].to_string();
+    assert!(errors.contains("Connection: close"), "{errors}");
+}
