@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -169,6 +170,24 @@ impl MioStream {
         match self {
             MioStream::Tcp(s) => s.set_nodelay(on),
             MioStream::Unix(_) => Ok(()),
+        }
+    }
+}
+
+impl AsRawFd for MioStream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            MioStream::Tcp(s) => s.as_raw_fd(),
+            MioStream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl AsFd for MioStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            MioStream::Tcp(s) => s.as_fd(),
+            MioStream::Unix(s) => s.as_fd(),
         }
     }
 }

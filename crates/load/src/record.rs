@@ -5,6 +5,7 @@
 //! on that loop's thread only, so recording costs no synchronisation; the
 //! loops' recorders merge once at the end.
 
+use crate::certify::client::ClientShare;
 use crate::certify::sample::Sample;
 use crate::intervals::Intervals;
 use crate::live::{ErrorAt, Handover, Live};
@@ -115,6 +116,9 @@ pub struct Recorder {
     /// A bounded sample of the run for its verdict
     /// ([`crate::certify::sample`]).
     pub sample: Sample,
+    /// The client's own share of each latency recorded
+    /// ([`crate::certify::client`]).
+    pub client: ClientShare,
     /// Where this loop hands each finished second, when watched.
     live: Option<Arc<Live>>,
     /// Since the last hand-over: requests sent in the window by
@@ -142,6 +146,7 @@ impl Recorder {
             lag: Lag::default(),
             intervals: Intervals::new(ops, open),
             sample: Sample::default(),
+            client: ClientShare::default(),
             live: None,
             live_sent: vec![0; ops],
             live_errors: Vec::new(),
@@ -258,6 +263,7 @@ impl Recorder {
         self.late += other.late;
         self.lag.merge(&other.lag);
         self.sample.absorb(&other.sample);
+        self.client.merge(&other.client);
     }
 
     /// The gap between two consecutive sends of one client, both of

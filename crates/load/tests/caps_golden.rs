@@ -46,6 +46,7 @@ fn fixture() -> LoadReport {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol: None,
         },
     )

@@ -34,6 +34,7 @@ fn with_late(verify: bool) -> LoadReport {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol: None,
         },
     )

@@ -23,6 +23,12 @@ pub struct Row {
     pub diff: Option<Contrast>,
     /// Multiply µs by this for the row's unit (1 for throughput).
     pub scale: f64,
+    /// p99: what the runs' own 95% intervals say of the two points
+    /// ([`crate::overlap`]), in the row's unit; None for throughput, or
+    /// where a run has no interval.
+    pub intervals: Option<crate::overlap::Said>,
+    /// The row's unit's symbol.
+    pub unit: &'static str,
 }
 
 pub struct Comparison {
@@ -196,25 +202,32 @@ fn pair_rows(k: &str, a: &PointStats, b: &PointStats, unit: TimeUnit) -> Vec<Row
             a.throughput,
             b.throughput,
             1.0,
+            "req/s",
         ),
         (
             format!("p99 latency ({})", unit.symbol()),
             a.latency("p99").copied(),
             b.latency("p99").copied(),
             unit.per_us(),
+            unit.symbol(),
         ),
     ];
     pairs
         .into_iter()
-        .filter_map(|(metric, x, y, scale)| {
+        .enumerate()
+        .filter_map(|(k, (metric, x, y, scale, symbol))| {
             let (x, y) = (x?, y?);
             Some(Row {
                 point: point.to_string(),
                 metric,
                 diff: welch::contrast(&x.scaled(scale), &y.scaled(scale)),
+                intervals: (k == 1)
+                    .then(|| crate::overlap::Said::of(a, b, x.centre(), y.centre()))
+                    .flatten(),
                 this: x,
                 other: y,
                 scale,
+                unit: symbol,
             })
         })
         .collect()
@@ -270,6 +283,17 @@ impl Comparison {
                 self.unpaired, self.unpaired_other
             ));
         }
+        let within = self
+            .rows
+            .iter()
+            .filter(|r| r.intervals.as_ref().is_some_and(|i| i.overlap))
+            .count();
+        if within > 0 {
+            out.push(format!(
+                "{within} of the p99 rows lie within each other's intervals (the runs' own 95% \
+                 intervals overlap): within the intervals, not a difference, whatever the ratio."
+            ));
+        }
         let tested = self.tested();
         if tested > 1 {
             out.push(format!(
@@ -296,6 +320,7 @@ impl Comparison {
             "p",
             "Hedges' g",
             "significant",
+            "p99's 95% intervals (each run's own)",
         ]
         .map(String::from)
         .to_vec();
@@ -310,6 +335,11 @@ impl Comparison {
                     centre_ci(&r.other, r.scale),
                 ];
                 row.extend(contrast_cells(r));
+                row.push(match (&r.intervals, r.unit) {
+                    (Some(i), _) => i.cell(r.scale, r.unit),
+                    (None, "req/s") => "–".into(),
+                    (None, _) => crate::overlap::NONE.into(),
+                });
                 row
             })
             .collect();

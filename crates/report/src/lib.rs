@@ -23,6 +23,7 @@ pub mod html;
 pub mod markdown;
 pub mod metrics;
 pub mod openloop;
+pub mod overlap;
 pub mod points;
 pub mod problems;
 pub mod scaling;

@@ -29,8 +29,13 @@ pub struct Args {
     /// How long to run (10s, 500ms, 2m), after the warm-up [default: 10s]
     #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan", "stages"])]
     duration: Option<Duration>,
-    /// Delays, drawn uniformly from LO-HI units (or one number for a fixed delay)
-    #[arg(long, value_name = "LO-HI", default_value = "1-3")]
+    /// Delays, drawn uniformly from LO-HI units (or one number for a fixed delay), or exp:MEAN: exponentially distributed, of mean MEAN units (one worker then makes an M/M/1 queue; give the server a --max-delay that allows the tail)
+    #[arg(
+        long,
+        visible_alias = "delays",
+        value_name = "LO-HI|exp:MEAN",
+        default_value = "1-3"
+    )]
     delay: DelayRange,
     /// The unit delays count in: must match the server's --delay-unit
     #[arg(long, default_value = "s", value_parser = args::named::<DelayUnit>())]

@@ -165,11 +165,24 @@ fn split_and_merge_exactly() {
             assert_eq!(got, want, "{name} {stat}: the merged histogram's, exactly");
         }
         // Its p99's interval: the merged histogram's order statistics at
-        // the ranks for the merged count.
-        let (lo, hi) = serverlab_load::certify::quantile::ranks(sum, 0.99).unwrap();
+        // the ranks for the merged count — or, where an agent's latencies
+        // correlated and its intervals were widened, for the effective
+        // count the merge widened them to (too few of those: none).
+        let effective = op["latency_us"]["ci95"]["effective_samples"].as_f64();
+        let ranks = match effective {
+            Some(e) => serverlab_load::certify::quantile::effective_ranks(sum, e, 0.99),
+            None => serverlab_load::certify::quantile::ranks(sum, 0.99),
+        };
+        let ci = &op["latency_us"]["ci95"]["p99"];
+        let Some((lo, hi)) = ranks else {
+            assert!(
+                ci.is_null(),
+                "{name}: {effective:?} effective samples: {ci}"
+            );
+            continue;
+        };
         let at = |k: u64| (k as f64 - 0.5) / sum as f64;
         let (_, bounds) = all_recorded(dir.path(), 4, name, &[at(lo), at(hi)]);
-        let ci = &op["latency_us"]["ci95"]["p99"];
         assert_eq!(ci, &serde_json::json!(bounds), "{name}: p99's interval");
     }
     let lines = merged["results"]["merged"]["agents"].as_array().unwrap();
@@ -187,6 +200,85 @@ fn split_and_merge_exactly() {
         t.starts_with("board load: ") && t.contains("agent 3: 2 clients"),
         "{t}"
     );
+    merged_verdict(dir.path(), &merged, &t);
+}
+
+/// Issue 40: the merged result carries a verdict — the schedule judged
+/// again on the agents' replies together, the sample size on the merged
+/// intervals, the checks only an agent could decide carried from the
+/// agents' own verdicts; an agent's failed check fails the merge's,
+/// naming the agent.
+fn merged_verdict(dir: &Path, merged: &Value, text_out: &str) {
+    let v = &merged["results"]["validity"];
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no verdict: {v}"))
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "schedule",
+            "arrivals",
+            "stationarity",
+            "independence",
+            "sample_size",
+            "client_bias"
+        ],
+        "{v}"
+    );
+    let check = |v: &Value, name: &str| {
+        v["results"]["validity"]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let schedule = check(merged, "schedule");
+    let detail = schedule["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the 4 agents together reached "),
+        "{schedule}"
+    );
+    assert!(schedule["passed"].is_boolean(), "{schedule}");
+    // Constant arrivals: no agent decides it, nor does the merge.
+    assert_eq!(check(merged, "arrivals")["passed"], Value::Null);
+    let said = if v["certified"] == true {
+        "  certified"
+    } else {
+        "  not certified:"
+    };
+    assert!(text_out.contains(said), "{text_out}");
+    // One agent's run said not steady: so does the merge, naming it.
+    let path = dir.join("agent-2-of-4.json");
+    let mut agent: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for c in agent["results"]["validity"]["checks"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if c["name"] == "stationarity" {
+            c["passed"] = false.into();
+            c["detail"] = "p99 rose from 1 ms in the first quarter to 9 ms in the last".into();
+            c["fix"] = "find what changed during the run".into();
+        }
+    }
+    std::fs::write(&path, agent.to_string()).unwrap();
+    let (out, again) = merge(dir);
+    assert_ok(&out, "merge");
+    assert_eq!(again["results"]["validity"]["certified"], false);
+    let c = check(&again, "stationarity");
+    assert_eq!(c["passed"], false, "{c}");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("agent 2: p99 rose from 1 ms in the first quarter to 9 ms in the last"),
+        "{c}"
+    );
+    assert_eq!(c["fix"], "find what changed during the run");
 }
 
 /// A server stopped for a second in the middle of a four-agent run: every

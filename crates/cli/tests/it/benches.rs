@@ -76,6 +76,11 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "load_metrics_cost.py",
             "--bin BIN --strategy ONE --duration 1 --reps 1",
         ),
+        ("coverage.py", "--bin BIN --runs 1 --duration 1"),
+        (
+            "certify_cost.py",
+            "--bin BIN --old-bin BIN --strategy ONE --duration 1 --reps 1",
+        ),
     ];
     for (script, args) in small {
         let args: Vec<&str> = args

@@ -190,6 +190,41 @@ fn json_output_has_config_and_bound() {
     assert_eq!(v["results"]["operations"][0]["name"], "add");
 }
 
+/// Issue 40: `--delays exp:MEAN` draws exponential delays — every one a
+/// whole unit of at least 1 (an add, never a read), their mean MEAN
+/// within the sample's noise — which the server spends, verified, and the
+/// configuration says how they were drawn.
+#[test]
+fn exponential_delays_are_drawn_about_their_mean() {
+    let server = ServerProc::start("bucket", &["--delay-unit", "us", "--max-delay", "100000"]);
+    let out = load(&[
+        "--addr",
+        &server.addr.to_string(),
+        "--requests",
+        "2000",
+        "--connections",
+        "16",
+        "--keep-alive",
+        "--delays",
+        "exp:100",
+        "--delay-unit",
+        "us",
+        "--verify",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v["config"]["delay"]["exp_mean"], 100, "{}", v["config"]);
+    assert_eq!(v["results"]["verification"]["mismatches"], 0);
+    let ops = v["results"]["operations"].as_array().unwrap();
+    let count = |name: &str| ops.iter().find(|o| o["name"] == name).unwrap()["count"].clone();
+    assert_eq!((count("add"), count("read")), (2000.into(), 0.into()));
+    // 2,000 exponential draws of mean 100: a standard error of 2.2.
+    let mean = v["results"]["bucket"]["mean_delay_units"].as_f64().unwrap();
+    assert!((mean - 100.0).abs() < 10.0, "{mean}");
+}
+
 /// A bucket server that loses updates: every add answers as if the bucket
 /// were empty, and nothing is kept.
 fn lossy_bucket(s: std::net::TcpStream) {
@@ -322,6 +357,7 @@ fn bad_flags_exit_2_naming_the_flag() {
     usage_error(&["serve", "bucket", "--max-line", "0"], "--max-line");
     usage_error(&["load", "bucket", "--delay", "3-1"], "--delay");
     usage_error(&["load", "bucket", "--delay", "x"], "--delay");
+    usage_error(&["load", "bucket", "--delays", "exp:0"], "--delay");
     usage_error(&["load", "bucket", "--connections", "0"], "--connections");
     usage_error(&["load", "bucket", "--requests", "0"], "--requests");
     usage_error(

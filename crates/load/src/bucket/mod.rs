@@ -107,7 +107,7 @@ impl BucketLoad {
             addr: addr.into(),
             connections: 8,
             stop: Stop::DurationS(10.0),
-            delay: DelayRange { lo: 1, hi: 3 },
+            delay: DelayRange::uniform(1, 3),
             delay_unit: DelayUnit::Seconds,
             delay_mode: DelayMode::Spin,
             buckets: 32,

@@ -6,7 +6,9 @@
 //! against reference values computed with scipy.
 
 pub mod anderson;
+pub mod client;
 pub mod ess;
+pub mod merged;
 pub mod quantile;
 pub mod sample;
 pub mod spearman;

@@ -73,6 +73,24 @@ pub fn first_independent_lag(x: &[f64], max_lag: usize) -> Option<usize> {
     })
 }
 
+/// The integrated autocorrelation time of `x`, in values: 1 + 2·Σ ρ_j
+/// over the lags j from 1 until the first (at most `max_lag`) at which
+/// the rank autocorrelation is not significantly positive (Geyer's
+/// initial positive sequence, in ranks). `x` carries the information of
+/// about len/τ independent values — fewer than a lag-1 reading says
+/// where the correlation lasts long (a queue's busy periods).
+pub fn integrated_time(x: &[f64], max_lag: usize) -> f64 {
+    let r = ranks(x);
+    let mut tau = 1.0;
+    for lag in 1..=max_lag.min(x.len().saturating_sub(3)) {
+        match pearson(&r[..r.len() - lag], &r[lag..]) {
+            Some(rho) if rho > 0.0 && significant(rho, x.len() - lag) => tau += 2.0 * rho,
+            _ => break,
+        }
+    }
+    tau
+}
+
 /// Pearson's correlation of paired values.
 fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
     let n = a.len().min(b.len()) as f64;
@@ -129,6 +147,11 @@ mod tests {
         assert!((8..=10).contains(&lag), "{lag}");
         let noise: Vec<f64> = (0..2000).map(|_| rng.f64()).collect();
         assert_eq!(first_independent_lag(&noise, 100), Some(1));
+        // Blocks of 8: ρ_j = 1 − j/8 up to lag 7, so τ = 1 + 2·3.5 = 8;
+        // independent values: 1.
+        let tau = integrated_time(&blocks, 100);
+        assert!((7.0..9.0).contains(&tau), "{tau}");
+        assert_eq!(integrated_time(&noise, 100), 1.0);
         assert!((threshold(10_001) - 0.025_758).abs() < 1e-5);
     }
 }

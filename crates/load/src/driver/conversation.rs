@@ -45,6 +45,14 @@ pub trait Conversation {
         now: Instant,
         sink: &mut Self::Sink,
     ) -> Result<Option<usize>, String>;
+    /// The `n` requests the last `fill` appended go to the socket now:
+    /// `at` is the clock read just before the send call (the client's
+    /// own share of their latency ends here).
+    fn handed(&mut self, _n: usize, _at: Instant) {}
+    /// The replies `take` is about to be given reached the socket at
+    /// `at` by the kernel's clock (the latest segment read), where it
+    /// timed them ([`super::stamp`]).
+    fn arrived(&mut self, _at: Option<Instant>) {}
     /// Requests sent on this connection and not yet answered.
     fn in_flight(&self) -> usize;
     /// This connection has done its work: nothing in flight and nothing

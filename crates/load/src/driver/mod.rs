@@ -37,6 +37,7 @@ mod lifecycle;
 pub mod poll;
 mod slot;
 mod spin;
+pub mod stamp;
 mod token;
 mod wakeups;
 

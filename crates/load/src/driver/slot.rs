@@ -3,11 +3,11 @@
 //! the conversation fills in, and reading replies into it.
 
 use super::conversation::{Conversation, Failure};
-use super::token;
+use super::{stamp, token};
 use crate::endpoint::{Endpoint, MioStream};
 use mio::{Interest, Registry, Token};
 use serverlab_util::InputBuf;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 /// A connection's input buffer to begin with; it grows for longer replies.
@@ -42,6 +42,9 @@ pub struct Slot<C> {
     reframe_at: usize,
     output: Vec<u8>,
     written: usize,
+    /// When the kernel received the latest bytes read and not yet
+    /// handed to the conversation ([`stamp`]).
+    received_at: Option<Instant>,
     /// Counted as connecting or waiting for replies (see
     /// `EventLoop::waiting`).
     pub(super) busy: bool,
@@ -67,6 +70,7 @@ impl<C: Conversation> Slot<C> {
             reframe_at: 0,
             output: Vec::new(),
             written: 0,
+            received_at: None,
             busy: false,
             stopped_at: None,
             finished_at: None,
@@ -83,6 +87,7 @@ impl<C: Conversation> Slot<C> {
         stream.set_write_timeout(Some(timeout))?;
         client.greet(&mut stream)?;
         let stream = stream.into_mio()?;
+        stamp::enable(&stream);
         let mut slot = Slot::new(client);
         slot.stream = Some(stream);
         Ok(slot)
@@ -112,6 +117,7 @@ impl<C: Conversation> Slot<C> {
         now: Instant,
     ) -> io::Result<()> {
         let stream = addr.open()?;
+        stamp::enable(&stream);
         self.generation = self.generation.wrapping_add(1);
         self.stream = Some(stream);
         if let Err(e) = self.register(registry, index) {
@@ -134,12 +140,17 @@ impl<C: Conversation> Slot<C> {
         self.reframe_at = 0;
         self.output.clear();
         self.written = 0;
+        self.received_at = None;
     }
 
     /// Send what the conversation will send now.
     pub(super) fn pump(&mut self, now: Instant) -> io::Result<()> {
         let idle = self.client.in_flight() == 0;
-        if self.client.fill(&mut self.output, now) > 0 {
+        let n = self.client.fill(&mut self.output, now);
+        if n > 0 {
+            // The clock read just before the send call: from the
+            // requests' due time to here is the client's own.
+            self.client.handed(n, Instant::now());
             if idle {
                 self.progress_at = now;
             }
@@ -241,10 +252,13 @@ impl<C: Conversation> Slot<C> {
                 return Ok(None);
             };
             let room = self.input.spare().len();
-            return match stream.read(self.input.spare()) {
-                Ok(0) => Ok(Some(Got::End)),
-                Ok(n) => {
+            return match stamp::read(&*stream, self.input.spare()) {
+                Ok((0, _)) => Ok(Some(Got::End)),
+                Ok((n, at)) => {
                     self.input.filled(n);
+                    if at.is_some() {
+                        self.received_at = at;
+                    }
                     // A read that did not fill the buffer emptied the
                     // socket: data arriving later raises a new edge, so
                     // the read that would only say "would block" is
@@ -265,6 +279,7 @@ impl<C: Conversation> Slot<C> {
 
     fn take_all(&mut self, now: Instant, sink: &mut C::Sink) -> Result<u64, String> {
         let mut replies = 0;
+        self.client.arrived(self.received_at.take());
         while !self.input.is_empty() {
             let Some(n) = self.client.take(self.input.data(), now, sink)? else {
                 break;

@@ -92,6 +92,7 @@ pub(super) fn gather<E: super::Exchange>(
         agent,
         merged: None,
         validity: None,
+        client_share: merged.client.report(),
         protocol: None,
     };
     crate::certify::verdict::judge(&mut results, &merged.sample, &merged.ops);
@@ -108,7 +109,7 @@ pub(super) fn gather<E: super::Exchange>(
     }
 }
 
-/// The warm-up before a timed window (a count has none).
+/// The warm-up before a timed window, in seconds (a counted run has none).
 fn warmup_s(plan: &Plan) -> f64 {
     match plan.window {
         Window::Duration(_) => plan.pacing.warmup().as_secs_f64(),

@@ -15,7 +15,7 @@ use crate::live::ErrorAt;
 use crate::record::{Recorder, Span, Timing};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Error descriptions a client keeps; the rest are only counted.
 const ERRORS_KEPT: usize = 10;
@@ -72,6 +72,10 @@ struct InFlight<S> {
     op: usize,
     timing: Timing,
     sent: S,
+    /// The client's own share of its latency on the way out: from when
+    /// it was due (or its connection had room) until it went, and then
+    /// until the send call ([`Conversation::handed`]).
+    own: Duration,
 }
 
 pub(crate) struct Metered<'r, E: Exchange> {
@@ -120,6 +124,10 @@ pub(crate) struct Metered<'r, E: Exchange> {
     /// When the last recorded reply's request went out (for the gaps
     /// between sends the verdict tests, under random arrivals only).
     last_sent: Option<Instant>,
+    /// The `now` of the last `fill`, and when the kernel received the
+    /// replies being taken (for the client's own share).
+    filled_at: Instant,
+    arrived: Option<Instant>,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -156,6 +164,8 @@ impl<'r, E: Exchange> Metered<'r, E> {
             unnoted_errors: Vec::new(),
             unnoted: false,
             last_sent: None,
+            filled_at: start,
+            arrived: None,
         }
     }
 
@@ -298,12 +308,30 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
             if self.span.contains(timing.sent) {
                 self.note_sent(op);
             }
-            self.inflight.push_back(InFlight { op, timing, sent });
+            let own = at.saturating_duration_since(timing.ready);
+            self.inflight.push_back(InFlight {
+                op,
+                timing,
+                sent,
+                own,
+            });
             self.pacer.issued();
             self.sent_here += 1;
             n += 1;
         }
+        self.filled_at = now;
         n
+    }
+
+    fn handed(&mut self, n: usize, at: Instant) {
+        let encoding = at.saturating_duration_since(self.filled_at);
+        for f in self.inflight.iter_mut().rev().take(n) {
+            f.own += encoding;
+        }
+    }
+
+    fn arrived(&mut self, at: Option<Instant>) {
+        self.arrived = at;
     }
 
     fn take(
@@ -333,6 +361,8 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
+            let received = self.arrived.map(|at| now.saturating_duration_since(at));
+            rec.client.record(done.own, received);
             if self.plan.pacing.random_arrivals() {
                 let sent = done.timing.sent;
                 if let Some(prev) = self.last_sent.replace(sent) {

@@ -91,7 +91,12 @@ pub fn merge(mut agents: Vec<AgentFile>, options: Options) -> Result<LoadReport,
         steps: first.report.scan.as_ref().map_or(0, |s| s.steps.len()),
     };
     let mut totals = add_logs(&agents, &place, &reading)?;
-    let results = results(&agents, &names, &mut totals, &place)?;
+    let mut results = results(&agents, &names, &mut totals, &place)?;
+    let judged: Vec<(usize, &Results)> = agents
+        .iter()
+        .map(|a| (a.index, &a.report.results))
+        .collect();
+    crate::certify::merged::judge(&mut results, &judged, &totals.latency, &totals.service);
     report.results = results;
     if let Some(scan) = &first.report.scan {
         report.scan = Some(merged_scan(&agents, scan, &totals)?);
@@ -214,6 +219,7 @@ fn results(
         agent: None,
         merged: None,
         validity: None,
+        client_share: None,
         protocol: None,
     })
 }

@@ -36,6 +36,9 @@ pub fn render(report: &LoadReport) -> String {
         }
         _ => latency_table(&mut out, r, |o| Some(&o.latency_us)),
     }
+    if let Some(c) = &r.client_share {
+        let _ = writeln!(out, "  {}", c.line());
+    }
     // The protocol's own lines.
     for line in r.protocol.iter().flat_map(|p| p.text_lines()) {
         let _ = writeln!(out, "  {line}");

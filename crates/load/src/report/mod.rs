@@ -115,10 +115,16 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
     /// Whether the run's figures certify themselves, check by check
-    /// ([`crate::certify::verdict`]); absent from a merge and from files
-    /// before it.
+    /// ([`crate::certify::verdict`]; a merge's: [`crate::certify::merged`]);
+    /// absent from files before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity: Option<crate::certify::verdict::Validity>,
+    /// The client's own share of each latency, measured: from due to
+    /// the send call, and from the kernel's receipt of the reply to the
+    /// client's stamp ([`crate::certify::client`]); absent from a merge
+    /// and from files before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_share: Option<crate::certify::client::ClientShareReport>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this

@@ -40,6 +40,7 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol: Some(protocol),
         },
         search: None,

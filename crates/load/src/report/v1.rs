@@ -77,6 +77,7 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             agent: None,
             merged: None,
             validity: None,
+            client_share: None,
             protocol,
         },
         search: None,
