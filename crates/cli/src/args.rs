@@ -152,6 +152,21 @@ pub fn cpus(text: &str) -> Result<serverlab_util::CpuSet, String> {
     text.parse()
 }
 
+/// A value size: one size (`64`, `4KiB`), a range `32..4096` (uniform,
+/// both ends included) or a weighted list `64:8,1024:1`, each size
+/// `min..=max` bytes.
+pub fn value_size(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<serverlab_load::keyspace::ValueSize, String> + Clone + Send + Sync {
+    let one = size(min, max);
+    move |text: &str| {
+        serverlab_load::keyspace::ValueSize::parse(text.trim(), |t| {
+            one(t).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+        })
+    }
+}
+
 /// A size parser accepting `min..=max` bytes, written as a plain number or
 /// with a binary suffix: `1048576`, `1MiB`, `64KiB`, `16K`, `1G`.
 pub fn size(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {

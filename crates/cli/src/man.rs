@@ -107,12 +107,31 @@ fn exit_status(path: &[&str]) -> String {
         .first()
         .and_then(|top| FAILS.iter().find(|(c, _)| c == top))
         .map_or("the command failed (its message says why)", |(_, why)| why);
-    format!(
+    let mut out = format!(
         ".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n.TP\n1\n{}\n.TP\n2\n{}\n",
         roff(fails),
         roff("a usage error: a bad flag or value, named in the message")
-    )
+    );
+    if path.first() == Some(&"load") {
+        for (code, why) in LOAD_STATUSES {
+            out.push_str(&format!(".TP\n{code}\n{}\n", roff(why)));
+        }
+    }
+    out
 }
+
+/// `load`'s statuses besides 0, 1 and 2, each when nothing else failed.
+const LOAD_STATUSES: [(u8, &str); 3] = [
+    (
+        3,
+        "with --require-certified: the run's figures did not certify themselves",
+    ),
+    (4, "a --threshold failed (each said on stderr)"),
+    (
+        130,
+        "interrupted (SIGINT, SIGTERM): what was measured is still printed",
+    ),
+];
 
 fn examples(path: &[&str]) -> String {
     let key = path.join(" ");

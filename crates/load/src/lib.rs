@@ -24,6 +24,7 @@ pub mod env;
 pub mod harness;
 pub mod http;
 pub mod intervals;
+pub mod keyspace;
 pub mod kv;
 pub mod live;
 pub mod merge;
@@ -32,6 +33,7 @@ pub mod record;
 pub mod report;
 pub mod resp;
 pub mod results;
+pub mod thresholds;
 
 pub use endpoint::Endpoint;
 pub use harness::run;

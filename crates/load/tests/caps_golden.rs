@@ -39,6 +39,8 @@ fn fixture() -> LoadReport {
             late_replies: 0,
             interrupted: false,
             errors: Vec::new(),
+            failures: 0,
+            thresholds: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
             agent: None,

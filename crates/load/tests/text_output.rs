@@ -24,6 +24,8 @@ fn with_late(verify: bool) -> LoadReport {
             late_replies: 7,
             interrupted: false,
             errors: Vec::new(),
+            failures: 0,
+            thresholds: Vec::new(),
             verification: Verification {
                 enabled: verify,
                 ..Verification::default()

@@ -115,6 +115,26 @@ impl Tally {
     }
 }
 
+/// A Problems line per failed `--threshold` of each run: `SLUG rep K:
+/// threshold p99<10ms failed: DETAIL (runs/SLUG/rep-K/load.json)`.
+pub fn thresholds(s: &PointStats) -> Vec<String> {
+    let slug = &s.runs.point.slug;
+    let mut out = Vec::new();
+    for run in &s.runs.runs {
+        for j in run.load.results.thresholds.iter().filter(|j| !j.passed) {
+            out.push(format!(
+                "{slug} rep {}: threshold {} failed: {} (`{}/{}`)",
+                run.repetition,
+                j.threshold,
+                j.detail,
+                run.dir.display(),
+                layout::LOAD_JSON
+            ));
+        }
+    }
+    out
+}
+
 /// A Problems line per failed check of each uncertified run: `SLUG rep
 /// K: not certified: CHECK failed: DETAIL (runs/SLUG/rep-K/load.json)`.
 pub fn problems(s: &PointStats) -> Vec<String> {

@@ -23,10 +23,11 @@ pub const GROUP_AT: usize = 3;
 /// Every problem of `stats` (the points, then the baseline), grouped by
 /// kind, near-identical lines as one.
 pub fn problems(m: &Manifest, stats: &[&PointStats]) -> Vec<String> {
-    let kinds: [Kind; 6] = [
+    let kinds: [Kind; 7] = [
         &lost,
         &busy,
         &crate::certified::problems,
+        &crate::certified::thresholds,
         &outliers,
         &|s| imprecise(m, s),
         &bottlenecked,

@@ -210,3 +210,36 @@ fn alike_failures_are_said_once() {
     // Each of the two points is marked in the throughput table.
     assert_eq!(w.throughput_table.matches('‡').count(), 2);
 }
+
+/// A run whose `--threshold` failed (`results.thresholds` in its
+/// load.json) is listed under Problems with what failed; one that passed
+/// is not.
+#[test]
+fn failed_thresholds_are_listed_under_problems() {
+    let tmp = copy("a");
+    let dir = tmp.path();
+    set_verdict(dir, "posters=1", 1, &[]);
+    set_verdict(dir, "posters=1", 2, &[]);
+    let judged = |path: &Path, passed: bool| {
+        let mut load = read_json(path);
+        load["results"]["thresholds"] = json!([{
+            "threshold": "p99<10ms",
+            "passed": passed,
+            "actual": 12500.0,
+            "detail": "p99 12.50 ms, must be under 10.00 ms",
+        }]);
+        write_json(path, &load);
+    };
+    judged(&dir.join("runs/posters=1/rep-1/load.json"), false);
+    judged(&dir.join("runs/posters=1/rep-2/load.json"), true);
+    let w = generate(dir, None).unwrap();
+    let md = std::fs::read_to_string(&w.markdown).unwrap();
+    assert!(
+        md.contains(
+            "- posters=1 rep 1: threshold p99<10ms failed: p99 12.50 ms, must be under \
+             10.00 ms (`runs/posters=1/rep-1/load.json`)"
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("posters=1 rep 2: threshold"), "{md}");
+}

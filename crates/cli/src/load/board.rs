@@ -23,7 +23,7 @@ pub struct Args {
     /// thread; prints the reference output and sends EXIT at the end, which stops a server run with
     /// --exit-policy any). The values it sets cannot also be given as flags
     #[arg(value_name = "POSITIONAL", num_args = 0..=5,
-          conflicts_with_all = ["addr", "posters", "readers", "duration", "throttle", "rate", "search", "scan", "send_exit"])]
+          conflicts_with_all = ["addr", "posters", "readers", "duration", "throttle", "rate", "stages", "search", "scan", "send_exit"])]
     positional: Vec<String>,
     /// Server address: HOST:PORT, HOST (port 12345) or :PORT, or unix:PATH for a Unix socket
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:12345", value_parser = args::endpoint(12345))]
@@ -31,7 +31,7 @@ pub struct Args {
     #[command(flatten)]
     board: BoardArgs<Help>,
     /// How long to run (10s, 500ms, 2m), after the warm-up
-    #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
+    #[arg(long, default_value = "10s", value_parser = args::duration, conflicts_with_all = ["search", "scan", "stages"])]
     duration: Duration,
     #[command(flatten)]
     pacing: PacingArgs,
@@ -93,7 +93,8 @@ pub struct BoardArgs<H: BoardHelp> {
     words: PhantomData<H>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window(a.duration);
     let mut cfg = BoardLoad::new(a.addr);
     cfg.posters = a.board.posters.into();
     cfg.readers = a.board.readers.into();

@@ -24,10 +24,10 @@ pub struct Args {
     connections: u16,
     /// Stop after this many requests in all, every one counted (no warm-up) [default: run for --duration]
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
-          conflicts_with_all = ["duration", "warmup", "search", "scan"])]
+          conflicts_with_all = ["duration", "warmup", "search", "scan", "stages"])]
     requests: Option<u64>,
     /// How long to run (10s, 500ms, 2m), after the warm-up [default: 10s]
-    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan", "stages"])]
     duration: Option<Duration>,
     /// Delays, drawn uniformly from LO-HI units (or one number for a fixed delay), or exp:MEAN: exponentially distributed, of mean MEAN units (one worker then makes an M/M/1 queue; give the server a --max-delay that allows the tail)
     #[arg(
@@ -76,7 +76,8 @@ impl LoadHelp for Help {
         before and after the run); nothing else may write to the buckets meanwhile";
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window_if(a.duration);
     let mut cfg = BucketLoad::new(a.addr);
     cfg.connections = a.connections.into();
     cfg.stop = match (a.requests, a.duration) {

@@ -50,11 +50,11 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     connections: u16,
     /// How long to run (10s, 500ms, 2m), after the warm-up [default: 10s]
-    #[arg(long, value_parser = args::duration, conflicts_with_all = ["requests", "search", "scan"])]
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["requests", "search", "scan", "stages"])]
     duration: Option<Duration>,
     /// Requests to send over all connections, every one counted (no warm-up), instead of a duration
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
-          conflicts_with_all = ["warmup", "search", "scan"])]
+          conflicts_with_all = ["warmup", "search", "scan", "stages"])]
     requests: Option<u64>,
     /// A new connection for every request (its latency includes the connect), with
     /// 'Connection: close'
@@ -191,7 +191,8 @@ fn address(a: &Args, list: &[Target]) -> Endpoint {
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window_if(a.duration);
     let list = targets_of(&a);
     let addr = address(&a, &list);
     let mut cfg = HttpLoad::new(addr, list);

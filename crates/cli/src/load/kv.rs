@@ -6,6 +6,7 @@ use super::shared::{LoadArgs, LoadHelp};
 use super::{execute, usage_error_in, PacingArgs, PlainOutputArgs};
 use crate::args;
 use clap::error::ErrorKind;
+use serverlab_load::keyspace::ValueSize;
 use serverlab_load::kv::{KeyDist, KvLoad, Mix};
 use serverlab_proto::kv::NAME;
 use std::process::ExitCode;
@@ -23,11 +24,11 @@ pub struct Args {
     addr: serverlab_load::Endpoint,
     /// Sessions to run, each a new keep-alive connection (a search or scan: as many as its steps take)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000),
-          conflicts_with_all = ["search", "scan", "duration"])]
+          conflicts_with_all = ["search", "scan", "duration", "stages"])]
     sessions: u32,
     /// Run for this long after the warm-up (10s, 2m), as wrk's -d: sessions start one after
     /// another on each slot until the window closes, and every reply in it counts
-    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan"])]
+    #[arg(long, value_parser = args::duration, conflicts_with_all = ["search", "scan", "stages"])]
     duration: Option<Duration>,
     /// Requests per session, sent one after another on its connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -41,12 +42,14 @@ pub struct Args {
     /// Distinct keys (key0, key1, …)
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     keys: u32,
-    /// How keys are drawn: uniform, or zipf:S (key0 hottest)
+    /// How keys are drawn: uniform; zipf:S (key0 hottest); gaussian:MEAN,SD (in keys; gaussian:
+    /// centred, SD a sixth of the keys); sequential (each concurrency slot its own stride)
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     key_dist: KeyDist,
-    /// Bytes per written value (examples: 128, 4KiB)
-    #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::size(0, 1 << 30))]
-    value_size: u64,
+    /// Bytes per written value: a size (128, 4KiB), a range MIN..MAX (32..4096, uniform) or sizes
+    /// by weight (64:8,1024:1)
+    #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::value_size(0, 1 << 30))]
+    value_size: ValueSize,
     /// Write every key once before the run (not measured)
     #[arg(long)]
     preload: bool,
@@ -86,7 +89,8 @@ pub(super) fn check_verified_value_size(cmd: &str, value_size: usize, keys: usiz
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window_if(a.duration);
     let mut cfg = KvLoad::new(a.addr);
     cfg.sessions = match a.duration {
         Some(_) => usize::MAX,
@@ -98,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_dist = a.key_dist;
-    cfg.value_size = a.value_size as usize;
+    cfg.value_size = a.value_size;
     cfg.preload = a.preload;
     cfg.seed = a.load.seed;
     cfg.verify = a.load.verify;
@@ -120,7 +124,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if cfg.verify {
         check_verified_value_size(
             NAME,
-            cfg.value_size,
+            cfg.value_size.min(),
             cfg.keys,
             cfg.min_verified_value_size(),
         );

@@ -11,10 +11,11 @@ use clap::{ArgGroup, Args};
 use serverlab_load::driver::{PollMode, Polling};
 use serverlab_load::harness::rates::{parse_rate, RateRange};
 use serverlab_load::harness::target::Target;
-use serverlab_load::harness::{self, Agent, Arrivals, Execution, Mode, Pacing, Protocol};
+use serverlab_load::harness::{self, Agent, Arrivals, Execution, Mode, Pacing, Protocol, Stages};
 use serverlab_load::intervals::IntervalLog;
 use serverlab_load::output::{self, hdrlog, steps};
 use serverlab_load::report::LoadReport;
+use serverlab_load::thresholds::{self, Threshold};
 use serverlab_load::LoadError;
 use serverlab_load::Progress;
 use serverlab_util::CpuSet;
@@ -29,7 +30,7 @@ pub const WARMUP: Duration = Duration::from_secs(1);
 
 /// How requests are issued.
 #[derive(Args)]
-#[command(group(ArgGroup::new("open").args(["rate", "search", "scan"]).multiple(true)))]
+#[command(group(ArgGroup::new("open").args(["rate", "stages", "search", "scan"]).multiple(true)))]
 pub struct PacingArgs {
     /// Closed loop, throttled: requests per second per connection; 0: as fast as replies come
     #[arg(long, default_value_t = 0.0, value_parser = non_negative, conflicts_with = "open")]
@@ -42,6 +43,12 @@ pub struct PacingArgs {
     #[arg(long, value_name = "RATE", value_parser = parse_rate, allow_negative_numbers = true,
           conflicts_with_all = ["search", "scan"])]
     pub rate: Option<f64>,
+    /// Open loop whose rate ramps linearly through stages DURATION:RATE,… from --rate (else 0),
+    /// as k6's ramping-arrival-rate (10s:1k,30s:20k,10s:0); the run lasts their total, after
+    /// any --warmup (none unless asked; held at the starting rate)
+    #[arg(long, value_name = "STAGES", value_parser = parse_stages,
+          conflicts_with_all = ["search", "scan"])]
+    pub stages: Option<Stages>,
     /// How an open loop's intended send times are spaced [default: constant]
     #[arg(long, value_parser = args::named::<Arrivals>(), requires = "open")]
     pub arrivals: Option<Arrivals>,
@@ -69,6 +76,11 @@ pub struct PacingArgs {
     /// machine")
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = args::named::<PollMode>())]
     pub poll: PollMode,
+    /// Fail the run (exit 4) unless the results meet this, repeatable: a latency statistic
+    /// (p50, p90, p99, p99.9, p99.99, mean, max) of every operation or of one (get:p99<2ms),
+    /// errors (errors<0.1%), or an open loop's rate reached over asked (rate>=0.99)
+    #[arg(long, value_name = "THRESHOLD", value_parser = parse_threshold)]
+    pub threshold: Vec<Threshold>,
     /// Exit with status 3 when the run's figures do not certify themselves: a check of its
     /// validity failed (docs/measuring.md, "Certified runs")
     #[arg(long)]
@@ -127,6 +139,14 @@ fn parse_range(s: &str) -> Result<RateRange, String> {
     s.parse()
 }
 
+fn parse_stages(s: &str) -> Result<Stages, String> {
+    s.parse()
+}
+
+fn parse_threshold(s: &str) -> Result<Threshold, String> {
+    s.parse()
+}
+
 impl PacingArgs {
     /// The settings; `timed`: the run is bounded by time, so it has a
     /// warm-up (a run bounded by a count counts every request).
@@ -135,14 +155,37 @@ impl PacingArgs {
         Pacing {
             pipeline: self.pipeline.into(),
             throttle: self.throttle,
-            rate: self.rate,
+            // A ramp starts from the rate given, else from nothing.
+            rate: self.rate.or(self.stages.as_ref().map(|_| 0.0)),
             arrivals: self.arrivals.unwrap_or_default(),
             warmup_s: if timed {
-                self.warmup.unwrap_or(WARMUP).as_secs_f64()
+                self.warmup().as_secs_f64()
             } else {
                 0.0
             },
+            stages: self.stages.clone(),
         }
+    }
+
+    /// The warm-up asked for, else 1 s; a ramp's foot is its warm-up,
+    /// so with `--stages` none unless asked.
+    fn warmup(&self) -> Duration {
+        let default = match self.stages {
+            Some(_) => Duration::ZERO,
+            None => WARMUP,
+        };
+        self.warmup.unwrap_or(default)
+    }
+
+    /// How long a timed run measures: the stages' total, if given (the
+    /// protocol's `--duration` conflicts with them), else `given`.
+    pub fn window(&self, given: Duration) -> Duration {
+        self.stages.as_ref().map_or(given, Stages::total)
+    }
+
+    /// [`PacingArgs::window`] for a load that may not be timed.
+    pub fn window_if(&self, given: Option<Duration>) -> Option<Duration> {
+        self.stages.as_ref().map(Stages::total).or(given)
     }
 
     /// This process's share of the load (all of it unless --agent says),
@@ -200,12 +243,13 @@ pub fn execute<P: Protocol>(
         cpus.pin_current_thread()
             .with_context(|| format!("cannot pin the load to CPUs {cpus}"))?;
     }
+    check_thresholds(cfg, flags);
     let ex = flags.execution();
     let mode = flags.watch.mode(format);
     let (progress, verdict) = watched::<P>(cfg, &flags.watch, mode)?;
     end_early_on_signals(&progress)?;
     let outcome = if matches!(ex.mode, Mode::Once) {
-        let warmup = flags.warmup.unwrap_or(WARMUP);
+        let warmup = flags.warmup();
         progress::watch(mode, planned + warmup, &progress, || {
             harness::execute(cfg, &ex, &progress, &mut |_| {})
         })
@@ -226,6 +270,7 @@ pub fn execute<P: Protocol>(
         anyhow::anyhow!("{text}{}", super::next_step(&text, P::NAME, &addr))
     })?;
     flags.agents.stamp_run_id(&mut outcome.report);
+    let met = thresholds::judge_all(&flags.threshold, &mut outcome.report.results);
     if let (Some(path), Some(log)) = (&flags.hdr_log, &outcome.log) {
         write_hdr_log(path, log, P::NAME)?;
     }
@@ -244,7 +289,52 @@ pub fn execute<P: Protocol>(
         std::thread::sleep(flags.watch.metrics_linger);
     }
     let code = exit_code(&outcome.report, format, code);
+    let code = thresholds_met(&outcome.report, met, code);
     Ok(require_certified(flags, &outcome.report, code))
+}
+
+/// Thresholds that name an operation the load does not have, or judge an
+/// open loop's rate in a closed loop, are usage errors (exit 2).
+fn check_thresholds<P: Protocol>(cfg: &P, flags: &PacingArgs) {
+    let ops = cfg.ops();
+    for t in &flags.threshold {
+        if !t.names_op_in(&ops) {
+            let op = t.op.as_deref().unwrap_or_default();
+            let named: Vec<String> = ops.iter().map(|o| o.to_ascii_lowercase()).collect();
+            usage_error_in(
+                P::NAME,
+                clap::error::ErrorKind::InvalidValue,
+                format!(
+                    "--threshold '{t}': a {} load has no operation '{op}' (it has {})",
+                    P::NAME,
+                    named.join(", ")
+                ),
+            );
+        }
+        let open = cfg.plan().pacing.is_open() || flags.steps();
+        if t.metric == thresholds::Metric::Rate && !open {
+            usage_error_in(
+                P::NAME,
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--threshold '{t}' judges an open loop's rate reached over the rate asked: \
+                     give --rate or --stages"
+                ),
+            );
+        }
+    }
+}
+
+/// Status 4 when a threshold failed and nothing else did (each failed one
+/// said on stderr; the text output shows them all).
+fn thresholds_met(report: &LoadReport, met: bool, code: ExitCode) -> ExitCode {
+    if met || code != ExitCode::SUCCESS {
+        return code;
+    }
+    for j in report.results.thresholds.iter().filter(|j| !j.passed) {
+        eprintln!("serverlab: threshold {} failed: {}", j.threshold, j.detail);
+    }
+    ExitCode::from(thresholds::EXIT_FAILED)
 }
 
 /// With --require-certified, status 3 for a run that is not certified

@@ -8,7 +8,8 @@ use super::shared::{LoadArgs, LoadHelp};
 use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
 use crate::args;
 use clap::error::ErrorKind;
-use serverlab_load::resp::{KeyPattern, Mix, RespLoad, Stop, Workload};
+use serverlab_load::keyspace::ValueSize;
+use serverlab_load::resp::{Auth, Command, KeyPattern, Mix, RespLoad, Stop, Workload};
 use serverlab_proto::resp::NAME;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -31,28 +32,56 @@ pub struct Args {
     connections: u16,
     /// How long to run (10s, 500ms), after the warm-up
     #[arg(long, default_value = "10s", value_parser = args::duration,
-          conflicts_with_all = ["requests", "search", "scan"])]
+          conflicts_with_all = ["requests", "search", "scan", "stages"])]
     duration: Duration,
     /// Requests to send over all connections, every one counted (no warm-up), instead of a
     /// duration (redis-benchmark's -n)
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..),
-          conflicts_with_all = ["warmup", "search", "scan"])]
+          conflicts_with_all = ["warmup", "search", "scan", "stages"])]
     requests: Option<u64>,
     #[command(flatten)]
     pacing: PacingArgs,
     /// Commands by weight, from get, set, del, exists, incr, mget, mset, lpush, rpush, lpop,
     /// rpop, llen, lindex, lrange
-    #[arg(long, default_value = "get=80,set=20", value_name = "MIX")]
+    #[arg(
+        long,
+        default_value = "get=80,set=20",
+        value_name = "MIX",
+        conflicts_with = "command"
+    )]
     mix: Mix,
+    /// A command of your own instead of the mix, repeatable (memtier_benchmark's --command):
+    /// __key__ is a key drawn as --key-dist says, __data__ a value of --value-size (example:
+    /// 'HSET __key__ f __data__'). No model: replies are checked for errors only
+    #[arg(long, value_name = "COMMAND")]
+    command: Vec<String>,
+    /// Each --command's weight, in their order (given for all of them or none) [default: 1 each]
+    #[arg(long, value_name = "N", requires = "command",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    command_weight: Vec<u32>,
+    /// AUTH on every connection before the run: PASSWORD, or USER:PASSWORD (Redis 6 ACLs)
+    #[arg(long, value_name = "[USER:]PASSWORD", value_parser = Auth::parse)]
+    auth: Option<Auth>,
+    /// SELECT this database on every connection before the run
+    #[arg(long, value_name = "N")]
+    db: Option<u32>,
     /// Distinct keys of each kind (key:N strings, counter:N, list:N)
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     keys: u32,
-    /// How keys are drawn: uniform, zipf (exponent 0.99) or zipf:S (the lowest keys hottest)
-    #[arg(long, default_value = "uniform", value_name = "PATTERN")]
+    /// How keys are drawn: uniform; zipf (exponent 0.99) or zipf:S (the lowest keys hottest);
+    /// gaussian:MEAN,SD (in keys; gaussian: centred, SD a sixth of the keys); sequential (each
+    /// connection its own stride, as memtier's P)
+    #[arg(
+        long,
+        visible_alias = "key-dist",
+        default_value = "uniform",
+        value_name = "PATTERN"
+    )]
     key_pattern: KeyPattern,
-    /// Bytes per value written (examples: 64, 4KiB)
-    #[arg(long, default_value = "64", value_name = "SIZE", value_parser = args::size(1, 512 << 20))]
-    value_size: u64,
+    /// Bytes per value written: a size (64, 4KiB), a range MIN..MAX (32..4096, uniform) or sizes
+    /// by weight (64:8,1024:1)
+    #[arg(long, default_value = "64", value_name = "SIZE", value_parser = args::value_size(1, 512 << 20))]
+    value_size: ValueSize,
     /// Read-only keys written before a verified run and read by every connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
     shared_keys: u32,
@@ -87,7 +116,8 @@ impl BoardHelp for Help {
         "Board workload: what readers send, by weight, from read (LINDEX) and count (LLEN)";
 }
 
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.duration = a.pacing.window(a.duration);
     let mut cfg = RespLoad::new(a.addr);
     cfg.workload = a.workload;
     cfg.connections = a.connections.into();
@@ -99,7 +129,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_pattern = a.key_pattern;
-    cfg.value_size = a.value_size as usize;
+    cfg.value_size = a.value_size;
+    cfg.commands = commands(&a.command, &a.command_weight);
+    cfg.auth = a.auth;
+    cfg.db = a.db;
     cfg.shared_keys = a.shared_keys as usize;
     cfg.preload = a.preload;
     cfg.posters = a.board.posters.into();
@@ -141,6 +174,14 @@ fn check_ledger(cfg: &RespLoad) {
             "--ledger records the keys workload's writes: use it without --workload board".into(),
         );
     }
+    if !cfg.commands.is_empty() {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "--ledger records the built-in string writes, which a GET reads back: your --command \
+             has no model of what it writes"
+                .into(),
+        );
+    }
     use serverlab_load::resp::Op;
     let lists: Vec<&str> = cfg
         .mix
@@ -160,12 +201,44 @@ fn check_ledger(cfg: &RespLoad) {
     }
 }
 
+/// `--command`s with their `--command-weight`s, each named apart.
+fn commands(texts: &[String], weights: &[u32]) -> Vec<Command> {
+    if !weights.is_empty() && weights.len() != texts.len() {
+        bad(
+            ErrorKind::ArgumentConflict,
+            format!(
+                "--command-weight given {} times for {} --command: give one weight per command, in \
+                 their order, or none",
+                weights.len(),
+                texts.len()
+            ),
+        );
+    }
+    let mut out: Vec<Command> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let w = weights.get(i).copied().unwrap_or(1);
+            Command::parse(t, w).unwrap_or_else(|e| bad(ErrorKind::InvalidValue, e))
+        })
+        .collect();
+    serverlab_load::resp::commands::name_apart(&mut out);
+    out
+}
+
 fn bad(kind: ErrorKind, msg: String) -> ! {
     usage_error_in(NAME, kind, msg)
 }
 
 /// What the flags' parsers cannot see alone.
 fn check(cfg: &RespLoad) {
+    if cfg.workload == Workload::Board && !cfg.commands.is_empty() {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "--command is sent by the keys workload's connections: use it without --workload board"
+                .into(),
+        );
+    }
     match cfg.workload {
         Workload::Board => {
             if cfg.posters + cfg.readers == 0 {
@@ -184,6 +257,15 @@ fn check(cfg: &RespLoad) {
             }
         }
         Workload::Keys => {
+            if cfg.verify && !cfg.commands.is_empty() {
+                bad(
+                    ErrorKind::ArgumentConflict,
+                    "--verify checks the built-in commands (--mix) against a model of what they \
+                     do; there is none of your --command, whose replies are checked for errors \
+                     only: drop --verify"
+                        .into(),
+                );
+            }
             if cfg.verify && cfg.keys < cfg.connections {
                 bad(
                     ErrorKind::ValueValidation,
@@ -195,7 +277,7 @@ fn check(cfg: &RespLoad) {
             }
             if cfg.verify {
                 let min = cfg.min_verified_value_size();
-                check_verified_value_size(NAME, cfg.value_size, cfg.keys, min);
+                check_verified_value_size(NAME, cfg.value_size.min(), cfg.keys, min);
             }
         }
     }

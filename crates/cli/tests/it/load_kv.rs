@@ -426,3 +426,53 @@ fn failed_sessions_and_their_errors_agree() {
         "{stderr}"
     );
 }
+
+/// `--value-size MIN..MAX`: values of many sizes in the range are
+/// written, each verified when read back; sizes the load does not write
+/// are caught.
+#[test]
+fn values_sized_in_a_range_are_written_and_verified() {
+    let server = ServerProc::start("kv", &[]);
+    let addr = server.addr.to_string();
+    let run = |mix: &str, size: &str| {
+        load(&[
+            "--addr",
+            &addr,
+            "--sessions",
+            "4",
+            "--requests-per-session",
+            "50",
+            "--keys",
+            "20",
+            "--mix",
+            mix,
+            "--value-size",
+            size,
+            "--verify",
+        ])
+    };
+    let out = run("put=1", "100..300");
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = run("get=1,head=1", "100..300");
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = run("get=1", "64:1,4096:1");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("but every value this load writes has 64:1,4096:1"),
+        "{}",
+        text(&out.stdout)
+    );
+    let sizes: std::collections::BTreeSet<usize> = (0..20)
+        .map(|k| {
+            let mut s = std::net::TcpStream::connect(server.addr).unwrap();
+            let req = format!("GET /key{k} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            s.write_all(req.as_bytes()).unwrap();
+            let mut got = String::new();
+            s.read_to_string(&mut got).unwrap();
+            let (_, body) = got.split_once("\r\n\r\n").expect("a response");
+            body.len()
+        })
+        .collect();
+    assert!(sizes.iter().all(|s| (100..=300).contains(s)), "{sizes:?}");
+    assert!(sizes.len() > 5, "sizes vary: {sizes:?}");
+}

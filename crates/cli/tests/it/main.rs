@@ -40,6 +40,7 @@ mod load_metrics;
 mod load_nginx;
 mod load_openloop;
 mod load_resp;
+mod load_resp_own;
 mod metrics;
 mod poll;
 mod protocols;

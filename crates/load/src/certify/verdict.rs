@@ -193,6 +193,15 @@ fn arrivals(r: &Results, m: &Merged) -> Check {
     let Some(s) = &r.schedule else {
         return Check::new(name, None, "closed loop: no arrival process".into());
     };
+    if let Some(stages) = &s.stages {
+        // The rate moves, so the gaps are exponential of a mean that
+        // moves with it: none to test them against.
+        return Check::new(
+            name,
+            None,
+            format!("a ramped rate (--stages {stages}): the gaps follow the ramp, not one mean"),
+        );
+    }
     if s.arrivals != "poisson" {
         return Check::new(
             name,
@@ -557,6 +566,8 @@ mod tests {
             late_replies: 0,
             interrupted: false,
             errors: Vec::new(),
+            failures: 0,
+            thresholds: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 1.0, 1),
             agent: None,

@@ -6,6 +6,12 @@ use std::fmt;
 use std::io;
 use std::time::Instant;
 
+/// A connection opened before the run, still blocking (with timeouts),
+/// for what must be said before any request ([`Conversation::greet`]).
+pub trait Blocking: io::Read + io::Write {}
+
+impl<T: io::Read + io::Write> Blocking for T {}
+
 /// One slot's side of the talk with the server: what goes out and when,
 /// what comes back, and when a connection has done its work. A slot holds
 /// at most one connection at a time; its conversation may span many
@@ -18,6 +24,12 @@ pub trait Conversation {
     /// conversation is finished. Not called once the run's window has
     /// closed.
     fn connect(&mut self, now: Instant) -> bool;
+    /// A connection opened before the run (blocking, within the connect
+    /// timeout): say what must be said before any request (RESP's `AUTH`
+    /// and `SELECT`). `Err`: the run cannot start.
+    fn greet(&mut self, _stream: &mut dyn Blocking) -> io::Result<()> {
+        Ok(())
+    }
     /// Append as many requests as may go out at `now` (up to any pipeline
     /// depth, and none before it is due) and note `now` as their send
     /// time. Returns how many were appended.

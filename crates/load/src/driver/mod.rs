@@ -41,7 +41,7 @@ pub mod stamp;
 mod token;
 mod wakeups;
 
-pub use conversation::{Conversation, Failure};
+pub use conversation::{Blocking, Conversation, Failure};
 pub use fanout::{run_loops, LoopsDone};
 pub use framing::{line, reply_too_long, take_line};
 pub use poll::{PollMode, PollStats, Polling};

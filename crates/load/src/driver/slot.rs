@@ -79,8 +79,14 @@ impl<C: Conversation> Slot<C> {
 
     /// A slot whose connection is opened now (blocking, with a timeout),
     /// for runs whose window starts once every connection is open.
-    pub fn connected(addr: &Endpoint, timeout: Duration, client: C) -> io::Result<Self> {
-        let stream = addr.connect(timeout)?.into_mio()?;
+    /// The conversation greets the server on it first, blocking, each
+    /// read and write within `timeout`.
+    pub fn connected(addr: &Endpoint, timeout: Duration, mut client: C) -> io::Result<Self> {
+        let mut stream = addr.connect(timeout)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        client.greet(&mut stream)?;
+        let stream = stream.into_mio()?;
         stamp::enable(&stream);
         let mut slot = Slot::new(client);
         slot.stream = Some(stream);

@@ -105,7 +105,8 @@ pub fn run_clients<E: Exchange + Send>(
     let ticks = CpuTicks::of(&cpus);
     if let Some(live) = progress.live() {
         let length = span.end.map(|e| (e - span.start).as_secs_f64());
-        live.window(span.start, length, plan.pacing.rate.map(|r| r * share));
+        let rate = plan.pacing.asked_rps(length.unwrap_or(0.0));
+        live.window(span.start, length, rate.map(|r| r * share));
     }
     let watcher = progress.live().cloned();
     let new_recorder = || Recorder::new(ops, span, open).watched(watcher.clone());

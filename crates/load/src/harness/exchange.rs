@@ -21,6 +21,13 @@ pub trait Exchange {
     /// the window opens, and again only after that connection failed.
     fn connect(&mut self, now: Instant) -> bool;
 
+    /// A persistent connection just opened, before the window (blocking,
+    /// within the connect timeout): say what must be said before any
+    /// request (RESP's `AUTH` and `SELECT`). `Err`: the run cannot start.
+    fn greet(&mut self, _stream: &mut dyn crate::driver::Blocking) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Append the next request to `wire` and return its operation (an
     /// index into [`super::Protocol::OPS`]) with what its reply must be.
     /// None: this connection has nothing more to send; it closes once its

@@ -75,7 +75,7 @@ pub(super) fn gather<E: super::Exchange>(
         throughput_rps,
         warmup_s: warmup_s(plan),
         served,
-        requested_rps: plan.pacing.rate.map(|r| r * run.share),
+        requested_rps: plan.pacing.asked_rps(duration_s).map(|r| r * run.share),
         concurrency,
         operations: op_summaries(&merged, ops, duration_s),
         per_second,
@@ -85,6 +85,8 @@ pub(super) fn gather<E: super::Exchange>(
         late_replies: merged.late,
         interrupted: run.interrupted_at.is_some(),
         errors: Vec::new(),
+        failures: clients.failures,
+        thresholds: Vec::new(),
         verification: Verification::default(),
         client_cpu: run.client_cpu,
         agent,
@@ -188,10 +190,20 @@ fn schedule(
     duration_s: f64,
 ) -> Option<ScheduleReport> {
     // A split load's agent asked for its share of the rate.
-    let rate = plan.pacing.rate? * share;
+    let rate = plan.pacing.asked_rps(duration_s)? * share;
     let arrivals = plan.pacing.arrivals.name();
     let throughput_rps = per_s(merged.total(), duration_s);
     let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
+    if let Some(stages) = &plan.pacing.stages {
+        s.stages = Some(stages.to_string());
+        s.asked_per_second = plan
+            .pacing
+            .asked_per_second(duration_s)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|n| n * share)
+            .collect();
+    }
     (s.sent_requests, s.sent_rps) = (sent.window, per_s(sent.window, duration_s));
     s.backlog_requests = sent.backlog;
     s.warmup_sent_requests = sent.warmup;
@@ -203,6 +215,8 @@ struct Clients<E> {
     exchanges: Vec<E>,
     threads: Vec<ThreadSummary>,
     checks: Checks,
+    /// Every error the clients hit, described or only counted.
+    failures: u64,
 }
 
 /// Each client's summary over `seconds` of window, its checks merged and
@@ -217,6 +231,7 @@ fn clients<E: super::Exchange>(
         exchanges: Vec::with_capacity(ran.len()),
         threads: Vec::with_capacity(ran.len()),
         checks: Checks::new(verify),
+        failures: 0,
     };
     let (mut kept, mut count) = (0u64, 0u64);
     let mut said = Vec::new();
@@ -235,6 +250,7 @@ fn clients<E: super::Exchange>(
         });
         out.exchanges.push(c.exchange);
     }
+    out.failures = count;
     errors.extend(fold_same_causes(said));
     if count > kept {
         errors.push(format!("… and {} more errors", count - kept));

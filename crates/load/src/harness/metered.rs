@@ -281,6 +281,10 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         true
     }
 
+    fn greet(&mut self, stream: &mut dyn crate::driver::Blocking) -> std::io::Result<()> {
+        self.exchange.greet(stream)
+    }
+
     fn fill(&mut self, wire: &mut Vec<u8>, now: Instant) -> usize {
         let mut n = 0;
         self.due = None;

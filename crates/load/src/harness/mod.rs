@@ -25,7 +25,7 @@ pub use exchange::{Exchange, Received};
 pub use gather::Measured;
 pub use metered::{ErrorLog, Sends};
 pub use pace::Pacing;
-pub use schedule::Arrivals;
+pub use schedule::{Arrivals, Stage, Stages};
 pub use search::{execute, Execution, Mode, Outcome};
 
 use crate::checks::Checks;
@@ -52,6 +52,12 @@ pub trait Protocol: Serialize + Sync {
     type Exchange<'a>: Exchange + Send
     where
         Self: 'a;
+
+    /// Operation names, in recorder order: [`Protocol::OPS`], unless the
+    /// settings add their own (RESP's `--command`s).
+    fn ops(&self) -> Vec<&str> {
+        Self::OPS.to_vec()
+    }
 
     /// How the run is bounded and connections are used.
     fn plan(&self) -> Plan;
@@ -221,11 +227,12 @@ pub(crate) fn once<P: Protocol>(
     } else {
         Vec::new()
     };
+    let ops = p.ops();
     if let Some(live) = progress.live() {
-        live.begin(P::OPS, plan.pacing.is_open());
+        live.begin(&ops, plan.pacing.is_open());
     }
-    let run = run_clients(plan, P::OPS.len(), exchanges, progress)?;
-    let gathered = gather::gather(run, P::OPS, plan, &mut errors, log);
+    let run = run_clients(plan, ops.len(), exchanges, progress)?;
+    let gathered = gather::gather(run, &ops, plan, &mut errors, log);
     let mut checks = gathered.checks;
     let protocol = p.finish(
         &shared,

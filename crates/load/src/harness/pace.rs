@@ -7,7 +7,7 @@
 //! from the intended time. The same for every protocol: a protocol says
 //! what to send, never when.
 
-use super::schedule::{Arrivals, Schedule};
+use super::schedule::{Arrivals, Ramp, Schedule, Stages};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,10 @@ pub struct Pacing {
     pub arrivals: Arrivals,
     /// Seconds at the start of a timed run whose replies are not recorded.
     pub warmup_s: f64,
+    /// Open loop: the rate ramps through these after the warm-up (which
+    /// holds `rate`, the starting rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Stages>,
 }
 
 impl Default for Pacing {
@@ -36,6 +40,7 @@ impl Default for Pacing {
             rate: None,
             arrivals: Arrivals::Constant,
             warmup_s: 0.0,
+            stages: None,
         }
     }
 }
@@ -44,6 +49,8 @@ impl Pacing {
     /// The load model as results name it.
     pub fn model(&self) -> &'static str {
         match (self.rate, self.arrivals) {
+            (Some(_), Arrivals::Constant) if self.stages.is_some() => "open-loop, constant, ramped",
+            (Some(_), Arrivals::Poisson) if self.stages.is_some() => "open-loop, poisson, ramped",
             (Some(_), Arrivals::Constant) => "open-loop, constant",
             (Some(_), Arrivals::Poisson) => "open-loop, poisson",
             (None, _) if self.throttle > 0.0 => "closed-loop, throttled",
@@ -65,6 +72,45 @@ impl Pacing {
 
     pub fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.warmup_s.max(0.0))
+    }
+
+    /// An open loop's rate asked over the first `window_s` of the
+    /// window: the rate, or on a ramp its mean over those seconds.
+    pub fn asked_rps(&self, window_s: f64) -> Option<f64> {
+        let rate = self.rate?;
+        match self.ramp() {
+            None => Some(rate),
+            Some(r) => {
+                let w = self.warmup().as_secs_f64();
+                Some(r.mean_rps(w, w + window_s))
+            }
+        }
+    }
+
+    /// The requests a ramp asks for in each second of the window (the
+    /// last one perhaps part of a second), over `window_s`; None
+    /// without one.
+    pub fn asked_per_second(&self, window_s: f64) -> Option<Vec<f64>> {
+        let r = self.ramp()?;
+        let w = self.warmup().as_secs_f64();
+        let seconds = window_s.ceil() as usize;
+        Some(
+            (0..seconds)
+                .map(|s| {
+                    let from = w + s as f64;
+                    let to = w + (s as f64 + 1.0).min(window_s);
+                    r.count_at(to) - r.count_at(from)
+                })
+                .collect(),
+        )
+    }
+
+    /// The ramp through the stages, if any (from the start: the warm-up
+    /// holds the starting rate).
+    pub(crate) fn ramp(&self) -> Option<Ramp> {
+        let stages = self.stages.as_ref()?;
+        let start = self.rate.unwrap_or(0.0);
+        Some(Ramp::new(start, self.warmup().as_secs_f64(), stages))
     }
 }
 
@@ -92,6 +138,10 @@ impl Pacer {
         seed: u64,
         start: Instant,
     ) -> Self {
+        if let (Some(ramp), true) = (pacing.ramp(), pacing.is_open()) {
+            let s = Schedule::ramped(pacing.arrivals, ramp, index, clients, seed, start);
+            return Pacer::Open(s);
+        }
         match pacing.rate {
             Some(rate) => Pacer::Open(Schedule::new(
                 pacing.arrivals,

@@ -17,6 +17,7 @@ pub use workload::{KeyDist, Mix, Op};
 use crate::endpoint::{host_of, Endpoint};
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
 use crate::http::{Ready, Target};
+use crate::keyspace::ValueSize;
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use serde::Serialize;
@@ -61,7 +62,7 @@ pub struct KvLoad {
     pub keys: usize,
     pub key_dist: KeyDist,
     /// Bytes per written value.
-    pub value_size: usize,
+    pub value_size: ValueSize,
     /// Write every key once before the run.
     pub preload: bool,
     pub seed: u64,
@@ -113,7 +114,7 @@ impl KvLoad {
             mix: workload::default_mix(),
             keys: 1000,
             key_dist: KeyDist::Uniform,
-            value_size: 128,
+            value_size: ValueSize::Fixed(128),
             preload: false,
             seed: 1,
             verify: false,
@@ -156,7 +157,7 @@ impl KvLoad {
 
     /// What a response can be: a head (a few headers) and a value.
     pub fn reply_limit(&self) -> usize {
-        crate::driver::reply_limit(self.value_size + 4096, self.max_reply)
+        crate::driver::reply_limit(self.value_size.max() + 4096, self.max_reply)
     }
 }
 

@@ -85,12 +85,9 @@ impl Exchange for PreloadClient<'_> {
         }
         // A split load's agent writes its own keys.
         write_key(&mut self.key, agent.global(i));
-        write_value(
-            &mut self.value,
-            &self.key,
-            self.cfg.seed ^ i as u64,
-            self.cfg.value_size,
-        );
+        let nonce = self.cfg.seed ^ i as u64;
+        let size = self.cfg.value_size.for_nonce(nonce);
+        write_value(&mut self.value, &self.key, nonce, size);
         self.put.write(wire, &self.key, &self.value, true);
         Some((0, i))
     }

@@ -9,6 +9,7 @@ use super::{Kv, KvLoad};
 use crate::checks::Checks;
 use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
+use crate::keyspace::KeyWalk;
 use hdrhistogram::Histogram;
 use serverlab_proto::kv::client::{ResponseHead, Tag};
 use serverlab_proto::kv::digest;
@@ -58,6 +59,8 @@ pub struct SessionClient<'a> {
     /// stopped answering ends within one timeout.
     stalled: bool,
     pub(crate) statuses: BTreeMap<u16, u64>,
+    /// Its own walk through the keys, when they are drawn in sequence.
+    walk: KeyWalk,
 }
 
 impl<'a> SessionClient<'a> {
@@ -74,6 +77,7 @@ impl<'a> SessionClient<'a> {
             failed_sessions: 0,
             stalled: false,
             statuses: BTreeMap::new(),
+            walk: KeyWalk::new(slot, cfg.concurrency.clamp(1, cfg.sessions.max(1))),
         }
     }
 
@@ -85,7 +89,7 @@ impl<'a> SessionClient<'a> {
         let op = sent.op;
         let m = op.method().name();
         let status = head.status;
-        let size = self.cfg.value_size;
+        let size = &self.cfg.value_size;
         let allowed: &[u16] = match op {
             Op::Get | Op::Head | Op::Put | Op::Post if self.must_exist => &[200],
             Op::Get | Op::Head | Op::Delete => &[200, 404],
@@ -103,7 +107,7 @@ impl<'a> SessionClient<'a> {
         }
         match op {
             Op::Get if status == 200 => {
-                if body.len() != size {
+                if !size.allows(body.len()) {
                     return checks.mismatch(format!(
                         "GET /{k}: a body of {} bytes, but every value this load writes has {size}",
                         body.len()
@@ -119,7 +123,7 @@ impl<'a> SessionClient<'a> {
             Op::Head if status == 200 => {
                 if !matches!(head.etag, Tag::Digest(_)) {
                     checks.mismatch(format!("HEAD /{k}: no ETag"));
-                } else if head.content_length != Some(size as u64) {
+                } else if !head.content_length.is_some_and(|n| size.allows(n as usize)) {
                     checks.mismatch(format!(
                         "HEAD /{k}: Content-Length {}, but every value this load writes has {size} bytes",
                         head.content_length
@@ -128,7 +132,8 @@ impl<'a> SessionClient<'a> {
                 }
             }
             Op::Put | Op::Post => {
-                write_value(&mut self.value, &self.key, sent.nonce, size);
+                let len = size.for_nonce(sent.nonce);
+                write_value(&mut self.value, &self.key, sent.nonce, len);
                 if head.etag != Tag::Digest(digest(&self.value)) {
                     checks.mismatch(format!(
                         "{m} /{k}: the ETag is not the MD5 of the value sent"
@@ -160,7 +165,8 @@ impl SessionClient<'_> {
         if sent.op == Op::Delete {
             return ledger.acked(&self.key, None);
         }
-        write_value(&mut self.value, &self.key, sent.nonce, self.cfg.value_size);
+        let len = self.cfg.value_size.for_nonce(sent.nonce);
+        write_value(&mut self.value, &self.key, sent.nonce, len);
         ledger.acked(&self.key, Some(&self.value));
     }
 }
@@ -200,7 +206,7 @@ impl Exchange for SessionClient<'_> {
         // Drawn in this order, a session's requests depend only on the seed
         // and the session's number.
         let op = cfg.mix.pick(&mut s.rng);
-        let mut drawn = self.kv.keys.pick(&mut s.rng);
+        let mut drawn = self.kv.keys.pick_walking(&mut s.rng, &mut self.walk);
         if cfg.ledger.is_some() {
             drawn = cfg.own_key(drawn, self.slot);
         }
@@ -210,7 +216,12 @@ impl Exchange for SessionClient<'_> {
         let writes = op.method().writes();
         let nonce = if writes { s.rng.u64(..) } else { 0 };
         let body = writes.then(|| {
-            write_value(&mut self.value, &self.key, nonce, cfg.value_size);
+            write_value(
+                &mut self.value,
+                &self.key,
+                nonce,
+                cfg.value_size.for_nonce(nonce),
+            );
             &self.value[..]
         });
         if let Some(ledger) = &cfg.ledger {

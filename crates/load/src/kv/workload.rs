@@ -2,11 +2,8 @@
 //! Zipf), and values that carry their own checksum so any reply can be
 //! checked on its own.
 
-use serde::Serialize;
 use serverlab_proto::kv::Method;
 use serverlab_util::Named;
-use std::fmt;
-use std::str::FromStr;
 
 /// The methods the load sends: each has its own slot in the recorder
 /// (`Op as usize` indexes [`super::OPS`]). A method the store does not
@@ -59,82 +56,7 @@ pub fn default_mix() -> Mix {
     Mix::of(&[(Op::Get, 80), (Op::Put, 15), (Op::Delete, 5)]).expect("positive weights")
 }
 
-/// How keys are drawn (`uniform` or `zipf:S`; serialized the same way).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KeyDist {
-    Uniform,
-    /// Key of rank i (from 1) drawn with weight 1/i^S: key0 is the hottest.
-    Zipf(f64),
-}
-
-impl FromStr for KeyDist {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s == "uniform" {
-            return Ok(KeyDist::Uniform);
-        }
-        let exponent = s
-            .strip_prefix("zipf:")
-            .ok_or_else(|| format!("'{s}' is not uniform or zipf:S (example: zipf:0.99)"))?;
-        match exponent.parse::<f64>() {
-            Ok(e) if e.is_finite() && e > 0.0 && e <= 10.0 => Ok(KeyDist::Zipf(e)),
-            _ => Err(format!("'{exponent}' is not a Zipf exponent in (0, 10]")),
-        }
-    }
-}
-
-impl Serialize for KeyDist {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl fmt::Display for KeyDist {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyDist::Uniform => f.write_str("uniform"),
-            KeyDist::Zipf(e) => write!(f, "zipf:{e}"),
-        }
-    }
-}
-
-/// Draws key indices in `0..keys` from a distribution.
-pub struct KeyPicker {
-    keys: usize,
-    /// Zipf only: cumulative weights, normalised to end at 1.
-    cdf: Option<Vec<f64>>,
-}
-
-impl KeyPicker {
-    pub fn new(keys: usize, dist: KeyDist) -> Self {
-        let cdf = match dist {
-            KeyDist::Uniform => None,
-            KeyDist::Zipf(s) => {
-                let mut acc = 0.0;
-                let mut cdf: Vec<f64> = (1..=keys)
-                    .map(|rank| {
-                        acc += (rank as f64).powf(-s);
-                        acc
-                    })
-                    .collect();
-                cdf.iter_mut().for_each(|c| *c /= acc);
-                Some(cdf)
-            }
-        };
-        KeyPicker { keys, cdf }
-    }
-
-    pub fn pick(&self, rng: &mut fastrand::Rng) -> usize {
-        match &self.cdf {
-            None => rng.usize(0..self.keys),
-            Some(cdf) => {
-                let u = rng.f64();
-                cdf.partition_point(|&c| c < u).min(self.keys - 1)
-            }
-        }
-    }
-}
+pub use crate::keyspace::{KeyDist, KeyPicker};
 
 /// The name of key `i`.
 pub fn key_name(i: usize) -> Vec<u8> {

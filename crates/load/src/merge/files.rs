@@ -214,11 +214,19 @@ fn operations(report: &LoadReport) -> Result<(), String> {
     let Some(known) = operations_of(protocol) else {
         return Err(format!("a {protocol} load, which merge does not know"));
     };
+    // A RESP load's commands of the user's own (`--command`), as its
+    // configuration names them: no more than the file holds.
+    let own: Vec<&str> = report
+        .config
+        .get("commands")
+        .and_then(|c| c.as_array())
+        .map(|a| a.iter().filter_map(|c| c.get("name")?.as_str()).collect())
+        .unwrap_or_default();
     let mut seen = std::collections::BTreeSet::new();
     let (mut quoted, mut offenders) = (Vec::new(), 0usize);
     for op in &report.results.operations {
         let name = op.name.as_str();
-        if known.contains(&name) && seen.insert(name) {
+        if (known.contains(&name) || own.contains(&name)) && seen.insert(name) {
             continue;
         }
         offenders += 1;

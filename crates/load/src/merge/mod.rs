@@ -212,6 +212,8 @@ fn results(
                     .map(move |e| format!("agent {}: {e}", a.index))
             })
             .collect(),
+        failures: total(agents, "failures", |a| a.report.results.failures)?,
+        thresholds: Vec::new(),
         verification: verification(agents)?,
         client_cpu: client_cpu(agents),
         agent: None,
@@ -282,6 +284,13 @@ fn schedule(
         .filter_map(|a| a.report.results.schedule.as_ref())
     {
         s.sent_rps += o.sent_rps;
+        // A ramp's asks, second by second: each agent asked its share.
+        for (i, &n) in o.asked_per_second.iter().enumerate() {
+            match s.asked_per_second.get_mut(i) {
+                Some(sum) => *sum += n,
+                None => s.asked_per_second.push(n),
+            }
+        }
         s.max_lag_us = s.max_lag_us.max(o.max_lag_us);
         s.client_max_lag_us = s.client_max_lag_us.max(o.client_max_lag_us);
     }

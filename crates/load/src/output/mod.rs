@@ -6,6 +6,7 @@ pub mod csv;
 pub mod gfmt;
 pub mod hdrlog;
 mod intervals;
+mod ramp;
 pub mod steps;
 pub mod text;
 mod validity;

@@ -32,6 +32,7 @@ pub fn render(report: &LoadReport) -> String {
             out.push_str("  service time, from the actual send (what a closed loop measures):\n");
             latency_table(&mut out, r, |o| o.service_us.as_ref());
             schedule_lines(&mut out, s);
+            super::ramp::lines(&mut out, r);
         }
         _ => latency_table(&mut out, r, |o| Some(&o.latency_us)),
     }
@@ -59,6 +60,7 @@ pub fn render(report: &LoadReport) -> String {
     if let Some(v) = &r.validity {
         super::validity::lines(&mut out, v);
     }
+    super::ramp::thresholds(&mut out, &r.thresholds);
     if let Some(a) = &r.agent {
         super::agents::agent_line(&mut out, a);
     }

@@ -95,6 +95,15 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
     pub errors: Vec<String>,
+    /// Requests that failed with their connection (not error replies,
+    /// which the protocol's results count): every one, where `errors`
+    /// describes the first few. Absent: none (and in files before it).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub failures: u64,
+    /// `--threshold`s, each judged passed or failed; absent when none
+    /// was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::thresholds::Judged>,
     pub verification: Verification,
     pub client_cpu: ClientCpu,
     /// One agent of a split load (or a run given a start instant): its
@@ -126,6 +135,10 @@ pub struct Results {
 
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 /// A run whose server stopped answering part way through its window:

@@ -53,6 +53,14 @@ pub struct ScheduleReport {
     /// room: the client's own lateness (timer wake-ups, CPU).
     pub client_late_requests: u64,
     pub client_max_lag_us: f64,
+    /// A ramped rate (`--stages`): its stages, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<String>,
+    /// With stages: the requests the ramp asked for in each second of
+    /// the window (its intended sends; the last second perhaps part of
+    /// one), beside `per_second`'s replies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked_per_second: Vec<f64>,
 }
 
 impl ScheduleReport {
@@ -75,6 +83,8 @@ impl ScheduleReport {
             max_lag_us: us(lag.max),
             client_late_requests: lag.own_late,
             client_max_lag_us: us(lag.own_max),
+            stages: None,
+            asked_per_second: Vec::new(),
         }
     }
 

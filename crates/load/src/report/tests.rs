@@ -33,6 +33,8 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             late_replies: 0,
             interrupted: false,
             errors: Vec::new(),
+            failures: 0,
+            thresholds: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.25, 0.5), 0.125, 2.0, 1),
             agent: None,
@@ -94,6 +96,7 @@ fn every_protocol() -> Vec<ProtocolResults> {
         RespResults {
             workload: "board".into(),
             error_replies: 2,
+            error_prefixes: Default::default(),
             null_replies: 5,
             setup: Some(Setup {
                 keys_written: 100,

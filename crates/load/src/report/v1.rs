@@ -70,6 +70,8 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             late_replies: r.late_replies,
             interrupted: false,
             errors: r.errors,
+            failures: 0,
+            thresholds: Vec::new(),
             verification: r.verification,
             client_cpu: r.client_cpu,
             agent: None,

@@ -13,6 +13,8 @@ use serverlab_proto::resp::client::{self, Reply};
 /// nil replies.
 pub struct Lists {
     topics: Vec<Vec<u8>>,
+    /// What its connection says before the run (`AUTH`, `SELECT`).
+    pub(crate) greeting: super::commands::Greeting,
     pub(crate) error_replies: u64,
     pub(crate) nulls: u64,
 }
@@ -24,9 +26,16 @@ impl Lists {
             topics: crate::board::workload::agent_topics(topics, agent)
                 .map(topic_key)
                 .collect(),
+            greeting: Default::default(),
             error_replies: 0,
             nulls: 0,
         }
+    }
+
+    /// Its connection says `greeting` before the run.
+    pub fn greeting(mut self, greeting: super::commands::Greeting) -> Self {
+        self.greeting = greeting;
+        self
     }
 
     /// The reply's meaning for `expect`.

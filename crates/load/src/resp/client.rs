@@ -30,6 +30,15 @@ impl RespClient<'_> {
         }
     }
 
+    /// The error replies by prefix (the keys workload's; the board's
+    /// only counts them).
+    pub(crate) fn error_prefixes(&self) -> Vec<(&String, u64)> {
+        match self {
+            RespClient::Keys(c) => c.error_prefixes.iter().map(|(p, n)| (p, *n)).collect(),
+            RespClient::Board(_) => Vec::new(),
+        }
+    }
+
     /// The board's reads that found a message, and that found none.
     pub(crate) fn hits_and_misses(&self) -> (u64, u64) {
         match self {
@@ -46,6 +55,13 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.connect(now),
             RespClient::Board(c) => c.connect(now),
+        }
+    }
+
+    fn greet(&mut self, stream: &mut dyn crate::driver::Blocking) -> std::io::Result<()> {
+        match self {
+            RespClient::Keys(c) => c.greet(stream),
+            RespClient::Board(c) => c.encoding.greeting.send(stream),
         }
     }
 

@@ -1,14 +1,17 @@
 //! One connection of the RESP load's keys workload: a command mix over
 //! keys, checked against its own [`Mirror`] when verifying.
 
+use super::commands::{error_prefix, Fill};
 use super::mirror::Mirror;
-use super::workload::{write_key, ListOp, Op, Space, StrOp, MULTI, RANGE};
+use super::workload::{write_key, ListOp, Op, Space, StrOp, MULTI, OPS, RANGE};
 use super::RespLoad;
 use crate::checks::Checks;
 use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
-use crate::kv::workload::{write_value, KeyPicker};
+use crate::keyspace::{KeyPicker, KeyWalk};
+use crate::kv::workload::write_value;
 use serverlab_proto::resp::client;
+use std::collections::BTreeMap;
 
 /// What a reply must be, decided when its request was made.
 pub enum Expect {
@@ -19,7 +22,9 @@ pub enum Expect {
 }
 
 pub struct Sent {
-    op: Op,
+    /// Its operation's index: in [`super::workload::OPS`], or with
+    /// `--command`, among the user's own commands.
+    op: usize,
     expect: Expect,
     /// With a ledger: the writes this request makes, each a key and the
     /// value it holds after (`None`: deleted), acknowledged by a reply
@@ -37,12 +42,18 @@ pub struct KeysClient<'a> {
     opened: bool,
     /// Draws this client's keys: its own (verifying) or any.
     picker: KeyPicker,
+    /// Its place when keys are drawn in sequence.
+    walk: KeyWalk,
     /// Verifying: what its own keys hold.
     mirror: Option<Mirror>,
     args: Vec<Vec<u8>>,
-    /// Not verifying: one value, written once.
+    /// Not verifying: one value of the largest size, written once; each
+    /// write sends as much of it as its size.
     fixed_value: Vec<u8>,
+    /// Scratch for a command of the user's own: its key and value.
+    key: Vec<u8>,
     pub(crate) error_replies: u64,
+    pub(crate) error_prefixes: BTreeMap<String, u64>,
     pub(crate) nulls: u64,
 }
 
@@ -58,14 +69,25 @@ impl<'a> KeysClient<'a> {
             Mirror::new(
                 (index..cfg.keys).step_by(clients),
                 cfg.preload,
-                cfg.value_size,
+                cfg.value_size.clone(),
                 cfg.seed,
                 cfg.shared_keys,
             )
         });
         let mut fixed_value = Vec::new();
-        write_value(&mut fixed_value, b"key:", cfg.seed, cfg.value_size);
+        write_value(&mut fixed_value, b"key:", cfg.seed, cfg.value_size.max());
         let salt = 0x5EED_2001u64;
+        // Verifying, a connection draws from its own keys (k, k + n, …):
+        // a sequential walk takes them in order, which is its stride.
+        let (picker, walk) = if cfg.verify {
+            let picker = KeyPicker::of_share(owned.max(1), cfg.key_pattern.0, cfg.keys);
+            (picker, KeyWalk::new(0, 1))
+        } else {
+            (
+                KeyPicker::new(owned.max(1), cfg.key_pattern.0),
+                KeyWalk::new(index, clients),
+            )
+        };
         KeysClient {
             cfg,
             index,
@@ -73,11 +95,14 @@ impl<'a> KeysClient<'a> {
                 cfg.seed ^ (salt + index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
             opened: false,
-            picker: KeyPicker::new(owned.max(1), cfg.key_pattern.0),
+            picker,
+            walk,
             mirror,
             args: Vec::new(),
             fixed_value,
+            key: Vec::new(),
             error_replies: 0,
+            error_prefixes: BTreeMap::new(),
             nulls: 0,
         }
     }
@@ -88,7 +113,7 @@ impl<'a> KeysClient<'a> {
 
     /// A key index of this client's: one it owns when verifying.
     fn own_key(&mut self) -> usize {
-        let r = self.picker.pick(&mut self.rng);
+        let r = self.picker.pick_walking(&mut self.rng, &mut self.walk);
         if self.mirror.is_some() {
             r * self.cfg.clients() + self.index
         } else {
@@ -115,14 +140,49 @@ impl<'a> KeysClient<'a> {
     /// when verifying, else the client's one fixed value.
     fn arg_value(&mut self, space: Space, i: usize, nonce: u64) {
         if self.mirror.is_none() {
-            self.args.push(self.fixed_value.clone());
+            let size = self.cfg.value_size.pick(&mut self.rng);
+            self.args.push(self.fixed_value[..size].to_vec());
             return;
         }
         let mut k = Vec::new();
         write_key(&mut k, space, i);
         let mut v = Vec::new();
-        write_value(&mut v, &k, nonce, self.cfg.value_size);
+        write_value(&mut v, &k, nonce, self.cfg.value_size.for_nonce(nonce));
         self.args.push(v);
+    }
+
+    /// A command of the user's own (`--command`), picked by weight, into
+    /// `self.args`; its index among the commands.
+    fn own_command(&mut self) -> usize {
+        let cfg: &'a RespLoad = self.cfg;
+        let commands = &cfg.commands;
+        let total: u64 = commands.iter().map(|c| u64::from(c.weight)).sum();
+        let mut at = self.rng.u64(..total.max(1));
+        let k = commands
+            .iter()
+            .position(|c| {
+                let hit = at < u64::from(c.weight);
+                at = at.saturating_sub(u64::from(c.weight));
+                hit
+            })
+            .unwrap_or(0);
+        let c = &commands[k];
+        let (uses_key, uses_data) = c.uses();
+        if uses_key {
+            let i = self.own_key();
+            write_key(&mut self.key, Space::Str, i);
+        }
+        let size = if uses_data {
+            self.cfg.value_size.pick(&mut self.rng)
+        } else {
+            0
+        };
+        let fill = Fill {
+            key: &self.key,
+            data: &self.fixed_value[..size],
+        };
+        c.build(&fill, &mut self.args);
+        k
     }
 
     /// Build a keys request's arguments into `self.args`, and its exact
@@ -289,7 +349,23 @@ impl Exchange for KeysClient<'_> {
         !std::mem::replace(&mut self.opened, true)
     }
 
+    /// `AUTH` and `SELECT`, as asked.
+    fn greet(&mut self, stream: &mut dyn crate::driver::Blocking) -> std::io::Result<()> {
+        super::commands::Greeting::new(self.cfg.auth.as_ref(), self.cfg.db).send(stream)
+    }
+
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Sent)> {
+        if !self.cfg.commands.is_empty() {
+            let op = self.own_command();
+            let refs: Vec<&[u8]> = self.args.iter().map(Vec::as_slice).collect();
+            client::command(wire, &refs);
+            let sent = Sent {
+                op,
+                expect: Expect::Any,
+                writes: Vec::new(),
+            };
+            return Some((op, sent));
+        }
         let op = self.cfg.mix.pick(&mut self.rng);
         let expect = self.keys_request(op);
         let refs: Vec<&[u8]> = self.args.iter().map(Vec::as_slice).collect();
@@ -304,7 +380,12 @@ impl Exchange for KeysClient<'_> {
             }
             None => Vec::new(),
         };
-        Some((op.index(), Sent { op, expect, writes }))
+        let sent = Sent {
+            op: op.index(),
+            expect,
+            writes,
+        };
+        Some((op.index(), sent))
     }
 
     fn reply(
@@ -319,7 +400,10 @@ impl Exchange for KeysClient<'_> {
         };
         let got = &input[..len];
         match got.first() {
-            Some(b'-') => self.error_replies += 1,
+            Some(b'-') => {
+                self.error_replies += 1;
+                *self.error_prefixes.entry(error_prefix(got)).or_insert(0) += 1;
+            }
             _ if got.starts_with(b"$-1") => self.nulls += 1,
             _ => {}
         }
@@ -341,7 +425,7 @@ impl Exchange for KeysClient<'_> {
                     checks.mismatch(format!(
                         "{}: {} answered {}, expected {}",
                         self.who(),
-                        String::from_utf8_lossy(sent.op.command()),
+                        OPS[sent.op],
                         show(got),
                         show(want)
                     ));

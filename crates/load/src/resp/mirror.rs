@@ -4,6 +4,7 @@
 //! not. Shared keys hold what the setup wrote and are only read.
 
 use super::workload::{write_key, Space, RANGE};
+use crate::keyspace::ValueSize;
 use crate::kv::workload::write_value;
 use serverlab_proto::resp::reply;
 use std::collections::{HashMap, VecDeque};
@@ -15,12 +16,12 @@ pub fn preload_nonce(seed: u64, i: usize) -> u64 {
 
 /// One connection's keys (by index in their space) and their contents:
 /// values as the nonces they were made from.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Mirror {
     strings: HashMap<usize, u64>,
     counters: HashMap<usize, i64>,
     lists: HashMap<usize, VecDeque<u64>>,
-    value_size: usize,
+    value_size: ValueSize,
     seed: u64,
     /// Shared read-only keys (written before the run).
     shared: usize,
@@ -34,7 +35,7 @@ impl Mirror {
     pub fn new(
         owned: impl Iterator<Item = usize>,
         preloaded: bool,
-        value_size: usize,
+        value_size: ValueSize,
         seed: u64,
         shared: usize,
     ) -> Self {
@@ -45,17 +46,21 @@ impl Mirror {
         };
         Mirror {
             strings,
+            counters: HashMap::new(),
+            lists: HashMap::new(),
             value_size,
             seed,
             shared,
-            ..Mirror::default()
+            key: Vec::new(),
+            value: Vec::new(),
         }
     }
 
     /// Append the bulk reply holding value `nonce` of key `i` in `space`.
     fn bulk(&mut self, out: &mut Vec<u8>, space: Space, i: usize, nonce: u64) {
         write_key(&mut self.key, space, i);
-        write_value(&mut self.value, &self.key, nonce, self.value_size);
+        let size = self.value_size.for_nonce(nonce);
+        write_value(&mut self.value, &self.key, nonce, size);
         reply::bulk(out, &self.value);
     }
 

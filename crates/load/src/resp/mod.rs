@@ -10,12 +10,14 @@
 
 mod board;
 mod client;
+pub mod commands;
 mod keys;
 mod mirror;
 mod setup;
 pub mod workload;
 
 pub use crate::results::resp::{RespResults, Setup};
+pub use commands::{Auth, Command};
 pub use workload::{KeyPattern, ListOp, Mix, Op, StrOp, Workload, OPS};
 
 use crate::board::client::Params;
@@ -23,6 +25,7 @@ use crate::board::shared::Board;
 use crate::board::ReaderMix;
 use crate::endpoint::Endpoint;
 use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::keyspace::ValueSize;
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use board::Lists;
@@ -67,8 +70,18 @@ pub struct RespLoad {
     /// Distinct keys of each kind (strings, counters, lists).
     pub keys: usize,
     pub key_pattern: KeyPattern,
-    /// Bytes per value written.
-    pub value_size: usize,
+    /// Bytes per value written: one size, a range or a weighted list.
+    pub value_size: ValueSize,
+    /// Commands of the user's own (`--command`), sent instead of `mix`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<Command>,
+    /// `AUTH` on every connection before the run (the password never
+    /// written out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Auth>,
+    /// `SELECT` of this database on every connection before the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<u32>,
     /// Read-only keys written before a verified run, read by every connection.
     pub shared_keys: usize,
     /// Write every string key once before the run.
@@ -109,7 +122,10 @@ impl RespLoad {
             mix: workload::default_mix(),
             keys: 100_000,
             key_pattern: KeyPattern(crate::kv::KeyDist::Uniform),
-            value_size: 64,
+            value_size: ValueSize::Fixed(64),
+            commands: Vec::new(),
+            auth: None,
+            db: None,
             shared_keys: 100,
             preload: false,
             posters: 5,
@@ -154,7 +170,7 @@ impl RespLoad {
     /// What a reply can be: an LRANGE of values, a board message, an
     /// MGET, or an error line.
     pub fn reply_limit(&self) -> usize {
-        let element = self.value_size.max(self.message_size) + 32;
+        let element = self.value_size.max().max(self.message_size) + 32;
         let legit = element * (workload::RANGE as usize).max(workload::MULTI) + 1024;
         crate::driver::reply_limit(legit, self.max_reply)
     }
@@ -179,6 +195,16 @@ impl harness::Protocol for RespLoad {
     const OPS: &'static [&'static str] = &OPS;
     type Shared = Resp;
     type Exchange<'a> = RespClient<'a>;
+
+    /// The data commands, or the user's own (`--command`) by name: a run
+    /// sends one or the other, and names each operation once.
+    fn ops(&self) -> Vec<&str> {
+        if self.commands.is_empty() {
+            OPS.to_vec()
+        } else {
+            self.commands.iter().map(|c| c.name.as_str()).collect()
+        }
+    }
 
     fn plan(&self) -> Plan {
         Plan {
@@ -256,7 +282,8 @@ impl harness::Protocol for RespLoad {
             Some(board) => {
                 let (topics, agent) = (self.topics, self.agent);
                 let clients = (self.posters, self.readers);
-                let encoding = || Lists::new(topics, agent);
+                let greeting = commands::Greeting::new(self.auth.as_ref(), self.db);
+                let encoding = || Lists::new(topics, agent).greeting(greeting.clone());
                 let clients = board.clients(&self.board_params(), clients, encoding);
                 clients.into_iter().map(RespClient::Board).collect()
             }
@@ -269,6 +296,12 @@ impl harness::Protocol for RespLoad {
         };
         let clients = || done.exchanges.iter();
         let (error_replies, null_replies) = sum(&mut clients().map(|c| c.errors_and_nulls()));
+        let mut error_prefixes = std::collections::BTreeMap::new();
+        for c in clients() {
+            for (p, n) in c.error_prefixes() {
+                *error_prefixes.entry(p.clone()).or_insert(0) += n;
+            }
+        }
         let (hits, misses) = sum(&mut clients().map(|c| c.hits_and_misses()));
         if self.verify && self.workload == Workload::Keys {
             done.checks.not_checked(NOT_CHECKED);
@@ -283,9 +316,15 @@ impl harness::Protocol for RespLoad {
             }
             b.results(hits, misses)
         });
+        let workload = if self.commands.is_empty() {
+            self.workload.to_string()
+        } else {
+            "commands".into()
+        };
         RespResults {
-            workload: self.workload.to_string(),
+            workload,
             error_replies,
+            error_prefixes,
             null_replies,
             setup: run.setup.clone(),
             board,

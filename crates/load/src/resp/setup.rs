@@ -38,10 +38,19 @@ impl Conn {
             }
         })?;
         framed.set_max_reply(cfg.reply_limit());
-        Ok(Conn {
+        let mut conn = Conn {
             framed,
             within: cfg.reply_timeout,
-        })
+        };
+        let greeting = super::commands::Greeting::new(cfg.auth.as_ref(), cfg.db);
+        if !greeting.is_empty() {
+            let (wire, n) = greeting.wire();
+            let replies = conn.call(wire, n)?;
+            greeting
+                .check(&replies)
+                .map_err(|e| LoadError::Io(std::io::Error::other(e)))?;
+        }
+        Ok(conn)
     }
 
     /// Send `wire` (`n` commands) and return their replies, each whole,
@@ -134,7 +143,8 @@ pub fn keys(cfg: &RespLoad, errors: &mut Vec<String>) -> Result<usize, LoadError
     let set = |space: Space, i: usize| {
         let k = key(space, i);
         let mut v = Vec::new();
-        write_value(&mut v, &k, preload_nonce(cfg.seed, i), cfg.value_size);
+        let nonce = preload_nonce(cfg.seed, i);
+        write_value(&mut v, &k, nonce, cfg.value_size.for_nonce(nonce));
         vec![b"SET".to_vec(), k, v]
     };
     let ok = |r: &Reply| *r == Reply::Simple(b"OK");

@@ -186,4 +186,9 @@ impl TextLines for KvResults {
         }
         lines
     }
+
+    /// 5xx answers (a 404 is a GET of a key not written: an answer).
+    fn error_replies(&self) -> u64 {
+        self.statuses.range(500..).map(|(_, n)| n).sum()
+    }
 }

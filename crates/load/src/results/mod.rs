@@ -27,6 +27,12 @@ use std::fmt;
 pub trait TextLines {
     /// Lines after the latency table, unindented.
     fn text_lines(&self) -> Vec<String>;
+
+    /// Replies that said the request failed (a RESP error reply, a 5xx),
+    /// for `--threshold 'errors<…'`: none, unless the protocol says.
+    fn error_replies(&self) -> u64 {
+        0
+    }
 }
 
 /// The registry: each protocol's variant, its results type (which must
@@ -54,6 +60,13 @@ macro_rules! protocols {
             pub fn text_lines(&self) -> Vec<String> {
                 match self {
                     $(ProtocolResults::$variant(r) => r.text_lines(),)*
+                }
+            }
+
+            /// Replies that said the request failed ([`TextLines::error_replies`]).
+            pub fn error_replies(&self) -> u64 {
+                match self {
+                    $(ProtocolResults::$variant(r) => r.error_replies(),)*
                 }
             }
 

@@ -4,13 +4,19 @@
 use super::board::BoardResults;
 use super::{Across, Merge, TextLines};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RespResults {
-    /// `keys` or `board`.
+    /// `keys`, `board`, or `commands` (the user's own, `--command`).
     pub workload: String,
     /// Replies that were errors (`-ERR …`, `-WRONGTYPE …`).
     pub error_replies: u64,
+    /// The error replies by their prefix, the first word (`ERR`,
+    /// `WRONGTYPE`, `NOAUTH`); absent when there were none (and from the
+    /// board workload, which counts them only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_prefixes: BTreeMap<String, u64>,
     /// Replies that were the null bulk string (a GET, LPOP or LINDEX that
     /// found nothing).
     pub null_replies: u64,
@@ -36,6 +42,7 @@ impl Merge for RespResults {
         Ok(RespResults {
             workload,
             error_replies: at.count("error_replies", parts, |p| p.error_replies)?,
+            error_prefixes: at.counts("error_prefixes", parts, |p| &p.error_prefixes)?,
             null_replies: at.count("null_replies", parts, |p| p.null_replies)?,
             setup: Option::<Setup>::merge(&setups, at)?,
             board: boards.map(|b| BoardResults::merge(&b, at)).transpose()?,
@@ -61,10 +68,27 @@ impl Merge for Option<Setup> {
 
 impl TextLines for RespResults {
     fn text_lines(&self) -> Vec<String> {
+        let by_prefix: Vec<String> = self
+            .error_prefixes
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect();
+        let prefixes = if by_prefix.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by_prefix.join(", "))
+        };
         let mut lines = vec![format!(
-            "replies: {} errors, {} nil",
+            "replies: {} errors{prefixes}, {} nil",
             self.error_replies, self.null_replies
         )];
+        if self.workload == "commands" {
+            lines.push(
+                "your commands (--command) have no model: their replies were checked only for \
+                 being RESP and for errors"
+                    .into(),
+            );
+        }
         if let Some(s) = &self.setup {
             lines.push(format!(
                 "setup: {} written in {:.3} s before the run (not measured)",
@@ -77,5 +101,9 @@ impl TextLines for RespResults {
             lines.push(format!("posts acknowledged: {}", b.posts_acknowledged));
         }
         lines
+    }
+
+    fn error_replies(&self) -> u64 {
+        self.error_replies
     }
 }

@@ -412,6 +412,7 @@ fn resp_of(replies: &[RespReply], board: bool, setup: (u64, f64)) -> RespResults
     RespResults {
         workload: if board { "board" } else { "keys" }.into(),
         error_replies: n(RespReply::Error),
+        error_prefixes: Default::default(),
         null_replies: n(RespReply::Nil),
         setup: (setup.0 > 0).then_some(Setup {
             keys_written: setup.0,
