@@ -24,10 +24,12 @@ use super::BoardStore;
 use crate::sync::{AtomicBool, AtomicPtr, Ordering, Spin};
 use std::hash::BuildHasher;
 
-/// Seeded per store against collision attacks; fixed under loom, whose
-/// model must be deterministic.
+/// Seeded per store against collision attacks (foldhash, as the RESP
+/// stores: a topic's SipHash was a tenth of a pipelined request's
+/// instructions, docs/strategies.md); fixed under loom, whose model must be
+/// deterministic.
 #[cfg(not(serverlab_loom))]
-type RandomState = std::collections::hash_map::RandomState;
+type RandomState = foldhash::fast::RandomState;
 #[cfg(serverlab_loom)]
 type RandomState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 use std::ptr;

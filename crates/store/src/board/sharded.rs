@@ -8,15 +8,15 @@
 
 use super::messages::Messages;
 use super::BoardStore;
+use foldhash::fast::RandomState;
 use parking_lot::{Mutex, RwLock};
-use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 const SHARDS: usize = 64;
 
 /// One stripe: topic name → its messages.
-type Shard = RwLock<HashMap<Box<[u8]>, Messages>>;
+type Shard = RwLock<HashMap<Box<[u8]>, Messages, RandomState>>;
 
 pub struct ShardedBoard {
     hasher: RandomState,
@@ -27,7 +27,7 @@ pub struct ShardedBoard {
 impl Default for ShardedBoard {
     fn default() -> Self {
         ShardedBoard {
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             created: Mutex::default(),
         }

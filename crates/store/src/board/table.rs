@@ -1,11 +1,12 @@
 //! The plain, single-threaded topic table that the locked stores wrap.
 
 use super::messages::Messages;
+use foldhash::fast::RandomState;
 use std::collections::HashMap;
 
 #[derive(Default)]
 pub(crate) struct Table {
-    index: HashMap<Box<[u8]>, usize>,
+    index: HashMap<Box<[u8]>, usize, RandomState>,
     topics: Vec<Topic>,
 }
 
