@@ -2,6 +2,7 @@
 //! (`--addr unix:/path/to.sock`), and the streams to either — blocking for
 //! the few requests around a run, non-blocking (mio) for the run itself.
 
+use crate::driver::stamp;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 use serde::Serialize;
@@ -10,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How `--addr` spells a Unix socket's path.
 pub const UNIX: &str = "unix:";
@@ -62,8 +63,8 @@ impl Endpoint {
         }
     }
 
-    /// A blocking connection, within `timeout` (TCP; a Unix socket
-    /// connects at once or not at all), without Nagle's delay.
+    /// A blocking connection, within `timeout`, without Nagle's delay
+    /// (TCP).
     pub fn connect(&self, timeout: Duration) -> io::Result<Stream> {
         match self {
             Endpoint::Tcp(a) => {
@@ -71,7 +72,7 @@ impl Endpoint {
                 s.set_nodelay(true)?;
                 Ok(Stream::Tcp(s))
             }
-            Endpoint::Unix(p) => Ok(Stream::Unix(std::os::unix::net::UnixStream::connect(p)?)),
+            Endpoint::Unix(p) => Ok(Stream::Unix(unix_connect(p, timeout)?)),
         }
     }
 
@@ -90,6 +91,41 @@ impl Endpoint {
             Endpoint::Tcp(_) => None,
         }
     }
+}
+
+/// A blocking connection to the Unix socket at `path`, within `timeout`.
+/// A listener whose backlog is full (a server that does not accept)
+/// would otherwise hold `connect(2)` for ever: its send timeout bounds
+/// it (the kernel says EAGAIN), and is cleared once connected.
+fn unix_connect(path: &Path, timeout: Duration) -> io::Result<std::os::unix::net::UnixStream> {
+    use nix::sys::socket::{
+        connect, setsockopt, socket, sockopt, AddressFamily, SockFlag, SockType, UnixAddr,
+    };
+    use nix::sys::time::TimeVal;
+    let fd = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let bound = |d: Duration| TimeVal::new(d.as_secs() as i64, d.subsec_micros() as i64);
+    setsockopt(
+        &fd,
+        sockopt::SendTimeout,
+        &bound(timeout.max(Duration::from_micros(1))),
+    )?;
+    match connect(fd.as_raw_fd(), &UnixAddr::new(path)?) {
+        Ok(()) => {}
+        Err(nix::errno::Errno::EAGAIN) => {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("not accepted within {timeout:?} (the server's backlog is full)"),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    }
+    setsockopt(&fd, sockopt::SendTimeout, &bound(Duration::ZERO))?;
+    Ok(std::os::unix::net::UnixStream::from(fd))
 }
 
 /// A blocking connection.
@@ -157,6 +193,27 @@ pub enum MioStream {
 }
 
 impl MioStream {
+    /// Ask the kernel to time what this connection receives (TCP: the
+    /// client's share of each latency, [`crate::driver::stamp`]). A Unix
+    /// stream socket gives no receive timestamps, and is read plainly.
+    pub fn ask_stamps(&self) {
+        if let MioStream::Tcp(s) = self {
+            stamp::enable(s);
+        }
+    }
+
+    /// One read, as `read(2)`: the bytes read and, where the kernel timed
+    /// them, when the latest reached the socket. A Unix socket is read
+    /// with `read(2)`, never `recvmsg`: a peer there can send descriptors
+    /// (SCM_RIGHTS), which a `recvmsg` with room for control messages
+    /// would install in this process.
+    pub fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<Instant>)> {
+        match self {
+            MioStream::Tcp(s) => stamp::read(s, buf),
+            MioStream::Unix(s) => Ok((s.read(buf)?, None)),
+        }
+    }
+
     /// The error a connection being opened ended with, if any.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         match self {
@@ -243,5 +300,94 @@ pub fn host_of(e: &Endpoint) -> String {
     match e {
         Endpoint::Tcp(a) => a.to_string(),
         Endpoint::Unix(_) => "localhost".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    use std::io::IoSlice;
+    use std::os::unix::net::UnixStream;
+
+    /// How many of this process's descriptors are `fd`'s socket (other
+    /// tests open and close descriptors meanwhile: only these count).
+    fn copies_of(fd: RawFd) -> usize {
+        let what = |p: &Path| std::fs::read_link(p).ok();
+        let target = what(Path::new(&format!("/proc/self/fd/{fd}"))).unwrap();
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| what(&e.ok()?.path()))
+            .filter(|t| *t == target)
+            .count()
+    }
+
+    #[test]
+    fn descriptors_a_unix_server_sends_are_never_installed() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut ours = MioStream::Unix(mio::net::UnixStream::from_std(ours));
+        ours.ask_stamps();
+        assert_eq!(copies_of(theirs.as_raw_fd()), 1);
+        // Twelve descriptors with each reply, as a hostile server may send.
+        let fds = [theirs.as_raw_fd(); 12];
+        let cmsg = [ControlMessage::ScmRights(&fds)];
+        for _ in 0..10 {
+            let sent = sendmsg::<()>(
+                theirs.as_raw_fd(),
+                &[IoSlice::new(b"+OK\r\n")],
+                &cmsg,
+                MsgFlags::empty(),
+                None,
+            );
+            sent.unwrap();
+            let mut buf = [0u8; 64];
+            let (n, at) = ours.read_stamped(&mut buf).unwrap();
+            assert_eq!((&buf[..n], at), (&b"+OK\r\n"[..], None));
+        }
+        assert_eq!(
+            copies_of(theirs.as_raw_fd()),
+            1,
+            "the peer's descriptors were installed"
+        );
+    }
+
+    #[test]
+    fn a_unix_listener_that_never_accepts_times_the_connect_out() {
+        use nix::sys::socket::{bind, listen, socket, AddressFamily, Backlog, SockFlag};
+        use nix::sys::socket::{SockType, UnixAddr};
+        let dir = std::env::temp_dir().join(format!("serverlab-unix-full-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Stream,
+            SockFlag::empty(),
+            None,
+        )
+        .unwrap();
+        bind(fd.as_raw_fd(), &UnixAddr::new(&dir).unwrap()).unwrap();
+        listen(&fd, Backlog::new(1).unwrap()).unwrap();
+        let at = Endpoint::Unix(dir.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // The backlog fills (the kernel keeps backlog + 1), then a
+            // connect must end within its timeout, not block for ever.
+            let mut held = Vec::new();
+            let end = loop {
+                match at.connect(Duration::from_millis(200)) {
+                    Ok(s) if held.len() < 16 => held.push(s),
+                    Ok(_) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            let _ = tx.send(end.map_err(|e| (e.kind(), e.to_string())));
+        });
+        let end = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a connect to a full backlog blocked");
+        let _ = std::fs::remove_file(&dir);
+        let (kind, said) = end.expect_err("a listener that never accepts took 17 connections");
+        assert_eq!(kind, io::ErrorKind::TimedOut, "{said}");
+        assert!(said.contains("backlog is full"), "{said}");
     }
 }

@@ -3,7 +3,7 @@
 //! the conversation fills in, and reading replies into it.
 
 use super::conversation::{Conversation, Failure};
-use super::{stamp, token};
+use super::token;
 use crate::endpoint::{Endpoint, MioStream};
 use mio::{Interest, Registry, Token};
 use serverlab_util::InputBuf;
@@ -87,7 +87,7 @@ impl<C: Conversation> Slot<C> {
         stream.set_write_timeout(Some(timeout))?;
         client.greet(&mut stream)?;
         let stream = stream.into_mio()?;
-        stamp::enable(&stream);
+        stream.ask_stamps();
         let mut slot = Slot::new(client);
         slot.stream = Some(stream);
         Ok(slot)
@@ -117,7 +117,7 @@ impl<C: Conversation> Slot<C> {
         now: Instant,
     ) -> io::Result<()> {
         let stream = addr.open()?;
-        stamp::enable(&stream);
+        stream.ask_stamps();
         self.generation = self.generation.wrapping_add(1);
         self.stream = Some(stream);
         if let Err(e) = self.register(registry, index) {
@@ -252,7 +252,7 @@ impl<C: Conversation> Slot<C> {
                 return Ok(None);
             };
             let room = self.input.spare().len();
-            return match stamp::read(&*stream, self.input.spare()) {
+            return match stream.read_stamped(self.input.spare()) {
                 Ok((0, _)) => Ok(Some(Got::End)),
                 Ok((n, at)) => {
                     self.input.filled(n);
