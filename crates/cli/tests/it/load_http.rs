@@ -53,6 +53,8 @@ fn targets_are_counted_per_target_and_status() {
         "20",
         "--value-size",
         "64",
+        "--threshold",
+        "errors<1%",
         "--json",
         json.to_str().unwrap(),
     ]);
@@ -62,6 +64,14 @@ fn targets_are_counted_per_target_and_status() {
     let h = &v["results"]["http"];
     let t = h["targets"].as_array().unwrap();
     assert_eq!(t.len(), 2, "{h}");
+    // The statuses not expected are the errors a threshold judges.
+    let th = &v["results"]["thresholds"][0];
+    assert_eq!(th["passed"], false, "{th}");
+    let share = t[1]["requests"].as_f64().unwrap() / 300.0;
+    assert!(
+        (th["actual"].as_f64().unwrap() - share).abs() < 1e-9,
+        "{th}"
+    );
     let errors = v["results"]["errors"].as_array().unwrap();
     let line = format!(
         "status 404: {} responses, expected 2xx (GET http://{a}/absent{{key}} {})",

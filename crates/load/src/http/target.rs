@@ -11,9 +11,15 @@ pub struct Target {
     pub method: String,
     /// As given (`http://host/path`), for the results.
     pub url: String,
-    /// The `Host` every request of it names: the URL's authority.
+    /// The `Host` every request of it names: the URL's authority, or a
+    /// `Host` header's value.
     #[serde(skip)]
     pub host: String,
+    /// The URL's own authority (empty for a path), where the load
+    /// connects: a `Host` header names a virtual host, never another
+    /// server.
+    #[serde(skip)]
+    url_authority: String,
     /// The request-target: the URL's path and query.
     #[serde(skip)]
     pub path: String,
@@ -48,6 +54,7 @@ impl Target {
         Ok(Target {
             method: method.to_string(),
             url: url.to_string(),
+            url_authority: host.clone(),
             host,
             path,
             headers: Vec::new(),
@@ -69,7 +76,7 @@ impl Target {
 
     /// The authority (`host[:port]`) of an absolute URL; None for a path.
     pub fn authority(&self) -> Option<&str> {
-        self.url.strip_prefix("http://").map(|_| self.host.as_str())
+        (!self.url_authority.is_empty()).then_some(self.url_authority.as_str())
     }
 
     /// Its line in the results: `GET http://host/path`.
@@ -261,6 +268,8 @@ mod tests {
         t.header("Host: b.example").unwrap();
         assert_eq!(t.headers, vec![("X-Id".to_string(), "7".to_string())]);
         assert_eq!(t.host, "b.example");
+        // The header names a virtual host; the load still connects to the URL's.
+        assert_eq!(t.authority(), Some("a"));
         for bad in [
             "NoColon",
             ": v",

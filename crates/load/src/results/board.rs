@@ -59,6 +59,12 @@ impl Merge for Reads {
 }
 
 impl TextLines for BoardResults {
+    /// None: a board reply that is not the one expected is an error of
+    /// the run (counted among its failures), not a reply that failed.
+    fn error_replies(&self) -> u64 {
+        0
+    }
+
     fn text_lines(&self) -> Vec<String> {
         let r = &self.reads;
         let reads = r.hits as u128 + r.misses as u128;

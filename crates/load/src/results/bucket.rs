@@ -126,6 +126,12 @@ impl Merge for BucketResults {
 }
 
 impl TextLines for BucketResults {
+    /// None: a bucket `ERR` is an error of the run (counted among its
+    /// failures), not a reply that failed.
+    fn error_replies(&self) -> u64 {
+        0
+    }
+
     /// The bound and what it assumed, and the connections opened.
     fn text_lines(&self) -> Vec<String> {
         let unit = self.delay_unit;

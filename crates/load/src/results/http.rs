@@ -125,6 +125,11 @@ fn by_status(counts: &BTreeMap<u16, u64>) -> String {
 }
 
 impl TextLines for HttpResults {
+    /// The statuses not expected (each an error of the run).
+    fn error_replies(&self) -> u64 {
+        self.errors()
+    }
+
     fn text_lines(&self) -> Vec<String> {
         let mut lines = vec![
             format!("statuses (in the window): {}", by_status(&self.statuses)),

@@ -28,11 +28,10 @@ pub trait TextLines {
     /// Lines after the latency table, unindented.
     fn text_lines(&self) -> Vec<String>;
 
-    /// Replies that said the request failed (a RESP error reply, a 5xx),
-    /// for `--threshold 'errors<…'`: none, unless the protocol says.
-    fn error_replies(&self) -> u64 {
-        0
-    }
+    /// Replies that said the request failed (a RESP error reply, a 5xx,
+    /// a status not expected), for `--threshold 'errors<…'`. Every
+    /// protocol says, so none is judged without its errors.
+    fn error_replies(&self) -> u64;
 }
 
 /// The registry: each protocol's variant, its results type (which must
