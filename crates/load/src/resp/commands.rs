@@ -330,7 +330,7 @@ pub fn greeting(auth: Option<&Auth>, db: Option<u32>) -> Vec<Vec<Vec<u8>>> {
 
 /// An error reply's prefix, as Redis's error codes go: its first word
 /// (`ERR`, `WRONGTYPE`, `NOAUTH`), at most 32 bytes.
-pub fn error_prefix(reply: &[u8]) -> String {
+pub fn error_prefix(reply: &[u8]) -> std::borrow::Cow<'_, str> {
     let body = reply.strip_prefix(b"-").unwrap_or(reply);
     let end = body
         .iter()
@@ -341,8 +341,31 @@ pub fn error_prefix(reply: &[u8]) -> String {
     if word.is_empty() {
         "(empty)".into()
     } else {
-        word.into_owned()
+        word
     }
+}
+
+/// The most distinct prefixes a client counts; the rest count as
+/// [`OTHER_PREFIXES`] (the server chooses the words: a server that made
+/// up a new one per reply would otherwise grow the load's memory, and
+/// its results, without bound).
+pub const MAX_PREFIXES: usize = 32;
+/// Where prefixes past [`MAX_PREFIXES`] are counted.
+pub const OTHER_PREFIXES: &str = "(other)";
+
+/// Count error reply `reply` under its prefix in `counts`.
+pub fn count_prefix(counts: &mut std::collections::BTreeMap<String, u64>, reply: &[u8]) {
+    let word = error_prefix(reply);
+    if let Some(n) = counts.get_mut(&*word) {
+        *n += 1;
+        return;
+    }
+    let key = if counts.len() < MAX_PREFIXES {
+        word.into_owned()
+    } else {
+        OTHER_PREFIXES.to_string()
+    };
+    *counts.entry(key).or_insert(0) += 1;
 }
 
 #[cfg(test)]
@@ -414,6 +437,18 @@ mod tests {
             no.contains("AUTH") && no.contains("WRONGPASS") && !no.contains("pw"),
             "{no}"
         );
+    }
+
+    #[test]
+    fn prefixes_past_the_cap_count_as_other() {
+        let mut counts = std::collections::BTreeMap::new();
+        for i in 0..1000 {
+            count_prefix(&mut counts, format!("-E{i} made up\r\n").as_bytes());
+        }
+        count_prefix(&mut counts, b"-E3 again\r\n");
+        assert_eq!(counts.len(), MAX_PREFIXES + 1);
+        assert_eq!(counts["E3"], 2);
+        assert_eq!(counts[OTHER_PREFIXES], 1000 - MAX_PREFIXES as u64);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! One connection of the RESP load's keys workload: a command mix over
 //! keys, checked against its own [`Mirror`] when verifying.
 
-use super::commands::{error_prefix, Fill};
+use super::commands::{count_prefix, Fill};
 use super::mirror::Mirror;
 use super::workload::{write_key, ListOp, Op, Space, StrOp, MULTI, OPS, RANGE};
 use super::RespLoad;
@@ -402,7 +402,7 @@ impl Exchange for KeysClient<'_> {
         match got.first() {
             Some(b'-') => {
                 self.error_replies += 1;
-                *self.error_prefixes.entry(error_prefix(got)).or_insert(0) += 1;
+                count_prefix(&mut self.error_prefixes, got);
             }
             _ if got.starts_with(b"$-1") => self.nulls += 1,
             _ => {}
