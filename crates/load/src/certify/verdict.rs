@@ -366,12 +366,18 @@ fn lag1(m: &Merged) -> (Option<f64>, usize) {
 /// understates how long a queue's latencies stay correlated, and its
 /// tail intervals then cover less than they claim (docs/measuring.md,
 /// "Checked against truth"). Thinned, the kept replies lie `k` apart; a
-/// correlation that outlasts k is read in full, one shorter leaves them
-/// independent and this share at the kept number (a bound, not an
-/// estimate, then; the lag-1 reading is the lesser there).
+/// correlation that outlasts k is read in full. One shorter leaves the
+/// kept replies independent (τ = 1), which says only that the
+/// correlation ends within k replies, nothing of how far: the share is
+/// then 1, and the lag-1 reading alone decides (taking the kept number
+/// as the effective one there would count a million weakly correlated
+/// replies as the 4,096 kept).
 fn integrated_share(m: &Merged) -> (f64, f64) {
     let lat: Vec<f64> = m.replies.iter().map(|p| p.latency_ns as f64).collect();
     let tau = spearman::integrated_time(&lat, (lat.len() / 2).min(1000));
+    if tau <= 1.0 {
+        return (tau, 1.0);
+    }
     let share = lat.len() as f64 / tau / m.replies_seen.max(1) as f64;
     (tau, share.min(1.0))
 }
@@ -735,6 +741,36 @@ mod tests {
             "{ci:?} {plain:?}"
         );
         assert!(r.validity.unwrap().certified);
+    }
+
+    #[test]
+    fn weakly_correlated_long_runs_keep_most_of_their_samples() {
+        // 400,000 replies, each 0.1 of the last's deviation plus noise:
+        // correlated at lag 1 (significant at this size), independent a
+        // few replies on; thinned to 4,096 kept, the kept look independent.
+        let mut rng = fastrand::Rng::with_seed(11);
+        let mut dev = 0.0;
+        let ar: Vec<u64> = (0..400_000)
+            .map(|_| {
+                dev = 0.1 * dev + (rng.f64() - 0.5) * 100_000.0;
+                (500_000.0 + dev) as u64
+            })
+            .collect();
+        let r = judged(&ar, None, &[]);
+        let c = check(&r, "independence");
+        assert!(
+            c.detail.contains("consecutive latencies correlate"),
+            "{c:?}"
+        );
+        let effective = r.operations[0]
+            .latency_us
+            .ci95
+            .as_ref()
+            .unwrap()
+            .effective_samples
+            .unwrap();
+        // (1−ρ)/(1+ρ) of 400,000 at ρ ≈ 0.1: about 330,000, not the 4,096 kept.
+        assert!(effective > 200_000.0, "{effective}");
     }
 
     #[test]
