@@ -164,6 +164,67 @@ impl Stream {
     }
 }
 
+/// A blocking connection whose reads and writes, all together, end
+/// within one time (each one's own timeout is what is left of it): a
+/// server answering a byte at a time cannot hold it longer.
+pub struct Deadlined<'a> {
+    stream: &'a mut Stream,
+    until: Instant,
+    within: Duration,
+}
+
+impl<'a> Deadlined<'a> {
+    pub fn new(stream: &'a mut Stream, within: Duration) -> Self {
+        Deadlined {
+            stream,
+            until: Instant::now() + within,
+            within,
+        }
+    }
+
+    /// What is left of the time, or the error that says it ran out.
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(self.out_of_time());
+        }
+        Ok(left)
+    }
+
+    fn out_of_time(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("not done within {:?}", self.within),
+        )
+    }
+
+    /// `e`, said as the time running out where it is a timeout.
+    fn said(&self, e: io::Error) -> io::Error {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => self.out_of_time(),
+            _ => e,
+        }
+    }
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        self.stream.read(buf).map_err(|e| self.said(e))
+    }
+}
+
+impl Write for Deadlined<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        self.stream.write(buf).map_err(|e| self.said(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -350,6 +411,36 @@ mod tests {
             1,
             "the peer's descriptors were installed"
         );
+    }
+
+    #[test]
+    fn a_greeting_answered_a_byte_at_a_time_ends_within_its_time() {
+        use crate::resp::commands::{Auth, Greeting};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = Endpoint::Tcp(listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 256];
+            let _ = s.read(&mut buf);
+            // A status line that never ends, a byte every 50 ms, for 10 s.
+            let _ = s.write_all(b"+");
+            for _ in 0..200 {
+                std::thread::sleep(Duration::from_millis(50));
+                if s.write_all(b"O").is_err() {
+                    return;
+                }
+            }
+        });
+        let mut stream = at.connect(Duration::from_secs(5)).unwrap();
+        let auth = Auth {
+            user: None,
+            password: "secret".into(),
+        };
+        let greeting = Greeting::new(Some(&auth), None);
+        let said = greeting
+            .send(&mut Deadlined::new(&mut stream, Duration::from_millis(500)))
+            .expect_err("a greeting never answered");
+        assert_eq!(said.kind(), io::ErrorKind::TimedOut, "{said}");
     }
 
     #[test]

@@ -85,7 +85,8 @@ impl<C: Conversation> Slot<C> {
         let mut stream = addr.connect(timeout)?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
-        client.greet(&mut stream)?;
+        // The greeting as a whole, not each read, within `timeout`.
+        client.greet(&mut crate::endpoint::Deadlined::new(&mut stream, timeout))?;
         let stream = stream.into_mio()?;
         stream.ask_stamps();
         let mut slot = Slot::new(client);
