@@ -65,6 +65,22 @@ impl FromStr for KeyDist {
     }
 }
 
+impl KeyDist {
+    /// Whether it can draw from `keys` keys: a Gaussian's mean must be one
+    /// of them (a mean past the last would put every request on it, after
+    /// drawing again and again).
+    pub fn fits(&self, keys: usize) -> Result<(), String> {
+        match self {
+            KeyDist::Gaussian(Some((mean, _))) if *mean >= keys as f64 => Err(format!(
+                "{self}: the mean is past the last key (the keys are 0 to {}): choose a mean \
+                 below --keys {keys}",
+                keys.saturating_sub(1)
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Serialize for KeyDist {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -402,8 +418,12 @@ mod tests {
         let share = KeyPicker::of_share(100, "gaussian:300,20".parse().unwrap(), 1000);
         let m = (0..10_000).map(|_| share.pick(&mut rng)).sum::<usize>() as f64 / 1e4;
         assert!((m - 30.0).abs() < 1.0, "{m}");
-        // A mean past the keys keeps its draws in them.
-        let edge = KeyPicker::new(10, "gaussian:50,1".parse().unwrap());
+        // A mean past the keys is refused where the keys are known (the
+        // picker would keep its draws in them, every one on the last).
+        let past: KeyDist = "gaussian:50,1".parse().unwrap();
+        assert!(past.fits(10).unwrap_err().contains("past the last key"));
+        assert!(past.fits(51).is_ok());
+        let edge = KeyPicker::new(10, past);
         assert!((0..100).all(|_| edge.pick(&mut rng) == 9));
     }
 

@@ -205,6 +205,9 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     cfg.expect_status = a.expect_status.clone();
     cfg.keys = a.keys as usize;
     cfg.key_dist = a.key_dist;
+    if let Err(e) = cfg.key_dist.fits(cfg.keys) {
+        usage_error_in(NAME, ErrorKind::ValueValidation, format!("--key-dist {e}"));
+    }
     cfg.value_size = a.value_size as usize;
     cfg.pacing = a.pacing.pacing(a.requests.is_none());
     cfg.seed = a.load.seed;

@@ -102,6 +102,9 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_dist = a.key_dist;
+    if let Err(e) = cfg.key_dist.fits(cfg.keys) {
+        usage_error_in(NAME, ErrorKind::ValueValidation, format!("--key-dist {e}"));
+    }
     cfg.value_size = a.value_size;
     cfg.preload = a.preload;
     cfg.seed = a.load.seed;

@@ -129,6 +129,13 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     cfg.mix = a.mix;
     cfg.keys = a.keys as usize;
     cfg.key_pattern = a.key_pattern;
+    if let Err(e) = cfg.key_pattern.0.fits(cfg.keys) {
+        usage_error_in(
+            NAME,
+            ErrorKind::ValueValidation,
+            format!("--key-pattern {e}"),
+        );
+    }
     cfg.value_size = a.value_size;
     cfg.commands = commands(&a.command, &a.command_weight);
     cfg.auth = a.auth;

@@ -340,6 +340,10 @@ fn bad_load_kv_flags_exit_2_naming_the_flag() {
         (&["--mix", "get=0"], "--mix"),
         (&["--key-dist", "normal"], "--key-dist"),
         (&["--key-dist", "zipf:0"], "--key-dist"),
+        (
+            &["--key-dist", "gaussian:50,1", "--keys", "10"],
+            "--key-dist",
+        ),
         (&["--sessions", "0"], "--sessions"),
         (&["--requests-per-session", "0"], "--requests-per-session"),
         (&["--concurrency", "0"], "--concurrency"),

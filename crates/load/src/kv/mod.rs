@@ -246,7 +246,9 @@ impl harness::Protocol for KvLoad {
             None
         };
         Ok(Kv {
-            keys: KeyPicker::new(self.agent.share(self.keys).max(1), self.key_dist),
+            // An agent's share stands for every key: a Gaussian's mean
+            // and deviation, given over them all, scale to it.
+            keys: KeyPicker::of_share(self.agent.share(self.keys).max(1), self.key_dist, self.keys),
             requests: requests(&host),
             next: AtomicUsize::new(0),
             preload_s,
