@@ -1,8 +1,9 @@
 //! One connection slot of `load http`: it draws a target by weight and a
 //! key, writes the request, frames the response, and counts it per target
 //! and status. Keep-alive by default: a connection the server closes
-//! cleanly (`Connection: close`) is opened again; one that fails stays
-//! down. With `--no-keepalive` every request has a connection of its own.
+//! (`Connection: close`), or that closes or resets after answering on it,
+//! is opened again; one that fails before any answer stays down. With
+//! `--no-keepalive` every request has a connection of its own.
 
 use super::response::next_response;
 use super::{Http, HttpLoad};
@@ -38,6 +39,8 @@ pub struct HttpClient<'a> {
     /// The server said it closes this connection: send no more on it,
     /// and open another once it is done.
     closing: bool,
+    /// Responses read on the connection now open.
+    answered: u64,
     /// A request waited out the reply timeout: open no more (each would
     /// wait as long).
     stalled: bool,
@@ -58,6 +61,7 @@ impl<'a> HttpClient<'a> {
             value: Vec::new(),
             opened: false,
             closing: false,
+            answered: 0,
             stalled: false,
             counts: vec![Counts::default(); cfg.targets.len()],
         }
@@ -81,7 +85,11 @@ impl Exchange for HttpClient<'_> {
             return true;
         }
         let again = std::mem::take(&mut self.closing);
-        !std::mem::replace(&mut self.opened, true) || again
+        let open = !std::mem::replace(&mut self.opened, true) || again;
+        if open {
+            self.answered = 0;
+        }
+        open
     }
 
     fn request(&mut self, wire: &mut Vec<u8>) -> Option<(usize, Sent)> {
@@ -119,6 +127,7 @@ impl Exchange for HttpClient<'_> {
             return Ok(None);
         };
         let (status, len, close) = (r.status, r.len, r.close);
+        self.answered += 1;
         if rx.counted {
             self.count(sent.target, status);
         }
@@ -140,15 +149,27 @@ impl Exchange for HttpClient<'_> {
 
     /// The connection failed. One the server said it would close stays
     /// open to reopening: requests pipelined past its `Connection: close`
-    /// are lost with it (HTTP/1.1 says so), and the load goes on.
+    /// are lost with it (HTTP/1.1 says so), and the load goes on. So does
+    /// a keep-alive connection that answered and was then closed or reset
+    /// without a word: HTTP/1.1 lets a server close one at any time (a
+    /// server closing with requests unread resets it, and the reset can
+    /// overtake the response that said `Connection: close`). One that
+    /// fails before any answer, or waits out the reply timeout, stays down.
     fn failed(&mut self, failure: &Failure, unanswered: Option<&Sent>) -> String {
         self.stalled |= matches!(failure, Failure::Stalled(_));
         let announced = std::mem::take(&mut self.closing);
-        self.opened &= !announced;
+        let dropped = !announced && self.answered > 0 && dropped_by_server(failure);
+        self.opened &= !(announced || dropped);
+        let answered = std::mem::take(&mut self.answered);
         let why = if announced {
-            " (after a response that said Connection: close)"
+            " (after a response that said Connection: close)".to_string()
+        } else if dropped {
+            format!(
+                " (after {answered} response{} on it; opened again)",
+                if answered == 1 { "" } else { "s" }
+            )
         } else {
-            ""
+            String::new()
         };
         match unanswered {
             Some(s) => format!(
@@ -166,5 +187,16 @@ impl Exchange for HttpClient<'_> {
 
     fn closing(&self) -> bool {
         self.closing
+    }
+}
+
+/// A failure that is the server ending the connection: a close, a reset,
+/// a write into one it closed.
+fn dropped_by_server(failure: &Failure) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    match failure {
+        Failure::Closed => true,
+        Failure::Io(e) => matches!(e.kind(), ConnectionReset | BrokenPipe | ConnectionAborted),
+        _ => false,
     }
 }
