@@ -75,7 +75,8 @@ pub struct Options {
     /// to stop the process. `None`: nothing is called.
     pub on_failure: Option<FailureHook>,
     /// **Test-only.** After this many data `fsync`s succeed, every later
-    /// one fails with `EIO`, as a dying disk's would. `None`, the default,
+    /// one fails with `EIO`, as a dying disk's would: every file's, a
+    /// compaction's sync of the segment it closes among them. `None`, the default,
     /// injects nothing. Applied at open as a layer over [`Options::fs`]
     /// ([`vfs::fault::fail_syncs_after`](crate::vfs::fault::fail_syncs_after)).
     #[doc(hidden)]

@@ -193,3 +193,23 @@ fn an_oversized_record_is_refused() {
     assert!(err.to_string().contains("over the log's limit"), "{err}");
     wal.append(b"small").unwrap();
 }
+
+/// Under `everysec`, a compaction's sync of the segment it closes is a
+/// data `fsync` like the log thread's: `fail_syncs_after` counts and
+/// fails it too (docs/durability.md, "Commits"), whoever syncs.
+#[test]
+fn fail_syncs_after_fails_a_compactions_sync_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        fail_syncs_after: Some(0),
+        compaction_floor: 0,
+        ..opts(Durability::EverySec)
+    };
+    let (wal, _) = open(dir.path(), o).unwrap();
+    let t = wal.append(b"PUT a 1").unwrap();
+    wal.wait(t).unwrap();
+    let Err(e) = wal.begin_compaction() else {
+        panic!("the compaction's sync of the old segment went through");
+    };
+    assert!(e.to_string().contains("Input/output error"), "{e}");
+}
