@@ -525,6 +525,7 @@ fn run_always(s: &Shared) {
                 return;
             }
             let until = Instant::now() + (last.1 / 2).min(MAX_GATHER);
+            let mut held = false;
             // A failed log commits nothing more: the gather ends at once.
             while pending(&a.queue) < last.0 && !a.stopping && s.commits.failed().is_none() {
                 let left = until.saturating_duration_since(Instant::now());
@@ -532,6 +533,7 @@ fn run_always(s: &Shared) {
                     break;
                 }
                 a.wake_at = last.0;
+                held = true;
                 a = s
                     .work
                     .wait_timeout(a, left)
@@ -539,6 +541,9 @@ fn run_always(s: &Shared) {
                     .0;
             }
             a.wake_at = 0;
+            if held {
+                s.stats.gathered();
+            }
             if !s.opts.commit_delay.is_zero() && !a.stopping && s.commits.failed().is_none() {
                 drop(a);
                 std::thread::sleep(s.opts.commit_delay);
