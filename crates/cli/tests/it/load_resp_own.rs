@@ -245,12 +245,6 @@ fn thresholds_pass_exit_0_and_fail_exit_4() {
     load_usage_error("resp", &["--addr", &addr, "--threshold", "p98<1ms"], "p98");
 }
 
-/// A ramp (`--stages`): the rate asked, second by second, is the ramp's;
-/// the replies follow it: by each second's end, never more than the ramp
-/// had asked for, nor fewer than it had asked for the run's own slowest
-/// reply earlier (a busy machine's stall moves replies across seconds'
-/// edges, and the run says how long its stall was); and the verdict's
-/// schedule check judges the ramp's mean, not a constant.
 /// The slowest reply of a run, in seconds, from its intended send (an
 /// open loop's latency counts the send's own lateness too).
 fn slowest_reply_s(results: &serde_json::Value) -> f64 {
@@ -281,6 +275,12 @@ fn assert_replies_follow(got: &[u64], want: &[f64], slowest: f64) {
     }
 }
 
+/// A ramp (`--stages`): the rate asked, second by second, is the ramp's;
+/// the replies follow it: by each second's end, never more than the ramp
+/// had asked for, nor fewer than it had asked for the run's own slowest
+/// reply earlier (a busy machine's stall moves replies across seconds'
+/// edges, and the run says how long its stall was); and the verdict's
+/// schedule check judges the ramp's mean, not a constant.
 #[test]
 fn a_ramp_follows_its_stages_second_by_second() {
     let server = serve();
