@@ -75,7 +75,8 @@ pub struct Options {
     /// to stop the process. `None`: nothing is called.
     pub on_failure: Option<FailureHook>,
     /// **Test-only.** After this many data `fsync`s succeed, every later
-    /// one fails with `EIO`, as a dying disk's would. `None`, the default,
+    /// one fails with `EIO`, as a dying disk's would: every file's, a
+    /// compaction's sync of the segment it closes among them. `None`, the default,
     /// injects nothing. Applied at open as a layer over [`Options::fs`]
     /// ([`vfs::fault::fail_syncs_after`](crate::vfs::fault::fail_syncs_after)).
     #[doc(hidden)]
@@ -234,11 +235,12 @@ impl Wal {
         }
         let mut opts = opts;
         // The test switches are layers over the file system, as every
-        // injected fault is.
+        // injected fault is; taken out of the options, which keep no
+        // second copy of them.
         opts.fs = fault::with_switches(
             std::mem::replace(&mut opts.fs, RealFs::shared()),
-            opts.fail_syncs_after,
-            opts.fsync_delay,
+            opts.fail_syncs_after.take(),
+            std::mem::take(&mut opts.fsync_delay),
         );
         let dir = dir.as_ref().to_path_buf();
         let fs = &*opts.fs;
@@ -523,12 +525,15 @@ fn run_always(s: &Shared) {
                 return;
             }
             let until = Instant::now() + (last.1 / 2).min(MAX_GATHER);
-            while pending(&a.queue) < last.0 && !a.stopping {
+            let mut held = false;
+            // A failed log commits nothing more: the gather ends at once.
+            while pending(&a.queue) < last.0 && !a.stopping && s.commits.failed().is_none() {
                 let left = until.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
                 }
                 a.wake_at = last.0;
+                held = true;
                 a = s
                     .work
                     .wait_timeout(a, left)
@@ -536,7 +541,10 @@ fn run_always(s: &Shared) {
                     .0;
             }
             a.wake_at = 0;
-            if !s.opts.commit_delay.is_zero() && !a.stopping {
+            if held {
+                s.stats.gathered();
+            }
+            if !s.opts.commit_delay.is_zero() && !a.stopping && s.commits.failed().is_none() {
                 drop(a);
                 std::thread::sleep(s.opts.commit_delay);
             }

@@ -32,6 +32,9 @@ pub struct Stats {
     pub dropped_bytes: u64,
     /// Compactions finished since open.
     pub compactions: u64,
+    /// `always`, the log thread: commits it held to gather more records
+    /// first (a lone writer's never is).
+    pub gathers: u64,
 }
 
 /// The longest commit wait recorded as itself; longer ones as an hour.
@@ -56,6 +59,7 @@ impl Stats {
             recovered: 0,
             dropped_bytes: 0,
             compactions: 0,
+            gathers: 0,
         }
     }
 
@@ -108,6 +112,11 @@ impl Counters {
             let ns = u64::try_from(w.as_nanos()).unwrap_or(u64::MAX);
             s.commit_ns.saturating_record(ns.max(1));
         }
+    }
+
+    /// The log thread held a commit to gather more records.
+    pub(crate) fn gathered(&self) {
+        self.lock().gathers += 1;
     }
 
     pub(crate) fn compacted(&self) {

@@ -73,15 +73,13 @@ impl LoadProc {
 /// Scrape `at` until `found` takes what it wants from the text (every
 /// 100 ms; 20 s is a hang guard, failing with `what` and the last text).
 fn scrape_until<T>(at: SocketAddr, what: &str, found: impl Fn(&str) -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = scrape(at);
-        if let Some(t) = found(&text) {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "{what}: {text}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut text, mut got) = (String::new(), None);
+    poll_until(Duration::from_secs(20), Duration::from_millis(100), || {
+        text = scrape(at);
+        got = found(&text);
+        got.is_some()
+    });
+    got.unwrap_or_else(|| panic!("{what}: {text}"))
 }
 
 /// The result at `path`, once the load has written it whole.

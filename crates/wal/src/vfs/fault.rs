@@ -30,27 +30,35 @@ const EIO: i32 = 5;
 trait SyncFault: fmt::Debug + Send + Sync + 'static {
     /// Before the call: an error fails it, and the call is not made.
     fn before(&self) -> io::Result<()>;
-    /// After the call succeeded.
-    fn after(&self) {}
+    /// After the call failed.
+    fn failed(&self) {}
 }
 
 /// Every data `fsync` after the first `after` that succeed fails.
 #[derive(Debug)]
 struct FailAfter {
     after: u64,
+    /// Calls let through: those that succeeded, and those in flight.
     ok: AtomicU64,
 }
 
 impl SyncFault for FailAfter {
+    /// Takes a slot in one atomic step, so that concurrent syncs never
+    /// let more than `after` through.
     fn before(&self) -> io::Result<()> {
-        if self.ok.load(Ordering::Acquire) >= self.after {
-            return Err(io::Error::from_raw_os_error(EIO));
+        let below = |n: u64| (n < self.after).then_some(n + 1);
+        match self
+            .ok
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, below)
+        {
+            Ok(_) => Ok(()),
+            Err(_) => Err(io::Error::from_raw_os_error(EIO)),
         }
-        Ok(())
     }
 
-    fn after(&self) {
-        self.ok.fetch_add(1, Ordering::AcqRel);
+    /// A call the disk failed gives its slot back: only successes count.
+    fn failed(&self) {
+        self.ok.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -195,9 +203,11 @@ impl FsFile for LayerFile {
 
     fn sync_data(&self) -> io::Result<()> {
         self.fault.before()?;
-        self.inner.sync_data()?;
-        self.fault.after();
-        Ok(())
+        let synced = self.inner.sync_data();
+        if synced.is_err() {
+            self.fault.failed();
+        }
+        synced
     }
 
     fn sync_all(&self) -> io::Result<()> {
@@ -252,6 +262,22 @@ mod tests {
         assert!(f.sync_data().is_err(), "the disk's own failure");
         f.sync_data().unwrap();
         assert!(f.sync_data().is_err(), "the layer's, after one success");
+    }
+
+    #[test]
+    fn concurrent_syncs_never_let_more_than_n_through() {
+        let sim = SimFs::new(4);
+        let fs = fail_syncs_after(sim.shared(), 50);
+        let f: Arc<dyn FsFile> = Arc::from(file(&fs));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let f = Arc::clone(&f);
+                std::thread::spawn(move || (0..40).filter(|_| f.sync_data().is_ok()).count())
+            })
+            .collect();
+        let ok: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(ok, 50);
+        assert_eq!(sim.calls_by_kind()[&Call::SyncData], 50);
     }
 
     #[test]

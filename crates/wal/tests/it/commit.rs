@@ -193,3 +193,71 @@ fn an_oversized_record_is_refused() {
     assert!(err.to_string().contains("over the log's limit"), "{err}");
     wal.append(b"small").unwrap();
 }
+
+/// Under `everysec`, a compaction's sync of the segment it closes is a
+/// data `fsync` like the log thread's: `fail_syncs_after` counts and
+/// fails it too (docs/durability.md, "Commits"), whoever syncs.
+#[test]
+fn fail_syncs_after_fails_a_compactions_sync_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        fail_syncs_after: Some(0),
+        compaction_floor: 0,
+        ..opts(Durability::EverySec)
+    };
+    let (wal, _) = open(dir.path(), o).unwrap();
+    let t = wal.append(b"PUT a 1").unwrap();
+    wal.wait(t).unwrap();
+    let Err(e) = wal.begin_compaction() else {
+        panic!("the compaction's sync of the old segment went through");
+    };
+    assert!(e.to_string().contains("Input/output error"), "{e}");
+}
+
+/// `writers` threads in lock-step under `always` (each appends, waits for
+/// its commit, then meets the others) for `rounds`, every fsync slowed by
+/// a few ms: the log's statistics.
+fn lock_step(writers: usize, rounds: usize) -> serverlab_wal::Stats {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        fsync_delay: Duration::from_millis(3),
+        ..opts(Durability::Always)
+    };
+    let (wal, _) = open(dir.path(), o).unwrap();
+    let wal = Arc::new(wal);
+    let step = Arc::new(Barrier::new(writers));
+    let threads: Vec<_> = (0..writers)
+        .map(|w| {
+            let (wal, step) = (Arc::clone(&wal), Arc::clone(&step));
+            std::thread::spawn(move || {
+                for i in 0..rounds {
+                    step.wait();
+                    let t = wal.append(format!("PUT w{w} {i}").as_bytes()).unwrap();
+                    wal.wait(t).unwrap();
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    let s = wal.stats();
+    assert_eq!(s.records, (writers * rounds) as u64);
+    s
+}
+
+/// The log thread's gathering: 8 lock-step writers come back as a group,
+/// and share syncs — more than one record per sync on average (a count,
+/// whatever the machine's timing) — while a lone writer's commit is never
+/// held to gather (the thread's count of held commits, not a time).
+#[test]
+fn lock_step_writers_share_syncs_and_a_lone_writer_is_not_held() {
+    let group = lock_step(8, 20);
+    let mean = group.mean_records_per_fsync();
+    assert!(
+        mean > 1.0,
+        "{mean} records per sync, {} syncs",
+        group.fsyncs
+    );
+    let alone = lock_step(1, 20);
+    assert_eq!(alone.mean_records_per_fsync(), 1.0);
+    assert_eq!(alone.gathers, 0, "a lone writer's commit was held");
+}
