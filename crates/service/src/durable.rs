@@ -234,6 +234,8 @@ impl Durable {
             }
             Err(e) => return Err(Refused::TooLong(e.to_string())),
         };
+        #[cfg(test)]
+        between::run();
         if self.undoes() {
             let wal = &self.wal;
             while order
@@ -335,6 +337,28 @@ impl Durable {
         Ok(self.wal.begin_compaction()?.map(|c| (c, copy())))
     }
 
+    /// A compaction's cut for services whose records all overwrite (kv),
+    /// made without holding writes back, then settled: each write is
+    /// appended and applied under the lock that orders them, taken here
+    /// once after the cut, so once this returns every write whose record
+    /// went to the old segment is in the state too, and a copy read from
+    /// now on holds it. (Read without the wait, a copy could miss a write
+    /// between its append and its apply, whose record the compaction then
+    /// deletes with the old segment: acknowledged, and lost at the next
+    /// restart.) Writes after the cut are in the new segment: replayed
+    /// over the copy they end in the same state, whatever of them it
+    /// holds. `None` when no compaction is due or one is already running.
+    pub fn cut_settled(&self) -> Result<Option<serverlab_wal::Compaction>, serverlab_wal::Error> {
+        if !self.wal.compaction_due() {
+            return Ok(None);
+        }
+        let cut = self.wal.begin_compaction()?;
+        if cut.is_some() {
+            drop(self.order.lock());
+        }
+        Ok(cut)
+    }
+
     /// The log's statistics for a service's report: records, bytes,
     /// `fsync`s, records per `fsync`, commit latency, what replay found,
     /// and the failure that stopped it, if one did.
@@ -427,4 +451,27 @@ pub struct FailedLog {
     pub error: String,
     /// The last record known durable.
     pub committed_lsn: u64,
+}
+
+/// Test-only: a pause between a write's append and its apply, on the
+/// thread that sets it, where a compaction's cut may fall.
+#[cfg(test)]
+pub(crate) mod between {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HOOK: RefCell<Option<Box<dyn FnOnce()>>> = RefCell::new(None);
+    }
+
+    /// `f` runs inside this thread's next logged write, after its record
+    /// is appended and before it is applied.
+    pub(crate) fn set(f: impl FnOnce() + 'static) {
+        HOOK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn run() {
+        if let Some(f) = HOOK.with(|h| h.borrow_mut().take()) {
+            f();
+        }
+    }
 }

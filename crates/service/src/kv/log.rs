@@ -5,9 +5,10 @@
 //! record overwrites, so replaying the same records twice ends in the
 //! same state.
 
+use crate::durable::Durable;
 use serverlab_proto::kv::digest;
 use serverlab_store::kv::{KvStore, Value};
-use serverlab_wal::{ApplyError, Wal};
+use serverlab_wal::ApplyError;
 use std::sync::Arc;
 
 const PUT: u8 = b'P';
@@ -54,17 +55,17 @@ pub(super) fn replay(store: &dyn KvStore, rec: &[u8]) -> Result<(), ApplyError> 
 }
 
 /// Starts a compaction when the log is due one: the cut here (appends go
-/// to a new segment from now on), the snapshot on a thread of its own, so
-/// the write that found it due is answered without waiting. The snapshot
-/// is the store as its iteration finds it after the cut, one lock at a
-/// time (copying keys and taking the values' `Arc`s, nothing more under a
-/// lock): every kv record overwrites, so the new segment's records,
-/// replayed over it, end in the state the writes made (docs/durability.md).
-pub(super) fn compact_if_due(wal: &Arc<Wal>, store: &Arc<dyn KvStore>) {
-    if !wal.compaction_due() {
-        return;
-    }
-    let compaction = match wal.begin_compaction() {
+/// to a new segment from now on), settled (every write whose record went
+/// to the old segment applied: [`Durable::cut_settled`]), and the snapshot
+/// on a thread of its own, so the write that found it due is answered
+/// without waiting. The snapshot is the store as its iteration finds it
+/// after that, one lock at a time (copying keys and taking the values'
+/// `Arc`s, nothing more under a lock): every kv record overwrites, so the
+/// new segment's records, replayed over it, end in the state the writes
+/// made (docs/durability.md).
+pub(super) fn compact_if_due(log: &Durable, store: &Arc<dyn KvStore>) {
+    let wal = log.wal();
+    let compaction = match log.cut_settled() {
         Ok(Some(c)) => c,
         Ok(None) => return,
         Err(e) => return wal.fail(e),

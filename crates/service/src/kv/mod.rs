@@ -143,7 +143,7 @@ impl KvService {
         };
         let (done, logged) = log.write(Touch::Key(key), record, undo, apply)?;
         conn.logged = Logged::merge(conn.logged, logged);
-        log::compact_if_due(log.wal(), &self.store);
+        log::compact_if_due(log, &self.store);
         Ok(done)
     }
 
