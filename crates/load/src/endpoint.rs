@@ -55,14 +55,6 @@ impl Endpoint {
         })
     }
 
-    /// The TCP address, if it is one.
-    pub fn tcp(&self) -> Option<SocketAddr> {
-        match self {
-            Endpoint::Tcp(a) => Some(*a),
-            Endpoint::Unix(_) => None,
-        }
-    }
-
     /// A blocking connection, within `timeout`, without Nagle's delay
     /// (TCP).
     pub fn connect(&self, timeout: Duration) -> io::Result<Stream> {
@@ -81,14 +73,6 @@ impl Endpoint {
         match self {
             Endpoint::Tcp(a) => Ok(MioStream::Tcp(mio::net::TcpStream::connect(*a)?)),
             Endpoint::Unix(p) => Ok(MioStream::Unix(mio::net::UnixStream::connect(p)?)),
-        }
-    }
-
-    /// The Unix socket's path, if it is one.
-    pub fn path(&self) -> Option<&Path> {
-        match self {
-            Endpoint::Unix(p) => Some(p),
-            Endpoint::Tcp(_) => None,
         }
     }
 }
