@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use serverlab_report::usl::table::{Choice, Column};
 use serverlab_report::usl::{self, table, Fit, Method};
 use serverlab_util::Named;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -165,16 +164,19 @@ fn skipped(lines: &[usize]) -> String {
     )
 }
 
-/// The file's text (stdin's for `-`), or why not.
+/// The most a table to fit may have (a million rows is some 30 MB).
+const MAX_TABLE: u64 = 256 << 20;
+
+/// The file's text (stdin's for `-`), at most [`MAX_TABLE`] bytes, or why
+/// not.
 fn read(file: &str) -> Result<String, String> {
+    use serverlab_util::file::{read_at_most, read_text_capped};
     if file == "-" {
-        let mut text = String::new();
-        return std::io::stdin()
-            .read_to_string(&mut text)
-            .map(|_| text)
-            .map_err(|e| format!("stdin: cannot read: {e}"));
+        let bytes =
+            read_at_most(std::io::stdin().lock(), MAX_TABLE).map_err(|e| format!("stdin: {e}"))?;
+        return String::from_utf8(bytes).map_err(|e| format!("stdin: cannot read it: {e}"));
     }
-    std::fs::read_to_string(file).map_err(|e| format!("{file}: cannot read: {e}"))
+    read_text_capped(std::path::Path::new(file), MAX_TABLE).map_err(|e| format!("{file}: {e}"))
 }
 
 /// Input that cannot be fitted: say why, exit 2.

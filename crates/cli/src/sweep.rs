@@ -10,6 +10,9 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// The most an experiment file may have (one is a few KiB).
+const MAX_EXPERIMENT: u64 = 16 << 20;
+
 #[derive(Args)]
 pub struct SweepArgs {
     /// The experiment file (TOML; see docs/experiments.md)
@@ -138,8 +141,8 @@ pub fn run(a: SweepArgs) -> anyhow::Result<ExitCode> {
 /// wrong with it.
 fn checked_plan(a: &SweepArgs) -> Result<Plan, String> {
     let file = a.experiment.display().to_string();
-    let text = std::fs::read_to_string(&a.experiment)
-        .map_err(|e| format!("cannot read the experiment {file}: {e}"))?;
+    let text = serverlab_util::file::read_text_capped(&a.experiment, MAX_EXPERIMENT)
+        .map_err(|e| format!("the experiment {file}: {e}"))?;
     let experiment = Experiment::parse(&file, &text).map_err(|e| e.to_string())?;
     let plan = Plan::new(with_overrides(experiment, a)?).map_err(|e| e.to_string())?;
     if let Some(shard) = a.shard {

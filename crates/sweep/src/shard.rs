@@ -228,7 +228,10 @@ pub fn claim_in(dir: &std::path::Path, name: &str, shard: Shard) -> Result<Claim
             continue;
         }
         // A claim half written, or not ours, names no shard: said so.
-        let other = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        // Read as a small regular file only: a pipe or device put there
+        // (by anyone who can write the directory) is not waited on.
+        let other =
+            serverlab_util::file::read_regular_text_capped(&entry.path(), 64).unwrap_or_default();
         let which = match Shard::parse(other.trim()) {
             Ok(s) => format!("shard {s}"),
             Err(_) => "another shard".to_string(),

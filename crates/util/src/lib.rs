@@ -2,7 +2,7 @@
 //! address, the duration grammar of every flag and experiment file, CPU
 //! sets and pinning, the named-enum pattern behind every `--strategy`-like
 //! flag, who holds a port, counts with their nouns, weighted operation mixes, the compacting input
-//! buffer every reader of a byte stream needs, the ledger file of
+//! buffer every reader of a byte stream needs, files read bounded, the ledger file of
 //! acknowledged writes, and the shape of a server's
 //! final statistics (the server writes it, the report reads it).
 #![forbid(unsafe_code)]
@@ -13,6 +13,7 @@ pub mod addr;
 pub mod buf;
 pub mod cpus;
 pub mod duration;
+pub mod file;
 pub mod ledger;
 pub mod mix;
 pub mod named;

@@ -248,6 +248,15 @@ fn bad_input_exits_2_naming_the_file_and_line() {
         stderr.contains(&format!("{}: cannot read", missing.display())),
         "{stderr}"
     );
+    // A file that never ends is cut at the limit, not read until memory
+    // runs out.
+    let out = fit(&["/dev/zero"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("/dev/zero: 268435457 bytes or more, past the 256 MiB"),
+        "{stderr}"
+    );
     let out = fit_stdin(&["-"], "1 10\n2 x\n");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("stdin:2: 'x' is not a number"));

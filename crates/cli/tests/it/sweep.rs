@@ -321,6 +321,12 @@ fn bad_experiment_files_exit_2_naming_the_problem() {
     let (code, _, stderr) = sweep(&["/nonexistent/x.toml"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("/nonexistent/x.toml"), "{stderr}");
+    let (code, _, stderr) = sweep(&["/dev/zero"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("/dev/zero: 16777217 bytes or more, past the 16 MiB"),
+        "{stderr}"
+    );
     let rep = run(&["report", tmp.path().to_str().unwrap()]);
     assert_eq!(rep.status.code(), Some(2));
     assert!(

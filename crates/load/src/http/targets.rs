@@ -15,6 +15,8 @@ use std::path::Path;
 /// The most bytes a body file may hold (each target's body is held, and
 /// copied into every request of it).
 pub const MAX_BODY: u64 = 64 << 20;
+/// The most a `--targets` file may have.
+pub const MAX_TARGETS_FILE: u64 = 64 << 20;
 
 /// The targets in `text`, bodies read from the files it names. `Err`
 /// names the line at fault and what is wrong with it.
@@ -38,18 +40,11 @@ pub fn body(spec: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+/// The body file's bytes, at most [`MAX_BODY`]: any file (a pipe is read
+/// to its end), one longer, or a device that never ends, refused.
 fn read_body(path: &Path) -> Result<Vec<u8>, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read the body file {}: {e}", path.display()))?
-        .len();
-    if len > MAX_BODY {
-        return Err(format!(
-            "the body file {} has {len} bytes, over the {} MiB a body may have",
-            path.display(),
-            MAX_BODY >> 20
-        ));
-    }
-    std::fs::read(path).map_err(|e| format!("cannot read the body file {}: {e}", path.display()))
+    serverlab_util::file::read_capped(path, MAX_BODY)
+        .map_err(|e| format!("the body file {}: {e}", path.display()))
 }
 
 fn at(line: usize, why: String) -> String {
@@ -229,7 +224,8 @@ mod tests {
             ("GET http://h/ weight=0\n", 1, "not a weight"),
             ("GET http://h/ heavy\n", 1, "weight=N"),
             ("\n\nGET ftp://h/\n", 3, "not an http:// URL"),
-            ("GET http://h/\n@/no/such/file\n", 2, "cannot read the body file"),
+            ("GET http://h/\n@/no/such/file\n", 2, "the body file /no/such/file: cannot read it"),
+            ("GET http://h/\n@/dev/zero\n", 2, "past the 64 MiB"),
             ("{\"method\":\"GET\"}\n", 1, "not a target"),
             ("{\"method\":\"GET\",\"url\":\"/\"}\n{\"method\":\"GET\",\"url\":\"/\",\"body\":\"%%\"}", 2, "base64"),
             ("{\"method\":\"GET\",\"url\":\"/\",\"extra\":1}", 1, "unknown field"),

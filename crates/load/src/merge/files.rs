@@ -6,7 +6,6 @@
 
 use super::Refused;
 use crate::report::LoadReport;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The largest agent result read, checked before it is read. A result
@@ -157,39 +156,22 @@ fn window(report: &LoadReport) -> Result<(), String> {
     Ok(())
 }
 
-/// The text of the file at `path`: refused, before anything is read,
-/// unless it is a regular file of at most [`MAX_RESULT_BYTES`] (a device
-/// such as /dev/zero, a pipe or a directory is not a result).
+/// The text of the file at `path`: refused unless it is a regular file
+/// of at most [`MAX_RESULT_BYTES`] (a device such as /dev/zero, a pipe or
+/// a directory is not a result; one that grows past the limit while read
+/// is cut there).
 fn read_capped(path: &Path) -> Result<String, String> {
-    // Asked before it is opened: opening a named pipe to read waits for a
-    // writer, for ever.
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err(
-            "not a regular file (a device, pipe or directory): an agent's result is the file \
-             `load --out` wrote"
-                .into(),
-        );
-    }
-    let too_big = |bytes: u64| {
-        format!(
+    use serverlab_util::file::{read_regular_text_capped, ReadError};
+    read_regular_text_capped(path, MAX_RESULT_BYTES).map_err(|e| match e {
+        ReadError::NotRegular => "not a regular file (a device, pipe or directory): an agent's \
+                                  result is the file `load --out` wrote"
+            .into(),
+        ReadError::TooBig { bytes, .. } => format!(
             "{bytes} bytes, past the {} MiB an agent's result may be: not a result `load` wrote",
             MAX_RESULT_BYTES >> 20
-        )
-    };
-    if meta.len() > MAX_RESULT_BYTES {
-        return Err(too_big(meta.len()));
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let mut text = String::new();
-    file.take(MAX_RESULT_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if text.len() as u64 > MAX_RESULT_BYTES {
-        // It grew while read.
-        return Err(too_big(text.len() as u64));
-    }
-    Ok(text)
+        ),
+        ReadError::Io(e) => format!("cannot read it: {e}"),
+    })
 }
 
 /// The operations a `protocol` load has, by the names its results use.
