@@ -9,6 +9,7 @@ use clap::error::ErrorKind;
 use serverlab_load::http::{targets, Expect, HttpLoad, Stop, Target, NAME};
 use serverlab_load::kv::KeyDist;
 use serverlab_load::Endpoint;
+use serverlab_util::file::read_text_capped;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -67,7 +68,8 @@ pub struct Args {
     /// {key} is drawn from 0 to N-1
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     keys: u32,
-    /// How {key} is drawn: uniform, or zipf:S (0 hottest)
+    /// How {key} is drawn: uniform; zipf or zipf:S (0 hottest); gaussian:MEAN,SD; sequential
+    /// (each connection its own stride)
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     key_dist: KeyDist,
     /// Bytes of {value} (examples: 128, 4KiB)
@@ -105,11 +107,8 @@ fn bad(kind: ErrorKind, msg: String) -> ! {
 fn targets_of(a: &Args) -> Vec<Target> {
     let mut list = match &a.targets {
         Some(path) => {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-                bad(
-                    ErrorKind::Io,
-                    format!("--targets {}: cannot read it ({e})", path.display()),
-                )
+            let text = read_text_capped(path, targets::MAX_TARGETS_FILE).unwrap_or_else(|e| {
+                bad(ErrorKind::Io, format!("--targets {}: {e}", path.display()))
             });
             targets::parse(&text).unwrap_or_else(|e| {
                 bad(

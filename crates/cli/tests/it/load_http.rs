@@ -7,6 +7,7 @@ use crate::support::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 fn load(args: &[&str]) -> std::process::Output {
     crate::support::load("http", args)
@@ -352,6 +353,17 @@ fn bad_flags_and_targets_files_exit_2_naming_them() {
     let (_dir, path) = targets_file("{\"method\":\"GET\",\"url\":\"http://h/\",\"body\":\"%\"}\n");
     load_usage_error("http", &["--targets", &path], "line 1");
     load_usage_error("http", &["--targets", "/no/such/targets"], "--targets");
+    // Files that never end are refused at their limits, not read whole.
+    load_usage_error(
+        "http",
+        &["--targets", "/dev/zero"],
+        "--targets /dev/zero: 67108865 bytes or more, past the 64 MiB",
+    );
+    load_usage_error(
+        "http",
+        &["--url", u, "--body", "@/dev/zero"],
+        "past the 64 MiB",
+    );
 }
 
 #[test]
@@ -589,10 +601,20 @@ fn load_models_agents_and_merge_work_for_http() {
     assert_eq!(h["statuses"]["404"].as_u64(), Some(120), "{h}");
 }
 
-/// A stand-in server that closes each connection after `every`
-/// responses, the last saying `Connection: close` (as nginx does at its
-/// keepalive_requests); the connections it accepted are counted.
-fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+/// How [`ending_server`] ends each connection.
+#[derive(Clone, Copy, PartialEq)]
+enum Ending {
+    /// Its last response says `Connection: close` (as nginx does at its
+    /// keepalive_requests), then it closes.
+    Said,
+    /// It reads one request more and resets the connection, saying
+    /// nothing.
+    Reset,
+}
+
+/// A stand-in server that ends each connection after `every` responses,
+/// as `ending` says; the connections it accepted are counted.
+fn ending_server(every: usize, ending: Ending) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
     let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = accepted.clone();
     let addr = fake_server(move |mut s| {
@@ -602,7 +624,7 @@ fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>)
             if read_request(&mut s, &mut pending).is_none() {
                 return;
             }
-            let close = if k == every {
+            let close = if k == every && ending == Ending::Said {
                 "Connection: close\r\n"
             } else {
                 ""
@@ -611,6 +633,9 @@ fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>)
             if s.write_all(reply.as_bytes()).is_err() {
                 return;
             }
+        }
+        if ending == Ending::Reset && read_request(&mut s, &mut pending).is_some() {
+            let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
         }
     });
     (addr, accepted)
@@ -621,7 +646,7 @@ fn closing_server(every: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>)
 /// errors, and the load still goes on over new connections.
 #[test]
 fn a_connection_the_server_closes_is_opened_again() {
-    let (addr, accepted) = closing_server(3);
+    let (addr, accepted) = ending_server(3, Ending::Said);
     let url = format!("http://{addr}/");
     let out = load(&["--url", &url, "--requests", "30", "--connections", "1"]);
     let stdout = text(&out.stdout);
@@ -632,7 +657,7 @@ fn a_connection_the_server_closes_is_opened_again() {
     );
     // Ten connections of three requests, and the check that it listens.
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
-    let (addr, accepted) = closing_server(3);
+    let (addr, accepted) = ending_server(3, Ending::Said);
     let url = format!("http://{addr}/");
     let out = load(&[
         "--url",
@@ -673,30 +698,7 @@ fn a_connection_the_server_closes_is_opened_again() {
 /// before any answer stays down.
 #[test]
 fn a_connection_reset_after_answers_is_opened_again() {
-    fn resetting_server(answers: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
-        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let count = accepted.clone();
-        let addr = fake_server(move |mut s| {
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let mut pending = Vec::new();
-            for _ in 0..answers {
-                if read_request(&mut s, &mut pending).is_none() {
-                    return;
-                }
-                let reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                if s.write_all(reply.as_bytes()).is_err() {
-                    return;
-                }
-            }
-            // The next request is read, then the connection reset.
-            if read_request(&mut s, &mut pending).is_none() {
-                return;
-            }
-            let _ = socket2::SockRef::from(&s).set_linger(Some(std::time::Duration::ZERO));
-        });
-        (addr, accepted)
-    }
-    let (addr, accepted) = resetting_server(2);
+    let (addr, accepted) = ending_server(2, Ending::Reset);
     let url = format!("http://{addr}/");
     let out = load(&[
         "--url",
@@ -721,7 +723,7 @@ fn a_connection_reset_after_answers_is_opened_again() {
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
     assert_eq!(out.status.code(), Some(1), "{v}");
 
-    let (addr, accepted) = resetting_server(0);
+    let (addr, accepted) = ending_server(0, Ending::Reset);
     let url = format!("http://{addr}/");
     let out = load(&[
         "--url",
@@ -740,4 +742,59 @@ fn a_connection_reset_after_answers_is_opened_again() {
         "{v}"
     );
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// `--key-dist sequential` gives each connection its own stride (i, i+n,
+/// i+2n, … for connection i of n), whatever the order the server answers
+/// in: here the connection that starts at key 0 is answered slowly, so a
+/// walk shared by all would hand the others its steps.
+#[test]
+fn a_sequential_walk_is_each_connections_own() {
+    let walks = Arc::new(Mutex::new(Vec::new()));
+    let seen = walks.clone();
+    let addr = fake_server(move |mut s| {
+        let mut pending = Vec::new();
+        let mut keys = Vec::new();
+        while let Some((head, _)) = read_request(&mut s, &mut pending) {
+            let path = head.split_whitespace().nth(1).unwrap().to_string();
+            let key: u64 = path.trim_start_matches("/k").parse().unwrap();
+            if keys.first() == Some(&0) || (keys.is_empty() && key == 0) {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            keys.push(key);
+            let reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            if s.write_all(reply.as_bytes()).is_err() {
+                break;
+            }
+        }
+        if !keys.is_empty() {
+            seen.lock().unwrap().push(keys);
+        }
+    });
+    let url = format!("http://{addr}/k{{key}}");
+    let out = load(&[
+        "--url",
+        &url,
+        "--key-dist",
+        "sequential",
+        "--keys",
+        "1000",
+        "--connections",
+        "3",
+        "--requests",
+        "30",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The fake server notes a connection's keys when it closes.
+    let done = poll_until(Duration::from_secs(10), Duration::from_millis(10), || {
+        walks.lock().unwrap().len() == 3
+    });
+    let walks = walks.lock().unwrap().clone();
+    assert!(done, "{walks:?}");
+    let mut firsts: Vec<u64> = walks.iter().map(|w| w[0]).collect();
+    firsts.sort_unstable();
+    assert_eq!(firsts, [0, 1, 2], "{walks:?}");
+    for w in &walks {
+        assert!(w.windows(2).all(|p| p[1] == p[0] + 3), "{walks:?}");
+    }
 }

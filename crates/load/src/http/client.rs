@@ -10,6 +10,7 @@ use super::{Http, HttpLoad};
 use crate::checks::Checks;
 use crate::driver::Failure;
 use crate::harness::{Exchange, Received};
+use crate::keyspace::KeyWalk;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -33,6 +34,8 @@ pub struct HttpClient<'a> {
     rng: fastrand::Rng,
     key: Vec<u8>,
     value: Vec<u8>,
+    /// Its own stride through the keys, when they are drawn in sequence.
+    walk: KeyWalk,
     /// A connection was opened (keep-alive opens one, and again only
     /// after the server closed it cleanly).
     opened: bool,
@@ -59,6 +62,7 @@ impl<'a> HttpClient<'a> {
             ),
             key: Vec::new(),
             value: Vec::new(),
+            walk: KeyWalk::new(index, cfg.connections),
             opened: false,
             closing: false,
             answered: 0,
@@ -98,7 +102,7 @@ impl Exchange for HttpClient<'_> {
         }
         let http = self.http;
         let target = http.pick(&mut self.rng);
-        let key = http.keys.pick(&mut self.rng);
+        let key = http.keys.pick_walking(&mut self.rng, &mut self.walk);
         self.key.clear();
         serverlab_proto::number::push_u64(&mut self.key, key as u64);
         let t = &http.targets[target];
