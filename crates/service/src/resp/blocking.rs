@@ -156,13 +156,22 @@ impl Blocked {
         }
     }
 
-    /// A writer served `id`: its reply, and what it waits for.
+    /// A writer served `id`: its reply, and what it waits for. (Each
+    /// waker here is woken once the lock is let go: a wake may be a
+    /// system call, and other writers and waiting pops need the lock.
+    /// The change is made first, under it, so the pop woken finds it;
+    /// a wake that comes after the pop has left, for it or a connection
+    /// now in its place, only makes it look again.)
     pub(crate) fn serve(&self, id: u64, reply: Vec<u8>, logged: Option<Logged>) {
-        if let Some(e) = self.0.lock().1.get_mut(&id) {
-            e.served = Some((reply, logged));
-            if let Some(w) = &e.waker {
-                w.wake_by_ref();
+        let waker = match self.0.lock().1.get_mut(&id) {
+            Some(e) => {
+                e.served = Some((reply, logged));
+                e.waker.clone()
             }
+            None => None,
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 
@@ -170,14 +179,15 @@ impl Blocked {
     /// fast-path push that began before they blocked): wake every one
     /// still waiting, to look for itself.
     pub(crate) fn kick(&self) {
-        let g = self.0.lock();
-        for e in g.1.values() {
-            if !e.claimed && e.served.is_none() && e.unblock.is_none() {
-                if let Some(w) = &e.waker {
-                    w.wake_by_ref();
-                }
-            }
-        }
+        let wakers: Vec<Waker> = self
+            .0
+            .lock()
+            .1
+            .values()
+            .filter(|e| !e.claimed && e.served.is_none() && e.unblock.is_none())
+            .filter_map(|e| e.waker.clone())
+            .collect();
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     fn take_served(&self, id: u64) -> Option<(Vec<u8>, Option<Logged>)> {
@@ -192,16 +202,17 @@ impl Blocked {
 
     /// CLIENT UNBLOCK: whether `id` was blocked.
     pub(crate) fn unblock(&self, id: u64, how: Unblock) -> bool {
-        match self.0.lock().1.get_mut(&id) {
+        let waker = match self.0.lock().1.get_mut(&id) {
             Some(e) => {
                 e.unblock = Some(how);
-                if let Some(w) = &e.waker {
-                    w.wake_by_ref();
-                }
-                true
+                e.waker.clone()
             }
-            None => false,
+            None => return false,
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
+        true
     }
 
     fn unblocked(&self, id: u64) -> Option<Unblock> {
