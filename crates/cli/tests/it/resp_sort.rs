@@ -505,3 +505,43 @@ fn durable_sort_store_and_restore_come_back_identical() {
     let again = ServerProc::start("resp", &args);
     assert_eq!(state(again.addr), before);
 }
+
+/// SORT … STORE with GET patterns that name missing keys: each element
+/// the request asks for counts against --max-query, found or not (an
+/// empty string stored for nothing), so a STORE whose list the request
+/// sizes past the bound is refused before it is made, and nothing is
+/// stored; one that fits stores as before.
+#[test]
+fn sort_store_getting_missing_keys_is_bounded() {
+    let args = ["--max-query", "64KiB", "--max-bulk", "16KiB"];
+    let server = ServerProc::start("resp", &args);
+    let mut c = Raw::connect(server.addr);
+    let mut push = vec!["RPUSH".to_string(), "l".to_string()];
+    push.extend((0..2000).map(|i| i.to_string()));
+    let push: Vec<&str> = push.iter().map(|s| &s[..]).collect();
+    c.expect(&cmd(&push), ":2000\r\n");
+    // 2000 elements × 6 patterns: 12000 elements, past 65536 / 6.
+    let mut sort = vec!["SORT", "l", "BY", "nosort"];
+    for _ in 0..6 {
+        sort.extend(["GET", "missing:*"]);
+    }
+    sort.extend(["STORE", "dst"]);
+    c.send(&cmd(&sort));
+    let too_large = "-ERR the reply would pass --max-query (65536 bytes)\r\n";
+    assert_eq!(text(&c.reply()), too_large);
+    c.expect(&cmd(&["EXISTS", "dst"]), ":0\r\n");
+    let fits = [
+        "SORT",
+        "l",
+        "BY",
+        "nosort",
+        "GET",
+        "missing:*",
+        "STORE",
+        "dst",
+    ];
+    c.expect(&cmd(&fits), ":2000\r\n");
+    c.expect(&cmd(&["LINDEX", "dst", "0"]), "$0\r\n\r\n");
+    let (status, out) = server.stop();
+    assert!(status.success(), "{out}");
+}

@@ -45,8 +45,8 @@ pub(crate) const POLL: Duration = Duration::from_millis(1);
 /// How long a blocked pop without a deadline waits before it looks
 /// again unasked, where its strategy gave a waker (every event that can
 /// let it go wakes it: this only bounds the wait a strategy is asked
-/// for).
-pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(3600);
+/// for, a safety net should a wake-up ever be lost).
+pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(5);
 
 /// A blocked pop's wait.
 pub(crate) struct Waiting {
@@ -156,13 +156,22 @@ impl Blocked {
         }
     }
 
-    /// A writer served `id`: its reply, and what it waits for.
+    /// A writer served `id`: its reply, and what it waits for. (Each
+    /// waker here is woken once the lock is let go: a wake may be a
+    /// system call, and other writers and waiting pops need the lock.
+    /// The change is made first, under it, so the pop woken finds it;
+    /// a wake that comes after the pop has left, for it or a connection
+    /// now in its place, only makes it look again.)
     pub(crate) fn serve(&self, id: u64, reply: Vec<u8>, logged: Option<Logged>) {
-        if let Some(e) = self.0.lock().1.get_mut(&id) {
-            e.served = Some((reply, logged));
-            if let Some(w) = &e.waker {
-                w.wake_by_ref();
+        let waker = match self.0.lock().1.get_mut(&id) {
+            Some(e) => {
+                e.served = Some((reply, logged));
+                e.waker.clone()
             }
+            None => None,
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 
@@ -170,14 +179,15 @@ impl Blocked {
     /// fast-path push that began before they blocked): wake every one
     /// still waiting, to look for itself.
     pub(crate) fn kick(&self) {
-        let g = self.0.lock();
-        for e in g.1.values() {
-            if !e.claimed && e.served.is_none() && e.unblock.is_none() {
-                if let Some(w) = &e.waker {
-                    w.wake_by_ref();
-                }
-            }
-        }
+        let wakers: Vec<Waker> = self
+            .0
+            .lock()
+            .1
+            .values()
+            .filter(|e| !e.claimed && e.served.is_none() && e.unblock.is_none())
+            .filter_map(|e| e.waker.clone())
+            .collect();
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     fn take_served(&self, id: u64) -> Option<(Vec<u8>, Option<Logged>)> {
@@ -192,20 +202,31 @@ impl Blocked {
 
     /// CLIENT UNBLOCK: whether `id` was blocked.
     pub(crate) fn unblock(&self, id: u64, how: Unblock) -> bool {
-        match self.0.lock().1.get_mut(&id) {
+        let waker = match self.0.lock().1.get_mut(&id) {
             Some(e) => {
                 e.unblock = Some(how);
-                if let Some(w) = &e.waker {
-                    w.wake_by_ref();
-                }
-                true
+                e.waker.clone()
             }
-            None => false,
+            None => return false,
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
+        true
     }
 
     fn unblocked(&self, id: u64) -> Option<Unblock> {
         self.0.lock().1.get(&id).and_then(|e| e.unblock)
+    }
+
+    /// Whether `id`'s wait was ended from elsewhere (served by a writer,
+    /// or CLIENT UNBLOCK): its answer is waiting for it.
+    fn answered(&self, id: u64) -> bool {
+        self.0
+            .lock()
+            .1
+            .get(&id)
+            .is_some_and(|e| e.served.is_some() || e.unblock.is_some())
     }
 
     /// Whether `id`, blocked, may pop now: one of its keys holds a list
@@ -213,18 +234,23 @@ impl Blocked {
     /// the first that does has no waiter older than it.
     pub(crate) fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
         let g = self.0.lock();
-        let Some(me) = g.1.get(&id).filter(|e| !e.claimed && e.served.is_none()) else {
+        let Some(me) =
+            g.1.get(&id)
+                .filter(|e| !e.claimed && e.served.is_none() && e.unblock.is_none())
+        else {
             return false;
         };
         let store = &ks.dbs[me.db].store;
         let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
             return false;
         };
-        // An older waiter a writer already served is no longer ahead.
+        // An older waiter a writer already served, or CLIENT UNBLOCK
+        // ended, is no longer ahead (it leaves without popping).
         !g.1.values().any(|e| {
             e.order < me.order
                 && !e.claimed
                 && e.served.is_none()
+                && e.unblock.is_none()
                 && e.db == me.db
                 && e.keys.contains(key)
         })
@@ -324,11 +350,12 @@ pub(crate) fn wait(
         // (Every way out finishes it: the deadlines its start found passed
         // were deleted, and are logged as every deletion is.)
         let mut alone = Alone::begin(svc);
-        // A writer may have served it while it waited for the gate.
-        if let Some((reply, logged)) = svc.blocked.take_served(conn.id) {
+        // A writer may have served it while it waited for the gate, or
+        // CLIENT UNBLOCK ended it: it pops nothing.
+        if svc.blocked.answered(conn.id) {
             let _ = alone.finish(svc, conn);
-            conn.logged = Logged::merge(conn.logged, logged);
-            return done(svc, conn, reply);
+            // (Answered stays answered: a look again, should it not.)
+            return answered_meanwhile(svc, conn, name).unwrap_or(Some(Delay::Sleep(POLL)));
         }
         let mut r = Vec::new();
         // Past the deadline it tries without blocking: nothing is the
@@ -350,12 +377,14 @@ pub(crate) fn wait(
         let _ = alone.finish(svc, conn);
     }
     let w = conn.block.as_ref().expect("waiting");
-    // Woken, it looks again at once; without a waker it polls.
-    let most = if waker.is_some() { LOOK_AGAIN } else { POLL };
-    let left = w
-        .deadline
-        .map_or(most, |d| d.saturating_duration_since(now));
-    Some(Delay::Sleep(left.min(most)))
+    // Woken, it looks again at once (a pop with a deadline at its
+    // deadline at the latest, one without after [`LOOK_AGAIN`]); without
+    // a waker it polls.
+    Some(Delay::Sleep(match (waker, w.deadline) {
+        (None, d) => d.map_or(POLL, |d| d.saturating_duration_since(now).min(POLL)),
+        (Some(_), Some(d)) => d.saturating_duration_since(now),
+        (Some(_), None) => LOOK_AGAIN,
+    }))
 }
 
 /// The wait is over: `reply` is the pop's.
@@ -490,6 +519,31 @@ mod tests {
         assert!(count.0.load(Ordering::SeqCst) >= 1, "the push woke it");
         let reply = served(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
         assert_eq!(reply, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+        assert_eq!(run(&svc, &["LLEN", "q"]), ":0\r\n");
+    }
+
+    /// A pop CLIENT UNBLOCK ended, that has not yet run to leave, is no
+    /// longer ahead of the pops after it: a push made alone meanwhile
+    /// serves the next one in line (it does not sleep with the list
+    /// full), and the unblocked one answers as a timeout, popping
+    /// nothing.
+    #[test]
+    fn a_pop_unblocked_but_not_yet_gone_does_not_hold_the_line() {
+        let svc = service();
+        let count = Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut older = svc.open("127.0.0.1:2".parse().unwrap());
+        let mut newer = svc.open("127.0.0.1:3".parse().unwrap());
+        blocks(&svc, &mut older, &["BLPOP", "q", "0"], &waker);
+        blocks(&svc, &mut newer, &["BLPOP", "q", "0"], &waker);
+        let id = older.id.to_string();
+        assert_eq!(run(&svc, &["CLIENT", "UNBLOCK", &id]), ":1\r\n");
+        // Before the older one runs, a push (alone: someone waits).
+        assert_eq!(run(&svc, &["RPUSH", "q", "x"]), ":1\r\n");
+        let reply = served(&svc, &mut newer, &["BLPOP", "q", "0"], &waker);
+        assert_eq!(reply, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+        let reply = served(&svc, &mut older, &["BLPOP", "q", "0"], &waker);
+        assert_eq!(reply, "*-1\r\n", "the unblocked pop times out");
         assert_eq!(run(&svc, &["LLEN", "q"]), ":0\r\n");
     }
 }

@@ -4,7 +4,7 @@
 //! [`super::expires`]).
 
 use super::expires::now_ms;
-use super::keyspace::{Journal, Kept, Keyspace};
+use super::keyspace::{Database, Journal, Kept, Keyspace};
 use super::undo::InFlight;
 use crate::durable::Touch;
 use crate::{Durable, Logged};
@@ -37,7 +37,7 @@ pub(super) fn expire_due(
         in_flight.settle(log, &mut ks);
         return;
     }
-    let (record, touched, journal) = delete_due(&ks, log.undoes());
+    let (record, touched, journal) = pass(&ks, log.undoes());
     if record.is_empty() {
         return;
     }
@@ -70,37 +70,125 @@ pub(super) fn expire_due(
     }
 }
 
-/// The most keys one pass of the expirer deletes (and logs, as one
-/// record): the rest wait for the next pass, 100 ms on, so that neither
-/// the record (at most 64 MiB) nor the time everyone else waits for the
-/// gate grows with how many keys fell due at once.
-const PASS_KEYS: usize = 10_000;
+/// The most keys one pass deletes (and logs, as one record), of the
+/// expirer or at a command alone's start: the rest wait for the next
+/// pass (the expirer's, 100 ms on, or the next command alone's), so that
+/// neither the record (at most 64 MiB) nor the time everyone else waits
+/// for the gate grows with how many keys fell due at once. (Small in the
+/// unit tests, which fill several passes.)
+pub(super) const PASS_KEYS: usize = if cfg!(test) { 100 } else { 10_000 };
 
-/// Deletes the keys past their deadline, in every database, up to
-/// [`PASS_KEYS`]: the record of `DEL`s (with `SELECT`s: a record replays
-/// from database 0), the keys, and (`keep`: under `always`) what puts
-/// them back.
-fn delete_due(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
-    let now = now_ms();
-    let (mut record, mut touched, mut journal) = (Vec::new(), Vec::new(), Journal::default());
-    let mut rec_db = 0;
+/// Deletes the keys past their deadline at `now`, in every database, up
+/// to `limit`, putting what takes them back in `journal` (under
+/// `always`): the databases and keys deleted, in order.
+pub(super) fn delete_due(
+    ks: &Keyspace,
+    now: i64,
+    limit: usize,
+    mut journal: Option<&mut Journal>,
+) -> Vec<(usize, Box<[u8]>)> {
+    let mut deleted = Vec::new();
     for (n, d) in ks.dbs.iter().enumerate() {
-        let room = PASS_KEYS - touched.len();
-        for key in d.expires.due(now).into_iter().take(room) {
-            if keep {
-                // Moved out and kept, not copied.
-                journal.keep(Kept::take(d, &key));
-            } else {
-                d.store.del(&key);
-            }
-            d.expires.remove(&key);
-            if n != rec_db {
-                command(&mut record, &[b"SELECT", n.to_string().as_bytes()]);
-                rec_db = n;
-            }
-            command(&mut record, &[b"DEL", &key]);
-            touched.push(key);
+        for key in d.expires.due(now, limit - deleted.len()) {
+            delete(d, &key, journal.as_deref_mut());
+            deleted.push((n, key));
         }
     }
+    deleted
+}
+
+/// Deletes `key` of `d`, past its deadline: moved out and kept in
+/// `journal` (not copied) where one is given.
+pub(super) fn delete(d: &Database, key: &[u8], journal: Option<&mut Journal>) {
+    match journal {
+        Some(j) => j.keep(Kept::take(d, key)),
+        None => {
+            d.store.del(key);
+        }
+    }
+    d.expires.remove(key);
+}
+
+/// The expirer's pass: the record of `DEL`s (with `SELECT`s: a record
+/// replays from database 0), the keys, and (`keep`: under `always`) what
+/// puts them back.
+fn pass(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
+    let mut journal = Journal::default();
+    let deleted = delete_due(ks, now_ms(), PASS_KEYS, keep.then_some(&mut journal));
+    let (mut record, mut touched) = (Vec::new(), Vec::new());
+    let mut rec_db = 0;
+    for (n, key) in deleted {
+        if n != rec_db {
+            command(&mut record, &[b"SELECT", n.to_string().as_bytes()]);
+            rec_db = n;
+        }
+        command(&mut record, &[b"DEL", &key]);
+        touched.push(key);
+    }
     (record, touched, journal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{run_all, Service};
+    use serverlab_proto::resp::{client, Limits};
+    use serverlab_store::StoreKind;
+    use serverlab_wal::{Committer, Durability, Options, Wal};
+
+    fn run(svc: &super::super::RespService, cmds: &[Vec<String>]) -> String {
+        let mut wire = Vec::new();
+        for c in cmds {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
+            client::command(&mut wire, &args);
+        }
+        let mut out = Vec::new();
+        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        run_all(svc, &mut conn, &wire, &mut out);
+        svc.wal().unwrap().commit_pending();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn one(args: &[&str]) -> Vec<Vec<String>> {
+        vec![args.iter().map(|a| a.to_string()).collect()]
+    }
+
+    /// Many keys falling due at once under `always`: a command alone
+    /// deletes (and logs) a bounded pass of them, not all, and still
+    /// runs (its own key, due, is gone for it); passes delete the rest.
+    #[test]
+    fn a_command_alone_deletes_a_bounded_pass_of_due_keys() {
+        let dir = std::env::temp_dir().join(format!("serverlab-pass-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut opts = Options::new(Durability::Always);
+        opts.committer = Committer::Caller;
+        let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
+        let svc = super::super::RespService::new(StoreKind::Sharded, Limits::default(), "t".into())
+            .unwrap()
+            .with_log(wal);
+        let n = 10 * PASS_KEYS;
+        let sets: Vec<Vec<String>> = (0..n)
+            .map(|i| vec!["SET".into(), format!("k{i}"), "v".into()])
+            .collect();
+        run(&svc, &sets);
+        {
+            // Deadlines already past (a command setting one would delete
+            // the key at once).
+            let ks = svc.keyspace.read().unwrap();
+            (0..n).for_each(|i| ks.dbs[0].expires.set(format!("k{i}").as_bytes(), 1));
+        }
+        let last = format!("k{}", n - 1);
+        assert_eq!(run(&svc, &one(&["APPEND", &last, "x"])), ":1\r\n");
+        let left = svc.keyspace.read().unwrap().dbs[0].expires.len();
+        // (The expirer's own passes may run meanwhile: one per 100 ms.)
+        assert!(left > 0 && left < n, "{left} of {n} keys left due");
+        for _ in 0..2 * n / PASS_KEYS {
+            assert_eq!(run(&svc, &one(&["APPEND", "other", "x"]))[..1], *":");
+        }
+        let ks = svc.keyspace.read().unwrap();
+        assert_eq!(ks.dbs[0].expires.len(), 0);
+        assert_eq!(ks.dbs[0].store.len(), 2, "only {last} and other");
+        drop(ks);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -187,19 +187,25 @@ impl Expires {
         n
     }
 
-    /// The keys whose deadline has passed, still there (for a command
-    /// alone to delete and log).
-    pub(crate) fn due(&self, now: i64) -> Vec<Box<[u8]>> {
+    /// The keys whose deadline has passed, still there, at most `limit`
+    /// of them (for a command alone or the expirer to delete and log):
+    /// only those are copied.
+    pub(crate) fn due(&self, now: i64, limit: usize) -> Vec<Box<[u8]>> {
         if self.is_empty() {
             return Vec::new();
         }
         let mut due = Vec::new();
         for s in self.stripes.iter() {
+            let room = limit - due.len();
+            if room == 0 {
+                break;
+            }
             let g = s.lock();
             due.extend(
                 g.order
                     .iter()
                     .take_while(|(w, _)| *w <= now)
+                    .take(room)
                     .map(|(_, k)| k.clone()),
             );
         }

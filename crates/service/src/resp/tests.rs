@@ -523,3 +523,75 @@ fn timed_requests_are_recorded_by_the_family_counted() {
     );
     assert_eq!(svc.store_size(), Some(("keys", 1)));
 }
+
+/// A string grown in place reserves as Redis's `sdsMakeRoomFor` does
+/// (what it needs and as much again, at most 1 MiB more), not double:
+/// one byte appended to a 4 MiB string does not take 8 MiB; a string
+/// made by the command (the key absent) takes what it needs, no more.
+#[test]
+fn a_string_grown_in_place_reserves_at_most_a_mebibyte_more() {
+    let svc = service();
+    let mib = 1usize << 20;
+    // The capacity of k's string: `want` (an allocator may round up).
+    let reserved = |svc: &RespService, want: usize| {
+        let ks = svc.keyspace.read().unwrap();
+        let mut cap = 0;
+        let _ = ks.dbs[0]
+            .store
+            .edit(b"k", false, &mut |s| cap = s.capacity());
+        assert!((want..=want + want / 8).contains(&cap), "{cap}, not {want}");
+    };
+    let at = (4 * mib - 1).to_string();
+    let out = replies(&svc, &[&["SETRANGE", "k", &at, "x"]]);
+    assert_eq!(out, format!(":{}\r\n", 4 * mib));
+    reserved(&svc, 4 * mib);
+    let out = replies(&svc, &[&["APPEND", "k", "y"]]);
+    assert_eq!(out, format!(":{}\r\n", 4 * mib + 1));
+    reserved(&svc, 5 * mib + 1);
+    let at = (6 * mib).to_string();
+    let out = replies(&svc, &[&["SETRANGE", "k", &at, "z"]]);
+    assert_eq!(out, format!(":{}\r\n", 6 * mib + 1));
+    reserved(&svc, 7 * mib + 1);
+    // Small strings: what they need and as much again.
+    let out = replies(&svc, &[&["DEL", "k"], &["APPEND", "k", "0123456789"]]);
+    assert_eq!(out, ":1\r\n:10\r\n");
+    reserved(&svc, 10);
+    assert_eq!(replies(&svc, &[&["APPEND", "k", "!"]]), ":11\r\n");
+    reserved(&svc, 22);
+    let bit = (8 * mib + 7).to_string();
+    assert_eq!(replies(&svc, &[&["SETBIT", "k", &bit, "1"]]), ":0\r\n");
+    reserved(&svc, 2 * mib + 1);
+}
+
+/// Under `always`, a string grown in place whose record never commits
+/// is taken back, and what its growth reserved goes with it: a short
+/// string does not keep the megabytes a refused SETRANGE made room for.
+#[test]
+fn a_string_growth_taken_back_gives_its_room_back() {
+    use serverlab_wal::{Committer, Durability, Options, Wal};
+    let dir = std::env::temp_dir().join(format!("serverlab-room-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut opts = Options::new(Durability::Always);
+    // Commits when the test asks; every `fsync` after the first fails.
+    opts.committer = Committer::Caller;
+    opts.fail_syncs_after = Some(1);
+    let wal = Wal::open(&dir, opts, |_| Ok(())).unwrap();
+    let svc = service().with_log(wal);
+    assert_eq!(replies(&svc, &[&["SET", "k", "hello"]]), "+OK\r\n");
+    svc.wal().unwrap().commit_pending();
+    let at = (4usize << 20).to_string();
+    let out = replies(&svc, &[&["SETRANGE", "k", &at, "x"]]);
+    assert_eq!(out, format!(":{}\r\n", (4 << 20) + 1));
+    svc.wal().unwrap().commit_pending();
+    assert!(svc.wal().unwrap().failure().is_some());
+    assert_eq!(replies(&svc, &[&["GET", "k"]]), "$5\r\nhello\r\n");
+    let ks = svc.keyspace.read().unwrap();
+    let mut cap = 0;
+    let _ = ks.dbs[0]
+        .store
+        .edit(b"k", false, &mut |s| cap = s.capacity());
+    assert!(cap < 64, "{cap}");
+    drop(ks);
+    drop(svc);
+    let _ = std::fs::remove_dir_all(dir);
+}

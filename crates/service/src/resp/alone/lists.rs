@@ -294,6 +294,15 @@ fn ltrim(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let (left, right) = trim(len, start, stop);
     if left + right > 0 {
         let mut list = take(cx, key);
+        if !cx.keeps() {
+            // Nothing takes it back: the trimmed ends are dropped, not
+            // gathered.
+            list.truncate(len - right);
+            list.drain(..left);
+            put(cx, key, list);
+            cx.log_input();
+            return reply::ok(out);
+        }
         let tail: Vec<Box<[u8]>> = list.drain(len - right..).collect();
         let head: Vec<Box<[u8]>> = list.drain(..left).collect();
         put(cx, key, list);
@@ -332,6 +341,15 @@ fn lrem(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         Kind::List => {}
     }
     let mut list = take(cx, key);
+    if !cx.keeps() {
+        // Nothing takes it back: where each was is not gathered.
+        let n = remove_counted(&mut list, elem, count);
+        put(cx, key, list);
+        if n > 0 {
+            cx.log_input();
+        }
+        return reply::int(out, n as i64);
+    }
     let removed = remove(&mut list, elem, count);
     put(cx, key, list);
     let n = removed.len();
@@ -370,6 +388,34 @@ fn remove(list: &mut List, elem: &[u8], count: i64) -> Vec<usize> {
         !gone
     });
     at
+}
+
+/// As [`remove`], gathering nothing: how many were removed.
+fn remove_counted(list: &mut List, elem: &[u8], count: i64) -> usize {
+    let limit = match count {
+        0 => usize::MAX,
+        n => usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX),
+    };
+    // From the tail: the matches before the last `limit` stay.
+    let skip = if count < 0 {
+        let all = list.iter().filter(|e| ***e == *elem).count();
+        all.saturating_sub(limit)
+    } else {
+        0
+    };
+    let (mut seen, mut gone) = (0, 0);
+    list.retain(|e| {
+        if **e != *elem || gone == limit {
+            return true;
+        }
+        seen += 1;
+        if seen <= skip {
+            return true;
+        }
+        gone += 1;
+        false
+    });
+    gone
 }
 
 /// `list` with `elem` put back at each of the places `at` (ascending, as
@@ -734,6 +780,21 @@ mod tests {
         assert_eq!(remove(&mut l, b"a", i64::MIN), Vec::<usize>::new());
         assert_eq!(strs(&reinsert(l, &at, b"a")), ["a", "b", "a"]);
         assert_eq!(strs(&reinsert(List::new(), &[0, 1], b"x")), ["x", "x"]);
+    }
+
+    /// Without a log, LREM removes what it would with one, gathering
+    /// nothing.
+    #[test]
+    fn remove_counted_removes_as_remove_does() {
+        let all = ["a", "b", "a", "c", "a", "a"];
+        for count in [0, 1, 2, 3, 4, 9, -1, -2, -3, -4, -9, i64::MIN, i64::MAX] {
+            for elem in [&b"a"[..], b"c", b"x"] {
+                let (mut l, mut m) = (list(&all), list(&all));
+                let n = remove(&mut l, elem, count).len();
+                assert_eq!(remove_counted(&mut m, elem, count), n, "{count}");
+                assert_eq!(strs(&l), strs(&m), "{count}");
+            }
+        }
     }
 
     #[test]

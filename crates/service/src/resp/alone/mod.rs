@@ -37,6 +37,7 @@ pub(crate) mod server;
 pub(crate) mod sort;
 pub(crate) mod strings;
 
+use super::expirer::{delete_due, PASS_KEYS};
 use super::expires::now_ms;
 use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
 use super::{fast_keys, overwrites, Args, RespConn, RespService};
@@ -205,29 +206,43 @@ impl<'g> Alone<'g> {
         alone
     }
 
-    /// Deletes every key past its deadline, in every database, each
-    /// logged as the `DEL` it comes to (as Redis propagates an expiry),
-    /// so the log replays to the same keys without expiring anything.
+    /// Deletes the keys past their deadline, in every database, up to
+    /// [`PASS_KEYS`] (as the expirer's pass does), each logged as the
+    /// `DEL` it comes to (as Redis propagates an expiry), so the log
+    /// replays to the same keys without expiring anything. Any left (more
+    /// fell due at once) go by later passes; the command's own keys go
+    /// before it runs ([`Alone::expire_own`]).
     fn expire_due(&mut self) {
-        for db in 0..self.ks.dbs.len() {
-            let due = self.ks.dbs[db].expires.due(self.now);
-            for key in due {
-                let d = &self.ks.dbs[db];
-                if self.keep {
-                    // Moved out and kept, not copied.
-                    self.journal.keep(Kept::take(d, &key));
-                } else {
-                    d.store.del(&key);
-                }
-                d.expires.remove(&key);
-                let mut rec = Vec::new();
-                command(&mut rec, &[b"DEL", &key]);
-                if let Some(t) = &mut self.touched {
-                    t.push(key.to_vec());
-                }
-                self.add_record(db, &rec);
+        let journal = self.keep.then_some(&mut self.journal);
+        for (db, key) in delete_due(&self.ks, self.now, PASS_KEYS, journal) {
+            self.expired(db, &key);
+        }
+    }
+
+    /// Deletes those of `keys` in database `db` that are past their
+    /// deadline (left by [`Alone::expire_due`]'s bound), logged as its
+    /// deletions are: a command alone never sees its own keys expired.
+    fn expire_own(&mut self, svc: &RespService, db: usize, keys: &[&[u8]]) {
+        if svc.replaying() || self.ks.dbs[db].expires.is_empty() {
+            return;
+        }
+        for k in keys {
+            let d = &self.ks.dbs[db];
+            if d.expires.get(k).is_some_and(|w| w <= self.now) {
+                super::expirer::delete(d, k, self.keep.then_some(&mut self.journal));
+                self.expired(db, k);
             }
         }
+    }
+
+    /// A key of `db` past its deadline was deleted: logged as its `DEL`.
+    fn expired(&mut self, db: usize, key: &[u8]) {
+        let mut rec = Vec::new();
+        command(&mut rec, &[b"DEL", key]);
+        if let Some(t) = &mut self.touched {
+            t.push(key.to_vec());
+        }
+        self.add_record(db, &rec);
     }
 
     /// The keyspace, as the commands alone see it.
@@ -290,6 +305,7 @@ impl<'g> Alone<'g> {
         out: &mut Vec<u8>,
     ) {
         let keys = fast_keys(&cmd, a);
+        self.expire_own(svc, db, &keys);
         let every = super::all_keys(&cmd);
         self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
@@ -332,7 +348,9 @@ impl<'g> Alone<'g> {
         trying: bool,
     ) -> bool {
         let keys = keys_of(name, a, Role::writes);
-        self.saw(keys_of(name, a, |_| true).as_deref());
+        let all = keys_of(name, a, |_| true);
+        self.expire_own(svc, db, all.as_deref().unwrap_or_default());
+        self.saw(all.as_deref());
         if name.facts().writes() && self.keep {
             self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }

@@ -356,15 +356,26 @@ fn answer(cx: &Running, chosen: &[Box<[u8]>], gets: &[&[u8]], out: &mut Vec<u8>)
     }
 }
 
+/// What STORE counts at least for each element it keeps, found or not:
+/// an empty string's bulk reply (`$0\r\n\r\n`), what reading it back
+/// costs.
+const LEAST_BULK: usize = 6;
+
 /// The list STORE keeps: the chosen elements, or what each GET pattern
 /// names for them (an empty string for nothing); `None` if what the GET
 /// patterns name passes `--max-query` bytes (they may name one large
-/// value for every element: as SORT's reply, it is bounded).
+/// value for every element, or nothing many times over: as SORT's
+/// reply, it is bounded, checked before anything is made, as
+/// SRANDMEMBER's picks are).
 fn results(
     cx: &Running,
-    chosen: impl Iterator<Item = Box<[u8]>>,
+    chosen: impl ExactSizeIterator<Item = Box<[u8]>>,
     gets: &[&[u8]],
 ) -> Option<VecDeque<Box<[u8]>>> {
+    let bound = cx.svc.limits.max_query;
+    if !gets.is_empty() && chosen.len().saturating_mul(gets.len()) > bound / LEAST_BULK {
+        return None;
+    }
     let mut list = VecDeque::new();
     let mut bytes = 0usize;
     for item in chosen {

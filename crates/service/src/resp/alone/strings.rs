@@ -420,6 +420,7 @@ fn setrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let n = overwrite(cx, key, (at, value.len()), len, |s| {
         let end = at + value.len();
         if s.len() < end {
+            make_room(s, end, len);
             s.resize(end, 0);
         }
         s[at..end].copy_from_slice(value);
@@ -465,11 +466,34 @@ fn overwrite(
                         dst.copy_from_slice(&was);
                     }
                     s.truncate(len);
+                    // What its growth reserved (more than as much
+                    // again as it holds) goes back with it.
+                    if s.capacity() > 2 * s.len() {
+                        s.shrink_to_fit();
+                    }
                 });
             }
         });
     }
     n
+}
+
+/// The most a string grown in place reserves beyond what it needs.
+const MAX_PREALLOC: usize = 1 << 20;
+
+/// Makes room in `s` for `need` bytes in all, as Redis's
+/// `sdsMakeRoomFor` does: what is needed and as much again, up to
+/// [`MAX_PREALLOC`] more (a `Vec`'s own growth would double a string of
+/// many megabytes for one byte appended). A string made here (`len`,
+/// the old length, `None`: the key was absent) gets what it needs and
+/// no more, as Redis makes a new one.
+fn make_room(s: &mut Vec<u8>, need: usize, len: Option<usize>) {
+    if len.is_none() {
+        s.reserve_exact(need.saturating_sub(s.len()));
+    } else if s.capacity() < need {
+        let room = need.saturating_add(need.min(MAX_PREALLOC));
+        s.reserve_exact(room - s.len());
+    }
 }
 
 /// GETRANGE key start end (and SUBSTR): the bytes from `start` to `end`
@@ -526,7 +550,10 @@ fn append(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     if len.is_some() && !fits(cx, at as u64, value.len() as u64, out) {
         return;
     }
-    let n = overwrite(cx, key, (at, 0), len, |s| s.extend_from_slice(value));
+    let n = overwrite(cx, key, (at, 0), len, |s| {
+        make_room(s, s.len() + value.len(), len);
+        s.extend_from_slice(value)
+    });
     cx.log_input();
     reply::int(out, n as i64)
 }
@@ -588,6 +615,7 @@ fn setbit(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     if grown || was != on {
         overwrite(cx, key, (byte, 1), len, |s| {
             if s.len() <= byte {
+                make_room(s, byte + 1, len);
                 s.resize(byte + 1, 0);
             }
             s[byte] = s[byte] & !(1 << bit) | on << bit;
