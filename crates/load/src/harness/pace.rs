@@ -48,19 +48,20 @@ impl Default for Pacing {
 impl Pacing {
     /// The load model as results name it.
     pub fn model(&self) -> &'static str {
-        match (self.rate, self.arrivals) {
-            (Some(_), Arrivals::Constant) if self.stages.is_some() => "open-loop, constant, ramped",
-            (Some(_), Arrivals::Poisson) if self.stages.is_some() => "open-loop, poisson, ramped",
-            (Some(_), Arrivals::Constant) => "open-loop, constant",
-            (Some(_), Arrivals::Poisson) => "open-loop, poisson",
-            (None, _) if self.throttle > 0.0 => "closed-loop, throttled",
-            (None, _) => "closed-loop",
+        match (self.is_open(), self.arrivals) {
+            (true, Arrivals::Constant) if self.stages.is_some() => "open-loop, constant, ramped",
+            (true, Arrivals::Poisson) if self.stages.is_some() => "open-loop, poisson, ramped",
+            (true, Arrivals::Constant) => "open-loop, constant",
+            (true, Arrivals::Poisson) => "open-loop, poisson",
+            (false, _) if self.throttle > 0.0 => "closed-loop, throttled",
+            (false, _) => "closed-loop",
         }
     }
 
-    /// Whether requests follow a schedule (and have a latency from it).
+    /// Whether requests follow a schedule (and have a latency from it): a
+    /// rate, or stages (which ramp from the rate, else from 0).
     pub fn is_open(&self) -> bool {
-        self.rate.is_some()
+        self.rate.is_some() || self.stages.is_some()
     }
 
     /// Whether the sends are meant to come at random (an open loop's
@@ -77,9 +78,8 @@ impl Pacing {
     /// An open loop's rate asked over the first `window_s` of the
     /// window: the rate, or on a ramp its mean over those seconds.
     pub fn asked_rps(&self, window_s: f64) -> Option<f64> {
-        let rate = self.rate?;
         match self.ramp() {
-            None => Some(rate),
+            None => self.rate,
             Some(r) => {
                 let w = self.warmup().as_secs_f64();
                 Some(r.mean_rps(w, w + window_s))
@@ -238,5 +238,27 @@ mod tests {
         assert_eq!(p.model(), "open-loop, poisson");
         let open = Pacer::new(&p, 0, 2, 1, Instant::now());
         assert!(open.is_open() && open.due().is_some());
+    }
+
+    /// Stages alone make an open loop ramping from 0, as `--stages`
+    /// without `--rate` does: the model, the pacer and the rate asked
+    /// agree (they read the rate alone, and called it a closed loop).
+    #[test]
+    fn stages_without_a_rate_are_an_open_loop_from_zero() {
+        let p = Pacing {
+            stages: Some("2s:100".parse().unwrap()),
+            ..Pacing::default()
+        };
+        assert!(p.is_open());
+        assert_eq!(p.model(), "open-loop, constant, ramped");
+        let open = Pacer::new(&p, 0, 1, 1, Instant::now());
+        assert!(open.is_open());
+        // From 0 to 100/s over 2 s: 50/s on the mean.
+        assert!((p.asked_rps(2.0).unwrap() - 50.0).abs() < 1e-9);
+        let with_rate = Pacing {
+            rate: Some(0.0),
+            ..p.clone()
+        };
+        assert_eq!(with_rate.asked_rps(2.0), p.asked_rps(2.0));
     }
 }
