@@ -698,19 +698,29 @@ fn a_connection_the_server_closes_is_opened_again() {
 /// before any answer stays down.
 #[test]
 fn a_connection_reset_after_answers_is_opened_again() {
-    let (addr, accepted) = ending_server(2, Ending::Reset);
-    let url = format!("http://{addr}/");
-    let out = load(&[
-        "--url",
-        &url,
-        "--requests",
-        "30",
-        "--connections",
-        "1",
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 30 requests over one connection to a server ending each connection
+    // after `answers`: its JSON result, exit code and connections.
+    let run = |answers| {
+        let (addr, accepted) = ending_server(answers, Ending::Reset);
+        let url = format!("http://{addr}/");
+        let out = load(&[
+            "--url",
+            &url,
+            "--requests",
+            "30",
+            "--connections",
+            "1",
+            "--format",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v,
+            out.status.code(),
+            accepted.load(std::sync::atomic::Ordering::SeqCst),
+        )
+    };
+    let (v, code, accepted) = run(2);
     // Ten connections: two answers and a reset each (and the check that
     // it listens).
     assert_eq!(v["results"]["http"]["statuses"]["200"], 20, "{v}");
@@ -720,28 +730,16 @@ fn a_connection_reset_after_answers_is_opened_again() {
         errors.contains("after 2 responses on it; opened again"),
         "{errors}"
     );
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
-    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(accepted, 11);
+    assert_eq!(code, Some(1), "{v}");
 
-    let (addr, accepted) = ending_server(0, Ending::Reset);
-    let url = format!("http://{addr}/");
-    let out = load(&[
-        "--url",
-        &url,
-        "--requests",
-        "30",
-        "--connections",
-        "1",
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (v, _, accepted) = run(0);
     assert_eq!(v["results"]["failures"], 1, "{v}");
     assert!(
         !v["results"]["errors"].to_string().contains("opened again"),
         "{v}"
     );
-    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(accepted, 2);
 }
 
 /// `--key-dist sequential` gives each connection its own stride (i, i+n,

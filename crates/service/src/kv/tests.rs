@@ -530,18 +530,7 @@ fn a_due_compaction_snapshots_the_store_and_replays_to_the_same_state() {
         std::thread::sleep(Duration::from_millis(10));
     }
     drop(svc);
-    // A compaction still running holds the directory until it finishes.
-    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
-    let again = KvService::new(store.clone(), KvConfig::default());
-    let wal = loop {
-        match Wal::open(&dir, opts.clone(), |r| again.replay(r)) {
-            Ok(wal) => break wal,
-            Err(serverlab_wal::Error::InUse { .. }) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
+    let (store, wal) = reopen(&dir, &opts, deadline);
     assert!(wal.recovery().snapshot.is_some(), "{}", wal.recovery());
     for k in 0..4 {
         let v = store.get(format!("k{k}").as_bytes()).unwrap();
@@ -551,6 +540,27 @@ fn a_due_compaction_snapshots_the_store_and_replays_to_the_same_state() {
     assert_eq!(store.len(), 4);
     drop(wal);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A fresh store with the log in `dir` replayed into it. A compaction
+/// still running holds the directory until it finishes: waited for until
+/// `deadline`.
+fn reopen(
+    dir: &std::path::Path,
+    opts: &serverlab_wal::Options,
+    deadline: std::time::Instant,
+) -> (Arc<dyn serverlab_store::kv::KvStore>, serverlab_wal::Wal) {
+    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
+    let again = KvService::new(store.clone(), KvConfig::default());
+    loop {
+        match serverlab_wal::Wal::open(dir, opts.clone(), |r| again.replay(r)) {
+            Ok(wal) => return (store, wal),
+            Err(serverlab_wal::Error::InUse { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
 }
 
 /// A kv service with a log under `always` in a fresh directory, whose
@@ -773,17 +783,7 @@ fn a_write_caught_by_the_cut_between_log_and_store_survives_the_compaction() {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop((svc, wal));
-    let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
-    let again = KvService::new(store.clone(), KvConfig::default());
-    let wal = loop {
-        match Wal::open(&dir, opts.clone(), |r| again.replay(r)) {
-            Ok(wal) => break wal,
-            Err(serverlab_wal::Error::InUse { .. }) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
+    let (store, wal) = reopen(&dir, &opts, deadline);
     assert!(wal.recovery().snapshot.is_some(), "{}", wal.recovery());
     assert_eq!(&*store.get(b"k").unwrap().bytes, b"v2");
     drop(wal);
