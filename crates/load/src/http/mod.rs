@@ -16,6 +16,7 @@ pub mod expect;
 pub mod response;
 pub mod target;
 pub mod targets;
+pub mod tls;
 
 pub use crate::results::http::{HttpResults, TargetResults};
 pub use client::HttpClient;
