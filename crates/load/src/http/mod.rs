@@ -16,7 +16,6 @@ pub mod expect;
 pub mod response;
 pub mod target;
 pub mod targets;
-pub mod tls;
 
 pub use crate::results::http::{HttpResults, TargetResults};
 pub use client::HttpClient;

@@ -1,16 +1,32 @@
-//! TLS for `load http` (`https://` URLs): the client's configuration —
-//! Mozilla's roots (webpki-roots), or `--cacert FILE`'s certificates, or
-//! with `--insecure` no check of the server's certificate at all — and
-//! the server name sent (SNI) and checked, the URL's host.
-//!
-//! Not wired into the run yet: the driver's connections are plain.
+//! TLS for the load (`load http`'s `https://` URLs, `load resp --tls`):
+//! the client's configuration — Mozilla's roots (webpki-roots), or
+//! `--cacert FILE`'s certificates, or with `--insecure` no check of the
+//! server's certificate at all — the server name sent (SNI) and checked,
+//! a TLS session over a non-blocking socket for the event loop
+//! ([`TlsMio`]; the blocking connections around a run use rustls's own
+//! `StreamOwned`), and what the handshakes took ([`Handshakes`]).
+
+mod handshakes;
+mod session;
+
+pub use handshakes::{HandshakeReport, Handshakes, INSECURE};
+pub use session::TlsMio;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::server::ParsedCertificate;
+use rustls::{
+    ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The largest `--cacert` file read (a bundle of every public root is
+/// about 200 KiB).
+pub const MAX_CA_FILE: u64 = 16 << 20;
 
 /// How the server's certificate is checked.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,9 +56,16 @@ pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
             let roots = RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
             builder.with_root_certificates(roots).with_no_client_auth()
         }
-        Trust::CaFile(path) => builder
-            .with_root_certificates(ca_file(path)?)
-            .with_no_client_auth(),
+        Trust::CaFile(path) => {
+            let (roots, pinned) = ca_file(path)?;
+            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(Pinned { webpki, pinned }))
+                .with_no_client_auth()
+        }
         Trust::Insecure => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoCheck(provider)))
@@ -51,20 +74,86 @@ pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
-/// `--cacert FILE`'s certificates: at least one, every one valid.
-fn ca_file(path: &Path) -> Result<RootCertStore, String> {
+/// `--cacert FILE`'s certificates, as roots and as themselves: at least
+/// one, every one valid.
+fn ca_file(path: &Path) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
     let bad = |e: &dyn std::fmt::Display| format!("--cacert {}: {e}", path.display());
+    let pem = serverlab_util::file::read_capped(path, MAX_CA_FILE).map_err(|e| bad(&e))?;
     let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
+    let mut pinned = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert = cert.map_err(|e| bad(&e))?;
-        roots.add(cert).map_err(|e| bad(&e))?;
+        roots.add(cert.clone()).map_err(|e| bad(&e))?;
+        pinned.push(cert);
     }
     if roots.is_empty() {
         return Err(bad(
             &"no certificate in it (a PEM file of CERTIFICATE blocks)",
         ));
     }
-    Ok(roots)
+    Ok((roots, pinned))
+}
+
+/// `--cacert`'s check: a chain to one of its certificates, as any TLS
+/// client checks; or the server's own certificate, byte for byte one of
+/// them, valid for the name. The second is the self-signed certificate
+/// `openssl req -x509` makes, which marks itself a CA, and which webpki
+/// would refuse as the end of a chain (CaUsedAsEndEntity) though the user
+/// named that very certificate; curl and OpenSSL accept it so.
+#[derive(Debug)]
+struct Pinned {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let chained =
+            self.webpki
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now);
+        match chained {
+            Err(e)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed = ParsedCertificate::try_from(end_entity).map_err(|_| e)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(ServerCertVerified::assertion())
+            }
+            chained => chained,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// The name sent (SNI) and checked against the certificate: the URL's
@@ -118,6 +207,19 @@ impl ServerCertVerifier for NoCheck {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
     }
+}
+
+/// A new client session with `name` under `config`.
+pub fn session(
+    config: &Arc<ClientConfig>,
+    name: &ServerName<'static>,
+) -> io::Result<ClientConnection> {
+    ClientConnection::new(config.clone(), name.clone()).map_err(said)
+}
+
+/// A TLS error as an I/O error that says it is one.
+pub fn said(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}"))
 }
 
 #[cfg(test)]
