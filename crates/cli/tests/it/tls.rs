@@ -27,17 +27,10 @@ impl Pki {
         let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         let cert = params.self_signed(&key).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("ca.pem"), cert.pem()).unwrap();
-        std::fs::write(dir.path().join("cert.pem"), cert.pem()).unwrap();
-        std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).unwrap();
-        Pki {
-            dir,
-            cert_der: cert.der().clone(),
-            key_der: key.serialize_der(),
-        }
+        Pki::kept(&cert.pem(), &cert, &key)
     }
 
+    /// A CA, and a certificate for `localhost` it signed.
     pub fn new() -> Pki {
         let ca_key = KeyPair::generate().unwrap();
         let mut ca = CertificateParams::new(Vec::new()).unwrap();
@@ -48,8 +41,14 @@ impl Pki {
         let key = KeyPair::generate().unwrap();
         let leaf = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
         let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
+        Pki::kept(&ca_cert.pem(), &cert, &key)
+    }
+
+    /// The server's `cert` and `key`, and `ca_pem` for the client, in PEM
+    /// files of their own.
+    fn kept(ca_pem: &str, cert: &rcgen::Certificate, key: &KeyPair) -> Pki {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("ca.pem"), ca_cert.pem()).unwrap();
+        std::fs::write(dir.path().join("ca.pem"), ca_pem).unwrap();
         std::fs::write(dir.path().join("cert.pem"), cert.pem()).unwrap();
         std::fs::write(dir.path().join("key.pem"), key.serialize_pem()).unwrap();
         Pki {

@@ -58,18 +58,31 @@ pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
         }
         Trust::CaFile(path) => {
             let (roots, pinned) = ca_file(path)?;
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            let check = Check {
+                webpki: Some(webpki),
+                pinned,
+                provider,
+            };
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(Pinned { webpki, pinned }))
+                .with_custom_certificate_verifier(Arc::new(check))
                 .with_no_client_auth()
         }
-        Trust::Insecure => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoCheck(provider)))
-            .with_no_client_auth(),
+        Trust::Insecure => {
+            let check = Check {
+                webpki: None,
+                pinned: Vec::new(),
+                provider,
+            };
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(check))
+                .with_no_client_auth()
+        }
     };
     Ok(Arc::new(config))
 }
@@ -94,19 +107,35 @@ fn ca_file(path: &Path) -> Result<(RootCertStore, Vec<CertificateDer<'static>>),
     Ok((roots, pinned))
 }
 
-/// `--cacert`'s check: a chain to one of its certificates, as any TLS
-/// client checks; or the server's own certificate, byte for byte one of
-/// them, valid for the name. The second is the self-signed certificate
-/// `openssl req -x509` makes, which marks itself a CA, and which webpki
-/// would refuse as the end of a chain (CaUsedAsEndEntity) though the user
-/// named that very certificate; curl and OpenSSL accept it so.
-#[derive(Debug)]
-struct Pinned {
-    webpki: Arc<WebPkiServerVerifier>,
-    pinned: Vec<CertificateDer<'static>>,
+/// The name sent (SNI) and checked against the certificate: the URL's
+/// host (or `--addr`'s), without its port or an IPv6 address's brackets.
+pub fn server_name(authority: &str) -> Result<ServerName<'static>, String> {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None if authority.parse::<std::net::IpAddr>().is_ok() => authority,
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    ServerName::try_from(host.to_string())
+        .map_err(|e| format!("'{host}' is not a server name TLS can check: {e}"))
 }
 
-impl ServerCertVerifier for Pinned {
+/// `--cacert`'s check, or `--insecure`'s none. `--cacert`: a chain to one
+/// of its certificates, as any TLS client checks; or the server's own
+/// certificate, byte for byte one of them, valid for the name. The second
+/// is the self-signed certificate `openssl req -x509` makes, which marks
+/// itself a CA, and which webpki would refuse as the end of a chain
+/// (CaUsedAsEndEntity) though the user named that very certificate; curl
+/// and OpenSSL accept it so. Either way the handshake's signatures are
+/// checked.
+#[derive(Debug)]
+struct Check {
+    /// None: `--insecure`, every certificate passes.
+    webpki: Option<Arc<WebPkiServerVerifier>>,
+    pinned: Vec<CertificateDer<'static>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+impl ServerCertVerifier for Check {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -115,9 +144,10 @@ impl ServerCertVerifier for Pinned {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let chained =
-            self.webpki
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now);
+        let Some(webpki) = &self.webpki else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let chained = webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now);
         match chained {
             Err(e)
                 if self
@@ -139,58 +169,7 @@ impl ServerCertVerifier for Pinned {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
-}
-
-/// The name sent (SNI) and checked against the certificate: the URL's
-/// host, without its port or an IPv6 address's brackets.
-pub fn server_name(authority: &str) -> Result<ServerName<'static>, String> {
-    let host = match authority.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
-    };
-    ServerName::try_from(host.to_string())
-        .map_err(|e| format!("'{host}' is not a server name TLS can check: {e}"))
-}
-
-/// `--insecure`: every certificate passes; signatures are still checked
-/// as the handshake needs them.
-#[derive(Debug)]
-struct NoCheck(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for NoCheck {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.0.signature_verification_algorithms;
+        let algs = &self.provider.signature_verification_algorithms;
         rustls::crypto::verify_tls12_signature(message, cert, dss, algs)
     }
 
@@ -200,12 +179,14 @@ impl ServerCertVerifier for NoCheck {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.0.signature_verification_algorithms;
+        let algs = &self.provider.signature_verification_algorithms;
         rustls::crypto::verify_tls13_signature(message, cert, dss, algs)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -233,6 +214,7 @@ mod tests {
         assert_eq!(name("example.com").unwrap(), "example.com");
         assert_eq!(name("127.0.0.1:443").unwrap(), "127.0.0.1");
         assert_eq!(name("[::1]:443").unwrap(), "::1");
+        assert_eq!(name("::1").unwrap(), "::1");
         assert!(name("bad host:1").is_err());
     }
 
