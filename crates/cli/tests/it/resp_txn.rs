@@ -131,6 +131,19 @@ fn watch(addr: std::net::SocketAddr, store: &str) {
     other.expect(&cmd(&["FLUSHALL"]), "+OK\r\n");
     c.expect(&cmd(&["MULTI"]), "+OK\r\n");
     c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    // SMOVE touches its destination only when it adds the member there
+    // (as Redis signals it): a destination that had it still commits.
+    other.expect(&cmd(&["SADD", "src", "a", "b"]), ":2\r\n");
+    other.expect(&cmd(&["SADD", "dst", "a"]), ":1\r\n");
+    c.expect(&cmd(&["WATCH", "dst"]), "+OK\r\n");
+    other.expect(&cmd(&["SMOVE", "src", "dst", "a"]), ":1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SADD", "dst", "c"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*1\r\n:1\r\n");
+    c.expect(&cmd(&["WATCH", "dst"]), "+OK\r\n");
+    other.expect(&cmd(&["SMOVE", "src", "dst", "b"]), ":1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
     let _ = store;
 }
 

@@ -100,6 +100,14 @@ pub mod specs {
     pub const RENAME: &[Key] = &[range(1, 1, 1, Role::Both), range(2, 2, 1, Role::Write)];
     /// COPY: the source read, the destination replaced.
     pub const COPY: &[Key] = &[range(1, 1, 1, Role::Read), range(2, 2, 1, Role::Write)];
+    /// SINTERSTORE destination key… (SUNIONSTORE, SDIFFSTORE): the
+    /// destination replaced, the other keys read.
+    pub const STORE_REST: &[Key] = &[range(1, 1, 1, Role::Write), range(2, -1, 1, Role::Read)];
+    /// SINTERCARD numkeys key… : the counted keys, read.
+    pub const SINTERCARD: &[Key] = &[Key {
+        find: Find::Counted { at: 1 },
+        role: Role::Read,
+    }];
     /// LMPOP numkeys key… : the counted keys.
     pub const LMPOP: &[Key] = &[Key {
         find: Find::Counted { at: 1 },
@@ -501,6 +509,15 @@ names! {
     SCard        "scard"        "SCARD"        2   Read   READ_ONE         []                          Colls        true;
     SPop         "spop"         "SPOP"         -2  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
     SRandMember  "srandmember"  "SRANDMEMBER"  -2  Read   READ_ONE         []                          Colls        true;
+    SMove        "smove"        "SMOVE"        4   Write  CHANGE_TWO       []                          Colls        true;
+    SMIsMember   "smismember"   "SMISMEMBER"   -3  Read   READ_ONE         []                          Colls        true;
+    SInter       "sinter"       "SINTER"       -2  Read   READ_EVERY       []                          Colls        true;
+    SInterCard   "sintercard"   "SINTERCARD"   -3  Read   SINTERCARD       []                          Colls        true;
+    SInterStore  "sinterstore"  "SINTERSTORE"  -3  Write  STORE_REST       []                          Colls        true;
+    SUnion       "sunion"       "SUNION"       -2  Read   READ_EVERY       []                          Colls        true;
+    SUnionStore  "sunionstore"  "SUNIONSTORE"  -3  Write  STORE_REST       []                          Colls        true;
+    SDiff        "sdiff"        "SDIFF"        -2  Read   READ_EVERY       []                          Colls        true;
+    SDiffStore   "sdiffstore"   "SDIFFSTORE"   -3  Write  STORE_REST       []                          Colls        true;
     HSet         "hset"         "HSET"         -4  Write  CHANGE_ONE       []                          Colls        true;
     HMSet        "hmset"        "HMSET"        -4  Write  CHANGE_ONE       []                          Colls        true;
     HGet         "hget"         "HGET"         3   Read   READ_ONE         []                          Colls        true;

@@ -1,5 +1,7 @@
 //! Sets, hashes and sorted sets, as Redis 7.0 serves them: SADD, SREM,
-//! SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER; HSET, HMSET, HGET,
+//! SISMEMBER, SMISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER, SMOVE, and
+//! the set algebra (SINTER, SINTERCARD, SUNION, SDIFF and their STOREs);
+//! HSET, HMSET, HGET,
 //! HMGET, HGETALL, HDEL, HLEN, HINCRBY, HEXISTS; ZADD, ZREM, ZSCORE,
 //! ZCARD, ZRANGE, ZPOPMIN.
 //!
@@ -15,6 +17,7 @@
 
 pub(crate) mod float;
 mod hashes;
+mod setops;
 mod sets;
 mod zsets;
 
@@ -33,8 +36,11 @@ type Hash = HashMap<Box<[u8]>, Box<[u8]>>;
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     use Name::*;
     let done = match name {
-        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember => {
+        SAdd | SRem | SIsMember | SMIsMember | SMembers | SCard | SPop | SRandMember | SMove => {
             sets::run(name, a, cx, out)
+        }
+        SInter | SInterCard | SInterStore | SUnion | SUnionStore | SDiff | SDiffStore => {
+            setops::run(name, a, cx, out)
         }
         HSet | HMSet | HGet | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists => {
             hashes::run(name, a, cx, out)
