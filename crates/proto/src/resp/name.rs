@@ -216,7 +216,7 @@ pub enum Family {
     /// DUMP and RESTORE.
     Dump,
     /// FLUSHALL, FLUSHDB, SWAPDB, CONFIG (but GET), FUNCTION, CLIENT
-    /// (but its connection's own subcommands), OBJECT, TIME.
+    /// (but its connection's own subcommands), OBJECT, MEMORY, TIME.
     Server,
 }
 
@@ -499,6 +499,7 @@ names! {
     Function     "function"     "FUNCTION"     -2  Write  NONE             []                          Server       true;
     Object       "object"       "OBJECT"       -2  Read   READ_SECOND      []                          Server       true;
     Time         "time"         "TIME"         1   Read   NONE             []                          Server       true;
+    Memory       "memory"       "MEMORY"       -2  Read   READ_SECOND      []                          Server       true;
     Sort         "sort"         "SORT"         -2  Write  SORT             []                          Sort         true;
     Dump         "dump"         "DUMP"         2   Read   READ_ONE         []                          Dump         true;
     Restore      "restore"      "RESTORE"      -4  Write  WRITE_ONE        [LOGGED_AS_OTHER]           Dump         true;
@@ -527,6 +528,12 @@ names! {
     HLen         "hlen"         "HLEN"         2   Read   READ_ONE         []                          Colls        true;
     HIncrBy      "hincrby"      "HINCRBY"      4   Write  CHANGE_ONE       []                          Colls        true;
     HExists      "hexists"      "HEXISTS"      3   Read   READ_ONE         []                          Colls        true;
+    HSetNx       "hsetnx"       "HSETNX"       4   Write  CHANGE_ONE       []                          Colls        true;
+    HStrLen      "hstrlen"      "HSTRLEN"      3   Read   READ_ONE         []                          Colls        true;
+    HIncrByFloat "hincrbyfloat" "HINCRBYFLOAT" 4   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
+    HKeys        "hkeys"        "HKEYS"        2   Read   READ_ONE         []                          Colls        true;
+    HVals        "hvals"        "HVALS"        2   Read   READ_ONE         []                          Colls        true;
+    HRandField   "hrandfield"   "HRANDFIELD"   -2  Read   READ_ONE         []                          Colls        true;
     ZAdd         "zadd"         "ZADD"         -4  Write  CHANGE_ONE       []                          Colls        true;
     ZRem         "zrem"         "ZREM"         -3  Write  CHANGE_ONE       []                          Colls        true;
     ZScore       "zscore"       "ZSCORE"       3   Read   READ_ONE         []                          Colls        true;

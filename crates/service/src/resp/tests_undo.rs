@@ -191,6 +191,8 @@ fn samples() -> Vec<(Name, Vec<Vec<&'static str>>)> {
         one(HMSet, &["HMSET", "h", "f2", "X", "f4", "Y"]),
         one(HDel, &["HDEL", "h", "f1", "f2", "cnt", "nope"]),
         one(HIncrBy, &["HINCRBY", "h", "cnt", "3"]),
+        one(HSetNx, &["HSETNX", "h", "f9", "v9"]),
+        one(HIncrByFloat, &["HINCRBYFLOAT", "h", "cnt", "0.5"]),
         one(ZAdd, &["ZADD", "z", "5", "m1", "7", "m9"]),
         one(ZRem, &["ZREM", "z", "m1"]),
         one(ZPopMin, &["ZPOPMIN", "z", "5"]),
@@ -269,6 +271,8 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
         one(Del, &["DEL", "s", "h", "l", "nope"]),
         one(MSet, &["MSET", "n", "1", "z", "2", "n", "3", "new", "4"]),
         one(Incr, &["INCR", "fresh"]),
+        one(HSetNx, &["HSETNX", "fresh", "f", "v"]),
+        one(HIncrByFloat, &["HINCRBYFLOAT", "h", "new", "2.5"]),
         // A STORE whose empty result deletes its destination.
         one(SInterStore, &["SINTERSTORE", "s", "s", "nope"]),
         one(SDiffStore, &["SDIFFSTORE", "h", "s", "s"]),

@@ -36,6 +36,7 @@ pub(crate) mod lists;
 pub(crate) mod server;
 pub(crate) mod sort;
 pub(crate) mod strings;
+pub(crate) mod usage;
 
 use super::expirer::{delete_due, PASS_KEYS};
 use super::expires::now_ms;
@@ -629,9 +630,8 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | IncrByFloat | SetBit | LRem | LTrim | LInsert | Unlink | Restore | SAdd | SRem | SPop
         | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove | BRPopLPush | LSet
         | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename | RenameNx | Copy | Move
-        | Sort | ZAdd | ZRem | ZPopMin | SMove | SInterStore | SUnionStore | SDiffStore => {
-            Undoes::Own
-        }
+        | Sort | ZAdd | ZRem | ZPopMin | SMove | SInterStore | SUnionStore | SDiffStore
+        | HSetNx | HIncrByFloat => Undoes::Own,
         GetEx | Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
@@ -642,7 +642,8 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl | ExpireTime | PExpireTime
         | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
         | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
-        | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff => Undoes::Nothing,
+        | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen | HKeys | HVals
+        | HRandField | Memory => Undoes::Nothing,
     }
 }
 
