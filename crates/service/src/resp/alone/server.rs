@@ -13,16 +13,22 @@ use serverlab_proto::resp::{reply, Name};
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::FlushAll => {
+            let ks = &*cx.ks;
+            cx.svc
+                .watches
+                .touch_db(None, |d, k| ks.dbs[d].store.exists(k));
             for n in 0..cx.ks.dbs.len() {
                 flush(cx, n);
             }
-            cx.svc.watches.touch_db(None);
             cx.log_input();
             reply::ok(out)
         }
         Name::FlushDb => {
+            let ks = &*cx.ks;
+            cx.svc
+                .watches
+                .touch_db(Some(cx.db), |d, k| ks.dbs[d].store.exists(k));
             flush(cx, cx.db);
-            cx.svc.watches.touch_db(Some(cx.db));
             cx.log_input();
             reply::ok(out)
         }
@@ -68,9 +74,12 @@ fn swapdb(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     if !range.contains(&x) || !range.contains(&y) {
         return cx.error(out, reply::DB_INDEX);
     }
-    cx.ks.dbs.swap(x as usize, y as usize);
-    cx.svc.watches.touch_db(Some(x as usize));
-    cx.svc.watches.touch_db(Some(y as usize));
+    let (x, y) = (x as usize, y as usize);
+    let ks = &*cx.ks;
+    let either = |_: usize, k: &[u8]| ks.dbs[x].store.exists(k) || ks.dbs[y].store.exists(k);
+    cx.svc.watches.touch_db(Some(x), either);
+    cx.svc.watches.touch_db(Some(y), either);
+    cx.ks.dbs.swap(x, y);
     cx.log_input();
     reply::ok(out)
 }
