@@ -21,7 +21,7 @@ const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong ki
 /// one-member set, or of a whole set: ascending for integers, as Redis's
 /// intset answers).
 #[rustfmt::skip]
-const SCRIPT: &[(&[&str], &str)] = &[
+pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["SADD", "s", "a", "b", "c"], ":3\r\n"),
         (&["SADD", "s", "a", "d"], ":1\r\n"),
         (&["SREM", "s", "a", "x"], ":1\r\n"),
