@@ -16,6 +16,7 @@ use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
 use serverlab_store::resp::{Coll, Value};
+use std::collections::HashSet;
 
 /// What a command computes of its sets.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -23,6 +24,9 @@ enum Op {
     Inter,
     Union,
     Diff,
+    /// An empty result (a difference with its first set among the
+    /// others), once the keys' types are checked.
+    Nothing,
 }
 
 pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
@@ -37,11 +41,17 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
         Name::SInterCard => return sintercard(a, cx, out),
         _ => unreachable!("{name:?} is not a set operation"),
     };
+    let keys = keys(if store { 2 } else { 1 });
+    // SDIFF of a set less itself is empty, as Redis's `sameset`.
+    let op = match op {
+        Op::Diff if keys[1..].contains(&keys[0]) => Op::Nothing,
+        op => op,
+    };
     if store {
-        let result = with_sets(cx, &keys(2), |sets| compute(op, sets))?;
+        let result = with_sets(cx, &keys, |sets| compute(op, sets))?;
         stored(cx, a.arg(1), result, out);
     } else {
-        with_sets(cx, &keys(1), |sets| {
+        with_sets(cx, &keys, |sets| {
             let result = compute(op, sets);
             bulks(out, members(&result).into_iter());
         })?;
@@ -93,18 +103,21 @@ fn sintercard(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     Ok(())
 }
 
-/// `f` of the sets under `keys`, in their order (`None`: no such key).
-/// They are moved out of the store for it and put back after, unchanged;
-/// a key of another type is WRONGTYPE, and nothing is computed.
+/// `f` of the sets under `keys` (`None`: no such key), each key once, in
+/// the order each first appears. They are moved out of the store for it
+/// and put back after, unchanged; a key of another type is WRONGTYPE, and
+/// nothing is computed.
 fn with_sets<R>(
     cx: &Running,
     keys: &[&[u8]],
     f: impl FnOnce(&[Option<&Set>]) -> R,
 ) -> Result<R, Fail> {
+    // Each key once, found by hash: a request may name a million keys.
+    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(keys.len());
     let mut taken: Vec<(&[u8], Option<Set>)> = Vec::new();
     let mut wrong = false;
     for k in keys {
-        if taken.iter().any(|(t, _)| t == k) {
+        if !seen.insert(k) {
             continue;
         }
         match take::<Set>(cx, k) {
@@ -116,13 +129,7 @@ fn with_sets<R>(
         }
     }
     let result = (!wrong).then(|| {
-        let sets: Vec<Option<&Set>> = keys
-            .iter()
-            .map(|k| {
-                let (_, s) = taken.iter().find(|(t, _)| t == k).expect("taken");
-                s.as_ref()
-            })
-            .collect();
+        let sets: Vec<Option<&Set>> = taken.iter().map(|(_, s)| s.as_ref()).collect();
         f(&sets)
     });
     for (k, s) in taken {
@@ -168,12 +175,32 @@ fn compute(op: Op, sets: &[Option<&Set>]) -> Set {
                 return Set::new();
             };
             let rest: Vec<&Set> = sets[1..].iter().flatten().copied().collect();
-            first
-                .iter()
-                .filter(|m| !rest.iter().any(|s| s.contains(*m)))
-                .cloned()
-                .collect()
+            // Redis's choice of algorithm: each of the first set's members
+            // looked up in the others, or the others' members taken out
+            // of a copy of it, whichever visits fewer (the first given an
+            // advantage of 2).
+            let lookups = first.len() * (rest.len() + 1) / 2;
+            let visits = first.len() + rest.iter().map(|s| s.len()).sum::<usize>();
+            if lookups <= visits {
+                first
+                    .iter()
+                    .filter(|m| !rest.iter().any(|s| s.contains(*m)))
+                    .cloned()
+                    .collect()
+            } else {
+                let mut left = first.clone();
+                for s in rest {
+                    s.iter().for_each(|m| {
+                        left.remove(m);
+                    });
+                    if left.is_empty() {
+                        break;
+                    }
+                }
+                left
+            }
         }
+        Op::Nothing => Set::new(),
     }
 }
 
