@@ -21,7 +21,7 @@ const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong ki
 /// one-member set, or of a whole set: ascending for integers, as Redis's
 /// intset answers).
 #[rustfmt::skip]
-const SCRIPT: &[(&[&str], &str)] = &[
+pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["SADD", "s", "a", "b", "c"], ":3\r\n"),
         (&["SADD", "s", "a", "d"], ":1\r\n"),
         (&["SREM", "s", "a", "x"], ":1\r\n"),
@@ -191,6 +191,136 @@ const SCRIPT: &[(&[&str], &str)] = &[
         (&["ZADD", "one1", "1", "m"], WRONGTYPE),
         (&["SADD", "z", "m"], WRONGTYPE),
         (&["SCARD", "s"], ":3\r\n"),
+        // SMOVE, SMISMEMBER and the set algebra.
+        (&["SADD", "m1", "a", "b", "c"], ":3\r\n"),
+        (&["SADD", "m2", "c", "d"], ":2\r\n"),
+        (&["SMOVE", "m1", "m2", "a"], ":1\r\n"),
+        (&["SMOVE", "m1", "m2", "c"], ":1\r\n"),
+        (&["SMOVE", "m1", "m2", "zz"], ":0\r\n"),
+        (&["SMOVE", "nos", "m2", "a"], ":0\r\n"),
+        (&["SMOVE", "m1", "m1", "b"], ":1\r\n"),
+        (&["SMOVE", "m1", "m1", "zz"], ":0\r\n"),
+        (&["SMOVE", "m1", "fresh", "b"], ":1\r\n"),
+        (&["EXISTS", "m1"], ":0\r\n"),
+        (&["SMEMBERS", "fresh"], "*1\r\n$1\r\nb\r\n"),
+        (&["SET", "str2", "v"], "+OK\r\n"),
+        (&["SMOVE", "str2", "m2", "a"], WRONGTYPE),
+        (&["SMOVE", "m2", "str2", "a"], WRONGTYPE),
+        (&["SMOVE", "nos", "str2", "a"], ":0\r\n"),
+        (&["SMOVE", "m2", "str2", "zz"], WRONGTYPE),
+        (&["SMOVE", "m2", "m2"], "-ERR wrong number of arguments for 'smove' command\r\n"),
+        (&["SMISMEMBER", "m2", "a", "zz", "d"], "*3\r\n:1\r\n:0\r\n:1\r\n"),
+        (&["SMISMEMBER", "nos", "a", "b"], "*2\r\n:0\r\n:0\r\n"),
+        (&["SMISMEMBER", "str2", "a"], WRONGTYPE),
+        (&["SMISMEMBER", "m2"], "-ERR wrong number of arguments for 'smismember' command\r\n"),
+        (&["SADD", "i1", "1", "2", "3", "4"], ":4\r\n"),
+        (&["SADD", "i2", "3", "4", "5"], ":3\r\n"),
+        (&["SINTER", "i1", "i2"], "*2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
+        (&["SINTER", "i1", "nos"], "*0\r\n"),
+        (&["SINTER", "i1", "nos", "str2"], WRONGTYPE),
+        (&["SINTER", "i1"], "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
+        (&["SUNION", "i1", "i2", "nos"], "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n"),
+        (&["SUNION", "nos"], "*0\r\n"),
+        (&["SUNION", "i1", "str2"], WRONGTYPE),
+        (&["SDIFF", "i1", "i2"], "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"),
+        (&["SDIFF", "i1", "nos"], "*4\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
+        (&["SDIFF", "nos", "i1"], "*0\r\n"),
+        (&["SDIFF", "i1", "i1"], "*0\r\n"),
+        (&["SDIFF", "i2", "str2"], WRONGTYPE),
+        (&["SINTERCARD", "2", "i1", "i2"], ":2\r\n"),
+        (&["SINTERCARD", "2", "i1", "i2", "LIMIT", "1"], ":1\r\n"),
+        (&["SINTERCARD", "2", "i1", "i2", "LIMIT", "0"], ":2\r\n"),
+        (&["SINTERCARD", "1", "i1", "i2"], "-ERR syntax error\r\n"),
+        (&["SINTERCARD", "2", "i1", "nos"], ":0\r\n"),
+        (&["SINTERCARD", "0", "i1"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["SINTERCARD", "-1", "i1"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["SINTERCARD", "abc", "i1"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["SINTERCARD", "3", "i1", "i2"], "-ERR Number of keys can't be greater than number of args\r\n"),
+        (&["SINTERCARD", "1", "i1", "LIMIT"], "-ERR syntax error\r\n"),
+        (&["SINTERCARD", "1", "i1", "LIMIT", "-1"], "-ERR LIMIT can't be negative\r\n"),
+        (&["SINTERCARD", "1", "i1", "LIMIT", "x"], "-ERR LIMIT can't be negative\r\n"),
+        (&["SINTERCARD", "1", "i1", "FOO", "1"], "-ERR syntax error\r\n"),
+        (&["SINTERCARD", "2", "i1", "str2"], WRONGTYPE),
+        (&["SINTERCARD", "2", "nos", "str2"], WRONGTYPE),
+        (&["SINTERSTORE", "dst", "i1", "i2"], ":2\r\n"),
+        (&["SMEMBERS", "dst"], "*2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
+        (&["SUNIONSTORE", "dst", "i1", "i2"], ":5\r\n"),
+        (&["SMEMBERS", "dst"], "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n"),
+        (&["SDIFFSTORE", "dst", "i1", "i2"], ":2\r\n"),
+        (&["SMEMBERS", "dst"], "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"),
+        (&["SINTERSTORE", "dst", "i1", "nos"], ":0\r\n"),
+        (&["EXISTS", "dst"], ":0\r\n"),
+        (&["SINTERSTORE", "dst", "i1", "nos"], ":0\r\n"),
+        (&["SET", "dst", "x"], "+OK\r\n"),
+        (&["EXPIRE", "dst", "100"], ":1\r\n"),
+        (&["SUNIONSTORE", "dst", "i2"], ":3\r\n"),
+        (&["TTL", "dst"], ":-1\r\n"),
+        (&["TYPE", "dst"], "+set\r\n"),
+        (&["SUNIONSTORE", "dst", "str2"], WRONGTYPE),
+        (&["SDIFFSTORE", "dst", "dst", "i1"], ":1\r\n"),
+        (&["SMEMBERS", "dst"], "*1\r\n$1\r\n5\r\n"),
+        (&["SDIFFSTORE", "i1", "i1", "i2"], ":2\r\n"),
+        (&["SMEMBERS", "i1"], "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"),
+        (&["SINTERSTORE", "i1"], "-ERR wrong number of arguments for 'sinterstore' command\r\n"),
+        (&["SINTER"], "-ERR wrong number of arguments for 'sinter' command\r\n"),        // HSETNX, HSTRLEN, HINCRBYFLOAT, HKEYS, HVALS, HRANDFIELD (of a
+        // one-field hash), MEMORY USAGE's errors.
+        (&["HSET", "hh", "a", "1", "b", "hello"], ":2\r\n"),
+        (&["HSETNX", "hh", "a", "9"], ":0\r\n"),
+        (&["HSETNX", "hh", "c", "3"], ":1\r\n"),
+        (&["HSETNX", "noh2", "f", "v"], ":1\r\n"),
+        (&["HGET", "noh2", "f"], "$1\r\nv\r\n"),
+        (&["HSTRLEN", "hh", "b"], ":5\r\n"),
+        (&["HSTRLEN", "hh", "zz"], ":0\r\n"),
+        (&["HSTRLEN", "noh", "zz"], ":0\r\n"),
+        (&["HINCRBYFLOAT", "hh", "a", "1.5"], "$3\r\n2.5\r\n"),
+        (&["HINCRBYFLOAT", "hh", "a", "0.1"], "$3\r\n2.6\r\n"),
+        (&["HINCRBYFLOAT", "hh", "new", "1e3"], "$4\r\n1000\r\n"),
+        (&["HINCRBYFLOAT", "hh", "b", "1"], "-ERR hash value is not a float\r\n"),
+        (&["HINCRBYFLOAT", "hh", "a", "x"], "-ERR value is not a valid float\r\n"),
+        (&["HINCRBYFLOAT", "hh", "a", "+inf"], "-ERR value is NaN or Infinity\r\n"),
+        (&["HINCRBYFLOAT", "noh", "a", "inf"], "-ERR value is NaN or Infinity\r\n"),
+        (&["HINCRBYFLOAT", "hh", "a", "nan"], "-ERR value is not a valid float\r\n"),
+        (&["SET", "hstr", "v"], "+OK\r\n"),
+        (&["HINCRBYFLOAT", "hstr", "a", "1"], WRONGTYPE),
+        (&["HINCRBYFLOAT", "hstr", "a", "x"], "-ERR value is not a valid float\r\n"),
+        (&["HSETNX", "hstr", "a", "1"], WRONGTYPE),
+        (&["HSTRLEN", "hstr", "a"], WRONGTYPE),
+        (&["HKEYS", "hstr"], WRONGTYPE),
+        (&["HVALS", "hstr"], WRONGTYPE),
+        (&["HRANDFIELD", "hstr"], WRONGTYPE),
+        (&["HRANDFIELD", "hstr", "1"], WRONGTYPE),
+        (&["HRANDFIELD", "hstr", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["HSET", "h1", "f", "v"], ":1\r\n"),
+        (&["HKEYS", "h1"], "*1\r\n$1\r\nf\r\n"),
+        (&["HVALS", "h1"], "*1\r\n$1\r\nv\r\n"),
+        (&["HKEYS", "noh"], "*0\r\n"),
+        (&["HVALS", "noh"], "*0\r\n"),
+        (&["HRANDFIELD", "h1"], "$1\r\nf\r\n"),
+        (&["HRANDFIELD", "noh"], "$-1\r\n"),
+        (&["HRANDFIELD", "h1", "1"], "*1\r\n$1\r\nf\r\n"),
+        (&["HRANDFIELD", "h1", "5", "WITHVALUES"], "*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+        (&["HRANDFIELD", "h1", "-3", "withvalues"], "*6\r\n$1\r\nf\r\n$1\r\nv\r\n$1\r\nf\r\n$1\r\nv\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+        (&["HRANDFIELD", "h1", "-3"], "*3\r\n$1\r\nf\r\n$1\r\nf\r\n$1\r\nf\r\n"),
+        (&["HRANDFIELD", "h1", "0"], "*0\r\n"),
+        (&["HRANDFIELD", "noh", "5"], "*0\r\n"),
+        (&["HRANDFIELD", "noh", "-5", "WITHVALUES"], "*0\r\n"),
+        (&["HRANDFIELD", "h1", "1", "FOO"], "-ERR syntax error\r\n"),
+        (&["HRANDFIELD", "h1", "1", "WITHVALUES", "x"], "-ERR syntax error\r\n"),
+        (&["HRANDFIELD", "h1", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["HRANDFIELD", "h1", "-9223372036854775808"], "-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n"),
+        (&["HRANDFIELD", "h1", "-9223372036854770000", "WITHVALUES"], "-ERR value is out of range\r\n"),
+        (&["HRANDFIELD", "h1", "4611686018427387904", "WITHVALUES"], "-ERR value is out of range\r\n"),
+        (&["HRANDFIELD", "h1", "4611686018427387903", "WITHVALUES"], "*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+        (&["HRANDFIELD", "noh", "-9223372036854775808"], "-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n"),
+        (&["MEMORY", "USAGE"], "-ERR wrong number of arguments for 'memory|usage' command\r\n"),
+        (&["MEMORY", "USAGE", "nokey"], "$-1\r\n"),
+        (&["MEMORY", "FOO"], "-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n"),
+        (&["MEMORY", "USAGE", "nokey", "SAMPLES"], "-ERR syntax error\r\n"),
+        (&["MEMORY", "USAGE", "nokey", "SAMPLES", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["MEMORY", "USAGE", "nokey", "SAMPLES", "-1"], "-ERR syntax error\r\n"),
+        (&["MEMORY", "USAGE", "nokey", "FOO", "1"], "-ERR syntax error\r\n"),
+        (&["MEMORY", "USAGE", "h1", "SAMPLES", "1", "x"], "-ERR syntax error\r\n"),
+        (&["MEMORY"], "-ERR wrong number of arguments for 'memory' command\r\n"),
 ];
 
 /// `args`' reply: an array of bulk strings, as texts.
@@ -256,6 +386,34 @@ fn random_picks(c: &mut Raw) {
     let rest = strings(c, &["SPOP", "r", "6"]);
     assert_eq!(rest.into_iter().collect::<BTreeSet<_>>(), left);
     c.expect(&cmd(&["EXISTS", "r"]), ":0\r\n");
+    hash_picks(c, &all);
+}
+
+/// HRANDFIELD: fields of the hash, distinct where they must be, each
+/// with its own value WITHVALUES; the whole hash when asked for more.
+fn hash_picks(c: &mut Raw, all: &[String]) {
+    let mut hset = vec!["HSET", "rh"];
+    let values: Vec<String> = all.iter().map(|f| format!("v{f}")).collect();
+    for (f, v) in all.iter().zip(&values) {
+        hset.extend([f.as_str(), v.as_str()]);
+    }
+    c.expect(&cmd(&hset), ":10\r\n");
+    let picks = strings(c, &["HRANDFIELD", "rh", "4"]);
+    assert_eq!(picks.iter().collect::<BTreeSet<_>>().len(), 4, "{picks:?}");
+    assert!(picks.iter().all(|f| all.contains(f)), "{picks:?}");
+    let pairs = strings(c, &["HRANDFIELD", "rh", "3", "WITHVALUES"]);
+    assert_eq!(pairs.len(), 6);
+    for p in pairs.chunks(2) {
+        assert_eq!(p[1], format!("v{}", p[0]), "{pairs:?}");
+    }
+    let whole = strings(c, &["HRANDFIELD", "rh", "100"]);
+    assert_eq!(
+        whole.iter().collect::<BTreeSet<_>>(),
+        all.iter().collect::<BTreeSet<_>>()
+    );
+    let one = string(c, &["HRANDFIELD", "rh"]);
+    assert!(all.contains(&one), "{one}");
+    c.expect(&cmd(&["DEL", "rh"]), ":1\r\n");
 }
 
 /// The script one request at a time, then all of it in one write; the
@@ -322,6 +480,15 @@ fn collection_writes(c: &mut Raw) {
     c.expect(&cmd(&["HINCRBY", "h", "n", "-7"]), ":-7\r\n");
     c.expect(&cmd(&["HMSET", "h", "c", "y", "d", "z"]), "+OK\r\n");
     c.expect(&cmd(&["HDEL", "h", "b"]), ":1\r\n");
+    // Logged as the HSET of the sum.
+    c.expect(&cmd(&["HINCRBYFLOAT", "h", "f", "0.1"]), "$3\r\n0.1\r\n");
+    c.expect(&cmd(&["HINCRBYFLOAT", "h", "f", "0.2"]), "$3\r\n0.3\r\n");
+    c.expect(&cmd(&["HSETNX", "h", "e", "new"]), ":1\r\n");
+    c.expect(&cmd(&["SADD", "ints", "40", "50"]), ":2\r\n");
+    c.expect(&cmd(&["SMOVE", "ints", "moved", "40"]), ":1\r\n");
+    c.expect(&cmd(&["SUNIONSTORE", "moved", "moved", "ints"]), ":3\r\n");
+    c.expect(&cmd(&["SDIFFSTORE", "moved", "moved", "nosuch"]), ":3\r\n");
+    c.expect(&cmd(&["SINTERSTORE", "ints2", "moved", "ints"]), ":2\r\n");
     let zadd = [
         "ZADD", "z", "1.5", "a", "1e20", "b", "inf", "c", "-inf", "d", "0.1", "e", "-0", "f",
         "0x10", "g", "1e-310", "h",
@@ -357,6 +524,8 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
     for (db, key) in [
         ("0", "s"),
         ("0", "ints"),
+        ("0", "moved"),
+        ("0", "ints2"),
         ("0", "h"),
         ("0", "z"),
         ("0", "zb"),
@@ -501,7 +670,8 @@ fn redis_benchmark_runs_without_errors() {
     }
 }
 
-/// SRANDMEMBER's negative count sizes its reply, not the set: a count
+/// SRANDMEMBER's (and HRANDFIELD's) negative count sizes its reply, not
+/// the set: a count
 /// whose reply would pass --max-query is refused with an error (before
 /// anything is made, or as soon as the reply passes it), under every
 /// store and strategy; the server carries on, and a count that fits, or
@@ -532,7 +702,114 @@ fn a_huge_negative_srandmember_count_is_refused_not_fatal() {
             c.expect(&cmd(&["SRANDMEMBER", "nokey", "-2000000000"]), "*0\r\n");
             let picks = strings(&mut c, &["SRANDMEMBER", "s", "-5000"]);
             assert_eq!(picks.len(), 5000, "{ctx}");
+            // HRANDFIELD's picks alike, with and without their values.
+            c.expect(&cmd(&["HSET", "h", "f", "v", "g", "w"]), ":2\r\n");
+            for count in ["-9223372036854775807", "-10000"] {
+                c.send(&cmd(&["HRANDFIELD", "h", count]));
+                assert_eq!(text(&c.reply()), too_large, "{ctx}: {count}");
+            }
+            c.send(&cmd(&[
+                "HRANDFIELD",
+                "h",
+                "-4611686018427387903",
+                "WITHVALUES",
+            ]));
+            assert_eq!(text(&c.reply()), too_large, "{ctx}");
+            c.send(&cmd(&["HRANDFIELD", "h", "-5000", "WITHVALUES"]));
+            assert_eq!(text(&c.reply()), too_large, "{ctx}");
+            let picks = strings(&mut c, &["HRANDFIELD", "h", "-2500", "WITHVALUES"]);
+            assert_eq!(picks.len(), 5000, "{ctx}");
+            assert!(
+                picks.chunks(2).all(|p| p == ["f", "v"] || p == ["g", "w"]),
+                "{ctx}"
+            );
             c.expect(&cmd(&["PING"]), "+PONG\r\n");
         }
     }
+}
+
+/// MEMORY USAGE: serverlab's own estimate (docs/protocols/resp.md), an
+/// integer that grows with what the key holds, `$-1` for no key, the same
+/// under every store (it describes the locked stores' layout): a short
+/// string is its table slot (16 bytes and a control byte), its place in
+/// SCAN's order (14) and one 32-byte allocation.
+#[test]
+fn memory_usage_estimates_a_key_s_bytes() {
+    let usage = |c: &mut Raw, args: &[&str]| -> i64 {
+        c.send(&cmd(args));
+        let r = text(&c.reply());
+        r.strip_prefix(':')
+            .and_then(|n| n.trim_end().parse().ok())
+            .unwrap_or_else(|| panic!("{args:?}: {r:?}"))
+    };
+    for store in resp_stores() {
+        let server = ServerProc::start("resp", &["--store", store]);
+        let mut c = Raw::connect(server.addr);
+        c.expect(&cmd(&["SET", "k", "v"]), "+OK\r\n");
+        assert_eq!(usage(&mut c, &["MEMORY", "USAGE", "k"]), 63, "{store}");
+        c.expect(&cmd(&["MEMORY", "USAGE", "nokey"]), "$-1\r\n");
+        let mut small = vec!["SADD", "small"];
+        let members: Vec<String> = (0..1000).map(|i| format!("member-{i}")).collect();
+        small.extend(members.iter().take(10).map(String::as_str));
+        c.send(&cmd(&small));
+        c.reply();
+        let mut big = vec!["SADD", "big"];
+        big.extend(members.iter().map(String::as_str));
+        c.send(&cmd(&big));
+        c.reply();
+        let (s, b) = (
+            usage(&mut c, &["MEMORY", "USAGE", "small"]),
+            usage(&mut c, &["MEMORY", "USAGE", "big"]),
+        );
+        assert!(b > 50 * s / 2 && s > 10 * 32, "{store}: {s} {b}");
+        // Every member is alike: the default sample extrapolates to what
+        // visiting all of them counts.
+        assert_eq!(
+            usage(&mut c, &["MEMORY", "USAGE", "big", "SAMPLES", "0"]),
+            b,
+            "{store}"
+        );
+        for kind in [
+            &["RPUSH", "l", "a", "b"][..],
+            &["HSET", "h", "f", "v"],
+            &["ZADD", "z", "1", "m"],
+        ] {
+            c.send(&cmd(kind));
+            c.reply();
+            assert!(
+                usage(&mut c, &["MEMORY", "USAGE", kind[1]]) > 63,
+                "{store}: {kind:?}"
+            );
+        }
+    }
+}
+
+/// A set operation naming many keys costs about what it names: 300,000
+/// keys (most missing, one named many times) are answered well within
+/// the connection's 20 s read timeout, a hang guard (looking each key up
+/// among those already taken, one by one, was some 10^10 comparisons);
+/// SDIFF of a large set less many small ones likewise.
+#[test]
+fn set_operations_over_many_keys_answer() {
+    let server = ServerProc::start("resp", &[]);
+    let mut c = Raw::connect(server.addr);
+    c.expect(&cmd(&["SADD", "a", "x", "y"]), ":2\r\n");
+    c.expect(&cmd(&["SADD", "b", "y", "z"]), ":2\r\n");
+    let many: Vec<String> = (0..300_000)
+        .map(|i| match i % 3 {
+            0 => "a".to_string(),
+            1 => format!("missing-{i}"),
+            _ => "b".to_string(),
+        })
+        .collect();
+    let mut union = vec!["SUNION"];
+    union.extend(many.iter().map(String::as_str));
+    assert_eq!(strings(&mut c, &union).len(), 3);
+    let mut diff = vec!["SDIFFSTORE", "d", "a"];
+    diff.extend(many.iter().skip(1).map(String::as_str));
+    c.expect(&cmd(&diff), ":0\r\n");
+    let mut card = vec!["SINTERCARD", "2", "a", "b"];
+    card.extend(["LIMIT", "0"]);
+    c.expect(&cmd(&card), ":1\r\n");
+    c.expect(&cmd(&["PING"]), "+PONG\r\n");
 }

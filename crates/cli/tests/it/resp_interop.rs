@@ -406,3 +406,24 @@ verify = true
         assert_eq!(v["results"]["verification"]["mismatches"], 0, "{point}");
     }
 }
+
+/// The collections' script (`resp_colls::SCRIPT`, which every strategy
+/// and store is held to byte for byte) is redis-server's own: each of its
+/// replies is what a fresh redis-server 7.0.15 answers, in order.
+#[test]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
+fn the_collections_script_is_redis_servers_bytes() {
+    let redis = RedisServer::start();
+    let mut c = Raw::connect(redis.addr().parse().unwrap());
+    let mut differ = Vec::new();
+    for (args, want) in crate::resp_colls::SCRIPT {
+        c.send(&cmd(args));
+        let got = text(&c.reply());
+        if got != *want {
+            differ.push(format!(
+                "{args:?}: redis-server {got:?}, the script {want:?}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

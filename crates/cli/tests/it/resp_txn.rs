@@ -7,6 +7,7 @@
 
 use crate::resp::{cmd, resp_stores, Raw};
 use crate::support::*;
+use std::time::{Duration, Instant};
 
 /// Transactions and databases, byte for byte.
 fn script(c: &mut Raw) {
@@ -129,6 +130,19 @@ fn watch(addr: std::net::SocketAddr, store: &str) {
     c.expect(&cmd(&["EXEC"]), "*0\r\n");
     c.expect(&cmd(&["WATCH", "l"]), "+OK\r\n");
     other.expect(&cmd(&["FLUSHALL"]), "+OK\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["EXEC"]), "*-1\r\n");
+    // SMOVE touches its destination only when it adds the member there
+    // (as Redis signals it): a destination that had it still commits.
+    other.expect(&cmd(&["SADD", "src", "a", "b"]), ":2\r\n");
+    other.expect(&cmd(&["SADD", "dst", "a"]), ":1\r\n");
+    c.expect(&cmd(&["WATCH", "dst"]), "+OK\r\n");
+    other.expect(&cmd(&["SMOVE", "src", "dst", "a"]), ":1\r\n");
+    c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+    c.expect(&cmd(&["SADD", "dst", "c"]), "+QUEUED\r\n");
+    c.expect(&cmd(&["EXEC"]), "*1\r\n:1\r\n");
+    c.expect(&cmd(&["WATCH", "dst"]), "+OK\r\n");
+    other.expect(&cmd(&["SMOVE", "src", "dst", "b"]), ":1\r\n");
     c.expect(&cmd(&["MULTI"]), "+OK\r\n");
     c.expect(&cmd(&["EXEC"]), "*-1\r\n");
     let _ = store;
@@ -360,5 +374,64 @@ fn a_transactions_replies_are_bounded() {
         } else {
             assert_eq!(text(&r), dropped, "reply {i}");
         }
+    }
+}
+
+/// What touches a watched key, as Redis 7.0 has it (replies checked
+/// against redis-server 7.0.15): FLUSHALL and FLUSHDB touch only the
+/// watched keys that exist, SWAPDB those that exist in either database,
+/// and a watched key that expires before EXEC aborts it, under every
+/// store. (A flush aborted every watcher; an expiry none.)
+#[test]
+fn flushes_swaps_and_expiry_touch_watched_keys_as_redis_does() {
+    for store in resp_stores() {
+        let server = ServerProc::start("resp", &["--store", store, "--threads", "2"]);
+        let mut c = Raw::connect(server.addr);
+        let mut other = Raw::connect(server.addr);
+        let commits = |c: &mut Raw, want: &str| {
+            c.expect(&cmd(&["MULTI"]), "+OK\r\n");
+            c.expect(&cmd(&["PING"]), "+QUEUED\r\n");
+            c.expect(&cmd(&["EXEC"]), want);
+        };
+        for flush in ["FLUSHALL", "FLUSHDB"] {
+            c.expect(&cmd(&["WATCH", "absent"]), "+OK\r\n");
+            other.expect(&cmd(&[flush]), "+OK\r\n");
+            commits(&mut c, "*1\r\n+PONG\r\n");
+            other.expect(&cmd(&["SET", "present", "1"]), "+OK\r\n");
+            c.expect(&cmd(&["WATCH", "present"]), "+OK\r\n");
+            other.expect(&cmd(&[flush]), "+OK\r\n");
+            commits(&mut c, "*-1\r\n");
+        }
+        other.expect(&cmd(&["SELECT", "1"]), "+OK\r\n");
+        other.expect(&cmd(&["SET", "y", "1"]), "+OK\r\n");
+        other.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");
+        c.expect(&cmd(&["WATCH", "y"]), "+OK\r\n");
+        other.expect(&cmd(&["SWAPDB", "0", "1"]), "+OK\r\n");
+        commits(&mut c, "*-1\r\n");
+        c.expect(&cmd(&["WATCH", "nothere"]), "+OK\r\n");
+        other.expect(&cmd(&["SWAPDB", "0", "1"]), "+OK\r\n");
+        commits(&mut c, "*1\r\n+PONG\r\n");
+        // Expiry: the key is gone (or past its deadline) by EXEC.
+        c.expect(&cmd(&["SET", "x", "foo"]), "+OK\r\n");
+        c.expect(&cmd(&["PEXPIRE", "x", "100"]), ":1\r\n");
+        c.expect(&cmd(&["WATCH", "x"]), "+OK\r\n");
+        let since = Instant::now();
+        loop {
+            other.send(&cmd(&["EXISTS", "x"]));
+            if text(&other.reply()) == ":0\r\n" {
+                break;
+            }
+            assert!(
+                since.elapsed() < Duration::from_secs(30),
+                "{store}: x never expired"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        commits(&mut c, "*-1\r\n");
+        // A watched key whose deadline is still ahead does not abort.
+        c.expect(&cmd(&["SET", "x", "foo"]), "+OK\r\n");
+        c.expect(&cmd(&["EXPIRE", "x", "1000"]), ":1\r\n");
+        c.expect(&cmd(&["WATCH", "x"]), "+OK\r\n");
+        commits(&mut c, "*1\r\n+PONG\r\n");
     }
 }

@@ -100,6 +100,14 @@ pub mod specs {
     pub const RENAME: &[Key] = &[range(1, 1, 1, Role::Both), range(2, 2, 1, Role::Write)];
     /// COPY: the source read, the destination replaced.
     pub const COPY: &[Key] = &[range(1, 1, 1, Role::Read), range(2, 2, 1, Role::Write)];
+    /// SINTERSTORE destination key… (SUNIONSTORE, SDIFFSTORE): the
+    /// destination replaced, the other keys read.
+    pub const STORE_REST: &[Key] = &[range(1, 1, 1, Role::Write), range(2, -1, 1, Role::Read)];
+    /// SINTERCARD numkeys key… : the counted keys, read.
+    pub const SINTERCARD: &[Key] = &[Key {
+        find: Find::Counted { at: 1 },
+        role: Role::Read,
+    }];
     /// LMPOP numkeys key… : the counted keys.
     pub const LMPOP: &[Key] = &[Key {
         find: Find::Counted { at: 1 },
@@ -208,7 +216,7 @@ pub enum Family {
     /// DUMP and RESTORE.
     Dump,
     /// FLUSHALL, FLUSHDB, SWAPDB, CONFIG (but GET), FUNCTION, CLIENT
-    /// (but its connection's own subcommands), OBJECT, TIME.
+    /// (but its connection's own subcommands), OBJECT, MEMORY, TIME.
     Server,
 }
 
@@ -491,6 +499,7 @@ names! {
     Function     "function"     "FUNCTION"     -2  Write  NONE             []                          Server       true;
     Object       "object"       "OBJECT"       -2  Read   READ_SECOND      []                          Server       true;
     Time         "time"         "TIME"         1   Read   NONE             []                          Server       true;
+    Memory       "memory"       "MEMORY"       -2  Read   READ_SECOND      []                          Server       true;
     Sort         "sort"         "SORT"         -2  Write  SORT             []                          Sort         true;
     Dump         "dump"         "DUMP"         2   Read   READ_ONE         []                          Dump         true;
     Restore      "restore"      "RESTORE"      -4  Write  WRITE_ONE        [LOGGED_AS_OTHER]           Dump         true;
@@ -501,6 +510,15 @@ names! {
     SCard        "scard"        "SCARD"        2   Read   READ_ONE         []                          Colls        true;
     SPop         "spop"         "SPOP"         -2  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
     SRandMember  "srandmember"  "SRANDMEMBER"  -2  Read   READ_ONE         []                          Colls        true;
+    SMove        "smove"        "SMOVE"        4   Write  CHANGE_TWO       []                          Colls        true;
+    SMIsMember   "smismember"   "SMISMEMBER"   -3  Read   READ_ONE         []                          Colls        true;
+    SInter       "sinter"       "SINTER"       -2  Read   READ_EVERY       []                          Colls        true;
+    SInterCard   "sintercard"   "SINTERCARD"   -3  Read   SINTERCARD       []                          Colls        true;
+    SInterStore  "sinterstore"  "SINTERSTORE"  -3  Write  STORE_REST       []                          Colls        true;
+    SUnion       "sunion"       "SUNION"       -2  Read   READ_EVERY       []                          Colls        true;
+    SUnionStore  "sunionstore"  "SUNIONSTORE"  -3  Write  STORE_REST       []                          Colls        true;
+    SDiff        "sdiff"        "SDIFF"        -2  Read   READ_EVERY       []                          Colls        true;
+    SDiffStore   "sdiffstore"   "SDIFFSTORE"   -3  Write  STORE_REST       []                          Colls        true;
     HSet         "hset"         "HSET"         -4  Write  CHANGE_ONE       []                          Colls        true;
     HMSet        "hmset"        "HMSET"        -4  Write  CHANGE_ONE       []                          Colls        true;
     HGet         "hget"         "HGET"         3   Read   READ_ONE         []                          Colls        true;
@@ -510,6 +528,12 @@ names! {
     HLen         "hlen"         "HLEN"         2   Read   READ_ONE         []                          Colls        true;
     HIncrBy      "hincrby"      "HINCRBY"      4   Write  CHANGE_ONE       []                          Colls        true;
     HExists      "hexists"      "HEXISTS"      3   Read   READ_ONE         []                          Colls        true;
+    HSetNx       "hsetnx"       "HSETNX"       4   Write  CHANGE_ONE       []                          Colls        true;
+    HStrLen      "hstrlen"      "HSTRLEN"      3   Read   READ_ONE         []                          Colls        true;
+    HIncrByFloat "hincrbyfloat" "HINCRBYFLOAT" 4   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
+    HKeys        "hkeys"        "HKEYS"        2   Read   READ_ONE         []                          Colls        true;
+    HVals        "hvals"        "HVALS"        2   Read   READ_ONE         []                          Colls        true;
+    HRandField   "hrandfield"   "HRANDFIELD"   -2  Read   READ_ONE         []                          Colls        true;
     ZAdd         "zadd"         "ZADD"         -4  Write  CHANGE_ONE       []                          Colls        true;
     ZRem         "zrem"         "ZREM"         -3  Write  CHANGE_ONE       []                          Colls        true;
     ZScore       "zscore"       "ZSCORE"       3   Read   READ_ONE         []                          Colls        true;

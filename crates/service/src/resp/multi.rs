@@ -37,6 +37,12 @@ pub(crate) struct Queued {
 pub(crate) struct Watching {
     keys: Vec<(usize, Box<[u8]>)>,
     dirty: Dirty,
+    /// The deadline (ms since the epoch) of each watched key that had one
+    /// still ahead when it was watched: one passed by EXEC means the key
+    /// expired meanwhile, which aborts the EXEC as Redis's does (the key
+    /// deleted as it expired touches its watchers there, and one expired
+    /// but not yet deleted fails `isWatchedKeyExpired`).
+    deadlines: Vec<i64>,
 }
 
 /// Whether `name` is MULTI, EXEC, DISCARD, WATCH or UNWATCH (its row's
@@ -111,14 +117,19 @@ pub(crate) fn run(
         Name::Watch if in_multi => reply::error(out, b"ERR WATCH inside MULTI is not allowed"),
         Name::Watch => {
             // Alone: no write is half done while the keys are noted.
-            let _alone = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
+            let alone = svc.keyspace.write().unwrap_or_else(|e| e.into_inner());
             let a = super::Args {
                 framer: &conn.framer,
                 input,
             };
+            let now = super::expires::now_ms();
             for k in a.from(1) {
                 svc.watches.watch(conn.db, k, &conn.watching.dirty);
                 conn.watching.keys.push((conn.db, k.into()));
+                match alone.dbs[conn.db].expires.get(k) {
+                    Some(at) if at > now => conn.watching.deadlines.push(at),
+                    _ => {}
+                }
             }
             reply::ok(out)
         }
@@ -151,7 +162,9 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
         );
     }
     let mut alone = Alone::begin(svc);
-    let dirty = watching.dirty.load(Ordering::Acquire);
+    let now = super::expires::now_ms();
+    let dirty =
+        watching.dirty.load(Ordering::Acquire) || watching.deadlines.iter().any(|at| *at <= now);
     unwatch(svc, &watching);
     if dirty {
         // The abort shows that a watched key was written: its reply waits,

@@ -183,10 +183,16 @@ fn samples() -> Vec<(Name, Vec<Vec<&'static str>>)> {
         one(SAdd, &["SADD", "s", "c", "d", "x", "d"]),
         one(SRem, &["SREM", "s", "a", "b", "c", "zz"]),
         one(SPop, &["SPOP", "s", "2"]),
+        one(SMove, &["SMOVE", "s", "fresh", "a"]),
+        one(SInterStore, &["SINTERSTORE", "str", "s", "s"]),
+        one(SUnionStore, &["SUNIONSTORE", "s", "s", "nope"]),
+        one(SDiffStore, &["SDIFFSTORE", "l", "s", "nope"]),
         one(HSet, &["HSET", "h", "f1", "X", "f3", "Y", "f1", "Z"]),
         one(HMSet, &["HMSET", "h", "f2", "X", "f4", "Y"]),
         one(HDel, &["HDEL", "h", "f1", "f2", "cnt", "nope"]),
         one(HIncrBy, &["HINCRBY", "h", "cnt", "3"]),
+        one(HSetNx, &["HSETNX", "h", "f9", "v9"]),
+        one(HIncrByFloat, &["HINCRBYFLOAT", "h", "cnt", "0.5"]),
         one(ZAdd, &["ZADD", "z", "5", "m1", "7", "m9"]),
         one(ZRem, &["ZREM", "z", "m1"]),
         one(ZPopMin, &["ZPOPMIN", "z", "5"]),
@@ -265,6 +271,11 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
         one(Del, &["DEL", "s", "h", "l", "nope"]),
         one(MSet, &["MSET", "n", "1", "z", "2", "n", "3", "new", "4"]),
         one(Incr, &["INCR", "fresh"]),
+        one(HSetNx, &["HSETNX", "fresh", "f", "v"]),
+        one(HIncrByFloat, &["HINCRBYFLOAT", "h", "new", "2.5"]),
+        // A STORE whose empty result deletes its destination.
+        one(SInterStore, &["SINTERSTORE", "s", "s", "nope"]),
+        one(SDiffStore, &["SDIFFSTORE", "h", "s", "s"]),
     ];
     // On a long string (kept apart from its key), with a deadline.
     let long_cases = [
@@ -287,6 +298,20 @@ fn each_precise_undo_puts_back_exactly_what_changed() {
         &[&["RPUSH", "l", "a", "b", "a"], &["LREM", "l", "2", "a"]],
         &[&["RPUSH", "l", "a"], &["LREM", "l", "0", "a"]],
         &[&["LREM", "l", "0", "b"]],
+        // SMOVE emptying its source into a set that has the member (which
+        // changes nothing but the source, so one more write follows); to
+        // itself, to a new set and back.
+        &[
+            &["SADD", "one", "a"],
+            &["SMOVE", "one", "s", "a"],
+            &["SADD", "s", "more"],
+        ],
+        &[
+            &["SMOVE", "s", "s", "a"],
+            &["SMOVE", "s", "t2", "b"],
+            &["SMOVE", "t2", "s", "b"],
+            &["SMOVE", "s", "t2", "c"],
+        ],
     ] {
         cases.push((Exec, multi(c)));
     }

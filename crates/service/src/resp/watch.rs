@@ -67,15 +67,19 @@ impl Watches {
         }
     }
 
-    /// Every key of database `db` (or of all, `None`) was written
-    /// (FLUSHDB, FLUSHALL, SWAPDB).
-    pub(crate) fn touch_db(&self, db: Option<usize>) {
+    /// Every key of database `db` (or of all, `None`) is about to be
+    /// written (FLUSHDB, FLUSHALL, SWAPDB): the watched ones for which
+    /// `changes` (database, key) holds are touched. As Redis's
+    /// `touchAllWatchedKeysInDb`, a flush touches only the watched keys
+    /// that exist (a watched key that is absent stays absent), a swap
+    /// those that exist on either side.
+    pub(crate) fn touch_db(&self, db: Option<usize>, changes: impl Fn(usize, &[u8]) -> bool) {
         if !self.any() {
             return;
         }
         let m = self.by_key.lock();
-        for ((d, _), e) in m.iter() {
-            if db.is_none_or(|db| db == *d) {
+        for ((d, k), e) in m.iter() {
+            if db.is_none_or(|db| db == *d) && changes(*d, k) {
                 e.iter().for_each(|d| d.store(true, Ordering::Release));
             }
         }

@@ -56,7 +56,7 @@ impl Str {
 }
 
 /// The length from which a string is kept apart from its key ([`Raw`]).
-pub(crate) const RAW: usize = 512;
+pub const RAW: usize = 512;
 
 /// A string key and its value, apart: a long string, or one edited in
 /// place.

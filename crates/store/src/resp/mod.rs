@@ -16,7 +16,7 @@ mod rwlock;
 mod sharded;
 mod value;
 
-pub use db::{range, Popped};
+pub use db::{range, Popped, RAW};
 pub use lockfree::LockFreeResp;
 pub use mutex::MutexResp;
 pub use rwlock::RwLockResp;

@@ -1,6 +1,9 @@
 //! Sets, hashes and sorted sets, as Redis 7.0 serves them: SADD, SREM,
-//! SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER; HSET, HMSET, HGET,
-//! HMGET, HGETALL, HDEL, HLEN, HINCRBY, HEXISTS; ZADD, ZREM, ZSCORE,
+//! SISMEMBER, SMISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER, SMOVE, and
+//! the set algebra (SINTER, SINTERCARD, SUNION, SDIFF and their STOREs);
+//! HSET, HMSET, HSETNX, HGET,
+//! HMGET, HGETALL, HKEYS, HVALS, HDEL, HLEN, HSTRLEN, HINCRBY,
+//! HINCRBYFLOAT, HEXISTS, HRANDFIELD; ZADD, ZREM, ZSCORE,
 //! ZCARD, ZRANGE, ZPOPMIN.
 //!
 //! A write takes the key's collection out of the store, changes it and
@@ -15,6 +18,7 @@
 
 pub(crate) mod float;
 mod hashes;
+mod setops;
 mod sets;
 mod zsets;
 
@@ -33,12 +37,14 @@ type Hash = HashMap<Box<[u8]>, Box<[u8]>>;
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     use Name::*;
     let done = match name {
-        SAdd | SRem | SIsMember | SMembers | SCard | SPop | SRandMember => {
+        SAdd | SRem | SIsMember | SMIsMember | SMembers | SCard | SPop | SRandMember | SMove => {
             sets::run(name, a, cx, out)
         }
-        HSet | HMSet | HGet | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists => {
-            hashes::run(name, a, cx, out)
+        SInter | SInterCard | SInterStore | SUnion | SUnionStore | SDiff | SDiffStore => {
+            setops::run(name, a, cx, out)
         }
+        HSet | HMSet | HGet | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | HSetNx
+        | HStrLen | HIncrByFloat | HKeys | HVals | HRandField => hashes::run(name, a, cx, out),
         ZAdd | ZRem | ZScore | ZCard | ZRange | ZPopMin => zsets::run(name, a, cx, out),
         _ => unreachable!("{name:?} is not a collection command"),
     };

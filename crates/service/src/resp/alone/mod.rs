@@ -36,6 +36,7 @@ pub(crate) mod lists;
 pub(crate) mod server;
 pub(crate) mod sort;
 pub(crate) mod strings;
+pub(crate) mod usage;
 
 use super::expirer::{delete_due, PASS_KEYS};
 use super::expires::now_ms;
@@ -77,6 +78,10 @@ pub(crate) struct Running<'a> {
     /// The keys it computed from the data and read (SORT's `BY` and
     /// `GET` patterns), `always` only: its reply waits for their writes.
     computed: RefCell<Vec<Box<[u8]>>>,
+    /// Keys its row says it writes that it left as they were although it
+    /// wrote others (SMOVE's destination that had the member): watchers
+    /// of those are not told.
+    spared: Vec<Box<[u8]>>,
 }
 
 impl Running<'_> {
@@ -146,6 +151,13 @@ impl Running<'_> {
     /// An error reply, `msg` without the leading `-`.
     pub fn error(&self, out: &mut Vec<u8>, msg: &str) {
         reply::error(out, msg.as_bytes())
+    }
+
+    /// Notes that `key`, which the command's row says it writes, was left
+    /// as it was by a command that wrote other keys (Redis signals only
+    /// the keys it changed: a WATCH of this one still holds).
+    pub fn spare(&mut self, key: &[u8]) {
+        self.spared.push(key.into());
     }
 
     /// Notes a key the command computed from the data and read (the
@@ -367,9 +379,11 @@ impl<'g> Alone<'g> {
             record: None,
             journal: self.keep.then_some(&mut self.journal),
             computed: RefCell::default(),
+            spared: Vec::new(),
         };
         dispatch(name, a, &mut cx, out);
         let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
+        let spared = cx.spared;
         let computed = cx.computed.into_inner();
         if !computed.is_empty() {
             let read: Vec<&[u8]> = computed.iter().map(|k| &k[..]).collect();
@@ -387,7 +401,11 @@ impl<'g> Alone<'g> {
         }
         if record.is_some() {
             match &keys {
-                Some(keys) => self.after_write(svc, db, keys, false, record),
+                Some(keys) => {
+                    let mut keys = keys.clone();
+                    keys.retain(|k| !spared.iter().any(|s| **s == **k));
+                    self.after_write(svc, db, &keys, false, record)
+                }
                 None => {
                     self.touched = None;
                     self.add_record(db, &record.unwrap_or_default());
@@ -612,7 +630,8 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | IncrByFloat | SetBit | LRem | LTrim | LInsert | Unlink | Restore | SAdd | SRem | SPop
         | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove | BRPopLPush | LSet
         | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename | RenameNx | Copy | Move
-        | Sort | ZAdd | ZRem | ZPopMin => Undoes::Own,
+        | Sort | ZAdd | ZRem | ZPopMin | SMove | SInterStore | SUnionStore | SDiffStore
+        | HSetNx | HIncrByFloat => Undoes::Own,
         GetEx | Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
@@ -623,7 +642,8 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl | ExpireTime | PExpireTime
         | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
         | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
-        | ZRange => Undoes::Nothing,
+        | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen | HKeys | HVals
+        | HRandField | Memory => Undoes::Nothing,
     }
 }
 

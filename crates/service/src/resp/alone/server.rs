@@ -1,6 +1,6 @@
 //! The commands about the server beyond the fast path: FLUSHALL,
 //! FLUSHDB, SWAPDB, CONFIG (but GET), FUNCTION and CLIENT (but its
-//! connection's own subcommands).
+//! connection's own subcommands), OBJECT, MEMORY USAGE, TIME.
 
 use super::Running;
 use crate::resp::blocking::Unblock;
@@ -13,16 +13,22 @@ use serverlab_proto::resp::{reply, Name};
 pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     match name {
         Name::FlushAll => {
+            let ks = &*cx.ks;
+            cx.svc
+                .watches
+                .touch_db(None, |d, k| ks.dbs[d].store.exists(k));
             for n in 0..cx.ks.dbs.len() {
                 flush(cx, n);
             }
-            cx.svc.watches.touch_db(None);
             cx.log_input();
             reply::ok(out)
         }
         Name::FlushDb => {
+            let ks = &*cx.ks;
+            cx.svc
+                .watches
+                .touch_db(Some(cx.db), |d, k| ks.dbs[d].store.exists(k));
             flush(cx, cx.db);
-            cx.svc.watches.touch_db(Some(cx.db));
             cx.log_input();
             reply::ok(out)
         }
@@ -31,6 +37,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         Name::Function => function(a, cx, out),
         Name::Client => client(a, cx, out),
         Name::Object => object(a, cx, out),
+        Name::Memory => memory(a, cx, out),
         Name::Time => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -67,9 +74,12 @@ fn swapdb(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     if !range.contains(&x) || !range.contains(&y) {
         return cx.error(out, reply::DB_INDEX);
     }
-    cx.ks.dbs.swap(x as usize, y as usize);
-    cx.svc.watches.touch_db(Some(x as usize));
-    cx.svc.watches.touch_db(Some(y as usize));
+    let (x, y) = (x as usize, y as usize);
+    let ks = &*cx.ks;
+    let either = |_: usize, k: &[u8]| ks.dbs[x].store.exists(k) || ks.dbs[y].store.exists(k);
+    cx.svc.watches.touch_db(Some(x), either);
+    cx.svc.watches.touch_db(Some(y), either);
+    cx.ks.dbs.swap(x, y);
     cx.log_input();
     reply::ok(out)
 }
@@ -160,6 +170,40 @@ fn object(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
              some time to adjust.",
         ),
         _ => reply::bulk(out, redis_encoding(&v).as_bytes()),
+    }
+}
+
+/// MEMORY USAGE key [SAMPLES count]: the estimate of the key's bytes in
+/// serverlab's representation (see [`super::usage`]), `$-1` for no such
+/// key; its options read first, as Redis reads them.
+fn memory(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
+    if !a.arg(1).eq_ignore_ascii_case(b"usage") {
+        return unknown_subcommand(a, "MEMORY", cx, out);
+    }
+    if a.count() < 3 {
+        return cx.error(out, &reply::wrong_arity("memory|usage"));
+    }
+    let mut samples = super::usage::DEFAULT_SAMPLES;
+    let mut j = 3;
+    while j < a.count() {
+        if !a.arg(j).eq_ignore_ascii_case(b"samples") || j + 1 >= a.count() {
+            return cx.error(out, reply::SYNTAX);
+        }
+        samples = match parse_i64(a.arg(j + 1)) {
+            None => return cx.error(out, reply::NOT_INTEGER),
+            Some(n) if n < 0 => return cx.error(out, reply::SYNTAX),
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        };
+        j += 2;
+    }
+    let key = a.arg(2);
+    let mut usage = None;
+    cx.store().peek(key, &mut |held| {
+        usage = Some(super::usage::estimate(key, held, samples))
+    });
+    match usage {
+        Some(n) => reply::int(out, n as i64),
+        None => reply::null(out),
     }
 }
 

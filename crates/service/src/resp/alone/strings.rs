@@ -20,7 +20,7 @@
 //! INCRBYFLOAT, …) keeps the old value, moved out of the store, not
 //! copied ([`replace`]).
 
-mod float80;
+pub(crate) mod float80;
 
 use super::Running;
 use crate::resp::keyspace::replace;

@@ -1,4 +1,5 @@
-//! Sets: SADD, SREM, SISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER.
+//! Sets: SADD, SREM, SISMEMBER, SMISMEMBER, SMEMBERS, SCARD, SPOP,
+//! SRANDMEMBER, SMOVE (the set algebra is in `setops`).
 
 use super::{bulks, integer, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
 use crate::resp::alone::Running;
@@ -26,6 +27,13 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
             reply::int(out, i64::from(has));
             Ok(())
         }
+        Name::SMIsMember => Ok(read(cx, key, |s: Option<&Set>| {
+            reply::array(out, a.count() - 2);
+            for m in a.from(2) {
+                reply::int(out, i64::from(s.is_some_and(|s| s.contains(m))));
+            }
+        })?),
+        Name::SMove => smove(a, cx, out),
         Name::SMembers => Ok(read(cx, key, |s: Option<&Set>| match s {
             Some(s) => bulks(out, members(s).into_iter()),
             None => reply::array(out, 0),
@@ -122,6 +130,48 @@ fn srem(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
         undo(cx, key, move |s: &mut Set| s.extend(removed));
     }
     reply::int(out, n as i64);
+    Ok(())
+}
+
+/// SMOVE source destination member: 1 when the member was in the source
+/// (then in the destination, made if absent), else 0. A missing source
+/// is 0 whatever the destination holds; either key of another type is
+/// WRONGTYPE; a set moved to itself is left as it was (1 if the member is
+/// in it), as Redis's.
+fn smove(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
+    let (src, dst, m) = (a.arg(1), a.arg(2), a.arg(3));
+    let Some(mut from) = take::<Set>(cx, src)? else {
+        reply::int(out, 0);
+        return Ok(());
+    };
+    let wrong_dst = read(cx, dst, |_: Option<&Set>| ()).is_err();
+    if wrong_dst || src == dst || !from.contains(m) {
+        let has = from.contains(m) && !wrong_dst;
+        put(cx, src, from);
+        if wrong_dst {
+            return Err(Fail::WrongType);
+        }
+        reply::int(out, i64::from(has));
+        return Ok(());
+    }
+    from.remove(m);
+    put(cx, src, from);
+    let member: Box<[u8]> = m.into();
+    let back = member.clone();
+    undo(cx, src, move |s: &mut Set| {
+        s.insert(back);
+    });
+    let mut to = take::<Set>(cx, dst)?.unwrap_or_default();
+    if to.insert(member.clone()) {
+        undo(cx, dst, move |s: &mut Set| {
+            s.remove(&member);
+        });
+    } else {
+        cx.spare(dst);
+    }
+    put(cx, dst, to);
+    cx.log_input();
+    reply::int(out, 1);
     Ok(())
 }
 
