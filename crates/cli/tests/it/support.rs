@@ -35,7 +35,7 @@ pub fn all_strategies() -> Vec<&'static str> {
 /// Whether this machine can run `kind`; if not, say why (the test using
 /// it is skipped).
 pub fn runnable(kind: StrategyKind) -> bool {
-    let cfg = ServerConfig::new(([127, 0, 0, 1], 0).into(), kind);
+    let cfg = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), kind);
     match cfg.preflight() {
         Ok(()) => true,
         Err(why) => {
