@@ -59,3 +59,4 @@ mod strategies;
 mod sweep;
 mod terminal;
 mod time_all;
+mod unix_socket;
