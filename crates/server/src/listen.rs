@@ -586,6 +586,20 @@ mod tests {
         drop(successor);
     }
 
+    /// Another serverlab's claim on a path refuses it before any file is
+    /// there: two servers starting at once cannot both take it.
+    #[test]
+    fn a_claimed_path_is_refused() {
+        let dir = Scratch::new("claimed");
+        let path = dir.0.join("s.sock");
+        let other = claim(&path_claim(&path)).unwrap();
+        let e = bind_listeners(&unix(&path), None).err().expect("claimed");
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{e}");
+        assert!(!path.exists());
+        drop(other);
+        let (_listeners, _, _claim) = bind_listeners(&unix(&path), None).unwrap();
+    }
+
     /// A path longer than a socket's address holds is refused, naming
     /// `--addr`; a strategy with a listener per loop gets the one socket.
     #[test]

@@ -17,11 +17,12 @@ const BATCH: usize = 1000;
 /// Bytes of commands sent before their replies are read. A server that
 /// writes its replies before it reads on (serverlab's do) answers a batch
 /// a few replies per write while the batch is still being sent; over a
-/// Unix socket the kernel charges each write about 1 KiB of the server's
-/// send buffer (212 KiB by default) however few bytes it carries, so a
-/// 2 MB batch (1000 DELs of 100 keys) fills it after some 270 writes, the
-/// server stops reading, and the batch is never sent. 64 KiB of commands
-/// is answered in a few dozen writes.
+/// Unix socket the kernel charges each write some 760 bytes of the
+/// server's send buffer (212,992 bytes by default) however few it
+/// carries, so a 2 MB batch (1000 DELs of 100 keys) filled it after some
+/// 280 writes, the server stopped reading, and the batch was never sent
+/// (docs/load-http.md, "Serving one"). 64 KiB of commands is answered in
+/// a few dozen writes.
 const BATCH_BYTES: usize = 64 * 1024;
 /// Keys per DEL.
 const DEL_KEYS: usize = 100;
