@@ -83,15 +83,6 @@ pub(crate) enum Listener {
 }
 
 impl Listener {
-    /// Where it listens (`unix` is the path it was bound at).
-    fn addr(&self, unix: Option<&Path>) -> io::Result<ListenAddr> {
-        match (self, unix) {
-            (Listener::Tcp(l), _) => l.local_addr().map(ListenAddr::Tcp),
-            (Listener::Unix(_), Some(path)) => Ok(ListenAddr::Unix(path.to_owned())),
-            (Listener::Unix(_), None) => Err(io::Error::other("a Unix listener without a path")),
-        }
-    }
-
     pub(crate) fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Listener::Tcp(l) => l.set_nonblocking(on),
@@ -99,8 +90,8 @@ impl Listener {
         }
     }
 
-    /// Accept a connection (blocking, unless the listener is not): see
-    /// [`carried`].
+    /// Accept a connection (blocking, unless the listener is not), of
+    /// either family as a `TcpStream` (see [`MioListener`]).
     pub(crate) fn accept(&self) -> io::Result<(TcpStream, Peer)> {
         match self {
             Listener::Tcp(l) => l.accept().map(|(s, a)| (s, Peer::Tcp(a))),
@@ -234,27 +225,25 @@ pub(crate) fn bind_listeners(
     count: Option<usize>,
 ) -> io::Result<(Vec<Listener>, ListenAddr, Option<Claim>)> {
     let (listeners, claim) = match (addr, count) {
-        (ListenAddr::Tcp(addr), None) => (vec![Listener::Tcp(bind(*addr, false)?)], None),
+        (ListenAddr::Tcp(addr), None) => (vec![bind(*addr, false)?], None),
         (ListenAddr::Tcp(addr), Some(count)) => {
             let (group, lock) = bind_group(*addr, count)?;
-            let group = group.into_iter().map(Listener::Tcp).collect();
             (group, Some(Claim::Port(lock)))
         }
         (ListenAddr::Unix(path), count) => {
             let (listener, file, lock) = bind_unix(path)?;
-            let mut all = Vec::new();
-            for _ in 1..count.unwrap_or(1).max(1) {
-                all.push(Listener::Unix(listener.try_clone()?));
-            }
-            all.insert(0, Listener::Unix(listener));
-            (all, Some(Claim::Unix(file, lock)))
+            // The one socket, for each loop that wants one.
+            let more = (1..count.unwrap_or(1))
+                .map(|_| listener.try_clone().map(Listener::Unix))
+                .collect::<io::Result<Vec<_>>>()?;
+            let mut all = vec![Listener::Unix(listener)];
+            all.extend(more);
+            let at = ListenAddr::Unix(path.clone());
+            return Ok((all, at, Some(Claim::Unix(file, lock))));
         }
     };
-    let unix = match addr {
-        ListenAddr::Unix(path) => Some(path.as_path()),
-        ListenAddr::Tcp(_) => None,
-    };
-    let at = listeners[0].addr(unix)?;
+    let at = ListenAddr::Tcp(listeners[0].local_addr()?);
+    let listeners = listeners.into_iter().map(Listener::Tcp).collect();
     Ok((listeners, at, claim))
 }
 
