@@ -107,6 +107,33 @@ pub fn serve_addr(text: &str) -> Result<ServeAddr, String> {
     Ok(ServeAddr::Unix(path.into()))
 }
 
+/// An endpoint with the host as it was written (`localhost` of
+/// `localhost:6380`): the name a TLS session sends and checks.
+#[derive(Debug, Clone)]
+pub struct NamedEndpoint {
+    pub at: serverlab_load::Endpoint,
+    pub host: String,
+}
+
+/// [`endpoint`], keeping the host as written.
+pub fn named_endpoint(
+    default_port: u16,
+) -> impl Fn(&str) -> Result<NamedEndpoint, String> + Clone + Send + Sync {
+    let at = endpoint(default_port);
+    move |text: &str| {
+        let host = match text.trim() {
+            t if t.starts_with(serverlab_load::endpoint::UNIX) || t.starts_with(':') => "localhost",
+            t if t.starts_with('[') => t[1..].split(']').next().unwrap_or_default(),
+            t if t.matches(':').count() == 1 => t.split(':').next().unwrap_or_default(),
+            t => t,
+        };
+        Ok(NamedEndpoint {
+            at: at(text)?,
+            host: host.to_string(),
+        })
+    }
+}
+
 /// [`addr`] where the protocol, so its port, is not known yet (`serve`'s
 /// common flags, `check`'s ADDR): the port is left unset when not written.
 pub fn host_port(text: &str) -> Result<HostPort, String> {

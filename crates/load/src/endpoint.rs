@@ -1,16 +1,22 @@
 //! Where a load connects: a TCP address, or a Unix domain socket
-//! (`--addr unix:/path/to.sock`), and the streams to either — blocking for
-//! the few requests around a run, non-blocking (mio) for the run itself.
+//! (`--addr unix:/path/to.sock`), either of them under TLS, and the
+//! streams to each — blocking for the few requests around a run,
+//! non-blocking (mio) for the run itself.
 
 use crate::driver::stamp;
+use crate::tls::TlsMio;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::Serialize;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How `--addr` spells a Unix socket's path.
@@ -21,6 +27,50 @@ pub const UNIX: &str = "unix:";
 pub enum Endpoint {
     Tcp(SocketAddr),
     Unix(PathBuf),
+    /// A TCP or Unix endpoint, spoken to under TLS.
+    Tls(Box<TlsEndpoint>),
+}
+
+/// A TLS session's settings over an endpoint.
+#[derive(Clone)]
+pub struct TlsEndpoint {
+    /// Where the connection goes (TCP or a Unix socket).
+    pub under: Endpoint,
+    /// The name sent (SNI) and checked against the certificate.
+    pub name: ServerName<'static>,
+    pub config: Arc<ClientConfig>,
+    /// The server's certificate is not checked (`--insecure`).
+    pub insecure: bool,
+}
+
+impl TlsEndpoint {
+    fn key(&self) -> (&Endpoint, String, bool) {
+        (&self.under, self.name.to_str().into_owned(), self.insecure)
+    }
+}
+
+impl PartialEq for TlsEndpoint {
+    fn eq(&self, o: &Self) -> bool {
+        self.key() == o.key()
+    }
+}
+
+impl Eq for TlsEndpoint {}
+
+impl Hash for TlsEndpoint {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.key().hash(h)
+    }
+}
+
+impl fmt::Debug for TlsEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsEndpoint")
+            .field("under", &self.under)
+            .field("name", &self.name)
+            .field("insecure", &self.insecure)
+            .finish()
+    }
 }
 
 impl From<SocketAddr> for Endpoint {
@@ -34,6 +84,7 @@ impl fmt::Display for Endpoint {
         match self {
             Endpoint::Tcp(a) => write!(f, "{a}"),
             Endpoint::Unix(p) => write!(f, "{UNIX}{}", p.display()),
+            Endpoint::Tls(t) => write!(f, "tls://{}", t.under),
         }
     }
 }
@@ -65,15 +116,40 @@ impl Endpoint {
                 Ok(Stream::Tcp(s))
             }
             Endpoint::Unix(p) => Ok(Stream::Unix(unix_connect(p, timeout)?)),
+            Endpoint::Tls(t) => {
+                let mut sock = t.under.connect(timeout)?;
+                let mut conn = crate::tls::session(&t.config, &t.name)?;
+                // The handshake now, all of it within `timeout`.
+                let mut bounded = Deadlined::new(&mut sock, timeout);
+                while conn.is_handshaking() {
+                    conn.complete_io(&mut bounded)?;
+                }
+                Ok(Stream::Tls(Box::new(StreamOwned::new(conn, sock))))
+            }
         }
     }
 
-    /// A non-blocking connection begun (it may still be opening).
+    /// A non-blocking connection begun (it may still be opening; under
+    /// TLS, its handshake is still to come: [`MioStream::handshake`]).
     pub fn open(&self) -> io::Result<MioStream> {
         match self {
             Endpoint::Tcp(a) => Ok(MioStream::Tcp(mio::net::TcpStream::connect(*a)?)),
             Endpoint::Unix(p) => Ok(MioStream::Unix(mio::net::UnixStream::connect(p)?)),
+            Endpoint::Tls(t) => {
+                let conn = crate::tls::session(&t.config, &t.name)?;
+                Ok(MioStream::Tls(Box::new(TlsMio::new(conn, t.under.open()?))))
+            }
         }
+    }
+
+    /// Spoken to under TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Endpoint::Tls(_))
+    }
+
+    /// Under TLS without checking the server's certificate.
+    pub fn is_insecure(&self) -> bool {
+        matches!(self, Endpoint::Tls(t) if t.insecure)
     }
 }
 
@@ -116,6 +192,7 @@ fn unix_connect(path: &Path, timeout: Duration) -> io::Result<std::os::unix::net
 pub enum Stream {
     Tcp(std::net::TcpStream),
     Unix(std::os::unix::net::UnixStream),
+    Tls(Box<StreamOwned<ClientConnection, Stream>>),
 }
 
 impl Stream {
@@ -123,6 +200,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(t),
             Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tls(s) => s.sock.set_read_timeout(t),
         }
     }
 
@@ -130,6 +208,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(t),
             Stream::Unix(s) => s.set_write_timeout(t),
+            Stream::Tls(s) => s.sock.set_write_timeout(t),
         }
     }
 
@@ -143,6 +222,10 @@ impl Stream {
             Stream::Unix(s) => {
                 s.set_nonblocking(true)?;
                 MioStream::Unix(mio::net::UnixStream::from_std(s))
+            }
+            Stream::Tls(s) => {
+                let (conn, sock) = s.into_parts();
+                MioStream::Tls(Box::new(TlsMio::new(conn, sock.into_mio()?)))
             }
         })
     }
@@ -214,6 +297,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -223,11 +307,15 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -235,12 +323,14 @@ impl Write for Stream {
 pub enum MioStream {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
+    Tls(Box<TlsMio<MioStream>>),
 }
 
 impl MioStream {
     /// Ask the kernel to time what this connection receives (TCP: the
     /// client's share of each latency, [`crate::driver::stamp`]). A Unix
-    /// stream socket gives no receive timestamps, and is read plainly.
+    /// stream socket gives no receive timestamps, and is read plainly; a
+    /// TLS session's records are read by rustls, unstamped.
     pub fn ask_stamps(&self) {
         if let MioStream::Tcp(s) = self {
             stamp::enable(s);
@@ -256,6 +346,21 @@ impl MioStream {
         match self {
             MioStream::Tcp(s) => stamp::read(s, buf),
             MioStream::Unix(s) => Ok((s.read(buf)?, None)),
+            MioStream::Tls(s) => Ok((s.read(buf)?, None)),
+        }
+    }
+
+    /// Under TLS, with the handshake not yet done.
+    pub fn handshaking(&self) -> bool {
+        matches!(self, MioStream::Tls(s) if s.handshaking())
+    }
+
+    /// Move a TLS handshake on: true once it is done (at once without
+    /// TLS).
+    pub fn handshake(&mut self) -> io::Result<bool> {
+        match self {
+            MioStream::Tls(s) => s.handshake(),
+            _ => Ok(true),
         }
     }
 
@@ -264,6 +369,7 @@ impl MioStream {
         match self {
             MioStream::Tcp(s) => s.take_error(),
             MioStream::Unix(s) => s.take_error(),
+            MioStream::Tls(s) => s.sock.take_error(),
         }
     }
 
@@ -272,6 +378,7 @@ impl MioStream {
         match self {
             MioStream::Tcp(s) => s.set_nodelay(on),
             MioStream::Unix(_) => Ok(()),
+            MioStream::Tls(s) => s.sock.set_nodelay(on),
         }
     }
 }
@@ -281,6 +388,7 @@ impl AsRawFd for MioStream {
         match self {
             MioStream::Tcp(s) => s.as_raw_fd(),
             MioStream::Unix(s) => s.as_raw_fd(),
+            MioStream::Tls(s) => s.sock.as_raw_fd(),
         }
     }
 }
@@ -290,6 +398,7 @@ impl AsFd for MioStream {
         match self {
             MioStream::Tcp(s) => s.as_fd(),
             MioStream::Unix(s) => s.as_fd(),
+            MioStream::Tls(s) => s.sock.as_fd(),
         }
     }
 }
@@ -299,6 +408,7 @@ impl Read for MioStream {
         match self {
             MioStream::Tcp(s) => s.read(buf),
             MioStream::Unix(s) => s.read(buf),
+            MioStream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -308,11 +418,16 @@ impl Write for MioStream {
         match self {
             MioStream::Tcp(s) => s.write(buf),
             MioStream::Unix(s) => s.write(buf),
+            MioStream::Tls(s) => s.write(buf),
         }
     }
 
+    /// Under TLS: send the records the socket has room for.
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            MioStream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -321,6 +436,7 @@ impl Source for MioStream {
         match self {
             MioStream::Tcp(s) => s.register(r, t, i),
             MioStream::Unix(s) => s.register(r, t, i),
+            MioStream::Tls(s) => s.sock.register(r, t, i),
         }
     }
 
@@ -328,6 +444,7 @@ impl Source for MioStream {
         match self {
             MioStream::Tcp(s) => s.reregister(r, t, i),
             MioStream::Unix(s) => s.reregister(r, t, i),
+            MioStream::Tls(s) => s.sock.reregister(r, t, i),
         }
     }
 
@@ -335,6 +452,7 @@ impl Source for MioStream {
         match self {
             MioStream::Tcp(s) => s.deregister(r),
             MioStream::Unix(s) => s.deregister(r),
+            MioStream::Tls(s) => s.sock.deregister(r),
         }
     }
 }
@@ -345,6 +463,7 @@ pub fn host_of(e: &Endpoint) -> String {
     match e {
         Endpoint::Tcp(a) => a.to_string(),
         Endpoint::Unix(_) => "localhost".into(),
+        Endpoint::Tls(t) => host_of(&t.under),
     }
 }
 

@@ -34,6 +34,7 @@ pub mod report;
 pub mod resp;
 pub mod results;
 pub mod thresholds;
+pub mod tls;
 
 pub use endpoint::Endpoint;
 pub use harness::run;

@@ -119,6 +119,8 @@ pub struct Recorder {
     /// The client's own share of each latency recorded
     /// ([`crate::certify::client`]).
     pub client: ClientShare,
+    /// What the TLS handshakes took (none without TLS).
+    pub tls: crate::tls::Handshakes,
     /// Where this loop hands each finished second, when watched.
     live: Option<Arc<Live>>,
     /// Since the last hand-over: requests sent in the window by
@@ -147,6 +149,7 @@ impl Recorder {
             intervals: Intervals::new(ops, open),
             sample: Sample::default(),
             client: ClientShare::default(),
+            tls: Default::default(),
             live: None,
             live_sent: vec![0; ops],
             live_errors: Vec::new(),
@@ -264,6 +267,7 @@ impl Recorder {
         self.lag.merge(&other.lag);
         self.sample.absorb(&other.sample);
         self.client.merge(&other.client);
+        self.tls.merge(&other.tls);
     }
 
     /// The gap between two consecutive sends of one client, both of

@@ -47,6 +47,7 @@ fn fixture() -> LoadReport {
             merged: None,
             validity: None,
             client_share: None,
+            tls: None,
             protocol: None,
         },
     )

@@ -35,6 +35,7 @@ fn with_late(verify: bool) -> LoadReport {
             merged: None,
             validity: None,
             client_share: None,
+            tls: None,
             protocol: None,
         },
     )

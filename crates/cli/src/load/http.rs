@@ -3,6 +3,7 @@
 
 use super::bounds::{reply_timeout_help, ReplyTimeout};
 use super::shared::{LoadArgs, LoadHelp, NoLedger};
+use super::tls::TrustArgs;
 use super::{execute, usage_error_in, PacingArgs, PlainOutputArgs};
 use crate::args;
 use clap::error::ErrorKind;
@@ -21,8 +22,8 @@ pub const ABOUT: &str = "Any HTTP/1.1 server (nginx, your service, serve kv): yo
 #[derive(clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// A URL to request: http://HOST[:PORT]/PATH, or /PATH with --addr; repeat for several
-    /// (drawn by --weight). {key} and {value} in it are filled in per request
+    /// A URL to request: http://HOST[:PORT]/PATH, https://… (TLS), or /PATH with --addr; repeat
+    /// for several (drawn by --weight). {key} and {value} in it are filled in per request
     #[arg(long, value_name = "URL", required_unless_present = "targets")]
     url: Vec<String>,
     /// The weight of each --url, in their order (one per --url) [default: 1 each]
@@ -43,8 +44,8 @@ pub struct Args {
     /// ({"method","url","header","body" in base64,"weight"})
     #[arg(long, value_name = "FILE", conflicts_with = "url")]
     targets: Option<PathBuf>,
-    /// Where to connect: HOST:PORT, or unix:PATH for a Unix socket [default: the URLs' host,
-    /// port 80]
+    /// Where to connect: HOST:PORT, or unix:PATH for a Unix socket (under TLS too, for https://
+    /// URLs) [default: the URLs' host, port 80 or 443]
     #[arg(long, value_name = "HOST:PORT", value_parser = args::endpoint(80))]
     addr: Option<Endpoint>,
     /// Connections, each keep-alive unless --no-keepalive
@@ -75,6 +76,8 @@ pub struct Args {
     /// Bytes of {value} (examples: 128, 4KiB)
     #[arg(long, default_value = "128", value_name = "SIZE", value_parser = args::size(0, 64 << 20))]
     value_size: u64,
+    #[command(flatten)]
+    trust: TrustArgs,
     #[command(flatten)]
     pacing: PacingArgs,
     #[command(flatten)]
@@ -165,28 +168,51 @@ fn url_targets(a: &Args) -> Vec<Target> {
         .collect()
 }
 
-/// Where to connect: `--addr`, else the one host the targets name.
+/// Where to connect: `--addr`, else the one host the targets name; under
+/// TLS for `https://` URLs, the name checked their host's.
 fn address(a: &Args, list: &[Target]) -> Endpoint {
-    if let Some(addr) = &a.addr {
-        return addr.clone();
+    let tls = list.iter().any(|t| t.tls);
+    if tls && list.iter().any(|t| !t.tls) {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "the targets mix http:// and https:// (or paths): one load speaks to its server \
+             one way"
+                .into(),
+        );
+    }
+    if let (false, Some(flag)) = (tls, a.trust.given()) {
+        bad(
+            ErrorKind::ArgumentConflict,
+            format!("{flag} is for TLS: give https:// URLs"),
+        );
     }
     let mut hosts: Vec<&str> = list.iter().filter_map(Target::authority).collect();
     hosts.dedup();
-    match hosts[..] {
-        [] => bad(
-            ErrorKind::MissingRequiredArgument,
-            "the targets are paths with no host: pass --addr HOST:PORT".into(),
-        ),
-        [host] => args::addr(80)(host)
-            .map(Endpoint::Tcp)
-            .unwrap_or_else(|e| bad(ErrorKind::InvalidValue, format!("the URLs' host: {e}"))),
-        [first, second, ..] => bad(
+    let host = match (&a.addr, &hosts[..]) {
+        (_, [first, second, ..]) if a.addr.is_none() || tls => bad(
             ErrorKind::ArgumentConflict,
             format!(
                 "the targets name two hosts, {first} and {second}: one load drives one server \
                  (pass --addr to send every request to one address)"
             ),
         ),
+        (None, []) => bad(
+            ErrorKind::MissingRequiredArgument,
+            "the targets are paths with no host: pass --addr HOST:PORT".into(),
+        ),
+        (_, hosts) => hosts.first().copied(),
+    };
+    let port = if tls { 443 } else { 80 };
+    let under = match (&a.addr, host) {
+        (Some(addr), _) => addr.clone(),
+        (None, Some(host)) => args::addr(port)(host)
+            .map(Endpoint::Tcp)
+            .unwrap_or_else(|e| bad(ErrorKind::InvalidValue, format!("the URLs' host: {e}"))),
+        (None, None) => unreachable!("no host and no --addr was refused above"),
+    };
+    match (tls, host) {
+        (true, Some(host)) => a.trust.endpoint(under, host, NAME),
+        _ => under,
     }
 }
 

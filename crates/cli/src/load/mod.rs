@@ -20,6 +20,7 @@ mod metrics;
 mod model;
 mod resp;
 mod shared;
+mod tls;
 
 pub use model::{execute, PacingArgs};
 
@@ -278,7 +279,11 @@ fn nothing_answered(report: &LoadReport) -> Option<&str> {
 /// "; <advice>" (empty when there is nothing useful to add).
 pub(crate) fn next_step(error: &str, protocol: &str, addr: &str) -> String {
     let addr = if addr.is_empty() { "HOST:PORT" } else { addr };
-    if error.contains("Connection refused") && protocol == serverlab_load::http::NAME {
+    // serverlab's servers do not speak TLS: a TLS server is the user's.
+    let tls = addr.strip_prefix("tls://");
+    if let (true, Some(under)) = (error.contains("Connection refused"), tls) {
+        format!("; nothing listens at {under}: start your TLS server, or point --addr at it")
+    } else if error.contains("Connection refused") && protocol == serverlab_load::http::NAME {
         format!(
             "; nothing listens at {addr}: start your server, or point --addr (or the URLs) at it"
         )

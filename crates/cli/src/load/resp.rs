@@ -5,6 +5,7 @@ use super::bounds::{reply_timeout_help, ReplyTimeout};
 use super::kv::check_verified_value_size;
 use super::ledger::LedgerArgs;
 use super::shared::{LoadArgs, LoadHelp};
+use super::tls::TrustArgs;
 use super::{execute, usage_error_in, Format, OutputArgs, PacingArgs};
 use crate::args;
 use clap::error::ErrorKind;
@@ -22,8 +23,17 @@ pub const ABOUT: &str = "Any server speaking Redis's protocol (serve resp, redis
 #[derive(clap::Args)]
 pub struct Args {
     /// Server address (serverlab's `serve resp`, redis-server, …): HOST:PORT, HOST (port 6379) or :PORT, or unix:PATH for a Unix socket
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379", value_parser = args::endpoint(6379))]
-    addr: serverlab_load::Endpoint,
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6379", value_parser = args::named_endpoint(6379))]
+    addr: args::NamedEndpoint,
+    /// Speak TLS to the server (redis-server's tls-port), the certificate checked as --cacert
+    /// or --insecure say (else against Mozilla's roots)
+    #[arg(long)]
+    tls: bool,
+    /// TLS: the server name sent and checked against its certificate [default: --addr's host]
+    #[arg(long, value_name = "NAME", requires = "tls")]
+    sni: Option<String>,
+    #[command(flatten)]
+    trust: TrustArgs,
     /// What to send
     #[arg(long, default_value = "keys", value_parser = args::named::<Workload>())]
     workload: Workload,
@@ -118,7 +128,7 @@ impl BoardHelp for Help {
 
 pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     a.duration = a.pacing.window(a.duration);
-    let mut cfg = RespLoad::new(a.addr);
+    let mut cfg = RespLoad::new(endpoint(&a));
     cfg.workload = a.workload;
     cfg.connections = a.connections.into();
     cfg.stop = match a.requests {
@@ -170,6 +180,21 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     let code = execute(&cfg, &a.pacing, planned, format, &output.files())?;
     super::ledger::close(cfg.ledger.as_ref())?;
     Ok(code)
+}
+
+/// Where to connect: `--addr`, under TLS with `--tls`.
+fn endpoint(a: &Args) -> serverlab_load::Endpoint {
+    if !a.tls {
+        if let Some(flag) = a.trust.given() {
+            bad(
+                ErrorKind::ArgumentConflict,
+                format!("{flag} is for TLS: add --tls"),
+            );
+        }
+        return a.addr.at.clone();
+    }
+    let host = a.sni.as_deref().unwrap_or(&a.addr.host);
+    a.trust.endpoint(a.addr.at.clone(), host, NAME)
 }
 
 /// `--ledger` records what a `GET` can read back: string writes of the

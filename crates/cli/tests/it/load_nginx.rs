@@ -1,12 +1,13 @@
 //! `serverlab load http` against a real nginx (Debian's nginx-light, which
 //! .ci/run installs; ignored by default, and failing, not skipping,
-//! without it): three locations, a TCP and a Unix socket listener, a
-//! targets file of weighted URLs, methods, headers and a body. nginx's
+//! without it): three locations, a TCP and a Unix socket listener, each
+//! plain and under TLS (a certificate made for the test), a targets file of weighted URLs, methods, headers and a body. nginx's
 //! access log must count, path by path, what serverlab counts per target,
 //! and the 404 target must be counted as errors by status, the run's
 //! only errors (it fails, exit 1).
 
 use crate::support::*;
+use crate::tls::Pki;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +21,9 @@ struct Nginx {
     child: Child,
     dir: tempfile::TempDir,
     port: u16,
+    /// Its TLS listener's port, with `pki`'s certificate for localhost.
+    tls_port: u16,
+    pki: Pki,
 }
 
 impl Drop for Nginx {
@@ -42,11 +46,13 @@ impl Nginx {
     fn start() -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let free = || {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let (port, tls_port) = (free(), free());
+        let pki = Pki::new();
+        let (cert, key) = (pki.path("cert.pem"), pki.path("key.pem"));
         std::fs::create_dir_all(d.join("www/static")).unwrap();
         std::fs::write(d.join("www/static/a.txt"), "alpha\n").unwrap();
         std::fs::write(d.join("www/static/b.txt"), "b".repeat(5000)).unwrap();
@@ -59,10 +65,14 @@ impl Nginx {
                client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n\
                keepalive_requests 1000000;\n\
                server {{\n    listen 127.0.0.1:{port};\n    listen unix:{p}/nginx.sock;\n\
+                 listen 127.0.0.1:{tls_port} ssl;\n    listen unix:{p}/nginx-tls.sock ssl;\n\
+                 ssl_certificate {};\n    ssl_certificate_key {};\n\
                  root {p}/www;\n\
                  location /static/ {{ }}\n\
                  location /api/ {{ return 201 \"created\\n\"; }}\n\
-                 location /missing/ {{ return 404; }}\n  }}\n}}\n"
+                 location /missing/ {{ return 404; }}\n  }}\n}}\n",
+            cert.display(),
+            key.display()
         );
         std::fs::write(d.join("nginx.conf"), conf).unwrap();
         let child = Command::new(nginx_binary())
@@ -76,10 +86,19 @@ impl Nginx {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("nginx cannot start ({e}): {NEEDS}"));
-        let nginx = Nginx { child, dir, port };
-        let sock = nginx.dir.path().join("nginx.sock");
+        let nginx = Nginx {
+            child,
+            dir,
+            port,
+            tls_port,
+            pki,
+        };
+        let socks = ["nginx.sock", "nginx-tls.sock"].map(|s| nginx.dir.path().join(s));
         wait_for("nginx to listen", Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() && sock.exists()
+            [port, tls_port]
+                .iter()
+                .all(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok())
+                && socks.iter().all(|s| s.exists())
         });
         nginx
     }
@@ -99,18 +118,18 @@ impl Nginx {
     }
 }
 
-/// The targets file: weighted URLs, four methods, headers, a body with
-/// placeholders, and a location that answers 404.
-fn write_targets(nginx: &Nginx) -> PathBuf {
+/// The targets file: weighted URLs under `base` (`http://HOST:PORT`),
+/// four methods, headers, a body with placeholders, and a location that
+/// answers 404.
+fn write_targets(nginx: &Nginx, base: &str) -> PathBuf {
     let body = nginx.path("body.json");
     std::fs::write(&body, "{\"id\": {key}, \"data\": \"{value}\"}").unwrap();
-    let host = format!("127.0.0.1:{}", nginx.port);
     let targets = format!(
-        "GET http://{host}/static/a.txt weight=4\nAccept: text/plain\n\n\
-         HEAD http://{host}/static/b.txt\n\n\
-         POST http://{host}/api/items weight=3\nContent-Type: application/json\n\
+        "GET {base}/static/a.txt weight=4\nAccept: text/plain\n\n\
+         HEAD {base}/static/b.txt\n\n\
+         POST {base}/api/items weight=3\nContent-Type: application/json\n\
          X-Request-Key: {{key}}\n@{}\n\n\
-         GET http://{host}/missing/page weight=2\n",
+         GET {base}/missing/page weight=2\n",
         body.display()
     );
     let path = nginx.path("targets.txt");
@@ -126,29 +145,33 @@ const LOGGED_AS: [(&str, &str); 4] = [
     ("/missing/page", "GET /missing/page 404"),
 ];
 
-/// Run the targets against `addr` (a TCP address or unix:PATH), and
-/// check nginx's log against serverlab's counts (the log's counts before
-/// the run are `before`).
-fn run_and_compare(nginx: &Nginx, addr: &str, before: &BTreeMap<String, u64>) {
-    let targets = write_targets(nginx);
+/// Run the targets under `base` against `addr` (a TCP address or
+/// unix:PATH) with `extra` flags, and check nginx's log against
+/// serverlab's counts (the log's counts before the run are `before`).
+fn run_and_compare(
+    nginx: &Nginx,
+    (addr, base): (&str, &str),
+    extra: &[&str],
+    before: &BTreeMap<String, u64>,
+) -> serde_json::Value {
+    let targets = write_targets(nginx, base);
     let json = nginx.path("load.json");
-    let out = load(
-        "http",
-        &[
-            "--addr",
-            addr,
-            "--targets",
-            targets.to_str().unwrap(),
-            "--requests",
-            "2000",
-            "--connections",
-            "4",
-            "--pipeline",
-            "2",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec![
+        "--addr",
+        addr,
+        "--targets",
+        targets.to_str().unwrap(),
+        "--requests",
+        "2000",
+        "--connections",
+        "4",
+        "--pipeline",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let out = load("http", &args);
     let stdout = text(&out.stdout);
     // The 404s are errors of the run: it fails, and they alone.
     assert_eq!(
@@ -209,6 +232,7 @@ fn run_and_compare(nginx: &Nginx, addr: &str, before: &BTreeMap<String, u64>) {
         "{line}"
     );
     assert!(stdout.contains(&format!("    {line}\n")), "{stdout}");
+    v
 }
 
 #[test]
@@ -216,9 +240,31 @@ fn run_and_compare(nginx: &Nginx, addr: &str, before: &BTreeMap<String, u64>) {
 fn nginx_counts_what_load_http_counts_over_tcp_and_a_unix_socket() {
     let nginx = Nginx::start();
     let tcp = format!("127.0.0.1:{}", nginx.port);
-    run_and_compare(&nginx, &tcp, &BTreeMap::new());
+    let base = format!("http://{tcp}");
+    run_and_compare(&nginx, (&tcp, &base), &[], &BTreeMap::new());
     let before = nginx.logged();
     let unix = format!("unix:{}", nginx.path("nginx.sock").display());
-    run_and_compare(&nginx, &unix, &before);
+    run_and_compare(&nginx, (&unix, &base), &[], &before);
     assert!(Path::new(&nginx.path("nginx.sock")).exists());
+}
+
+#[test]
+#[ignore = "needs nginx (apt-get install nginx-light)"]
+fn nginx_counts_what_load_http_counts_over_tls_on_tcp_and_a_unix_socket() {
+    let nginx = Nginx::start();
+    let ca = nginx.pki.ca();
+    let tcp = format!("127.0.0.1:{}", nginx.tls_port);
+    let base = format!("https://localhost:{}", nginx.tls_port);
+    let v = run_and_compare(&nginx, (&tcp, &base), &["--cacert", &ca], &BTreeMap::new());
+    // Keep-alive: a handshake per connection (nginx keeps them open for
+    // a million requests here).
+    assert_eq!(v["results"]["tls"]["handshakes"], 4, "{}", v["results"]);
+    let before = nginx.logged();
+    let unix = format!("unix:{}", nginx.path("nginx-tls.sock").display());
+    let v = run_and_compare(&nginx, (&unix, &base), &["--cacert", &ca], &before);
+    assert_eq!(v["results"]["tls"]["handshakes"], 4, "{}", v["results"]);
+    // The same listener, its certificate unchecked: said.
+    let before = nginx.logged();
+    let v = run_and_compare(&nginx, (&tcp, &base), &["--insecure"], &before);
+    assert_eq!(v["results"]["tls"]["insecure"], true);
 }

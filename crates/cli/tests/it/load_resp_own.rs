@@ -624,3 +624,61 @@ fn agents_split_a_ramp_of_own_commands_and_merge_it() {
         "{asked:?}"
     );
 }
+
+/// `load resp --tls` against redis-server's own TLS port (a certificate
+/// made for the test, checked with `--cacert`, the name from `--addr`'s
+/// host), with AUTH inside the session: redis-server's INFO
+/// commandstats, read over its plain port, counts what serverlab
+/// counted, and each connection's handshake is reported.
+#[test]
+#[ignore = "needs redis-server (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
+fn load_resp_over_tls_agrees_with_redis_commandstats() {
+    let pki = crate::tls::Pki::new();
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let file = |name: &str| pki.path(name).display().to_string();
+    let (cert, key, ca) = (file("cert.pem"), file("key.pem"), file("ca.pem"));
+    let redis = RedisServer::start_with(&[
+        "--requirepass",
+        "s3cret",
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ]);
+    let at = format!("localhost:{tls_port}");
+    let (code, v, err) = load_json(
+        &at,
+        &[
+            "--tls",
+            "--cacert",
+            &ca,
+            "--auth",
+            "s3cret",
+            "--command",
+            "HSET __key__ f __data__",
+            "--requests",
+            "1500",
+            "--connections",
+            "3",
+            "--pipeline",
+            "4",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let theirs = commandstats(redis.addr().parse().unwrap(), "s3cret");
+    assert_eq!(counts(&v)["HSET"], 1500);
+    assert_eq!(theirs["HSET"], 1500, "{theirs:?}");
+    assert_eq!(v["results"]["tls"]["handshakes"], 3, "{}", v["results"]);
+    assert_eq!(v["results"]["resp"]["error_replies"], 0);
+}

@@ -580,6 +580,7 @@ mod tests {
             merged: None,
             validity: None,
             client_share: None,
+            tls: None,
             protocol: None,
         };
         if let Some(s) = r.schedule.as_mut() {

@@ -53,6 +53,9 @@ pub trait Conversation {
     /// `at` by the kernel's clock (the latest segment read), where it
     /// timed them ([`super::stamp`]).
     fn arrived(&mut self, _at: Option<Instant>) {}
+    /// The connection's TLS handshake is done: it `took` this long from
+    /// the start of its connect.
+    fn handshaken(&mut self, _took: std::time::Duration, _sink: &mut Self::Sink) {}
     /// Requests sent on this connection and not yet answered.
     fn in_flight(&self) -> usize;
     /// This connection has done its work: nothing in flight and nothing

@@ -144,6 +144,9 @@ impl<C: Conversation> EventLoop<'_, C> {
         self.live = self.slots.len();
         for i in 0..self.slots.len() {
             if self.slots[i].register(self.poll.registry(), i)? {
+                if let Some(took) = self.slots[i].handshook.take() {
+                    self.slots[i].client.handshaken(took, self.sink);
+                }
                 self.pump(i, now);
             }
             self.settle(i, now);
@@ -210,24 +213,42 @@ impl<C: Conversation> EventLoop<'_, C> {
         self.pump(i, now);
     }
 
-    /// An event on a connection being opened: it opened, or it failed.
+    /// An event on a connection being opened: it opened (and, under TLS,
+    /// finished its handshake), or it failed.
     fn connected(&mut self, i: usize, ev: &mio::event::Event, now: Instant) {
-        let Some(stream) = self.slots[i].stream.as_ref() else {
+        let slot = &mut self.slots[i];
+        let Some(stream) = slot.stream.as_mut() else {
             return;
         };
-        match stream.take_error() {
-            Ok(None) if ev.is_writable() => {}
-            Ok(None) => return,
-            Ok(Some(e)) | Err(e) => {
-                let addr = self.opts.addr.clone();
-                return self.fail(i, Failure::Connect { addr, source: e }, now);
+        if !slot.handshaking {
+            match stream.take_error() {
+                Ok(None) if ev.is_writable() => {}
+                Ok(None) => return,
+                Ok(Some(e)) | Err(e) => return self.connect_failed(i, e, now),
             }
+            if let Err(e) = stream.set_nodelay(true) {
+                return self.fail(i, Failure::Io(e), now);
+            }
+            slot.handshaking = stream.handshaking();
         }
-        if let Err(e) = stream.set_nodelay(true) {
-            return self.fail(i, Failure::Io(e), now);
+        if slot.handshaking {
+            match stream.handshake() {
+                Ok(false) => return,
+                Ok(true) => {
+                    slot.handshaking = false;
+                    let took = now.saturating_duration_since(slot.opened_at);
+                    slot.client.handshaken(took, self.sink);
+                }
+                Err(e) => return self.connect_failed(i, e, now),
+            }
         }
         self.slots[i].connecting = false;
         self.pump(i, now);
+    }
+
+    fn connect_failed(&mut self, i: usize, source: io::Error, now: Instant) {
+        let addr = self.opts.addr.clone();
+        self.fail(i, Failure::Connect { addr, source }, now)
     }
 
     /// Let slot `i` send, unless the window has closed.

@@ -26,7 +26,14 @@ enum Got {
 pub struct Slot<C> {
     pub client: C,
     pub(super) stream: Option<MioStream>,
+    /// Opening: the socket's connect, then any TLS handshake.
     pub(super) connecting: bool,
+    /// The socket connected and a TLS handshake is under way.
+    pub(super) handshaking: bool,
+    /// How long the TLS handshake of a connection opened before the loop
+    /// took, connect included (told the conversation once the loop
+    /// starts).
+    pub(super) handshook: Option<Duration>,
     /// When the connection was started (for its timeout).
     pub(super) opened_at: Instant,
     /// Last time replies made progress (or requests began to wait).
@@ -63,6 +70,8 @@ impl<C: Conversation> Slot<C> {
             client,
             stream: None,
             connecting: false,
+            handshaking: false,
+            handshook: None,
             opened_at: now,
             progress_at: now,
             generation: 0,
@@ -82,7 +91,9 @@ impl<C: Conversation> Slot<C> {
     /// The conversation greets the server on it first, blocking, each
     /// read and write within `timeout`.
     pub fn connected(addr: &Endpoint, timeout: Duration, mut client: C) -> io::Result<Self> {
+        let began = Instant::now();
         let mut stream = addr.connect(timeout)?;
+        let handshook = addr.is_tls().then(|| began.elapsed());
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
         // The greeting as a whole, not each read, within `timeout`.
@@ -91,6 +102,7 @@ impl<C: Conversation> Slot<C> {
         stream.ask_stamps();
         let mut slot = Slot::new(client);
         slot.stream = Some(stream);
+        slot.handshook = handshook;
         Ok(slot)
     }
 
@@ -137,6 +149,7 @@ impl<C: Conversation> Slot<C> {
     pub(super) fn close(&mut self) {
         self.stream = None;
         self.connecting = false;
+        self.handshaking = false;
         self.input.clear();
         self.reframe_at = 0;
         self.output.clear();
@@ -164,6 +177,10 @@ impl<C: Conversation> Slot<C> {
         let Some(stream) = self.stream.as_mut() else {
             return Ok(());
         };
+        if self.output.is_empty() {
+            // Records a TLS session still holds (nothing, without TLS).
+            return stream.flush();
+        }
         while self.written < self.output.len() {
             match stream.write(&self.output[self.written..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),

@@ -60,13 +60,7 @@ pub(super) fn gather<E: super::Exchange>(
     let throughput_rps = per_s(requests, duration_s);
     let served = Served::of(requests, last_counted, duration_s, !errors.is_empty());
     let per_second = padded(&merged.per_second, seconds);
-    let window = SecondsOf {
-        span: run.span,
-        duration_s,
-        ops,
-        active: merged.ops.iter().map(|o| o.count > 0).collect(),
-        open,
-    };
+    let window = SecondsOf::new(run.span, duration_s, ops, &merged, open);
     let by_second = window.merge(loops, &per_second, log);
     let schedule = schedule(plan, run.share, &merged, sent, duration_s);
     let mut results = Results {
@@ -93,6 +87,7 @@ pub(super) fn gather<E: super::Exchange>(
         merged: None,
         validity: None,
         client_share: merged.client.report(),
+        tls: merged.tls.report(plan.addr.is_insecure()),
         protocol: None,
     };
     crate::certify::verdict::judge(&mut results, &merged.sample, &merged.ops);
@@ -367,7 +362,17 @@ struct SecondsOf<'a> {
     open: bool,
 }
 
-impl SecondsOf<'_> {
+impl<'a> SecondsOf<'a> {
+    fn new(span: Span, duration_s: f64, ops: &'a [&'a str], merged: &Recorder, open: bool) -> Self {
+        SecondsOf {
+            span,
+            duration_s,
+            ops,
+            active: merged.ops.iter().map(|o| o.count > 0).collect(),
+            open,
+        }
+    }
+
     /// Merge the loops' per-second histograms: each second's latency over
     /// every operation, and (with `log`) every second of every active
     /// operation and view as a line of the interval log.

@@ -330,6 +330,10 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         }
     }
 
+    fn handshaken(&mut self, took: Duration, rec: &mut Recorder) {
+        rec.tls.record(took);
+    }
+
     fn arrived(&mut self, at: Option<Instant>) {
         self.arrived = at;
     }

@@ -20,6 +20,9 @@ pub struct Target {
     /// server.
     #[serde(skip)]
     url_authority: String,
+    /// An `https://` URL: spoken to under TLS.
+    #[serde(skip)]
+    pub tls: bool,
     /// The request-target: the URL's path and query.
     #[serde(skip)]
     pub path: String,
@@ -44,17 +47,19 @@ fn is_method(m: &str) -> bool {
 }
 
 impl Target {
-    /// A target of `method` for `url` (`http://HOST[:PORT]/PATH` or a
-    /// path `/PATH`, sent to `--addr`), weight 1, no headers or body.
+    /// A target of `method` for `url` (`http://HOST[:PORT]/PATH`,
+    /// `https://…`, or a path `/PATH`, sent to `--addr`), weight 1, no
+    /// headers or body.
     pub fn new(method: &str, url: &str) -> Result<Target, String> {
         if !is_method(method) {
             return Err(format!("'{method}' is not an HTTP method (GET, POST, …)"));
         }
-        let (host, path) = split_url(url)?;
+        let (tls, host, path) = split_url(url)?;
         Ok(Target {
             method: method.to_string(),
             url: url.to_string(),
             url_authority: host.clone(),
+            tls,
             host,
             path,
             headers: Vec::new(),
@@ -108,22 +113,24 @@ pub fn parse_header(line: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.to_string()))
 }
 
-/// `http://host[:port]/path?query` as its authority and request-target
-/// (`/` when it has no path); a path alone (`/path`) has no authority
-/// (the Host is `--addr`'s).
-fn split_url(url: &str) -> Result<(String, String), String> {
+/// `http://host[:port]/path?query` (or `https://…`: true) as its
+/// authority and request-target (`/` when it has no path); a path alone
+/// (`/path`) has no authority (the Host is `--addr`'s).
+fn split_url(url: &str) -> Result<(bool, String, String), String> {
     if url.starts_with('/') {
         check_path(url)?;
-        return Ok((String::new(), url.to_string()));
+        return Ok((false, String::new(), url.to_string()));
     }
-    if url.starts_with("https://") {
-        return Err(format!(
-            "'{url}': TLS (https://) is not supported yet; serve plain http:// or a Unix socket"
-        ));
-    }
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        format!("'{url}' is not an http:// URL or a path (http://HOST[:PORT]/PATH, /PATH)")
-    })?;
+    let (tls, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => (false, rest),
+        (None, Some(rest)) => (true, rest),
+        (None, None) => {
+            return Err(format!(
+                "'{url}' is not an http:// or https:// URL or a path \
+                 (http://HOST[:PORT]/PATH, /PATH)"
+            ))
+        }
+    };
     let cut = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(cut);
     if authority.is_empty() || authority.contains('@') {
@@ -136,7 +143,7 @@ fn split_url(url: &str) -> Result<(String, String), String> {
         p => p.to_string(),
     };
     check_path(&path)?;
-    Ok((authority.to_string(), path))
+    Ok((tls, authority.to_string(), path))
 }
 
 fn check_path(path: &str) -> Result<(), String> {
@@ -250,8 +257,12 @@ mod tests {
         ] {
             assert!(Target::new("GET", bad).is_err(), "{bad}");
         }
-        let e = Target::new("GET", "https://h/").unwrap_err();
-        assert!(e.contains("TLS"), "{e}");
+        let t = Target::new("GET", "https://h:8443/s").unwrap();
+        assert_eq!(
+            (t.tls, t.authority(), t.path.as_str()),
+            (true, Some("h:8443"), "/s")
+        );
+        assert!(!Target::new("GET", "http://h/").unwrap().tls);
         assert!(Target::new("GE T", "/").is_err());
         assert!(Target::new("", "/").is_err());
     }

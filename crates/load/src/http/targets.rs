@@ -223,7 +223,7 @@ mod tests {
             ("GET http://h/\nnot a header\n", 2, "not a header"),
             ("GET http://h/ weight=0\n", 1, "not a weight"),
             ("GET http://h/ heavy\n", 1, "weight=N"),
-            ("\n\nGET ftp://h/\n", 3, "not an http:// URL"),
+            ("\n\nGET ftp://h/\n", 3, "not an http:// or https:// URL"),
             ("GET http://h/\n@/no/such/file\n", 2, "the body file /no/such/file: cannot read it"),
             ("GET http://h/\n@/dev/zero\n", 2, "past the 64 MiB"),
             ("{\"method\":\"GET\"}\n", 1, "not a target"),

@@ -220,6 +220,7 @@ fn results(
         merged: None,
         validity: None,
         client_share: None,
+        tls: None,
         protocol: None,
     })
 }

@@ -6,6 +6,17 @@
 use crate::report::{ClientCpu, LoadReport, OpSummary, Percentiles, Results, ScheduleReport};
 use std::fmt::Write;
 
+/// What the client added, the TLS handshakes and the protocol's own
+/// lines, after the latency.
+fn beside_latency(out: &mut String, r: &crate::report::Results) {
+    let client = r.client_share.iter().map(|c| c.line());
+    let tls = r.tls.iter().flat_map(|t| t.lines());
+    let protocol = r.protocol.iter().flat_map(|p| p.text_lines());
+    for line in client.chain(tls).chain(protocol) {
+        let _ = writeln!(out, "  {line}");
+    }
+}
+
 pub fn render(report: &LoadReport) -> String {
     let r = &report.results;
     let mut out = String::new();
@@ -36,13 +47,7 @@ pub fn render(report: &LoadReport) -> String {
         }
         _ => latency_table(&mut out, r, |o| Some(&o.latency_us)),
     }
-    if let Some(c) = &r.client_share {
-        let _ = writeln!(out, "  {}", c.line());
-    }
-    // The protocol's own lines.
-    for line in r.protocol.iter().flat_map(|p| p.text_lines()) {
-        let _ = writeln!(out, "  {line}");
-    }
+    beside_latency(&mut out, r);
     if r.late_replies > 0 {
         // Late replies are checked only when every reply is.
         let fate = if r.verification.enabled {

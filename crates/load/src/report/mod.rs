@@ -125,6 +125,10 @@ pub struct Results {
     /// and from files before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_share: Option<crate::certify::client::ClientShareReport>,
+    /// What each connection's TLS handshake took, apart from the
+    /// requests' latency; absent without TLS (and from a merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tls::HandshakeReport>,
     /// The protocol's own results, under its name (`"board": {…}`). Always
     /// there in what a run writes; absent only from a version-1 file whose
     /// `extra` could not be read. (Read by [`LoadReport`], which reads this

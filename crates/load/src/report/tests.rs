@@ -41,6 +41,7 @@ fn report(protocol: ProtocolResults) -> LoadReport {
             merged: None,
             validity: None,
             client_share: None,
+            tls: None,
             protocol: Some(protocol),
         },
         search: None,

@@ -78,6 +78,7 @@ pub fn upgrade(value: Value) -> Result<LoadReport, SchemaError> {
             merged: None,
             validity: None,
             client_share: None,
+            tls: None,
             protocol,
         },
         search: None,
