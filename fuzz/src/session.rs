@@ -357,7 +357,7 @@ impl<S: Service> Service for Spy<S> {
     type Conn = S::Conn;
     type Request = S::Request;
 
-    fn open(&self, peer: SocketAddr) -> S::Conn {
+    fn open(&self, peer: impl Into<serverlab_service::Peer>) -> S::Conn {
         self.inner.open(peer)
     }
 

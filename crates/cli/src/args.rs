@@ -80,6 +80,33 @@ pub fn endpoint(
     }
 }
 
+/// `serve --addr`: where a server listens, a TCP address or a Unix
+/// domain socket's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServeAddr {
+    /// [`host_port`]'s: the port may be left to the protocol.
+    Tcp(HostPort),
+    /// `unix:PATH`.
+    Unix(std::path::PathBuf),
+}
+
+/// `serve --addr`'s value: [`host_port`], or `unix:PATH` for a Unix
+/// domain socket (a path a socket can have: 1 to 107 bytes).
+pub fn serve_addr(text: &str) -> Result<ServeAddr, String> {
+    let Some(path) = text.strip_prefix(serverlab_server::UNIX) else {
+        return host_port(text).map(ServeAddr::Tcp);
+    };
+    let max = serverlab_server::UNIX_PATH_MAX;
+    if path.is_empty() || path.len() > max {
+        return Err(format!(
+            "'{text}': a Unix socket's path is 1 to {max} bytes, this one {}: use a shorter \
+             path (a relative one is taken from the working directory)",
+            path.len()
+        ));
+    }
+    Ok(ServeAddr::Unix(path.into()))
+}
+
 /// An endpoint with the host as it was written (`localhost` of
 /// `localhost:6380`): the name a TLS session sends and checks.
 #[derive(Debug, Clone)]
@@ -112,8 +139,8 @@ pub fn named_endpoint(
 pub fn host_port(text: &str) -> Result<HostPort, String> {
     if text.starts_with(serverlab_load::endpoint::UNIX) {
         return Err(format!(
-            "'{text}' is a Unix socket: `serverlab load --addr` connects to one, but servers and \
-             `check` use TCP only (docs/load-http.md, \"Unix sockets\")"
+            "'{text}' is a Unix socket: `serverlab load` and `serverlab serve` take one as \
+             --addr, but this takes a TCP address only (docs/load-http.md, \"Unix sockets\")"
         ));
     }
     serverlab_util::addr::parse(text).map_err(|why| {
@@ -251,6 +278,28 @@ mod tests {
             host_port(":7").unwrap().or_port(12345).to_string(),
             "127.0.0.1:7"
         );
+    }
+
+    /// `serve --addr` takes a TCP address as `check` does, or `unix:PATH`
+    /// with a path a socket can have; `check` refuses a Unix socket.
+    #[test]
+    fn serve_addresses() {
+        assert_eq!(
+            serve_addr(":7"),
+            Ok(ServeAddr::Tcp(host_port(":7").unwrap()))
+        );
+        assert_eq!(
+            serve_addr("unix:/tmp/s.sock"),
+            Ok(ServeAddr::Unix("/tmp/s.sock".into()))
+        );
+        let longest = format!("unix:/{}", "x".repeat(106));
+        assert!(serve_addr(&longest).is_ok());
+        for bad in ["unix:".to_string(), format!("{longest}y")] {
+            let e = serve_addr(&bad).unwrap_err();
+            assert!(e.contains("1 to 107 bytes"), "{bad}: {e}");
+        }
+        let e = host_port("unix:/tmp/s.sock").unwrap_err();
+        assert!(e.contains("TCP address only"), "{e}");
     }
 
     /// What `--help` shows as a default reads back as the same value.

@@ -80,7 +80,7 @@ type ServerThread = std::thread::JoinHandle<anyhow::Result<ServerStats>>;
 /// thread of its own: the thread, where it listens, and its stop.
 fn start_server(cpus: Option<&str>) -> anyhow::Result<(ServerThread, SocketAddr, Shutdown)> {
     let mut cfg = ServerConfig::new(
-        "127.0.0.1:0".parse().expect("valid address"),
+        "127.0.0.1:0".parse::<SocketAddr>().expect("valid address"),
         DEFAULT_STRATEGY.parse().expect("valid strategy"),
     );
     cfg.cpus = cpus.map(|c| c.parse().expect("allowed CPU"));
@@ -95,12 +95,14 @@ fn start_server(cpus: Option<&str>) -> anyhow::Result<(ServerThread, SocketAddr,
     let stop = shutdown.clone();
     let server = std::thread::spawn(move || -> anyhow::Result<ServerStats> {
         let server = Server::bind(svc, &cfg, stop)?;
-        addr_tx.send(server.local_addr()).ok();
+        addr_tx.send(server.local_addr().tcp()).ok();
         Ok(server.run()?)
     });
     let addr = addr_rx
         .recv()
-        .map_err(|_| anyhow::anyhow!("the demo server did not start"))?;
+        .ok()
+        .flatten()
+        .ok_or_else(|| anyhow::anyhow!("the demo server did not start"))?;
     Ok((server, addr, shutdown))
 }
 

@@ -48,10 +48,9 @@
 
 use crate::Ctx;
 use parking_lot::Mutex;
-use serverlab_service::{ConnCounters, Service};
+use serverlab_service::{ConnCounters, Peer, Service};
 use std::fs::File;
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -70,7 +69,7 @@ pub(crate) const FULL_RECHECK: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub(crate) enum Accepted<T> {
     /// A connection, admitted: serve it.
-    Serve(T, SocketAddr),
+    Serve(T, Peer),
     /// Accept again at once (a connection was refused, evicted for, shed,
     /// or a transient error passed).
     Again,
@@ -334,7 +333,7 @@ impl<S: Service> Ctx<S> {
     pub(crate) fn accept<T: AsFd>(
         &self,
         listener: BorrowedFd<'_>,
-        accept: impl Fn() -> io::Result<(T, SocketAddr)>,
+        accept: impl Fn() -> io::Result<(T, Peer)>,
     ) -> Accepted<T> {
         let place = match self.make_room(listener) {
             Ok(place) => place,
@@ -354,18 +353,21 @@ impl<S: Service> Ctx<S> {
     /// What an accept armed earlier (uring's multishot) made: admitted or
     /// refused as [`Ctx::admit_made`] says, or its error dealt with as
     /// [`Ctx::accept`] deals with one.
-    pub(crate) fn accepted<T: AsFd>(&self, made: io::Result<(T, SocketAddr)>) -> Accepted<T> {
+    pub(crate) fn accepted<T: AsFd>(&self, made: io::Result<(T, Peer)>) -> Accepted<T> {
         match made {
             Ok((stream, peer)) => self.serve(stream, peer, self.admit_made()),
             Err(e) => self.failed(e),
         }
     }
 
-    fn serve<T: AsFd>(&self, stream: T, peer: SocketAddr, admitted: bool) -> Accepted<T> {
+    fn serve<T: AsFd>(&self, stream: T, peer: Peer, admitted: bool) -> Accepted<T> {
         if !admitted {
             return Accepted::Again;
         }
-        let _ = socket2::SockRef::from(&stream).set_tcp_nodelay(true);
+        // A Unix socket has no Nagle to turn off.
+        if let Peer::Tcp(_) = peer {
+            let _ = socket2::SockRef::from(&stream).set_tcp_nodelay(true);
+        }
         Accepted::Serve(stream, peer)
     }
 
@@ -413,7 +415,7 @@ impl<S: Service> Ctx<S> {
     /// Failing for want of descriptors (accepted into the last one, it
     /// could not get one more its strategy needed), it was closed at once
     /// for want of descriptors, so counted as shed too.
-    pub(crate) fn cannot_serve(&self, peer: SocketAddr, e: &io::Error) {
+    pub(crate) fn cannot_serve(&self, peer: Peer, e: &io::Error) {
         self.conns().closed();
         self.room.freed();
         if out_of_fds(e) {

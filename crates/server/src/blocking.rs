@@ -43,6 +43,7 @@
 
 use crate::drive::{drive, Mode, Wakeup};
 use crate::io::to_std;
+use crate::listen::Listener;
 use crate::session::Session;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::watch::Watched;
@@ -51,10 +52,10 @@ use mio::{Events, Poll, Token, Waker};
 use nix::sys::pthread::{pthread_kill, pthread_self, Pthread};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use parking_lot::Mutex;
-use serverlab_service::Service;
+use serverlab_service::{Peer, Service};
 use std::collections::HashMap;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -74,7 +75,7 @@ impl Strategy for ThreadPerConnection {
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
 
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         run(ctx, listeners.remove(0))
     }
 }
@@ -127,7 +128,7 @@ fn install_wake() -> io::Result<()> {
     installed.map_err(io::Error::from)
 }
 
-fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: TcpListener) -> io::Result<()> {
+fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: Listener) -> io::Result<()> {
     install_wake()?;
     let mut poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
@@ -175,7 +176,7 @@ fn start<S: Service>(
     open: &Open,
     id: u64,
     mut stream: TcpStream,
-    peer: SocketAddr,
+    peer: Peer,
 ) -> io::Result<JoinHandle<()>> {
     let (ctx, open) = (ctx.clone(), open.clone());
     std::thread::Builder::new()
@@ -202,7 +203,7 @@ fn start<S: Service>(
 fn serve<S: Service>(
     ctx: &Arc<Ctx<S>>,
     stream: &mut TcpStream,
-    peer: SocketAddr,
+    peer: Peer,
     reading: &AtomicBool,
     open: &Open,
     id: u64,

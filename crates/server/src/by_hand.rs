@@ -13,8 +13,7 @@
 pub use crate::session::Io;
 use crate::session::Session;
 use crate::{accept, idle, Ctx, Shutdown};
-use serverlab_service::Service;
-use std::net::SocketAddr;
+use serverlab_service::{Peer, Service};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,7 +25,7 @@ pub struct HandSession<S: Service> {
 
 impl<S: Service> HandSession<S> {
     /// A connection from `peer` to a server of `svc` that serves it alone.
-    pub fn new(svc: Arc<S>, peer: SocketAddr) -> Self {
+    pub fn new(svc: Arc<S>, peer: impl Into<Peer>) -> Self {
         let shutdown = Shutdown::new();
         let ctx = Arc::new(Ctx {
             svc,
@@ -115,7 +114,7 @@ mod tests {
     fn echo() -> HandSession<EchoService> {
         HandSession::new(
             Arc::new(EchoService::new(64)),
-            "127.0.0.1:1".parse().unwrap(),
+            "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap(),
         )
     }
 

@@ -31,6 +31,7 @@ mod uring;
 mod watch;
 
 pub use fds::ConnectionLimit;
+pub use listen::{ListenAddr, UNIX, UNIX_PATH_MAX};
 pub use session::OUTPUT_HIGH_WATER;
 pub use shutdown::Shutdown;
 pub use strategy::{Delays, Listeners, StrategyKind, Threads, Unavailable};
@@ -38,7 +39,6 @@ pub use strategy::{Delays, Listeners, StrategyKind, Threads, Unavailable};
 use serverlab_service::{ConnCounters, Service};
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// How long a graceful stop waits for connections to finish before the
@@ -51,7 +51,8 @@ pub const DEFAULT_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from
 /// How to run a server: everything but the protocol.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    pub addr: SocketAddr,
+    /// A TCP address, or a Unix socket's path.
+    pub addr: ListenAddr,
     pub strategy: StrategyKind,
     /// Workers, loops or runtime threads (where the strategy has them, see
     /// [`StrategyKind::threads`]); `None`: one per allowed CPU.
@@ -85,9 +86,9 @@ pub enum ConfigError {
 }
 
 impl ServerConfig {
-    pub fn new(addr: SocketAddr, strategy: StrategyKind) -> Self {
+    pub fn new(addr: impl Into<ListenAddr>, strategy: StrategyKind) -> Self {
         ServerConfig {
-            addr,
+            addr: addr.into(),
             strategy,
             threads: None,
             cpus: None,
@@ -174,17 +175,20 @@ impl<S: Service> Ctx<S> {
 pub struct Server<S: Service> {
     ctx: Arc<Ctx<S>>,
     strategy: StrategyKind,
-    listeners: Vec<std::net::TcpListener>,
-    local_addr: SocketAddr,
+    listeners: Vec<listen::Listener>,
+    local_addr: ListenAddr,
     limit: ConnectionLimit,
-    /// Held while the server runs: this process owns the port.
-    _port: Option<listen::PortLock>,
+    /// Held while the server runs: this process owns the port, or the
+    /// Unix socket's path (whose file goes when this is dropped, once
+    /// the server has stopped).
+    _claim: Option<listen::Claim>,
 }
 
 impl<S: Service> Server<S> {
     /// Check the config, pin the calling thread (and so every thread the
     /// server starts), bind the listening socket(s) the strategy wants (a
-    /// group sharing the port only on a port no one else serves), raise
+    /// group sharing the port only on a port no one else serves; on a
+    /// Unix socket, one socket shared, see `listen.rs`), raise
     /// the descriptor limit and size the connection cap under it.
     pub fn bind(svc: Arc<S>, cfg: &ServerConfig, shutdown: Shutdown) -> std::io::Result<Self> {
         cfg.check()
@@ -195,14 +199,11 @@ impl<S: Service> Server<S> {
             cpus.pin_current_thread()?;
         }
         let threads = cfg.resolved_threads();
-        let (listeners, port) = match cfg.strategy.listeners() {
-            Listeners::One => (vec![listen::bind(cfg.addr, false)?], None),
-            Listeners::PerThread => {
-                let (group, lock) = listen::bind_group(cfg.addr, threads)?;
-                (group, Some(lock))
-            }
+        let count = match cfg.strategy.listeners() {
+            Listeners::One => None,
+            Listeners::PerThread => Some(threads),
         };
-        let local_addr = listeners[0].local_addr()?;
+        let (listeners, local_addr, claim) = listen::bind_listeners(&cfg.addr, count)?;
         // The accept's spare descriptor first, so the sizing counts it.
         let accept = accept::Acceptor::new();
         let limit = ConnectionLimit::size(
@@ -228,12 +229,14 @@ impl<S: Service> Server<S> {
             listeners,
             local_addr,
             limit,
-            _port: port,
+            _claim: claim,
         })
     }
 
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+    /// Where it listens: the port bound (for port 0, the one taken), or
+    /// `unix:PATH`.
+    pub fn local_addr(&self) -> ListenAddr {
+        self.local_addr.clone()
     }
 
     /// The connection cap in force, and which limit set it.

@@ -10,11 +10,11 @@
 //! the whole server: the other loops drain their connections and finish,
 //! and the server returns the first loop's error.
 
+use crate::listen::Listener;
 use crate::Ctx;
 use parking_lot::{Condvar, Mutex};
 use serverlab_service::Service;
 use std::io;
-use std::net::TcpListener;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Run a loop per listener, threads named `{name}-{i}`: `set_up(i)` on
@@ -23,9 +23,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub(crate) fn run_per_listener<S: Service, L>(
     ctx: &Ctx<S>,
     name: &str,
-    listeners: Vec<TcpListener>,
+    listeners: Vec<Listener>,
     set_up: impl Fn(usize) -> io::Result<L> + Sync,
-    serve: impl Fn(L, TcpListener) -> io::Result<()> + Sync,
+    serve: impl Fn(L, Listener) -> io::Result<()> + Sync,
 ) -> io::Result<()> {
     let group = Group {
         ctx,
@@ -72,9 +72,9 @@ impl<S: Service> Group<'_, S> {
     fn run<L>(
         &self,
         i: usize,
-        listener: TcpListener,
+        listener: Listener,
         set_up: impl Fn(usize) -> io::Result<L>,
-        serve: impl Fn(L, TcpListener) -> io::Result<()>,
+        serve: impl Fn(L, Listener) -> io::Result<()>,
     ) {
         let ready = self.caught(i, || {
             if let Some(cpus) = &self.ctx.cpus {
@@ -144,7 +144,10 @@ mod tests {
             if strategy.listeners() != Listeners::PerThread {
                 continue;
             }
-            let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), strategy);
+            let mut cfg = ServerConfig::new(
+                "127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap(),
+                strategy,
+            );
             cfg.threads = Some(2);
             cfg.cpus = Some(cpus.clone());
             if let Err(why) = cfg.preflight() {

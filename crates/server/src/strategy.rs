@@ -9,10 +9,10 @@
 //! `StrategyKind`, `--strategy`, `serve --help` and the tests' matrices are
 //! all made from.
 
+use crate::listen::Listener;
 use crate::{Ctx, ServerConfig};
 use serverlab_service::Service;
 use std::io;
-use std::net::TcpListener;
 use std::sync::Arc;
 
 /// What `--threads` means under a strategy: also listed by name in
@@ -26,7 +26,8 @@ pub enum Listeners {
     /// One, shared by the strategy's threads.
     One,
     /// One per thread, bound to the same port with SO_REUSEPORT, so the
-    /// kernel spreads new connections over them.
+    /// kernel spreads new connections over them (on a Unix socket, one
+    /// socket shared by the threads, which race to accept: `listen.rs`).
     PerThread,
 }
 
@@ -73,7 +74,7 @@ pub(crate) trait Strategy {
 
     /// Serve on `listeners` (as many as [`Strategy::LISTENERS`] asks for)
     /// until the stop is triggered and every connection has finished.
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()>;
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<Listener>) -> io::Result<()>;
 }
 
 /// The list of strategies: `$callback! { [$($extra)*] snake_name:
@@ -164,7 +165,7 @@ macro_rules! registry {
             pub(crate) fn run<S: Service>(
                 self,
                 ctx: Arc<Ctx<S>>,
-                listeners: Vec<TcpListener>,
+                listeners: Vec<Listener>,
             ) -> io::Result<()> {
                 match self {
                     $(StrategyKind::$variant => <$imp as Strategy>::run(ctx, listeners)),*

@@ -23,7 +23,7 @@ pub(crate) fn start(
     let s = stop.clone();
     std::thread::spawn(move || {
         let server = Server::bind(Arc::new(EchoService::new(64)), &cfg, s).unwrap();
-        addr_tx.send(server.local_addr()).unwrap();
+        addr_tx.send(server.local_addr().tcp().unwrap()).unwrap();
         let _ = done_tx.send(server.run());
     });
     (addr_rx.recv().unwrap(), stop, done_rx)

@@ -13,11 +13,11 @@
 //! reports it ready if connections are pending.
 
 use crate::accept::{Accepted, FULL_RECHECK};
+use crate::listen::{Listener, MioListener};
 use crate::Ctx;
 use mio::{Interest, Registry, Token};
-use serverlab_service::Service;
+use serverlab_service::{Peer, Service};
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,7 @@ enum Next {
 
 /// A loop's listener, and how the loop watches it.
 pub(crate) struct Watched {
-    listener: mio::net::TcpListener,
+    listener: MioListener,
     token: Token,
     /// Registered with the loop's poll (not while full).
     registered: bool,
@@ -46,13 +46,8 @@ pub(crate) struct Watched {
 
 impl Watched {
     /// Watch `listener` (non-blocking) under `token`.
-    pub(crate) fn new(
-        listener: std::net::TcpListener,
-        registry: &Registry,
-        token: Token,
-    ) -> io::Result<Self> {
-        listener.set_nonblocking(true)?;
-        let mut listener = mio::net::TcpListener::from_std(listener);
+    pub(crate) fn new(listener: Listener, registry: &Registry, token: Token) -> io::Result<Self> {
+        let mut listener = MioListener::new(listener)?;
         registry.register(&mut listener, token, Interest::READABLE)?;
         Ok(Watched {
             listener,
@@ -71,7 +66,7 @@ impl Watched {
         &mut self,
         registry: &Registry,
         ctx: &Ctx<S>,
-        serve: impl FnMut(mio::net::TcpStream, SocketAddr) -> io::Result<()>,
+        serve: impl FnMut(mio::net::TcpStream, Peer) -> io::Result<()>,
     ) {
         let next = accept_all(&self.listener, ctx, serve);
         let now = Instant::now();
@@ -125,9 +120,9 @@ impl Watched {
 /// Accept until the backlog is drained, nothing can be done for a while,
 /// or the server is full.
 fn accept_all<S: Service>(
-    listener: &mio::net::TcpListener,
+    listener: &MioListener,
     ctx: &Ctx<S>,
-    mut serve: impl FnMut(mio::net::TcpStream, SocketAddr) -> io::Result<()>,
+    mut serve: impl FnMut(mio::net::TcpStream, Peer) -> io::Result<()>,
 ) -> Next {
     loop {
         match ctx.accept(listener.as_fd(), || listener.accept()) {

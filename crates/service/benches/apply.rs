@@ -30,7 +30,7 @@ fn batch(make: impl Fn(usize) -> String) -> Vec<u8> {
 }
 
 fn benches(c: &mut Criterion) {
-    let peer = "127.0.0.1:1".parse().unwrap();
+    let peer: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
     let msg = "p1-12345:abcdefghijklmnopqrstuvw";
     let posts = batch(|i| format!("POST@t{}#{msg}", i % 16));
     let reads = batch(|i| format!("READ@t{}#{}", i % 16, i % 50));

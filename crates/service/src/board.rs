@@ -8,18 +8,18 @@
 
 use crate::protocol_stats::{Counts, ErrorCount, FrameLimits, ProtocolStats};
 use crate::stats::Counters;
-use crate::{After, Common, Frame, Service, REPLY_CHUNK};
+use crate::{After, Common, Frame, Peer, Service, REPLY_CHUNK};
 use serverlab_proto::board::{self, Kind, Parsed, Request};
 use serverlab_proto::line::{self, Framed};
 use serverlab_proto::Terminator;
 use serverlab_store::board::BoardStore;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Who may stop the server with `EXIT` (`--exit-policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitPolicy {
-    /// Peers on a loopback address only (the default).
+    /// Peers on this machine only (the default): a loopback address, or
+    /// any client of a Unix socket.
     Loopback,
     /// Any peer: the reference server's behaviour.
     Any,
@@ -41,7 +41,9 @@ impl serverlab_util::Named for ExitPolicy {
 
     fn describe(self) -> &'static str {
         match self {
-            ExitPolicy::Loopback => "EXIT from a loopback peer stops the server",
+            ExitPolicy::Loopback => {
+                "EXIT from a loopback peer (or over a Unix socket) stops the server"
+            }
             ExitPolicy::Any => "any peer may stop the server (the reference server)",
             ExitPolicy::Never => "EXIT is an invalid request",
         }
@@ -49,9 +51,9 @@ impl serverlab_util::Named for ExitPolicy {
 }
 
 impl ExitPolicy {
-    fn allows(self, peer: SocketAddr) -> bool {
+    fn allows(self, peer: Peer) -> bool {
         match self {
-            ExitPolicy::Loopback => peer.ip().is_loopback(),
+            ExitPolicy::Loopback => peer.is_local(),
             ExitPolicy::Any => true,
             ExitPolicy::Never => false,
         }
@@ -242,9 +244,9 @@ impl Service for BoardService {
     type Conn = BoardConn;
     type Request = BoardRequest;
 
-    fn open(&self, peer: SocketAddr) -> BoardConn {
+    fn open(&self, peer: impl Into<Peer>) -> BoardConn {
         BoardConn {
-            exit_allowed: self.exit_policy.allows(peer),
+            exit_allowed: self.exit_policy.allows(peer.into()),
             unfinished: None,
         }
     }
@@ -366,7 +368,7 @@ mod tests {
     use super::*;
 
     fn run(svc: &BoardService, peer: &str, wire: &[u8]) -> (Vec<u8>, Vec<After>) {
-        let mut conn = svc.open(peer.parse().unwrap());
+        let mut conn = svc.open(peer.parse::<std::net::SocketAddr>().unwrap());
         let mut out = Vec::new();
         let ran = crate::run_all(svc, &mut conn, wire, &mut out);
         (out, ran.afters())
@@ -446,10 +448,23 @@ mod tests {
         }
     }
 
+    /// A Unix-socket client is on this machine: EXIT from one stops the
+    /// server under the loopback policy, as from a loopback peer.
+    #[test]
+    fn a_unix_socket_client_is_local() {
+        for (policy, stops) in [(ExitPolicy::Loopback, true), (ExitPolicy::Never, false)] {
+            let svc = board(policy);
+            let mut conn = svc.open(Peer::Unix);
+            let mut out = Vec::new();
+            let ran = crate::run_all(&svc, &mut conn, b"EXIT\0", &mut out);
+            assert_eq!(ran.afters() == vec![After::Shutdown], stops, "{policy:?}");
+        }
+    }
+
     #[test]
     fn oversize_closes() {
         let svc = board(ExitPolicy::Never);
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         assert!(matches!(
             svc.frame(&mut conn, &[b'a'; 101], &mut Vec::new()),
             Frame::Close
@@ -481,7 +496,7 @@ mod tests {
         }
         let (out, _) = run(&svc, "127.0.0.1:1", &post);
         assert_eq!(out.iter().filter(|&&b| b == 0 || b == b'\n').count(), 101);
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         for (req, want) in [
             (&b"READ@t#0\0"[..], message.len() + 1),
             (b"LIST\n", 2 + 100 * 1997 + 1),
@@ -515,7 +530,7 @@ mod tests {
     #[test]
     fn apply_uses_the_parse_frame_made() {
         let svc = board(ExitPolicy::Never);
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         let mut out = Vec::new();
         let Frame::Ready { len, request } = svc.frame(&mut conn, b"POST@t#m\0", &mut out) else {
             panic!("a whole request");

@@ -7,7 +7,6 @@ use crate::{After, Common, Frame, Service};
 use serverlab_proto::echo;
 use serverlab_proto::line::{self, Framed};
 use serverlab_proto::Terminator;
-use std::net::SocketAddr;
 
 /// The one operation.
 const ECHO: &str = "echo";
@@ -61,7 +60,7 @@ impl Service for EchoService {
     type Conn = ();
     type Request = EchoRequest;
 
-    fn open(&self, _peer: SocketAddr) {}
+    fn open(&self, _peer: impl Into<crate::Peer>) {}
 
     fn input_limit(&self) -> usize {
         self.max_request + 1

@@ -36,6 +36,41 @@ pub use serverlab_wal as wal;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// Who a connection is from: a TCP peer, by its address, or a client of a
+/// Unix domain socket, which is on this machine (and allowed in by the
+/// socket file's permissions) but has no address to name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Peer {
+    Tcp(SocketAddr),
+    Unix,
+}
+
+impl Peer {
+    /// Whether the peer is on this machine: a loopback address, or any
+    /// client of a Unix socket.
+    pub fn is_local(self) -> bool {
+        match self {
+            Peer::Tcp(addr) => addr.ip().is_loopback(),
+            Peer::Unix => true,
+        }
+    }
+}
+
+impl From<SocketAddr> for Peer {
+    fn from(addr: SocketAddr) -> Self {
+        Peer::Tcp(addr)
+    }
+}
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Tcp(addr) => write!(f, "{addr}"),
+            Peer::Unix => f.write_str("a Unix-socket client"),
+        }
+    }
+}
+
 /// About how much of a large reply a service appends at a time (board
 /// `LIST` and large `READ`s, kv `GET` bodies): the rest follows through
 /// [`Service::more`] as the connection's output drains, so a reply costs
@@ -76,8 +111,9 @@ pub trait Service: Send + Sync + 'static {
     /// so nothing is copied. Only the service's `frame` builds one.
     type Request: Send + 'static;
 
-    /// A new connection from `peer`.
-    fn open(&self, peer: SocketAddr) -> Self::Conn;
+    /// A new connection from `peer` (a [`Peer`], or a TCP peer's
+    /// address).
+    fn open(&self, peer: impl Into<Peer>) -> Self::Conn;
 
     /// The most unconsumed input a connection may hold. A strategy never
     /// reads past it; reaching it with only [`Frame::Incomplete`] calls

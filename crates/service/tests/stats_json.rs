@@ -18,7 +18,7 @@ use serverlab_store::StoreKind;
 /// `wires` through `svc`, each on a connection of its own.
 fn drive<S: Service>(svc: &S, wires: &[&[u8]]) {
     for wire in wires {
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         run_all(svc, &mut conn, wire, &mut Vec::new());
     }
 }

@@ -15,6 +15,7 @@
 //! knows (a report shows none for it).
 
 use super::{Protocol, ServerArgs};
+use crate::args::ServeAddr;
 use anyhow::{bail, Context};
 use serverlab_proto::Served;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -29,12 +30,13 @@ impl Args {
     /// given): taken and ignored, it would mislead.
     pub fn refused(&self, matches: &clap::ArgMatches) -> Option<String> {
         use clap::parser::ValueSource;
-        let (flag, why) = match self.server.metrics {
-            Some(_) => (
+        let (flag, why) = match (&self.server.metrics, &self.server.addr) {
+            (_, Some(ServeAddr::Unix(_))) => ("--addr unix:…", UNIX_REFUSED),
+            (Some(_), _) => (
                 "--metrics",
                 "the program it runs keeps its own counters, which serverlab cannot read",
             ),
-            None => Served::OWN_SERVER_FLAGS
+            (None, _) => Served::OWN_SERVER_FLAGS
                 .iter()
                 .find(|f| matches.value_source(&f.id()) == Some(ValueSource::CommandLine))
                 .map(|f| (f.flag, f.why))?,
@@ -42,6 +44,10 @@ impl Args {
         Some(format!("{flag} is not for serve external: {why}"))
     }
 }
+
+/// Why `--addr unix:…` is refused.
+const UNIX_REFUSED: &str = "the command is told where to listen as $HOST and $PORT, and \
+                            serverlab waits for it on that TCP port";
 
 /// How long the command may take to listen.
 const START: Duration = Duration::from_secs(20);
@@ -127,10 +133,11 @@ impl Args {
     /// before the command does, a race a sweep on a quiet machine loses
     /// rarely).
     fn addr(&self) -> anyhow::Result<SocketAddr> {
-        let addr = self
-            .server
-            .addr
-            .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), |a| a.or_port(0));
+        let addr = match &self.server.addr {
+            None => SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            Some(ServeAddr::Tcp(a)) => a.or_port(0),
+            Some(ServeAddr::Unix(_)) => anyhow::bail!("{}", UNIX_REFUSED),
+        };
         if addr.port() != 0 {
             return Ok(addr);
         }

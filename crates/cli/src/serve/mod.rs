@@ -1,11 +1,10 @@
 //! `serverlab serve <protocol>`: flags, then a server from the libraries.
 
-use crate::args;
+use crate::args::{self, ServeAddr};
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serverlab_server::{stop_on_signals, Server, ServerConfig, Shutdown, StrategyKind};
+use serverlab_server::{stop_on_signals, ListenAddr, Server, ServerConfig, Shutdown, StrategyKind};
 use serverlab_service::Service;
-use serverlab_util::addr::HostPort;
 use serverlab_util::port_holder;
 use serverlab_util::server_stats::ServerStats;
 use serverlab_util::CpuSet;
@@ -103,10 +102,12 @@ serverlab_proto::for_each_protocol!(protocols, echo: Echo, external: External);
 #[derive(Args, Clone)]
 #[command(allow_negative_numbers = true)]
 pub struct ServerArgs {
-    /// Address to listen on: HOST:PORT, HOST (the protocol's port) or :PORT (on 127.0.0.1)
-    /// [default: 127.0.0.1 and the protocol's port]
-    #[arg(long, value_name = "HOST:PORT", value_parser = args::host_port)]
-    pub addr: Option<HostPort>,
+    /// Address to listen on: HOST:PORT, HOST (the protocol's port) or :PORT (on 127.0.0.1),
+    /// or unix:PATH for a Unix domain socket (a stale socket file there is replaced, a
+    /// served one refused; removed at a clean stop) [default: 127.0.0.1 and the protocol's
+    /// port]
+    #[arg(long, value_name = "HOST:PORT", value_parser = args::serve_addr)]
+    pub addr: Option<ServeAddr>,
     /// Concurrency strategy
     #[arg(long, default_value = DEFAULT_STRATEGY, value_parser = args::named::<StrategyKind>())]
     pub strategy: StrategyKind,
@@ -190,11 +191,11 @@ pub fn run(cmd: ServeCmd) -> anyhow::Result<ExitCode> {
 
 /// The config a set of server flags describes.
 pub fn config(args: &ServerArgs, default_port: u16) -> ServerConfig {
-    let addr = args
-        .addr
-        .map_or(SocketAddr::from((Ipv4Addr::LOCALHOST, default_port)), |a| {
-            a.or_port(default_port)
-        });
+    let addr = match &args.addr {
+        None => ListenAddr::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, default_port))),
+        Some(ServeAddr::Tcp(a)) => ListenAddr::Tcp(a.or_port(default_port)),
+        Some(ServeAddr::Unix(path)) => ListenAddr::Unix(path.clone()),
+    };
     let mut cfg = ServerConfig::new(addr, args.strategy);
     cfg.threads = args.threads.map(usize::from);
     cfg.cpus = args.cpus.clone();
@@ -223,7 +224,7 @@ fn serve<P: Protocol, S: Service>(
     let shutdown = Shutdown::new();
     let scrapes = args.metrics.map(metrics::bind).transpose()?;
     let server = Server::bind(svc.clone(), &cfg, shutdown.clone())
-        .map_err(|e| cannot_listen(cfg.addr, e))?;
+        .map_err(|e| cannot_listen(&cfg.addr, e))?;
     if args.time_all {
         svc.common().times.time_every_request();
     }
@@ -283,10 +284,11 @@ pub(crate) fn say(text: &str) {
 
 /// Why a server cannot listen, in one line; a port in use names the
 /// process holding it where it can be seen, and says what to do.
-fn cannot_listen(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
-    if e.kind() != std::io::ErrorKind::AddrInUse {
-        return anyhow::Error::new(e).context(format!("cannot listen on {addr}"));
-    }
+fn cannot_listen(addr: &ListenAddr, e: std::io::Error) -> anyhow::Error {
+    let addr = match addr {
+        ListenAddr::Tcp(addr) if e.kind() == std::io::ErrorKind::AddrInUse => *addr,
+        _ => return anyhow::Error::new(e).context(format!("cannot listen on {addr}")),
+    };
     let elsewhere = format!(
         "serve on another port (--addr {}:0 takes a free one)",
         addr.ip()

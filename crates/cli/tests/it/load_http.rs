@@ -386,8 +386,8 @@ fn an_unreachable_server_exits_1_saying_so_once() {
 }
 
 /// A Unix socket in a directory of its own that forwards each connection
-/// to `to` over TCP (a thread each way): a server of serverlab's, which
-/// listens on TCP only, reached as a load over a Unix socket reaches one.
+/// to `to` over TCP (a thread each way): a TCP server reached as a load
+/// over a Unix socket reaches one (`unix_socket.rs` serves one itself).
 fn unix_proxy(to: std::net::SocketAddr) -> (tempfile::TempDir, String) {
     use std::os::unix::net::UnixListener;
     let dir = tempfile::tempdir().unwrap();
@@ -496,13 +496,11 @@ fn every_load_connects_to_a_unix_socket() {
     );
 }
 
-/// serve refuses a Unix socket, saying so (exit 2).
+/// check refuses a Unix socket, saying so (exit 2); `serve` takes one
+/// (`unix_socket.rs`).
 #[test]
-fn serve_refuses_a_unix_socket_saying_why() {
-    usage_error(
-        &["serve", "kv", "--addr", "unix:/tmp/x.sock"],
-        "Unix socket",
-    );
+fn check_refuses_a_unix_socket_saying_why() {
+    usage_error(&["check", "board", "unix:/tmp/x.sock"], "Unix socket");
 }
 
 /// The load models and outputs every load has: an open loop with its

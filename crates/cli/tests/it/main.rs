@@ -61,3 +61,4 @@ mod sweep;
 mod terminal;
 mod time_all;
 mod tls;
+mod unix_socket;

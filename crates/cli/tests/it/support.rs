@@ -35,7 +35,7 @@ pub fn all_strategies() -> Vec<&'static str> {
 /// Whether this machine can run `kind`; if not, say why (the test using
 /// it is skipped).
 pub fn runnable(kind: StrategyKind) -> bool {
-    let cfg = ServerConfig::new(([127, 0, 0, 1], 0).into(), kind);
+    let cfg = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), kind);
     match cfg.preflight() {
         Ok(()) => true,
         Err(why) => {
@@ -146,7 +146,11 @@ macro_rules! per_store_tests {
 /// A `serverlab serve` child process.
 pub struct ServerProc {
     child: Child,
+    /// Its TCP address; 0.0.0.0:0 for a server on a Unix socket (see
+    /// `endpoint`).
     pub addr: SocketAddr,
+    /// Where it listens as `--addr` takes it: `HOST:PORT` or `unix:PATH`.
+    pub endpoint: String,
     stdout: Arc<Mutex<String>>,
     reader: Option<std::thread::JoinHandle<()>>,
     /// What it printed on stderr, when started to keep it.
@@ -162,8 +166,7 @@ impl ServerProc {
 
     /// Run `serverlab load <protocol> --addr <this server> <args>`.
     pub fn load(&self, protocol: &str, args: &[&str]) -> Output {
-        let addr = self.addr.to_string();
-        let mut all = vec!["--addr", addr.as_str()];
+        let mut all = vec!["--addr", self.endpoint.as_str()];
         all.extend(args);
         load(protocol, &all)
     }
@@ -301,24 +304,28 @@ impl ServerProc {
                 sink.lock().unwrap().push_str(&line);
                 if !sent {
                     if let Some(rest) = line.split("listening on ").nth(1) {
-                        let addr: SocketAddr =
-                            rest.split_whitespace().next().unwrap().parse().unwrap();
-                        tx.send(addr).unwrap();
+                        let endpoint = rest.split_whitespace().next().unwrap().to_string();
+                        tx.send(endpoint).unwrap();
                         sent = true;
                     }
                 }
                 line.clear();
             }
         });
-        let addr = rx
+        let endpoint = rx
             .recv_timeout(Duration::from_secs(20))
             .unwrap_or_else(|_| {
                 let _ = child.kill();
                 panic!("server {args:?} did not start listening")
             });
+        let addr = match endpoint.strip_prefix("unix:") {
+            Some(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+            None => endpoint.parse().unwrap(),
+        };
         ServerProc {
             child,
             addr,
+            endpoint,
             stdout,
             reader: Some(reader),
             stderr: None,

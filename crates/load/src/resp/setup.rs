@@ -14,6 +14,16 @@ use std::time::Duration;
 
 /// Commands sent before their replies are read.
 const BATCH: usize = 1000;
+/// Bytes of commands sent before their replies are read. A server that
+/// writes its replies before it reads on (serverlab's do) answers a batch
+/// a few replies per write while the batch is still being sent; over a
+/// Unix socket the kernel charges each write some 760 bytes of the
+/// server's send buffer (212,992 bytes by default) however few it
+/// carries, so a 2 MB batch (1000 DELs of 100 keys) filled it after some
+/// 280 writes, the server stopped reading, and the batch was never sent
+/// (docs/load-http.md, "Serving one"). 64 KiB of commands is answered in
+/// a few dozen writes.
+const BATCH_BYTES: usize = 64 * 1024;
 /// Keys per DEL.
 const DEL_KEYS: usize = 100;
 
@@ -100,7 +110,7 @@ fn batches(
         let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         client::command(&mut wire, &refs);
         n += 1;
-        if n == BATCH {
+        if n == BATCH || wire.len() >= BATCH_BYTES {
             if let Err(e) = flush(&mut wire, &mut n)? {
                 return Ok(Err(e));
             }

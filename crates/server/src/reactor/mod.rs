@@ -31,6 +31,7 @@ mod tick;
 pub(crate) use pool::{PoolLockFree, PoolLocked, ThreadPerRequest};
 
 use crate::drive::{drive, Mode, Parked};
+use crate::listen::Listener;
 use crate::session::Session;
 use crate::watch::Watched;
 use crate::Ctx;
@@ -41,7 +42,6 @@ use readiness::Readiness;
 use serverlab_service::Service;
 use std::collections::HashMap;
 use std::io;
-use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -99,11 +99,7 @@ struct Loop<S: Service> {
     evicted: crossbeam_channel::Receiver<usize>,
 }
 
-pub(crate) fn run<S: Service>(
-    ctx: Arc<Ctx<S>>,
-    listener: TcpListener,
-    pool: Pool,
-) -> io::Result<()> {
+pub(crate) fn run<S: Service>(ctx: Arc<Ctx<S>>, listener: Listener, pool: Pool) -> io::Result<()> {
     let poll = Poll::new()?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
     let w = waker.clone();

@@ -4,13 +4,13 @@
 
 use super::queue::LockedQueue;
 use super::{run_job, Job, Shared};
+use crate::listen::Listener;
 use crate::shutdown::Phase;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
 use parking_lot::{Condvar, Mutex};
 use serverlab_service::Service;
 use std::io;
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -32,7 +32,7 @@ impl Strategy for ThreadPerRequest {
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
 
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::Spawn)
     }
 }
@@ -45,7 +45,7 @@ impl Strategy for PoolLocked {
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
 
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::Locked)
     }
 }
@@ -58,7 +58,7 @@ impl Strategy for PoolLockFree {
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
 
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::LockFree)
     }
 }

@@ -67,10 +67,9 @@ use clocks::{earliest, Clocks};
 pub use output::OUTPUT_HIGH_WATER;
 use output::{Output, SHRINK_ABOVE};
 use serverlab_service::wal::Ticket;
-use serverlab_service::{Delay, Logged, Service};
+use serverlab_service::{Delay, Logged, Peer, Service};
 use serverlab_util::InputBuf;
 use stages::{Held, Stage};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -178,7 +177,7 @@ pub(crate) struct Session<S: Service> {
 
 impl<S: Service> Session<S> {
     /// A session for a connection just admitted (and counted) from `peer`.
-    pub(crate) fn new(ctx: &Arc<Ctx<S>>, peer: SocketAddr) -> Self {
+    pub(crate) fn new(ctx: &Arc<Ctx<S>>, peer: impl Into<Peer>) -> Self {
         Session {
             conn: Some(ctx.svc.open(peer)),
             ctx: ctx.clone(),

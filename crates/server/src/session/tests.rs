@@ -35,7 +35,7 @@ impl<S: Service> Ctx<S> {
 
 fn open<S: Service>(ctx: &Arc<Ctx<S>>) -> Session<S> {
     assert!(ctx.conns().admit(ctx.max_connections));
-    Session::new(ctx, "127.0.0.1:1".parse().unwrap())
+    Session::new(ctx, "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap())
 }
 
 fn echo(max: usize) -> Arc<Ctx<EchoService>> {

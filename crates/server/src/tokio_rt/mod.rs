@@ -42,13 +42,13 @@
 
 use crate::accept::{Accepted, FULL_RECHECK};
 use crate::io::{gone, peer_closed, reset_on_close, shutdown_write};
+use crate::listen::{Listener, MioListener};
 use crate::session::{Io, Session};
 use crate::shutdown::{Phase, Shutdown};
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::Ctx;
-use serverlab_service::{Delay, Service};
+use serverlab_service::{Delay, Peer, Service};
 use std::io;
-use std::net::{SocketAddr, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -78,7 +78,7 @@ impl Strategy for Async {
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OffTheServingThreads;
 
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(ctx.threads)
             .thread_name("async")
@@ -98,7 +98,7 @@ impl Strategy for SharedNothing {
 
     /// A single-thread runtime per listener, each on its own thread
     /// (`listeners.rs`).
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<Listener>) -> io::Result<()> {
         let stop = stop_channel(&ctx);
         let set_up = |_| {
             tokio::runtime::Builder::new_current_thread()
@@ -133,7 +133,7 @@ fn stop_channel<S: Service>(ctx: &Ctx<S>) -> watch::Receiver<Phase> {
 /// connection that cannot be served costs only itself.
 async fn accept_loop<S: Service>(
     ctx: Arc<Ctx<S>>,
-    listener: TcpListener,
+    listener: Listener,
     stop: watch::Receiver<Phase>,
 ) -> io::Result<()> {
     let listener = register_listener(listener)?;
@@ -151,9 +151,8 @@ async fn accept_loop<S: Service>(
 /// clear (tokio's `TcpListener` keeps it set after any error): out of
 /// descriptors, `accept` fails before it looks at the backlog, so only
 /// the shedding can tell that the backlog is empty (`accept.rs`).
-fn register_listener(listener: TcpListener) -> io::Result<AsyncFd<mio::net::TcpListener>> {
-    listener.set_nonblocking(true)?;
-    let listener = mio::net::TcpListener::from_std(listener);
+fn register_listener(listener: Listener) -> io::Result<AsyncFd<MioListener>> {
+    let listener = MioListener::new(listener)?;
     // SAFETY: the mio listener owns its descriptor, which stays open and
     // the same until the `AsyncFd` (which owns the listener) is dropped.
     let listener =
@@ -166,7 +165,7 @@ fn register_listener(listener: TcpListener) -> io::Result<AsyncFd<mio::net::TcpL
 /// connection closes (the room notifies it) or `FULL_RECHECK` passes.
 async fn accept_until_stop<S: Service>(
     ctx: &Arc<Ctx<S>>,
-    listener: &AsyncFd<mio::net::TcpListener>,
+    listener: &AsyncFd<MioListener>,
     stop: &watch::Receiver<Phase>,
     tasks: &mut JoinSet<()>,
 ) -> io::Result<()> {
@@ -191,7 +190,7 @@ async fn accept_until_stop<S: Service>(
 /// Returns whether the server is full (then the loop waits for room).
 async fn accept<S: Service>(
     ctx: &Arc<Ctx<S>>,
-    mut ready: AsyncFdReadyGuard<'_, mio::net::TcpListener>,
+    mut ready: AsyncFdReadyGuard<'_, MioListener>,
     stop: &watch::Receiver<Phase>,
     tasks: &mut JoinSet<()>,
 ) -> bool {
@@ -218,7 +217,7 @@ async fn accept<S: Service>(
 
 /// A connection, on this runtime's reactor (which may fail: out of
 /// memory, or of epoll watches). Tests can make it fail for one peer.
-fn register(stream: mio::net::TcpStream, peer: SocketAddr) -> io::Result<TcpStream> {
+fn register(stream: mio::net::TcpStream, peer: Peer) -> io::Result<TcpStream> {
     #[cfg(test)]
     tests::refuse_registration_of(peer)?;
     #[cfg(not(test))]
@@ -249,7 +248,7 @@ async fn drain<S: Service>(ctx: &Ctx<S>, mut tasks: JoinSet<()>) {
 async fn serve<S: Service>(
     ctx: Arc<Ctx<S>>,
     mut stream: TcpStream,
-    peer: SocketAddr,
+    peer: Peer,
     mut stop: watch::Receiver<Phase>,
 ) {
     let mut sess = Session::new(&ctx, peer);

@@ -12,7 +12,10 @@ use std::time::Duration;
 static REFUSED: Mutex<Vec<SocketAddr>> = Mutex::new(Vec::new());
 
 /// The test hook `register` calls.
-pub(super) fn refuse_registration_of(peer: SocketAddr) -> io::Result<()> {
+pub(super) fn refuse_registration_of(peer: serverlab_service::Peer) -> io::Result<()> {
+    let serverlab_service::Peer::Tcp(peer) = peer else {
+        return Ok(());
+    };
     if REFUSED.lock().unwrap().contains(&peer) {
         return Err(io::Error::from_raw_os_error(libc::ENOSPC));
     }
@@ -20,7 +23,10 @@ pub(super) fn refuse_registration_of(peer: SocketAddr) -> io::Result<()> {
 }
 
 fn config(threads: usize) -> ServerConfig {
-    let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), StrategyKind::SharedNothing);
+    let mut cfg = ServerConfig::new(
+        "127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap(),
+        StrategyKind::SharedNothing,
+    );
     cfg.threads = Some(threads);
     cfg
 }

@@ -26,11 +26,11 @@ mod ring;
 #[allow(unsafe_code)]
 mod sys;
 
+use crate::listen::Listener;
 use crate::strategy::{Delays, Listeners, Strategy, Threads};
 use crate::{Ctx, ServerConfig};
 use serverlab_service::Service;
 use std::io;
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ impl Strategy for Uring {
 
     /// A ring per listener, each on its own thread (`listeners.rs`): set
     /// up there (the ring has one submitter, that thread), then served.
-    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<TcpListener>) -> io::Result<()> {
+    fn run<S: Service>(ctx: Arc<Ctx<S>>, listeners: Vec<Listener>) -> io::Result<()> {
         let set_up = |i: usize| {
             let cpu = ctx.cpus.as_ref().map(|c| c.nth(i));
             let io = sys::Uring::new(&config(ctx.uring_sqpoll, cpu)).map_err(io::Error::other)?;

@@ -32,6 +32,7 @@ use super::conn::{Conn, Delays, Parked, Wait};
 use super::mailbox::{Mailbox, Post};
 use super::sys::{Completion, EventFd, Op, Uring};
 use crate::delay;
+use crate::listen::Listener;
 use crate::shutdown::{Phase, Shutdown};
 use crate::Ctx;
 use accept::Accepting;
@@ -39,7 +40,7 @@ use serverlab_service::{Delay, Service};
 use slab::Slab;
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,7 +60,7 @@ enum Stop {
 /// connection.
 pub(super) fn serve<S: Service>(
     ctx: Arc<Ctx<S>>,
-    listener: TcpListener,
+    listener: Listener,
     io: Uring,
     wake: EventFd,
 ) -> io::Result<()> {
@@ -113,7 +114,7 @@ struct Ring<S: Service> {
     ctx: Arc<Ctx<S>>,
     /// Until the stop's cancelled accept has completed (and dropped after
     /// the ring, so it outlives an accept still in flight).
-    listener: Option<TcpListener>,
+    listener: Option<Listener>,
     /// What waits for connections on it.
     accepting: Accepting,
     /// A backoff timer is pending: accepting failed, or the server was

@@ -19,7 +19,6 @@ use crate::{After, Common, Delay, Frame, Service};
 use serverlab_proto::bucket::{self, Line, ParseError, Request};
 use serverlab_store::bucket::BucketStore;
 use std::fmt;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Everything a bucket server is configured with, but its store.
@@ -205,7 +204,7 @@ impl Service for BucketService {
     type Conn = ();
     type Request = BucketRequest;
 
-    fn open(&self, _peer: SocketAddr) {}
+    fn open(&self, _peer: impl Into<crate::Peer>) {}
 
     /// `--max-pipelined` shortest lines, so no more requests than that are
     /// ever buffered; but always room for one over-long line to be seen as

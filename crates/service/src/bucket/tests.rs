@@ -23,7 +23,7 @@ fn run(svc: &BucketService, wire: &[u8]) -> (String, Vec<Option<Delay>>, bool) {
     let mut out = Vec::new();
     let ran = crate::run_all(
         svc,
-        &mut svc.open("127.0.0.1:1".parse().unwrap()),
+        &mut svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap()),
         wire,
         &mut out,
     );

@@ -29,7 +29,6 @@ use serverlab_wal::{ApplyError, Wal};
 use stats::KvCounters;
 pub use stats::{KvRequests, KvStats};
 use std::cell::Cell;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -367,7 +366,7 @@ impl Service for KvService {
     type Conn = KvConn;
     type Request = KvRequest;
 
-    fn open(&self, _peer: SocketAddr) -> KvConn {
+    fn open(&self, _peer: impl Into<crate::Peer>) -> KvConn {
         KvConn::default()
     }
 

@@ -3,6 +3,7 @@
 use super::*;
 use serverlab_proto::kv::{etag, Limits};
 use serverlab_store::StoreKind;
+use std::net::SocketAddr;
 
 fn service(limits: Limits) -> KvService {
     KvService::new(
@@ -468,7 +469,7 @@ fn puts_and_deletes_are_logged_and_replayed_gets_are_not() {
     let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
     let wal = Wal::open(&dir, Options::new(Durability::Os), |_| Ok(())).unwrap();
     let svc = KvService::new(store, KvConfig::default()).with_log(wal);
-    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+    let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
     let wire = b"PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv1\
                  PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nv2\
                  DELETE /b HTTP/1.1\r\nHost: x\r\n\r\n\
@@ -504,7 +505,7 @@ fn a_due_compaction_snapshots_the_store_and_replays_to_the_same_state() {
     let store = serverlab_store::kv::new(serverlab_store::kv::DEFAULT);
     let wal = Wal::open(&dir, opts.clone(), |_| Ok(())).unwrap();
     let svc = KvService::new(store, KvConfig::default()).with_log(wal);
-    let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+    let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
     let mut out = Vec::new();
     for round in 0..100 {
         let mut wire = Vec::new();

@@ -332,7 +332,7 @@ mod tests {
             let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
             client::command(&mut wire, &args);
         }
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         let mut out = Vec::new();
         run_all(svc, &mut conn, &wire, &mut out);
         String::from_utf8_lossy(&out).into_owned()

@@ -448,7 +448,7 @@ mod tests {
         let mut out = Vec::new();
         run_all(
             svc,
-            &mut svc.open("127.0.0.1:1".parse().unwrap()),
+            &mut svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap()),
             &wire(args),
             &mut out,
         );
@@ -481,7 +481,7 @@ mod tests {
         let svc = service();
         let count = Arc::new(Count::default());
         let waker = Waker::from(count.clone());
-        let mut popper = svc.open("127.0.0.1:2".parse().unwrap());
+        let mut popper = svc.open("127.0.0.1:2".parse::<std::net::SocketAddr>().unwrap());
         let d = blocks(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
         assert!(d >= LOOK_AGAIN / 2, "no deadline: it waits long, not {d:?}");
         assert_eq!(run(&svc, &["RPUSH", "q", "x"]), ":1\r\n");
@@ -504,11 +504,11 @@ mod tests {
         let svc = service();
         let count = Arc::new(Count::default());
         let waker = Waker::from(count.clone());
-        let mut popper = svc.open("127.0.0.1:2".parse().unwrap());
+        let mut popper = svc.open("127.0.0.1:2".parse::<std::net::SocketAddr>().unwrap());
         blocks(&svc, &mut popper, &["BLPOP", "q", "0"], &waker);
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
         // The push, as dispatched while nobody waited: the fast path.
-        let mut pusher = svc.open("127.0.0.1:3".parse().unwrap());
+        let mut pusher = svc.open("127.0.0.1:3".parse::<std::net::SocketAddr>().unwrap());
         let (req, w) = framed(&svc, &mut pusher, &["RPUSH", "q", "x"]);
         let super::super::Req::Cmd(cmd) = req.0 else {
             panic!("a command")
@@ -532,8 +532,8 @@ mod tests {
         let svc = service();
         let count = Arc::new(Count::default());
         let waker = Waker::from(count.clone());
-        let mut older = svc.open("127.0.0.1:2".parse().unwrap());
-        let mut newer = svc.open("127.0.0.1:3".parse().unwrap());
+        let mut older = svc.open("127.0.0.1:2".parse::<std::net::SocketAddr>().unwrap());
+        let mut newer = svc.open("127.0.0.1:3".parse::<std::net::SocketAddr>().unwrap());
         blocks(&svc, &mut older, &["BLPOP", "q", "0"], &waker);
         blocks(&svc, &mut newer, &["BLPOP", "q", "0"], &waker);
         let id = older.id.to_string();

@@ -143,7 +143,7 @@ mod tests {
             client::command(&mut wire, &args);
         }
         let mut out = Vec::new();
-        let mut conn = svc.open("127.0.0.1:1".parse().unwrap());
+        let mut conn = svc.open("127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap());
         run_all(svc, &mut conn, &wire, &mut out);
         svc.wal().unwrap().commit_pending();
         String::from_utf8_lossy(&out).into_owned()

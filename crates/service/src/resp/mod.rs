@@ -881,7 +881,7 @@ impl Service for RespService {
     type Conn = RespConn;
     type Request = RespRequest;
 
-    fn open(&self, _peer: SocketAddr) -> RespConn {
+    fn open(&self, _peer: impl Into<crate::Peer>) -> RespConn {
         RespConn {
             framer: Framer::new(),
             id: self.next_id.fetch_add(1, Ordering::Relaxed),

@@ -50,9 +50,9 @@ use crate::accept::{Accepted, BACKOFF, FULL_RECHECK};
 use crate::session::Session;
 use crate::uring::mailbox::Post;
 use crate::uring::sys::{Completion, Op};
-use serverlab_service::Service;
+use serverlab_service::{Peer, Service};
 use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
 
@@ -82,7 +82,7 @@ enum Go {
 }
 
 /// What the ring accepts: a connection and its peer, or why not.
-type AcceptResult = io::Result<(TcpStream, SocketAddr)>;
+type AcceptResult = io::Result<(TcpStream, Peer)>;
 
 impl<S: Service> Ring<S> {
     /// The backlog is empty: arm the multishot accept, or, near the cap or
@@ -125,7 +125,7 @@ impl<S: Service> Ring<S> {
                 self.end_multishot();
                 None
             }
-            Some(stream) => Some(match stream.peer_addr() {
+            Some(stream) => Some(match crate::listen::peer_of(&stream) {
                 Ok(peer) => Ok((stream, peer)),
                 // Gone already: an error of that connection, not of the
                 // listener.
@@ -257,7 +257,7 @@ impl<S: Service> Ring<S> {
 
     /// A connection admitted: its session, woken through this ring's
     /// mailbox if another thread evicts it, run at once.
-    fn serve_conn(&mut self, stream: TcpStream, peer: SocketAddr) {
+    fn serve_conn(&mut self, stream: TcpStream, peer: Peer) {
         let mut sess = Session::new(&self.ctx, peer).with_budget(BUDGET);
         let entry = self.conns.vacant_entry();
         let token = u32::try_from(entry.key()).expect("fewer than 2^32 connections");

@@ -47,7 +47,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use serverlab_service::Service;
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -265,7 +265,7 @@ impl Uring {
 
     /// Start a multishot accept on `listener`, which must stay open until
     /// the accept's last completion.
-    pub(crate) fn accept_multi(&mut self, listener: &TcpListener) {
+    pub(crate) fn accept_multi(&mut self, listener: &impl AsRawFd) {
         let entry = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
             .flags(libc::SOCK_CLOEXEC)
             .build()
@@ -276,7 +276,7 @@ impl Uring {
 
     /// Complete once `listener` has a connection to accept (a one-shot
     /// poll); it must stay open until then.
-    pub(crate) fn readable(&mut self, listener: &TcpListener) {
+    pub(crate) fn readable(&mut self, listener: &impl AsRawFd) {
         let entry = opcode::PollAdd::new(types::Fd(listener.as_raw_fd()), libc::POLLIN as u32)
             .build()
             .user_data(user_data(Op::Readable, 0, 0));

@@ -8,7 +8,7 @@ use crate::session::Io;
 use crate::{Ctx, Shutdown};
 use serverlab_service::echo::EchoService;
 use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
 /// A ring with `buffers` provided buffers of `len` bytes, or `None` (with
