@@ -30,7 +30,7 @@ fn runs_and_tabulates(script: &str, args: &[&str]) {
 }
 
 #[test]
-#[ignore = "needs python3 and redis-server (apt-get install python3 redis-server); run: cargo test --workspace -- --ignored"]
+#[ignore = "needs python3, redis-server, nginx, wrk and openssl (apt-get install python3 redis-server nginx-light wrk openssl); run: cargo test --workspace -- --ignored"]
 fn every_bench_script_runs_in_its_smallest_mode() {
     let _turn = heavy_turn();
     // One strategy is enough to show a script runs.
@@ -66,6 +66,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
         ("resp_hard.py", "--quick --bin BIN"),
         ("resp_hard.py", "--quick --only wakeup --bin BIN"),
         ("big_values.py", "--quick --bin BIN"),
+        ("load_any_server.py", "--quick --bin BIN"),
         ("merge_memory.py", "--bin BIN --agents 3 --duration 1"),
         (
             "poll_vs_redis_benchmark.py",
