@@ -474,16 +474,19 @@ fn commandstats(addr: SocketAddr, password: &str) -> BTreeMap<String, u64> {
 }
 
 /// `load resp --auth … --db N --command 'HSET __key__ f __data__'`
-/// against redis-server with `requirepass`: every connection AUTHs and
-/// SELECTs before the run, redis-server's INFO commandstats counts what
-/// serverlab counted, and the keys land in the database asked for.
+/// against redis-server with `requirepass`, over its Unix socket: every
+/// connection AUTHs and SELECTs before the run, redis-server's INFO
+/// commandstats (read over TCP) counts what serverlab counted, and the
+/// keys land in the database asked for.
 #[test]
 #[ignore = "needs redis-server (apt-get install redis-server redis-tools); run: cargo test --workspace -- --ignored"]
 fn own_commands_with_auth_agree_with_redis_commandstats() {
-    let redis = redis_with_password("s3cret");
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("redis.sock").display().to_string();
+    let redis = RedisServer::start_with(&["--requirepass", "s3cret", "--unixsocket", &sock]);
     let addr: SocketAddr = redis.addr().parse().unwrap();
     let (code, v, err) = load_json(
-        &redis.addr(),
+        &format!("unix:{sock}"),
         &[
             "--auth",
             "s3cret",
