@@ -43,12 +43,7 @@ fn fixture() -> LoadReport {
             thresholds: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
-            agent: None,
-            merged: None,
-            validity: None,
-            client_share: None,
-            tls: None,
-            protocol: None,
+            ..Default::default()
         },
     )
 }

@@ -31,12 +31,7 @@ fn with_late(verify: bool) -> LoadReport {
                 ..Verification::default()
             },
             client_cpu: ClientCpu::measure((0.1, 0.0), 0.0, 1.0, 1),
-            agent: None,
-            merged: None,
-            validity: None,
-            client_share: None,
-            tls: None,
-            protocol: None,
+            ..Default::default()
         },
     )
 }

@@ -576,12 +576,7 @@ mod tests {
             thresholds: Vec::new(),
             verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 1.0, 1),
-            agent: None,
-            merged: None,
-            validity: None,
-            client_share: None,
-            tls: None,
-            protocol: None,
+            ..Default::default()
         };
         if let Some(s) = r.schedule.as_mut() {
             s.backlog_requests = backlog;

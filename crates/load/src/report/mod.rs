@@ -49,7 +49,7 @@ pub struct LoadReport {
     pub scan: Option<ScanReport>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Results {
     /// The measured window, in seconds (where the server stopped
     /// answering part way, all of it: [`Results::served`] has the
@@ -272,7 +272,7 @@ pub struct Verification {
     pub not_checked: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientCpu {
     pub user_s: f64,
     pub system_s: f64,
