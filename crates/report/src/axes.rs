@@ -29,6 +29,7 @@ pub fn name(axis: &Axis) -> &str {
         Source::Matrix => &axis.key,
         Source::ServerProtocol => "protocol",
         Source::Cores => "cores",
+        Source::Transport => "transport",
     }
 }
 
@@ -37,6 +38,7 @@ pub fn name(axis: &Axis) -> &str {
 pub fn flags(axis: &Axis) -> Vec<&str> {
     match axis.source {
         Source::Cores => vec!["cores", "cpus", "threads"],
+        Source::Transport => vec!["transport", "addr"],
         _ => vec![name(axis)],
     }
 }

@@ -96,7 +96,8 @@ pub fn tail(path: &Path, n: usize) -> String {
 /// A running server.
 pub struct Server {
     child: Child,
-    pub addr: SocketAddr,
+    /// As it announced it: `HOST:PORT`, or `unix:PATH`.
+    pub addr: String,
     reader: Option<JoinHandle<()>>,
 }
 
@@ -121,7 +122,7 @@ impl Server {
         let reader = std::thread::spawn(move || copy_announcing(stdout, file, tx));
         let mut server = Server {
             child,
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            addr: String::new(),
             reader: Some(reader),
         };
         match rx.recv_timeout(timeout) {
@@ -182,8 +183,8 @@ impl Drop for Server {
 }
 
 /// Copy the server's stdout to its log, sending the address from the first
-/// `listening on ADDR` line.
-fn copy_announcing(stdout: std::process::ChildStdout, mut log: File, tx: mpsc::Sender<SocketAddr>) {
+/// `listening on ADDR` line (a TCP address, or `unix:PATH`).
+fn copy_announcing(stdout: std::process::ChildStdout, mut log: File, tx: mpsc::Sender<String>) {
     let mut lines = BufReader::new(stdout);
     let mut line = String::new();
     let mut announced = false;
@@ -194,7 +195,8 @@ fn copy_announcing(stdout: std::process::ChildStdout, mut log: File, tx: mpsc::S
                 .split("listening on ")
                 .nth(1)
                 .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|a| a.parse().ok());
+                .filter(|a| a.starts_with("unix:") || a.parse::<SocketAddr>().is_ok())
+                .map(str::to_string);
             if let Some(addr) = addr {
                 let _ = tx.send(addr);
                 announced = true;

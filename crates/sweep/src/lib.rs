@@ -24,6 +24,7 @@ pub mod shard;
 pub mod side;
 pub mod spec;
 pub mod topology;
+pub mod transport;
 pub mod validate;
 pub mod value;
 
@@ -42,5 +43,6 @@ pub use shard::Shard;
 pub use side::Side;
 pub use spec::{Cpus, Experiment};
 pub use topology::Topology;
+pub use transport::Transport;
 pub use validate::validate;
 pub use value::Scalar;

@@ -26,6 +26,9 @@ pub enum Source {
     /// The server's cores (`cores` in `[server]`): its `--cpus` and
     /// `--threads`, and the load's `--cpus`.
     Cores,
+    /// How the load reaches the server (`transport` in `[server]`): the
+    /// server's `--addr`, TCP or a Unix socket.
+    Transport,
 }
 
 /// Something the sweep varies.
@@ -56,6 +59,9 @@ pub struct Point {
     /// Where the server and the load run, where cores are an axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// How the load reaches the server.
+    #[serde(default, skip_serializing_if = "crate::Transport::is_tcp")]
+    pub transport: crate::Transport,
 }
 
 /// `key=value` for each parameter, joined by `sep`; strings unquoted.
@@ -76,7 +82,8 @@ pub fn params_text<'a>(
 /// About how long starting and stopping a server adds to a run.
 pub const RUN_OVERHEAD_S: f64 = 0.3;
 
-/// The address a server is told to listen on: any free port, announced.
+/// The address a server is told to listen on over TCP: any free port,
+/// announced.
 pub const SERVER_ADDR: &str = "127.0.0.1:0";
 
 /// The baseline's slug (its runs are `runs/baseline/rep-<k>`). No point's
@@ -88,7 +95,8 @@ impl Point {
     /// address and statistics file the sweep sets, then the experiment's
     /// flags. The runner runs exactly this; `validate` checks exactly this.
     pub fn serve_args(&self, stats_json: &str) -> Vec<String> {
-        let head = ["serve", &self.server_protocol, "--addr", SERVER_ADDR];
+        let addr = self.transport.server_addr(stats_json);
+        let head = ["serve", &self.server_protocol, "--addr", &addr];
         let flags = match Served::parse(&self.server_protocol) {
             Some(s) if !s.own_server() => own_server_flags_left_out(&self.server_flags),
             _ => self.server_flags.clone(),
@@ -283,6 +291,10 @@ fn axes(e: &Experiment, cores: &[usize]) -> Vec<Axis> {
         let values = cores.iter().map(|&k| Scalar::Int(k as i64)).collect();
         axes.push(("cores".into(), "server.", Source::Cores, values));
     }
+    if let Some(list) = &e.transport {
+        let values = list.iter().map(|t| Scalar::Str(t.name().into())).collect();
+        axes.push(("transport".into(), "server.", Source::Transport, values));
+    }
     for (flag, values) in e.load.flags.iter().filter(|(_, v)| v.len() > 1) {
         let src = Source::LoadFlag(flag.clone());
         axes.push((flag.clone(), "load.", src, values.clone()));
@@ -458,6 +470,10 @@ fn point(
         server_flags.extend(server_placement(p, &server_protocol, &server_flags));
         load_flags.extend(["--cpus".to_string(), p.load_cpus.clone()]);
     }
+    let transport = match c.chosen(&Source::Transport) {
+        Some(t) if t.to_string() == crate::Transport::Unix.name() => crate::Transport::Unix,
+        _ => crate::Transport::Tcp,
+    };
     Point {
         index,
         slug: slug(axes, choice),
@@ -467,6 +483,7 @@ fn point(
         load_protocol,
         load_flags,
         placement,
+        transport,
     }
 }
 
@@ -508,6 +525,7 @@ fn baseline_point(b: &Baseline, index: usize) -> Point {
         load_protocol: b.load.protocols[0].clone(),
         load_flags: flags(&b.load.flags),
         placement: None,
+        transport: crate::Transport::Tcp,
     }
 }
 

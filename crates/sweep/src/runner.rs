@@ -441,8 +441,8 @@ fn run_one(
         Ok(s) => s,
         Err(e) => return Ok(finish(record, Some(e.to_string()))),
     };
-    record.server_addr = Some(server.addr.to_string());
-    let load_args = point.load_args(&server.addr.to_string(), &path(layout::LOAD_JSON));
+    record.server_addr = Some(server.addr.clone());
+    let load_args = point.load_args(&server.addr, &path(layout::LOAD_JSON));
     record.load.argv = argv(&load_args);
     let files = LoadFiles {
         stdout: dir.join(layout::LOAD_LOG),

@@ -62,6 +62,9 @@ pub struct Experiment {
     /// `cores` in `[server]`: the server's core counts, an axis; the sweep
     /// places the server and the load on the machine's CPUs itself.
     pub cores: Option<Cores>,
+    /// `transport` in `[server]`: TCP, a Unix socket, or both (an axis);
+    /// None: TCP.
+    pub transport: Option<Vec<crate::Transport>>,
     /// A fixed server and load run once in every block, beside the points.
     pub baseline: Option<Baseline>,
     /// The file as written, kept with the results.
@@ -135,6 +138,22 @@ struct Raw {
     baseline: Option<toml::Table>,
 }
 
+/// The `[server]` keys the sweep itself acts on, taken out of the table
+/// (the rest are serve's flags): `cores` and `transport`.
+fn server_axes(
+    table: &mut toml::Table,
+) -> Result<(Option<Cores>, Option<Vec<crate::Transport>>), String> {
+    let cores = table
+        .remove("cores")
+        .map(|v| Cores::parse(&v))
+        .transpose()?;
+    let transport = table
+        .remove("transport")
+        .map(|v| crate::Transport::parse_list(&v))
+        .transpose()?;
+    Ok((cores, transport))
+}
+
 /// An experiment's name when its file gives none: the file's stem.
 fn default_name(file: &str) -> String {
     std::path::Path::new(file)
@@ -172,11 +191,7 @@ impl Experiment {
             .map_err(err)?;
         let matrix = matrix(&raw.matrix).map_err(err)?;
         let mut server_table = raw.server.clone();
-        let cores = server_table
-            .remove("cores")
-            .map(|v| Cores::parse(&v))
-            .transpose()
-            .map_err(err)?;
+        let (cores, transport) = server_axes(&mut server_table).map_err(err)?;
         let protocol = raw.protocol.as_deref();
         let server = part(Side::Server, false, &server_table, protocol).map_err(err)?;
         let load = part(Side::Load, false, &raw.load, protocol).map_err(err)?;
@@ -199,6 +214,7 @@ impl Experiment {
             server,
             load,
             cores,
+            transport,
             baseline,
             source: text.to_string(),
         };

@@ -1334,3 +1334,63 @@ fn a_command_line_duration_reaches_the_baseline() {
         "{stdout}"
     );
 }
+
+/// `transport = ["tcp", "unix"]` in `[server]`: one more axis. Each unix
+/// point's server listens on a socket in its run's directory, the load
+/// connects there, the report groups by it, and the socket is gone once
+/// the server stops.
+#[test]
+fn a_sweep_puts_tcp_against_a_unix_socket() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = write(
+        tmp.path(),
+        "transport.toml",
+        r#"
+name = "transport"
+protocol = "board"
+repetitions = 1
+[server]
+strategy = "async"
+threads = 1
+transport = ["tcp", "unix"]
+[load]
+posters = 1
+readers = 1
+duration = "1s"
+verify = true
+"#,
+    );
+    let out = tmp.path().join("out");
+    let (exp_s, out_s) = (exp.to_str().unwrap(), out.to_str().unwrap());
+    let (code, stdout, stderr) = sweep(&[exp_s, "--out", out_s]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    for transport in ["tcp", "unix"] {
+        let dir = out.join(format!("runs/transport={transport}/rep-1"));
+        let run = json(&dir.join("run.json"));
+        assert_eq!(run["status"], "ok", "{run}");
+        assert_eq!(run["params"]["transport"], transport, "{run}");
+        let load = json(&dir.join("load.json"));
+        assert!(load["results"]["requests"].as_u64().unwrap() > 0, "{load}");
+        assert_eq!(load["results"]["verification"]["mismatches"], 0, "{load}");
+        let addr = load["config"]["addr"].as_str().unwrap().to_string();
+        let sock = dir.join("server.sock");
+        if transport == "unix" {
+            assert_eq!(addr, format!("unix:{}", sock.display()));
+        } else {
+            assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+        }
+        assert!(
+            !sock.exists(),
+            "the server removes its socket when it stops"
+        );
+    }
+    // An unknown transport is refused before anything runs.
+    let bad = write(
+        tmp.path(),
+        "bad.toml",
+        "protocol = \"board\"\n[server]\ntransport = \"udp\"\n[load]\nduration = \"1s\"\n",
+    );
+    let (code, _, stderr) = sweep(&[bad.to_str().unwrap(), "--out", out_s]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("server.transport"), "{stderr}");
+}
