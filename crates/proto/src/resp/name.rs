@@ -580,6 +580,9 @@ names! {
     BZPopMin     "bzpopmin"     "BZPOPMIN"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZPopMax     "bzpopmax"     "BZPOPMAX"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZMPop       "bzmpop"       "BZMPOP"       -5  Write  BLMPOP           [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    SScan        "sscan"        "SSCAN"        -3  Read   READ_ONE         []                          Colls        true;
+    HScan        "hscan"        "HSCAN"        -3  Read   READ_ONE         []                          Colls        true;
+    ZScan        "zscan"        "ZSCAN"        -3  Read   READ_ONE         []                          Colls        true;
 }
 
 impl Name {

@@ -203,7 +203,10 @@ fn samples() -> Vec<(Name, Vec<Vec<&'static str>>)> {
         one(ZRemRangeByRank, &["ZREMRANGEBYRANK", "z", "0", "-1"]),
         one(ZRemRangeByLex, &["ZREMRANGEBYLEX", "z", "-", "[m1"]),
         one(ZMPop, &["ZMPOP", "2", "nope", "z", "MAX", "COUNT", "5"]),
-        one(ZUnionStore, &["ZUNIONSTORE", "z", "2", "z", "s", "WEIGHTS", "2", "3"]),
+        one(
+            ZUnionStore,
+            &["ZUNIONSTORE", "z", "2", "z", "s", "WEIGHTS", "2", "3"],
+        ),
         one(ZInterStore, &["ZINTERSTORE", "l", "2", "z", "z"]),
         one(ZDiffStore, &["ZDIFFSTORE", "str", "2", "z", "nope"]),
         one(BZPopMin, &["BZPOPMIN", "nope", "z", "0"]),

@@ -8,7 +8,7 @@
 //! and its other forms (ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX,
 //! ZRANGESTORE), ZPOPMIN, ZPOPMAX, ZMPOP, ZREMRANGEBYRANK/SCORE/LEX, and
 //! the sorted-set algebra (ZUNION, ZINTER, ZDIFF, their STOREs,
-//! ZINTERCARD).
+//! ZINTERCARD); SSCAN, HSCAN, ZSCAN.
 //!
 //! A write takes the key's collection out of the store, changes it and
 //! puts it back (an emptied one leaves the key absent, as Redis deletes
@@ -23,6 +23,7 @@
 
 pub(crate) mod float;
 mod hashes;
+mod scans;
 mod setops;
 mod sets;
 mod zmore;
@@ -59,6 +60,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         | ZUnionStore | ZInterStore | ZDiffStore | BZPopMin | BZPopMax | BZMPop => {
             zsets::run(name, a, cx, out)
         }
+        SScan | HScan | ZScan => scans::run(name, a, cx, out),
         _ => unreachable!("{name:?} is not a collection command"),
     };
     match done {
