@@ -281,6 +281,25 @@ fn blocking(addr: SocketAddr) {
     o.expect(&cmd(&["LRANGE", "src", "0", "-1"]), "*1\r\n$4\r\nkept\r\n");
     wait_blocked(&mut o, 0);
 
+    // The sorted-set pops wait as the list pops do: woken by a ZADD onto
+    // their second key, by a ZUNIONSTORE into it; they time out alike.
+    blocks(&mut c, &mut o, &cmd(&["BZPOPMIN", "z1", "z2", "0"]), 1);
+    o.expect(&cmd(&["ZADD", "z2", "2", "b", "1", "a"]), ":2\r\n");
+    c.expect(&[], "*3\r\n$2\r\nz2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    o.expect(&cmd(&["ZRANGE", "z2", "0", "-1"]), "*1\r\n$1\r\nb\r\n");
+    wait_blocked(&mut o, 0);
+    let bzmpop = ["BZMPOP", "0", "2", "z3", "z4", "MAX", "COUNT", "2"];
+    blocks(&mut c, &mut o, &cmd(&bzmpop), 1);
+    o.expect(&cmd(&["ZUNIONSTORE", "z4", "1", "z2"]), ":1\r\n");
+    c.expect(&[], "*2\r\n$2\r\nz4\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+    o.expect(&cmd(&["EXISTS", "z4"]), ":0\r\n");
+    blocks(&mut c, &mut o, &cmd(&["BZPOPMAX", "z5", "0"]), 1);
+    o.expect(&cmd(&["ZINCRBY", "z5", "3", "b"]), "$1\r\n3\r\n");
+    c.expect(&[], "*3\r\n$2\r\nz5\r\n$1\r\nb\r\n$1\r\n3\r\n");
+    wait_blocked(&mut o, 0);
+    c.expect(&cmd(&["BZPOPMAX", "none", "0.05"]), "*-1\r\n");
+    c.expect(&cmd(&["BZMPOP", "0.05", "1", "none", "MIN"]), "*-1\r\n");
+
     // CLIENT UNBLOCK: as a timeout, or with an error; 0 for a client
     // not blocked.
     blocks(&mut c, &mut o, &cmd(&["BLPOP", "none", "0"]), 1);

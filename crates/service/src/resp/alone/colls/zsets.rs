@@ -594,9 +594,10 @@ impl LexEnd<'_> {
 
 /// The members from `min` to `max` bytewise (meant for members of one
 /// score, as Redis means it), upwards; or, `rev`, from `max` down. With
-/// one score throughout, the walk starts at `min` (or `max`); else it
-/// starts at the first member in range and stops at the first after it
-/// that is not.
+/// one score throughout, the walk starts at `min` (or `max`); else, if
+/// the last member is at or above `min` and the first at or below `max`
+/// (Redis's check of a range), it starts at the first member in range
+/// and stops at the first after it that is not.
 pub(super) fn by_lex<'z>(z: &'z ZSet, min: LexEnd<'z>, max: LexEnd<'z>, rev: bool) -> Walk<'z> {
     let order = min.cmp_end(&max);
     if order == Ordering::Greater || (order == Ordering::Equal && (min.open() || max.open())) {
@@ -610,6 +611,12 @@ pub(super) fn by_lex<'z>(z: &'z ZSet, min: LexEnd<'z>, max: LexEnd<'z>, rev: boo
         let c = max.cmp(m);
         c == Ordering::Less || (c == Ordering::Equal && !max.open())
     };
+    // Redis's `zslIsInLexRange`: nothing unless the last member is at
+    // or above `min` and the first at or below `max`.
+    match (z.iter().next(), z.iter().next_back()) {
+        (Some((first, _)), Some((last, _))) if above(last) && below(first) => {}
+        _ => return Box::new(std::iter::empty()),
+    }
     let one_score = match (z.iter().next(), z.iter().next_back()) {
         (Some((_, a)), Some((_, b))) if a == b => Some(a),
         _ => None,
@@ -731,5 +738,15 @@ mod tests {
         assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "c,a,b");
         let hi = lex_end(b"(b").unwrap();
         assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        // The last member ("b") is below "[c": nothing, whatever is
+        // before it (Redis's `zslIsInLexRange`).
+        let (lo, hi) = (lex_end(b"[c").unwrap(), lex_end(b"+").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        assert_eq!(names(window(by_lex(&z, lo, hi, true), 0, -1)), "");
+        let z = zset(&[("x", 0.0), ("y", 0.0), ("b", 2.0), ("d", 4.0)]);
+        let (lo, hi) = (lex_end(b"[x").unwrap(), lex_end(b"+").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        let (lo, hi) = (lex_end(b"-").unwrap(), lex_end(b"[x").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "x");
     }
 }
