@@ -329,3 +329,97 @@ fn compute(op: Op, srcs: &[(&Src, f64)], agg: Aggregate, card: bool, limit: usiz
         Computed::Set(z)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zset(items: &[(&str, f64)]) -> Src {
+        let mut z = ZSet::default();
+        for (m, s) in items {
+            z.insert(m.as_bytes(), *s);
+        }
+        Src::Z(z)
+    }
+
+    fn set(items: &[&str]) -> Src {
+        Src::S(items.iter().map(|m| m.as_bytes().into()).collect())
+    }
+
+    fn shown(c: Computed) -> String {
+        match c {
+            Computed::Count(n) => n.to_string(),
+            Computed::Set(z) => z
+                .iter()
+                .map(|(m, s)| format!("{}={s}", std::str::from_utf8(m).unwrap()))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    #[test]
+    fn scores_combine_as_redis_combines_them() {
+        let (a, b) = (
+            zset(&[("x", 1.0), ("y", 2.0)]),
+            zset(&[("y", 10.0), ("z", 3.0)]),
+        );
+        let s = set(&["x", "z"]);
+        let both = [(&a, 1.0), (&b, 1.0)];
+        assert_eq!(
+            shown(compute(Op::Union, &both, Aggregate::Sum, false, 0)),
+            "x=1,z=3,y=12"
+        );
+        assert_eq!(
+            shown(compute(Op::Inter, &both, Aggregate::Max, false, 0)),
+            "y=10"
+        );
+        assert_eq!(
+            shown(compute(Op::Inter, &both, Aggregate::Min, false, 0)),
+            "y=2"
+        );
+        assert_eq!(
+            shown(compute(Op::Diff, &both, Aggregate::Sum, false, 0)),
+            "x=1"
+        );
+        // A set's members score 1, weighted.
+        let with_set = [(&a, 1.0), (&s, 5.0)];
+        assert_eq!(
+            shown(compute(Op::Union, &with_set, Aggregate::Sum, false, 0)),
+            "y=2,z=5,x=6"
+        );
+        // inf × 0 is 0, inf + -inf is 0 (NaN counts 0).
+        let inf = zset(&[("x", f64::INFINITY)]);
+        assert_eq!(
+            shown(compute(Op::Union, &[(&inf, 0.0)], Aggregate::Sum, false, 0)),
+            "x=0"
+        );
+        let ninf = zset(&[("x", f64::NEG_INFINITY)]);
+        let opposite = [(&inf, 1.0), (&ninf, 1.0)];
+        assert_eq!(
+            shown(compute(Op::Union, &opposite, Aggregate::Sum, false, 0)),
+            "x=0"
+        );
+        // An empty (missing) source empties an intersection; ZINTERCARD
+        // stops at its limit.
+        let none = Src::None;
+        assert_eq!(
+            shown(compute(
+                Op::Inter,
+                &[(&a, 1.0), (&none, 1.0)],
+                Aggregate::Sum,
+                false,
+                0
+            )),
+            ""
+        );
+        let same = [(&a, 1.0), (&a, 1.0)];
+        assert_eq!(
+            shown(compute(Op::Inter, &same, Aggregate::Sum, true, 0)),
+            "2"
+        );
+        assert_eq!(
+            shown(compute(Op::Inter, &same, Aggregate::Sum, true, 1)),
+            "1"
+        );
+    }
+}
