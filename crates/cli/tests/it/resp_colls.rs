@@ -536,6 +536,11 @@ pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["HSCAN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
         (&["ZSCAN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
         (&["ZSCAN", "qone"], "-ERR wrong number of arguments for 'zscan' command\r\n"),
+        // A -0 score stored is 0 (Redis's listpack), answered is -0.
+        (&["ZADD", "qn0", "0", "a"], ":1\r\n"),
+        (&["ZUNIONSTORE", "qn1", "1", "qn0", "WEIGHTS", "-1"], ":1\r\n"),
+        (&["ZSCORE", "qn1", "a"], "$1\r\n0\r\n"),
+        (&["ZUNION", "1", "qn0", "WEIGHTS", "-1", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),
 ];
 
 /// `args`' reply: an array of bulk strings, as texts.

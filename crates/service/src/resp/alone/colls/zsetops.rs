@@ -142,7 +142,7 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
         }
         Ok((Computed::Set(z), _)) => {
             put_all(cx, srcs);
-            stored(cx, a.arg(1), z, out);
+            stored(cx, a.arg(1), kept_zeros(z), out);
             return Ok(());
         }
     };
@@ -257,6 +257,21 @@ fn in_order<'s>(
 enum Computed {
     Set(ZSet),
     Count(usize),
+}
+
+/// A stored result's `-0` scores as `0`, as ZADD keeps them (see
+/// `zsets::kept`: Redis's listpack reads `-0` back as `0`); answered,
+/// not stored, they stay `-0`, as Redis answers them.
+fn kept_zeros(z: ZSet) -> ZSet {
+    let negative_zero = |s: f64| s == 0.0 && s.is_sign_negative();
+    if !z.iter().any(|(_, s)| negative_zero(s)) {
+        return z;
+    }
+    let mut out = ZSet::default();
+    for (m, s) in z.iter() {
+        out.insert(m, super::zsets::kept(s));
+    }
+    out
 }
 
 /// A weighted score as Redis takes it: a NaN product (0 × inf) is 0.

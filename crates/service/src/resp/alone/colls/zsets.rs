@@ -134,7 +134,7 @@ enum Added {
 /// answers `-0`. That depends on the set's history, which a log compacted
 /// into one ZADD per set does not keep: here it is `0` at any size, so a
 /// replay gives back what was answered.
-fn kept(score: f64) -> f64 {
+pub(super) fn kept(score: f64) -> f64 {
     if score == 0.0 {
         0.0
     } else {
