@@ -540,7 +540,19 @@ pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["ZADD", "qn0", "0", "a"], ":1\r\n"),
         (&["ZUNIONSTORE", "qn1", "1", "qn0", "WEIGHTS", "-1"], ":1\r\n"),
         (&["ZSCORE", "qn1", "a"], "$1\r\n0\r\n"),
-        (&["ZUNION", "1", "qn0", "WEIGHTS", "-1", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),
+        (&["ZUNION", "1", "qn0", "WEIGHTS", "-1", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),        // An intersection's later products are not made 0 when NaN: a
+        // NaN sum is 0, a NaN is no MIN or MAX; -0 against 0 keeps the
+        // first.
+        (&["ZADD", "qw1", "inf", "a", "1", "b"], ":2\r\n"),
+        (&["SADD", "qw2", "a", "b"], ":2\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n0\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "AGGREGATE", "MIN", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$1\r\n0\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "AGGREGATE", "MAX", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZUNION", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZADD", "qw3", "0", "a"], ":1\r\n"),
+        (&["ZADD", "qw4", "0", "a"], ":1\r\n"),
+        (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "1", "-1", "AGGREGATE", "MIN", "WITHSCORES"], "*2\r\n$1\r\na\r\n$1\r\n0\r\n"),
+        (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "-1", "1", "AGGREGATE", "MAX", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),
 ];
 
 /// `args`' reply: an array of bulk strings, as texts.

@@ -44,8 +44,10 @@ impl Aggregate {
                     *target = 0.0;
                 }
             }
-            Aggregate::Min => *target = target.min(v),
-            Aggregate::Max => *target = target.max(v),
+            // As Redis compares (a NaN, or -0 against 0, keeps the
+            // target).
+            Aggregate::Min => *target = if v < *target { v } else { *target },
+            Aggregate::Max => *target = if v > *target { v } else { *target },
         }
     }
 }
@@ -274,7 +276,8 @@ fn kept_zeros(z: ZSet) -> ZSet {
     out
 }
 
-/// A weighted score as Redis takes it: a NaN product (0 × inf) is 0.
+/// A weighted score as Redis takes it from a union's sources and an
+/// intersection's first: a NaN product (0 × inf) is 0.
 fn weighted(w: f64, s: f64) -> f64 {
     let v = w * s;
     if v.is_nan() {
@@ -305,7 +308,9 @@ fn compute(op: Op, srcs: &[(&Src, f64)], agg: Aggregate, card: bool, limit: usiz
                     let Some(o) = other.score(m) else {
                         continue 'each;
                     };
-                    agg.add(&mut score, weighted(*w, o));
+                    // Unlike the first's, these products are not made 0
+                    // when NaN: a NaN sum is 0, a NaN is no MIN or MAX.
+                    agg.add(&mut score, w * o);
                 }
                 if card {
                     count += 1;
@@ -413,6 +418,23 @@ mod tests {
         assert_eq!(
             shown(compute(Op::Union, &opposite, Aggregate::Sum, false, 0)),
             "x=0"
+        );
+        // In an intersection, only the first source's NaN product is 0:
+        // a later one makes a sum 0 and is no MIN.
+        let one = zset(&[("x", 1.0)]);
+        let nan_later = [(&one, 1.0), (&inf, 0.0)];
+        assert_eq!(
+            shown(compute(Op::Inter, &nan_later, Aggregate::Sum, false, 0)),
+            "x=0"
+        );
+        assert_eq!(
+            shown(compute(Op::Inter, &nan_later, Aggregate::Min, false, 0)),
+            "x=1"
+        );
+        let nan_first = [(&inf, 0.0), (&one, 1.0)];
+        assert_eq!(
+            shown(compute(Op::Inter, &nan_first, Aggregate::Sum, false, 0)),
+            "x=1"
         );
         // An empty (missing) source empties an intersection; ZINTERCARD
         // stops at its limit.
