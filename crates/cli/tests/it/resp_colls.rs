@@ -321,6 +321,238 @@ pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["MEMORY", "USAGE", "nokey", "FOO", "1"], "-ERR syntax error\r\n"),
         (&["MEMORY", "USAGE", "h1", "SAMPLES", "1", "x"], "-ERR syntax error\r\n"),
         (&["MEMORY"], "-ERR wrong number of arguments for 'memory' command\r\n"),
+        // The rest of the sorted-set commands (ZRANDMEMBER of a
+        // one-member set), the blocking pops where they find something or
+        // fail (in MULTI, as a timeout), and the collections' scans of
+        // one member (a bigger one's order is the table's).
+        (&["ZADD", "qz", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"], ":5\r\n"),
+        (&["ZADD", "qs", "0", "a", "0", "b", "0", "c", "0", "d"], ":4\r\n"),
+        (&["SET", "qstr", "v"], "+OK\r\n"),
+        (&["ZINCRBY", "qz", "1.5", "a"], "$3\r\n2.5\r\n"),
+        (&["ZINCRBY", "qz", "-1.5", "a"], "$1\r\n1\r\n"),
+        (&["ZINCRBY", "qnew", "inf", "m"], "$3\r\ninf\r\n"),
+        (&["ZINCRBY", "qnew", "-inf", "m"], "-ERR resulting score is not a number (NaN)\r\n"),
+        (&["ZINCRBY", "qz", "x", "a"], "-ERR value is not a valid float\r\n"),
+        (&["ZINCRBY", "qz", "nan", "a"], "-ERR value is not a valid float\r\n"),
+        (&["ZINCRBY", "qstr", "1", "a"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZINCRBY", "qz", "1"], "-ERR wrong number of arguments for 'zincrby' command\r\n"),
+        (&["DEL", "qnew"], ":1\r\n"),
+        (&["ZREVRANGE", "qz", "0", "1"], "*2\r\n$1\r\ne\r\n$1\r\nd\r\n"),
+        (&["ZREVRANGE", "qz", "0", "-1", "WITHSCORES"], "*10\r\n$1\r\ne\r\n$1\r\n5\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZREVRANGE", "qz", "0", "-1", "LIMIT", "0", "1"], "-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX\r\n"),
+        (&["ZREVRANGE", "qz", "0", "-1", "REV"], "-ERR syntax error\r\n"),
+        (&["ZREVRANGE", "qz", "0", "-1", "BYSCORE"], "-ERR syntax error\r\n"),
+        (&["ZREVRANGE", "qnone", "0", "-1"], "*0\r\n"),
+        (&["ZREVRANGE", "qstr", "0", "-1"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "(1", "3", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "-inf", "+inf", "LIMIT", "1", "2"], "*2\r\n$1\r\nb\r\n$1\r\nc\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "-inf", "+inf", "LIMIT", "-1", "2"], "*0\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "-inf", "+inf", "LIMIT", "0", "-1"], "*5\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "-inf", "+inf", "LIMIT", "0"], "-ERR syntax error\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "3", "1"], "*0\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "x", "1"], "-ERR min or max is not a float\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "1", "nan"], "-ERR min or max is not a float\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "1", "2", "REV"], "-ERR syntax error\r\n"),
+        (&["ZRANGEBYSCORE", "qz", "1", "2", "BYSCORE"], "-ERR syntax error\r\n"),
+        (&["ZRANGEBYSCORE", "qnone", "1", "2"], "*0\r\n"),
+        (&["ZRANGEBYSCORE", "qstr", "1", "2"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZREVRANGEBYSCORE", "qz", "+inf", "(2", "WITHSCORES"], "*6\r\n$1\r\ne\r\n$1\r\n5\r\n$1\r\nd\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["ZREVRANGEBYSCORE", "qz", "5", "1", "LIMIT", "1", "2"], "*2\r\n$1\r\nd\r\n$1\r\nc\r\n"),
+        (&["ZREVRANGEBYSCORE", "qz", "1", "5"], "*0\r\n"),
+        (&["ZRANGEBYLEX", "qs", "-", "+"], "*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n"),
+        (&["ZRANGEBYLEX", "qs", "(a", "[c", "LIMIT", "1", "5"], "*1\r\n$1\r\nc\r\n"),
+        (&["ZRANGEBYLEX", "qs", "a", "[c"], "-ERR min or max not valid string range item\r\n"),
+        (&["ZRANGEBYLEX", "qs", "-", "+", "WITHSCORES"], "-ERR syntax error, WITHSCORES not supported in combination with BYLEX\r\n"),
+        (&["ZRANGEBYLEX", "qnone", "-", "+"], "*0\r\n"),
+        (&["ZREVRANGEBYLEX", "qs", "+", "-"], "*4\r\n$1\r\nd\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n"),
+        (&["ZREVRANGEBYLEX", "qs", "[c", "(a"], "*2\r\n$1\r\nc\r\n$1\r\nb\r\n"),
+        (&["ZREVRANGEBYLEX", "qs", "-", "+"], "*0\r\n"),
+        (&["ZREVRANGEBYLEX", "qstr", "+", "-"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANGESTORE", "qd", "qz", "0", "1"], ":2\r\n"),
+        (&["ZRANGE", "qd", "0", "-1", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"),
+        (&["ZRANGESTORE", "qd", "qz", "(2", "+inf", "BYSCORE", "LIMIT", "1", "1"], ":1\r\n"),
+        (&["ZRANGE", "qd", "0", "-1", "WITHSCORES"], "*2\r\n$1\r\nd\r\n$1\r\n4\r\n"),
+        (&["ZRANGESTORE", "qd", "qs", "[b", "+", "BYLEX", "REV"], ":0\r\n"),
+        (&["ZRANGESTORE", "qd", "qz", "0", "-1", "WITHSCORES"], "-ERR syntax error\r\n"),
+        (&["ZRANGESTORE", "qd", "qnone", "0", "-1"], ":0\r\n"),
+        (&["EXISTS", "qd"], ":0\r\n"),
+        (&["ZRANGESTORE", "qd", "qstr", "0", "-1"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANGESTORE", "qstr", "qz", "0", "0"], ":1\r\n"),
+        (&["TYPE", "qstr"], "+zset\r\n"),
+        (&["SET", "qstr", "v"], "+OK\r\n"),
+        (&["ZRANGESTORE", "qd", "qz", "5", "1"], ":0\r\n"),
+        (&["ZRANGESTORE", "qd", "qz"], "-ERR wrong number of arguments for 'zrangestore' command\r\n"),
+        (&["ZCOUNT", "qz", "(1", "3"], ":2\r\n"),
+        (&["ZCOUNT", "qz", "-inf", "+inf"], ":5\r\n"),
+        (&["ZCOUNT", "qz", "3", "1"], ":0\r\n"),
+        (&["ZCOUNT", "qz", "x", "1"], "-ERR min or max is not a float\r\n"),
+        (&["ZCOUNT", "qnone", "0", "1"], ":0\r\n"),
+        (&["ZCOUNT", "qstr", "0", "1"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZLEXCOUNT", "qs", "-", "+"], ":4\r\n"),
+        (&["ZLEXCOUNT", "qs", "(a", "[c"], ":2\r\n"),
+        (&["ZLEXCOUNT", "qs", "a", "c"], "-ERR min or max not valid string range item\r\n"),
+        (&["ZLEXCOUNT", "qnone", "-", "+"], ":0\r\n"),
+        (&["ZLEXCOUNT", "qstr", "-", "+"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANK", "qz", "c"], ":2\r\n"),
+        (&["ZRANK", "qz", "nope"], "$-1\r\n"),
+        (&["ZRANK", "qnone", "a"], "$-1\r\n"),
+        (&["ZREVRANK", "qz", "a"], ":4\r\n"),
+        (&["ZREVRANK", "qz", "e"], ":0\r\n"),
+        (&["ZRANK", "qstr", "a"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANK", "qz", "a", "WITHSCORE"], "-ERR wrong number of arguments for 'zrank' command\r\n"),
+        (&["ZMSCORE", "qz", "a", "nope", "e"], "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n5\r\n"),
+        (&["ZMSCORE", "qnone", "a", "b"], "*2\r\n$-1\r\n$-1\r\n"),
+        (&["ZMSCORE", "qstr", "a"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZMSCORE", "qz"], "-ERR wrong number of arguments for 'zmscore' command\r\n"),
+        (&["ZADD", "qone", "7", "m"], ":1\r\n"),
+        (&["ZRANDMEMBER", "qone"], "$1\r\nm\r\n"),
+        (&["ZRANDMEMBER", "qnone"], "$-1\r\n"),
+        (&["ZRANDMEMBER", "qone", "1"], "*1\r\n$1\r\nm\r\n"),
+        (&["ZRANDMEMBER", "qone", "3", "WITHSCORES"], "*2\r\n$1\r\nm\r\n$1\r\n7\r\n"),
+        (&["ZRANDMEMBER", "qone", "-2", "WITHSCORES"], "*4\r\n$1\r\nm\r\n$1\r\n7\r\n$1\r\nm\r\n$1\r\n7\r\n"),
+        (&["ZRANDMEMBER", "qone", "-2"], "*2\r\n$1\r\nm\r\n$1\r\nm\r\n"),
+        (&["ZRANDMEMBER", "qone", "0"], "*0\r\n"),
+        (&["ZRANDMEMBER", "qnone", "5"], "*0\r\n"),
+        (&["ZRANDMEMBER", "qone", "1", "FOO"], "-ERR syntax error\r\n"),
+        (&["ZRANDMEMBER", "qone", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["ZRANDMEMBER", "qone", "-9223372036854775808"], "-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n"),
+        (&["ZRANDMEMBER", "qone", "4611686018427387904", "WITHSCORES"], "-ERR value is out of range\r\n"),
+        (&["ZRANDMEMBER", "qstr"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZRANDMEMBER", "qstr", "1"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZADD", "qp", "1", "a", "2", "b", "3", "c"], ":3\r\n"),
+        (&["ZPOPMAX", "qp"], "*2\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["ZPOPMAX", "qp", "5"], "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZPOPMAX", "qp"], "*0\r\n"),
+        (&["ZPOPMAX", "qp", "0"], "*0\r\n"),
+        (&["ZPOPMAX", "qp", "-1"], "-ERR value is out of range, must be positive\r\n"),
+        (&["ZPOPMAX", "qp", "1", "2"], "-ERR syntax error\r\n"),
+        (&["ZPOPMAX", "qstr"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZADD", "qr", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"], ":5\r\n"),
+        (&["ZREMRANGEBYRANK", "qr", "0", "0"], ":1\r\n"),
+        (&["ZREMRANGEBYRANK", "qr", "-1", "-1"], ":1\r\n"),
+        (&["ZREMRANGEBYRANK", "qr", "5", "10"], ":0\r\n"),
+        (&["ZREMRANGEBYRANK", "qr", "x", "1"], "-ERR value is not an integer or out of range\r\n"),
+        (&["ZREMRANGEBYSCORE", "qr", "(2", "3"], ":1\r\n"),
+        (&["ZREMRANGEBYSCORE", "qr", "x", "3"], "-ERR min or max is not a float\r\n"),
+        (&["ZRANGE", "qr", "0", "-1", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nd\r\n$1\r\n4\r\n"),
+        (&["ZADD", "qr", "0", "x", "0", "y"], ":2\r\n"),
+        (&["ZREMRANGEBYLEX", "qr", "[x", "+"], ":0\r\n"),
+        (&["ZREMRANGEBYLEX", "qr", "x", "+"], "-ERR min or max not valid string range item\r\n"),
+        (&["ZREMRANGEBYRANK", "qr", "0", "-1"], ":4\r\n"),
+        (&["EXISTS", "qr"], ":0\r\n"),
+        (&["ZREMRANGEBYRANK", "qnone", "0", "-1"], ":0\r\n"),
+        (&["ZREMRANGEBYSCORE", "qstr", "0", "1"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZADD", "qm", "1", "a", "2", "b", "3", "c"], ":3\r\n"),
+        (&["ZMPOP", "2", "qnone", "qm", "MIN"], "*2\r\n$2\r\nqm\r\n*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZMPOP", "1", "qm", "MAX", "COUNT", "10"], "*2\r\n$2\r\nqm\r\n*2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n"),
+        (&["ZMPOP", "1", "qm", "MIN"], "*-1\r\n"),
+        (&["ZMPOP", "0", "qm", "MIN"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["ZMPOP", "x", "qm", "MIN"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["ZMPOP", "1", "qm", "FOO"], "-ERR syntax error\r\n"),
+        (&["ZMPOP", "2", "qm", "MIN"], "-ERR syntax error\r\n"),
+        (&["ZMPOP", "1", "qm", "MIN", "COUNT", "0"], "-ERR count should be greater than 0\r\n"),
+        (&["ZMPOP", "1", "qm", "MIN", "COUNT"], "-ERR syntax error\r\n"),
+        (&["ZMPOP", "1", "qm", "MIN", "COUNT", "1", "COUNT", "1"], "-ERR syntax error\r\n"),
+        (&["ZMPOP", "2", "qstr", "qm", "MIN"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZMPOP", "1", "qm"], "-ERR wrong number of arguments for 'zmpop' command\r\n"),
+        (&["ZADD", "qa", "1", "a", "2", "b", "3", "c"], ":3\r\n"),
+        (&["ZADD", "qb", "10", "b", "20", "c", "30", "d"], ":3\r\n"),
+        (&["SADD", "qset", "a", "d"], ":2\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "WITHSCORES"], "*8\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\nc\r\n$2\r\n23\r\n$1\r\nd\r\n$2\r\n30\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "WEIGHTS", "2", "0.5", "AGGREGATE", "MAX", "WITHSCORES"], "*8\r\n$1\r\na\r\n$1\r\n2\r\n$1\r\nb\r\n$1\r\n5\r\n$1\r\nc\r\n$2\r\n10\r\n$1\r\nd\r\n$2\r\n15\r\n"),
+        (&["ZUNION", "3", "qa", "qb", "qset", "AGGREGATE", "MIN", "WITHSCORES"], "*8\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nd\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["ZINTER", "2", "qa", "qb", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\nc\r\n$2\r\n23\r\n"),
+        (&["ZINTER", "2", "qa", "qb", "AGGREGATE", "min"], "*2\r\n$1\r\nb\r\n$1\r\nc\r\n"),
+        (&["ZINTER", "2", "qa", "qnone"], "*0\r\n"),
+        (&["ZDIFF", "2", "qa", "qb", "WITHSCORES"], "*2\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZDIFF", "2", "qb", "qset", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$2\r\n10\r\n$1\r\nc\r\n$2\r\n20\r\n"),
+        (&["ZDIFF", "1", "qa", "WEIGHTS", "1"], "-ERR syntax error\r\n"),
+        (&["ZDIFF", "1", "qa", "AGGREGATE", "SUM"], "-ERR syntax error\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "WEIGHTS", "1"], "-ERR syntax error\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "WEIGHTS", "1", "x"], "-ERR weight value is not a float\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "AGGREGATE", "AVG"], "-ERR syntax error\r\n"),
+        (&["ZUNION", "0", "qa"], "-ERR at least 1 input key is needed for 'zunion' command\r\n"),
+        (&["ZUNION", "3", "qa", "qb"], "-ERR syntax error\r\n"),
+        (&["ZUNION", "x", "qa"], "-ERR value is not an integer or out of range\r\n"),
+        (&["ZUNION", "2", "qa", "qstr"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZUNION", "2", "qa", "qstr", "FOO"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZUNION", "1", "qa", "FOO"], "-ERR syntax error\r\n"),
+        (&["ZUNION", "2", "qa", "qa", "WITHSCORES"], "*6\r\n$1\r\na\r\n$1\r\n2\r\n$1\r\nb\r\n$1\r\n4\r\n$1\r\nc\r\n$1\r\n6\r\n"),
+        (&["ZUNION", "1", "qa", "WEIGHTS", "inf", "WITHSCORES"], "*6\r\n$1\r\na\r\n$3\r\ninf\r\n$1\r\nb\r\n$3\r\ninf\r\n$1\r\nc\r\n$3\r\ninf\r\n"),
+        (&["ZUNION", "2", "qa", "qb", "WEIGHTS", "inf", "-inf", "WITHSCORES"], "*8\r\n$1\r\nd\r\n$4\r\n-inf\r\n$1\r\nb\r\n$1\r\n0\r\n$1\r\nc\r\n$1\r\n0\r\n$1\r\na\r\n$3\r\ninf\r\n"),
+        (&["ZUNIONSTORE", "qu", "2", "qa", "qb"], ":4\r\n"),
+        (&["ZRANGE", "qu", "0", "-1", "WITHSCORES"], "*8\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\nc\r\n$2\r\n23\r\n$1\r\nd\r\n$2\r\n30\r\n"),
+        (&["ZUNIONSTORE", "qu", "2", "qa", "qb", "WITHSCORES"], "-ERR syntax error\r\n"),
+        (&["ZINTERSTORE", "qu", "2", "qa", "qb", "WEIGHTS", "1", "2"], ":2\r\n"),
+        (&["ZRANGE", "qu", "0", "-1", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$2\r\n22\r\n$1\r\nc\r\n$2\r\n43\r\n"),
+        (&["ZINTERSTORE", "qu", "2", "qa", "qnone"], ":0\r\n"),
+        (&["EXISTS", "qu"], ":0\r\n"),
+        (&["ZDIFFSTORE", "qu", "2", "qa", "qset"], ":2\r\n"),
+        (&["ZRANGE", "qu", "0", "-1", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["ZDIFFSTORE", "qu", "0", "qa"], "-ERR at least 1 input key is needed for 'zdiffstore' command\r\n"),
+        (&["ZDIFFSTORE", "qstr", "1", "qa"], ":3\r\n"),
+        (&["TYPE", "qstr"], "+zset\r\n"),
+        (&["SET", "qstr", "v"], "+OK\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qb"], ":2\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qb", "LIMIT", "1"], ":1\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qb", "LIMIT", "0"], ":2\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qb", "LIMIT", "-1"], "-ERR LIMIT can't be negative\r\n"),
+        (&["ZINTERCARD", "0", "qa"], "-ERR at least 1 input key is needed for 'zintercard' command\r\n"),
+        (&["ZINTERCARD", "3", "qa"], "-ERR syntax error\r\n"),
+        (&["ZINTERCARD", "1", "qa", "WITHSCORES"], "-ERR syntax error\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qstr"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZINTERCARD", "2", "qa", "qset"], ":1\r\n"),
+        (&["ZADD", "qbz", "1", "a", "2", "b", "3", "c"], ":3\r\n"),
+        (&["BZPOPMIN", "qnone", "qbz", "0"], "*3\r\n$3\r\nqbz\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["BZPOPMAX", "qbz", "1"], "*3\r\n$3\r\nqbz\r\n$1\r\nc\r\n$1\r\n3\r\n"),
+        (&["BZMPOP", "0", "2", "qnone", "qbz", "MAX", "COUNT", "5"], "*2\r\n$3\r\nqbz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n"),
+        (&["BZPOPMIN", "qbz", "x"], "-ERR timeout is not a float or out of range\r\n"),
+        (&["BZPOPMIN", "qbz", "-1"], "-ERR timeout is negative\r\n"),
+        (&["BZPOPMIN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["BZMPOP", "0", "0", "qbz", "MIN"], "-ERR numkeys should be greater than 0\r\n"),
+        (&["BZMPOP", "x", "1", "qbz", "MIN"], "-ERR timeout is not a float or out of range\r\n"),
+        (&["BZMPOP", "0", "1", "qbz", "FOO"], "-ERR syntax error\r\n"),
+        (&["BZMPOP", "0", "1", "qstr", "MIN"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["BZMPOP", "0", "1", "qbz"], "-ERR wrong number of arguments for 'bzmpop' command\r\n"),
+        (&["MULTI"], "+OK\r\n"),
+        (&["BZPOPMIN", "qnone", "0"], "+QUEUED\r\n"),
+        (&["BZMPOP", "0", "1", "qnone", "MIN"], "+QUEUED\r\n"),
+        (&["EXEC"], "*2\r\n*-1\r\n*-1\r\n"),
+        (&["SADD", "qs1", "m"], ":1\r\n"),
+        (&["HSET", "qh1", "f", "v"], ":1\r\n"),
+        (&["SSCAN", "qs1", "0"], "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nm\r\n"),
+        (&["HSCAN", "qh1", "0", "COUNT", "5"], "*2\r\n$1\r\n0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"),
+        (&["ZSCAN", "qone", "0", "MATCH", "m*"], "*2\r\n$1\r\n0\r\n*2\r\n$1\r\nm\r\n$1\r\n7\r\n"),
+        (&["ZSCAN", "qone", "0", "MATCH", "x*"], "*2\r\n$1\r\n0\r\n*0\r\n"),
+        (&["SSCAN", "qnone", "0"], "*2\r\n$1\r\n0\r\n*0\r\n"),
+        (&["SSCAN", "qnone", "x"], "-ERR invalid cursor\r\n"),
+        (&["SSCAN", "qnone", "0", "COUNT", "0"], "*2\r\n$1\r\n0\r\n*0\r\n"),
+        (&["SSCAN", "qs1", "0", "COUNT", "0"], "-ERR syntax error\r\n"),
+        (&["SSCAN", "qs1", "0", "COUNT", "x"], "-ERR value is not an integer or out of range\r\n"),
+        (&["SSCAN", "qs1", "0", "TYPE", "set"], "-ERR syntax error\r\n"),
+        (&["SSCAN", "qs1", "0", "MATCH"], "-ERR syntax error\r\n"),
+        (&["SSCAN", "qs1", "x"], "-ERR invalid cursor\r\n"),
+        (&["SSCAN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["HSCAN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZSCAN", "qstr", "0"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["ZSCAN", "qone"], "-ERR wrong number of arguments for 'zscan' command\r\n"),
+        // A -0 score stored is 0 (Redis's listpack), answered is -0.
+        (&["ZADD", "qn0", "0", "a"], ":1\r\n"),
+        (&["ZUNIONSTORE", "qn1", "1", "qn0", "WEIGHTS", "-1"], ":1\r\n"),
+        (&["ZSCORE", "qn1", "a"], "$1\r\n0\r\n"),
+        (&["ZUNION", "1", "qn0", "WEIGHTS", "-1", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),        // An intersection's later products are not made 0 when NaN: a
+        // NaN sum is 0, a NaN is no MIN or MAX; -0 against 0 keeps the
+        // first.
+        (&["ZADD", "qw1", "inf", "a", "1", "b"], ":2\r\n"),
+        (&["SADD", "qw2", "a", "b"], ":2\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n0\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "AGGREGATE", "MIN", "WITHSCORES"], "*4\r\n$1\r\nb\r\n$1\r\n0\r\n$1\r\na\r\n$1\r\n1\r\n"),
+        (&["ZINTER", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "AGGREGATE", "MAX", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZUNION", "2", "qw2", "qw1", "WEIGHTS", "1", "0", "WITHSCORES"], "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n1\r\n"),
+        (&["ZADD", "qw3", "0", "a"], ":1\r\n"),
+        (&["ZADD", "qw4", "0", "a"], ":1\r\n"),
+        (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "1", "-1", "AGGREGATE", "MIN", "WITHSCORES"], "*2\r\n$1\r\na\r\n$1\r\n0\r\n"),
+        (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "-1", "1", "AGGREGATE", "MAX", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),
 ];
 
 /// `args`' reply: an array of bulk strings, as texts.
@@ -506,6 +738,28 @@ fn collection_writes(c: &mut Raw) {
     let zbig: Vec<&str> = zbig.iter().map(String::as_str).collect();
     c.expect(&cmd(&zbig), ":300\r\n");
     assert_eq!(strings(c, &["ZPOPMIN", "zb", "50"]).len(), 100);
+    c.expect(&cmd(&["ZINCRBY", "z", "2", "a"]), "$3\r\n5.5\r\n");
+    assert_eq!(strings(c, &["ZPOPMAX", "zb"])[0], "z299");
+    c.send(&cmd(&["ZMPOP", "2", "nosuch", "zb", "MAX", "COUNT", "3"]));
+    assert!(text(&c.reply()).starts_with("*2\r\n$2\r\nzb\r\n*3\r\n*2\r\n$4\r\nz298\r\n"));
+    c.expect(&cmd(&["ZREMRANGEBYRANK", "zb", "0", "9"]), ":10\r\n");
+    c.expect(&cmd(&["ZREMRANGEBYSCORE", "zb", "-inf", "(10"]), ":10\r\n");
+    c.expect(&cmd(&["ZRANGESTORE", "zs", "zb", "0", "4"]), ":5\r\n");
+    c.expect(
+        &cmd(&["ZUNIONSTORE", "zu", "2", "zs", "z", "WEIGHTS", "2", "1"]),
+        ":11\r\n",
+    );
+    c.expect(&cmd(&["ZINTERSTORE", "zi", "2", "zs", "zu"]), ":5\r\n");
+    c.expect(&cmd(&["ZDIFFSTORE", "zi", "2", "zi", "zs"]), ":0\r\n");
+    c.expect(
+        &cmd(&["BZPOPMIN", "nosuch", "zs", "0"]),
+        "*3\r\n$2\r\nzs\r\n$3\r\nz70\r\n$2\r\n10\r\n",
+    );
+    c.expect(
+        &cmd(&["ZADD", "zl", "0", "a", "0", "b", "0", "c"]),
+        ":3\r\n",
+    );
+    c.expect(&cmd(&["ZREMRANGEBYLEX", "zl", "(a", "+"]), ":2\r\n");
     c.expect(&cmd(&["SELECT", "2"]), "+OK\r\n");
     c.expect(&cmd(&["SADD", "other", "x", "y"]), ":2\r\n");
     string(c, &["SPOP", "other"]);
@@ -529,6 +783,10 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
         ("0", "h"),
         ("0", "z"),
         ("0", "zb"),
+        ("0", "zs"),
+        ("0", "zu"),
+        ("0", "zi"),
+        ("0", "zl"),
         ("2", "other"),
     ] {
         c.expect(&cmd(&["SELECT", db]), "+OK\r\n");
@@ -537,7 +795,9 @@ fn state(addr: std::net::SocketAddr) -> Vec<String> {
                 let flat = strings(&mut c, &["HGETALL", key]);
                 sorted(flat.chunks(2).map(|p| p.join("=")).collect())
             }
-            "z" | "zb" => strings(&mut c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).join(" "),
+            "z" | "zb" | "zs" | "zu" | "zi" | "zl" => {
+                strings(&mut c, &["ZRANGE", key, "0", "-1", "WITHSCORES"]).join(" ")
+            }
             _ => sorted(strings(&mut c, &["SMEMBERS", key])),
         };
         seen.push(format!("{db}/{key}: {held}"));
@@ -586,10 +846,7 @@ fn durable_round(store: &str, compact: bool) {
         }
         // And writes after the snapshot, for the log to replay.
         string(&mut c, &["SPOP", "s"]);
-        c.expect(
-            &cmd(&["ZPOPMIN", "zb"]),
-            "*2\r\n$3\r\nz50\r\n$18\r\n7.1428571428571432\r\n",
-        );
+        c.expect(&cmd(&["ZPOPMIN", "zb"]), "*2\r\n$3\r\nz70\r\n$2\r\n10\r\n");
     }
     let before = state(server.addr);
     drop(server); // SIGKILL
@@ -812,4 +1069,75 @@ fn set_operations_over_many_keys_answer() {
     card.extend(["LIMIT", "0"]);
     c.expect(&cmd(&card), ":1\r\n");
     c.expect(&cmd(&["PING"]), "+PONG\r\n");
+}
+
+/// One SSCAN/HSCAN/ZSCAN call: the next cursor and what it returned.
+fn scan_step(c: &mut Raw, args: &[&str]) -> (String, Vec<String>) {
+    c.send(&cmd(args));
+    let all = text(&c.reply());
+    let lines: Vec<&str> = all.split("\r\n").collect();
+    assert_eq!(lines[0], "*2", "{args:?}: {all:?}");
+    let n: usize = lines[3][1..].parse().unwrap();
+    let items = lines[4..].iter().skip(1).step_by(2).take(n);
+    (lines[2].to_string(), items.map(|s| s.to_string()).collect())
+}
+
+/// Every call of a scan, from cursor 0 to 0: all it returned, in order.
+fn scan_all(c: &mut Raw, name: &str, key: &str, opts: &[&str]) -> Vec<String> {
+    let (mut cursor, mut all, mut calls) = ("0".to_string(), Vec::new(), 0);
+    loop {
+        let args = [&[name, key, cursor.as_str()][..], opts].concat();
+        let (next, items) = scan_step(c, &args);
+        all.extend(items);
+        calls += 1;
+        assert!(calls < 10_000, "{name} does not end");
+        if next == "0" {
+            return all;
+        }
+        cursor = next;
+    }
+}
+
+/// SSCAN, HSCAN and ZSCAN over 1,000 members, 7 places a call: every
+/// member exactly once, with its value or score; MATCH keeps only the
+/// members it matches, the values beside them.
+#[test]
+fn collection_scans_return_every_member_once() {
+    let server = ServerProc::start("resp", &[]);
+    let mut c = Raw::connect(server.addr);
+    let names: Vec<String> = (0..1000).map(|i| format!("m{i}")).collect();
+    let (mut sadd, mut hset, mut zadd) = (vec!["SADD", "s"], vec!["HSET", "h"], vec!["ZADD", "z"]);
+    let values: Vec<String> = (0..1000).map(|i| format!("{}", i * 2)).collect();
+    for (m, v) in names.iter().zip(&values) {
+        sadd.push(m);
+        hset.extend([m.as_str(), v.as_str()]);
+        zadd.extend([v.as_str(), m.as_str()]);
+    }
+    c.expect(&cmd(&sadd), ":1000\r\n");
+    c.expect(&cmd(&hset), ":1000\r\n");
+    c.expect(&cmd(&zadd), ":1000\r\n");
+    let mut want: Vec<String> = names.clone();
+    want.sort();
+    let mut got = scan_all(&mut c, "SSCAN", "s", &["COUNT", "7"]);
+    got.sort();
+    assert_eq!(got, want);
+    for name in ["HSCAN", "ZSCAN"] {
+        let key = if name == "HSCAN" { "h" } else { "z" };
+        let pairs = scan_all(&mut c, name, key, &["COUNT", "7"]);
+        let mut members: Vec<String> = pairs.chunks(2).map(|p| p[0].clone()).collect();
+        for p in pairs.chunks(2) {
+            let i: usize = p[0][1..].parse().unwrap();
+            assert_eq!(p[1], values[i], "{name}: {p:?}");
+        }
+        members.sort();
+        assert_eq!(members, want, "{name}");
+    }
+    let mut matched = scan_all(&mut c, "ZSCAN", "z", &["MATCH", "m1?", "COUNT", "50"]);
+    assert_eq!(matched.len(), 20, "{matched:?}");
+    let scores: Vec<String> = matched.iter().skip(1).step_by(2).cloned().collect();
+    matched = matched.into_iter().step_by(2).collect();
+    matched.sort();
+    let want: Vec<String> = (10..20).map(|i| format!("m{i}")).collect();
+    assert_eq!(matched, want);
+    assert!(scores.iter().all(|s| s.parse::<u32>().unwrap() < 40));
 }

@@ -281,6 +281,25 @@ fn blocking(addr: SocketAddr) {
     o.expect(&cmd(&["LRANGE", "src", "0", "-1"]), "*1\r\n$4\r\nkept\r\n");
     wait_blocked(&mut o, 0);
 
+    // The sorted-set pops wait as the list pops do: woken by a ZADD onto
+    // their second key, by a ZUNIONSTORE into it; they time out alike.
+    blocks(&mut c, &mut o, &cmd(&["BZPOPMIN", "z1", "z2", "0"]), 1);
+    o.expect(&cmd(&["ZADD", "z2", "2", "b", "1", "a"]), ":2\r\n");
+    c.expect(&[], "*3\r\n$2\r\nz2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    o.expect(&cmd(&["ZRANGE", "z2", "0", "-1"]), "*1\r\n$1\r\nb\r\n");
+    wait_blocked(&mut o, 0);
+    let bzmpop = ["BZMPOP", "0", "2", "z3", "z4", "MAX", "COUNT", "2"];
+    blocks(&mut c, &mut o, &cmd(&bzmpop), 1);
+    o.expect(&cmd(&["ZUNIONSTORE", "z4", "1", "z2"]), ":1\r\n");
+    c.expect(&[], "*2\r\n$2\r\nz4\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+    o.expect(&cmd(&["EXISTS", "z4"]), ":0\r\n");
+    blocks(&mut c, &mut o, &cmd(&["BZPOPMAX", "z5", "0"]), 1);
+    o.expect(&cmd(&["ZINCRBY", "z5", "3", "b"]), "$1\r\n3\r\n");
+    c.expect(&[], "*3\r\n$2\r\nz5\r\n$1\r\nb\r\n$1\r\n3\r\n");
+    wait_blocked(&mut o, 0);
+    c.expect(&cmd(&["BZPOPMAX", "none", "0.05"]), "*-1\r\n");
+    c.expect(&cmd(&["BZMPOP", "0.05", "1", "none", "MIN"]), "*-1\r\n");
+
     // CLIENT UNBLOCK: as a timeout, or with an error; 0 for a client
     // not blocked.
     blocks(&mut c, &mut o, &cmd(&["BLPOP", "none", "0"]), 1);
@@ -466,4 +485,63 @@ fn lists_moved_and_popped_survive_a_restart() {
     let server = ServerProc::start("resp", &args);
     let after = state(&mut Raw::connect(server.addr), &keys);
     assert_eq!(after, before);
+}
+
+/// Under `--durability always`, the sorted-set pops served while blocked
+/// (by a ZADD, by a ZUNIONSTORE, in another database) are logged as the
+/// ZPOPMIN/ZPOPMAX they came to: after a restart the sets are as they
+/// were, the members popped gone.
+#[test]
+fn sorted_set_pops_served_while_blocked_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [&logged_always(dir.path())[..], &["--threads", "2"]].concat();
+    let zstate = |c: &mut Raw| {
+        let mut all = Vec::new();
+        for db in ["0", "2"] {
+            c.expect(&cmd(&["SELECT", db]), "+OK\r\n");
+            for k in ["z1", "z2", "u"] {
+                c.send(&cmd(&["ZRANGE", k, "0", "-1", "WITHSCORES"]));
+                all.push(format!("{db} {k} {}", text(&c.reply())));
+            }
+        }
+        c.expect(&cmd(&["SELECT", "0"]), "+OK\r\n");
+        all
+    };
+    let before = {
+        let server = ServerProc::start("resp", &args);
+        let mut c = Raw::connect(server.addr);
+        let mut o = Raw::connect(server.addr);
+        blocks(&mut c, &mut o, &cmd(&["BZPOPMAX", "z1", "z2", "0"]), 1);
+        o.expect(
+            &cmd(&["ZADD", "z2", "1", "a", "2", "b", "3", "c"]),
+            ":3\r\n",
+        );
+        c.expect(&[], "*3\r\n$2\r\nz2\r\n$1\r\nc\r\n$1\r\n3\r\n");
+        c.expect(&cmd(&["SELECT", "2"]), "+OK\r\n");
+        o.expect(&cmd(&["SELECT", "2"]), "+OK\r\n");
+        let bzmpop = ["BZMPOP", "0", "1", "u", "MIN", "COUNT", "2"];
+        blocks(&mut c, &mut o, &cmd(&bzmpop), 1);
+        o.expect(
+            &cmd(&["ZADD", "z1", "5", "x", "6", "y", "7", "w"]),
+            ":3\r\n",
+        );
+        o.expect(&cmd(&["ZUNIONSTORE", "u", "1", "z1"]), ":3\r\n");
+        c.expect(
+            &[],
+            "*2\r\n$1\r\nu\r\n*2\r\n*2\r\n$1\r\nx\r\n$1\r\n5\r\n*2\r\n$1\r\ny\r\n$1\r\n6\r\n",
+        );
+        let before = zstate(&mut c);
+        server.stop();
+        before
+    };
+    assert!(
+        before.contains(&"0 z2 *4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n".to_string()),
+        "{before:?}"
+    );
+    assert!(
+        before.contains(&"2 u *2\r\n$1\r\nw\r\n$1\r\n7\r\n".to_string()),
+        "{before:?}"
+    );
+    let server = ServerProc::start("resp", &args);
+    assert_eq!(zstate(&mut Raw::connect(server.addr)), before);
 }

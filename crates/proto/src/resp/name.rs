@@ -108,6 +108,18 @@ pub mod specs {
         find: Find::Counted { at: 1 },
         role: Role::Read,
     }];
+    /// ZRANGESTORE destination source …: the destination replaced, the
+    /// source read.
+    pub const RANGESTORE: &[Key] = &[range(1, 1, 1, Role::Write), range(2, 2, 1, Role::Read)];
+    /// ZUNIONSTORE destination numkeys key… (ZINTERSTORE, ZDIFFSTORE):
+    /// the destination replaced, the counted keys read.
+    pub const ZSTORE: &[Key] = &[
+        range(1, 1, 1, Role::Write),
+        Key {
+            find: Find::Counted { at: 2 },
+            role: Role::Read,
+        },
+    ];
     /// LMPOP numkeys key… : the counted keys.
     pub const LMPOP: &[Key] = &[Key {
         find: Find::Counted { at: 1 },
@@ -540,6 +552,37 @@ names! {
     ZCard        "zcard"        "ZCARD"        2   Read   READ_ONE         []                          Colls        true;
     ZRange       "zrange"       "ZRANGE"       -4  Read   READ_ONE         []                          Colls        true;
     ZPopMin      "zpopmin"      "ZPOPMIN"      -2  Write  CHANGE_ONE       []                          Colls        true;
+    ZPopMax      "zpopmax"      "ZPOPMAX"      -2  Write  CHANGE_ONE       []                          Colls        true;
+    ZIncrBy      "zincrby"      "ZINCRBY"      4   Write  CHANGE_ONE       []                          Colls        true;
+    ZRevRange    "zrevrange"    "ZREVRANGE"    -4  Read   READ_ONE         []                          Colls        true;
+    ZRangeByScore "zrangebyscore" "ZRANGEBYSCORE" -4  Read   READ_ONE         []                          Colls        true;
+    ZRevRangeByScore "zrevrangebyscore" "ZREVRANGEBYSCORE" -4  Read   READ_ONE         []                          Colls        true;
+    ZRangeByLex  "zrangebylex"  "ZRANGEBYLEX"  -4  Read   READ_ONE         []                          Colls        true;
+    ZRevRangeByLex "zrevrangebylex" "ZREVRANGEBYLEX" -4  Read   READ_ONE         []                          Colls        true;
+    ZRangeStore  "zrangestore"  "ZRANGESTORE"  -5  Write  RANGESTORE       []                          Colls        true;
+    ZCount       "zcount"       "ZCOUNT"       4   Read   READ_ONE         []                          Colls        true;
+    ZLexCount    "zlexcount"    "ZLEXCOUNT"    4   Read   READ_ONE         []                          Colls        true;
+    ZRank        "zrank"        "ZRANK"        3   Read   READ_ONE         []                          Colls        true;
+    ZRevRank     "zrevrank"     "ZREVRANK"     3   Read   READ_ONE         []                          Colls        true;
+    ZMScore      "zmscore"      "ZMSCORE"      -3  Read   READ_ONE         []                          Colls        true;
+    ZRandMember  "zrandmember"  "ZRANDMEMBER"  -2  Read   READ_ONE         []                          Colls        true;
+    ZRemRangeByScore "zremrangebyscore" "ZREMRANGEBYSCORE" 4   Write  CHANGE_ONE       []                          Colls        true;
+    ZRemRangeByRank "zremrangebyrank" "ZREMRANGEBYRANK" 4   Write  CHANGE_ONE       []                          Colls        true;
+    ZRemRangeByLex "zremrangebylex" "ZREMRANGEBYLEX" 4   Write  CHANGE_ONE       []                          Colls        true;
+    ZMPop        "zmpop"        "ZMPOP"        -4  Write  LMPOP            [LOGGED_AS_OTHER]           Colls        true;
+    ZUnion       "zunion"       "ZUNION"       -3  Read   SINTERCARD       []                          Colls        true;
+    ZInter       "zinter"       "ZINTER"       -3  Read   SINTERCARD       []                          Colls        true;
+    ZDiff        "zdiff"        "ZDIFF"        -3  Read   SINTERCARD       []                          Colls        true;
+    ZInterCard   "zintercard"   "ZINTERCARD"   -3  Read   SINTERCARD       []                          Colls        true;
+    ZUnionStore  "zunionstore"  "ZUNIONSTORE"  -4  Write  ZSTORE           []                          Colls        true;
+    ZInterStore  "zinterstore"  "ZINTERSTORE"  -4  Write  ZSTORE           []                          Colls        true;
+    ZDiffStore   "zdiffstore"   "ZDIFFSTORE"   -4  Write  ZSTORE           []                          Colls        true;
+    BZPopMin     "bzpopmin"     "BZPOPMIN"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    BZPopMax     "bzpopmax"     "BZPOPMAX"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    BZMPop       "bzmpop"       "BZMPOP"       -5  Write  BLMPOP           [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    SScan        "sscan"        "SSCAN"        -3  Read   READ_ONE         []                          Colls        true;
+    HScan        "hscan"        "HSCAN"        -3  Read   READ_ONE         []                          Colls        true;
+    ZScan        "zscan"        "ZSCAN"        -3  Read   READ_ONE         []                          Colls        true;
 }
 
 impl Name {
@@ -571,7 +614,7 @@ impl Name {
 
 /// Each row's two spellings are one word; a read changes none of its
 /// keys; a command that touches every key names none; a blocking
-/// command is a list write. Checked when compiled.
+/// command is a list or sorted-set write. Checked when compiled.
 const _: () = {
     let mut i = 0;
     while i < Name::ALL.len() {
@@ -589,7 +632,10 @@ const _: () = {
             k += 1;
         }
         assert!(!f.has(Flags::ALL_KEYS) || f.keys.is_empty());
-        assert!(!f.has(Flags::BLOCKING) || (f.writes() && matches!(f.family, Family::Lists)));
+        assert!(
+            !f.has(Flags::BLOCKING)
+                || (f.writes() && matches!(f.family, Family::Lists | Family::Colls))
+        );
         i += 1;
     }
 };

@@ -1,6 +1,7 @@
-//! Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP): a client
-//! whose lists are all empty waits, up to its timeout, until another
-//! connection pushes.
+//! Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; and of
+//! sorted sets, BZPOPMIN, BZPOPMAX, BZMPOP): a client whose lists (sorted
+//! sets) are all empty waits, up to its timeout, until another connection
+//! pushes (adds).
 //!
 //! The wait is the session's ([`Service::wait`](crate::Service::wait)):
 //! a strategy waits its own way (a parked thread, a task, a connection
@@ -32,8 +33,9 @@ use super::{Args, RespConn, RespService};
 use crate::{Delay, Logged};
 use parking_lot::Mutex;
 use serverlab_proto::resp::command::Cmd;
-use serverlab_proto::resp::name::Flags;
+use serverlab_proto::resp::name::{Family, Flags};
 use serverlab_proto::resp::{reply, Name};
+use serverlab_store::resp::{Coll, Held};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
@@ -72,6 +74,8 @@ struct Entry {
     db: usize,
     request: Box<[u8]>,
     keys: Vec<Box<[u8]>>,
+    /// It pops sorted sets (BZPOPMIN, BZPOPMAX, BZMPOP), not lists.
+    zset: bool,
     unblock: Option<Unblock>,
     served: Option<(Vec<u8>, Option<Logged>)>,
     /// A writer popped for it (its reply follows once the log has it).
@@ -99,7 +103,15 @@ impl Blocked {
         self.1.load(Ordering::SeqCst)
     }
 
-    fn add(&self, id: u64, db: usize, request: &[u8], keys: Vec<Box<[u8]>>, waker: Option<&Waker>) {
+    fn add(
+        &self,
+        id: u64,
+        name: Name,
+        request: &[u8],
+        keys: Vec<Box<[u8]>>,
+        waker: Option<&Waker>,
+        db: usize,
+    ) {
         let mut g = self.0.lock();
         g.0 += 1;
         let order = g.0;
@@ -108,6 +120,7 @@ impl Blocked {
             db,
             request: request.into(),
             keys,
+            zset: name.facts().family == Family::Colls,
             unblock: None,
             served: None,
             claimed: false,
@@ -230,7 +243,8 @@ impl Blocked {
     }
 
     /// Whether `id`, blocked, may pop now: one of its keys holds a list
-    /// (a key that became another type wakes nobody, as in Redis), and
+    /// (a sorted set, for a sorted-set pop; a key that became another type
+    /// wakes nobody, as in Redis), and
     /// the first that does has no waiter older than it.
     pub(crate) fn first_in_line(&self, id: u64, ks: &Keyspace) -> bool {
         let g = self.0.lock();
@@ -241,7 +255,18 @@ impl Blocked {
             return false;
         };
         let store = &ks.dbs[me.db].store;
-        let Some(key) = me.keys.iter().find(|k| store.llen(k).is_ok_and(|n| n > 0)) else {
+        let ready = |k: &[u8]| {
+            if me.zset {
+                let mut z = false;
+                store.peek(k, &mut |held| {
+                    z = matches!(held, Held::Coll(Coll::ZSet(_)));
+                });
+                z
+            } else {
+                store.llen(k).is_ok_and(|n| n > 0)
+            }
+        };
+        let Some(key) = me.keys.iter().find(|k| ready(k)) else {
             return false;
         };
         // An older waiter a writer already served, or CLIENT UNBLOCK
@@ -278,7 +303,7 @@ pub(crate) fn is_blocking(name: Name) -> bool {
 /// A blocking pop's timeout argument in seconds (0: for ever), if valid
 /// (if not, the command runs and says why).
 pub(crate) fn timeout(name: Name, a: &Args) -> Option<Option<Duration>> {
-    let at = if name == Name::BLMPop {
+    let at = if matches!(name, Name::BLMPop | Name::BZMPop) {
         1
     } else {
         a.count() - 1
@@ -336,8 +361,8 @@ pub(crate) fn wait(
             deadline: t.map(|d| Instant::now() + d),
             seen: None,
         });
-        svc.blocked
-            .add(conn.id, conn.db, input, waits_on(name, &a), waker);
+        let keys = waits_on(name, &a);
+        svc.blocked.add(conn.id, name, input, keys, waker, conn.db);
     }
     if let Some(answered) = answered_meanwhile(svc, conn, name) {
         return answered;

@@ -122,7 +122,7 @@ fn every_write_names_what_it_writes() {
         }
         assert!(!f.has(Flags::LOGGED_AS_OTHER) || f.writes(), "{name:?}");
         assert!(
-            !f.has(Flags::BLOCKING) || f.family == Family::Lists,
+            !f.has(Flags::BLOCKING) || matches!(f.family, Family::Lists | Family::Colls),
             "{name:?}"
         );
     }

@@ -196,6 +196,22 @@ fn samples() -> Vec<(Name, Vec<Vec<&'static str>>)> {
         one(ZAdd, &["ZADD", "z", "5", "m1", "7", "m9"]),
         one(ZRem, &["ZREM", "z", "m1"]),
         one(ZPopMin, &["ZPOPMIN", "z", "5"]),
+        one(ZPopMax, &["ZPOPMAX", "z"]),
+        one(ZIncrBy, &["ZINCRBY", "z", "2.5", "m1"]),
+        one(ZRangeStore, &["ZRANGESTORE", "str", "z", "0", "-1"]),
+        one(ZRemRangeByScore, &["ZREMRANGEBYSCORE", "z", "(1", "+inf"]),
+        one(ZRemRangeByRank, &["ZREMRANGEBYRANK", "z", "0", "-1"]),
+        one(ZRemRangeByLex, &["ZREMRANGEBYLEX", "z", "-", "[m1"]),
+        one(ZMPop, &["ZMPOP", "2", "nope", "z", "MAX", "COUNT", "5"]),
+        one(
+            ZUnionStore,
+            &["ZUNIONSTORE", "z", "2", "z", "s", "WEIGHTS", "2", "3"],
+        ),
+        one(ZInterStore, &["ZINTERSTORE", "l", "2", "z", "z"]),
+        one(ZDiffStore, &["ZDIFFSTORE", "str", "2", "z", "nope"]),
+        one(BZPopMin, &["BZPOPMIN", "nope", "z", "0"]),
+        one(BZPopMax, &["BZPOPMAX", "z", "0"]),
+        one(BZMPop, &["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"]),
     ]
 }
 

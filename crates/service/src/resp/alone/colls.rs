@@ -3,8 +3,12 @@
 //! the set algebra (SINTER, SINTERCARD, SUNION, SDIFF and their STOREs);
 //! HSET, HMSET, HSETNX, HGET,
 //! HMGET, HGETALL, HKEYS, HVALS, HDEL, HLEN, HSTRLEN, HINCRBY,
-//! HINCRBYFLOAT, HEXISTS, HRANDFIELD; ZADD, ZREM, ZSCORE,
-//! ZCARD, ZRANGE, ZPOPMIN.
+//! HINCRBYFLOAT, HEXISTS, HRANDFIELD; ZADD, ZINCRBY, ZREM, ZSCORE,
+//! ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK, ZRANDMEMBER, ZRANGE
+//! and its other forms (ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX,
+//! ZRANGESTORE), ZPOPMIN, ZPOPMAX, ZMPOP, ZREMRANGEBYRANK/SCORE/LEX, and
+//! the sorted-set algebra (ZUNION, ZINTER, ZDIFF, their STOREs,
+//! ZINTERCARD); SSCAN, HSCAN, ZSCAN.
 //!
 //! A write takes the key's collection out of the store, changes it and
 //! puts it back (an emptied one leaves the key absent, as Redis deletes
@@ -14,12 +18,16 @@
 //!
 //! Logged: the command as it arrived when it changed anything, but SPOP,
 //! whose pick is random: it is logged as the `SREM` of what it popped
-//! (as `DEL` when it popped the whole set, as Redis propagates it).
+//! (as `DEL` when it popped the whole set, as Redis propagates it); and
+//! ZMPOP, logged as the ZPOPMIN or ZPOPMAX it came to.
 
 pub(crate) mod float;
 mod hashes;
+mod scans;
 mod setops;
 mod sets;
+mod zmore;
+mod zsetops;
 mod zsets;
 
 use super::Running;
@@ -45,7 +53,14 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         }
         HSet | HMSet | HGet | HMGet | HGetAll | HDel | HLen | HIncrBy | HExists | HSetNx
         | HStrLen | HIncrByFloat | HKeys | HVals | HRandField => hashes::run(name, a, cx, out),
-        ZAdd | ZRem | ZScore | ZCard | ZRange | ZPopMin => zsets::run(name, a, cx, out),
+        ZAdd | ZRem | ZScore | ZCard | ZRange | ZPopMin | ZPopMax | ZIncrBy | ZRevRange
+        | ZRangeByScore | ZRevRangeByScore | ZRangeByLex | ZRevRangeByLex | ZRangeStore
+        | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore | ZRandMember | ZRemRangeByScore
+        | ZRemRangeByRank | ZRemRangeByLex | ZMPop | ZUnion | ZInter | ZDiff | ZInterCard
+        | ZUnionStore | ZInterStore | ZDiffStore | BZPopMin | BZPopMax | BZMPop => {
+            zsets::run(name, a, cx, out)
+        }
+        SScan | HScan | ZScan => scans::run(name, a, cx, out),
         _ => unreachable!("{name:?} is not a collection command"),
     };
     match done {

@@ -142,7 +142,7 @@ fn random_key(cx: &mut Running, out: &mut Vec<u8>) {
 
 /// SCAN's cursor as Redis reads it (`strtoul`: an optional sign, a
 /// negative one wrapping; no spaces; nothing at all reads as 0).
-fn parse_cursor(arg: &[u8]) -> Option<u64> {
+pub(super) fn parse_cursor(arg: &[u8]) -> Option<u64> {
     let (neg, digits) = match arg.split_first() {
         Some((b'-', rest)) => (true, rest),
         Some((b'+', rest)) => (false, rest),
@@ -161,20 +161,25 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     Some(if neg { v.wrapping_neg() } else { v })
 }
 
-/// SCAN's options.
-struct ScanOptions<'a> {
-    count: usize,
-    pattern: Option<&'a [u8]>,
+/// SCAN's options (SSCAN's, HSCAN's, ZSCAN's but TYPE).
+pub(super) struct ScanOptions<'a> {
+    pub count: usize,
+    pub pattern: Option<&'a [u8]>,
     kind: Option<&'a [u8]>,
 }
 
-fn scan_options<'a>(a: &Args<'a>) -> Result<ScanOptions<'a>, &'static [u8]> {
+/// The options from argument `from` (SCAN's 2, a collection's 3, where
+/// TYPE is no option).
+pub(super) fn scan_options<'a>(
+    a: &Args<'a>,
+    from: usize,
+) -> Result<ScanOptions<'a>, &'static [u8]> {
     let mut o = ScanOptions {
         count: 10,
         pattern: None,
         kind: None,
     };
-    let mut i = 2;
+    let mut i = from;
     while i < a.count() {
         let word = a.arg(i).to_ascii_lowercase();
         let value = a.try_arg(i + 1).ok_or(reply::SYNTAX.as_bytes())?;
@@ -187,7 +192,7 @@ fn scan_options<'a>(a: &Args<'a>) -> Result<ScanOptions<'a>, &'static [u8]> {
                 o.count = usize::try_from(n).unwrap_or(usize::MAX);
             }
             b"match" => o.pattern = (value != b"*").then_some(value),
-            b"type" => o.kind = Some(value),
+            b"type" if from == 2 => o.kind = Some(value),
             _ => return Err(reply::SYNTAX.as_bytes()),
         }
         i += 2;
@@ -199,7 +204,7 @@ fn scan(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let Some(cursor) = parse_cursor(a.arg(1)) else {
         return cx.error(out, "ERR invalid cursor");
     };
-    let o = match scan_options(a) {
+    let o = match scan_options(a, 2) {
         Ok(o) => o,
         Err(e) => return reply::error(out, e),
     };

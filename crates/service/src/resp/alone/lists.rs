@@ -140,7 +140,7 @@ fn push_end(list: &mut List, e: End, v: Box<[u8]>) {
 /// words; `None` if it is one. As Redis, the seconds are made whole
 /// milliseconds (rounded up) in a 64-bit integer: one that does not fit
 /// is "negative" there too.
-fn timeout_error(arg: &[u8]) -> Option<&'static str> {
+pub(super) fn timeout_error(arg: &[u8]) -> Option<&'static str> {
     let secs = std::str::from_utf8(arg)
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -158,7 +158,7 @@ fn timeout_error(arg: &[u8]) -> Option<&'static str> {
 
 /// A blocking pop with nothing to pop: it waits if it may, else answers
 /// as a timeout does.
-fn nothing_to_pop(name: Name, cx: &mut Running, out: &mut Vec<u8>) {
+pub(super) fn nothing_to_pop(name: Name, cx: &mut Running, out: &mut Vec<u8>) {
     if cx.trying {
         cx.would_block = true;
     } else {

@@ -631,7 +631,9 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | HSet | HMSet | HDel | HIncrBy | LMove | RPopLPush | BLMove | BRPopLPush | LSet
         | LPushX | RPushX | LMPop | BLMPop | BLPop | BRPop | Rename | RenameNx | Copy | Move
         | Sort | ZAdd | ZRem | ZPopMin | SMove | SInterStore | SUnionStore | SDiffStore
-        | HSetNx | HIncrByFloat => Undoes::Own,
+        | HSetNx | HIncrByFloat | ZPopMax | ZIncrBy | ZRangeStore | ZRemRangeByScore
+        | ZRemRangeByRank | ZRemRangeByLex | ZMPop | ZUnionStore | ZInterStore | ZDiffStore
+        | BZPopMin | BZPopMax | BZMPop => Undoes::Own,
         GetEx | Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
@@ -643,7 +645,9 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
         | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
         | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen | HKeys | HVals
-        | HRandField | Memory => Undoes::Nothing,
+        | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore | ZRangeByLex
+        | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore | ZRandMember
+        | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan => Undoes::Nothing,
     }
 }
 

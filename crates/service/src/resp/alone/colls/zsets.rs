@@ -14,7 +14,7 @@ use std::ops::Bound;
 pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
     match name {
-        Name::ZAdd => zadd(a, cx, out),
+        Name::ZAdd => zadd(a, cx, out, None),
         Name::ZRem => {
             let Some(mut z) = take::<ZSet>(cx, key)? else {
                 reply::int(out, 0);
@@ -48,9 +48,17 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
             reply::int(out, n as i64);
             Ok(())
         }
-        Name::ZRange => zrange(a, cx, out),
-        Name::ZPopMin => zpopmin(a, cx, out),
-        _ => unreachable!("{name:?} is not a sorted-set command"),
+        Name::ZRange
+        | Name::ZRevRange
+        | Name::ZRangeByScore
+        | Name::ZRevRangeByScore
+        | Name::ZRangeByLex
+        | Name::ZRevRangeByLex
+        | Name::ZRangeStore => zrange(Form::of(name), a, cx, out),
+        Name::ZPopMin => zpop(a, cx, out, false),
+        Name::ZPopMax => zpop(a, cx, out, true),
+        Name::ZIncrBy => zadd(a, cx, out, Some(2)),
+        _ => super::zmore::run(name, a, cx, out),
     }
 }
 
@@ -126,7 +134,7 @@ enum Added {
 /// answers `-0`. That depends on the set's history, which a log compacted
 /// into one ZADD per set does not keep: here it is `0` at any size, so a
 /// replay gives back what was answered.
-fn kept(score: f64) -> f64 {
+pub(super) fn kept(score: f64) -> f64 {
     if score == 0.0 {
         0.0
     } else {
@@ -161,9 +169,20 @@ fn add(z: &mut ZSet, member: &[u8], score: f64, o: &Opts) -> Option<Added> {
     Some(Added::Changed(score))
 }
 
-fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
+/// ZADD, or (`incr`: where its increment is) ZINCRBY key increment
+/// member, which is ZADD's INCR as Redis serves it.
+fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>, incr: Option<usize>) -> Done {
     let key = a.arg(1);
-    let (o, at) = Opts::read(a);
+    let (o, at) = match incr {
+        Some(at) => (
+            Opts {
+                incr: true,
+                ..Opts::default()
+            },
+            at,
+        ),
+        None => Opts::read(a),
+    };
     o.check(a.count() - at)?;
     let scores = a
         .from(at)
@@ -207,8 +226,9 @@ fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     Ok(())
 }
 
-/// ZPOPMIN key [count]: members and scores from the lowest.
-fn zpopmin(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
+/// ZPOPMIN key [count] (ZPOPMAX, `max`): members and scores from the
+/// lowest (the highest).
+fn zpop(a: &Args, cx: &mut Running, out: &mut Vec<u8>, max: bool) -> Done {
     if a.count() > 3 {
         return Err(Fail::Err(SYNTAX));
     }
@@ -225,7 +245,7 @@ fn zpopmin(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     reply::array(out, n * 2);
     let mut popped: Scores = Vec::with_capacity(n);
     for _ in 0..n {
-        let (m, s) = z.pop_min().expect("within the count");
+        let (m, s) = if max { z.pop_max() } else { z.pop_min() }.expect("within the count");
         reply::bulk(out, &m);
         bulk_double(out, s);
         popped.push((m, Some(s)));
@@ -240,10 +260,10 @@ fn zpopmin(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
 
 /// Members and their scores as they were (`None`: absent), in the order
 /// they were changed.
-type Scores = Vec<(Box<[u8]>, Option<f64>)>;
+pub(super) type Scores = Vec<(Box<[u8]>, Option<f64>)>;
 
 /// Puts members back as they were, the last changed first.
-fn put_back(z: &mut ZSet, was: Scores) {
+pub(super) fn put_back(z: &mut ZSet, was: Scores) {
     for (m, s) in was.into_iter().rev() {
         match s {
             Some(s) => z.insert(&m, s),
@@ -253,17 +273,48 @@ fn put_back(z: &mut ZSet, was: Scores) {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum By {
+pub(super) enum By {
     Rank,
     Score,
     Lex,
 }
 
 /// ZRANGE's range, read.
-enum Range<'a> {
+pub(super) enum Range<'a> {
     Rank(i64, i64),
     Score(ScoreEnd, ScoreEnd),
     Lex(LexEnd<'a>, LexEnd<'a>),
+}
+
+/// Which of ZRANGE's forms a command is (Redis's `zrangeGenericCommand`
+/// arguments): where its source key is, the range kind and direction it
+/// fixes (`None`: its options choose), and whether it stores.
+#[derive(Clone, Copy)]
+struct Form {
+    key: usize,
+    by: Option<By>,
+    rev: Option<bool>,
+    store: bool,
+}
+
+impl Form {
+    fn of(name: Name) -> Form {
+        let (key, by, rev, store) = match name {
+            Name::ZRange => (1, None, None, false),
+            Name::ZRangeStore => (2, None, None, true),
+            Name::ZRevRange => (1, Some(By::Rank), Some(true), false),
+            Name::ZRangeByScore => (1, Some(By::Score), Some(false), false),
+            Name::ZRevRangeByScore => (1, Some(By::Score), Some(true), false),
+            Name::ZRangeByLex => (1, Some(By::Lex), Some(false), false),
+            _ => (1, Some(By::Lex), Some(true), false),
+        };
+        Form {
+            key,
+            by,
+            rev,
+            store,
+        }
+    }
 }
 
 /// ZRANGE's options after `key start stop`.
@@ -277,7 +328,7 @@ struct ZRangeOpts {
 }
 
 impl ZRangeOpts {
-    fn read(a: &Args) -> Result<ZRangeOpts, Fail> {
+    fn read(a: &Args, f: Form) -> Result<ZRangeOpts, Fail> {
         let mut o = ZRangeOpts {
             by: By::Rank,
             rev: false,
@@ -285,18 +336,18 @@ impl ZRangeOpts {
             offset: 0,
             limit: -1,
         };
-        let mut by = None;
+        let (mut by, mut rev) = (f.by, f.rev);
         let argc = a.count();
-        let mut j = 4;
+        let mut j = f.key + 3;
         while j < argc {
-            if is(a, j, "withscores") {
+            if !f.store && is(a, j, "withscores") {
                 o.withscores = true;
             } else if is(a, j, "limit") && argc - j > 2 {
                 o.offset = integer(a.arg(j + 1))?;
                 o.limit = integer(a.arg(j + 2))?;
                 j += 2;
-            } else if !o.rev && is(a, j, "rev") {
-                o.rev = true;
+            } else if rev.is_none() && is(a, j, "rev") {
+                rev = Some(true);
             } else if by.is_none() && is(a, j, "bylex") {
                 by = Some(By::Lex);
             } else if by.is_none() && is(a, j, "byscore") {
@@ -307,6 +358,7 @@ impl ZRangeOpts {
             j += 1;
         }
         o.by = by.unwrap_or(By::Rank);
+        o.rev = rev.unwrap_or(false);
         if o.limit != -1 && o.by == By::Rank {
             return Err(Fail::Err(
                 "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
@@ -321,38 +373,73 @@ impl ZRangeOpts {
     }
 }
 
+/// A score range's two ends, or Redis's error for them.
+pub(super) fn score_range(lo: &[u8], hi: &[u8]) -> Result<(ScoreEnd, ScoreEnd), Fail> {
+    match (score_end(lo), score_end(hi)) {
+        (Some(min), Some(max)) => Ok((min, max)),
+        _ => Err(Fail::Err("ERR min or max is not a float")),
+    }
+}
+
+/// A lex range's two ends, or Redis's error for them.
+pub(super) fn lex_range<'a>(lo: &'a [u8], hi: &'a [u8]) -> Result<(LexEnd<'a>, LexEnd<'a>), Fail> {
+    match (lex_end(lo), lex_end(hi)) {
+        (Some(min), Some(max)) => Ok((min, max)),
+        _ => Err(Fail::Err("ERR min or max not valid string range item")),
+    }
+}
+
 /// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count]
-/// [WITHSCORES].
-fn zrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
-    let o = ZRangeOpts::read(a)?;
+/// [WITHSCORES], and the forms that fix some of it (ZREVRANGE,
+/// Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX) or store it (ZRANGESTORE
+/// destination source …).
+fn zrange(f: Form, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
+    let o = ZRangeOpts::read(a, f)?;
     // By score or lex, REV names the range from its top.
     let (lo, hi) = if o.rev && o.by != By::Rank {
-        (a.arg(3), a.arg(2))
+        (a.arg(f.key + 2), a.arg(f.key + 1))
     } else {
-        (a.arg(2), a.arg(3))
+        (a.arg(f.key + 1), a.arg(f.key + 2))
     };
     let range = match o.by {
         By::Rank => Range::Rank(integer(lo)?, integer(hi)?),
-        By::Score => match (score_end(lo), score_end(hi)) {
-            (Some(min), Some(max)) => Range::Score(min, max),
-            _ => return Err(Fail::Err("ERR min or max is not a float")),
-        },
-        By::Lex => match (lex_end(lo), lex_end(hi)) {
-            (Some(min), Some(max)) => Range::Lex(min, max),
-            _ => return Err(Fail::Err("ERR min or max not valid string range item")),
-        },
+        By::Score => {
+            let (min, max) = score_range(lo, hi)?;
+            Range::Score(min, max)
+        }
+        By::Lex => {
+            let (min, max) = lex_range(lo, hi)?;
+            Range::Lex(min, max)
+        }
     };
-    Ok(read(cx, a.arg(1), |z: Option<&ZSet>| {
-        let Some(z) = z else {
-            return reply::array(out, 0);
-        };
+    let items = |z: &ZSet| -> Vec<(Box<[u8]>, f64)> {
         let items = match range {
             Range::Rank(start, end) => by_rank(z, start, end, o.rev),
             Range::Score(min, max) => window(by_score(z, min, max, o.rev), o.offset, o.limit),
             Range::Lex(min, max) => window(by_lex(z, min, max, o.rev), o.offset, o.limit),
         };
-        reply::array(out, items.len() * if o.withscores { 2 } else { 1 });
-        for (m, s) in items {
+        items.into_iter().map(|(m, s)| (m.into(), s)).collect()
+    };
+    if f.store {
+        let got = read(cx, a.arg(2), |z: Option<&ZSet>| z.map(items))?;
+        let mut z = ZSet::default();
+        for (m, s) in got.into_iter().flatten() {
+            z.insert(&m, s);
+        }
+        super::zmore::stored(cx, a.arg(1), z, out);
+        return Ok(());
+    }
+    Ok(read(cx, a.arg(1), |z: Option<&ZSet>| {
+        let Some(z) = z else {
+            return reply::array(out, 0);
+        };
+        let all = match range {
+            Range::Rank(start, end) => by_rank(z, start, end, o.rev),
+            Range::Score(min, max) => window(by_score(z, min, max, o.rev), o.offset, o.limit),
+            Range::Lex(min, max) => window(by_lex(z, min, max, o.rev), o.offset, o.limit),
+        };
+        reply::array(out, all.len() * if o.withscores { 2 } else { 1 });
+        for (m, s) in all {
             reply::bulk(out, m);
             if o.withscores {
                 bulk_double(out, s);
@@ -361,12 +448,12 @@ fn zrange(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     })?)
 }
 
-type Items<'z> = Vec<(&'z [u8], f64)>;
-type Walk<'z> = Box<dyn Iterator<Item = (&'z [u8], f64)> + 'z>;
+pub(super) type Items<'z> = Vec<(&'z [u8], f64)>;
+pub(super) type Walk<'z> = Box<dyn Iterator<Item = (&'z [u8], f64)> + 'z>;
 
 /// Ranks `start` to `end` (negative: from the end), from the lowest
 /// score or, `rev`, the highest; walked from whichever end is nearer.
-fn by_rank(z: &ZSet, start: i64, end: i64, rev: bool) -> Items<'_> {
+pub(super) fn by_rank(z: &ZSet, start: i64, end: i64, rev: bool) -> Items<'_> {
     let len = z.len() as i64;
     let start = if start < 0 { len + start } else { start }.max(0);
     let end = if end < 0 { len + end } else { end };
@@ -389,7 +476,7 @@ fn by_rank(z: &ZSet, start: i64, end: i64, rev: bool) -> Items<'_> {
 
 /// LIMIT offset count over a walk: a negative offset finds nothing, a
 /// negative count is no limit (as Redis walks them).
-fn window(walk: Walk<'_>, offset: i64, limit: i64) -> Items<'_> {
+pub(super) fn window(walk: Walk<'_>, offset: i64, limit: i64) -> Items<'_> {
     let Ok(offset) = usize::try_from(offset) else {
         return Vec::new();
     };
@@ -399,12 +486,12 @@ fn window(walk: Walk<'_>, offset: i64, limit: i64) -> Items<'_> {
 
 /// One end of a score range: `(` makes it open.
 #[derive(Clone, Copy)]
-struct ScoreEnd {
+pub(super) struct ScoreEnd {
     v: f64,
     open: bool,
 }
 
-fn score_end(s: &[u8]) -> Option<ScoreEnd> {
+pub(super) fn score_end(s: &[u8]) -> Option<ScoreEnd> {
     match s.first() {
         Some(b'(') => float::range_end(&s[1..]).map(|v| ScoreEnd { v, open: true }),
         _ => float::range_end(s).map(|v| ScoreEnd { v, open: false }),
@@ -427,7 +514,7 @@ fn next_up(x: f64) -> f64 {
 
 /// The members scored from `min` to `max`, upwards; or, `rev`, from
 /// `max` down.
-fn by_score(z: &ZSet, min: ScoreEnd, max: ScoreEnd, rev: bool) -> Walk<'_> {
+pub(super) fn by_score(z: &ZSet, min: ScoreEnd, max: ScoreEnd, rev: bool) -> Walk<'_> {
     let empty = min.v > max.v || (min.v == max.v && (min.open || max.open));
     if empty || (min.open && min.v == f64::INFINITY) {
         return Box::new(std::iter::empty());
@@ -453,14 +540,14 @@ fn by_score(z: &ZSet, min: ScoreEnd, max: ScoreEnd, rev: bool) -> Walk<'_> {
 /// One end of a lex range: `-` and `+` (below and above every member),
 /// `[m` (closed) or `(m` (open).
 #[derive(Clone, Copy)]
-enum LexEnd<'a> {
+pub(super) enum LexEnd<'a> {
     Least,
     Most,
     Closed(&'a [u8]),
     Open(&'a [u8]),
 }
 
-fn lex_end(s: &[u8]) -> Option<LexEnd<'_>> {
+pub(super) fn lex_end(s: &[u8]) -> Option<LexEnd<'_>> {
     // A C string: `+` or `-` alone, up to a NUL.
     let alone = s.get(1).is_none_or(|&b| b == 0);
     match s.first() {
@@ -507,10 +594,11 @@ impl LexEnd<'_> {
 
 /// The members from `min` to `max` bytewise (meant for members of one
 /// score, as Redis means it), upwards; or, `rev`, from `max` down. With
-/// one score throughout, the walk starts at `min` (or `max`); else it
-/// starts at the first member in range and stops at the first after it
-/// that is not.
-fn by_lex<'z>(z: &'z ZSet, min: LexEnd<'z>, max: LexEnd<'z>, rev: bool) -> Walk<'z> {
+/// one score throughout, the walk starts at `min` (or `max`); else, if
+/// the last member is at or above `min` and the first at or below `max`
+/// (Redis's check of a range), it starts at the first member in range
+/// and stops at the first after it that is not.
+pub(super) fn by_lex<'z>(z: &'z ZSet, min: LexEnd<'z>, max: LexEnd<'z>, rev: bool) -> Walk<'z> {
     let order = min.cmp_end(&max);
     if order == Ordering::Greater || (order == Ordering::Equal && (min.open() || max.open())) {
         return Box::new(std::iter::empty());
@@ -523,6 +611,12 @@ fn by_lex<'z>(z: &'z ZSet, min: LexEnd<'z>, max: LexEnd<'z>, rev: bool) -> Walk<
         let c = max.cmp(m);
         c == Ordering::Less || (c == Ordering::Equal && !max.open())
     };
+    // Redis's `zslIsInLexRange`: nothing unless the last member is at
+    // or above `min` and the first at or below `max`.
+    match (z.iter().next(), z.iter().next_back()) {
+        (Some((first, _)), Some((last, _))) if above(last) && below(first) => {}
+        _ => return Box::new(std::iter::empty()),
+    }
     let one_score = match (z.iter().next(), z.iter().next_back()) {
         (Some((_, a)), Some((_, b))) if a == b => Some(a),
         _ => None,
@@ -644,5 +738,15 @@ mod tests {
         assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "c,a,b");
         let hi = lex_end(b"(b").unwrap();
         assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        // The last member ("b") is below "[c": nothing, whatever is
+        // before it (Redis's `zslIsInLexRange`).
+        let (lo, hi) = (lex_end(b"[c").unwrap(), lex_end(b"+").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        assert_eq!(names(window(by_lex(&z, lo, hi, true), 0, -1)), "");
+        let z = zset(&[("x", 0.0), ("y", 0.0), ("b", 2.0), ("d", 4.0)]);
+        let (lo, hi) = (lex_end(b"[x").unwrap(), lex_end(b"+").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "");
+        let (lo, hi) = (lex_end(b"-").unwrap(), lex_end(b"[x").unwrap());
+        assert_eq!(names(window(by_lex(&z, lo, hi, false), 0, -1)), "x");
     }
 }
