@@ -83,14 +83,8 @@ fn cases() -> Vec<Case> {
 fn never_served(case: &Case, strategy: &str, disk: Disk) {
     let dir = scratch(&format!("undo-{}-{strategy}", case.name));
     let d = dir.to_str().unwrap();
-    let mut args = vec![
-        "--data-dir",
-        d,
-        "--strategy",
-        strategy,
-        "--durability",
-        "always",
-    ];
+    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let mut args = words(&line);
     args.extend(disk.args());
     let server = ServerProc::start_wrapped(&disk.wrapper(), "resp", &args);
     let mut writer = connect(server.addr);
