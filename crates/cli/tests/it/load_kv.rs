@@ -82,12 +82,7 @@ fn text_and_json_outputs() {
     assert_eq!(v["results"]["requests"], 100);
     assert_eq!(v["results"]["concurrency"], 3);
     let x = &v["results"]["kv"];
-    let statuses: u64 = x["statuses"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|n| n.as_u64().unwrap())
-        .sum();
+    let statuses = statuses_counted(x);
     assert_eq!(statuses, 100);
     assert_eq!(x["sessions"]["completed"], 10);
     for k in ["mean", "median", "min", "max"] {
@@ -113,12 +108,7 @@ fn a_timed_run_says_one_rate_over_its_window_and_its_warm_up_apart() {
     let requests = r["requests"].as_u64().unwrap();
     assert!(requests > 0, "{r}");
     let x = &r["kv"];
-    let statuses: u64 = x["statuses"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|n| n.as_u64().unwrap())
-        .sum();
+    let statuses = statuses_counted(x);
     assert_eq!(statuses, requests, "statuses over the window: {x}");
     assert_eq!(x["replies_per_s"], r["throughput_rps"], "{r}");
     assert_eq!(x["total_time_s"], r["duration_s"], "{r}");
@@ -405,4 +395,10 @@ fn values_sized_in_a_range_are_written_and_verified() {
         .collect();
     assert!(sizes.iter().all(|s| (100..=300).contains(s)), "{sizes:?}");
     assert!(sizes.len() > 5, "sizes vary: {sizes:?}");
+}
+
+/// Every status kv's results counted, summed.
+fn statuses_counted(kv: &serde_json::Value) -> u64 {
+    let counts = kv["statuses"].as_object().unwrap().values();
+    counts.map(|n| n.as_u64().unwrap()).sum()
 }

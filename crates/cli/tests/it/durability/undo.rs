@@ -11,11 +11,7 @@ use super::*;
 /// A RESP command's reply, as text (one line, or a bulk or an array of
 /// bulks joined by spaces); `Err` when the server closed the connection.
 fn ask(c: &mut BufReader<TcpStream>, args: &[&str]) -> std::io::Result<String> {
-    let mut req = format!("*{}\r\n", args.len());
-    for a in args {
-        req += &format!("${}\r\n{a}\r\n", a.len());
-    }
-    c.get_mut().write_all(req.as_bytes())?;
+    c.get_mut().write_all(&crate::resp::cmd(args))?;
     reply(c)
 }
 
