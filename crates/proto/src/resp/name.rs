@@ -156,6 +156,15 @@ pub mod specs {
             role: Role::Read,
         },
     ];
+    /// SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern …]
+    /// [ASC|DESC] [ALPHA]: the key read, and the keys its patterns name.
+    pub const SORT_RO: &[Key] = &[
+        range(1, 1, 1, Role::Read),
+        Key {
+            find: Find::Computed,
+            role: Role::Read,
+        },
+    ];
 }
 
 /// COMMAND's first key, last key (-1: the last argument) and step, all
@@ -513,6 +522,7 @@ names! {
     Time         "time"         "TIME"         1   Read   NONE             []                          Server       true;
     Memory       "memory"       "MEMORY"       -2  Read   READ_SECOND      []                          Server       true;
     Sort         "sort"         "SORT"         -2  Write  SORT             []                          Sort         true;
+    SortRo       "sort_ro"      "SORT_RO"      -2  Read   SORT_RO          []                          Sort         true;
     Dump         "dump"         "DUMP"         2   Read   READ_ONE         []                          Dump         true;
     Restore      "restore"      "RESTORE"      -4  Write  WRITE_ONE        [LOGGED_AS_OTHER]           Dump         true;
     SAdd         "sadd"         "SADD"         -3  Write  CHANGE_ONE       []                          Colls        true;
@@ -612,7 +622,8 @@ impl Name {
     }
 }
 
-/// Each row's two spellings are one word; a read changes none of its
+/// Each row's two spellings are one word (letters, or `_` as SORT_RO's);
+/// a read changes none of its
 /// keys; a command that touches every key names none; a blocking
 /// command is a list or sorted-set write. Checked when compiled.
 const _: () = {
@@ -623,7 +634,10 @@ const _: () = {
         assert!(name.len() == wire.len() && name.len() <= 16);
         let mut j = 0;
         while j < name.len() {
-            assert!(name[j].is_ascii_lowercase() && name[j].to_ascii_uppercase() == wire[j]);
+            assert!(
+                (name[j].is_ascii_lowercase() && name[j].to_ascii_uppercase() == wire[j])
+                    || (name[j] == b'_' && wire[j] == b'_')
+            );
             j += 1;
         }
         let mut k = 0;

@@ -647,7 +647,7 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen | HKeys | HVals
         | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore | ZRangeByLex
         | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore | ZRandMember
-        | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan => Undoes::Nothing,
+        | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan | SortRo => Undoes::Nothing,
     }
 }
 
