@@ -39,9 +39,10 @@ pub enum Find {
     Counted { at: usize },
     /// The argument of option `word` among the options from argument
     /// `from`, each option taking as many arguments as `options` says
-    /// (SORT's `STORE destination`); the last one given counts. An
-    /// option not in `options`, or one short of its arguments, ends
-    /// the search with none (the command fails with a syntax error).
+    /// (SORT's `STORE destination`); the last one given counts. As
+    /// Redis's `sortGetKeys` reads them: a word not in `options` is
+    /// passed over (the command then fails with a syntax error), and
+    /// `word` last, without its argument, names nothing.
     Option {
         word: &'static str,
         from: usize,
@@ -280,11 +281,24 @@ impl Facts {
     /// destination are 1, 2, 1); all 0 when the spec starts otherwise
     /// (LMPOP's counted keys).
     pub fn legacy_keys(&self) -> Keys {
+        self.legacy().0
+    }
+
+    /// Whether some keys are beyond the legacy range (COMMAND's
+    /// `movablekeys` flag): counted (ZUNIONSTORE's), an option's
+    /// argument or computed (SORT's), or a range not joined to the first.
+    pub fn movable_keys(&self) -> bool {
+        self.legacy().1 < self.keys.len()
+    }
+
+    /// The legacy range, and how many of the key spec's parts it covers.
+    fn legacy(&self) -> (Keys, usize) {
         let mut k = Keys {
             first: 0,
             last: 0,
             step: 0,
         };
+        let mut covered = 0;
         for key in self.keys {
             let Find::Range { first, last, step } = key.find else {
                 break;
@@ -296,8 +310,32 @@ impl Facts {
             } else {
                 break;
             }
+            covered += 1;
         }
-        k
+        (k, covered)
+    }
+
+    /// COMMAND GETKEYS: the index of each key the arguments name (`argc`
+    /// of them, `arg` reading one), as Redis's `getKeysFromCommand`
+    /// finds them, or `None` where Redis says the arguments are invalid
+    /// (a count of keys that is no number, below 1 or past the
+    /// arguments; no key found). The arity is checked before.
+    pub fn key_indices<'a>(
+        &self,
+        argc: usize,
+        arg: impl Fn(usize) -> &'a [u8],
+    ) -> Option<Vec<usize>> {
+        for key in self.keys {
+            if let Find::Counted { at } = key.find {
+                let n = super::number::parse_i64(arg(at))?;
+                if n < 1 || n > (argc - at - 1) as i64 {
+                    return None;
+                }
+            }
+        }
+        let mut found = Vec::new();
+        self.each_key(argc, arg, |i, _| found.push(i));
+        (!found.is_empty()).then_some(found)
     }
 
     /// Each key the arguments name (`argc` of them, `arg` reading one),
@@ -366,16 +404,16 @@ fn option_arg<'a>(
     let mut j = from;
     while j < argc {
         let given = arg(j);
-        let (name, takes) = options
+        if let Some((name, takes)) = options
             .iter()
-            .find(|(o, _)| given.eq_ignore_ascii_case(o.as_bytes()))?;
-        if argc - j - 1 < *takes {
-            return None;
+            .find(|(o, _)| given.eq_ignore_ascii_case(o.as_bytes()))
+        {
+            if *name == word && j + takes < argc {
+                found = Some(j + 1);
+            }
+            j += takes;
         }
-        if *name == word {
-            found = Some(j + 1);
-        }
-        j += 1 + takes;
+        j += 1;
     }
     found
 }
@@ -461,6 +499,7 @@ names! {
     Client       "client"       "CLIENT"       -2  Read   NONE             [ADMIN]                     Server       true;
     Hello        "hello"        "HELLO"        -1  Read   NONE             []                          Fast         true;
     Quit         "quit"         "QUIT"         -1  Read   NONE             []                          Fast         false;
+    Reset        "reset"        "RESET"        1   Read   NONE             []                          Fast         true;
     GetEx        "getex"        "GETEX"        -2  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
     GetDel       "getdel"       "GETDEL"       2   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
     GetSet       "getset"       "GETSET"       3   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
@@ -590,6 +629,7 @@ names! {
     BZPopMin     "bzpopmin"     "BZPOPMIN"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZPopMax     "bzpopmax"     "BZPOPMAX"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZMPop       "bzmpop"       "BZMPOP"       -5  Write  BLMPOP           [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    GeoAdd       "geoadd"       "GEOADD"       -5  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
     SScan        "sscan"        "SSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     HScan        "hscan"        "HSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     ZScan        "zscan"        "ZSCAN"        -3  Read   READ_ONE         []                          Colls        true;
@@ -619,6 +659,58 @@ impl Name {
             *o = c.to_ascii_uppercase();
         }
         Name::from_upper(upper)
+    }
+}
+
+/// The subcommands served, under their command, by their full name and
+/// with Redis 7's arity (the command's name and the subcommand's both
+/// counted): the parser refuses a wrong number of arguments as Redis
+/// does (`wrong number of arguments for 'object|encoding' command`),
+/// COMMAND LIST names each, COMMAND GETKEYS checks its arity. A
+/// subcommand's keys are its command's row's (OBJECT's and MEMORY
+/// USAGE's key is the second argument).
+pub const SUBCOMMANDS: &[(Name, &str, i64)] = &[
+    (Name::Command, "command|count", 2),
+    (Name::Command, "command|docs", -2),
+    (Name::Command, "command|info", -2),
+    (Name::Command, "command|getkeys", -4),
+    (Name::Command, "command|list", -2),
+    (Name::Config, "config|get", -3),
+    (Name::Config, "config|set", -4),
+    (Name::Config, "config|resetstat", 2),
+    (Name::Config, "config|rewrite", 2),
+    (Name::Client, "client|setname", 3),
+    (Name::Client, "client|getname", 2),
+    (Name::Client, "client|id", 2),
+    (Name::Client, "client|setinfo", 4),
+    (Name::Client, "client|unblock", -3),
+    (Name::Function, "function|flush", -2),
+    (Name::Function, "function|list", -2),
+    (Name::Object, "object|encoding", 3),
+    (Name::Object, "object|freq", 3),
+    (Name::Object, "object|idletime", 3),
+    (Name::Object, "object|refcount", 3),
+    (Name::Memory, "memory|usage", -3),
+];
+
+impl Name {
+    /// Whether the command is a container of subcommands (CONFIG, …).
+    pub fn has_subcommands(self) -> bool {
+        SUBCOMMANDS.iter().any(|(n, _, _)| *n == self)
+    }
+
+    /// Its subcommand `sub` (any case), if served: its full name
+    /// (`config|get`) and arity.
+    pub fn subcommand(self, sub: &[u8]) -> Option<(&'static str, i64)> {
+        SUBCOMMANDS
+            .iter()
+            .find(|(n, full, _)| {
+                *n == self
+                    && full
+                        .split_once('|')
+                        .is_some_and(|(_, s)| sub.eq_ignore_ascii_case(s.as_bytes()))
+            })
+            .map(|(_, full, a)| (*full, *a))
     }
 }
 
@@ -719,9 +811,12 @@ mod tests {
             ("b", Write)
         );
         assert_eq!(keys(&["SORT", "k", "GET", "store", "by", "store"]).len(), 1);
-        // A syntax error (an unknown word, LIMIT one short) stores nothing.
-        assert_eq!(keys(&["SORT", "k", "STORE", "d", "NOPE"]).len(), 1);
-        assert_eq!(keys(&["SORT", "k", "STORE", "d", "LIMIT", "0"]).len(), 1);
+        // As Redis's sortGetKeys: an unknown word is passed over, LIMIT
+        // one short ends the search, STORE last names nothing.
+        assert_eq!(keys(&["SORT", "k", "NOPE", "STORE", "d"]).len(), 2);
+        assert_eq!(keys(&["SORT", "k", "STORE", "d", "LIMIT", "0"]).len(), 2);
+        assert_eq!(keys(&["SORT", "k", "LIMIT", "STORE", "d"]).len(), 1);
+        assert_eq!(keys(&["SORT", "k", "STORE"]).len(), 1);
         assert!(Name::Sort.facts().computes_keys());
         assert_eq!(keys(&["KEYS", "*"]), []);
     }
@@ -743,6 +838,28 @@ mod tests {
         assert_eq!(k(Name::Sort), (1, 1, 1));
         assert_eq!(k(Name::LMPop), (0, 0, 0));
         assert_eq!(k(Name::FlushAll), (0, 0, 0));
+        let movable: Vec<Name> = Name::ALL
+            .into_iter()
+            .filter(|n| n.facts().movable_keys())
+            .collect();
+        for n in [
+            Name::Sort,
+            Name::SortRo,
+            Name::ZUnionStore,
+            Name::LMPop,
+            Name::SInterCard,
+        ] {
+            assert!(movable.contains(&n), "{n:?}");
+        }
+        for n in [
+            Name::Get,
+            Name::MSet,
+            Name::Copy,
+            Name::SInterStore,
+            Name::BLPop,
+        ] {
+            assert!(!movable.contains(&n), "{n:?}");
+        }
     }
 
     /// INCR, DECR and DECRBY, parsed as INCRBY, have its facts but their
