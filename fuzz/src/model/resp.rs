@@ -200,7 +200,10 @@ impl Resp {
 
     /// The reply the model expects, if it knows it.
     fn expect(&mut self, name: &str, args: &[Vec<u8>], len: usize) -> Option<Vec<u8>> {
-        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset");
+        let control = matches!(
+            name,
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        );
         // The server and connection commands' argument checks are not
         // modelled: queued, or refused (and the transaction with them);
         // after one, the queue's length is not known either.
@@ -245,7 +248,10 @@ impl Resp {
     /// What a command the model did not follow did, judged by its reply.
     fn followed(&mut self, name: &str, args: &[Vec<u8>], reply: &[u8]) {
         let ok = !reply.starts_with(b"-");
-        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset");
+        let control = matches!(
+            name,
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        );
         if self.multi && !control {
             return;
         }
