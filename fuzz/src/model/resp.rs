@@ -200,13 +200,24 @@ impl Resp {
 
     /// The reply the model expects, if it knows it.
     fn expect(&mut self, name: &str, args: &[Vec<u8>], len: usize) -> Option<Vec<u8>> {
-        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit");
+        let control = matches!(
+            name,
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        );
         // The server and connection commands' argument checks are not
         // modelled: queued, or refused (and the transaction with them);
         // after one, the queue's length is not known either.
         let unjudged = matches!(
             name,
-            "select" | "command" | "config" | "client" | "hello" | "info"
+            "select"
+                | "command"
+                | "config"
+                | "client"
+                | "hello"
+                | "info"
+                | "function"
+                | "object"
+                | "memory"
         );
         if self.multi && !control {
             let Some(queued) = self.queued.filter(|_| !unjudged) else {
@@ -237,7 +248,10 @@ impl Resp {
     /// What a command the model did not follow did, judged by its reply.
     fn followed(&mut self, name: &str, args: &[Vec<u8>], reply: &[u8]) {
         let ok = !reply.starts_with(b"-");
-        let control = matches!(name, "exec" | "discard" | "multi" | "watch" | "quit");
+        let control = matches!(
+            name,
+            "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        );
         if self.multi && !control {
             return;
         }
@@ -247,6 +261,11 @@ impl Resp {
                 self.queued = Some(0);
             }
             "discard" if ok => self.multi = false,
+            // The transaction discarded, database 0 again.
+            "reset" if ok => {
+                self.multi = false;
+                self.select(0);
+            }
             "exec" => {
                 self.multi = false;
                 self.lost |= reply.starts_with(b"*") && !reply.starts_with(b"*-1");

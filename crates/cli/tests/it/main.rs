@@ -50,6 +50,7 @@ mod redis_suite;
 mod resp;
 mod resp_colls;
 mod resp_interop;
+mod resp_introspect;
 mod resp_keys;
 mod resp_lists;
 mod resp_sort;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// Each file, and the share of redis-server's passed tests `serve resp`
 /// must pass in it.
-const REQUIRED: [(&str, f64); 9] = [
+const REQUIRED: [(&str, f64); 11] = [
     ("unit/type/incr", 0.9),
     ("unit/type/string", 0.9),
     ("unit/type/list", 0.9),
@@ -28,6 +28,8 @@ const REQUIRED: [(&str, f64); 9] = [
     ("unit/keyspace", 0.9),
     ("unit/scan", 0.9),
     ("unit/protocol", 0.9),
+    ("unit/sort", 0.9),
+    ("unit/dump", 0.9),
 ];
 
 /// The tests left out (`--tags`): those that need DEBUG, replication,

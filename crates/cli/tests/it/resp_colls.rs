@@ -553,6 +553,44 @@ pub(crate) const SCRIPT: &[(&[&str], &str)] = &[
         (&["ZADD", "qw4", "0", "a"], ":1\r\n"),
         (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "1", "-1", "AGGREGATE", "MIN", "WITHSCORES"], "*2\r\n$1\r\na\r\n$1\r\n0\r\n"),
         (&["ZINTER", "2", "qw3", "qw4", "WEIGHTS", "-1", "1", "AGGREGATE", "MAX", "WITHSCORES"], "*2\r\n$1\r\na\r\n$2\r\n-0\r\n"),
+        // GEOADD: a sorted set of 52-bit geohashes, as Redis keeps it.
+        (&["GEOADD", "geo", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"], ":2\r\n"),
+        (&["ZRANGE", "geo", "0", "-1", "WITHSCORES"], "*4\r\n$7\r\nPalermo\r\n$16\r\n3479099956230698\r\n$7\r\nCatania\r\n$16\r\n3479447370796909\r\n"),
+        (&["GEOADD", "geo", "13.361389", "38.115556", "Palermo"], ":0\r\n"),
+        (&["GEOADD", "geo", "CH", "13.361389", "38.115557", "Palermo", "1", "2", "x"], ":1\r\n"),
+        (&["GEOADD", "geo", "NX", "1", "1", "Palermo", "2", "2", "y"], ":1\r\n"),
+        (&["GEOADD", "geo", "XX", "1", "1", "Palermo", "2", "2", "nope"], ":0\r\n"),
+        (&["GEOADD", "geo", "XX", "CH", "1", "1", "Palermo"], ":0\r\n"),
+        (&["ZSCORE", "geo", "Palermo"], "$16\r\n3377822707026402\r\n"),
+        (&["GEOADD", "geo", "NX", "XX", "1", "1", "a"], "-ERR syntax error\r\n"),
+        (&["GEOADD", "geo", "1", "1", "a", "2"], "-ERR syntax error\r\n"),
+        (&["GEOADD", "geo", "181", "0", "a"], "-ERR invalid longitude,latitude pair 181.000000,0.000000\r\n"),
+        (&["GEOADD", "geo", "0", "85.06", "a"], "-ERR invalid longitude,latitude pair 0.000000,85.060000\r\n"),
+        (&["GEOADD", "geo", "-180", "-85.05112878", "a"], ":1\r\n"),
+        (&["GEOADD", "geo", "-0", "0", "z"], ":1\r\n"),
+        (&["GEOADD", "geo", "x", "0", "a"], "-ERR value is not a valid float\r\n"),
+        (&["GEOADD", "geo", "0", "nan", "a"], "-ERR value is not a valid float\r\n"),
+        (&["GEOADD", "geo", "inf", "0", "a"], "-ERR invalid longitude,latitude pair inf,0.000000\r\n"),
+        (&["GEOADD", "geo", " 1", "0", "a"], "-ERR value is not a valid float\r\n"),
+        (&["GEOADD", "geo", "1e400", "0", "a"], "-ERR value is not a valid float\r\n"),
+        (&["GEOADD", "geo", "0", "0"], "-ERR wrong number of arguments for 'geoadd' command\r\n"),
+        (&["GEOADD", "geo", "ch", "ch", "ch"], "-ERR syntax error\r\n"),
+        (&["GEOADD", "geo", "ch", "0", "0", "m", "nx"], "-ERR syntax error\r\n"),
+        (&["GEOADD", "geo", "gt", "0", "0", "m"], "-ERR syntax error\r\n"),
+        (&["GEOADD", "geo", "0", "0", "m", "1", "1", "m"], ":1\r\n"),
+        (&["ZRANGE", "geo", "0", "-1", "WITHSCORES"], "*14\r\n$1\r\na\r\n$1\r\n0\r\n$1\r\nz\r\n$16\r\n3377699720527872\r\n$7\r\nPalermo\r\n$16\r\n3377822707026402\r\n$1\r\nm\r\n$16\r\n3377822707026402\r\n$1\r\nx\r\n$16\r\n3378080408407459\r\n$1\r\ny\r\n$16\r\n3378191666521995\r\n$7\r\nCatania\r\n$16\r\n3479447370796909\r\n"),
+        (&["SET", "geostr", "1"], "+OK\r\n"),
+        (&["GEOADD", "geostr", "0", "0", "bar"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+        (&["GEOADD", "geostr", "0", "200", "bar"], "-ERR invalid longitude,latitude pair 0.000000,200.000000\r\n"),
+        (&["GEOADD", "geostr", "0", "x", "bar"], "-ERR value is not a valid float\r\n"),
+        (&["geoadd", "geo", "0x10", "1.5e1", "h"], ":1\r\n"),
+        (&["ZSCORE", "geo", "h"], "$16\r\n3406177775433604\r\n"),
+        (&["GEOADD", "geo", "179.99999999", "85.05112877", "edge"], ":1\r\n"),
+        (&["ZSCORE", "geo", "edge"], "$16\r\n4503599627370495\r\n"),
+        (&["GEOADD", "geo", "-179.99999999", "-85.05112877", "edge2"], ":1\r\n"),
+        (&["ZSCORE", "geo", "edge2"], "$1\r\n0\r\n"),
+        (&["GEOADD", "geo", "-0.000001", "-0.00001", "n"], ":1\r\n"),
+        (&["ZSCORE", "geo", "n"], "$16\r\n1125899906842618\r\n"),
 ];
 
 /// `args`' reply: an array of bulk strings, as texts.
@@ -760,6 +798,22 @@ fn collection_writes(c: &mut Raw) {
         ":3\r\n",
     );
     c.expect(&cmd(&["ZREMRANGEBYLEX", "zl", "(a", "+"]), ":2\r\n");
+    // Logged as the ZADD of the geohashes.
+    c.expect(
+        &cmd(&[
+            "GEOADD",
+            "zg",
+            "CH",
+            "13.361389",
+            "38.115556",
+            "P",
+            "-0",
+            "1",
+            "z",
+        ]),
+        ":2\r\n",
+    );
+    c.expect(&cmd(&["GEOADD", "zg", "XX", "15", "37", "P"]), ":0\r\n");
     c.expect(&cmd(&["SELECT", "2"]), "+OK\r\n");
     c.expect(&cmd(&["SADD", "other", "x", "y"]), ":2\r\n");
     string(c, &["SPOP", "other"]);

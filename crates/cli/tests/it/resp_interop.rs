@@ -407,6 +407,46 @@ verify = true
     }
 }
 
+/// The introspection script (`resp_introspect::SCRIPT`: COMMAND GETKEYS
+/// and LIST, RESET) is redis-server's own, in order from a fresh server.
+#[test]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
+fn the_introspection_script_is_redis_servers_bytes() {
+    let redis = RedisServer::start();
+    let mut c = Raw::connect(redis.addr().parse().unwrap());
+    let mut differ = Vec::new();
+    for (args, want) in crate::resp_introspect::SCRIPT {
+        c.send(&cmd(args));
+        let got = text(&c.reply());
+        if got != *want {
+            differ.push(format!(
+                "{args:?}: redis-server {got:?}, the script {want:?}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// SORT's script (`resp_sort::SORTS`, which every strategy is held to
+/// byte for byte) is redis-server's own, in order from a fresh server.
+#[test]
+#[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
+fn the_sort_script_is_redis_servers_bytes() {
+    let redis = RedisServer::start();
+    let mut c = Raw::connect(redis.addr().parse().unwrap());
+    let mut differ = Vec::new();
+    for (args, want) in crate::resp_sort::SORTS {
+        c.send(&cmd(args));
+        let got = text(&c.reply());
+        if got != *want {
+            differ.push(format!(
+                "{args:?}: redis-server {got:?}, the script {want:?}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
 /// The collections' script (`resp_colls::SCRIPT`, which every strategy
 /// and store is held to byte for byte) is redis-server's own: each of its
 /// replies is what a fresh redis-server 7.0.15 answers, in order.

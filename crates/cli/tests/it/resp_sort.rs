@@ -1,4 +1,4 @@
-//! SORT, DUMP and RESTORE (docs/protocols/resp.md) over real sockets,
+//! SORT, SORT_RO, DUMP and RESTORE (docs/protocols/resp.md) over real sockets,
 //! under every strategy: SORT's forms byte for byte as redis-server
 //! 7.0.15 answers them (the scripts below were answered by it), one at a
 //! time and pipelined; DUMP then RESTORE of every type giving back what
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 /// an empty database (a number out of range last: Redis leaves C's
 /// `errno` set after one, and fails numeric sorts after it).
 #[rustfmt::skip]
-const SORTS: &[(&[&str], &str)] = &[
+pub const SORTS: &[(&[&str], &str)] = &[
     (&["RPUSH", "l", "3", "1", "2", "10", "-5", "1.5"], ":6\r\n"),
     (&["SORT", "l"], "*6\r\n$2\r\n-5\r\n$1\r\n1\r\n$3\r\n1.5\r\n$1\r\n2\r\n$1\r\n3\r\n$2\r\n10\r\n"),
     (&["SORT", "l", "DESC"], "*6\r\n$2\r\n10\r\n$1\r\n3\r\n$1\r\n2\r\n$3\r\n1.5\r\n$1\r\n1\r\n$2\r\n-5\r\n"),
@@ -157,6 +157,19 @@ const SORTS: &[(&[&str], &str)] = &[
     (&["SORT", "odd", "DESC"], "*8\r\n$3\r\ninf\r\n$3\r\n1e2\r\n$4\r\n0x10\r\n$3\r\n3\0z\r\n$2\r\n 1\r\n$2\r\n-0\r\n$0\r\n\r\n$4\r\n-inf\r\n"),
     (&["SORT", "odd", "LIMIT", "2", "3"], "*3\r\n$2\r\n-0\r\n$2\r\n 1\r\n$3\r\n3\0z\r\n"),
     (&["SORT", "si"], "*4\r\n$2\r\n-2\r\n$1\r\n5\r\n$1\r\n7\r\n$2\r\n30\r\n"),
+    // SORT_RO: SORT without STORE.
+    (&["RPUSH", "ro", "3", "1", "2"], ":3\r\n"),
+    (&["SORT_RO", "ro"], "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n"),
+    (&["SORT_RO", "ro", "DESC", "LIMIT", "0", "2"], "*2\r\n$1\r\n3\r\n$1\r\n2\r\n"),
+    (&["SORT_RO", "ro", "STORE", "x"], "-ERR syntax error\r\n"),
+    (&["SORT_RO", "ro", "ALPHA", "STORE"], "-ERR syntax error\r\n"),
+    (&["SORT_RO", "ro", "BY", "nosort", "GET", "#"], "*3\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n"),
+    (&["EXISTS", "x"], ":0\r\n"),
+    (&["SORT_RO"], "-ERR wrong number of arguments for 'sort_ro' command\r\n"),
+    (&["sort_ro", "nokey"], "*0\r\n"),
+    (&["SET", "rs", "v"], "+OK\r\n"),
+    (&["SORT_RO", "rs"], "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+    (&["SORT_RO", "ro", "BY", "a", "LIMIT", "2", "9223372036854775807"], "*1\r\n$1\r\n2\r\n"),
     (&["RPUSH", "big", "1", "1e400"], ":2\r\n"),
     (&["SORT", "big"], "-ERR One or more scores can't be converted into double\r\n"),
     (&["RPUSH", "tiny", "1e-310"], ":1\r\n"),

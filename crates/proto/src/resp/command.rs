@@ -39,6 +39,11 @@ pub enum CommandQuery {
     Docs,
     /// `COMMAND INFO name…` (names from argument 2).
     Info,
+    /// `COMMAND GETKEYS command arg…`: the keys the command would name.
+    GetKeys,
+    /// `COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p]`: the names
+    /// of the commands and subcommands served.
+    List,
 }
 
 /// A parsed command, by what it acts on. Spans are the request's
@@ -135,6 +140,8 @@ pub enum ConnCmd {
     /// HELLO [2 [SETNAME name]]: the name if given.
     Hello(Option<Span>),
     Quit,
+    /// RESET: the connection back to its state when it opened.
+    Reset,
 }
 
 impl Cmd {
@@ -203,6 +210,7 @@ impl ConnCmd {
             ConnCmd::Select(_) => Name::Select,
             ConnCmd::Hello(_) => Name::Hello,
             ConnCmd::Quit => Name::Quit,
+            ConnCmd::Reset => Name::Reset,
         }
     }
 }
@@ -305,6 +313,14 @@ pub fn parse(framer: &Framer, input: &[u8]) -> Cmd {
     if !name.facts().arity_ok(a.argc()) {
         return Cmd::Reject(Rejection::WrongArity(name.facts().name));
     }
+    if let Some((full, arity)) = (a.argc() >= 2)
+        .then(|| name.subcommand(a.bytes(1)))
+        .flatten()
+    {
+        if !arity_ok(arity, a.argc()) {
+            return Cmd::Reject(Rejection::WrongArity(full));
+        }
+    }
     command(name, &a).unwrap_or_else(Cmd::Reject)
 }
 
@@ -353,6 +369,7 @@ fn command(name: Name, a: &Argv) -> Result<Cmd, Rejection> {
         Name::Client => client(a)?,
         Name::Hello => Cmd::Conn(hello(a)?),
         Name::Quit => Cmd::Conn(ConnCmd::Quit),
+        Name::Reset => Cmd::Conn(ConnCmd::Reset),
         other => Cmd::Ext(other),
     })
 }
@@ -472,6 +489,10 @@ fn command_query(a: &Argv) -> Result<ServerCmd, Rejection> {
         (CommandQuery::Docs, -2, "command|docs")
     } else if a.is(1, "info") {
         (CommandQuery::Info, -2, "command|info")
+    } else if a.is(1, "getkeys") {
+        (CommandQuery::GetKeys, -4, "command|getkeys")
+    } else if a.is(1, "list") {
+        (CommandQuery::List, -2, "command|list")
     } else {
         return Err(Rejection::UnknownSubcommand("COMMAND"));
     };

@@ -39,9 +39,10 @@ pub enum Find {
     Counted { at: usize },
     /// The argument of option `word` among the options from argument
     /// `from`, each option taking as many arguments as `options` says
-    /// (SORT's `STORE destination`); the last one given counts. An
-    /// option not in `options`, or one short of its arguments, ends
-    /// the search with none (the command fails with a syntax error).
+    /// (SORT's `STORE destination`); the last one given counts. As
+    /// Redis's `sortGetKeys` reads them: a word not in `options` is
+    /// passed over (the command then fails with a syntax error), and
+    /// `word` last, without its argument, names nothing.
     Option {
         word: &'static str,
         from: usize,
@@ -151,6 +152,15 @@ pub mod specs {
             },
             role: Role::Write,
         },
+        Key {
+            find: Find::Computed,
+            role: Role::Read,
+        },
+    ];
+    /// SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern …]
+    /// [ASC|DESC] [ALPHA]: the key read, and the keys its patterns name.
+    pub const SORT_RO: &[Key] = &[
+        range(1, 1, 1, Role::Read),
         Key {
             find: Find::Computed,
             role: Role::Read,
@@ -271,11 +281,24 @@ impl Facts {
     /// destination are 1, 2, 1); all 0 when the spec starts otherwise
     /// (LMPOP's counted keys).
     pub fn legacy_keys(&self) -> Keys {
+        self.legacy().0
+    }
+
+    /// Whether some keys are beyond the legacy range (COMMAND's
+    /// `movablekeys` flag): counted (ZUNIONSTORE's), an option's
+    /// argument or computed (SORT's), or a range not joined to the first.
+    pub fn movable_keys(&self) -> bool {
+        self.legacy().1 < self.keys.len()
+    }
+
+    /// The legacy range, and how many of the key spec's parts it covers.
+    fn legacy(&self) -> (Keys, usize) {
         let mut k = Keys {
             first: 0,
             last: 0,
             step: 0,
         };
+        let mut covered = 0;
         for key in self.keys {
             let Find::Range { first, last, step } = key.find else {
                 break;
@@ -287,8 +310,32 @@ impl Facts {
             } else {
                 break;
             }
+            covered += 1;
         }
-        k
+        (k, covered)
+    }
+
+    /// COMMAND GETKEYS: the index of each key the arguments name (`argc`
+    /// of them, `arg` reading one), as Redis's `getKeysFromCommand`
+    /// finds them, or `None` where Redis says the arguments are invalid
+    /// (a count of keys that is no number, below 1 or past the
+    /// arguments; no key found). The arity is checked before.
+    pub fn key_indices<'a>(
+        &self,
+        argc: usize,
+        arg: impl Fn(usize) -> &'a [u8],
+    ) -> Option<Vec<usize>> {
+        for key in self.keys {
+            if let Find::Counted { at } = key.find {
+                let n = super::number::parse_i64(arg(at))?;
+                if n < 1 || n > (argc - at - 1) as i64 {
+                    return None;
+                }
+            }
+        }
+        let mut found = Vec::new();
+        self.each_key(argc, arg, |i, _| found.push(i));
+        (!found.is_empty()).then_some(found)
     }
 
     /// Each key the arguments name (`argc` of them, `arg` reading one),
@@ -357,16 +404,16 @@ fn option_arg<'a>(
     let mut j = from;
     while j < argc {
         let given = arg(j);
-        let (name, takes) = options
+        if let Some((name, takes)) = options
             .iter()
-            .find(|(o, _)| given.eq_ignore_ascii_case(o.as_bytes()))?;
-        if argc - j - 1 < *takes {
-            return None;
+            .find(|(o, _)| given.eq_ignore_ascii_case(o.as_bytes()))
+        {
+            if *name == word && j + takes < argc {
+                found = Some(j + 1);
+            }
+            j += takes;
         }
-        if *name == word {
-            found = Some(j + 1);
-        }
-        j += 1 + takes;
+        j += 1;
     }
     found
 }
@@ -452,6 +499,7 @@ names! {
     Client       "client"       "CLIENT"       -2  Read   NONE             [ADMIN]                     Server       true;
     Hello        "hello"        "HELLO"        -1  Read   NONE             []                          Fast         true;
     Quit         "quit"         "QUIT"         -1  Read   NONE             []                          Fast         false;
+    Reset        "reset"        "RESET"        1   Read   NONE             []                          Fast         true;
     GetEx        "getex"        "GETEX"        -2  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
     GetDel       "getdel"       "GETDEL"       2   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
     GetSet       "getset"       "GETSET"       3   Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Strings      true;
@@ -513,6 +561,7 @@ names! {
     Time         "time"         "TIME"         1   Read   NONE             []                          Server       true;
     Memory       "memory"       "MEMORY"       -2  Read   READ_SECOND      []                          Server       true;
     Sort         "sort"         "SORT"         -2  Write  SORT             []                          Sort         true;
+    SortRo       "sort_ro"      "SORT_RO"      -2  Read   SORT_RO          []                          Sort         true;
     Dump         "dump"         "DUMP"         2   Read   READ_ONE         []                          Dump         true;
     Restore      "restore"      "RESTORE"      -4  Write  WRITE_ONE        [LOGGED_AS_OTHER]           Dump         true;
     SAdd         "sadd"         "SADD"         -3  Write  CHANGE_ONE       []                          Colls        true;
@@ -580,6 +629,7 @@ names! {
     BZPopMin     "bzpopmin"     "BZPOPMIN"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZPopMax     "bzpopmax"     "BZPOPMAX"     -3  Write  CHANGE_BUT_LAST  [BLOCKING LOGGED_AS_OTHER]  Colls        true;
     BZMPop       "bzmpop"       "BZMPOP"       -5  Write  BLMPOP           [BLOCKING LOGGED_AS_OTHER]  Colls        true;
+    GeoAdd       "geoadd"       "GEOADD"       -5  Write  CHANGE_ONE       [LOGGED_AS_OTHER]           Colls        true;
     SScan        "sscan"        "SSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     HScan        "hscan"        "HSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     ZScan        "zscan"        "ZSCAN"        -3  Read   READ_ONE         []                          Colls        true;
@@ -612,7 +662,60 @@ impl Name {
     }
 }
 
-/// Each row's two spellings are one word; a read changes none of its
+/// The subcommands served, under their command, by their full name and
+/// with Redis 7's arity (the command's name and the subcommand's both
+/// counted): the parser refuses a wrong number of arguments as Redis
+/// does (`wrong number of arguments for 'object|encoding' command`),
+/// COMMAND LIST names each, COMMAND GETKEYS checks its arity. A
+/// subcommand's keys are its command's row's (OBJECT's and MEMORY
+/// USAGE's key is the second argument).
+pub const SUBCOMMANDS: &[(Name, &str, i64)] = &[
+    (Name::Command, "command|count", 2),
+    (Name::Command, "command|docs", -2),
+    (Name::Command, "command|info", -2),
+    (Name::Command, "command|getkeys", -4),
+    (Name::Command, "command|list", -2),
+    (Name::Config, "config|get", -3),
+    (Name::Config, "config|set", -4),
+    (Name::Config, "config|resetstat", 2),
+    (Name::Config, "config|rewrite", 2),
+    (Name::Client, "client|setname", 3),
+    (Name::Client, "client|getname", 2),
+    (Name::Client, "client|id", 2),
+    (Name::Client, "client|setinfo", 4),
+    (Name::Client, "client|unblock", -3),
+    (Name::Function, "function|flush", -2),
+    (Name::Function, "function|list", -2),
+    (Name::Object, "object|encoding", 3),
+    (Name::Object, "object|freq", 3),
+    (Name::Object, "object|idletime", 3),
+    (Name::Object, "object|refcount", 3),
+    (Name::Memory, "memory|usage", -3),
+];
+
+impl Name {
+    /// Whether the command is a container of subcommands (CONFIG, …).
+    pub fn has_subcommands(self) -> bool {
+        SUBCOMMANDS.iter().any(|(n, _, _)| *n == self)
+    }
+
+    /// Its subcommand `sub` (any case), if served: its full name
+    /// (`config|get`) and arity.
+    pub fn subcommand(self, sub: &[u8]) -> Option<(&'static str, i64)> {
+        SUBCOMMANDS
+            .iter()
+            .find(|(n, full, _)| {
+                *n == self
+                    && full
+                        .split_once('|')
+                        .is_some_and(|(_, s)| sub.eq_ignore_ascii_case(s.as_bytes()))
+            })
+            .map(|(_, full, a)| (*full, *a))
+    }
+}
+
+/// Each row's two spellings are one word (letters, or `_` as SORT_RO's);
+/// a read changes none of its
 /// keys; a command that touches every key names none; a blocking
 /// command is a list or sorted-set write. Checked when compiled.
 const _: () = {
@@ -623,7 +726,10 @@ const _: () = {
         assert!(name.len() == wire.len() && name.len() <= 16);
         let mut j = 0;
         while j < name.len() {
-            assert!(name[j].is_ascii_lowercase() && name[j].to_ascii_uppercase() == wire[j]);
+            assert!(
+                (name[j].is_ascii_lowercase() && name[j].to_ascii_uppercase() == wire[j])
+                    || (name[j] == b'_' && wire[j] == b'_')
+            );
             j += 1;
         }
         let mut k = 0;
@@ -705,9 +811,12 @@ mod tests {
             ("b", Write)
         );
         assert_eq!(keys(&["SORT", "k", "GET", "store", "by", "store"]).len(), 1);
-        // A syntax error (an unknown word, LIMIT one short) stores nothing.
-        assert_eq!(keys(&["SORT", "k", "STORE", "d", "NOPE"]).len(), 1);
-        assert_eq!(keys(&["SORT", "k", "STORE", "d", "LIMIT", "0"]).len(), 1);
+        // As Redis's sortGetKeys: an unknown word is passed over, LIMIT
+        // one short ends the search, STORE last names nothing.
+        assert_eq!(keys(&["SORT", "k", "NOPE", "STORE", "d"]).len(), 2);
+        assert_eq!(keys(&["SORT", "k", "STORE", "d", "LIMIT", "0"]).len(), 2);
+        assert_eq!(keys(&["SORT", "k", "LIMIT", "STORE", "d"]).len(), 1);
+        assert_eq!(keys(&["SORT", "k", "STORE"]).len(), 1);
         assert!(Name::Sort.facts().computes_keys());
         assert_eq!(keys(&["KEYS", "*"]), []);
     }
@@ -729,6 +838,28 @@ mod tests {
         assert_eq!(k(Name::Sort), (1, 1, 1));
         assert_eq!(k(Name::LMPop), (0, 0, 0));
         assert_eq!(k(Name::FlushAll), (0, 0, 0));
+        let movable: Vec<Name> = Name::ALL
+            .into_iter()
+            .filter(|n| n.facts().movable_keys())
+            .collect();
+        for n in [
+            Name::Sort,
+            Name::SortRo,
+            Name::ZUnionStore,
+            Name::LMPop,
+            Name::SInterCard,
+        ] {
+            assert!(movable.contains(&n), "{n:?}");
+        }
+        for n in [
+            Name::Get,
+            Name::MSet,
+            Name::Copy,
+            Name::SInterStore,
+            Name::BLPop,
+        ] {
+            assert!(!movable.contains(&n), "{n:?}");
+        }
     }
 
     /// INCR, DECR and DECRBY, parsed as INCRBY, have its facts but their

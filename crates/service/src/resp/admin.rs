@@ -169,6 +169,9 @@ fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
         l("service_time_us_p99", format!("{:.3}", t.p99)),
         l("service_time_us_max", format!("{:.3}", t.max)),
         l("total_error_replies", f.stats.error_replies().to_string()),
+        // MIGRATE is not served: no connection to another server is ever
+        // cached (Redis's suite waits for this to be 0).
+        l("migrate_cached_sockets", "0".to_string()),
     ]
 }
 
@@ -233,9 +236,11 @@ fn human(bytes: u64) -> String {
 }
 
 /// COMMAND, COMMAND COUNT, COMMAND DOCS (an empty array: no docs),
-/// COMMAND INFO name….
+/// COMMAND INFO name…, COMMAND GETKEYS, COMMAND LIST.
 pub(super) fn command(q: CommandQuery, a: &Args, out: &mut Vec<u8>) {
     match q {
+        CommandQuery::GetKeys => getkeys(a, out),
+        CommandQuery::List => list(a, out),
         CommandQuery::Count => reply::int(out, Name::listed().count() as i64),
         CommandQuery::Docs => reply::array(out, 0),
         CommandQuery::All => {
@@ -264,8 +269,12 @@ fn details(out: &mut Vec<u8>, facts: &Facts) {
         Access::Write => &b"write"[..],
         Access::Read => b"readonly",
     };
-    reply::array(out, 1);
+    let movable = facts.movable_keys();
+    reply::array(out, 1 + usize::from(movable));
     reply::simple(out, flag);
+    if movable {
+        reply::simple(out, b"movablekeys");
+    }
     let keys = facts.legacy_keys();
     reply::int(out, keys.first);
     reply::int(out, keys.last);
@@ -273,6 +282,92 @@ fn details(out: &mut Vec<u8>, facts: &Facts) {
     for _ in 0..4 {
         reply::array(out, 0);
     }
+}
+
+/// COMMAND GETKEYS command arg…: the keys `command arg…` names, with
+/// Redis 7.0's checks in its order: the command (a container's
+/// subcommand) is served, it has keys, its arity fits, its arguments
+/// name some.
+fn getkeys(a: &Args, out: &mut Vec<u8>) {
+    let argc = a.count() - 2;
+    let arg = |i: usize| a.arg(i + 2);
+    let Some(name) = Name::find(arg(0)).filter(|n| n.facts().listed) else {
+        return reply::error(out, "ERR Invalid command specified");
+    };
+    let facts = name.facts();
+    let arity = if name.has_subcommands() && argc >= 2 {
+        match name.subcommand(arg(1)) {
+            Some((_, arity)) => arity,
+            None => return reply::error(out, "ERR Invalid command specified"),
+        }
+    } else if name.has_subcommands() {
+        // The container itself, which names no keys.
+        return reply::error(out, "ERR The command has no key arguments");
+    } else {
+        facts.arity
+    };
+    if facts.keys.is_empty() {
+        return reply::error(out, "ERR The command has no key arguments");
+    }
+    if !arity_fits(arity, argc) {
+        return reply::error(out, "ERR Invalid number of arguments specified for command");
+    }
+    match facts.key_indices(argc, arg) {
+        Some(keys) => {
+            reply::array(out, keys.len());
+            keys.into_iter().for_each(|i| reply::bulk(out, arg(i)));
+        }
+        None => reply::error(out, "ERR Invalid arguments specified for command"),
+    }
+}
+
+fn arity_fits(arity: i64, argc: usize) -> bool {
+    if arity >= 0 {
+        argc as i64 == arity
+    } else {
+        argc as i64 >= -arity
+    }
+}
+
+/// COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p]: every command
+/// served and each subcommand served as `command|sub`, in the table's
+/// order; PATTERN a glob over those names (any case), MODULE none (there
+/// are no modules), ACLCAT none (no command is given ACL categories:
+/// ACLs are not served). Anything else is a syntax error.
+fn list(a: &Args, out: &mut Vec<u8>) {
+    enum Filter<'a> {
+        All,
+        Nothing,
+        Pattern(&'a [u8]),
+    }
+    let filter = match a.count() {
+        2 => Filter::All,
+        5 if a.arg(2).eq_ignore_ascii_case(b"filterby") => {
+            let by = a.arg(3).to_ascii_lowercase();
+            match &by[..] {
+                b"pattern" => Filter::Pattern(a.arg(4)),
+                b"module" | b"aclcat" => Filter::Nothing,
+                _ => return reply::error(out, reply::SYNTAX),
+            }
+        }
+        _ => return reply::error(out, reply::SYNTAX),
+    };
+    let mut names: Vec<String> = Vec::new();
+    for n in Name::listed() {
+        names.push(n.facts().name.to_string());
+        for (of, full, _) in serverlab_proto::resp::name::SUBCOMMANDS {
+            if *of == n {
+                names.push(full.to_string());
+            }
+        }
+    }
+    names.retain(|n| match filter {
+        Filter::All => true,
+        Filter::Nothing => false,
+        Filter::Pattern(p) => glob::matches(p, n.as_bytes()),
+    });
+    reply::array(out, names.len());
+    names.iter().for_each(|n| reply::bulk(out, n.as_bytes()));
 }
 
 /// The parameters CONFIG GET knows: those clients ask for.

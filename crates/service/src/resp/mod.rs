@@ -301,6 +301,7 @@ impl RespService {
             }
         }
         match cmd {
+            Cmd::Conn(ConnCmd::Reset) => reset(self, conn, out),
             Cmd::Conn(c) => return connection(conn, c, input, out),
             Cmd::Reject(r) => self.reject(r, conn, input, out),
             Cmd::Ext(name) if multi::is_transaction(name) => {
@@ -778,6 +779,19 @@ fn wrote(cmd: &Cmd, reply: &[u8]) -> bool {
     !matches!(cmd, Cmd::Str(StrCmd::Set { .. })) || reply.starts_with(b"+OK")
 }
 
+/// RESET, as Redis 7.0's: the connection as it was when it opened — its
+/// transaction discarded, its watches forgotten, database 0, no name —
+/// answered `+RESET`. (It has no subscriptions, tracking, monitor or
+/// user to reset: none of those is served.)
+fn reset(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
+    conn.multi = None;
+    multi::unwatch(svc, &conn.watching);
+    conn.watching = multi::Watching::default();
+    conn.db = 0;
+    conn.name = None;
+    reply::simple(out, b"RESET");
+}
+
 fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
     match cmd {
         ConnCmd::ClientSetName(name) | ConnCmd::Hello(Some(name)) => {
@@ -803,6 +817,7 @@ fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>
             reply::ok(out);
             return After::Close;
         }
+        ConnCmd::Reset => unreachable!("RESET is run by `reset`"),
     }
     After::Continue
 }

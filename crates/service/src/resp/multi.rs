@@ -53,7 +53,7 @@ pub(crate) fn is_transaction(name: Name) -> bool {
 
 /// While a transaction is open: queues `cmd` (`+QUEUED`), refuses it
 /// (and so the transaction), or returns `None` for a command that runs
-/// now (EXEC, DISCARD, a nested MULTI or a WATCH to refuse, QUIT).
+/// now (EXEC, DISCARD, a nested MULTI or a WATCH to refuse, QUIT, RESET).
 pub(crate) fn queue(
     svc: &RespService,
     conn: &mut RespConn,
@@ -63,7 +63,7 @@ pub(crate) fn queue(
 ) -> Option<After> {
     match cmd {
         Cmd::Ext(n) if is_transaction(n) && n != Name::Unwatch => None,
-        Cmd::Conn(ConnCmd::Quit) => None,
+        Cmd::Conn(ConnCmd::Quit | ConnCmd::Reset) => None,
         Cmd::Reject(r) => {
             conn.multi.as_mut().expect("a transaction").refused = true;
             svc.reject(r, conn, input, out);

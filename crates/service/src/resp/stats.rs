@@ -39,6 +39,11 @@ const SLOTS: usize = ERROR_REPLIES + 1;
 #[derive(Default)]
 pub struct RespCounters {
     counters: Counters<SLOTS>,
+    /// INFO's commandstats and `total_error_replies` as they were at the
+    /// last CONFIG RESETSTAT (a slot per counter from [`CALLS`]): INFO
+    /// answers the counts since. The final statistics count from the
+    /// start.
+    reset_at: parking_lot::Mutex<Vec<u64>>,
     /// Error replies by their first word (`ERR`, `WRONGTYPE`, …), in
     /// byte order as INFO's errorstats lists them. Locked only to answer
     /// an error.
@@ -188,7 +193,21 @@ impl RespCounters {
 
     /// INFO's `total_error_replies`.
     pub fn error_replies(&self) -> u64 {
-        self.counters.get(ERROR_REPLIES)
+        self.since_reset(ERROR_REPLIES)
+    }
+
+    /// CONFIG RESETSTAT: INFO's commandstats, errorstats and
+    /// `total_error_replies` start again from 0, as Redis's do.
+    pub fn reset_info(&self) {
+        let mut at = self.reset_at.lock();
+        *at = (CALLS..SLOTS).map(|i| self.counters.get(i)).collect();
+        self.errors.lock().clear();
+    }
+
+    /// Counter `i` (one of INFO's, from [`CALLS`]) since the last reset.
+    fn since_reset(&self, i: usize) -> u64 {
+        let base = self.reset_at.lock().get(i - CALLS).copied().unwrap_or(0);
+        self.counters.get(i).saturating_sub(base)
     }
 
     /// INFO's errorstats: each kind of error and its count, in byte
@@ -211,9 +230,9 @@ impl RespCounters {
                 let i = n as usize;
                 (
                     n.facts().name,
-                    self.counters.get(CALLS + i),
-                    self.counters.get(REJECTED_CALLS + i),
-                    self.counters.get(FAILED_CALLS + i),
+                    self.since_reset(CALLS + i),
+                    self.since_reset(REJECTED_CALLS + i),
+                    self.since_reset(FAILED_CALLS + i),
                 )
             })
             .filter(|&(_, calls, rejected, failed)| calls + rejected + failed > 0)

@@ -69,7 +69,7 @@ fn every_command_is_served_by_its_family() {
 /// A queued command runs, at EXEC, as it runs alone: every command of
 /// the table queued (UNWATCH among them) gets its one reply in EXEC's
 /// (but those refused while a transaction is open: a nested MULTI, a
-/// WATCH).
+/// WATCH; and RESET, which runs at once and ends the transaction).
 #[test]
 fn every_command_runs_in_a_transaction() {
     let svc = RespService::new(StoreKind::Sharded, Limits::default(), "test".into()).unwrap();
@@ -94,6 +94,11 @@ fn every_command_runs_in_a_transaction() {
         match name {
             // Refused at once, the transaction going on without them.
             Name::Multi | Name::Watch => assert!(text.ends_with("\r\n*0\r\n"), "{name:?}: {text}"),
+            // Run at once, as Redis's: the transaction is gone.
+            Name::Reset => assert_eq!(
+                text, "+OK\r\n+RESET\r\n-ERR EXEC without MULTI\r\n",
+                "{name:?}"
+            ),
             _ => assert!(
                 text.starts_with("+OK\r\n+QUEUED\r\n*1\r\n"),
                 "{name:?}: {text}"

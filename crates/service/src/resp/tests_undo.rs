@@ -212,6 +212,10 @@ fn samples() -> Vec<(Name, Vec<Vec<&'static str>>)> {
         one(BZPopMin, &["BZPOPMIN", "nope", "z", "0"]),
         one(BZPopMax, &["BZPOPMAX", "z", "0"]),
         one(BZMPop, &["BZMPOP", "0", "1", "z", "MIN", "COUNT", "2"]),
+        one(
+            GeoAdd,
+            &["GEOADD", "z", "CH", "13.36", "38.11", "m1", "15", "37", "g"],
+        ),
     ]
 }
 

@@ -8,7 +8,8 @@
 //! and its other forms (ZREVRANGE, Z[REV]RANGEBYSCORE, Z[REV]RANGEBYLEX,
 //! ZRANGESTORE), ZPOPMIN, ZPOPMAX, ZMPOP, ZREMRANGEBYRANK/SCORE/LEX, and
 //! the sorted-set algebra (ZUNION, ZINTER, ZDIFF, their STOREs,
-//! ZINTERCARD); SSCAN, HSCAN, ZSCAN.
+//! ZINTERCARD); SSCAN, HSCAN, ZSCAN; GEOADD (a sorted set of
+//! geohashes).
 //!
 //! A write takes the key's collection out of the store, changes it and
 //! puts it back (an emptied one leaves the key absent, as Redis deletes
@@ -19,9 +20,11 @@
 //! Logged: the command as it arrived when it changed anything, but SPOP,
 //! whose pick is random: it is logged as the `SREM` of what it popped
 //! (as `DEL` when it popped the whole set, as Redis propagates it); and
-//! ZMPOP, logged as the ZPOPMIN or ZPOPMAX it came to.
+//! ZMPOP, logged as the ZPOPMIN or ZPOPMAX it came to; and GEOADD,
+//! logged as the ZADD it came to.
 
 pub(crate) mod float;
+mod geo;
 mod hashes;
 mod scans;
 mod setops;
@@ -61,6 +64,7 @@ pub(crate) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
             zsets::run(name, a, cx, out)
         }
         SScan | HScan | ZScan => scans::run(name, a, cx, out),
+        GeoAdd => zsets::geoadd(a, cx, out),
         _ => unreachable!("{name:?} is not a collection command"),
     };
     match done {

@@ -633,21 +633,23 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | Sort | ZAdd | ZRem | ZPopMin | SMove | SInterStore | SUnionStore | SDiffStore
         | HSetNx | HIncrByFloat | ZPopMax | ZIncrBy | ZRangeStore | ZRemRangeByScore
         | ZRemRangeByRank | ZRemRangeByLex | ZMPop | ZUnionStore | ZInterStore | ZDiffStore
-        | BZPopMin | BZPopMax | BZMPop => Undoes::Own,
+        | BZPopMin | BZPopMax | BZMPop | GeoAdd => Undoes::Own,
         GetEx | Expire | PExpire | ExpireAt | PExpireAt | Persist => Undoes::Deadlines,
         FlushAll | FlushDb | SwapDb => Undoes::Databases,
         Function | Exec => Undoes::Nothing,
         // The reads: every name is here, so that a command added to the
         // table without saying how it is taken back does not compile.
         Ping | Echo | Get | Exists | MGet | LLen | LIndex | LRange | DbSize | Select | Info
-        | Command | Config | Client | Hello | Quit | GetRange | Substr | StrLen | GetBit | Lcs
-        | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl | ExpireTime | PExpireTime
-        | Multi | Discard | Watch | Unwatch | Object | Time | Dump | SIsMember | SMembers
-        | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists | ZScore | ZCard
-        | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen | HKeys | HVals
-        | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore | ZRangeByLex
-        | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore | ZRandMember
-        | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan => Undoes::Nothing,
+        | Command | Config | Client | Hello | Quit | Reset | GetRange | Substr | StrLen
+        | GetBit | Lcs | LPos | Keys | Scan | RandomKey | Type | Touch | Ttl | PTtl
+        | ExpireTime | PExpireTime | Multi | Discard | Watch | Unwatch | Object | Time | Dump
+        | SIsMember | SMembers | SCard | SRandMember | HGet | HMGet | HGetAll | HLen | HExists
+        | ZScore | ZCard | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen
+        | HKeys | HVals | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore
+        | ZRangeByLex | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore
+        | ZRandMember | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan | SortRo => {
+            Undoes::Nothing
+        }
     }
 }
 

@@ -86,8 +86,9 @@ fn swapdb(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
 
 /// CONFIG SET name value …: every parameter is accepted and kept (CONFIG
 /// GET shows it back); none changes what the server does (those that
-/// would are listed in docs/protocols/resp.md). CONFIG RESETSTAT and
-/// REWRITE answer OK.
+/// would are listed in docs/protocols/resp.md). CONFIG RESETSTAT starts
+/// INFO's commandstats, errorstats and `total_error_replies` again from
+/// 0; REWRITE answers OK.
 fn config(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
     let sub = a.arg(1).to_ascii_lowercase();
     match &sub[..] {
@@ -107,7 +108,11 @@ fn config(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
             }
             reply::ok(out)
         }
-        b"resetstat" | b"rewrite" if a.count() == 2 => reply::ok(out),
+        b"resetstat" if a.count() == 2 => {
+            cx.svc.stats.reset_info();
+            reply::ok(out)
+        }
+        b"rewrite" if a.count() == 2 => reply::ok(out),
         _ => unknown_subcommand(a, "CONFIG", cx, out),
     }
 }

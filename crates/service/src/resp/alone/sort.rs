@@ -29,12 +29,16 @@
 //! destination when the result is empty; it answers the result's length
 //! and is logged as it arrived (given the same data it sorts the same).
 //! Without STORE SORT changes nothing and logs nothing.
+//!
+//! SORT_RO is SORT without STORE (a syntax error there, as Redis's), a
+//! read: it never writes.
 
 use super::colls::float::strtod;
 use super::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::reply::{self, NOT_INTEGER, SYNTAX};
+use serverlab_proto::resp::Name;
 use serverlab_store::resp::{Coll, Held, Value};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -49,7 +53,7 @@ const INTSET_MAX: usize = 512;
 
 /// SORT.
 pub(crate) fn run(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
-    let mut o = match Opts::parse(a) {
+    let mut o = match Opts::parse(a, cx.name == Name::SortRo) {
         Ok(o) => o,
         Err(msg) => return cx.error(out, msg),
     };
@@ -99,7 +103,8 @@ impl<'a> Opts<'a> {
     /// The options after the key, in Redis's order of checks: a word it
     /// does not know (or one short of its arguments) is a syntax error,
     /// LIMIT's numbers must be integers.
-    fn parse(a: &Args<'a>) -> Result<Opts<'a>, &'static str> {
+    /// SORT_RO (`read_only`) knows no STORE.
+    fn parse(a: &Args<'a>, read_only: bool) -> Result<Opts<'a>, &'static str> {
         let mut o = Opts {
             by: None,
             nosort: false,
@@ -126,7 +131,7 @@ impl<'a> Opts<'a> {
                 o.start = parse_i64(a.arg(j + 1)).ok_or(NOT_INTEGER)?;
                 o.count = parse_i64(a.arg(j + 2)).ok_or(NOT_INTEGER)?;
                 j += 2;
-            } else if is("store") && left >= 1 {
+            } else if is("store") && left >= 1 && !read_only {
                 o.store = Some(a.arg(j + 1));
                 j += 1;
             } else if is("by") && left >= 1 {

@@ -189,16 +189,38 @@ fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>, incr: Option<usize>) -> D
         .step_by(2)
         .map(|s| float::string2d(s).ok_or(Fail::Err(NOT_FLOAT)))
         .collect::<Result<Vec<f64>, Fail>>()?;
+    let pairs = scores.into_iter().zip(a.from(at + 1).step_by(2));
+    let (added, changed, done) = add_all(cx, key, &o, pairs)?;
+    if added + changed > 0 {
+        cx.log_input();
+    }
+    match (o.incr, done) {
+        (true, Some(s)) => bulk_double(out, s),
+        (true, None) => reply::null(out),
+        (false, _) => reply::int(out, if o.ch { added + changed } else { added }),
+    }
+    Ok(())
+}
+
+/// Adds each (score, member) to `key`'s sorted set as ZADD's options
+/// `o` say, recording what takes it back: how many members were added,
+/// how many changed, and the last score set (ZADD … INCR's reply).
+fn add_all<'a>(
+    cx: &mut Running,
+    key: &[u8],
+    o: &Opts,
+    pairs: impl Iterator<Item = (f64, &'a [u8])>,
+) -> Result<(i64, i64, Option<f64>), Fail> {
     let z = take::<ZSet>(cx, key)?;
     let (mut added, mut changed, mut done) = (0, 0, None);
     // Each member's score before it changed (`None`: absent), in order.
     let mut was: Scores = Vec::new();
     if z.is_some() || !o.xx {
         let mut z = z.unwrap_or_default();
-        for (score, member) in scores.into_iter().zip(a.from(at + 1).step_by(2)) {
+        for (score, member) in pairs {
             // Looked up only where an undo is kept.
             let old = if cx.keeps() { z.score(member) } else { None };
-            let Some(what) = add(&mut z, member, score, &o) else {
+            let Some(what) = add(&mut z, member, score, o) else {
                 put(cx, key, z);
                 return Err(Fail::Err("ERR resulting score is not a number (NaN)"));
             };
@@ -215,14 +237,56 @@ fn zadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>, incr: Option<usize>) -> D
         put(cx, key, z);
     }
     if added + changed > 0 {
-        cx.log_input();
         undo(cx, key, move |z: &mut ZSet| put_back(z, was));
     }
-    match (o.incr, done) {
-        (true, Some(s)) => bulk_double(out, s),
-        (true, None) => reply::null(out),
-        (false, _) => reply::int(out, if o.ch { added + changed } else { added }),
+    Ok((added, changed, done))
+}
+
+/// GEOADD key [NX|XX] [CH] longitude latitude member …, as Redis 7.0
+/// serves it: each position becomes its member's score (a 52-bit
+/// geohash, [`super::geo::score`]) and the rest is ZADD's; logged as the
+/// `ZADD` it came to, as Redis propagates it.
+pub(super) fn geoadd(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
+    let key = a.arg(1);
+    let mut o = Opts::default();
+    let mut at = 2;
+    while at < a.count() {
+        match a.arg(at).to_ascii_lowercase().as_slice() {
+            b"nx" => o.nx = true,
+            b"xx" => o.xx = true,
+            b"ch" => o.ch = true,
+            _ => break,
+        }
+        at += 1;
     }
+    if !(a.count() - at).is_multiple_of(3) || (o.nx && o.xx) {
+        return Err(Fail::Err(SYNTAX));
+    }
+    let mut scores = Vec::new();
+    let mut i = at;
+    while i < a.count() {
+        scores.push(super::geo::score(a.arg(i), a.arg(i + 1))?);
+        i += 3;
+    }
+    o.check(scores.len() * 2)?;
+    let members: Vec<&[u8]> = a.from(at + 2).step_by(3).collect();
+    let (added, changed, _) = add_all(
+        cx,
+        key,
+        &o,
+        scores.iter().copied().zip(members.iter().copied()),
+    )?;
+    if added + changed > 0 {
+        let texts: Vec<String> = scores.iter().map(|s| (*s as i64).to_string()).collect();
+        let mut zadd: Vec<&[u8]> = vec![b"ZADD", key];
+        zadd.extend(a.from(2).take(at - 2));
+        for (score, member) in texts.iter().zip(&members) {
+            zadd.push(score.as_bytes());
+            zadd.push(member);
+        }
+        cx.log(&zadd);
+    }
+    reply::int(out, if o.ch { added + changed } else { added });
     Ok(())
 }
 
