@@ -412,19 +412,7 @@ verify = true
 #[test]
 #[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn the_introspection_script_is_redis_servers_bytes() {
-    let redis = RedisServer::start();
-    let mut c = Raw::connect(redis.addr().parse().unwrap());
-    let mut differ = Vec::new();
-    for (args, want) in crate::resp_introspect::SCRIPT {
-        c.send(&cmd(args));
-        let got = text(&c.reply());
-        if got != *want {
-            differ.push(format!(
-                "{args:?}: redis-server {got:?}, the script {want:?}"
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    replies_are_redis_servers(crate::resp_introspect::SCRIPT);
 }
 
 /// SORT's script (`resp_sort::SORTS`, which every strategy is held to
@@ -432,19 +420,7 @@ fn the_introspection_script_is_redis_servers_bytes() {
 #[test]
 #[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn the_sort_script_is_redis_servers_bytes() {
-    let redis = RedisServer::start();
-    let mut c = Raw::connect(redis.addr().parse().unwrap());
-    let mut differ = Vec::new();
-    for (args, want) in crate::resp_sort::SORTS {
-        c.send(&cmd(args));
-        let got = text(&c.reply());
-        if got != *want {
-            differ.push(format!(
-                "{args:?}: redis-server {got:?}, the script {want:?}"
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    replies_are_redis_servers(crate::resp_sort::SORTS);
 }
 
 /// The collections' script (`resp_colls::SCRIPT`, which every strategy
@@ -453,10 +429,16 @@ fn the_sort_script_is_redis_servers_bytes() {
 #[test]
 #[ignore = "needs redis-server, redis-tools and redis-py (apt-get install redis-server redis-tools python3-redis); run: cargo test --workspace -- --ignored"]
 fn the_collections_script_is_redis_servers_bytes() {
+    replies_are_redis_servers(crate::resp_colls::SCRIPT);
+}
+
+/// Each of `script`'s replies is what a fresh redis-server answers, in
+/// order: every difference is listed.
+fn replies_are_redis_servers(script: &[(&[&str], &str)]) {
     let redis = RedisServer::start();
     let mut c = Raw::connect(redis.addr().parse().unwrap());
     let mut differ = Vec::new();
-    for (args, want) in crate::resp_colls::SCRIPT {
+    for (args, want) in script {
         c.send(&cmd(args));
         let got = text(&c.reply());
         if got != *want {

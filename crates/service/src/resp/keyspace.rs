@@ -82,11 +82,16 @@ pub(crate) struct Kept {
 
 impl Kept {
     pub(crate) fn of(d: &Database, key: &[u8]) -> Kept {
+        Kept::holding(d, key, d.store.cloned(key))
+    }
+
+    /// The key of `d` with `value` (what it held) and its deadline now.
+    fn holding(d: &Database, key: &[u8], value: Option<Value>) -> Kept {
         Kept {
             store: Arc::clone(&d.store),
             expires: Arc::clone(&d.expires),
             key: key.into(),
-            value: d.store.cloned(key),
+            value,
             deadline: d.expires.get(key),
         }
     }
@@ -96,13 +101,7 @@ impl Kept {
     /// the key's deadline to be put back: what takes back a write that
     /// replaces or removes the value.
     pub(crate) fn take(d: &Database, key: &[u8]) -> Kept {
-        Kept {
-            store: Arc::clone(&d.store),
-            expires: Arc::clone(&d.expires),
-            key: key.into(),
-            deadline: d.expires.get(key),
-            value: d.store.take(key),
-        }
+        Kept::holding(d, key, d.store.take(key))
     }
 
     /// Whether the key held anything.

@@ -221,6 +221,39 @@ fn undo<T: Kind + Default + 'static>(
     });
 }
 
+/// A STORE's end (SINTERSTORE, ZUNIONSTORE …): `result`, of `n`
+/// members, under `dst` (its deadline dropped), or `dst` deleted for an
+/// empty one; its size answered; logged as it arrived if anything
+/// changed. What it replaced (moved out) takes it back.
+fn stored<T: Kind>(cx: &mut Running, dst: &[u8], result: T, n: usize, out: &mut Vec<u8>) {
+    let had = cx.store().exists(dst);
+    cx.keep(cx.db, dst);
+    if n > 0 {
+        put(cx, dst, result);
+    } else {
+        cx.store().del(dst);
+    }
+    if n > 0 || had {
+        cx.here().expires.remove(dst);
+        cx.log_input();
+    }
+    reply::int(out, n as i64);
+}
+
+/// The count of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER: any integer but
+/// the one whose negation overflows.
+fn random_count(arg: &[u8]) -> Result<i64, Fail> {
+    let l = integer(arg)?;
+    if l == i64::MIN {
+        return Err(Fail::Said(format!(
+            "ERR value is out of range, value must between {} and {}",
+            -i64::MAX,
+            i64::MAX
+        )));
+    }
+    Ok(l)
+}
+
 /// An integer argument (Redis's `getLongLongFromObjectOrReply`).
 fn integer(arg: &[u8]) -> Result<i64, Fail> {
     parse_i64(arg).ok_or(Fail::Err(NOT_INTEGER))

@@ -239,14 +239,7 @@ fn hrandfield(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
             None => reply::null(out),
         })?);
     }
-    let l = integer(a.arg(2))?;
-    if l == i64::MIN {
-        return Err(Fail::Said(format!(
-            "ERR value is out of range, value must between {} and {}",
-            -i64::MAX,
-            i64::MAX
-        )));
-    }
+    let l = super::random_count(a.arg(2))?;
     let withvalues = a.count() == 4;
     if a.count() > 4 || (withvalues && !super::is(a, 3, "withvalues")) {
         return Err(Fail::Err(SYNTAX));

@@ -15,7 +15,6 @@ use crate::resp::alone::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
-use serverlab_store::resp::{Coll, Value};
 use std::collections::HashSet;
 
 /// What a command computes of its sets.
@@ -49,7 +48,8 @@ pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> 
     };
     if store {
         let result = with_sets(cx, &keys, |sets| compute(op, sets))?;
-        stored(cx, a.arg(1), result, out);
+        let n = result.len();
+        super::stored(cx, a.arg(1), result, n, out);
     } else {
         with_sets(cx, &keys, |sets| {
             let result = compute(op, sets);
@@ -202,23 +202,4 @@ fn compute(op: Op, sets: &[Option<&Set>]) -> Set {
         }
         Op::Nothing => Set::new(),
     }
-}
-
-/// A STORE's end: `result` under `dst` (its deadline dropped), or `dst`
-/// deleted for an empty one; its size answered; logged if anything
-/// changed. What it replaced (moved out) takes it back.
-fn stored(cx: &mut Running, dst: &[u8], result: Set, out: &mut Vec<u8>) {
-    let n = result.len();
-    let had = cx.store().exists(dst);
-    cx.keep(cx.db, dst);
-    if n > 0 {
-        cx.store().put(dst, Value::Coll(Coll::Set(result)));
-    } else {
-        cx.store().del(dst);
-    }
-    if n > 0 || had {
-        cx.here().expires.remove(dst);
-        cx.log_input();
-    }
-    reply::int(out, n as i64);
 }

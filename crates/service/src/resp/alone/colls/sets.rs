@@ -1,7 +1,7 @@
 //! Sets: SADD, SREM, SISMEMBER, SMISMEMBER, SMEMBERS, SCARD, SPOP,
 //! SRANDMEMBER, SMOVE (the set algebra is in `setops`).
 
-use super::{bulks, integer, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
+use super::{bulks, positive, put, read, take, undo, Done, Fail, Set, SYNTAX};
 use crate::resp::alone::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
@@ -236,14 +236,7 @@ fn spop_count(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
 /// SRANDMEMBER key count: distinct members (count > 0), or `-count`
 /// picks that may repeat.
 fn srandmember_count(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
-    let l = integer(a.arg(2))?;
-    if l == i64::MIN {
-        return Err(Fail::Said(format!(
-            "ERR value is out of range, value must between {} and {}",
-            -i64::MAX,
-            i64::MAX
-        )));
-    }
+    let l = super::random_count(a.arg(2))?;
     let count = usize::try_from(l.unsigned_abs()).unwrap_or(usize::MAX);
     let unique = l > 0;
     let bound = cx.svc.limits.max_query;

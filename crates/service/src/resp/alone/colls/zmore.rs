@@ -16,7 +16,7 @@ use crate::resp::alone::Running;
 use crate::resp::Args;
 use serverlab_proto::resp::number::parse_i64;
 use serverlab_proto::resp::{reply, Name};
-use serverlab_store::resp::{Coll, ZSet};
+use serverlab_store::resp::ZSet;
 
 pub(super) fn run(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
     let key = a.arg(1);
@@ -259,14 +259,7 @@ fn zrandmember(a: &Args, cx: &mut Running, out: &mut Vec<u8>) -> Done {
             None => reply::null(out),
         })?);
     }
-    let l = integer(a.arg(2))?;
-    if l == i64::MIN {
-        return Err(Fail::Said(format!(
-            "ERR value is out of range, value must between {} and {}",
-            -i64::MAX,
-            i64::MAX
-        )));
-    }
+    let l = super::random_count(a.arg(2))?;
     let withscores = a.count() == 4;
     if a.count() > 4 || (withscores && !is(a, 3, "withscores")) {
         return Err(Fail::Err(SYNTAX));
@@ -330,22 +323,8 @@ fn each(out: &mut Vec<u8>, items: &Items, withscores: bool) {
     }
 }
 
-/// A ZSTORE's end: `result` under `dst` (its deadline dropped), or `dst`
-/// deleted for an empty one; its size answered; logged as it arrived if
-/// anything changed. What it replaced (moved out) takes it back.
+/// A ZSTORE's end: [`super::stored`].
 pub(super) fn stored(cx: &mut Running, dst: &[u8], result: ZSet, out: &mut Vec<u8>) {
     let n = result.len();
-    let had = cx.store().exists(dst);
-    cx.keep(cx.db, dst);
-    if n > 0 {
-        cx.store()
-            .put(dst, serverlab_store::resp::Value::Coll(Coll::ZSet(result)));
-    } else {
-        cx.store().del(dst);
-    }
-    if n > 0 || had {
-        cx.here().expires.remove(dst);
-        cx.log_input();
-    }
-    reply::int(out, n as i64);
+    super::stored(cx, dst, result, n, out);
 }
