@@ -462,3 +462,65 @@ fn redis_server_delivers_every_message_verified() {
     open.extend(["--rate", "1000"]);
     passes(&addr, &open, "redis open loop");
 }
+
+/// Two agents on one server (`--agent I/2`), each with publishers,
+/// subscribers and channels of its own, verified; `serverlab merge`
+/// adds their deliveries, `deliver` histograms and checks.
+#[test]
+fn agents_split_and_merge_a_pubsub_load() {
+    let addr = pubsub_server(Fault::Honest);
+    let dir = tempfile::tempdir().unwrap();
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        + Duration::from_secs(2);
+    let at = format!("{:.3}", at.as_secs_f64());
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["load", "resp", "--addr", &addr, "--workload", "pubsub"])
+                .args(["--publishers", "2", "--subscribers", "4", "--channels", "2"])
+                .args(["--duration", "1s", "--warmup", "0s", "--verify"])
+                .args(["--agent", &format!("{i}/2"), "--start-at", &at])
+                .args(["--out", dir.path().to_str().unwrap(), "--format", "json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut delivered = 0;
+    let mut deliver_ops = 0;
+    for (i, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "agent {i}: {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let j = read_json(&dir.path().join(format!("agent-{i}-of-2.json")));
+        assert_eq!(field(&j, "publishers"), 1, "agent {i}");
+        assert_eq!(field(&j, "subscribers"), 2, "agent {i}");
+        assert_eq!(field(&j, "lost"), 0, "agent {i}");
+        delivered += field(&j, "delivered");
+        let ops = op_counts(&j);
+        deliver_ops += ops.iter().find(|(o, _)| o == "deliver").unwrap().1;
+    }
+    let out = run(&["merge", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "merge: {}", text(&out.stderr));
+    let merged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(delivered > 0);
+    assert_eq!(field(&merged, "delivered"), delivered);
+    assert_eq!(field(&merged, "expected_deliveries"), delivered);
+    assert_eq!(field(&merged, "subscribers"), 4);
+    let ops = op_counts(&merged);
+    assert_eq!(
+        ops.iter().find(|(o, _)| o == "deliver").map(|(_, n)| *n),
+        Some(deliver_ops),
+        "{ops:?}"
+    );
+    let v = &merged["results"]["verification"];
+    assert!(v["checked"].as_u64() > Some(0), "{v}");
+    assert_eq!(v["mismatches"], 0, "{v}");
+}
