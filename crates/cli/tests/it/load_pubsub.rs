@@ -33,6 +33,10 @@ enum Fault {
     /// Each subscriber, once subscribed, gets a message whose payload
     /// never ends.
     FloodBulk,
+    /// SUBSCRIBE is an unknown command.
+    Refuse,
+    /// SUBSCRIBE is never answered.
+    Unconfirmed,
 }
 
 /// The message (counted over the whole server, from 0) a fault hits.
@@ -183,6 +187,10 @@ fn answer(hub: &Mutex<Hub>, s: &TcpStream, args: &[Vec<u8>]) -> Vec<u8> {
     let mut hub = hub.lock().unwrap();
     match name.as_str() {
         "PUBLISH" => format!(":{}\r\n", hub.publish(&args[1], &args[2])).into_bytes(),
+        "SUBSCRIBE" | "PSUBSCRIBE" if hub.fault == Fault::Refuse => {
+            format!("-ERR unknown command '{name}'\r\n").into_bytes()
+        }
+        "SUBSCRIBE" | "PSUBSCRIBE" if hub.fault == Fault::Unconfirmed => Vec::new(),
         "SUBSCRIBE" | "PSUBSCRIBE" => {
             let pattern = name == "PSUBSCRIBE";
             let mut out = Vec::new();
@@ -408,6 +416,28 @@ fn a_subscriber_flooded_with_messages_no_publisher_sent_ends_bounded() {
 #[test]
 fn a_subscriber_sent_an_endless_message_ends_bounded() {
     bounded_against(Fault::FloodBulk, "a reply longer than");
+}
+
+/// A server that refuses SUBSCRIBE, or never confirms it: the run does
+/// not start (no publisher sends), exit 1, saying what the server did.
+#[test]
+fn a_subscription_refused_or_never_confirmed_stops_the_run_before_it_starts() {
+    let cases = [
+        (
+            Fault::Refuse,
+            "SUBSCRIBE before the run: the server answered -ERR unknown command",
+        ),
+        (Fault::Unconfirmed, "not done within 5s"),
+    ];
+    for (fault, says) in cases {
+        let t0 = std::time::Instant::now();
+        let (out, stdout) = pubsub_run(&pubsub_server(fault), &["--verify"]);
+        let all = format!("{stdout}{}", text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{fault:?}: {all}");
+        assert!(all.contains(says), "{fault:?}: {all}");
+        // The connect timeout is 5 s; a generous hang guard.
+        assert!(t0.elapsed() < Duration::from_secs(30), "{fault:?}");
+    }
 }
 
 #[test]

@@ -104,7 +104,7 @@ pub const NO_REQUEST: &str = "a reply to no request: the server answered more th
 
 /// A message the server sent unasked, to record: its operation, and when
 /// it was sent (its latency counts from there).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pushed {
     pub op: usize,
     pub sent: Instant,

@@ -355,3 +355,131 @@ fn confirm(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Agent;
+    use crate::keyspace::ValueSize;
+    use crate::resp::pubsub::Publisher;
+    use std::time::Instant;
+
+    /// `[message, channel, payload]` on the wire.
+    fn frame(channel: &[u8], payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        client::command(&mut out, &[b"message", channel, payload]);
+        out
+    }
+
+    /// The payloads of a publisher's next `n` PUBLISHes, with their channels.
+    fn published(p: &mut Publisher<'_>, n: usize) -> Vec<(usize, Vec<u8>)> {
+        (0..n)
+            .map(|_| {
+                let mut wire = Vec::new();
+                let (_, c) = p.request(&mut wire).unwrap();
+                let Ok(Some((Reply::Array(Some(items)), _))) = client::parse(&wire) else {
+                    panic!("a PUBLISH")
+                };
+                let Reply::Bulk(Some(m)) = items[2] else {
+                    panic!("a payload")
+                };
+                (c, m.to_vec())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_subscriber_times_checks_and_counts_what_it_gets() {
+        // One publisher, two subscribers, four channels: subscriber 0
+        // hears channels 0 and 2, subscriber 1 channels 1 and 3.
+        let ps = PubSub::new((1, 2, 4), false, Agent::SOLO);
+        let mut p = Publisher::new(&ps, 0, Greeting::default(), ValueSize::Fixed(70), 1);
+        let mut s = Subscriber::new(&ps, 1, 0, Greeting::default());
+        assert_eq!(s.channels, [0, 2]);
+        let msgs = published(&mut p, 5);
+        let rx = Received {
+            at: Instant::now(),
+            counted: true,
+        };
+        let mut checks = Checks::new(true);
+        let mut take = |s: &mut Subscriber<'_>, wire: &[u8]| {
+            let (len, pushed) = s.unasked(wire, rx, &mut checks).unwrap().unwrap();
+            assert_eq!(len, wire.len());
+            pushed
+        };
+        let name = |c: usize| ps.names[c].clone();
+        // Channel 0's first message, in order: timed as a delivery.
+        let pushed = take(&mut s, &frame(&name(0), &msgs[0].1)).unwrap();
+        assert_eq!(pushed.op, DELIVER);
+        assert!(pushed.sent <= Instant::now());
+        // Channel 1 is not its: garbled, not timed.
+        assert!(take(&mut s, &frame(&name(1), &msgs[1].1)).is_none());
+        // Channel 0's again: duplicated, not timed.
+        assert!(take(&mut s, &frame(&name(0), &msgs[0].1)).is_none());
+        // Channel 2's message sent on channel 0: misrouted.
+        assert!(take(&mut s, &frame(&name(0), &msgs[2].1)).is_none());
+        // A number its publisher never sent.
+        let mut ahead = Vec::new();
+        let future = stamp::Stamp {
+            publisher: 0,
+            channel: 2,
+            seq: 9,
+            sent_ns: 0,
+            len: 64,
+        };
+        stamp::write(&mut ahead, &future);
+        assert!(take(&mut s, &frame(&name(2), &ahead)).is_none());
+        // Not a message at all, and a half one.
+        assert!(take(&mut s, b":1\r\n").is_none());
+        assert_eq!(s.unasked(b"*3\r\n$7\r\nmes", rx, &mut checks), Ok(None));
+        assert!(s.unasked(b"%3\r\n", rx, &mut checks).is_err());
+        let (_, mismatches, examples) = checks.totals();
+        assert_eq!(mismatches, 5, "{examples:?}");
+        let said = examples.join("\n");
+        for words in [
+            "channel it does not hear",
+            "pubsub duplicated",
+            "misrouted",
+            "never sent it",
+            "not a message",
+        ] {
+            assert!(said.contains(words), "{words}: {said}");
+        }
+        assert_eq!((s.delivered, s.garbled, s.order.duplicated), (1, 4, 1));
+        // Channel 2's first message (msgs[2]) and channel 0's second
+        // (msgs[4]) never came: lost, counted at the end.
+        let mut r = PubSubResults::new((1, 2, 4), false);
+        let mut end = Checks::new(true);
+        s.add_to(&mut r, &mut end);
+        assert_eq!(r.lost, 2);
+        assert_eq!(end.totals().1, 2);
+        assert!(
+            end.totals().2[0].contains("pubsub lost"),
+            "{:?}",
+            end.totals()
+        );
+    }
+
+    #[test]
+    fn after_the_window_it_awaits_until_everything_sent_has_come() {
+        let ps = PubSub::new((1, 1, 1), false, Agent::SOLO);
+        let mut p = Publisher::new(&ps, 0, Greeting::default(), ValueSize::Fixed(64), 1);
+        let mut s = Subscriber::new(&ps, 1, 0, Greeting::default());
+        let msgs = published(&mut p, 2);
+        let rx = Received {
+            at: Instant::now(),
+            counted: false,
+        };
+        let mut checks = Checks::new(false);
+        assert!(!s.awaiting(), "not before the window closes");
+        s.window_closed();
+        assert!(s.awaiting(), "its publisher has not stopped");
+        p.window_closed();
+        assert!(s.awaiting(), "two messages to come");
+        for (c, m) in &msgs {
+            let wire = frame(&ps.names[*c], m);
+            s.unasked(&wire, rx, &mut checks).unwrap();
+        }
+        assert!(!s.awaiting());
+    }
+}
