@@ -151,7 +151,9 @@ impl ReplyTimeout for Help {
 impl LoadHelp for Help {
     const SEED: &'static str = "Seed for commands, keys and values";
     const VERIFY: &'static str = "Check every reply: each connection owns its keys, shared keys \
-        are read-only; the keys this run uses are deleted first. Mismatches fail the run";
+        are read-only; the keys this run uses are deleted first (--workload pubsub: every \
+        subscriber gets each message on its channels exactly once, in each publisher's order). \
+        Mismatches fail the run";
 }
 
 impl BoardHelp for Help {

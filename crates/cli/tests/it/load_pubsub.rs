@@ -33,6 +33,9 @@ enum Fault {
     /// Each subscriber, once subscribed, gets a message whose payload
     /// never ends.
     FloodBulk,
+    /// PUBLISH's reply for message [`AT`] counts one subscriber fewer
+    /// than it reached.
+    Miscount,
     /// SUBSCRIBE is an unknown command.
     Refuse,
     /// SUBSCRIBE is never answered.
@@ -149,6 +152,9 @@ impl Hub {
             }
         }
         self.held = held;
+        if fault == Fault::Miscount && n == AT {
+            reached -= 1;
+        }
         reached
     }
 }
@@ -348,6 +354,15 @@ fn verify_catches_a_duplicated_message() {
         Fault::Duplicate,
         "pubsub duplicated: subscriber 0",
         "lost 0, duplicated 1, reordered 0",
+    );
+}
+
+#[test]
+fn verify_catches_a_publish_that_misstates_its_reach() {
+    caught(
+        Fault::Miscount,
+        "pubsub reach: PUBLISH to sl:",
+        "(1 short, 0 over)",
     );
 }
 
