@@ -33,6 +33,9 @@ enum Fault {
     /// Each subscriber, once subscribed, gets a message whose payload
     /// never ends.
     FloodBulk,
+    /// Each subscriber, once subscribed, gets endless bytes that are not
+    /// RESP.
+    FloodJunk,
     /// PUBLISH's reply for message [`AT`] counts one subscriber fewer
     /// than it reached.
     Miscount,
@@ -234,6 +237,10 @@ fn flood(fault: Fault, mut out: TcpStream, channel: &[u8]) {
             let frames = frame.repeat(1000);
             std::thread::spawn(move || while out.write_all(&frames).is_ok() {});
         }
+        Fault::FloodJunk => {
+            let junk = b"hello, subscriber\n".repeat(4096);
+            std::thread::spawn(move || while out.write_all(&junk).is_ok() {});
+        }
         Fault::FloodBulk => {
             frame.extend_from_slice(b"$999999999\r\n");
             let junk = vec![b'x'; 65536];
@@ -426,6 +433,11 @@ fn bounded_against(fault: Fault, says: &str) {
 #[test]
 fn a_subscriber_flooded_with_messages_no_publisher_sent_ends_bounded() {
     bounded_against(Fault::FloodMessages, "pubsub garbled");
+}
+
+#[test]
+fn a_subscriber_sent_what_is_not_resp_ends_bounded() {
+    bounded_against(Fault::FloodJunk, "this does not look like a resp server");
 }
 
 #[test]
