@@ -301,6 +301,10 @@ impl harness::Protocol for RespLoad {
                 let counts = (self.publishers, self.subscribers, self.channels);
                 let ps = pubsub::PubSub::new(counts, self.patterns, self.agent);
                 errors.extend(ps.unfed());
+                if let Stop::Requests(_) = self.stop {
+                    // Subscribers drain after the window: it must close.
+                    errors.push("the pub/sub workload runs for a duration, not a count".into());
+                }
                 Ok(Resp {
                     board: None,
                     pubsub: Some(ps),
