@@ -36,6 +36,14 @@ impl Checks {
         }
     }
 
+    /// `n` mismatches of one kind, described once.
+    pub fn mismatches(&mut self, n: u64, what: String) {
+        self.mismatches += n;
+        if n > 0 && self.examples.len() < EXAMPLES {
+            self.examples.push(what);
+        }
+    }
+
     /// Add another client's tallies (its examples while there is room).
     pub fn merge(&mut self, other: Checks) {
         self.checked += other.checked;

@@ -110,6 +110,9 @@ pub struct Recorder {
     /// Replies that arrived after the measured window (drained, and
     /// checked if the run verifies, but not counted).
     pub late: u64,
+    /// Of those recorded, messages the server sent unasked (pub/sub
+    /// deliveries): no request of the schedule's.
+    pub unasked: u64,
     /// Open loop: the schedule's lag over the recorded requests.
     pub lag: Lag,
     pub intervals: Intervals,
@@ -145,6 +148,7 @@ impl Recorder {
                 .collect(),
             per_second: Vec::new(),
             late: 0,
+            unasked: 0,
             lag: Lag::default(),
             intervals: Intervals::new(ops, open),
             sample: Sample::default(),
@@ -200,6 +204,17 @@ impl Recorder {
     /// One request of kind `op`, timed by `t`, answered at `done`. Returns
     /// false when it fell outside the window (in the warm-up, or late).
     pub fn record(&mut self, op: usize, t: &Timing, done: Instant) -> bool {
+        self.record_as(op, t, done, true)
+    }
+
+    /// A message the server sent unasked (a pub/sub delivery), as
+    /// [`Recorder::record`] but counted apart ([`Recorder::unasked`]),
+    /// not among the requests answered each second.
+    pub fn record_unasked(&mut self, op: usize, t: &Timing, done: Instant) -> bool {
+        self.record_as(op, t, done, false)
+    }
+
+    fn record_as(&mut self, op: usize, t: &Timing, done: Instant, request: bool) -> bool {
         if !self.span.contains(done) {
             self.late += u64::from(done >= self.span.start);
             return false;
@@ -208,10 +223,14 @@ impl Recorder {
         if self.live.is_some() {
             self.watch(sec, t);
         }
-        if self.per_second.len() <= sec {
-            self.per_second.resize(sec + 1, 0);
+        if !request {
+            self.unasked += 1;
+        } else {
+            if self.per_second.len() <= sec {
+                self.per_second.resize(sec + 1, 0);
+            }
+            self.per_second[sec] += 1;
         }
-        self.per_second[sec] += 1;
         let ns = |from: Instant| done.saturating_duration_since(from).as_nanos().max(1) as u64;
         let latency = ns(t.intended);
         let rec = &mut self.ops[op];
@@ -264,6 +283,7 @@ impl Recorder {
             *a += b;
         }
         self.late += other.late;
+        self.unasked += other.unasked;
         self.lag.merge(&other.lag);
         self.sample.absorb(&other.sample);
         self.client.merge(&other.client);

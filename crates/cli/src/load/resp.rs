@@ -17,8 +17,8 @@ use std::time::Duration;
 
 /// Its line of `load --help`.
 pub const ABOUT: &str = "Any server speaking Redis's protocol (serve resp, redis-server): a \
-    command mix over keys, or the board mapped onto lists (--workload board); checked with \
-    --verify";
+    command mix over keys, the board mapped onto lists (--workload board), or publish/subscribe \
+    delivery (--workload pubsub); checked with --verify";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -101,7 +101,44 @@ pub struct Args {
     #[command(flatten)]
     board: BoardArgs<Help>,
     #[command(flatten)]
+    pubsub: PubSubArgs,
+    #[command(flatten)]
     load: LoadArgs<Help, LedgerArgs, OutputArgs>,
+}
+
+/// The pub/sub workload's own flags.
+#[derive(clap::Args)]
+struct PubSubArgs {
+    /// Pub/sub workload: connections that PUBLISH (at --rate over all of them, or each as fast
+    /// as its replies come) [default: 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    publishers: Option<u16>,
+    /// Pub/sub workload: connections that SUBSCRIBE, every confirmation read before any
+    /// publisher starts [default: 5]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    subscribers: Option<u16>,
+    /// Pub/sub workload: channels; subscriber S hears channel C when C mod SUBSCRIBERS = S mod
+    /// CHANNELS [default: 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    channels: Option<u32>,
+    /// Pub/sub workload: subscribers PSUBSCRIBE to a pattern covering their channels instead
+    /// of SUBSCRIBing to each
+    #[arg(long)]
+    patterns: bool,
+}
+
+impl PubSubArgs {
+    /// The first of its flags given.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.publishers.is_some(), "--publishers"),
+            (self.subscribers.is_some(), "--subscribers"),
+            (self.channels.is_some(), "--channels"),
+            (self.patterns, "--patterns"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
 }
 
 /// `load resp`'s words for the flags it shares.
@@ -114,7 +151,9 @@ impl ReplyTimeout for Help {
 impl LoadHelp for Help {
     const SEED: &'static str = "Seed for commands, keys and values";
     const VERIFY: &'static str = "Check every reply: each connection owns its keys, shared keys \
-        are read-only; the keys this run uses are deleted first. Mismatches fail the run";
+        are read-only; the keys this run uses are deleted first (--workload pubsub: every \
+        subscriber gets each message on its channels exactly once, in each publisher's order). \
+        Mismatches fail the run";
 }
 
 impl BoardHelp for Help {
@@ -157,6 +196,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     cfg.topics = a.board.topics as usize;
     cfg.message_size = a.board.message_size as usize;
     cfg.reader_mix = a.board.reader_mix;
+    pubsub(&mut cfg, &a.pubsub, a.requests.is_some());
     cfg.seed = a.load.seed;
     cfg.verify = a.load.verify;
     cfg.agent = a.pacing.agent(NAME);
@@ -197,13 +237,70 @@ fn endpoint(a: &Args) -> serverlab_load::Endpoint {
     a.trust.endpoint(a.addr.at.clone(), host, NAME)
 }
 
+/// The pub/sub workload's settings, and what cannot go with them.
+fn pubsub(cfg: &mut RespLoad, p: &PubSubArgs, counted: bool) {
+    if cfg.workload != Workload::Pubsub {
+        if let Some(flag) = p.given() {
+            bad(
+                ErrorKind::ArgumentConflict,
+                format!("{flag} is for the pub/sub workload: add --workload pubsub"),
+            );
+        }
+        return;
+    }
+    cfg.publishers = p.publishers.map_or(cfg.publishers, usize::from);
+    cfg.subscribers = p.subscribers.map_or(cfg.subscribers, usize::from);
+    cfg.channels = p.channels.map_or(cfg.channels, |c| c as usize);
+    cfg.patterns = p.patterns;
+    if counted {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "--requests: the pub/sub workload runs for a --duration (its subscribers drain after \
+             the publishers stop)"
+                .into(),
+        );
+    }
+    if !cfg.commands.is_empty() {
+        bad(
+            ErrorKind::ArgumentConflict,
+            "--command is sent by the keys workload's connections: use it without --workload \
+             pubsub"
+                .into(),
+        );
+    }
+    use serverlab_load::resp::pubsub::{stamp::STAMP, MAX_STREAMS};
+    if cfg.value_size.min() < STAMP {
+        bad(
+            ErrorKind::ValueValidation,
+            format!(
+                "--value-size {}: a pub/sub message holds a {STAMP}-byte stamp (who sent it, \
+                 where, its number and when); give at least {STAMP}",
+                cfg.value_size.min()
+            ),
+        );
+    }
+    if cfg.publishers.saturating_mul(cfg.channels) > MAX_STREAMS {
+        bad(
+            ErrorKind::ValueValidation,
+            format!(
+                "--publishers {} times --channels {} is past {MAX_STREAMS}: each publisher's \
+                 messages on each channel are counted and checked apart",
+                cfg.publishers, cfg.channels
+            ),
+        );
+    }
+}
+
 /// `--ledger` records what a `GET` can read back: string writes of the
 /// keys workload.
 fn check_ledger(cfg: &RespLoad) {
     if cfg.workload != Workload::Keys {
         bad(
             ErrorKind::ArgumentConflict,
-            "--ledger records the keys workload's writes: use it without --workload board".into(),
+            format!(
+                "--ledger records the keys workload's writes: use it without --workload {}",
+                cfg.workload
+            ),
         );
     }
     if !cfg.commands.is_empty() {
@@ -288,6 +385,7 @@ fn check(cfg: &RespLoad) {
                 );
             }
         }
+        Workload::Pubsub => {}
         Workload::Keys => {
             if cfg.verify && !cfg.commands.is_empty() {
                 bad(

@@ -39,6 +39,7 @@ mod load_kv;
 mod load_metrics;
 mod load_nginx;
 mod load_openloop;
+mod load_pubsub;
 mod load_resp;
 mod load_resp_own;
 mod load_tls;

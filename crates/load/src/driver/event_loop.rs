@@ -51,6 +51,7 @@ pub(super) fn run_on_this_thread<C: Conversation>(
         stopped: false,
         drain_by: None,
         spin: Spin::new(rule, Instant::now()),
+        backlog: Vec::new(),
     };
     match lp.run_until_finished(progress) {
         Ok(()) => lp.spin.spun(Instant::now()),
@@ -89,6 +90,10 @@ pub(super) struct EventLoop<'a, C: Conversation> {
     /// window closed).
     pub(super) drain_by: Option<(Instant, Duration)>,
     spin: Spin,
+    /// Slots whose last read stopped with more to read (and whether
+    /// their peer had hung up): read again on the next turn, whatever
+    /// epoll says.
+    backlog: Vec<(usize, bool)>,
 }
 
 impl<C: Conversation> EventLoop<'_, C> {
@@ -110,7 +115,11 @@ impl<C: Conversation> EventLoop<'_, C> {
                 return Ok(());
             }
             let polling = self.spin.polling(self.waiting > 0, now);
-            let timeout = self.timeout(now, next_sweep, polling);
+            let timeout = if self.backlog.is_empty() {
+                self.timeout(now, next_sweep, polling)
+            } else {
+                Duration::ZERO
+            };
             match self.poll.poll(&mut events, Some(timeout)) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => other?,
@@ -118,10 +127,44 @@ impl<C: Conversation> EventLoop<'_, C> {
             let polled_at = Instant::now();
             if events.is_empty() {
                 self.spin.empty(polling, now);
+            } else {
+                self.spin.events();
+                self.handle(&events, polled_at, progress);
+            }
+            self.read_backlog(progress);
+        }
+    }
+
+    /// Read on where the last turn stopped with more to read.
+    fn read_backlog(&mut self, progress: &Progress) {
+        for (i, hung_up) in std::mem::take(&mut self.backlog) {
+            let slot = &self.slots[i];
+            if slot.stream.is_none() || slot.connecting {
                 continue;
             }
-            self.spin.events();
-            self.handle(&events, polled_at, progress);
+            let now = Instant::now();
+            if self.read(i, hung_up, now, progress) {
+                self.pump(i, now);
+            }
+            self.settle(i, now);
+        }
+    }
+
+    /// Read slot `i`'s replies; false if its connection failed.
+    fn read(&mut self, i: usize, hung_up: bool, now: Instant, progress: &Progress) -> bool {
+        let slot = &mut self.slots[i];
+        match slot.receive(now, hung_up, self.opts.max_reply, self.sink) {
+            Ok((n, more)) => {
+                progress.add(n);
+                if more && !self.backlog.iter().any(|&(b, _)| b == i) {
+                    self.backlog.push((i, hung_up));
+                }
+                true
+            }
+            Err(f) => {
+                self.fail(i, f, now);
+                false
+            }
         }
     }
 
@@ -204,11 +247,8 @@ impl<C: Conversation> EventLoop<'_, C> {
             }
         }
         let hung_up = ev.is_read_closed() || ev.is_error();
-        if ev.is_readable() || hung_up {
-            match slot.receive(now, hung_up, self.opts.max_reply, self.sink) {
-                Ok(n) => progress.add(n),
-                Err(f) => return self.fail(i, f, now),
-            }
+        if (ev.is_readable() || hung_up) && !self.read(i, hung_up, now, progress) {
+            return;
         }
         self.pump(i, now);
     }

@@ -100,6 +100,11 @@ impl<C: Conversation> EventLoop<'_, C> {
             if let Some(f) = self.overdue(i, now, drained) {
                 self.fail(i, f, now);
                 self.settle(i, now);
+            } else if self.stopped && self.slots[i].finished_at.is_none() {
+                // A conversation may stop waiting without an event on its
+                // connection (a subscriber whose messages all came while
+                // others' publishers still stopped): it closes here.
+                self.settle(i, now);
             }
         }
     }

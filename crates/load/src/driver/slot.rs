@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 /// A connection's input buffer to begin with; it grows for longer replies.
 const INPUT: usize = 16 * 1024;
+/// Reads of one connection in one turn of its loop: a server that never
+/// lets its socket run dry (a flood of pub/sub messages, each taken)
+/// still lets the loop close the window and serve the others.
+const READS_PER_TURN: usize = 64;
 
 /// What a read found: bytes and maybe more behind them, bytes that
 /// emptied the socket (or none: it would block), or the end of the stream.
@@ -196,9 +200,11 @@ impl<C: Conversation> Slot<C> {
     }
 
     /// Read until the socket is dry (or the connection's work is done),
-    /// handing each whole reply to the conversation. Returns the replies
-    /// taken. `hung_up`: the event said the peer closed, so read on to
-    /// the end of the stream.
+    /// handing each whole reply to the conversation, for at most
+    /// [`READS_PER_TURN`] reads. Returns the replies taken, and whether
+    /// it stopped with more to read (the loop comes back to it: no new
+    /// event may come). `hung_up`: the event said the peer closed, so
+    /// read on to the end of the stream.
     /// An unfinished reply longer than `max_reply` fails the connection.
     pub(super) fn receive(
         &mut self,
@@ -206,12 +212,12 @@ impl<C: Conversation> Slot<C> {
         hung_up: bool,
         max_reply: usize,
         sink: &mut C::Sink,
-    ) -> Result<u64, Failure> {
+    ) -> Result<(u64, bool), Failure> {
         let mut replies = 0;
-        loop {
+        for _ in 0..READS_PER_TURN {
             let read = match self.read_once(hung_up, max_reply) {
                 Ok(Some(read)) => read,
-                Ok(None) => return Ok(replies),
+                Ok(None) => return Ok((replies, false)),
                 Err(failure) => {
                     // Replies read before the failure (a reset after the
                     // server died) are still answers.
@@ -247,13 +253,14 @@ impl<C: Conversation> Slot<C> {
             }
             replies += took;
             match read {
-                Got::End if self.client.connection_done() => return Ok(replies),
+                Got::End if self.client.connection_done() => return Ok((replies, false)),
                 Got::End => return Err(Failure::Closed),
-                Got::Dry => return Ok(replies),
-                Got::More if self.client.connection_done() => return Ok(replies),
+                Got::Dry => return Ok((replies, false)),
+                Got::More if self.client.connection_done() => return Ok((replies, false)),
                 Got::More => {}
             }
         }
+        Ok((replies, true))
     }
 
     /// One read into the input (grown first if full); `None` without a

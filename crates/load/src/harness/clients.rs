@@ -75,12 +75,13 @@ pub fn run_clients<E: Exchange + Send>(
         _ => None,
     };
     let start = Instant::now();
-    let whole = exchanges.len();
+    let senders = |e: &mut dyn Iterator<Item = &E>| e.filter(|e| !e.listening()).count();
+    let whole = senders(&mut exchanges.iter());
     let mut slots = slots(plan, exchanges, budget.as_ref(), start)?;
     let share = if whole == 0 {
         1.0
     } else {
-        slots.len() as f64 / whole as f64
+        senders(&mut slots.iter().map(|s| &s.client.exchange)) as f64 / whole as f64
     };
     // Connecting took time: the run starts now (or at the instant given),
     // for every client.
@@ -141,12 +142,13 @@ fn slots<'r, E: Exchange>(
     budget: Option<&'r AtomicU64>,
     start: Instant,
 ) -> Result<Vec<Slot<Metered<'r, E>>>, LoadError> {
-    let clients = exchanges.len();
-    let metered = plan
-        .agent
-        .part(exchanges)
-        .into_iter()
-        .map(|(k, e)| Metered::new(e, plan, budget, (k, clients), start));
+    // Listeners (pub/sub subscribers, last in the list) send nothing:
+    // the schedule is the senders'.
+    let clients = exchanges.iter().filter(|e| !e.listening()).count();
+    let metered = plan.agent.part(exchanges).into_iter().map(|(k, e)| {
+        let place = (k.min(clients.saturating_sub(1)), clients.max(1));
+        Metered::new(e, plan, budget, place, start)
+    });
     if plan.connections == Connections::Persistent {
         metered.map(|m| open(plan, m, start)).collect()
     } else {

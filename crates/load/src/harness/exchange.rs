@@ -61,6 +61,53 @@ pub trait Exchange {
     fn closing(&self) -> bool {
         false
     }
+
+    /// Whether this client's connection listens (a pub/sub subscriber):
+    /// it stays open with nothing to send, for what the server sends
+    /// unasked ([`Exchange::unasked`]), until the window has closed and
+    /// it awaits nothing more ([`Exchange::awaiting`]).
+    fn listening(&self) -> bool {
+        false
+    }
+
+    /// Nothing is in flight and `input` holds bytes: if a whole message
+    /// the server sent unasked is at its front, check it and return its
+    /// length, with what to record (a delivery and when its publisher
+    /// sent it) if anything; `Ok(None)` while it is incomplete. Only a
+    /// listening client gets any.
+    fn unasked(
+        &mut self,
+        _input: &[u8],
+        _rx: Received,
+        _checks: &mut Checks,
+    ) -> Result<Option<(usize, Option<Pushed>)>, String> {
+        Err(NO_REQUEST.into())
+    }
+
+    /// The window closed: nothing more is sent by anyone of this process.
+    fn window_closed(&mut self) {}
+
+    /// A listening client, after the window closed: whether it still
+    /// awaits messages (its connection stays open for them, as for
+    /// replies in flight, until the drain timeout).
+    fn awaiting(&self) -> bool {
+        false
+    }
+
+    /// The drain timeout ended while it still awaited messages: what has
+    /// not come will not (not a failure of the connection).
+    fn drained(&mut self) {}
+}
+
+/// What a client's input that answers nothing is said to be.
+pub const NO_REQUEST: &str = "a reply to no request: the server answered more than it was asked";
+
+/// A message the server sent unasked, to record: its operation, and when
+/// it was sent (its latency counts from there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pushed {
+    pub op: usize,
+    pub sent: Instant,
 }
 
 /// When a reply came, and whether it counts (it came inside the window).

@@ -56,7 +56,9 @@ pub(super) fn gather<E: super::Exchange>(
     let sent = sent(&run.clients);
     let last_counted = last_counted(&run.clients, run.span);
     let clients = clients(run.clients, seconds, plan.verify, errors);
-    let requests = merged.total();
+    // Deliveries the server sent unasked are recorded by operation, not
+    // counted as requests.
+    let requests = merged.total() - merged.unasked;
     let throughput_rps = per_s(requests, duration_s);
     let served = Served::of(requests, last_counted, duration_s, !errors.is_empty());
     let per_second = padded(&merged.per_second, seconds);
@@ -187,7 +189,7 @@ fn schedule(
     // A split load's agent asked for its share of the rate.
     let rate = plan.pacing.asked_rps(duration_s)? * share;
     let arrivals = plan.pacing.arrivals.name();
-    let throughput_rps = per_s(merged.total(), duration_s);
+    let throughput_rps = per_s(merged.total() - merged.unasked, duration_s);
     let mut s = ScheduleReport::new(arrivals, rate, throughput_rps, &merged.lag);
     if let Some(stages) = &plan.pacing.stages {
         s.stages = Some(stages.to_string());

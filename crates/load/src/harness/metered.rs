@@ -244,6 +244,38 @@ impl<'r, E: Exchange> Metered<'r, E> {
         }
     }
 
+    /// What the server sent unasked (nothing is in flight), if the
+    /// exchange listens for it: a delivery is recorded as a reply whose
+    /// request went when its publisher sent it.
+    fn take_unasked(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        rec: &mut Recorder,
+    ) -> Result<Option<usize>, String> {
+        let rx = Received {
+            at: now,
+            counted: self.span.contains(now),
+        };
+        let Some((len, pushed)) = self.exchange.unasked(input, rx, &mut self.checks)? else {
+            return Ok(None);
+        };
+        if let Some(p) = pushed {
+            self.note(rec);
+            let at = p.sent.min(now);
+            let timing = Timing {
+                intended: at,
+                ready: at,
+                sent: at,
+            };
+            if rec.record_unasked(p.op, &timing, now) {
+                self.counted(now);
+            }
+            self.last_reply = Some(now);
+        }
+        Ok(Some(len))
+    }
+
     /// The current connection may carry no more requests.
     fn spent(&self) -> bool {
         match self.plan.connections {
@@ -345,7 +377,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         rec: &mut Recorder,
     ) -> Result<Option<usize>, String> {
         let Some(front) = self.inflight.front() else {
-            return Err("a reply to no request: the server answered more than it was asked".into());
+            return self.take_unasked(input, now, rec);
         };
         let rx = Received {
             at: now,
@@ -378,15 +410,28 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         Ok(Some(len))
     }
 
+    /// A listening client awaiting messages after the window closed
+    /// counts as one in flight: its connection drains as replies do.
     fn in_flight(&self) -> usize {
-        self.inflight.len()
+        self.inflight.len() + usize::from(self.exchange.awaiting())
     }
 
     fn connection_done(&self) -> bool {
-        self.inflight.is_empty() && (self.ended || self.spent() || self.exchange.closing())
+        self.inflight.is_empty()
+            && (self.ended || self.spent() || self.exchange.closing())
+            && !self.exchange.listening()
     }
 
     fn failed(&mut self, failure: Failure, now: Instant) {
+        if matches!(failure, Failure::Stalled(_))
+            && self.inflight.is_empty()
+            && self.exchange.awaiting()
+        {
+            // A listener's drain is over: what it awaited did not come,
+            // which it counts itself; its connection did not fail.
+            self.exchange.drained();
+            return;
+        }
         let unanswered = self.inflight.front().map(|f| &f.sent);
         let what = self.exchange.failed(&failure, unanswered);
         self.errors.push(what);
@@ -404,6 +449,7 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
     }
 
     fn window_closed(&mut self, now: Instant, rec: &mut Recorder) {
+        self.exchange.window_closed();
         self.note(rec);
         self.span.close_at(now);
         rec.span.close_at(now);

@@ -21,7 +21,7 @@ pub mod target;
 
 pub use agent::{Agent, Unfed};
 pub use clients::{run_clients, CompletedClient, CompletedRun};
-pub use exchange::{Exchange, Received};
+pub use exchange::{Exchange, Pushed, Received, NO_REQUEST};
 pub use gather::Measured;
 pub use metered::{ErrorLog, Sends};
 pub use pace::Pacing;

@@ -434,3 +434,131 @@ fn a_warm_up_is_run_but_not_recorded() {
     assert!(run.clients[0].runtime + Duration::from_millis(300) <= t0.elapsed());
     assert_eq!(run.clients[0].per_second.len(), 1);
 }
+
+/// A listening client: sends nothing, takes the server's `tick` lines
+/// (each a delivery, sent when it came), and after the window awaits
+/// until it has `want` of them.
+struct Listener {
+    want: u64,
+    got: u64,
+    opened: bool,
+    closed: bool,
+    drained: bool,
+}
+
+impl Exchange for Listener {
+    type Sent = ();
+
+    fn connect(&mut self, _now: Instant) -> bool {
+        !std::mem::replace(&mut self.opened, true)
+    }
+
+    fn request(&mut self, _wire: &mut Vec<u8>) -> Option<(usize, ())> {
+        None
+    }
+
+    fn reply(
+        &mut self,
+        _input: &[u8],
+        _sent: &(),
+        _rx: Received,
+        _checks: &mut Checks,
+    ) -> Result<Option<usize>, String> {
+        Err("it asked nothing".into())
+    }
+
+    fn failed(&mut self, failure: &Failure, _unanswered: Option<&()>) -> String {
+        format!("listener: {failure}")
+    }
+
+    fn label(&self) -> (&'static str, usize) {
+        ("listener", 0)
+    }
+
+    fn listening(&self) -> bool {
+        true
+    }
+
+    fn unasked(
+        &mut self,
+        input: &[u8],
+        rx: Received,
+        _checks: &mut Checks,
+    ) -> Result<Option<(usize, Option<Pushed>)>, String> {
+        let Some((line, len)) = take_line(input)? else {
+            return Ok(None);
+        };
+        assert_eq!(line, b"tick");
+        self.got += 1;
+        Ok(Some((len, Some(Pushed { op: 0, sent: rx.at }))))
+    }
+
+    fn window_closed(&mut self) {
+        self.closed = true;
+    }
+
+    fn awaiting(&self) -> bool {
+        self.closed && !self.drained && self.got < self.want
+    }
+
+    fn drained(&mut self) {
+        self.drained = true;
+    }
+}
+
+/// A server that sends five `tick` lines on each connection, unasked,
+/// then holds it open.
+fn ticking() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let _ = stream.write_all(&b"tick\n".repeat(5));
+                let _ = std::io::copy(&mut stream, &mut std::io::sink());
+            });
+        }
+    });
+    addr
+}
+
+/// A listener's deliveries are recorded by operation, apart from the
+/// requests; its connection stays open with nothing to send, and after
+/// the window it closes once it awaits nothing more, or at the drain
+/// timeout, which is no failure.
+#[test]
+fn a_listener_records_deliveries_and_drains_without_failing() {
+    let addr = ticking();
+    for want in [5, 6] {
+        let mut p = plan(
+            addr,
+            Window::Duration(Duration::from_millis(300)),
+            Connections::Persistent,
+        );
+        p.timeouts.drain = Some(Duration::from_millis(300));
+        let listener = Listener {
+            want,
+            got: 0,
+            opened: false,
+            closed: false,
+            drained: false,
+        };
+        let run = run_clients(&p, 1, vec![listener], &Progress::default()).unwrap();
+        let c = &run.clients[0];
+        assert_eq!(c.errors.count, 0, "{:?}", c.errors.kept);
+        assert_eq!(c.exchange.got, 5);
+        // Awaiting a sixth that never comes, it drains to the timeout.
+        assert_eq!(c.exchange.drained, want == 6);
+        let (mut recorded, mut late, mut unasked, mut requests) = (0, 0, 0, 0);
+        for r in &run.recorders {
+            recorded += r.ops[0].count;
+            late += r.late;
+            unasked += r.unasked;
+            requests += r.per_second.iter().sum::<u64>();
+        }
+        // Each in the window (or late, on a machine too busy to read
+        // them within 300 ms), none a request.
+        assert_eq!((recorded + late, unasked, requests), (5, recorded, 0));
+    }
+}

@@ -198,12 +198,17 @@ fn operations(report: &LoadReport) -> Result<(), String> {
     };
     // A RESP load's commands of the user's own (`--command`), as its
     // configuration names them: no more than the file holds.
-    let own: Vec<&str> = report
+    let mut own: Vec<&str> = report
         .config
         .get("commands")
         .and_then(|c| c.as_array())
         .map(|a| a.iter().filter_map(|c| c.get("name")?.as_str()).collect())
         .unwrap_or_default();
+    // Its pub/sub workload's operations (PUBLISH, deliver), likewise.
+    let workload = report.config.get("workload").and_then(|w| w.as_str());
+    if protocol == serverlab_proto::resp::NAME && workload == Some("pubsub") {
+        own.extend(crate::resp::pubsub::OPS);
+    }
     let mut seen = std::collections::BTreeSet::new();
     let (mut quoted, mut offenders) = (Vec::new(), 0usize);
     for op in &report.results.operations {

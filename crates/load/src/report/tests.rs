@@ -97,6 +97,7 @@ fn every_protocol() -> Vec<ProtocolResults> {
                 reads: Reads::of(4, 1),
                 posts_acknowledged: 9,
             }),
+            pubsub: None,
         }
         .into(),
         crate::http::HttpResults::of(

@@ -1,24 +1,29 @@
-//! One connection of the RESP load: a keys client ([`KeysClient`]) or a
+//! One connection of the RESP load: a keys client ([`KeysClient`]), a
 //! board poster or reader (the board load's client, spelled in lists:
-//! [`Lists`]).
+//! [`Lists`]), or a pub/sub publisher or subscriber.
 
 use super::board::Lists;
 use super::keys::{self, KeysClient};
+use super::pubsub::{Publisher, Subscriber};
 use crate::board::client::{BoardClient, Expect};
 use crate::checks::Checks;
 use crate::driver::Failure;
-use crate::harness::{Exchange, Received};
+use crate::harness::{Exchange, Pushed, Received};
 use std::time::Instant;
 
 pub enum RespClient<'a> {
     Keys(KeysClient<'a>),
     Board(BoardClient<'a, Lists>),
+    Publisher(Publisher<'a>),
+    Subscriber(Subscriber<'a>),
 }
 
 /// What a reply needs from its request, by workload.
 pub enum Sent {
     Keys(keys::Sent),
     Board(Expect),
+    /// A PUBLISH, to this channel.
+    Publish(usize),
 }
 
 impl RespClient<'_> {
@@ -27,6 +32,8 @@ impl RespClient<'_> {
         match self {
             RespClient::Keys(c) => (c.error_replies, c.nulls),
             RespClient::Board(c) => (c.encoding.error_replies, c.encoding.nulls),
+            RespClient::Publisher(p) => (p.error_replies, 0),
+            RespClient::Subscriber(_) => (0, 0),
         }
     }
 
@@ -35,15 +42,15 @@ impl RespClient<'_> {
     pub(crate) fn error_prefixes(&self) -> Vec<(&String, u64)> {
         match self {
             RespClient::Keys(c) => c.error_prefixes.iter().map(|(p, n)| (p, *n)).collect(),
-            RespClient::Board(_) => Vec::new(),
+            _ => Vec::new(),
         }
     }
 
     /// The board's reads that found a message, and that found none.
     pub(crate) fn hits_and_misses(&self) -> (u64, u64) {
         match self {
-            RespClient::Keys(_) => (0, 0),
             RespClient::Board(c) => (c.hits, c.misses),
+            _ => (0, 0),
         }
     }
 }
@@ -55,6 +62,8 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.connect(now),
             RespClient::Board(c) => c.connect(now),
+            RespClient::Publisher(p) => p.connect(),
+            RespClient::Subscriber(s) => s.connect(),
         }
     }
 
@@ -62,6 +71,8 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.greet(stream),
             RespClient::Board(c) => c.encoding.greeting.send(stream),
+            RespClient::Publisher(p) => p.greet(stream),
+            RespClient::Subscriber(s) => s.greet(stream),
         }
     }
 
@@ -69,6 +80,8 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.request(wire).map(|(op, s)| (op, Sent::Keys(s))),
             RespClient::Board(c) => c.request(wire).map(|(op, s)| (op, Sent::Board(s))),
+            RespClient::Publisher(p) => p.request(wire).map(|(op, c)| (op, Sent::Publish(c))),
+            RespClient::Subscriber(_) => None,
         }
     }
 
@@ -82,10 +95,9 @@ impl Exchange for RespClient<'_> {
         match (self, sent) {
             (RespClient::Keys(c), Sent::Keys(s)) => c.reply(input, s, rx, checks),
             (RespClient::Board(c), Sent::Board(s)) => c.reply(input, s, rx, checks),
+            (RespClient::Publisher(p), Sent::Publish(c)) => p.reply(input, *c, checks),
             // A client sends only its own workload's requests.
-            (RespClient::Keys(_), _) | (RespClient::Board(_), _) => {
-                Err("a reply to another workload's request".into())
-            }
+            _ => Err("a reply to another workload's request".into()),
         }
     }
 
@@ -94,6 +106,8 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.failed(failure, None),
             RespClient::Board(c) => c.failed(failure, None),
+            RespClient::Publisher(p) => p.failed(failure),
+            RespClient::Subscriber(s) => s.failed(failure),
         }
     }
 
@@ -101,6 +115,42 @@ impl Exchange for RespClient<'_> {
         match self {
             RespClient::Keys(c) => c.label(),
             RespClient::Board(c) => c.label(),
+            RespClient::Publisher(p) => p.label(),
+            RespClient::Subscriber(s) => s.label(),
+        }
+    }
+
+    fn listening(&self) -> bool {
+        matches!(self, RespClient::Subscriber(_))
+    }
+
+    fn unasked(
+        &mut self,
+        input: &[u8],
+        rx: Received,
+        checks: &mut Checks,
+    ) -> Result<Option<(usize, Option<Pushed>)>, String> {
+        match self {
+            RespClient::Subscriber(s) => s.unasked(input, rx, checks),
+            _ => Err(crate::harness::NO_REQUEST.into()),
+        }
+    }
+
+    fn window_closed(&mut self) {
+        match self {
+            RespClient::Publisher(p) => p.window_closed(),
+            RespClient::Subscriber(s) => s.window_closed(),
+            _ => {}
+        }
+    }
+
+    fn awaiting(&self) -> bool {
+        matches!(self, RespClient::Subscriber(s) if s.awaiting())
+    }
+
+    fn drained(&mut self) {
+        if let RespClient::Subscriber(s) = self {
+            s.drained();
         }
     }
 }

@@ -6,13 +6,16 @@
 //! readers LINDEX and LLEN). With `verify` every reply is checked: a
 //! connection owns its keys (so it knows what each must hold, pipelined or
 //! not) and shares read-only keys written before the run; board replies
-//! are checked against the acknowledged posts.
+//! are checked against the acknowledged posts. With `--workload pubsub`,
+//! publishers PUBLISH stamped messages and subscribers time and check
+//! their delivery ([`pubsub`]).
 
 mod board;
 mod client;
 pub mod commands;
 mod keys;
 mod mirror;
+pub mod pubsub;
 mod setup;
 pub mod workload;
 
@@ -85,6 +88,12 @@ pub struct RespLoad {
     pub topics: usize,
     pub message_size: usize,
     pub reader_mix: ReaderMix,
+    /// The pub/sub workload: publishers, subscribers, channels, and
+    /// whether subscribers PSUBSCRIBE to patterns.
+    pub publishers: usize,
+    pub subscribers: usize,
+    pub channels: usize,
+    pub patterns: bool,
     pub seed: u64,
     pub verify: bool,
     /// Which share of a split load this process runs (said in the
@@ -126,6 +135,10 @@ impl RespLoad {
             topics: 16,
             message_size: 32,
             reader_mix: crate::board::workload::reference_reader_mix(),
+            publishers: 1,
+            subscribers: 5,
+            channels: 1,
+            patterns: false,
             seed: 1,
             verify: false,
             agent: harness::Agent::SOLO,
@@ -140,6 +153,7 @@ impl RespLoad {
         match self.workload {
             Workload::Keys => self.connections,
             Workload::Board => self.posters + self.readers,
+            Workload::Pubsub => self.publishers + self.subscribers,
         }
     }
 
@@ -180,6 +194,7 @@ impl RespLoad {
 /// What the clients share.
 pub struct Resp {
     board: Option<Board>,
+    pubsub: Option<pubsub::PubSub>,
     setup: Option<Setup>,
 }
 
@@ -192,7 +207,9 @@ impl harness::Protocol for RespLoad {
     /// The data commands, or the user's own (`--command`) by name: a run
     /// sends one or the other, and names each operation once.
     fn ops(&self) -> Vec<&str> {
-        if self.commands.is_empty() {
+        if self.workload == Workload::Pubsub {
+            pubsub::OPS.to_vec()
+        } else if self.commands.is_empty() {
             OPS.to_vec()
         } else {
             self.commands.iter().map(|c| c.name.as_str()).collect()
@@ -219,6 +236,13 @@ impl harness::Protocol for RespLoad {
                 ),
                 ("topics", self.topics),
             ],
+            Workload::Pubsub => vec![
+                (
+                    "connections (publishers and subscribers)",
+                    self.publishers + self.subscribers,
+                ),
+                ("channels", self.channels),
+            ],
         }
     }
 
@@ -229,6 +253,7 @@ impl harness::Protocol for RespLoad {
                 let written = setup::keys(self, errors)?;
                 Ok(Resp {
                     board: None,
+                    pubsub: None,
                     setup: (written > 0).then(|| Setup {
                         keys_written: written as u64,
                         time_s: t0.elapsed().as_secs_f64(),
@@ -245,6 +270,21 @@ impl harness::Protocol for RespLoad {
                 };
                 Ok(Resp {
                     board: Some(Board::new(bases)),
+                    pubsub: None,
+                    setup: None,
+                })
+            }
+            Workload::Pubsub => {
+                let counts = (self.publishers, self.subscribers, self.channels);
+                let ps = pubsub::PubSub::new(counts, self.patterns, self.agent);
+                errors.extend(ps.unfed());
+                if let Stop::Requests(_) = self.stop {
+                    // Subscribers drain after the window: it must close.
+                    errors.push("the pub/sub workload runs for a duration, not a count".into());
+                }
+                Ok(Resp {
+                    board: None,
+                    pubsub: Some(ps),
                     setup: None,
                 })
             }
@@ -252,6 +292,9 @@ impl harness::Protocol for RespLoad {
     }
 
     fn exchanges<'a>(&'a self, run: &'a Resp) -> Vec<RespClient<'a>> {
+        if let Some(ps) = &run.pubsub {
+            return self.pubsub_clients(ps);
+        }
         match &run.board {
             None => (0..self.connections)
                 .map(|i| RespClient::Keys(KeysClient::new(self, i)))
@@ -293,6 +336,17 @@ impl harness::Protocol for RespLoad {
             }
             b.results(hits, misses)
         });
+        let pubsub = run.pubsub.as_ref().map(|ps| {
+            let (mut pubs, mut subs) = (Vec::new(), Vec::new());
+            for c in clients() {
+                match c {
+                    RespClient::Publisher(p) => pubs.push(p),
+                    RespClient::Subscriber(s) => subs.push(s),
+                    _ => {}
+                }
+            }
+            ps.results(&pubs, &subs, done.measured.duration_s, done.checks)
+        });
         let workload = if self.commands.is_empty() {
             self.workload.to_string()
         } else {
@@ -305,8 +359,31 @@ impl harness::Protocol for RespLoad {
             null_replies,
             setup: run.setup.clone(),
             board,
+            pubsub,
         }
         .into()
+    }
+}
+
+impl RespLoad {
+    /// The pub/sub workload's clients: the publishers, then the
+    /// subscribers (a split load's agent keeps its part of them).
+    fn pubsub_clients<'a>(&'a self, ps: &'a pubsub::PubSub) -> Vec<RespClient<'a>> {
+        let greeting = || commands::Greeting::new(self.auth.as_ref(), self.db);
+        let publishers = (0..self.publishers).map(|i| {
+            let size = self.value_size.clone();
+            RespClient::Publisher(pubsub::Publisher::new(ps, i, greeting(), size, self.seed))
+        });
+        let n = self.agent.count.max(1);
+        let mut local = 0;
+        let subscribers = (0..self.subscribers).map(|s| {
+            let g = self.publishers + s;
+            let mine = g % n == self.agent.index;
+            let at = if mine { local } else { 0 };
+            local += usize::from(mine);
+            RespClient::Subscriber(pubsub::Subscriber::new(ps, s, at, greeting()))
+        });
+        publishers.chain(subscribers).collect()
     }
 }
 

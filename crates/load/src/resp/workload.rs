@@ -230,16 +230,20 @@ pub enum Workload {
     /// Posters RPUSH to topic lists (the new length is the id + 1);
     /// readers LINDEX an acknowledged id, or LLEN a topic (COUNT).
     Board,
+    /// Publishers PUBLISH stamped messages to channels; subscribers time
+    /// and check their delivery.
+    Pubsub,
 }
 
 impl Named for Workload {
     const WHAT: &'static str = "workload";
-    const ALL: &'static [Workload] = &[Workload::Keys, Workload::Board];
+    const ALL: &'static [Workload] = &[Workload::Keys, Workload::Board, Workload::Pubsub];
 
     fn name(self) -> &'static str {
         match self {
             Workload::Keys => "keys",
             Workload::Board => "board",
+            Workload::Pubsub => "pubsub",
         }
     }
 
@@ -248,6 +252,10 @@ impl Named for Workload {
             Workload::Keys => "connections send a mix of data commands over keys",
             Workload::Board => {
                 "posters RPUSH messages to topic lists, readers LINDEX and LLEN them (the CAPS board)"
+            }
+            Workload::Pubsub => {
+                "publishers PUBLISH stamped messages to channels, subscribers time and check their \
+                 delivery"
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod board;
 pub mod bucket;
 pub mod http;
 pub mod kv;
+pub mod pubsub;
 pub mod resp;
 
 pub use across::{Across, Merge, Part};

@@ -2,6 +2,7 @@
 //! before the run, and for the board workload, the board's figures.
 
 use super::board::BoardResults;
+use super::pubsub::PubSubResults;
 use super::{Across, Merge, TextLines};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,9 @@ pub struct RespResults {
     pub setup: Option<Setup>,
     /// The board workload's reads and acknowledged posts.
     pub board: Option<BoardResults>,
+    /// The pub/sub workload's publishes and deliveries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pubsub: Option<PubSubResults>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +43,7 @@ impl Merge for RespResults {
         let setups: Vec<&Option<Setup>> = parts.iter().map(|p| &p.setup).collect();
         // The board workload's, in every agent or none.
         let boards = at.all_or_none("board", parts, |p| p.board.as_ref())?;
+        let pubsubs = at.all_or_none("pubsub", parts, |p| p.pubsub.as_ref())?;
         Ok(RespResults {
             workload,
             error_replies: at.count("error_replies", parts, |p| p.error_replies)?,
@@ -46,6 +51,7 @@ impl Merge for RespResults {
             null_replies: at.count("null_replies", parts, |p| p.null_replies)?,
             setup: Option::<Setup>::merge(&setups, at)?,
             board: boards.map(|b| BoardResults::merge(&b, at)).transpose()?,
+            pubsub: pubsubs.map(|p| PubSubResults::merge(&p, at)).transpose()?,
         })
     }
 }
@@ -99,6 +105,9 @@ impl TextLines for RespResults {
         if let Some(b) = &self.board {
             lines.extend(b.text_lines());
             lines.push(format!("posts acknowledged: {}", b.posts_acknowledged));
+        }
+        if let Some(p) = &self.pubsub {
+            lines.extend(p.text_lines());
         }
         lines
     }

@@ -419,6 +419,7 @@ fn resp_of(replies: &[RespReply], board: bool, setup: (u64, f64)) -> RespResults
             time_s: setup.1,
         }),
         board: board.then(|| board_of(&outcomes)),
+        pubsub: None,
     }
 }
 
