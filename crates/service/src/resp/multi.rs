@@ -63,7 +63,7 @@ pub(crate) fn queue(
 ) -> Option<After> {
     match cmd {
         Cmd::Ext(n) if is_transaction(n) && n != Name::Unwatch => None,
-        Cmd::Conn(ConnCmd::Quit) => None,
+        Cmd::Conn(ConnCmd::Quit) | Cmd::Ext(Name::Reset) => None,
         Cmd::Reject(r) => {
             conn.multi.as_mut().expect("a transaction").refused = true;
             svc.reject(r, conn, input, out);
