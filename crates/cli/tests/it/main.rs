@@ -52,6 +52,7 @@ mod resp_colls;
 mod resp_interop;
 mod resp_keys;
 mod resp_lists;
+mod resp_pubsub;
 mod resp_sort;
 mod resp_strings;
 mod resp_txn;
