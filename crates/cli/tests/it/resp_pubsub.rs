@@ -366,3 +366,27 @@ fn a_subscriber_that_stops_reading_is_cut_off_under_every_strategy() {
         slow_subscriber_is_cut(strategy);
     }
 }
+
+/// At the connection cap a new connection evicts the one waiting longest
+/// for a request, but never a subscriber: it waits for messages, and
+/// evicting it would lose them.
+#[test]
+fn a_subscriber_is_not_evicted_at_the_connection_cap_under_every_strategy() {
+    for strategy in strategies() {
+        let server = ServerProc::start("resp", &["--strategy", strategy, "--max-connections", "2"]);
+        let mut sub = Raw::connect(server.addr);
+        sub.expect(
+            &cmd(&["SUBSCRIBE", "c"]),
+            &confirm("subscribe", Some("c"), 1),
+        );
+        let mut idle = Raw::connect(server.addr);
+        idle.expect(&cmd(&["PING"]), "+PONG\r\n");
+        // The third evicts the idle one, though the subscriber has waited
+        // longer.
+        let mut p = Raw::connect(server.addr);
+        p.expect(&cmd(&["PUBLISH", "c", "m"]), ":1\r\n");
+        let want = message("c", "m");
+        assert_eq!(text(&sub.read_n(want.len())), want, "{strategy}");
+        assert!(idle.closed(), "{strategy}: the idle connection stayed");
+    }
+}

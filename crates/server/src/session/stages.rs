@@ -247,7 +247,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
-        if self.idle_marked {
+        if self.listening && !self.idle_marked {
+            // A subscriber waits for messages, not idle: it is not evicted
+            // at the connection cap (its messages would be lost).
+        } else if self.idle_marked {
             // What it held was no whole request (a slowloris's bytes).
             self.idle.waits_again();
         } else {

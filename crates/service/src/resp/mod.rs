@@ -780,6 +780,7 @@ impl RespService {
             common: &self.common,
             dbs: &dbs,
             blocked: self.blocked.len(),
+            pubsub: self.pubsub.sizes(),
             stats: &self.stats,
             log: self.log.as_deref(),
         });

@@ -97,6 +97,11 @@ fn counts_and_introspection() {
         "*6\r\n$2\r\nc1\r\n:2\r\n$2\r\nc2\r\n:1\r\n$2\r\nzz\r\n:0\r\n:2\r\n*1\r\n$2\r\nc2\r\n"
     );
     assert_eq!(svc.pubsub.sizes(), (2, 2));
+    let info = send(&svc, &mut q, &[&["INFO", "stats"]]);
+    assert!(
+        info.contains("\r\npubsub_channels:2\r\npubsub_patterns:2\r\n"),
+        "{info}"
+    );
 }
 
 #[test]
