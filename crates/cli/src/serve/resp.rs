@@ -51,8 +51,8 @@ fn pubsub_limit(text: &str) -> Result<PubSubLimits, String> {
 impl Protocol for Args {
     const NAME: &'static str = resp::NAME;
     const ABOUT: &'static str = "Redis's protocol, RESP2: strings, lists, sets, hashes, sorted \
-                                 sets, deadlines, transactions and blocking pops, for redis-cli, \
-                                 redis-benchmark and clients";
+                                 sets, deadlines, transactions, blocking pops and \
+                                 publish/subscribe, for redis-cli, redis-benchmark and clients";
     const PORT: Option<u16> = Some(resp::DEFAULT_PORT);
 
     fn server(&self) -> &ServerArgs {

@@ -390,3 +390,10 @@ fn a_subscriber_is_not_evicted_at_the_connection_cap_under_every_strategy() {
         assert!(idle.closed(), "{strategy}: the idle connection stayed");
     }
 }
+
+#[test]
+fn a_bad_pubsub_limit_names_itself() {
+    for bad in ["1,2", "32MiB,8MiB,x", "lots,1,1", "1,2,3,4"] {
+        usage_error(&["serve", "resp", "--pubsub-limit", bad], "--pubsub-limit");
+    }
+}
