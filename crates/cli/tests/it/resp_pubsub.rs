@@ -85,6 +85,26 @@ fn script(addr: SocketAddr) {
         &cmd(&["PUBSUB", "CHANNELS", "a", "b"]),
         "-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.\r\n",
     );
+    p.expect(
+        &cmd(&["PSUBSCRIBE"]),
+        "-ERR wrong number of arguments for 'psubscribe' command\r\n",
+    );
+    p.expect(
+        &cmd(&["PUBLISH", "a", "b", "c"]),
+        "-ERR wrong number of arguments for 'publish' command\r\n",
+    );
+    p.expect(&cmd(&["PUBSUB", "SHARDCHANNELS"]), "*0\r\n");
+    p.expect(
+        &cmd(&["PUBSUB", "SHARDNUMSUB", "a", "b"]),
+        "*4\r\n$1\r\na\r\n:0\r\n$1\r\nb\r\n:0\r\n",
+    );
+    p.send(&cmd(&["PUBSUB", "HELP"]));
+    let help = text(&p.reply());
+    assert!(help.starts_with("*14\r\n+PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+CHANNELS [<pattern>]\r\n"), "{help}");
+    assert!(
+        help.ends_with("+HELP\r\n+    Prints this help.\r\n"),
+        "{help}"
+    );
     // Subscribe: each name confirmed with the count of subscriptions.
     s.expect(
         &cmd(&["SUBSCRIBE", "news", "news"]),
