@@ -116,9 +116,7 @@ mod tests {
 
     #[test]
     fn the_ticks_of_some_cpus() {
-        let stat = "cpu  20 0 20 60 0 0 0 0 0 0\n\
-                    cpu0 10 0 5 80 5 0 0 0 0 0\n\
-                    cpu1 50 1 20 20 0 3 4 2 0 0\nintr 1 2\n";
+        let stat = serverlab_util::proc_stat::EXAMPLE;
         let one = parse_cpu_ticks(stat, &[1]).unwrap();
         assert_eq!(
             one,

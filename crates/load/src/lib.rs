@@ -117,6 +117,16 @@ pub enum LoadError {
     Unfed(#[from] harness::Unfed),
 }
 
+impl LoadError {
+    /// What a failed connection to `addr` is, for `map_err`.
+    pub fn connecting(addr: &endpoint::Endpoint) -> impl FnOnce(std::io::Error) -> LoadError + '_ {
+        move |error| LoadError::Connect {
+            addr: addr.clone(),
+            error,
+        }
+    }
+}
+
 /// The start of what a server sent, quoted and escaped, for an error
 /// that says what arrived.
 pub fn quoted(bytes: &[u8]) -> String {

@@ -4,7 +4,7 @@
 mod common;
 
 use serverlab_load::output::caps;
-use serverlab_load::report::{ClientCpu, LoadReport, Results, ThreadSummary, Verification};
+use serverlab_load::report::{ClientCpu, LoadReport, Results, ThreadSummary};
 
 fn thread(role: &str, index: usize, per_second: &[u64], runtime_s: f64) -> ThreadSummary {
     ThreadSummary {
@@ -23,25 +23,13 @@ fn fixture() -> LoadReport {
             duration_s: 3.0,
             requests: 85968,
             throughput_rps: 85968.0 / 3.0,
-            warmup_s: 0.0,
-            served: None,
-            requested_rps: None,
             concurrency: 3,
-            operations: Vec::new(),
             per_second: vec![31671, 31699, 22598],
-            per_second_latency_us: None,
-            schedule: None,
             threads: vec![
                 thread("poster", 0, &[10671, 10697, 10596], 3.00012),
                 thread("poster", 1, &[9000, 9001], 3.00017),
                 thread("reader", 0, &[12000, 12001, 12002], 3.00025),
             ],
-            late_replies: 0,
-            interrupted: false,
-            errors: Vec::new(),
-            failures: 0,
-            thresholds: Vec::new(),
-            verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 3.0, 1),
             ..Default::default()
         },

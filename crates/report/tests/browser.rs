@@ -11,7 +11,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The first screen: the window the screenshot is taken at.
 const WIDTH: u32 = 1280;
@@ -75,18 +75,8 @@ fn run_chromium(page: &Path, profile: &Path, args: &[&str]) -> String {
         std::io::Read::read_to_string(&mut stdout, &mut text).ok();
         text
     });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within a minute");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = serverlab_util::child::wait_or_kill(&mut child, Duration::from_secs(60))
+        .expect("chromium did not finish within a minute");
     assert!(status.success(), "chromium failed: {status}");
     reader.join().unwrap()
 }

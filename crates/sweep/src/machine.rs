@@ -179,14 +179,10 @@ mod tests {
 
     #[test]
     fn proc_files_parse() {
-        let stat = "cpu  119079 31 22595 55070 721 17 1199 1134 0 0\n\
-                    cpu0 58882 20 11080 28582 258 0 546 537 0 0\n\
-                    cpu1 60196 11 11515 26487 462 0 652 596 0 0\nintr 1 2\n";
-        let (t, cores) = parse_stat(stat).unwrap();
-        assert_eq!(
-            (t.busy, t.steal, cores),
-            (119079 + 31 + 22595 + 17 + 1199, 1134, 2)
-        );
+        // The total line's 20 1 20 60 2 3 4 5; cpu0 and cpu1 (cpu2's line
+        // is too short to count).
+        let (t, cores) = parse_stat(serverlab_util::proc_stat::EXAMPLE).unwrap();
+        assert_eq!((t.busy, t.steal, cores), (20 + 1 + 20 + 3 + 4, 5, 2));
         assert_eq!(
             parse_loadavg("4.84 3.91 2.30 3/99 29696\n"),
             Some([4.84, 3.91, 2.30])

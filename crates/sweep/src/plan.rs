@@ -703,15 +703,7 @@ mod tests {
 
     #[test]
     fn when_flags_join_only_their_points() {
-        let p = plan(
-            r#"
-            protocol = "bucket"
-            [server]
-            strategy = ["thread-per-request", "pool-locked"]
-            [server.when.strategy.pool-locked]
-            threads = 8
-            "#,
-        );
+        let p = plan(crate::spec::tests::WHEN_POOL_LOCKED);
         assert_eq!(p.points.len(), 2, "no new axis");
         assert_eq!(
             p.points[0].server_flags,

@@ -600,8 +600,17 @@ fn is_flag_name(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Two strategies, and a flag only `pool-locked` takes.
+    pub(crate) const WHEN_POOL_LOCKED: &str = r#"
+        protocol = "bucket"
+        [server]
+        strategy = ["thread-per-request", "pool-locked"]
+        [server.when.strategy.pool-locked]
+        threads = 8
+    "#;
 
     fn parse(text: &str) -> Result<Experiment, String> {
         Experiment::parse("x.toml", text).map_err(|e| e.to_string())
@@ -609,16 +618,7 @@ mod tests {
 
     #[test]
     fn flags_when_another_flag_takes_a_value() {
-        let e = parse(
-            r#"
-            protocol = "bucket"
-            [server]
-            strategy = ["thread-per-request", "pool-locked"]
-            [server.when.strategy.pool-locked]
-            threads = 8
-            "#,
-        )
-        .unwrap();
+        let e = parse(WHEN_POOL_LOCKED).unwrap();
         assert_eq!(e.server.when.len(), 1);
         assert_eq!(e.server.when[0].flag, "strategy");
         assert_eq!(e.server.when[0].value, "pool-locked");

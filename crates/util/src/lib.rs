@@ -11,6 +11,7 @@
 
 pub mod addr;
 pub mod buf;
+pub mod child;
 pub mod cpus;
 pub mod duration;
 pub mod file;

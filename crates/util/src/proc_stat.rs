@@ -31,6 +31,13 @@ impl CpuLine {
     }
 }
 
+/// A /proc/stat of two CPUs, for tests: a total line, `cpu0`, `cpu1`, and
+/// a `cpu2` line too short to count.
+pub const EXAMPLE: &str = "cpu  20 1 20 60 2 3 4 5 0 0\n\
+                           cpu0 10 0 5 80 5 0 0 0 0 0\n\
+                           cpu1 50 1 20 20 0 3 4 2 0 0\n\
+                           cpu2 1 2\nintr 1 2\n";
+
 /// Every `cpu` line of `stat` (the text of /proc/stat) that has its eight
 /// first fields; others are passed over.
 pub fn cpu_lines(stat: &str) -> impl Iterator<Item = CpuLine> + '_ {
@@ -68,11 +75,7 @@ mod tests {
 
     #[test]
     fn the_total_line_and_each_cpu() {
-        let stat = "cpu  20 1 20 60 2 3 4 5 0 0\n\
-                    cpu0 10 0 5 80 5 0 0 0 0 0\n\
-                    cpu1 50 1 20 20 0 3 4 2 0 0\n\
-                    cpu2 1 2\nintr 1 2\n";
-        let lines: Vec<CpuLine> = cpu_lines(stat).collect();
+        let lines: Vec<CpuLine> = cpu_lines(EXAMPLE).collect();
         assert_eq!(lines.len(), 3, "the short cpu2 line is passed over");
         assert_eq!(lines[0].cpu, None);
         assert_eq!(

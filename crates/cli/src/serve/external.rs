@@ -171,12 +171,8 @@ fn stop(child: &mut Child) -> String {
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
     }
-    let started = Instant::now();
-    while started.elapsed() < STOP {
-        if let Ok(Some(status)) = child.try_wait() {
-            return status.to_string();
-        }
-        std::thread::sleep(POLL);
+    if let Some(status) = serverlab_util::child::wait_within(child, STOP) {
+        return status.to_string();
     }
     let _ = child.kill();
     child

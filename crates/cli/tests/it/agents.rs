@@ -293,16 +293,7 @@ fn a_split_bucket_load_keeps_the_servers_bound() {
     let _turn = heavy_turn();
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
-            "pool-locked",
-            "--threads",
-            "4",
-            "--delay-mode",
-            "sleep",
-            "--delay-unit",
-            "ms",
-        ],
+        &words("--strategy pool-locked --threads 4 --delay-mode sleep --delay-unit ms"),
     );
     let dir = tempfile::tempdir().unwrap();
     let args = format!(

@@ -8,14 +8,9 @@ use std::time::Duration;
 fn conformance(strategy: &str, store: &str) {
     let server = ServerProc::start(
         "board",
-        &[
-            "--strategy",
-            strategy,
-            "--store",
-            store,
-            "--max-request",
-            "65535",
-        ],
+        &words(&format!(
+            "--strategy {strategy} --store {store} --max-request 65535"
+        )),
     );
     let addr = server.addr;
     let ctx = format!("{strategy}/{store}");

@@ -36,16 +36,9 @@ fn conformance(strategy: &str, store: &str) {
         &with_threads(
             strategy,
             "4",
-            &[
-                "--strategy",
-                strategy,
-                "--store",
-                store,
-                "--buckets",
-                "16",
-                "--delay-unit",
-                "ms",
-            ],
+            &words(&format!(
+                "--strategy {strategy} --store {store} --buckets 16 --delay-unit ms"
+            )),
         ),
     );
     let addr = server.addr;
@@ -223,16 +216,10 @@ fn ms_delay_server(
         &with_threads(
             strategy,
             threads,
-            &[
-                "--strategy",
-                strategy,
-                "--delay-unit",
-                "ms",
-                "--delay-mode",
-                mode,
-                "--max-delay",
-                max_delay,
-            ],
+            &words(&format!(
+                "--strategy {strategy} --delay-unit ms --delay-mode {mode} \
+                --max-delay {max_delay}"
+            )),
         ),
     )
 }
@@ -362,14 +349,7 @@ per_strategy!(no_stall, no_stall);
 fn work_mode_prints_its_calibration() {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--delay-mode",
-            "work",
-            "--delay-unit",
-            "us",
-            "--buckets",
-            "2",
-        ],
+        &words("--delay-mode work --delay-unit us --buckets 2"),
     );
     assert_eq!(one_shot(server.addr, "50,1\n"), "50");
     assert_eq!(one_shot(server.addr, "0,1\n"), "50");
@@ -410,14 +390,9 @@ fn sigterm_answers_delays_in_progress() {
     for strategy in strategies() {
         let mut server = ServerProc::start(
             "bucket",
-            &[
-                "--strategy",
-                strategy,
-                "--delay-unit",
-                "ms",
-                "--max-delay",
-                "1000",
-            ],
+            &words(&format!(
+                "--strategy {strategy} --delay-unit ms --max-delay 1000"
+            )),
         );
         let mut c = Client::connect(server.addr);
         c.send(b"0,0\n");

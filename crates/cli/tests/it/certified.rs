@@ -41,22 +41,11 @@ fn steady_run(server: &ServerProc) -> (String, Value) {
     let json = dir.path().join("load.json");
     let out = server.load(
         "bucket",
-        &[
-            "--delay",
-            "0",
-            "--keep-alive",
-            "--connections",
-            "4",
-            "--rate",
-            "500",
-            "--duration",
-            "8s",
-            "--warmup",
-            "1s",
-            "--require-certified",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--delay 0 --keep-alive --connections 4 --rate 500 --duration 8s \
+            --warmup 1s --require-certified --json {}",
+            json.display()
+        )),
     );
     let v = read_json(&json);
     let certified = v["results"]["validity"]["certified"] == true;
@@ -236,21 +225,10 @@ fn client_share_is_measured(v: &Value, stdout: &str, bias: &Value, size: &Value)
 /// A bucket server whose every request takes 50 ms, over 2 connections:
 /// 40 req/s at most, asked for 800.
 fn beyond_capacity(server: &ServerProc, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "--delay-unit",
-        "ms",
-        "--delay",
-        "50",
-        "--connections",
-        "2",
-        "--keep-alive",
-        "--rate",
-        "800",
-        "--duration",
-        "2s",
-        "--warmup",
-        "0s",
-    ];
+    let mut args = words(
+        "--delay-unit ms --delay 50 --connections 2 --keep-alive --rate 800 \
+        --duration 2s --warmup 0s",
+    );
     args.extend(extra);
     server.load("bucket", &args)
 }
@@ -294,21 +272,10 @@ fn poisson_arrivals_have_their_gaps_tested() {
     let server = ServerProc::start("bucket", &[]);
     let (_, v) = server.load_json(
         "bucket",
-        &[
-            "--delay",
-            "0",
-            "--keep-alive",
-            "--connections",
-            "2",
-            "--rate",
-            "300",
-            "--arrivals",
-            "poisson",
-            "--duration",
-            "2s",
-            "--warmup",
-            "0s",
-        ],
+        &words(
+            "--delay 0 --keep-alive --connections 2 --rate 300 --arrivals poisson --duration \
+            2s --warmup 0s",
+        ),
     );
     let c = check(&v, "arrivals");
     assert!(c["passed"].is_boolean(), "{c}");

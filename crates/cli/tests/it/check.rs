@@ -13,7 +13,7 @@ use serverlab_store::StoreKind;
 use serverlab_util::Named;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Run `serverlab check <protocol> <addr> <args> --format json`.
 fn check(protocol: &str, addr: &str, args: &[&str]) -> (Option<i32>, Value, String) {
@@ -184,18 +184,8 @@ fn check_within(guard: Duration, args: &[&str]) -> (Option<i32>, Value, String) 
         let mut s = Vec::new();
         err.read_to_end(&mut s).map(|_| s)
     });
-    let deadline = Instant::now() + guard;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{all:?} still running after {guard:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = serverlab_util::child::wait_or_kill(&mut child, guard)
+        .unwrap_or_else(|| panic!("{all:?} still running after {guard:?}"));
     let stdout = stdout.join().unwrap().unwrap();
     let stderr = text(&stderr.join().unwrap().unwrap());
     let json = serde_json::from_slice(&stdout)

@@ -86,16 +86,7 @@ fn a_closed_loop_board_run_as_csv_is_its_json() {
     let (stdout, json, seconds) = csv_run(
         &server,
         "board",
-        &[
-            "--posters",
-            "2",
-            "--readers",
-            "2",
-            "--duration",
-            "2s",
-            "--warmup",
-            "200ms",
-        ],
+        &words("--posters 2 --readers 2 --duration 2s --warmup 200ms"),
     );
     assert!(
         stdout.starts_with("op,count,rate_rps,latency_mean_us,"),
@@ -118,14 +109,7 @@ fn an_open_loop_kv_run_as_csv_has_service_times_and_each_seconds_latency() {
     let (stdout, json, seconds) = csv_run(
         &server,
         "kv",
-        &[
-            "--rate",
-            "400",
-            "--sessions",
-            "40",
-            "--requests-per-session",
-            "20",
-        ],
+        &words("--rate 400 --sessions 40 --requests-per-session 20"),
     );
     operations_match(&stdout, &json, &["latency", "service"]);
     let latency = json["results"]["per_second_latency_us"].as_array().unwrap();

@@ -115,14 +115,8 @@ fn binary_metric_names() -> BTreeSet<String> {
     use std::io::BufRead;
     let data = tempfile::tempdir().unwrap();
     let dir = data.path().to_str().unwrap();
-    let args = [
-        "--durability",
-        "always",
-        "--data-dir",
-        dir,
-        "--metrics",
-        "127.0.0.1:0",
-    ];
+    let line = format!("--durability always --data-dir {dir} --metrics 127.0.0.1:0");
+    let args = words(&line);
     let server = ServerProc::start("kv", &args);
     let line = server.stdout();
     let at = metrics_at(&line).unwrap_or_else(|| panic!("no metrics address: {line}"));

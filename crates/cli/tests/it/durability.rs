@@ -324,16 +324,10 @@ fn a_flipped_early_byte_refuses_to_start_unless_truncate() {
     bytes[header + 8 + 2] ^= 0x40;
     std::fs::write(&seg, bytes).unwrap();
     let d = dir.to_str().unwrap();
-    let out = run(&[
-        "serve",
-        "kv",
-        "--addr",
-        "127.0.0.1:0",
-        "--durability",
-        "always",
-        "--data-dir",
-        d,
-    ]);
+    let out = run(&words(&format!(
+        "serve kv --addr 127.0.0.1:0 --durability always --data-dir \
+        {d}"
+    )));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
@@ -406,14 +400,8 @@ fn group_commit_shares_fsyncs_between_concurrent_writers() {
 fn commit_stalls_nobody(strategy: &str) {
     let _turn = heavy_turn();
     let dir = scratch(&format!("stall-{strategy}"));
-    let base = [
-        "--strategy",
-        strategy,
-        "--durability",
-        "always",
-        "--fsync-delay",
-        "1500ms",
-    ];
+    let line = format!("--strategy {strategy} --durability always --fsync-delay 1500ms");
+    let base = words(&line);
     let args = with_threads(strategy, "1", &base);
     let server = serve(Proto::Kv, &dir, &args);
     let mut reader = connect(server.addr);
@@ -468,16 +456,10 @@ fn bad_durability_flags() {
 /// `serve PROTOCOL --durability os --data-dir DIR` must refuse to start
 /// (exit 1); what it said.
 fn refused(protocol: &str, dir: &str) -> String {
-    let out = run(&[
-        "serve",
-        protocol,
-        "--addr",
-        "127.0.0.1:0",
-        "--durability",
-        "os",
-        "--data-dir",
-        dir,
-    ]);
+    let out = run(&words(&format!(
+        "serve {protocol} --addr 127.0.0.1:0 --durability os \
+        --data-dir {dir}"
+    )));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     text(&out.stderr)
 }
@@ -554,19 +536,12 @@ fn resp_compaction_under_incrs_and_crash_keeps_the_exact_state() {
 /// its server is killed: the load's own arguments for a write-heavy run.
 fn ledger_load(proto: Proto, addr: SocketAddr, ledger: &Path) -> std::process::Child {
     let addr = addr.to_string();
-    let mut args = vec![
-        "load",
+    let line = format!(
+        "load {} --addr {addr} --verify --ledger {} --keys 200 --reply-timeout 3s",
         proto.name(),
-        "--addr",
-        &addr,
-        "--verify",
-        "--ledger",
-        ledger.to_str().unwrap(),
-        "--keys",
-        "200",
-        "--reply-timeout",
-        "3s",
-    ];
+        ledger.display()
+    );
+    let mut args = words(&line);
     args.extend(match proto {
         Proto::Kv => [
             "--mix",

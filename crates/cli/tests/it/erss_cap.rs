@@ -55,14 +55,8 @@ fn raise_own_fd_limit() {
 
 /// A bucket server as the homework runs it, under the 1024 limit.
 fn erss_server(strategy: &str, extra: &[&str]) -> ServerProc {
-    let mut args = vec![
-        "--strategy",
-        strategy,
-        "--buckets",
-        "32",
-        "--delay-unit",
-        "ms",
-    ];
+    let line = format!("--strategy {strategy} --buckets 32 --delay-unit ms");
+    let mut args = words(&line);
     args.extend(extra);
     ServerProc::start_with_nofile("bucket", &args, NOFILE, Some(NOFILE))
 }

@@ -72,14 +72,9 @@ fn addr_takes_the_forms_people_write() {
     for addr in [format!("localhost:{port}"), format!(":{port}")] {
         let out = load(
             "kv",
-            &[
-                "--addr",
-                &addr,
-                "--sessions",
-                "2",
-                "--requests-per-session",
-                "3",
-            ],
+            &words(&format!(
+                "--addr {addr} --sessions 2 --requests-per-session 3"
+            )),
         );
         assert!(out.status.success(), "--addr {addr}: {}", text(&out.stderr));
         assert!(
@@ -181,14 +176,7 @@ fn reply_timeout_is_a_flag() {
     });
     let (code, err, took) = timed_load(
         "kv",
-        &[
-            "--addr",
-            &addr,
-            "--sessions",
-            "1",
-            "--reply-timeout",
-            "300ms",
-        ],
+        &words(&format!("--addr {addr} --sessions 1 --reply-timeout 300ms")),
     );
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("no reply within 0.3 s"), "{err}");

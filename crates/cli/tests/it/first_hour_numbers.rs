@@ -26,18 +26,7 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
     let server = ServerProc::start("board", &["--cpus", "0"]);
     let (stdout, v) = server.load_json(
         "board",
-        &[
-            "--cpus",
-            "0",
-            "--posters",
-            "8",
-            "--readers",
-            "8",
-            "--duration",
-            "2s",
-            "--warmup",
-            "500ms",
-        ],
+        &words("--cpus 0 --posters 8 --readers 8 --duration 2s --warmup 500ms"),
     );
     let c = &v["results"]["client_cpu"];
     let (user, system, poll) = (
@@ -58,18 +47,7 @@ fn a_client_on_the_servers_cpu_is_said_to_set_the_pace() {
     // The reference client's form has no room for it: it goes to stderr.
     let caps = server.load(
         "board",
-        &[
-            "--posters",
-            "8",
-            "--readers",
-            "8",
-            "--duration",
-            "1s",
-            "--cpus",
-            "0",
-            "--format",
-            "caps",
-        ],
+        &words("--posters 8 --readers 8 --duration 1s --cpus 0 --format caps"),
     );
     assert!(
         text(&caps.stderr).contains("serverlab: warning: the client worked"),
@@ -97,18 +75,7 @@ fn an_overloaded_open_loop_says_what_it_sent() {
     let server = ServerProc::start("board", &["--stats-json", stats.to_str().unwrap()]);
     let (stdout, v) = server.load_json(
         "board",
-        &[
-            "--posters",
-            "2",
-            "--readers",
-            "2",
-            "--rate",
-            "500k",
-            "--duration",
-            "2s",
-            "--warmup",
-            "1s",
-        ],
+        &words("--posters 2 --readers 2 --rate 500k --duration 2s --warmup 1s"),
     );
     let (status, _) = server.stop();
     assert!(status.success());
@@ -184,16 +151,11 @@ fn ctrl_c_keeps_what_was_measured() {
     let (json, hdr) = (dir.path().join("run.json"), dir.path().join("run.hlog"));
     let child = spawn_board_load(
         &server,
-        &[
-            "--duration",
-            "60s",
-            "--warmup",
-            "500ms",
-            "--json",
-            json.to_str().unwrap(),
-            "--hdr-log",
-            hdr.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--duration 60s --warmup 500ms --json {} --hdr-log {}",
+            json.display(),
+            hdr.display()
+        )),
     );
     let t0 = Instant::now();
     // Into the window before the signal, however long a busy machine
@@ -273,16 +235,10 @@ fn ctrl_c_in_a_scan_keeps_the_steps_run() {
     let json = dir.path().join("scan.json");
     let child = spawn_board_load(
         &server,
-        &[
-            "--scan",
-            "500:5k:500",
-            "--step-duration",
-            "1s",
-            "--warmup",
-            "200ms",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--scan 500:5k:500 --step-duration 1s --warmup 200ms --json {}",
+            json.display()
+        )),
     );
     std::thread::sleep(Duration::from_millis(3800));
     signal(&child, Signal::SIGINT);
@@ -319,14 +275,7 @@ fn ctrl_c_in_a_scan_keeps_the_steps_run() {
 fn a_search_that_finds_no_capacity_exits_1() {
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
-    let args = [
-        "--search",
-        "p99<1us",
-        "--step-duration",
-        "300ms",
-        "--warmup",
-        "0s",
-    ];
+    let args = words("--search p99<1us --step-duration 300ms --warmup 0s");
     let out = server.load("board", &args);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));

@@ -353,15 +353,9 @@ fn columns_are_chosen_by_name_or_position() {
             && stderr.contains("--n and --x"),
         "{stderr}"
     );
-    let by_name = fit(&[
-        path,
-        "--n",
-        "posters",
-        "--x",
-        "mean_rps",
-        "--where",
-        "readers=1",
-    ]);
+    let by_name = fit(&words(&format!(
+        "{path} --n posters --x mean_rps --where readers=1"
+    )));
     let stdout = text(&by_name.stdout);
     assert!(by_name.status.success(), "{}", text(&by_name.stderr));
     assert!(
@@ -375,14 +369,9 @@ fn columns_are_chosen_by_name_or_position() {
     assert_eq!(named["observations"], 5);
     // Both series: each posters value twice, and the empty row (a point
     // with no runs) left out, said on stderr.
-    let both = fit(&[
-        path,
-        "--n",
-        "posters",
-        "--x",
-        "mean_rps",
-        "--allow-poor-fit",
-    ]);
+    let both = fit(&words(&format!(
+        "{path} --n posters --x mean_rps --allow-poor-fit"
+    )));
     assert!(
         text(&both.stderr).contains("1 line(s) left out, their N or X cell empty (line 11)"),
         "{}",

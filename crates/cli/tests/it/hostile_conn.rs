@@ -230,16 +230,10 @@ per_strategy!(lock_out, no_lock_out);
 fn busy_connections_are_not_evicted(strategy: &str) {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
-            strategy,
-            "--max-connections",
-            "1",
-            "--delay-unit",
-            "ms",
-            "--max-delay",
-            "5000",
-        ],
+        &words(&format!(
+            "--strategy {strategy} --max-connections 1 --delay-unit ms --max-delay \
+            5000"
+        )),
     );
     let mut busy = Client::connect(server.addr);
     busy.send(b"1500,0\n");

@@ -164,14 +164,9 @@ fn orphaned_delays_are_abandoned(strategy: &str) {
     let stats_arg = stats.to_str().unwrap();
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
-            strategy,
-            "--delay-unit",
-            "ms",
-            "--stats-json",
-            stats_arg,
-        ],
+        &words(&format!(
+            "--strategy {strategy} --delay-unit ms --stats-json {stats_arg}"
+        )),
     );
     let mut c = Client::connect(server.addr);
     c.send("60,1\n".repeat(200).as_bytes());

@@ -413,14 +413,9 @@ fn conformance(strategy: &str, store: &str) {
         &with_threads(
             strategy,
             "2",
-            &[
-                "--strategy",
-                strategy,
-                "--store",
-                store,
-                "--header-timeout",
-                "3s",
-            ],
+            &words(&format!(
+                "--strategy {strategy} --store {store} --header-timeout 3s"
+            )),
         ),
     );
     let ctx = format!("{strategy}/{store}");

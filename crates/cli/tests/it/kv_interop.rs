@@ -107,20 +107,10 @@ fn httperf_sessions() {
     let port = server.addr.port().to_string();
     let (ok, out) = tool(
         "httperf",
-        &[
-            "--server",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--uri",
-            "/hot",
-            "--num-conns",
-            "200",
-            "--num-calls",
-            "50",
-            "--timeout",
-            "30",
-        ],
+        &words(&format!(
+            "--server 127.0.0.1 --port {port} --uri /hot --num-conns 200 \
+            --num-calls 50 --timeout 30"
+        )),
     );
     assert!(ok, "{out}");
     assert!(

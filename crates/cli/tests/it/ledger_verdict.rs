@@ -9,21 +9,11 @@ use crate::support::*;
 fn ledgered_load(server: &ServerProc, ledger: &std::path::Path) {
     let out = server.load(
         "kv",
-        &[
-            "--verify",
-            "--ledger",
-            ledger.to_str().unwrap(),
-            "--mix",
-            "put=100",
-            "--keys",
-            "40",
-            "--concurrency",
-            "4",
-            "--sessions",
-            "40",
-            "--requests-per-session",
-            "20",
-        ],
+        &words(&format!(
+            "--verify --ledger {} --mix put=100 --keys 40 --concurrency 4 \
+            --sessions 40 --requests-per-session 20",
+            ledger.display()
+        )),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
 }

@@ -12,21 +12,10 @@ fn load(args: &[&str]) -> std::process::Output {
 fn verified_run_passes_and_reports_every_operation() {
     let server = ServerProc::start("board", &["--store", "lockfree"]);
     let addr = server.addr.to_string();
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--posters",
-        "3",
-        "--readers",
-        "3",
-        "--duration",
-        "1s",
-        "--verify",
-        "--reader-mix",
-        "read=80,count=15,list=5",
-        "--topics",
-        "4",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --posters 3 --readers 3 --duration 1s \
+        --verify --reader-mix read=80,count=15,list=5 --topics 4"
+    )));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     for needle in [
@@ -53,23 +42,11 @@ fn json_output_parses_with_config_environment_results() {
     let server = ServerProc::start("board", &[]);
     let addr = server.addr.to_string();
     let file = std::env::temp_dir().join(format!("serverlab-json-{}.json", std::process::id()));
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--duration",
-        "2s",
-        "--pipeline",
-        "8",
-        "--verify",
-        "--format",
-        "json",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --posters 2 --readers 2 --duration 2s \
+        --pipeline 8 --verify --format json --json {}",
+        file.display()
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let from_file: serde_json::Value =
@@ -199,16 +176,9 @@ fn server_dying_mid_run_exits_1() {
         std::thread::sleep(Duration::from_millis(700));
         drop(server);
     });
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--duration",
-        "3s",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --posters 2 --readers 2 --duration 3s"
+    )));
     killer.join().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let all = text(&out.stdout) + &text(&out.stderr);
@@ -230,17 +200,9 @@ fn broken_board(s: std::net::TcpStream) {
 #[test]
 fn verify_catches_a_broken_server() {
     let addr = fake_server(broken_board);
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--duration",
-        "1s",
-        "--verify",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --posters 2 --readers 2 --duration 1s --verify"
+    )));
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("already handed out"), "{stdout}");
@@ -250,16 +212,10 @@ fn verify_catches_a_broken_server() {
 #[test]
 fn load_against_echo_measures_the_ceiling() {
     let server = ServerProc::start("echo", &[]);
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--posters",
-        "1",
-        "--readers",
-        "1",
-        "--duration",
-        "1s",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --posters 1 --readers 1 --duration 1s",
+        server.addr
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("req/s"));
     // An echo is no message found or missing.
@@ -276,20 +232,11 @@ fn throttle_paces_each_connection() {
     // holds the client back.
     let _turn = heavy_turn();
     let server = ServerProc::start("board", &[]);
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--posters",
-        "1",
-        "--readers",
-        "0",
-        "--duration",
-        "2s",
-        "--throttle",
-        "100",
-        "--format",
-        "json",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --posters 1 --readers 0 --duration 2s --throttle \
+        100 --format json",
+        server.addr
+    )));
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let n = v["results"]["requests"].as_u64().unwrap();

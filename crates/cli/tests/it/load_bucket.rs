@@ -13,33 +13,16 @@ fn load(args: &[&str]) -> std::process::Output {
 fn verified(strategy: &str, store: &str, keep_alive: bool) {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
-            strategy,
-            "--store",
-            store,
-            "--buckets",
-            "8",
-            "--delay-unit",
-            "us",
-        ],
+        &words(&format!(
+            "--strategy {strategy} --store {store} --buckets 8 --delay-unit us"
+        )),
     );
     let addr = server.addr.to_string();
-    let mut args = vec![
-        "--addr",
-        &addr,
-        "--connections",
-        "6",
-        "--requests",
-        "300",
-        "--delay",
-        "0-50",
-        "--delay-unit",
-        "us",
-        "--buckets",
-        "8",
-        "--verify",
-    ];
+    let line = format!(
+        "--addr {addr} --connections 6 --requests 300 --delay 0-50 \
+        --delay-unit us --buckets 8 --verify"
+    );
+    let mut args = words(&line);
     if keep_alive {
         args.push("--keep-alive");
     }
@@ -86,14 +69,7 @@ per_strategy!(verify, verify_every_store);
 fn text_output_reports_the_bound() {
     let server = ServerProc::start(
         "bucket",
-        &[
-            "--strategy",
-            "pool-locked",
-            "--threads",
-            "2",
-            "--delay-unit",
-            "ms",
-        ],
+        &words("--strategy pool-locked --threads 2 --delay-unit ms"),
     );
     let addr = server.addr.to_string();
     let base = [
@@ -146,24 +122,12 @@ fn text_output_reports_the_bound() {
 fn json_output_has_config_and_bound() {
     let server = ServerProc::start("bucket", &["--delay-unit", "us", "--delay-mode", "work"]);
     let file = std::env::temp_dir().join(format!("serverlab-bucket-{}.json", std::process::id()));
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--requests",
-        "50",
-        "--delay",
-        "20",
-        "--delay-unit",
-        "us",
-        "--delay-mode",
-        "work",
-        "--server-cores",
-        "1",
-        "--format",
-        "json",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --requests 50 --delay 20 --delay-unit us \
+        --delay-mode work --server-cores 1 --format json --json {}",
+        server.addr,
+        file.display()
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let saved: serde_json::Value =
@@ -197,22 +161,11 @@ fn json_output_has_config_and_bound() {
 #[test]
 fn exponential_delays_are_drawn_about_their_mean() {
     let server = ServerProc::start("bucket", &["--delay-unit", "us", "--max-delay", "100000"]);
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--requests",
-        "2000",
-        "--connections",
-        "16",
-        "--keep-alive",
-        "--delays",
-        "exp:100",
-        "--delay-unit",
-        "us",
-        "--verify",
-        "--format",
-        "json",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --requests 2000 --connections 16 --keep-alive \
+        --delays exp:100 --delay-unit us --verify --format json",
+        server.addr
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(v["config"]["delay"]["exp_mean"], 100, "{}", v["config"]);
@@ -267,29 +220,18 @@ fn verify_catches_lost_updates() {
 #[test]
 fn err_replies_fail_the_run() {
     let server = ServerProc::start("bucket", &["4", "--delay-unit", "us"]);
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--requests",
-        "50",
-        "--buckets",
-        "64",
-        "--delay-unit",
-        "us",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --requests 50 --buckets 64 --delay-unit us",
+        server.addr
+    )));
     // One line, before the run: the server's count and the flag to pass
     // (not one error per connection).
     says_the_server_has_4_buckets(&out);
     // With --verify, the check before the run says what is wrong.
-    let out = load(&[
-        "--addr",
-        &server.addr.to_string(),
-        "--requests",
-        "5",
-        "--buckets",
-        "64",
-        "--verify",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {} --requests 5 --buckets 64 --verify",
+        server.addr
+    )));
     says_the_server_has_4_buckets(&out);
 }
 

@@ -43,22 +43,11 @@ fn targets_are_counted_per_target_and_status() {
     )
     .unwrap();
     let json = dir.path().join("out.json");
-    let out = load(&[
-        "--targets",
-        &targets,
-        "--requests",
-        "300",
-        "--connections",
-        "3",
-        "--keys",
-        "20",
-        "--value-size",
-        "64",
-        "--threshold",
-        "errors<1%",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = load(&words(&format!(
+        "--targets {targets} --requests 300 --connections 3 --keys \
+        20 --value-size 64 --threshold errors<1% --json {}",
+        json.display()
+    )));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     let v = read_json(&json);
@@ -154,15 +143,9 @@ fn verify_fails_on_a_status_not_expected() {
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(all.contains("status 404, expected 2xx"), "{all}");
     // Expected, it passes.
-    let out = load(&[
-        "--url",
-        &url,
-        "--requests",
-        "20",
-        "--verify",
-        "--expect-status",
-        "404",
-    ]);
+    let out = load(&words(&format!(
+        "--url {url} --requests 20 --verify --expect-status 404"
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
@@ -278,16 +261,9 @@ fn flags_make_the_requests_and_chunked_replies_are_read() {
 fn no_keepalive_opens_a_connection_per_request() {
     let server = ServerProc::start("kv", &[]);
     let url = format!("http://{}/key1", server.addr);
-    let out = load(&[
-        "--url",
-        &url,
-        "--requests",
-        "40",
-        "--no-keepalive",
-        "--expect-status",
-        "2xx,404",
-        "--verify",
-    ]);
+    let out = load(&words(&format!(
+        "--url {url} --requests 40 --no-keepalive --expect-status 2xx,404 --verify"
+    )));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("a connection per request"), "{stdout}");
@@ -423,16 +399,7 @@ fn every_load_connects_to_a_unix_socket() {
         (
             "board",
             "board",
-            &[
-                "--posters",
-                "2",
-                "--readers",
-                "2",
-                "--duration",
-                "1s",
-                "--warmup",
-                "0s",
-            ],
+            &words("--posters 2 --readers 2 --duration 1s --warmup 0s"),
         ),
         (
             "bucket",
@@ -442,14 +409,7 @@ fn every_load_connects_to_a_unix_socket() {
         (
             "kv",
             "kv",
-            &[
-                "--sessions",
-                "4",
-                "--requests-per-session",
-                "5",
-                "--concurrency",
-                "2",
-            ],
+            &words("--sessions 4 --requests-per-session 5 --concurrency 2"),
         ),
         ("resp", "resp", &["--requests", "40", "--connections", "2"]),
         (
@@ -657,18 +617,9 @@ fn a_connection_the_server_closes_is_opened_again() {
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 11);
     let (addr, accepted) = ending_server(3, Ending::Said);
     let url = format!("http://{addr}/");
-    let out = load(&[
-        "--url",
-        &url,
-        "--requests",
-        "60",
-        "--connections",
-        "1",
-        "--pipeline",
-        "4",
-        "--format",
-        "json",
-    ]);
+    let out = load(&words(&format!(
+        "--url {url} --requests 60 --connections 1 --pipeline 4 --format json"
+    )));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let answered = v["results"]["http"]["statuses"]["200"].as_u64().unwrap();
     assert!(answered >= 6, "{v}");
@@ -701,16 +652,9 @@ fn a_connection_reset_after_answers_is_opened_again() {
     let run = |answers| {
         let (addr, accepted) = ending_server(answers, Ending::Reset);
         let url = format!("http://{addr}/");
-        let out = load(&[
-            "--url",
-            &url,
-            "--requests",
-            "30",
-            "--connections",
-            "1",
-            "--format",
-            "json",
-        ]);
+        let out = load(&words(&format!(
+            "--url {url} --requests 30 --connections 1 --format json"
+        )));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         (
             v,
@@ -768,18 +712,9 @@ fn a_sequential_walk_is_each_connections_own() {
         }
     });
     let url = format!("http://{addr}/k{{key}}");
-    let out = load(&[
-        "--url",
-        &url,
-        "--key-dist",
-        "sequential",
-        "--keys",
-        "1000",
-        "--connections",
-        "3",
-        "--requests",
-        "30",
-    ]);
+    let out = load(&words(&format!(
+        "--url {url} --key-dist sequential --keys 1000 --connections 3 --requests 30"
+    )));
     assert!(out.status.success(), "{}", text(&out.stderr));
     // The fake server notes a connection's keys when it closes.
     let done = poll_until(Duration::from_secs(10), Duration::from_millis(10), || {

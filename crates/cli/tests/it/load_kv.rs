@@ -15,24 +15,11 @@ fn verified_run(strategy: &str, store: &str) {
         &with_threads(strategy, "2", &["--strategy", strategy, "--store", store]),
     );
     let addr = server.addr.to_string();
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--sessions",
-        "16",
-        "--requests-per-session",
-        "25",
-        "--concurrency",
-        "4",
-        "--keys",
-        "40",
-        "--mix",
-        "get=50,head=10,put=20,post=10,delete=10",
-        "--preload",
-        "--verify",
-        "--value-size",
-        "300",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --sessions 16 --requests-per-session 25 \
+        --concurrency 4 --keys 40 --mix get=50,head=10,put=20,post=10,delete=10 --preload \
+        --verify --value-size 300"
+    )));
     let stdout = text(&out.stdout);
     let ctx = format!("{strategy}/{store}");
     assert!(
@@ -69,17 +56,9 @@ fn text_and_json_outputs() {
     let server = ServerProc::start("kv", &[]);
     let (stdout, v) = server.load_json(
         "kv",
-        &[
-            "--sessions",
-            "10",
-            "--requests-per-session",
-            "10",
-            "--concurrency",
-            "3",
-            "--key-dist",
-            "zipf:1.1",
-            "--verify",
-        ],
+        &words(
+            "--sessions 10 --requests-per-session 10 --concurrency 3 --key-dist zipf:1.1 --verify",
+        ),
     );
     for needle in [
         "kv load: 100 requests",
@@ -103,12 +82,7 @@ fn text_and_json_outputs() {
     assert_eq!(v["results"]["requests"], 100);
     assert_eq!(v["results"]["concurrency"], 3);
     let x = &v["results"]["kv"];
-    let statuses: u64 = x["statuses"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|n| n.as_u64().unwrap())
-        .sum();
+    let statuses = statuses_counted(x);
     assert_eq!(statuses, 100);
     assert_eq!(x["sessions"]["completed"], 10);
     for k in ["mean", "median", "min", "max"] {
@@ -128,28 +102,13 @@ fn a_timed_run_says_one_rate_over_its_window_and_its_warm_up_apart() {
     let server = ServerProc::start("kv", &[]);
     let (stdout, v) = server.load_json(
         "kv",
-        &[
-            "--duration",
-            "1s",
-            "--warmup",
-            "1s",
-            "--concurrency",
-            "2",
-            "--requests-per-session",
-            "5",
-            "--verify",
-        ],
+        &words("--duration 1s --warmup 1s --concurrency 2 --requests-per-session 5 --verify"),
     );
     let r = &v["results"];
     let requests = r["requests"].as_u64().unwrap();
     assert!(requests > 0, "{r}");
     let x = &r["kv"];
-    let statuses: u64 = x["statuses"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|n| n.as_u64().unwrap())
-        .sum();
+    let statuses = statuses_counted(x);
     assert_eq!(statuses, requests, "statuses over the window: {x}");
     assert_eq!(x["replies_per_s"], r["throughput_rps"], "{r}");
     assert_eq!(x["total_time_s"], r["duration_s"], "{r}");
@@ -217,15 +176,9 @@ fn verification_catches_a_lying_server() {
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\
          ETag: \"00000000000000000000000000000000\"\r\n\r\nhello",
     );
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--sessions",
-        "2",
-        "--requests-per-session",
-        "5",
-        "--verify",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --sessions 2 --requests-per-session 5 --verify"
+    )));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let stdout = text(&out.stdout);
     assert!(
@@ -287,20 +240,11 @@ fn values_of_another_size_fail_verification() {
     let server = ServerProc::start("kv", &[]);
     let addr = server.addr.to_string();
     let run_with = |mix: &str, size: &str, verify: bool| {
-        let mut args = vec![
-            "--addr",
-            &addr,
-            "--sessions",
-            "1",
-            "--requests-per-session",
-            "40",
-            "--keys",
-            "4",
-            "--mix",
-            mix,
-            "--value-size",
-            size,
-        ];
+        let line = format!(
+            "--addr {addr} --sessions 1 --requests-per-session 40 \
+            --keys 4 --mix {mix} --value-size {size}"
+        );
+        let mut args = words(&line);
         if verify {
             args.push("--verify");
         }
@@ -364,20 +308,10 @@ fn duration_bounds_a_run_by_time() {
     let server = ServerProc::start("kv", &["--strategy", "pool-locked"]);
     let (stdout, json) = server.load_json(
         "kv",
-        &[
-            "--duration",
-            "1500ms",
-            "--warmup",
-            "300ms",
-            "--concurrency",
-            "4",
-            "--requests-per-session",
-            "20",
-            "--keys",
-            "1",
-            "--preload",
-            "--verify",
-        ],
+        &words(
+            "--duration 1500ms --warmup 300ms --concurrency 4 --requests-per-session 20 \
+            --keys 1 --preload --verify",
+        ),
     );
     let r = &json["results"];
     let measured = r["duration_s"].as_f64().unwrap();
@@ -411,16 +345,9 @@ fn failed_sessions_and_their_errors_agree() {
             let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         }
     });
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--sessions",
-        "10",
-        "--concurrency",
-        "2",
-        "--requests-per-session",
-        "5",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --sessions 10 --concurrency 2 --requests-per-session 5"
+    )));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("0 of 10 completed, 10 failed"), "{stdout}");
@@ -439,21 +366,10 @@ fn values_sized_in_a_range_are_written_and_verified() {
     let server = ServerProc::start("kv", &[]);
     let addr = server.addr.to_string();
     let run = |mix: &str, size: &str| {
-        load(&[
-            "--addr",
-            &addr,
-            "--sessions",
-            "4",
-            "--requests-per-session",
-            "50",
-            "--keys",
-            "20",
-            "--mix",
-            mix,
-            "--value-size",
-            size,
-            "--verify",
-        ])
+        load(&words(&format!(
+            "--addr {addr} --sessions 4 --requests-per-session 50 --keys 20 \
+            --mix {mix} --value-size {size} --verify"
+        )))
     };
     let out = run("put=1", "100..300");
     assert!(out.status.success(), "{}", text(&out.stdout));
@@ -479,4 +395,10 @@ fn values_sized_in_a_range_are_written_and_verified() {
         .collect();
     assert!(sizes.iter().all(|s| (100..=300).contains(s)), "{sizes:?}");
     assert!(sizes.len() > 5, "sizes vary: {sizes:?}");
+}
+
+/// Every status kv's results counted, summed.
+fn statuses_counted(kv: &serde_json::Value) -> u64 {
+    let counts = kv["statuses"].as_object().unwrap().values();
+    counts.map(|n| n.as_u64().unwrap()).sum()
 }

@@ -104,14 +104,7 @@ fn a_running_load_is_scraped_and_its_counters_end_equal_to_the_result() {
     let load = LoadProc::start(
         "board",
         server.addr,
-        &[
-            "--duration",
-            "3s",
-            "--rate",
-            "1000",
-            "--metrics-linger",
-            "30s",
-        ],
+        &words("--duration 3s --rate 1000 --metrics-linger 30s"),
     );
     // During the window (after the 1 s warm-up): a second handed over.
     let during = scrape_until(load.metrics, "nothing counted", |text| {
@@ -155,18 +148,10 @@ fn a_running_load_is_scraped_and_its_counters_end_equal_to_the_result() {
     let load = LoadProc::start(
         "board",
         server.addr,
-        &[
-            "--duration",
-            "2s",
-            "--rate",
-            "1000",
-            "--metrics-linger",
-            "30s",
-            "--format",
-            "json",
-            "--json",
-            json_arg,
-        ],
+        &words(&format!(
+            "--duration 2s --rate 1000 --metrics-linger 30s --format json --json \
+            {json_arg}"
+        )),
     );
     let result = wait_for_json(&json, Duration::from_secs(30));
     let after = scrape(load.metrics);
@@ -322,16 +307,7 @@ fn promtool_accepts_the_load_exposition() {
     let load = LoadProc::start(
         "board",
         server.addr,
-        &[
-            "--duration",
-            "1s",
-            "--rate",
-            "500",
-            "--metrics-linger",
-            "30s",
-            "--warmup",
-            "0s",
-        ],
+        &words("--duration 1s --rate 500 --metrics-linger 30s --warmup 0s"),
     );
     // Once the run is over: its verdict's gauges too.
     let text = scrape_until(load.metrics, "no verdict", |text| {
@@ -467,22 +443,11 @@ fn a_real_prometheus_sees_the_server_and_the_load_agree() {
     let load = LoadProc::start(
         "board",
         server.addr,
-        &[
-            "--duration",
-            "6s",
-            "--rate",
-            "2000",
-            "--warmup",
-            "0s",
-            "--start-at",
-            &start_at,
-            "--metrics-linger",
-            "30s",
-            "--format",
-            "json",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &words(&format!(
+            "--duration 6s --rate 2000 --warmup 0s --start-at {start_at} \
+            --metrics-linger 30s --format json --json {}",
+            json.display()
+        )),
     );
     let prom = Prometheus::start(&[served_metrics, load.metrics]);
     let result = wait_for_json(&json, Duration::from_secs(60));

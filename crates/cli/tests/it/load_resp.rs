@@ -16,22 +16,11 @@ pub const EVERY_COMMAND: &str = "get=3,set=2,del=1,exists=1,incr=1,mget=1,mset=1
 /// A verified run of every command, pipelined, against `addr`: 0
 /// mismatches, no errors.
 pub fn verified_every_command(addr: &str, ctx: &str) {
-    let out = load(&[
-        "--addr",
-        addr,
-        "--requests",
-        "4000",
-        "--connections",
-        "4",
-        "--keys",
-        "200",
-        "--mix",
-        EVERY_COMMAND,
-        "--pipeline",
-        "4",
-        "--verify",
-        "--preload",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --requests 4000 --connections 4 --keys 200 \
+        --mix {} --pipeline 4 --verify --preload",
+        EVERY_COMMAND
+    )));
     let stdout = text(&out.stdout);
     assert!(
         out.status.success(),
@@ -74,23 +63,10 @@ per_strategy!(load_resp_verify, every_store);
 /// readers' LINDEX of them return the message, LLEN reaches what was
 /// acknowledged, and the final LLEN equals the posts.
 pub fn verified_board(addr: &str, ctx: &str) {
-    let out = load(&[
-        "--addr",
-        addr,
-        "--workload",
-        "board",
-        "--posters",
-        "3",
-        "--readers",
-        "3",
-        "--duration",
-        "1s",
-        "--reader-mix",
-        "read=80,count=20",
-        "--verify",
-        "--pipeline",
-        "2",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --workload board --posters 3 --readers 3 \
+        --duration 1s --reader-mix read=80,count=20 --verify --pipeline 2"
+    )));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{ctx}: {stdout}{}", text(&out.stderr));
     assert!(stdout.contains(" 0 mismatches"), "{ctx}: {stdout}");
@@ -103,20 +79,9 @@ fn board_workload_verified_and_caps_output() {
     let server = ServerProc::start("resp", &[]);
     let addr = server.addr.to_string();
     verified_board(&addr, "serve resp");
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--workload",
-        "board",
-        "--posters",
-        "2",
-        "--readers",
-        "1",
-        "--duration",
-        "1s",
-        "--format",
-        "caps",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --workload board --posters 2 --readers 1 --duration 1s --format caps"
+    )));
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     for needle in [
@@ -134,16 +99,7 @@ fn text_and_json_outputs() {
     let server = ServerProc::start("resp", &[]);
     let (stdout, v) = server.load_json(
         "resp",
-        &[
-            "--requests",
-            "500",
-            "--connections",
-            "5",
-            "--key-pattern",
-            "zipf",
-            "--mix",
-            "get=80,set=20",
-        ],
+        &words("--requests 500 --connections 5 --key-pattern zipf --mix get=80,set=20"),
     );
     for needle in [
         "resp load: 500 requests",
@@ -186,21 +142,10 @@ fn verification_catches_a_lying_server() {
             }
         }
     });
-    let out = load(&[
-        "--addr",
-        &addr,
-        "--requests",
-        "50",
-        "--connections",
-        "2",
-        "--keys",
-        "10",
-        "--mix",
-        "get=1,incr=1",
-        "--verify",
-        "--shared-keys",
-        "0",
-    ]);
+    let out = load(&words(&format!(
+        "--addr {addr} --requests 50 --connections 2 --keys 10 --mix \
+        get=1,incr=1 --verify --shared-keys 0"
+    )));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let stdout = text(&out.stdout);
     assert!(

@@ -164,19 +164,8 @@ fn echo(strategy: &str) {
 }
 
 fn bucket(strategy: &str) {
-    let args = with_threads(
-        strategy,
-        "2",
-        &[
-            "--strategy",
-            strategy,
-            "--delay-unit",
-            "ms",
-            "--buckets",
-            "8",
-            "--time-all",
-        ],
-    );
+    let line = format!("--strategy {strategy} --delay-unit ms --buckets 8 --time-all");
+    let args = with_threads(strategy, "2", &words(&line));
     let (server, at) = serve("bucket", &args);
     for line in ["1,3\n", "2,3\n", "0,3\n", "0,4\n", "0,5\n"] {
         let mut c = Client::connect(server.addr);
@@ -227,14 +216,7 @@ fn kv(strategy: &str) {
     has_constant_labels(&text, "kv", strategy, flags[3]);
 }
 
-/// A RESP command as a multibulk array.
-fn resp_cmd(args: &[&str]) -> Vec<u8> {
-    let mut w = format!("*{}\r\n", args.len());
-    for a in args {
-        w += &format!("${}\r\n{a}\r\n", a.len());
-    }
-    w.into_bytes()
-}
+use crate::resp::cmd as resp_cmd;
 
 fn resp(strategy: &str) {
     let (server, at) = serve("resp", &["--strategy", strategy, "--time-all"]);

@@ -9,16 +9,7 @@ use serde_json::Value;
 /// A short closed-loop board load against `server` polling as `poll`
 /// says (nothing: the default), and its JSON result.
 fn board(server: &ServerProc, poll: &[&str]) -> Value {
-    let mut args = vec![
-        "--posters",
-        "2",
-        "--readers",
-        "2",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-    ];
+    let mut args = words("--posters 2 --readers 2 --duration 1s --warmup 0s");
     args.extend(poll);
     server.load_json("board", &args).1
 }

@@ -114,10 +114,9 @@ pub fn now_ms() -> i64 {
 
 /// A command as an array of bulk strings.
 pub fn cmd(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
-    }
+    let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    let mut out = Vec::new();
+    serverlab_proto::resp::client::command(&mut out, &bytes);
     out
 }
 

@@ -208,12 +208,8 @@ const REDIS_HELLO: &[u8] = b"\x00\x05hello\n\x00cr\xdfve4 \n";
 
 /// A command of any bytes.
 fn wire(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
+    let mut out = Vec::new();
+    serverlab_proto::resp::client::command(&mut out, args);
     out
 }
 

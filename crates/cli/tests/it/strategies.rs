@@ -211,14 +211,8 @@ fn uring_abandons_sleeps_for_clients_that_left_and_at_the_drain_limit() {
     }
     let (_dir, stats) = stats_file();
     let stats_arg = stats.to_str().unwrap();
-    let sleeping = [
-        "--strategy",
-        "uring",
-        "--delay-mode",
-        "sleep",
-        "--stats-json",
-        stats_arg,
-    ];
+    let line = format!("--strategy uring --delay-mode sleep --stats-json {stats_arg}");
+    let sleeping = words(&line);
     // 1 s sleeps, and the client leaves; then the stop, whose drain would
     // answer all it read, up to its 5 s limit. The first reply meets the
     // client's reset, and the next sleep is cancelled within a tick (0.1 s

@@ -343,19 +343,11 @@ impl ServerProc {
 
     /// Wait up to `timeout` for the process to exit by itself.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                if let Some(r) = self.reader.take() {
-                    let _ = r.join();
-                }
-                return Some(status);
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let status = serverlab_util::child::wait_within(&mut self.child, timeout)?;
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
         }
+        Some(status)
     }
 
     /// Everything the server printed so far.
@@ -593,6 +585,11 @@ pub fn with_stdin(cmd: &mut Command, input: &str, missing: &str) -> Output {
     stdin.write_all(input.as_bytes()).unwrap();
     drop(stdin);
     child.wait_with_output().unwrap()
+}
+
+/// Command-line words written as one line: `words("--posters 2 --readers 2")`.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 pub fn text(bytes: &[u8]) -> String {

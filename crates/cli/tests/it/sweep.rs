@@ -1171,30 +1171,9 @@ fn a_sweep_checks_its_input_before_it_builds_or_writes_anything() {
 fn a_negative_duration_is_a_bad_value_of_every_duration_flag_and_key() {
     let tmp = tempfile::tempdir().unwrap();
     let commands: [&[&str]; 8] = [
-        &[
-            "load",
-            "board",
-            "--addr",
-            "127.0.0.1:1",
-            "--duration",
-            "-3s",
-        ],
-        &[
-            "load",
-            "kv",
-            "--addr",
-            "127.0.0.1:1",
-            "--reply-timeout",
-            "-3s",
-        ],
-        &[
-            "load",
-            "board",
-            "--addr",
-            "127.0.0.1:1",
-            "--warmup",
-            "-1.5s",
-        ],
+        &words("load board --addr 127.0.0.1:1 --duration -3s"),
+        &words("load kv --addr 127.0.0.1:1 --reply-timeout -3s"),
+        &words("load board --addr 127.0.0.1:1 --warmup -1.5s"),
         &["serve", "board", "--write-timeout", "-3s"],
         &["check", "board", "127.0.0.1:1", "--timeout", "-3ms"],
         &["check", "board", "127.0.0.1:1", "--duration", "-3s"],

@@ -25,17 +25,7 @@ impl Tmux {
             socket: format!("serverlab-{name}-{}", std::process::id()),
         };
         let ok = tmux
-            .cmd(&[
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "200",
-                "-y",
-                "50",
-                shell,
-            ])
+            .cmd(&words(&format!("new-session -d -s t -x 200 -y 50 {shell}")))
             .status
             .success();
         assert!(ok, "tmux new-session failed");

@@ -51,17 +51,7 @@ fn board_over_unix(strategy: &str) {
     assert_eq!(server.endpoint, addr, "the startup line names the socket");
     let out = server.load(
         "board",
-        &[
-            "--posters",
-            "2",
-            "--readers",
-            "2",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--verify",
-        ],
+        &words("--posters 2 --readers 2 --duration 1s --warmup 0s --verify"),
     );
     assert_loaded(strategy, &out);
     assert!(
@@ -108,16 +98,7 @@ fn kv_replaces_a_stale_socket_file_and_is_served() {
     let server = ServerProc::start("kv", &["--addr", &addr, "--strategy", "shared-nothing"]);
     let out = server.load(
         "kv",
-        &[
-            "--sessions",
-            "8",
-            "--requests-per-session",
-            "25",
-            "--concurrency",
-            "4",
-            "--preload",
-            "--verify",
-        ],
+        &words("--sessions 8 --requests-per-session 25 --concurrency 4 --preload --verify"),
     );
     assert_loaded("kv", &out);
     assert!(
@@ -223,14 +204,7 @@ fn what_cannot_take_a_unix_socket_says_so() {
     usage_error(&["serve", "board", "--addr", &long], "--addr");
     usage_error(&["check", "board", "unix:/tmp/x.sock"], "TCP address only");
     usage_error(
-        &[
-            "serve",
-            "external",
-            "--command",
-            "true",
-            "--addr",
-            "unix:/tmp/x.sock",
-        ],
+        &words("serve external --command true --addr unix:/tmp/x.sock"),
         "--addr unix:… is not for serve external",
     );
 }

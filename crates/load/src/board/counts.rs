@@ -12,10 +12,7 @@ use serverlab_proto::Terminator;
 use std::time::Duration;
 
 fn connect(addr: &Endpoint) -> Result<FramedConn, LoadError> {
-    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-        addr: addr.clone(),
-        error: source,
-    })
+    FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(LoadError::connecting(addr))
 }
 
 /// Ask COUNT for every topic on one connection, all answered within the

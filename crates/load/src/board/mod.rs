@@ -120,23 +120,15 @@ impl harness::Protocol for BoardLoad {
     type Exchange<'a> = BoardClient<'a, Lines>;
 
     fn plan(&self) -> Plan {
-        Plan {
-            addr: self.addr.clone(),
-            window: Window::Duration(self.duration()),
-            connections: Connections::Persistent,
-            pacing: self.pacing.clone(),
-            verify: self.verify,
-            timeouts: Timeouts::replies_within(
-                CONNECT_TIMEOUT,
-                self.reply_timeout,
-                self.reply_limit(),
-            ),
-            model_note: None,
-            seed: self.seed,
-            agent: self.agent,
-            start_at: None,
-            poll: Default::default(),
-        }
+        let timeouts =
+            Timeouts::replies_within(CONNECT_TIMEOUT, self.reply_timeout, self.reply_limit());
+        harness::plan!(
+            self,
+            Window::Duration(self.duration()),
+            Connections::Persistent,
+            timeouts,
+            None
+        )
     }
 
     fn shares(&self) -> Vec<(&'static str, usize)> {

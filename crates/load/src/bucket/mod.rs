@@ -16,7 +16,7 @@ pub use bound::Bound;
 pub use workload::DelayRange;
 
 use crate::endpoint::Endpoint;
-use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts};
 use crate::report::ProtocolResults;
 use crate::LoadError;
 use client::BucketClient;
@@ -39,16 +39,7 @@ const IMPOSSIBLE_SHARE: f64 = 2.0;
 /// How long reading a bucket before or after the run may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// When a run stops.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    /// After this many requests in all, answered; the time they took is
-    /// the measured window.
-    Requests(u64),
-    /// After this many seconds; replies later than that are not counted.
-    DurationS(f64),
-}
+pub use crate::harness::Stop;
 
 /// A bucket load run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -166,29 +157,15 @@ impl harness::Protocol for BucketLoad {
         } else {
             (Connections::PerRequest, "one request per connection")
         };
-        Plan {
-            addr: self.addr.clone(),
-            window: match self.stop {
-                Stop::Requests(n) => Window::Requests(n),
-                Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
-            },
-            connections,
-            pacing: self.pacing.clone(),
-            verify: self.verify,
-            timeouts: Timeouts {
-                connect: CONNECT_TIMEOUT,
-                // Delays may be long and queues deep: the default waits
-                // well past the longest delay.
-                reply: Some(self.reply_timeout()),
-                drain: Some(self.reply_timeout()),
-                max_reply: self.reply_limit(),
-            },
-            model_note: Some(note),
-            seed: self.seed,
-            agent: self.agent,
-            start_at: None,
-            poll: Default::default(),
-        }
+        let timeouts = Timeouts {
+            connect: CONNECT_TIMEOUT,
+            // Delays may be long and queues deep: the default waits well
+            // past the longest delay.
+            reply: Some(self.reply_timeout()),
+            drain: Some(self.reply_timeout()),
+            max_reply: self.reply_limit(),
+        };
+        harness::plan!(self, self.stop.window(), connections, timeouts, Some(note))
     }
 
     fn shares(&self) -> Vec<(&'static str, usize)> {

@@ -10,10 +10,7 @@ use serverlab_proto::bucket::{Reply, Request};
 fn connect(cfg: &BucketLoad) -> Result<FramedConn, LoadError> {
     let addr = &cfg.addr;
     let mut conn =
-        FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(|source| LoadError::Connect {
-            addr: addr.clone(),
-            error: source,
-        })?;
+        FramedConn::connect(addr, CONNECT_TIMEOUT).map_err(LoadError::connecting(addr))?;
     conn.set_deadline(CHECK_TIMEOUT.min(cfg.reply_timeout()));
     conn.set_max_reply(cfg.reply_limit());
     Ok(conn)

@@ -114,13 +114,14 @@ pub struct ShareFigures {
 
 impl ShareFigures {
     pub fn of(h: &Histogram<u64>) -> Self {
-        let us = |ns: u64| ns as f64 / 1000.0;
+        let p = crate::report::Percentiles::of(h);
+        let (mean, p50, p90, p99, max) = (p.mean, p.p50, p.p90, p.p99, p.max);
         ShareFigures {
-            mean: h.mean() / 1000.0,
-            p50: us(h.value_at_quantile(0.5)),
-            p90: us(h.value_at_quantile(0.9)),
-            p99: us(h.value_at_quantile(0.99)),
-            max: us(h.max()),
+            mean,
+            p50,
+            p90,
+            p99,
+            max,
         }
     }
 }

@@ -512,7 +512,7 @@ pub(super) fn client_bias(r: &Results) -> Check {
 mod tests {
     use super::*;
     use crate::record::{new_histogram, Lag};
-    use crate::report::{op_summaries, ClientCpu, ScheduleReport, Verification};
+    use crate::report::{op_summaries, ClientCpu, ScheduleReport};
 
     /// A run of `latencies` (ns, in time order, 1 ms apart), open loop at
     /// `asked` req/s over `arrivals` when given, its sends `gaps` ns
@@ -557,24 +557,13 @@ mod tests {
         rec.ops = vec![op];
         let mut r = Results {
             duration_s,
-            warmup_s: 0.0,
-            served: None,
             requests: latencies.len() as u64,
             throughput_rps,
             requested_rps: open.map(|o| o.0),
             concurrency: 1,
             operations: op_summaries(&rec, &["get"], duration_s),
-            per_second: Vec::new(),
-            per_second_latency_us: None,
             schedule: open
                 .map(|(asked, a)| ScheduleReport::new(a, asked, throughput_rps, &Lag::default())),
-            threads: Vec::new(),
-            late_replies: 0,
-            interrupted: false,
-            errors: Vec::new(),
-            failures: 0,
-            thresholds: Vec::new(),
-            verification: Verification::default(),
             client_cpu: ClientCpu::measure((0.0, 0.0), 0.0, 1.0, 1),
             ..Default::default()
         };

@@ -217,12 +217,8 @@ fn open<'r, E: Exchange>(
     if !metered.connect(now) {
         return Ok(Slot::new(metered));
     }
-    Slot::connected(&plan.addr, plan.timeouts.connect, metered).map_err(|error| {
-        LoadError::Connect {
-            addr: plan.addr.clone(),
-            error,
-        }
-    })
+    Slot::connected(&plan.addr, plan.timeouts.connect, metered)
+        .map_err(LoadError::connecting(&plan.addr))
 }
 
 /// Sleep until the wall clock reads `at`; how late it is then, in

@@ -122,6 +122,49 @@ pub struct Plan {
     pub poll: Polling,
 }
 
+/// How a run given a count or a time ends (`--requests` or `--duration`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// After this many seconds; replies later than that are not counted.
+    DurationS(f64),
+    /// After this many requests over all connections, answered
+    /// (redis-benchmark's `-n`); the time they took is the window.
+    Requests(u64),
+}
+
+impl Stop {
+    /// The measured window this ending makes.
+    pub fn window(self) -> Window {
+        match self {
+            Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
+            Stop::Requests(n) => Window::Requests(n),
+        }
+    }
+}
+
+/// A [`Plan`] from the load's own fields of the same names (`addr`,
+/// `pacing`, `verify`, `seed`, `agent`) and the three a protocol chooses;
+/// no start instant and the default polling, which the caller sets.
+macro_rules! plan {
+    ($load:expr, $window:expr, $connections:expr, $timeouts:expr, $note:expr $(,)?) => {
+        $crate::harness::Plan {
+            addr: $load.addr.clone(),
+            window: $window,
+            connections: $connections,
+            pacing: $load.pacing.clone(),
+            verify: $load.verify,
+            timeouts: $timeouts,
+            model_note: $note,
+            seed: $load.seed,
+            agent: $load.agent,
+            start_at: None,
+            poll: Default::default(),
+        }
+    };
+}
+pub(crate) use plan;
+
 /// When a run ends, and what its measured window is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Window {

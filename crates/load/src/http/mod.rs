@@ -23,7 +23,7 @@ pub use expect::Expect;
 pub use target::Target;
 
 use crate::endpoint::Endpoint;
-use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts};
 use crate::kv::workload::KeyPicker;
 use crate::kv::KeyDist;
 use crate::report::ProtocolResults;
@@ -45,14 +45,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// `--reply-timeout`'s default.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How a run ends.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    DurationS(f64),
-    /// This many requests over all connections.
-    Requests(u64),
-}
+pub use crate::harness::Stop;
 
 /// A `load http` run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -199,30 +192,14 @@ impl harness::Protocol for HttpLoad {
     type Exchange<'a> = HttpClient<'a>;
 
     fn plan(&self) -> Plan {
-        Plan {
-            addr: self.addr.clone(),
-            window: match self.stop {
-                Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
-                Stop::Requests(n) => Window::Requests(n),
-            },
-            connections: if self.keepalive {
-                Connections::Persistent
-            } else {
-                Connections::PerRequest
-            },
-            pacing: self.pacing.clone(),
-            verify: self.verify,
-            timeouts: Timeouts::replies_within(CONNECT_TIMEOUT, self.reply_timeout, self.max_reply),
-            model_note: Some(if self.keepalive {
-                "keep-alive"
-            } else {
-                "a connection per request"
-            }),
-            seed: self.seed,
-            agent: self.agent,
-            start_at: None,
-            poll: Default::default(),
-        }
+        let (connections, note) = if self.keepalive {
+            (Connections::Persistent, "keep-alive")
+        } else {
+            (Connections::PerRequest, "a connection per request")
+        };
+        let timeouts =
+            Timeouts::replies_within(CONNECT_TIMEOUT, self.reply_timeout, self.max_reply);
+        harness::plan!(self, self.stop.window(), connections, timeouts, Some(note))
     }
 
     fn shares(&self) -> Vec<(&'static str, usize)> {
@@ -233,10 +210,7 @@ impl harness::Protocol for HttpLoad {
     fn setup(&self, _errors: &mut Vec<String>) -> Result<Http, LoadError> {
         let addr = &self.addr;
         addr.connect(CONNECT_TIMEOUT)
-            .map_err(|error| LoadError::Connect {
-                addr: addr.clone(),
-                error,
-            })?;
+            .map_err(LoadError::connecting(addr))?;
         let host = self.default_host();
         let mut sum = 0;
         Ok(Http {

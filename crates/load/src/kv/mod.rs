@@ -200,21 +200,11 @@ impl harness::Protocol for KvLoad {
     type Exchange<'a> = SessionClient<'a>;
 
     fn plan(&self) -> Plan {
-        Plan {
-            addr: self.addr.clone(),
-            window: self.duration.map_or(Window::Work, Window::Duration),
-            connections: Connections::Series {
-                requests: Some(self.requests_per_session),
-            },
-            pacing: self.pacing.clone(),
-            verify: self.verify,
-            timeouts: self.timeouts(),
-            model_note: Some("sessions"),
-            seed: self.seed,
-            agent: self.agent,
-            start_at: None,
-            poll: Default::default(),
-        }
+        let connections = Connections::Series {
+            requests: Some(self.requests_per_session),
+        };
+        let window = self.duration.map_or(Window::Work, Window::Duration);
+        harness::plan!(self, window, connections, self.timeouts(), Some("sessions"))
     }
 
     /// Fail fast, with a clear message, when nothing listens; then the
@@ -233,10 +223,7 @@ impl harness::Protocol for KvLoad {
     fn setup(&self, errors: &mut Vec<String>) -> Result<Kv, LoadError> {
         let addr = &self.addr;
         addr.connect(CONNECT_TIMEOUT)
-            .map_err(|error| LoadError::Connect {
-                addr: addr.clone(),
-                error,
-            })?;
+            .map_err(LoadError::connecting(addr))?;
         let host = host_of(addr);
         let preload_s = if self.preload {
             let t0 = Instant::now();

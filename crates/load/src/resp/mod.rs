@@ -24,7 +24,7 @@ use crate::board::client::Params;
 use crate::board::shared::Board;
 use crate::board::ReaderMix;
 use crate::endpoint::Endpoint;
-use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts, Window};
+use crate::harness::{self, Connections, Finish, Pacing, Plan, Timeouts};
 use crate::keyspace::ValueSize;
 use crate::report::ProtocolResults;
 use crate::LoadError;
@@ -45,14 +45,7 @@ pub const NOT_CHECKED: &str = "writes racing on one key: each connection writes 
      its own (the shared ones are read-only), so a server that loses one of two racing writes \
      passes; `serverlab check resp` checks those";
 
-/// How a run ends.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    DurationS(f64),
-    /// This many requests over all connections (redis-benchmark's `-n`).
-    Requests(u64),
-}
+pub use crate::harness::Stop;
 
 /// A RESP load run's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -207,26 +200,10 @@ impl harness::Protocol for RespLoad {
     }
 
     fn plan(&self) -> Plan {
-        Plan {
-            addr: self.addr.clone(),
-            window: match self.stop {
-                Stop::DurationS(s) => Window::Duration(Duration::from_secs_f64(s)),
-                Stop::Requests(n) => Window::Requests(n),
-            },
-            connections: Connections::Persistent,
-            pacing: self.pacing.clone(),
-            verify: self.verify,
-            timeouts: Timeouts::replies_within(
-                CONNECT_TIMEOUT,
-                self.reply_timeout,
-                self.reply_limit(),
-            ),
-            model_note: None,
-            seed: self.seed,
-            agent: self.agent,
-            start_at: None,
-            poll: Default::default(),
-        }
+        let timeouts =
+            Timeouts::replies_within(CONNECT_TIMEOUT, self.reply_timeout, self.reply_limit());
+        let connections = Connections::Persistent;
+        harness::plan!(self, self.stop.window(), connections, timeouts, None)
     }
 
     fn shares(&self) -> Vec<(&'static str, usize)> {

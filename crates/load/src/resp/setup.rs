@@ -41,12 +41,8 @@ impl Conn {
     /// within its `--reply-timeout`, each reply within its reply limit.
     pub fn connect(cfg: &RespLoad) -> Result<Conn, LoadError> {
         let addr = &cfg.addr;
-        let mut framed = FramedConn::connect(addr, super::CONNECT_TIMEOUT).map_err(|error| {
-            LoadError::Connect {
-                addr: addr.clone(),
-                error,
-            }
-        })?;
+        let mut framed = FramedConn::connect(addr, super::CONNECT_TIMEOUT)
+            .map_err(LoadError::connecting(addr))?;
         framed.set_max_reply(cfg.reply_limit());
         let mut conn = Conn {
             framed,

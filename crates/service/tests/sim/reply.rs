@@ -36,12 +36,9 @@ impl Reply {
 
 /// `args` as a RESP request.
 pub fn encode(args: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
+    let bytes: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    serverlab_proto::resp::client::command(&mut out, &bytes);
     out
 }
 

@@ -104,14 +104,8 @@ fn write_until_refused(proto: Proto, addr: SocketAddr) -> usize {
 fn a_failing_disk_stops_the_writes(proto: Proto, strategy: &str, disk: Disk) {
     let dir = scratch(&format!("eio-{}-{strategy}", proto.name()));
     let d = dir.to_str().unwrap();
-    let mut args = vec![
-        "--data-dir",
-        d,
-        "--strategy",
-        strategy,
-        "--durability",
-        "always",
-    ];
+    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let mut args = words(&line);
     args.extend(disk.args());
     let server = ServerProc::start_wrapped(&disk.wrapper(), proto.name(), &args);
     let acked = write_until_refused(proto, server.addr);
@@ -196,14 +190,8 @@ fn a_reader_never_sees_a_write_before_it_is_on_disk(proto: Proto, strategy: &str
     let _turn = heavy_turn();
     let dir = scratch(&format!("barrier-{}-{strategy}", proto.name()));
     let d = dir.to_str().unwrap();
-    let base = [
-        "--data-dir",
-        d,
-        "--strategy",
-        strategy,
-        "--durability",
-        "always",
-    ];
+    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let base = words(&line);
     let mut args = with_threads(strategy, "2", &base);
     let (wrapper, delay) = match slow {
         [] => (Vec::new(), ["--fsync-delay", "1500ms"].to_vec()),
@@ -291,14 +279,8 @@ fn a_server_dropped_under_strace_has_let_go_of_its_data_directory() {
         let dir = scratch(&format!("strace-drop-{strategy}"));
         let d = dir.to_str().unwrap();
         for round in 0..5 {
-            let args = [
-                "--data-dir",
-                d,
-                "--strategy",
-                strategy,
-                "--durability",
-                "always",
-            ];
+            let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+            let args = words(&line);
             let server = ServerProc::start_wrapped(&wrapper, "resp", &args);
             let mut c = connect(server.addr);
             Proto::Resp.put(&mut c, &format!("k{round}"), "v").unwrap();
@@ -315,16 +297,9 @@ fn a_server_dropped_under_strace_has_let_go_of_its_data_directory() {
 fn on_log_error_exit_stops_the_server_and_loses_nothing_acknowledged() {
     let dir = scratch("eio-exit");
     let d = dir.to_str().unwrap();
-    let args = [
-        "--data-dir",
-        d,
-        "--durability",
-        "always",
-        "--on-log-error",
-        "exit",
-        "--fail-syncs-after",
-        "3",
-    ];
+    let line =
+        format!("--data-dir {d} --durability always --on-log-error exit --fail-syncs-after 3");
+    let args = words(&line);
     let mut server = ServerProc::start_wrapped(&[], "kv", &args);
     let acked = write_until_refused(Proto::Kv, server.addr);
     assert_eq!(acked, 3);
@@ -355,14 +330,7 @@ fn a_ring_that_commits_its_own_pass_loses_no_acknowledged_write() {
     let _turn = heavy_turn();
     for proto in [Proto::Kv, Proto::Resp] {
         let dir = scratch(&format!("loop-crash-{}", proto.name()));
-        let args = [
-            "--strategy",
-            "uring",
-            "--durability",
-            "always",
-            "--committer",
-            "loop",
-        ];
+        let args = words("--strategy uring --durability always --committer loop");
         crash_rounds(proto, &dir, &args, 3, &[]);
     }
 }
@@ -372,18 +340,11 @@ fn a_ring_that_commits_its_own_pass_stops_writes_on_a_failing_disk() {
     for proto in [Proto::Kv, Proto::Resp] {
         let dir = scratch(&format!("loop-eio-{}", proto.name()));
         let d = dir.to_str().unwrap();
-        let args = [
-            "--data-dir",
-            d,
-            "--strategy",
-            "uring",
-            "--durability",
-            "always",
-            "--committer",
-            "loop",
-            "--fail-syncs-after",
-            "3",
-        ];
+        let line = format!(
+            "--data-dir {d} --strategy uring --durability always --committer loop \
+             --fail-syncs-after 3"
+        );
+        let args = words(&line);
         let server = ServerProc::start_wrapped(&[], proto.name(), &args);
         assert!(
             server.stdout().contains("(each ring commits its pass)"),
@@ -401,18 +362,10 @@ fn a_ring_that_commits_its_own_pass_stops_writes_on_a_failing_disk() {
 #[test]
 fn the_loop_committer_needs_uring() {
     usage_error(
-        &[
-            "serve",
-            "kv",
-            "--strategy",
-            "async",
-            "--durability",
-            "always",
-            "--data-dir",
-            "/tmp/never-opened",
-            "--committer",
-            "loop",
-        ],
+        &words(
+            "serve kv --strategy async --durability always --data-dir /tmp/never-opened \
+            --committer loop",
+        ),
         "--committer loop needs --strategy uring",
     );
 }

@@ -11,11 +11,7 @@ use super::*;
 /// A RESP command's reply, as text (one line, or a bulk or an array of
 /// bulks joined by spaces); `Err` when the server closed the connection.
 fn ask(c: &mut BufReader<TcpStream>, args: &[&str]) -> std::io::Result<String> {
-    let mut req = format!("*{}\r\n", args.len());
-    for a in args {
-        req += &format!("${}\r\n{a}\r\n", a.len());
-    }
-    c.get_mut().write_all(req.as_bytes())?;
+    c.get_mut().write_all(&crate::resp::cmd(args))?;
     reply(c)
 }
 
@@ -83,14 +79,8 @@ fn cases() -> Vec<Case> {
 fn never_served(case: &Case, strategy: &str, disk: Disk) {
     let dir = scratch(&format!("undo-{}-{strategy}", case.name));
     let d = dir.to_str().unwrap();
-    let mut args = vec![
-        "--data-dir",
-        d,
-        "--strategy",
-        strategy,
-        "--durability",
-        "always",
-    ];
+    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let mut args = words(&line);
     args.extend(disk.args());
     let server = ServerProc::start_wrapped(&disk.wrapper(), "resp", &args);
     let mut writer = connect(server.addr);
