@@ -10,6 +10,7 @@ use crate::shutdown::Phase;
 use serverlab_service::Service;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::Thread;
@@ -22,11 +23,14 @@ const LOOK_EVERY: Duration = Duration::from_millis(50);
 
 /// How the service wakes a blocking thread whose blocked pop may go (a
 /// writer served it, CLIENT UNBLOCK ended it): a flag, and the thread
-/// unparked.
+/// unparked. A subscriber's thread, blocked reading (or waiting to write),
+/// is woken through a socket pair made when it first listens: its read
+/// end is polled beside the connection's socket.
 #[derive(Debug)]
 pub(crate) struct Wakeup {
     woken: AtomicBool,
     thread: Thread,
+    pair: std::sync::OnceLock<Option<(UnixStream, UnixStream)>>,
 }
 
 impl Wakeup {
@@ -35,7 +39,29 @@ impl Wakeup {
         Arc::new(Wakeup {
             woken: AtomicBool::new(false),
             thread: std::thread::current(),
+            pair: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The end to poll for wakes, made on first use (`None` if no socket
+    /// pair could be made: the wait then ends every [`LOOK_EVERY`]).
+    fn listener(&self) -> Option<&UnixStream> {
+        let pair = self.pair.get_or_init(|| {
+            let (rx, tx) = UnixStream::pair().ok()?;
+            rx.set_nonblocking(true).ok()?;
+            tx.set_nonblocking(true).ok()?;
+            Some((rx, tx))
+        });
+        pair.as_ref().map(|(rx, _)| rx)
+    }
+
+    /// Takes a wake that came (the flag, and the pair's bytes).
+    fn take(&self) -> bool {
+        if let Some(Some((rx, _))) = self.pair.get() {
+            let mut buf = [0u8; 64];
+            while matches!((&*rx).read(&mut buf), Ok(n) if n > 0) {}
+        }
+        self.woken.swap(false, Ordering::Acquire)
     }
 }
 
@@ -47,6 +73,10 @@ impl std::task::Wake for Wakeup {
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
         self.thread.unpark();
+        if let Some(Some((_, tx))) = self.pair.get() {
+            // Full: a wake is already waiting there.
+            let _ = (&*tx).write(&[1]);
+        }
     }
 }
 
@@ -188,8 +218,12 @@ fn write<S: Service, T: Write + AsFd>(
                 return Some(Parked::Wait);
             }
             // `next` resets the connection once the stall passes the
-            // write timeout.
-            match wait_writable(stream, sess.deadline()) {
+            // write timeout (or closes a subscriber cut off meanwhile).
+            let wake = match mode {
+                Mode::Blocking(_, w) if sess.listening() => w.listener(),
+                _ => None,
+            };
+            match wait_writable(stream, wake, sess.deadline()) {
                 Ok(()) => None,
                 Err(_) => Some(closed(sess)),
             }
@@ -209,6 +243,18 @@ fn read<S: Service, T: Read + AsFd>(
     read_timeout: &mut Option<Duration>,
 ) -> Option<Parked> {
     let blocking = matches!(mode, Mode::Blocking(..));
+    if let Mode::Blocking(reading, wakeup) = mode {
+        // A subscriber: wait for input or a message, whichever is first
+        // (marked as a read is: the stop's signal ends the wait).
+        if sess.listening() {
+            reading.store(true, Ordering::Relaxed);
+            let input = input_or_wake(stream, wakeup, deadline);
+            reading.store(false, Ordering::Relaxed);
+            if !input {
+                return None;
+            }
+        }
+    }
     if blocking && set_read_timeout(stream, deadline, read_timeout).is_err() {
         return Some(closed(sess));
     }
@@ -266,7 +312,11 @@ fn send<T: Write + AsFd>(stream: &mut T, buf: &[u8], blocking: bool) -> io::Resu
 
 /// Wait until `stream` is writable (or fails, or hangs up), or until
 /// `deadline`. An interrupted wait returns early: the caller asks again.
-fn wait_writable(stream: &impl AsFd, deadline: Option<Instant>) -> io::Result<()> {
+fn wait_writable(
+    stream: &impl AsFd,
+    wake: Option<&UnixStream>,
+    deadline: Option<Instant>,
+) -> io::Result<()> {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     let timeout = match deadline {
         // Rounded up, so the wait never ends just short of the deadline.
@@ -276,11 +326,49 @@ fn wait_writable(stream: &impl AsFd, deadline: Option<Instant>) -> io::Result<()
         .unwrap_or(PollTimeout::MAX),
         None => PollTimeout::NONE,
     };
-    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLOUT)];
+    let mut fds = vec![PollFd::new(stream.as_fd(), PollFlags::POLLOUT)];
+    if let Some(w) = wake {
+        fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
+    }
     match poll(&mut fds, timeout) {
         Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A subscriber's blocking thread waits until its socket has input (or
+/// ends), a message is published to it (its [`Wakeup`] is woken), the
+/// deadline, or a signal: true when the socket is to be read, false when
+/// `next` is to look again (a message, the deadline, the stop).
+fn input_or_wake(stream: &impl AsFd, wakeup: &Wakeup, deadline: Option<Instant>) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let wake = wakeup.listener();
+    if wakeup.take() {
+        return false;
+    }
+    let left =
+        deadline.map(|d| d.saturating_duration_since(Instant::now()) + Duration::from_micros(999));
+    // Without a pair, look again every so often.
+    let left = match wake {
+        Some(_) => left,
+        None => Some(left.map_or(LOOK_EVERY, |l| l.min(LOOK_EVERY))),
+    };
+    let timeout = left.map_or(PollTimeout::NONE, |l| {
+        PollTimeout::try_from(l).unwrap_or(PollTimeout::MAX)
+    });
+    let mut fds = vec![PollFd::new(stream.as_fd(), PollFlags::POLLIN)];
+    if let Some(w) = wake {
+        fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
+    }
+    let input = match poll(&mut fds, timeout) {
+        Ok(n) if n > 0 => fds[0].revents().is_some_and(|r| !r.is_empty()),
+        _ => false,
+    };
+    if wakeup.take() {
+        // A message: written first; the input waits for the next read.
+        return false;
+    }
+    input
 }
 
 /// A call that would have waited: `EAGAIN` from a non-blocking socket, or

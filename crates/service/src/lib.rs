@@ -100,6 +100,20 @@ pub enum After {
     Shutdown,
 }
 
+/// Whether a connection may be sent messages it did not ask for (RESP's
+/// publish/subscribe), as [`Service::pushes`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushes {
+    /// No: it is only answered.
+    None,
+    /// Yes: while it waits for input, a message may arrive for it, and
+    /// the waker given is woken then (and when it is cut off).
+    Listening,
+    /// It fell too far behind (a subscriber that does not read): drop
+    /// its unwritten output and close it.
+    Cut,
+}
+
 /// A protocol bound to its state. Shared by every connection of a server.
 pub trait Service: Send + Sync + 'static {
     /// Per-connection protocol state.
@@ -165,6 +179,23 @@ pub trait Service: Send + Sync + 'static {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> After;
+
+    /// Messages sent to this connection unasked (RESP's pub/sub): with
+    /// `out`, append those that arrived (in order) and, while the
+    /// connection listens, keep `waker` (where the strategy has one), to
+    /// be woken when another arrives or the connection is cut off;
+    /// without `out`, only say whether it is cut off. Asked before the
+    /// connection waits for input (with every reply written), and (without
+    /// `out`) at each step while it listens. A service that never pushes
+    /// keeps this default.
+    fn pushes(
+        &self,
+        _conn: &mut Self::Conn,
+        _out: Option<&mut Vec<u8>>,
+        _waker: Option<&std::task::Waker>,
+    ) -> Pushes {
+        Pushes::None
+    }
 
     /// Continue the reply the last `apply` left unfinished: append its
     /// next part (about [`REPLY_CHUNK`] bytes) to `out` and return true, or

@@ -23,6 +23,43 @@ pub trait ProtocolStats: Serialize {
     /// Requests answered with an error or refused, by operation and
     /// reason.
     fn errors(&self) -> Vec<ErrorCount>;
+
+    /// Further metrics the protocol keeps (RESP's pub/sub), each exported
+    /// as it is by `serve --metrics`.
+    fn more(&self) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+/// One further metric of a protocol ([`ProtocolStats::more`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metric {
+    /// Its full name (`serverlab_…`; a counter's without `_total`).
+    pub name: &'static str,
+    pub help: &'static str,
+    pub value: u64,
+    /// A gauge (a level now); else a counter (a count so far).
+    pub gauge: bool,
+}
+
+impl Metric {
+    pub fn counter(name: &'static str, help: &'static str, value: u64) -> Self {
+        Metric {
+            name,
+            help,
+            value,
+            gauge: false,
+        }
+    }
+
+    pub fn gauge(name: &'static str, help: &'static str, value: u64) -> Self {
+        Metric {
+            name,
+            help,
+            value,
+            gauge: true,
+        }
+    }
 }
 
 /// The op of an error the protocol does not count by operation.

@@ -131,7 +131,10 @@ fn resp_writes_commands_errors_protocol_errors_and_keys() {
     drive(&svc, &[&wire, b"*1\r\n$x\r\n"]);
     let r = svc.report();
     let top: Vec<&String> = r.as_object().unwrap().keys().collect();
-    assert_eq!(top, ["requests", "errors", "protocol_errors", "keys"]);
+    assert_eq!(
+        top,
+        ["requests", "errors", "protocol_errors", "keys", "pubsub"]
+    );
     let requests = r["requests"].as_object().unwrap();
     assert_eq!(requests.keys().next().unwrap(), "total");
     assert_eq!(requests.keys().next_back().unwrap(), "rejected");
@@ -150,6 +153,10 @@ fn resp_writes_commands_errors_protocol_errors_and_keys() {
     assert_eq!(errors["unknown_command"], 1, "{r}");
     assert_eq!(r["protocol_errors"]["bad_bulk_length"], 1, "{r}");
     assert_eq!(r["keys"], 1);
+    assert_eq!(
+        shape(&r["pubsub"]),
+        "{channels,patterns,messages_delivered,slow_subscribers_disconnected}"
+    );
 }
 
 #[test]

@@ -16,7 +16,12 @@
 //! command on an unknown key is checked for its shape only; after an
 //! EXEC, a MOVE or a COPY to another database, every key is unknown
 //! until FLUSHALL. (Deadlines make any key unknown in time: a command
-//! that sets one makes the model give up on that key.)
+//! that sets one makes the model give up on that key.) Publish/subscribe:
+//! the connection's subscriptions are followed, SUBSCRIBE, UNSUBSCRIBE
+//! (and their pattern forms) and RESET checked byte for byte, and a
+//! subscribed connection's restricted commands (PING's `pong`, the
+//! refusal of the rest); after an EXEC that may have subscribed, nothing
+//! is judged but the replies' shape (messages may come first) until RESET.
 
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
@@ -177,6 +182,43 @@ pub struct Resp {
     queued: Option<usize>,
     /// Every key is unknown (after an EXEC, a MOVE, a COPY).
     lost: bool,
+    /// Its subscriptions, channels and patterns, in the order made; `None`
+    /// once unknown (after an EXEC that may have subscribed, until RESET).
+    subs: Option<Subs>,
+    /// A pub/sub command is queued in the open transaction.
+    pubsub_queued: bool,
+}
+
+/// A connection's subscriptions (docs/protocols/resp.md 5.2.6).
+#[derive(Debug, Clone, Default)]
+struct Subs {
+    channels: Vec<Vec<u8>>,
+    patterns: Vec<Vec<u8>>,
+}
+
+impl Subs {
+    fn count(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+}
+
+/// A subscription reply: `*3 $word $name :count` (a nil name for none).
+fn confirm(out: &mut Vec<u8>, word: &str, name: Option<&[u8]>, count: usize) {
+    out.extend_from_slice(b"*3\r\n");
+    bulk(out, word.as_bytes());
+    match name {
+        Some(n) => bulk(out, n),
+        None => out.extend_from_slice(b"$-1\r\n"),
+    }
+    integer(out, count as i64);
+}
+
+/// The commands a subscribed connection may run (RESP2).
+fn allowed_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "subscribe" | "psubscribe" | "unsubscribe" | "punsubscribe" | "ping" | "quit" | "reset"
+    )
 }
 
 impl Resp {
@@ -189,7 +231,99 @@ impl Resp {
             multi: false,
             queued: Some(0),
             lost: false,
+            subs: Some(Subs::default()),
+            pubsub_queued: false,
         }
+    }
+
+    /// In subscribe mode (known): the reply to a command there, or `None`
+    /// where the model does not judge it (a container's subcommand).
+    fn subscribed(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        match name {
+            "ping" => {
+                out.extend_from_slice(b"*2\r\n$4\r\npong\r\n");
+                bulk(&mut out, args.get(1).map_or(&b""[..], |a| &a[..]));
+            }
+            "quit" => out.extend_from_slice(b"+OK\r\n"),
+            _ if allowed_subscribed(name) => return self.pubsub(name, args),
+            "client" | "config" | "command" | "object" | "memory" | "function" | "pubsub" => {
+                return None
+            }
+            _ => {
+                let why = format!(
+                    "Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+                );
+                let text = if name == "exec" {
+                    format!("-EXECABORT Transaction discarded because of: {why}\r\n")
+                } else {
+                    format!("-ERR {why}\r\n")
+                };
+                out.extend_from_slice(text.as_bytes());
+            }
+        }
+        Some(out)
+    }
+
+    /// SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE, PUNSUBSCRIBE and RESET, with the
+    /// subscriptions known; `None` for the rest.
+    fn pubsub(&mut self, name: &str, args: &[Vec<u8>]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let subs = self.subs.as_mut()?;
+        let pattern = name.starts_with('p');
+        match name {
+            "subscribe" | "psubscribe" => {
+                for n in &args[1..] {
+                    let mine = if pattern {
+                        &mut subs.patterns
+                    } else {
+                        &mut subs.channels
+                    };
+                    if !mine.contains(n) {
+                        mine.push(n.clone());
+                    }
+                    confirm(&mut out, name, Some(n), subs.count());
+                }
+            }
+            "unsubscribe" | "punsubscribe" => {
+                let mine = if pattern {
+                    &subs.patterns
+                } else {
+                    &subs.channels
+                };
+                let names: Vec<Vec<u8>> = if args.len() > 1 {
+                    args[1..].to_vec()
+                } else {
+                    mine.clone()
+                };
+                if names.is_empty() {
+                    confirm(&mut out, name, None, subs.count());
+                }
+                for n in names {
+                    let mine = if pattern {
+                        &mut subs.patterns
+                    } else {
+                        &mut subs.channels
+                    };
+                    mine.retain(|m| *m != n);
+                    confirm(&mut out, name, Some(&n), subs.count());
+                }
+            }
+            "reset" => {
+                self.reset();
+                out.extend_from_slice(b"+RESET\r\n");
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+
+    /// RESET: no transaction or subscriptions, database 0.
+    fn reset(&mut self) {
+        self.multi = false;
+        self.pubsub_queued = false;
+        self.subs = Some(Subs::default());
+        self.select(0);
     }
 
     fn select(&mut self, n: usize) {
@@ -200,10 +334,23 @@ impl Resp {
 
     /// The reply the model expects, if it knows it.
     fn expect(&mut self, name: &str, args: &[Vec<u8>], len: usize) -> Option<Vec<u8>> {
+        match &self.subs {
+            // What a transaction that subscribed left is not modelled.
+            None => return None,
+            Some(s) if s.count() > 0 => return self.subscribed(name, args),
+            Some(_) => {}
+        }
         let control = matches!(
             name,
             "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
         );
+        let pubsub = matches!(
+            name,
+            "subscribe" | "psubscribe" | "unsubscribe" | "punsubscribe" | "publish"
+        );
+        if self.multi && !control && pubsub {
+            self.pubsub_queued = true;
+        }
         // The server and connection commands' argument checks are not
         // modelled: queued, or refused (and the transaction with them);
         // after one, the queue's length is not known either.
@@ -236,6 +383,12 @@ impl Resp {
         if name == "flushall" {
             self.lost = false;
         }
+        if matches!(
+            name,
+            "subscribe" | "psubscribe" | "unsubscribe" | "punsubscribe" | "reset"
+        ) {
+            return self.pubsub(name, args);
+        }
         let unknown = keys_of(name, args, |_| true)
             .iter()
             .any(|k| matches!(self.db.get(*k), Some(Value::Unknown)));
@@ -248,6 +401,13 @@ impl Resp {
     /// What a command the model did not follow did, judged by its reply.
     fn followed(&mut self, name: &str, args: &[Vec<u8>], reply: &[u8]) {
         let ok = !reply.starts_with(b"-");
+        if self.subs.is_none() {
+            // Until RESET (whose reply may follow messages).
+            if name == "reset" && reply.ends_with(b"+RESET\r\n") {
+                self.reset();
+            }
+            return;
+        }
         let control = matches!(
             name,
             "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
@@ -260,14 +420,19 @@ impl Resp {
                 self.multi = true;
                 self.queued = Some(0);
             }
-            "discard" if ok => self.multi = false,
+            "discard" if ok => {
+                self.multi = false;
+                self.pubsub_queued = false;
+            }
             // The transaction discarded, database 0 again.
             "reset" if ok => {
-                self.multi = false;
-                self.select(0);
+                self.reset();
             }
             "exec" => {
                 self.multi = false;
+                if std::mem::take(&mut self.pubsub_queued) && reply.starts_with(b"*") {
+                    self.subs = None;
+                }
                 self.lost |= reply.starts_with(b"*") && !reply.starts_with(b"*-1");
             }
             "select" if ok => self.select(int(&args[1]).expect("SELECT said OK") as usize),
@@ -502,6 +667,17 @@ fn one_reply(out: &[u8]) -> bool {
     serverlab_proto::resp::client::parse(out).is_ok_and(|r| r.is_some_and(|(_, n)| n == out.len()))
 }
 
+/// One or more whole replies, as a client reads them.
+fn whole_replies(mut out: &[u8]) -> bool {
+    while !out.is_empty() {
+        match serverlab_proto::resp::client::parse(out) {
+            Ok(Some((_, n))) if n > 0 => out = &out[n..],
+            _ => return false,
+        }
+    }
+    true
+}
+
 fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned()
 }
@@ -562,12 +738,12 @@ impl Model for Resp {
                 match self.expect(name, &args, a.request.len()) {
                     Some(want) => assert_eq!(show(a.reply), show(&want), "reply to {:?}", req()),
                     None => {
-                        assert!(
-                            one_reply(a.reply),
-                            "{:?} answered {:?}",
-                            req(),
-                            show(a.reply)
-                        );
+                        // Unknown subscriptions: messages may come first.
+                        let whole = match self.subs {
+                            None => whole_replies(a.reply),
+                            Some(_) => one_reply(a.reply),
+                        };
+                        assert!(whole, "{:?} answered {:?}", req(), show(a.reply));
                         self.followed(name, &args, a.reply);
                     }
                 }

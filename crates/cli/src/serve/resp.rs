@@ -5,7 +5,7 @@ use super::{serve, Protocol, ServerArgs};
 use crate::{args, limits};
 use anyhow::Context;
 use serverlab_proto::resp;
-use serverlab_service::resp::RespService;
+use serverlab_service::resp::{PubSubLimits, RespService};
 use serverlab_store::StoreKind;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -21,13 +21,38 @@ pub struct Args {
     limits: limits::Resp,
     #[command(flatten)]
     durability: DurabilityArgs,
+    /// How far a pub/sub subscriber may fall behind, as Redis's
+    /// client-output-buffer-limit pubsub: HARD,SOFT,SECONDS (messages not yet
+    /// taken past HARD bytes, or past SOFT for longer than SECONDS, cut it off;
+    /// 0 for no bound)
+    #[arg(long, value_name = "HARD,SOFT,SECS", default_value = "32MiB,8MiB,60",
+          value_parser = pubsub_limit)]
+    pubsub_limit: PubSubLimits,
+}
+
+/// `--pubsub-limit HARD,SOFT,SECS`: two sizes and whole seconds.
+fn pubsub_limit(text: &str) -> Result<PubSubLimits, String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let [hard, soft, secs] = parts[..] else {
+        return Err("expected HARD,SOFT,SECONDS (e.g. 32MiB,8MiB,60)".into());
+    };
+    let size = args::size(0, 1 << 40);
+    let secs: u64 = secs
+        .trim()
+        .parse()
+        .map_err(|_| format!("{secs:?} is not a whole number of seconds"))?;
+    Ok(PubSubLimits {
+        hard: size(hard)? as usize,
+        soft: size(soft)? as usize,
+        soft_for: std::time::Duration::from_secs(secs),
+    })
 }
 
 impl Protocol for Args {
     const NAME: &'static str = resp::NAME;
     const ABOUT: &'static str = "Redis's protocol, RESP2: strings, lists, sets, hashes, sorted \
-                                 sets, deadlines, transactions and blocking pops, for redis-cli, \
-                                 redis-benchmark and clients";
+                                 sets, deadlines, transactions, blocking pops and \
+                                 publish/subscribe, for redis-cli, redis-benchmark and clients";
     const PORT: Option<u16> = Some(resp::DEFAULT_PORT);
 
     fn server(&self) -> &ServerArgs {
@@ -53,7 +78,8 @@ impl Protocol for Args {
         }
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
         let mut svc = RespService::new(self.store, limits, about)
-            .context("the RESP store does not offer this locking scheme")?;
+            .context("the RESP store does not offer this locking scheme")?
+            .with_pubsub_limits(self.pubsub_limit);
         let wal = self
             .durability
             .open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;

@@ -367,6 +367,7 @@ fn command(name: Name, a: &Argv) -> Result<Cmd, Rejection> {
         Name::Command => Cmd::Server(command_query(a)?),
         Name::Config => config(a)?,
         Name::Client => client(a)?,
+        Name::PubSub => pubsub(a)?,
         Name::Hello => Cmd::Conn(hello(a)?),
         Name::Quit => Cmd::Conn(ConnCmd::Quit),
         Name::Reset => Cmd::Conn(ConnCmd::Reset),
@@ -500,6 +501,26 @@ fn command_query(a: &Argv) -> Result<ServerCmd, Rejection> {
         return Err(Rejection::WrongArity(full));
     }
     Ok(ServerCmd::Command(q))
+}
+
+/// PUBSUB's subcommands, as Redis 7 knows them, and their arities (the
+/// service reads their arguments).
+fn pubsub(a: &Argv) -> Result<Cmd, Rejection> {
+    const SUBS: [(&str, i64, &str); 6] = [
+        ("channels", -2, "pubsub|channels"),
+        ("numsub", -2, "pubsub|numsub"),
+        ("numpat", 2, "pubsub|numpat"),
+        ("shardchannels", -2, "pubsub|shardchannels"),
+        ("shardnumsub", -2, "pubsub|shardnumsub"),
+        ("help", 2, "pubsub|help"),
+    ];
+    let Some((_, arity, full)) = SUBS.iter().find(|(s, _, _)| a.is(1, s)) else {
+        return Err(Rejection::UnknownSubcommand("PUBSUB"));
+    };
+    if !arity_ok(*arity, a.argc()) {
+        return Err(Rejection::WrongArity(full));
+    }
+    Ok(Cmd::Ext(Name::PubSub))
 }
 
 /// CONFIG GET on the fast path; every other subcommand beyond it.

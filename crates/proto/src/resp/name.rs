@@ -240,6 +240,9 @@ pub enum Family {
     /// FLUSHALL, FLUSHDB, SWAPDB, CONFIG (but GET), FUNCTION, CLIENT
     /// (but its connection's own subcommands), OBJECT, MEMORY, TIME.
     Server,
+    /// Publish/subscribe (SUBSCRIBE, PUBLISH, PUBSUB, …) and RESET: run
+    /// on the connection and the channels' registry, never on the data.
+    PubSub,
 }
 
 /// What is known of one command.
@@ -633,6 +636,12 @@ names! {
     SScan        "sscan"        "SSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     HScan        "hscan"        "HSCAN"        -3  Read   READ_ONE         []                          Colls        true;
     ZScan        "zscan"        "ZSCAN"        -3  Read   READ_ONE         []                          Colls        true;
+    Subscribe    "subscribe"    "SUBSCRIBE"    -2  Read   NONE             []                          PubSub       true;
+    Unsubscribe  "unsubscribe"  "UNSUBSCRIBE"  -1  Read   NONE             []                          PubSub       true;
+    PSubscribe   "psubscribe"   "PSUBSCRIBE"   -2  Read   NONE             []                          PubSub       true;
+    PUnsubscribe "punsubscribe" "PUNSUBSCRIBE" -1  Read   NONE             []                          PubSub       true;
+    Publish      "publish"      "PUBLISH"      3   Read   NONE             []                          PubSub       true;
+    PubSub       "pubsub"       "PUBSUB"       -2  Read   NONE             []                          PubSub       true;
 }
 
 impl Name {

@@ -171,8 +171,12 @@ pub(crate) struct Session<S: Service> {
     /// How an event loop is told that a commit this connection waits for
     /// is settled (see [`Session::register_commit`]).
     commit_waker: Option<std::task::Waker>,
-    /// Given to the service with a wait ([`Session::on_wait`]).
+    /// Given to the service with a wait ([`Session::on_wait`]), and to
+    /// keep while it listens for pushed messages.
     wait_waker: Option<std::task::Waker>,
+    /// The service may push it messages (a subscriber): a read for a
+    /// request must also end when the wait waker is woken.
+    listening: bool,
 }
 
 impl<S: Service> Session<S> {
@@ -199,6 +203,7 @@ impl<S: Service> Session<S> {
             logged: None,
             commit_waker: None,
             wait_waker: None,
+            listening: false,
         }
     }
 
@@ -375,6 +380,14 @@ impl<S: Service> Session<S> {
     /// once the stop passes its drain limit ([`Phase::Aborting`]).
     pub(crate) fn shutdown(&self) -> &Shutdown {
         &self.ctx.shutdown
+    }
+
+    /// The connection listens for messages the service pushes (a pub/sub
+    /// subscriber): a wait for input or for the socket to take output
+    /// must also end when the waker given to [`Session::on_wait`] is
+    /// woken, so that `next` writes them (or closes a subscriber cut off).
+    pub(crate) fn listening(&self) -> bool {
+        self.listening
     }
 
     /// A read asked for now waits for a request (not a lingering close's).

@@ -7,7 +7,7 @@
 use super::{Io, Session};
 use crate::io::{LINGER_BYTES, LINGER_TIME};
 use crate::shutdown::Phase;
-use serverlab_service::{apply_timed, After, Delay, Frame, Logged, Service};
+use serverlab_service::{apply_timed, After, Delay, Frame, Logged, Pushes, Service};
 use std::time::Instant;
 
 /// A request at least this large is applied only after every reply before
@@ -65,6 +65,12 @@ impl<S: Service> Session<S> {
             self.evicted = true;
         }
         self.output.compact_if_due();
+        if self.listening && self.stage == Stage::Open {
+            let conn = self.conn.as_mut().expect("session used after finish");
+            if self.ctx.svc.pushes(conn, None, None) == Pushes::Cut {
+                self.cut_off();
+            }
+        }
         // Evicted, it reads nothing more, as when draining: it answers the
         // requests it had received (see `close`), then closes.
         let draining = phase == Phase::Draining || self.evicted;
@@ -224,6 +230,13 @@ impl<S: Service> Session<S> {
         if !self.unwritten().is_empty() {
             return Some(self.send());
         }
+        if self.take_pushes() {
+            return if self.stage == Stage::Open {
+                Some(self.send())
+            } else {
+                None
+            };
+        }
         let timeout = self.ctx.svc.request_timeout();
         self.clocks.await_request(timeout, true);
         let deadline = self.clocks.request_deadline(timeout);
@@ -234,7 +247,10 @@ impl<S: Service> Session<S> {
             return None;
         }
         self.since_yield = 0;
-        if self.idle_marked {
+        if self.listening && !self.idle_marked {
+            // A subscriber waits for messages, not idle: it is not evicted
+            // at the connection cap (its messages would be lost).
+        } else if self.idle_marked {
             // What it held was no whole request (a slowloris's bytes).
             self.idle.waits_again();
         } else {
@@ -242,6 +258,32 @@ impl<S: Service> Session<S> {
             self.idle_marked = true;
         }
         Some(Io::Read { deadline })
+    }
+
+    /// Before waiting for input: take the messages sent to the connection
+    /// unasked (pub/sub) into the output, and note whether it listens for
+    /// more (its waker is then the service's to wake). True: there is
+    /// something to write, or it was cut off (then it is closing).
+    fn take_pushes(&mut self) -> bool {
+        let conn = self.conn.as_mut().expect("session used after finish");
+        let waker = self.wait_waker.as_ref();
+        match self.ctx.svc.pushes(conn, Some(self.output.buf()), waker) {
+            Pushes::None => self.listening = false,
+            Pushes::Listening => self.listening = true,
+            Pushes::Cut => {
+                self.cut_off();
+                return true;
+            }
+        }
+        !self.unwritten().is_empty()
+    }
+
+    /// A subscriber fell too far behind: what it has not been sent is
+    /// dropped, and it closes.
+    fn cut_off(&mut self) {
+        self.listening = false;
+        self.output.drop_unwritten();
+        self.stage = Stage::Closing;
     }
 
     /// Write the unwritten replies — once the writes they acknowledge are

@@ -727,3 +727,83 @@ fn pipelined_writes_wait_for_one_commit() {
     drop(ctx);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Counts its wakes (a strategy's waker, as the service sees it).
+struct Wakes(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Wakes {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn resp(
+    limits: serverlab_service::resp::PubSubLimits,
+) -> Arc<Ctx<serverlab_service::resp::RespService>> {
+    use serverlab_service::resp::RespService;
+    let svc = RespService::new(StoreKind::Sharded, Default::default(), "test".into())
+        .unwrap()
+        .with_pubsub_limits(limits);
+    ctx(svc, Some(Duration::from_secs(30)))
+}
+
+/// PUBLISH on another connection, through the service.
+fn publish<S: Service>(ctx: &Arc<Ctx<S>>, channel: &str, msg: &str) {
+    let mut wire = Vec::new();
+    serverlab_proto::resp::client::command(
+        &mut wire,
+        &[b"PUBLISH", channel.as_bytes(), msg.as_bytes()],
+    );
+    let mut conn = ctx.svc.open(serverlab_service::Peer::Unix);
+    serverlab_service::run_all(&*ctx.svc, &mut conn, &wire, &mut Vec::new());
+    ctx.svc.close(conn);
+}
+
+#[test]
+fn a_subscriber_waiting_for_input_is_woken_to_write_what_is_published() {
+    let ctx = resp(Default::default());
+    let mut s = open(&ctx);
+    let wakes = Arc::new(Wakes(Default::default()));
+    s.on_wait(std::task::Waker::from(wakes.clone()));
+    feed(&mut s, b"SUBSCRIBE c\r\n");
+    assert_eq!(s.next(), Io::Write);
+    assert!(reading(write_all(&mut s)));
+    assert!(s.listening(), "a subscriber listens while it reads");
+    publish(&ctx, "c", "one");
+    publish(&ctx, "c", "two");
+    assert_eq!(
+        wakes.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one wake for the batch"
+    );
+    // Woken, the strategy asks again: the messages go out, in order.
+    assert_eq!(s.next(), Io::Write);
+    assert_eq!(
+        s.unwritten(),
+        b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$3\r\none\r\n*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$3\r\ntwo\r\n"
+    );
+    assert!(reading(write_all(&mut s)));
+    // Unsubscribed, it no longer listens.
+    feed(&mut s, b"UNSUBSCRIBE\r\n");
+    assert!(reading(write_all(&mut s)));
+    assert!(!s.listening());
+}
+
+#[test]
+fn a_subscriber_past_its_limit_drops_what_it_was_not_sent_and_closes() {
+    let ctx = resp(serverlab_service::resp::PubSubLimits {
+        hard: 100,
+        soft: 0,
+        soft_for: Duration::ZERO,
+    });
+    let mut s = open(&ctx);
+    feed(&mut s, b"SUBSCRIBE c\r\n");
+    assert!(reading(write_all(&mut s)));
+    publish(&ctx, "c", "first");
+    // It does not read: the message stays unwritten.
+    assert_eq!(s.next(), Io::Write);
+    s.write_blocked();
+    publish(&ctx, "c", &"x".repeat(200));
+    assert_eq!(s.next(), Io::ShutdownWrite, "cut off: closed, lingering");
+    assert!(s.unwritten().is_empty(), "what it was not sent is dropped");
+}

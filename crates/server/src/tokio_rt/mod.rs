@@ -335,7 +335,7 @@ async fn drive<S: Service>(
                 }
             }
             Io::Write => {
-                if write(sess, stream, stop).await.is_err() {
+                if write(sess, stream, stop, notices.woken).await.is_err() {
                     return;
                 }
             }
@@ -360,6 +360,8 @@ async fn drive<S: Service>(
                     // deadline, itself.
                     _ = stop.wait_for(|p| *p >= wake_at) => {}
                     _ = notices.evicted.notified() => {}
+                    // A subscriber's message (or its cut-off) arrived.
+                    _ = notices.woken.notified(), if sess.listening() => {}
                     _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {}
                 }
             }
@@ -380,8 +382,13 @@ async fn write<S: Service>(
     sess: &mut Session<S>,
     stream: &mut TcpStream,
     stop: &mut watch::Receiver<Phase>,
+    woken: &Notify,
 ) -> io::Result<()> {
     let limit = sess.write_timeout();
+    // A subscriber that does not read is cut off while its write waits:
+    // the wake ends the wait (a write cancelled writes nothing), and
+    // `next` closes it, or asks for the write again.
+    let listening = sess.listening();
     let written = {
         let write = stream.write(sess.unwritten());
         let bounded = async {
@@ -393,6 +400,7 @@ async fn write<S: Service>(
         tokio::select! {
             w = bounded => Some(w),
             _ = stop.wait_for(|p| *p == Phase::Aborting) => None,
+            _ = woken.notified(), if listening => None,
         }
     };
     match written {

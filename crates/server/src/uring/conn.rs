@@ -113,6 +113,9 @@ pub(super) struct Conn<S: Service> {
     pub(super) in_flight: u32,
     /// When the send in flight was submitted, unless it was cancelled.
     sending_since: Option<Instant>,
+    /// The send in flight was cancelled by a subscriber's wake (a
+    /// message, or it was cut off), not by the write timeout.
+    woke_send: bool,
 }
 
 impl<S: Service> Conn<S> {
@@ -129,6 +132,7 @@ impl<S: Service> Conn<S> {
             wait: Wait::Ready,
             in_flight: 0,
             sending_since: None,
+            woke_send: false,
         }
     }
 
@@ -355,9 +359,13 @@ impl<S: Service> Conn<S> {
             .expect("a send's completion returns its session");
         self.sess.give_back(back);
         self.sending_since = None;
+        let woke = std::mem::take(&mut self.woke_send);
         let sess = self.sess.get_mut().expect("just given back");
         match c.result {
             n if n > 0 => sess.wrote(n as usize),
+            // Cancelled by a subscriber's wake: `next` closes it if it was
+            // cut off, or sends again.
+            e if e == -libc::ECANCELED && woke => {}
             // Cancelled: the write timeout expired (or the server aborts,
             // where the session resets anyway).
             e if e == -libc::ECANCELED => sess.write_timed_out(),
@@ -374,6 +382,15 @@ impl<S: Service> Conn<S> {
             .sending_since
             .is_some_and(|t| now.saturating_duration_since(t) >= limit)
         {
+            self.cancel_send(io);
+        }
+    }
+
+    /// A subscriber's wake while its send waits (the client does not
+    /// read): cancel the send, so that `next` sees whether it was cut off.
+    pub(super) fn wake_sending(&mut self, io: &mut Uring) {
+        if self.wait == Wait::Output && self.sending_since.is_some() {
+            self.woke_send = true;
             self.cancel_send(io);
         }
     }

@@ -317,6 +317,12 @@ impl<S: Service> Ring<S> {
                 Post::Woken(token) => {
                     if let Some(conn) = self.conns.get_mut(token as usize) {
                         conn.wake_blocked(&mut self.io);
+                        conn.wake_sending(&mut self.io);
+                        // A subscriber waiting for input has a message to
+                        // write (its receive stays armed).
+                        if let Wait::Input(_) = conn.wait {
+                            self.make_ready(token);
+                        }
                     }
                 }
                 // Run it if it waits for a request: its session sees the

@@ -19,6 +19,8 @@ pub(super) struct InfoFacts<'a> {
     pub dbs: &'a [DbFacts],
     /// Connections blocked in a pop.
     pub blocked: usize,
+    /// Channels with subscribers, and patterns subscribed to.
+    pub pubsub: (usize, usize),
     pub stats: &'a super::stats::RespCounters,
     /// The write-ahead log, if the server keeps one.
     pub log: Option<&'a crate::Durable>,
@@ -168,6 +170,8 @@ fn stats_lines(f: &InfoFacts, conns: &Connections) -> Vec<Line> {
         l("service_time_us_p50", format!("{:.3}", t.p50)),
         l("service_time_us_p99", format!("{:.3}", t.p99)),
         l("service_time_us_max", format!("{:.3}", t.max)),
+        l("pubsub_channels", f.pubsub.0.to_string()),
+        l("pubsub_patterns", f.pubsub.1.to_string()),
         l("total_error_replies", f.stats.error_replies().to_string()),
         // MIGRATE is not served: no connection to another server is ever
         // cached (Redis's suite waits for this to be 0).

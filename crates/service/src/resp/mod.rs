@@ -24,15 +24,17 @@ mod expirer;
 mod expires;
 mod keyspace;
 mod multi;
+mod pubsub;
 mod snapshot;
 mod stats;
 mod undo;
 mod watch;
 
 use crate::durable::{Refused, Touch};
-use crate::{After, Common, Delay, Durable, Frame, Logged, Service};
+use crate::{After, Common, Delay, Durable, Frame, Logged, Pushes, Service};
 use crossbeam_utils::sync::ShardedLock;
 use keyspace::Keyspace;
+pub use pubsub::Limits as PubSubLimits;
 use serverlab_proto::resp::command::{self, Cmd, ConnCmd, ListCmd, Rejection, ServerCmd, StrCmd};
 use serverlab_proto::resp::frame::{Framed, ProtocolError};
 use serverlab_proto::resp::name::Flags;
@@ -41,7 +43,7 @@ use serverlab_store::resp::{IncrError, RespStore, WrongType};
 use serverlab_store::StoreKind;
 use serverlab_wal::{ApplyError, Wal};
 use stats::RespCounters;
-pub use stats::{RespErrors, RespRequests, RespStats};
+pub use stats::{PubSubStats, RespErrors, RespRequests, RespStats};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -78,6 +80,8 @@ pub struct RespService {
     expiry_log: Arc<std::sync::OnceLock<std::sync::Weak<Durable>>>,
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
+    /// Publish/subscribe: who is subscribed to what, and the limits.
+    pubsub: pubsub::PubSub,
 }
 
 /// Per connection: its framing state, its name, its database and its
@@ -98,6 +102,8 @@ pub struct RespConn {
     block: Option<blocking::Waiting>,
     /// A blocked pop's reply, made when it could be served.
     ready: Option<Vec<u8>>,
+    /// Its subscriptions, and the messages published to it not yet taken.
+    subs: pubsub::Subs,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -133,7 +139,57 @@ impl RespService {
             replaying: Arc::default(),
             expiry_log: Arc::default(),
             config: Default::default(),
+            pubsub: Default::default(),
         })
+    }
+
+    /// Bounds each subscriber's messages not yet taken (by default
+    /// Redis's `client-output-buffer-limit pubsub 32mb 8mb 60`).
+    pub fn with_pubsub_limits(mut self, limits: PubSubLimits) -> Self {
+        self.pubsub.limits = limits;
+        self
+    }
+
+    /// RESET: the connection as a new one is (but its id): no
+    /// transaction, watches, subscriptions or name, database 0.
+    fn reset(&self, conn: &mut RespConn) {
+        conn.multi = None;
+        multi::unwatch(self, &conn.watching);
+        conn.watching = Default::default();
+        self.pubsub.forget(conn.id, &mut conn.subs);
+        conn.db = 0;
+        conn.name = None;
+    }
+
+    /// In subscribe mode, a command but the pub/sub ones, PING, QUIT and
+    /// RESET is refused (after the checks of its name and arity), as
+    /// Redis refuses it over RESP2; PING answers `pong` as a message.
+    /// `Some`: answered here.
+    fn subscribed(
+        &self,
+        conn: &RespConn,
+        cmd: &Cmd,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Option<()> {
+        if !conn.subs.active() || matches!(cmd, Cmd::Reject(_)) {
+            return None;
+        }
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        let name = serverlab_proto::resp::Name::find(a.arg(0))?;
+        if let Cmd::Server(ServerCmd::Ping(m)) = cmd {
+            pubsub::pong(&a, *m, out);
+            return Some(());
+        }
+        if pubsub::allowed(name) {
+            return None;
+        }
+        let exec = name == serverlab_proto::resp::Name::Exec;
+        pubsub::refused(&pubsub::full_name(name, &a), exec, out);
+        Some(())
     }
 
     /// Applies one record of a log being replayed (see
@@ -295,6 +351,9 @@ impl RespService {
     /// Run `cmd` and append its reply: queued while a transaction is
     /// open, on the fast path, or alone.
     fn run(&self, conn: &mut RespConn, cmd: Cmd, input: &[u8], out: &mut Vec<u8>) -> After {
+        if self.subscribed(conn, &cmd, input, out).is_some() {
+            return After::Continue;
+        }
         if conn.multi.is_some() {
             if let Some(after) = multi::queue(self, conn, cmd, input, out) {
                 return after;
@@ -306,6 +365,9 @@ impl RespService {
             Cmd::Reject(r) => self.reject(r, conn, input, out),
             Cmd::Ext(name) if multi::is_transaction(name) => {
                 multi::run(self, conn, name, input, out)
+            }
+            Cmd::Ext(name) if pubsub::is_pubsub(name) => {
+                return pubsub::run(self, conn, name, input, out)
             }
             Cmd::Ext(_) => alone::run(self, conn, cmd, input, out),
             // While a pop waits, a push runs alone: the waiting pops it
@@ -719,6 +781,7 @@ impl RespService {
             common: &self.common,
             dbs: &dbs,
             blocked: self.blocked.len(),
+            pubsub: self.pubsub.sizes(),
             stats: &self.stats,
             log: self.log.as_deref(),
         });
@@ -780,15 +843,11 @@ fn wrote(cmd: &Cmd, reply: &[u8]) -> bool {
 }
 
 /// RESET, as Redis 7.0's: the connection as it was when it opened — its
-/// transaction discarded, its watches forgotten, database 0, no name —
-/// answered `+RESET`. (It has no subscriptions, tracking, monitor or
-/// user to reset: none of those is served.)
+/// transaction discarded, its watches and subscriptions forgotten,
+/// database 0, no name — answered `+RESET`. (It has no tracking, monitor
+/// or user to reset: none of those is served.)
 fn reset(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
-    conn.multi = None;
-    multi::unwatch(svc, &conn.watching);
-    conn.watching = multi::Watching::default();
-    conn.db = 0;
-    conn.name = None;
+    svc.reset(conn);
     reply::simple(out, b"RESET");
 }
 
@@ -907,6 +966,7 @@ impl Service for RespService {
             watching: Default::default(),
             block: None,
             ready: None,
+            subs: Default::default(),
         }
     }
 
@@ -943,6 +1003,10 @@ impl Service for RespService {
             Req::Nothing => After::Continue,
             Req::Cmd(cmd) => {
                 self.stats.command(&cmd);
+                // Messages published to it before this command come first.
+                if conn.subs.active() && !self.pubsub.drain(&conn.subs, out) {
+                    return After::Close;
+                }
                 let from = out.len();
                 let after = match conn.ready.take() {
                     // A blocked pop, served while it waited.
@@ -976,6 +1040,17 @@ impl Service for RespService {
     fn close(&self, conn: RespConn) {
         multi::unwatch(self, &conn.watching);
         self.blocked.remove(conn.id);
+        let mut subs = conn.subs;
+        self.pubsub.forget(conn.id, &mut subs);
+    }
+
+    fn pushes(
+        &self,
+        conn: &mut RespConn,
+        out: Option<&mut Vec<u8>>,
+        waker: Option<&std::task::Waker>,
+    ) -> Pushes {
+        self.pubsub.pushes(&conn.subs, out, waker)
     }
 
     fn overflow(&self, _conn: &mut RespConn, out: &mut Vec<u8>) {
@@ -1004,6 +1079,13 @@ impl Service for RespService {
         let keys = self.keyspace.read().map_or(0, |ks| ks.keys());
         let mut stats = self.stats.stats(keys);
         stats.durability = self.log.as_ref().map(|log| log.stats());
+        let (channels, patterns) = self.pubsub.sizes();
+        stats.pubsub = PubSubStats {
+            channels: channels as u64,
+            patterns: patterns as u64,
+            messages_delivered: self.pubsub.delivered(),
+            slow_subscribers_disconnected: self.pubsub.cut_count(),
+        };
         stats
     }
 

@@ -270,6 +270,7 @@ impl RespCounters {
             protocol_errors: named(&ProtocolError::NAMES, PROTOCOL),
             keys,
             durability: None,
+            pubsub: PubSubStats::default(),
         }
     }
 }
@@ -286,6 +287,21 @@ pub struct RespStats {
     /// The log's, under `--durability` other than `none`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub durability: Option<DurabilityStats>,
+    pub pubsub: PubSubStats,
+}
+
+/// Publish/subscribe: what is subscribed to now, what was delivered, and
+/// the subscribers cut off for falling behind (`--pubsub-limit`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PubSubStats {
+    /// Channels with subscribers now.
+    pub channels: u64,
+    /// Patterns subscribed to now.
+    pub patterns: u64,
+    /// Messages delivered, one per subscription a PUBLISH reached.
+    pub messages_delivered: u64,
+    /// Subscribers disconnected for falling past --pubsub-limit.
+    pub slow_subscribers_disconnected: u64,
 }
 
 /// Requests by command, as the statistics name them (INCR, DECR and
@@ -313,6 +329,33 @@ pub struct RespErrors {
 }
 
 impl ProtocolStats for RespStats {
+    fn more(&self) -> Vec<crate::protocol_stats::Metric> {
+        use crate::protocol_stats::Metric;
+        let p = &self.pubsub;
+        vec![
+            Metric::gauge(
+                "serverlab_resp_pubsub_channels",
+                "Pub/sub channels with subscribers now.",
+                p.channels,
+            ),
+            Metric::gauge(
+                "serverlab_resp_pubsub_patterns",
+                "Pub/sub patterns subscribed to now.",
+                p.patterns,
+            ),
+            Metric::counter(
+                "serverlab_resp_pubsub_messages_delivered",
+                "Pub/sub messages delivered, one per subscription a PUBLISH reached.",
+                p.messages_delivered,
+            ),
+            Metric::counter(
+                "serverlab_resp_pubsub_slow_subscribers_disconnected",
+                "Pub/sub subscribers disconnected for falling behind past --pubsub-limit.",
+                p.slow_subscribers_disconnected,
+            ),
+        ]
+    }
+
     fn requests(&self) -> Vec<(&'static str, u64)> {
         self.requests.by_command.0.clone()
     }

@@ -94,6 +94,8 @@ fn every_command_runs_in_a_transaction() {
         match name {
             // Refused at once, the transaction going on without them.
             Name::Multi | Name::Watch => assert!(text.ends_with("\r\n*0\r\n"), "{name:?}: {text}"),
+            // `PUBSUB 1`: its subcommand is checked as it is queued.
+            Name::PubSub => assert!(text.contains("Try PUBSUB HELP"), "{text}"),
             // Run at once, as Redis's: the transaction is gone.
             Name::Reset => assert_eq!(
                 text, "+OK\r\n+RESET\r\n-ERR EXEC without MULTI\r\n",

@@ -145,6 +145,18 @@ impl<S: Service> Collector for ServiceCollector<S> {
         if let Some(wal) = self.svc.wal() {
             encode_wal(&mut enc, wal)?;
         }
+        for m in stats.more() {
+            if m.gauge {
+                gauge(
+                    &mut enc,
+                    m.name,
+                    m.help,
+                    m.value.try_into().unwrap_or(i64::MAX),
+                )?;
+            } else {
+                counter(&mut enc, m.name, m.help, m.value)?;
+            }
+        }
         Ok(())
     }
 }

@@ -231,7 +231,7 @@ fn arities_match_the_table() {
 /// of SET, CONFIG GET and CLIENT's own subcommands, on the fast path).
 #[test]
 fn every_name_parses_into_its_family() {
-    let valid: [&[&str]; 29] = [
+    let valid: [&[&str]; 30] = [
         &["PING"],
         &["ECHO", "x"],
         &["GET", "k"],
@@ -261,6 +261,7 @@ fn every_name_parses_into_its_family() {
         &["CLIENT", "ID"],
         &["HELLO"],
         &["QUIT"],
+        &["PUBSUB", "NUMPAT"],
     ];
     for args in valid {
         let n = Name::find(args[0].as_bytes()).unwrap();

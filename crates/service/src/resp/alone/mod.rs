@@ -299,6 +299,16 @@ impl<'g> Alone<'g> {
                 svc.reject(r, conn, input, out);
                 false
             }
+            // PING after a SUBSCRIBE in the same transaction.
+            Cmd::Server(serverlab_proto::resp::ServerCmd::Ping(m)) if conn.subs.active() => {
+                super::pubsub::pong(&a, m, out);
+                false
+            }
+            // SUBSCRIBE, PUBLISH, … queued in a transaction.
+            Cmd::Ext(name) if super::pubsub::is_pubsub(name) => {
+                super::pubsub::run(svc, conn, name, input, out);
+                false
+            }
             Cmd::Ext(name) => self.ext(svc, conn.db, name, &a, out, trying),
             fast => {
                 self.fast(svc, conn.db, fast, &a, input, out);
@@ -647,9 +657,8 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | ZScore | ZCard | ZRange | SMIsMember | SInter | SInterCard | SUnion | SDiff | HStrLen
         | HKeys | HVals | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore
         | ZRangeByLex | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore
-        | ZRandMember | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan | SortRo => {
-            Undoes::Nothing
-        }
+        | ZRandMember | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan | SortRo
+        | Subscribe | Unsubscribe | PSubscribe | PUnsubscribe | Publish | PubSub => Undoes::Nothing,
     }
 }
 
@@ -722,6 +731,8 @@ fn dispatch(name: Name, a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         // UNWATCH queued in a transaction (the others are refused while
         // one is open): EXEC forgot every watch as it began, as Redis's.
         Family::Transaction if name == Name::Unwatch => reply::ok(out),
-        Family::Fast | Family::Transaction => unreachable!("{name:?} is not run alone"),
+        Family::Fast | Family::Transaction | Family::PubSub => {
+            unreachable!("{name:?} is not run alone")
+        }
     }
 }
