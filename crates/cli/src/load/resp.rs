@@ -114,8 +114,8 @@ struct PubSubArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     publishers: Option<u16>,
     /// Pub/sub workload: connections that SUBSCRIBE, every confirmation read before any
-    /// publisher starts [default: 5]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    /// publisher starts (up to 16384, within the file-descriptor limit) [default: 5]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16384))]
     subscribers: Option<u16>,
     /// Pub/sub workload: channels; subscriber S hears channel C when C mod SUBSCRIBERS = S mod
     /// CHANNELS [default: 1]

@@ -520,6 +520,24 @@ fn redis_server_delivers_every_message_verified() {
     passes(&addr, &open, "redis open loop");
 }
 
+/// Against serverlab's own `serve resp`, under every strategy: a verified
+/// run over channels, and one over patterns in an open loop, every
+/// message delivered once and in order.
+fn serve_resp_delivers(strategy: &str) {
+    let server = ServerProc::start(
+        "resp",
+        &with_threads(strategy, "2", &["--strategy", strategy]),
+    );
+    let addr = server.addr.to_string();
+    let counts = ["--publishers", "3", "--subscribers", "4", "--channels", "6"];
+    passes(&addr, &counts, &format!("{strategy} channels"));
+    let mut open = counts.to_vec();
+    open.extend(["--patterns", "--rate", "1000"]);
+    passes(&addr, &open, &format!("{strategy} patterns, open loop"));
+}
+
+per_strategy!(load_pubsub_serve_resp, serve_resp_delivers);
+
 /// Two agents on one server (`--agent I/2`), each with publishers,
 /// subscribers and channels of its own, verified; `serverlab merge`
 /// adds their deliveries, `deliver` histograms and checks.

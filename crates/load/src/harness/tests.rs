@@ -303,12 +303,15 @@ fn an_open_loop_sends_at_its_rate_from_its_schedule() {
     let p = open_loop(s.addr, 400.0, Duration::from_millis(1500));
     let run = run_clients(&p, 1, pings(4), &Progress::default()).unwrap();
     let (sent, counted) = total(&run);
-    // 400/s for 1.5 s: 600 requests in the window, 150 per client (a
-    // client that fell behind catches up; a few may be in flight at the
-    // end on a busy machine).
-    assert!((585..=606).contains(&counted), "{counted} of {sent} sent");
+    // 400/s for 1.5 s: 600 requests in the window, 150 per client, and
+    // never more (a closed loop would send thousands). A client that fell
+    // behind catches up, but what was due when the window closed is not
+    // sent, and replies in flight then are not counted: on a machine busy
+    // enough to stall a client for a few hundred milliseconds at the end
+    // (seen beside CPU hogs), fewer. Half the rate would still fail.
+    assert!((450..=606).contains(&counted), "{counted} of {sent} sent");
     for c in &run.clients {
-        assert!((145..=152).contains(&c.total), "{}", c.total);
+        assert!((110..=152).contains(&c.total), "{}", c.total);
     }
     let all = merged(&run);
     let op = &all.ops[0];
