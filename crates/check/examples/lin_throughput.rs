@@ -67,19 +67,7 @@ fn main() {
 /// what a correct board answers at that instant.
 fn history(n: usize, seed: u64) -> Vec<(Topic, Vec<Operation<Op>>)> {
     let mut rng = fastrand::Rng::with_seed(seed);
-    // (client, sent, takes effect, answered), each client back to back.
-    let mut clock = [0u64; CLIENTS];
-    let mut spans: Vec<(usize, u64, u64, u64)> = (0..n)
-        .map(|i| {
-            let c = i % CLIENTS;
-            let sent = clock[c] + rng.u64(0..2_000);
-            let effect = sent + rng.u64(1..40_000);
-            let answered = effect + rng.u64(1..40_000);
-            clock[c] = answered;
-            (c, sent, effect, answered)
-        })
-        .collect();
-    spans.sort_by_key(|s| s.2);
+    let spans = serverlab_check::lin::spans::random_spans(&mut rng, n, CLIENTS, 2_000);
     let mut count = [0u64; TOPICS];
     let mut messages: Vec<Vec<String>> = vec![Vec::new(); TOPICS];
     let mut parts: Vec<(Topic, Vec<Operation<Op>>)> = (0..TOPICS)
@@ -92,7 +80,8 @@ fn history(n: usize, seed: u64) -> Vec<(Topic, Vec<Operation<Op>>)> {
             )
         })
         .collect();
-    for (i, &(client, call, _, ret)) in spans.iter().enumerate() {
+    for (i, s) in spans.iter().enumerate() {
+        let (client, call, ret) = (s.client, s.sent, s.answered);
         let t = rng.usize(..TOPICS);
         let op = |op| Operation {
             client,

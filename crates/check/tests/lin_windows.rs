@@ -13,21 +13,11 @@ const CLIENTS: usize = 8;
 /// stored nor counted (0: none), as a server that drops POSTs does.
 fn history(n: usize, seed: u64, drop_every: usize) -> Vec<Operation<Op>> {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut clock = [0u64; CLIENTS];
-    let mut spans: Vec<(usize, u64, u64, u64)> = (0..n)
-        .map(|i| {
-            let c = i % CLIENTS;
-            let sent = clock[c] + rng.u64(0..20_000);
-            let effect = sent + rng.u64(1..40_000);
-            let answered = effect + rng.u64(1..40_000);
-            clock[c] = answered;
-            (c, sent, effect, answered)
-        })
-        .collect();
-    spans.sort_by_key(|s| s.2);
+    let spans = serverlab_check::lin::spans::random_spans(&mut rng, n, CLIENTS, 20_000);
     let (mut messages, mut posts) = (Vec::<String>::new(), 0);
     let mut ops: Vec<Operation<Op>> = Vec::new();
-    for (i, &(client, call, _, ret)) in spans.iter().enumerate() {
+    for (i, s) in spans.iter().enumerate() {
+        let (client, call, ret) = (s.client, s.sent, s.answered);
         let count = messages.len() as u64;
         let op = match rng.u8(..100) {
             0..40 => {

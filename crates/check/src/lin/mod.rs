@@ -18,6 +18,7 @@ mod windows;
 mod witness;
 
 pub mod brute;
+pub mod spans;
 
 pub use search::{end_states, search, trace, Ends, Search, SearchResult};
 pub use windows::{check_watched, Progress, Undecided};

@@ -259,18 +259,9 @@ fn load(args: &[&str]) -> std::process::Output {
 
 /// A short pub/sub run against `addr`, verified, with `more` flags.
 fn pubsub_run(addr: &str, more: &[&str]) -> (std::process::Output, String) {
-    let mut args = vec![
-        "--addr",
-        addr,
-        "--workload",
-        "pubsub",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0s",
-        "--reply-timeout",
-        "1s",
-    ];
+    let line =
+        format!("--addr {addr} --workload pubsub --duration 1s --warmup 0s --reply-timeout 1s");
+    let mut args = words(&line);
     args.extend(more);
     let out = load(&args);
     let stdout = text(&out.stdout);
@@ -404,14 +395,7 @@ fn bounded_against(fault: Fault, says: &str) {
     let addr = pubsub_server(fault);
     let mut child = Command::new(BIN)
         .args(["load", "resp", "--addr", &addr, "--workload", "pubsub"])
-        .args([
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--reply-timeout",
-            "1s",
-        ])
+        .args(words("--duration 1s --warmup 0s --reply-timeout 1s"))
         .arg("--verify")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -491,14 +475,7 @@ fn pubsub_usage_errors_name_their_flag() {
         "--command",
     );
     bad(
-        &[
-            "--workload",
-            "pubsub",
-            "--publishers",
-            "4096",
-            "--channels",
-            "1000",
-        ],
+        &words("--workload pubsub --publishers 4096 --channels 1000"),
         "--publishers",
     );
 }

@@ -21,14 +21,19 @@ fn serve(protocol: &str, args: &[&str]) -> (ServerProc, SocketAddr) {
     let mut all = args.to_vec();
     all.extend(["--metrics", "127.0.0.1:0"]);
     let server = ServerProc::start(protocol, &all);
+    let at = metrics_at(&server);
+    (server, at)
+}
+
+/// Where `server`'s metrics are, as its startup line announces them.
+pub(crate) fn metrics_at(server: &ServerProc) -> SocketAddr {
     let line = server.stdout();
     let at = line
         .split("metrics at http://")
         .nth(1)
         .and_then(|r| r.split("/metrics").next())
         .unwrap_or_else(|| panic!("no metrics address in the startup line: {line}"));
-    let at = at.parse().expect("a metrics address");
-    (server, at)
+    at.parse().expect("a metrics address")
 }
 
 /// One HTTP request on a new connection: the status and the body.

@@ -298,14 +298,9 @@ fn every_message_reaches_every_subscriber_once_in_order_under_every_strategy() {
 fn slow_subscriber_is_cut(strategy: &str) {
     let server = ServerProc::start(
         "resp",
-        &[
-            "--strategy",
-            strategy,
-            "--pubsub-limit",
-            "256KiB,0,0",
-            "--metrics",
-            "127.0.0.1:0",
-        ],
+        &words(&format!(
+            "--strategy {strategy} --pubsub-limit 256KiB,0,0 --metrics 127.0.0.1:0"
+        )),
     );
     let addr = server.addr;
     let mut slow = Raw::connect(addr);
@@ -365,13 +360,7 @@ fn slow_subscriber_is_cut(strategy: &str) {
         .unwrap();
     let mut sink = Vec::new();
     let _ = std::io::Read::read_to_end(&mut slow.stream, &mut sink);
-    let line = server.stdout();
-    let at = line
-        .split("metrics at http://")
-        .nth(1)
-        .and_then(|r| r.split("/metrics").next())
-        .unwrap_or_else(|| panic!("no metrics address in the startup line: {line}"));
-    let metrics = crate::metrics::scrape(at.parse().expect("a metrics address"));
+    let metrics = crate::metrics::scrape(crate::metrics::metrics_at(&server));
     let cut = crate::metrics::sample(
         &metrics,
         "serverlab_resp_pubsub_slow_subscribers_disconnected_total",
