@@ -57,11 +57,18 @@ impl Wakeup {
 
     /// Takes a wake that came (the flag, and the pair's bytes).
     fn take(&self) -> bool {
+        self.drain();
+        self.woken.swap(false, Ordering::Acquire)
+    }
+
+    /// Empties the pair, leaving the flag: a wake seen while waiting to
+    /// write, whose messages are taken before the next read. (Left in the
+    /// pair, it would end every later wait at once: a spin.)
+    fn drain(&self) {
         if let Some(Some((rx, _))) = self.pair.get() {
             let mut buf = [0u8; 64];
             while matches!((&*rx).read(&mut buf), Ok(n) if n > 0) {}
         }
-        self.woken.swap(false, Ordering::Acquire)
     }
 }
 
@@ -219,11 +226,13 @@ fn write<S: Service, T: Write + AsFd>(
             }
             // `next` resets the connection once the stall passes the
             // write timeout (or closes a subscriber cut off meanwhile).
-            let wake = match mode {
-                Mode::Blocking(_, w) if sess.listening() => w.listener(),
+            let wakeup = match mode {
+                Mode::Blocking(_, w) if sess.listening() => Some(w),
                 _ => None,
             };
-            match wait_writable(stream, wake, sess.deadline()) {
+            let waited = wait_writable(stream, wakeup.and_then(Wakeup::listener), sess.deadline());
+            wakeup.inspect(|w| w.drain());
+            match waited {
                 Ok(()) => None,
                 Err(_) => Some(closed(sess)),
             }

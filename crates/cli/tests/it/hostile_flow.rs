@@ -47,7 +47,7 @@ pub(crate) fn read_stats(path: &Path) -> serde_json::Value {
 }
 
 /// CPU time a process has used (user and system), from /proc.
-fn cpu_time(pid: u32) -> Duration {
+pub(crate) fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
     // Fields after the command (which may hold spaces), from field 3.
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();

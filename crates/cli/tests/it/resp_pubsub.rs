@@ -376,6 +376,42 @@ fn a_subscriber_that_stops_reading_is_cut_off_under_every_strategy() {
     }
 }
 
+/// A subscriber that stops reading leaves its thread, task or ring
+/// waiting for its socket to take more, not spinning: each message
+/// published meanwhile wakes it once. (Under thread-per-connection a wake
+/// used to stay in the wake-up pair, so every later wait for the socket
+/// ended at once: a core spent until the socket drained or the write
+/// timeout.) Beside CPU hogs the spin would get less CPU, never the fixed
+/// code more, so a busy machine cannot fail this.
+#[test]
+fn a_subscriber_behind_a_full_socket_costs_no_cpu_under_every_strategy() {
+    for strategy in strategies() {
+        let server = ServerProc::start("resp", &["--strategy", strategy]);
+        let mut slow = Raw::connect(server.addr);
+        slow.expect(
+            &cmd(&["SUBSCRIBE", "c"]),
+            &confirm("subscribe", Some("c"), 1),
+        );
+        let mut p = Raw::connect(server.addr);
+        // 16 MiB: far past what the sockets hold, within the 32 MiB limit.
+        let body = "x".repeat(64 * 1024);
+        for _ in 0..256 {
+            p.expect(&cmd(&["PUBLISH", "c", &body]), ":1\r\n");
+        }
+        let before = crate::hostile_flow::cpu_time(server.pid());
+        for _ in 0..20 {
+            p.expect(&cmd(&["PUBLISH", "c", "wake"]), ":1\r\n");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let spent = crate::hostile_flow::cpu_time(server.pid()) - before;
+        assert!(
+            spent < Duration::from_millis(400),
+            "{strategy}: the server used {spent:?} of CPU in 2 s with one subscriber behind"
+        );
+        drop(slow);
+    }
+}
+
 /// At the connection cap a new connection evicts the one waiting longest
 /// for a request, but never a subscriber: it waits for messages, and
 /// evicting it would lose them.
