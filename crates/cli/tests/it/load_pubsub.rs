@@ -43,6 +43,8 @@ enum Fault {
     Refuse,
     /// SUBSCRIBE is never answered.
     Unconfirmed,
+    /// Every message reaches its subscribers 700 ms after its PUBLISH.
+    Late,
 }
 
 /// The message (counted over the whole server, from 0) a fault hits.
@@ -151,7 +153,15 @@ impl Hub {
                 _ => vec![frame],
             };
             for c in copies {
-                let _ = s.out.write_all(&c);
+                if fault == Fault::Late {
+                    let mut out = s.out.try_clone().unwrap();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(Duration::from_millis(700));
+                        let _ = out.write_all(&c);
+                    });
+                } else {
+                    let _ = s.out.write_all(&c);
+                }
             }
         }
         self.held = held;
@@ -495,6 +505,26 @@ fn redis_server_delivers_every_message_verified() {
     let mut open = counts.to_vec();
     open.extend(["--rate", "1000"]);
     passes(&addr, &open, "redis open loop");
+}
+
+/// A subscriber that heard nothing for longer than --reply-timeout when
+/// the window closes, with a message published just before the end still
+/// on its way: the drain waits for it (a reply timeout from the end), not
+/// counting the quiet time before. (It used to be failed at once as
+/// stalled, and its message counted lost.) Messages 2.5 s apart, each
+/// delivered 0.7 s late: the last, sent at 2.5 s, comes after the 3 s
+/// window.
+#[test]
+fn a_quiet_subscriber_awaits_a_message_still_on_its_way_at_the_end() {
+    let addr = pubsub_server(Fault::Late);
+    let line = format!(
+        "--addr {addr} --workload pubsub --duration 3s --warmup 0s --reply-timeout 1s \
+         --rate 0.4 --subscribers 1 --verify"
+    );
+    let out = load(&words(&line));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("lost 0, duplicated 0"), "{stdout}");
 }
 
 /// Against serverlab's own `serve resp`, under every strategy: a verified

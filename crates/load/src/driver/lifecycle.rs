@@ -83,7 +83,14 @@ impl<C: Conversation> EventLoop<'_, C> {
         self.drain_by = drain.map(|d| (now + d, d));
         self.wakeups.clear();
         for i in 0..self.slots.len() {
+            let idle = self.slots[i].client.in_flight() == 0;
             self.slots[i].client.window_closed(now, self.sink);
+            // A connection that starts waiting only now (a subscriber
+            // awaiting what was published before the end) is timed from
+            // now, not from the last message it heard.
+            if idle && self.slots[i].client.in_flight() > 0 {
+                self.slots[i].progress_at = now;
+            }
             if self.slots[i].finished_at.is_none() {
                 self.slots[i].stopped_at = Some(now);
                 self.settle(i, now);
