@@ -188,7 +188,19 @@ impl PubSub {
 
     /// PUBLISH: delivers `msg` to `channel`'s subscribers, then to those of
     /// every pattern it matches; how many subscriptions it reached.
+    ///
+    /// The subscribers to wake are woken after the registry's lock is
+    /// released: a wake can be a system call (a socket pair's write, an
+    /// eventfd), and ten thousand of them under the lock would hold up
+    /// every other publish, subscription and close meanwhile.
     pub(crate) fn publish(&self, channel: &[u8], msg: &[u8]) -> usize {
+        let mut wake = Vec::new();
+        let n = self.publish_locked(channel, msg, &mut wake);
+        wake.into_iter().for_each(Waker::wake);
+        n
+    }
+
+    fn publish_locked(&self, channel: &[u8], msg: &[u8], wake: &mut Vec<Waker>) -> usize {
         let reg = self.reg.lock();
         let mut n = 0;
         if let Some(subs) = reg.channels.get(channel) {
@@ -197,7 +209,7 @@ impl PubSub {
             reply::bulk(&mut m, b"message");
             reply::bulk(&mut m, channel);
             reply::bulk(&mut m, msg);
-            n += self.deliver(subs, &m);
+            n += self.deliver(subs, &m, wake);
         }
         for (pattern, subs) in &reg.patterns {
             if glob::matches_exact(pattern, channel) {
@@ -207,14 +219,16 @@ impl PubSub {
                 reply::bulk(&mut m, pattern);
                 reply::bulk(&mut m, channel);
                 reply::bulk(&mut m, msg);
-                n += self.deliver(subs, &m);
+                n += self.deliver(subs, &m, wake);
             }
         }
         self.delivered.fetch_add(n as u64, Ordering::Relaxed);
         n
     }
 
-    fn deliver(&self, subs: &Subscribers, m: &[u8]) -> usize {
+    /// Appends `m` to each subscriber's outbox; the wakers of those whose
+    /// outbox was empty (or who were cut off) go to `wake`.
+    fn deliver(&self, subs: &Subscribers, m: &[u8], wake: &mut Vec<Waker>) -> usize {
         let now = Instant::now();
         for outbox in subs.values() {
             let mut q = outbox.q.lock();
@@ -231,7 +245,7 @@ impl PubSub {
                 continue;
             }
             if let Some(w) = &q.waker {
-                w.wake_by_ref();
+                wake.push(w.clone());
             }
         }
         subs.len()
