@@ -187,6 +187,10 @@ pub(crate) struct Shared {
     /// Held by whoever takes pending batches until they are committed, so
     /// batches are written and committed in the order they were taken.
     syncing: Mutex<()>,
+    /// [`Committer::Leader`]: the highest sequence number an event loop's
+    /// waiter has yielded for (see `leader`): a waiter at or below it
+    /// leads at once.
+    yielded: AtomicU64,
     pub commits: Arc<Commits>,
     pub stats: Counters,
     pub next_generation: AtomicU64,
@@ -219,7 +223,7 @@ impl Shared {
     /// [`Wal::register`] under [`Committer::Leader`]: leads when no
     /// commit is in flight, else registers `waker` (see `leader`).
     pub(crate) fn register_or_lead(&self, t: Ticket, waker: &Waker) -> bool {
-        leader::register(self, t, waker)
+        leader::register_yielding(self, t, waker)
     }
 
     /// Whether the waiting caller leads the commits.
@@ -289,6 +293,7 @@ impl Wal {
             }),
             work: Condvar::new(),
             syncing: Mutex::new(()),
+            yielded: AtomicU64::new(0),
             commits: Arc::new(Commits::new(opts.on_failure.clone())),
             stats: Counters::new(recovery.records(), recovery.dropped_bytes),
             next_generation: AtomicU64::new(generation + 1),

@@ -29,6 +29,20 @@
 //!    newer holder of `syncing`, which took the pending records (it took
 //!    the lock after they were queued) or inherits rule 3.
 //!
+//! An event loop's waiter (a waker: [`Wal::register`](crate::Wal::register),
+//! [`Wal::commit`](crate::Wal::commit)) that finds no commit in flight
+//! first **yields once**: it wakes its own waker and returns, so that the
+//! other connections ready in the same pass of its loop apply their
+//! requests and append before it leads; then one `fsync` carries the
+//! pass, as Redis's does. Without it a loop with one thread (tokio with
+//! one worker, a pool of one) leads for its first waiter at once, blocks,
+//! and no other record can join: one record per `fsync`. Each ticket
+//! yields at most once (`yielded` records the last record appended when
+//! one did, and a waiter at or below it leads at once); a blocked thread
+//! never yields (the others append on their own threads meanwhile). The
+//! record stays queued while its waiter yields, and its waiter comes back
+//! to it, so the rules below hold as they are.
+//!
 //! So every record waited for is taken by a holder of `syncing`, and
 //! every holder raises the watermark over what it took, or fails the log,
 //! which wakes every waiter: each ticket settles. A record no one waits
@@ -92,6 +106,28 @@ pub(super) fn register(s: &Shared, t: Ticket, waker: &Waker) -> bool {
     // wakes the waker just registered.
     try_lead(s);
     true
+}
+
+/// [`register`] for an event loop: first yields once per ticket when no
+/// commit is in flight (see the module's doc): `waker` is woken at once
+/// and true returned, so the loop runs its other ready connections before
+/// this one leads.
+pub(super) fn register_yielding(s: &Shared, t: Ticket, waker: &Waker) -> bool {
+    if s.commits.settled(t).is_some() {
+        return false;
+    }
+    if t.lsn() > s.yielded.load(Ordering::Acquire) && !in_flight(s) {
+        let last = s.lock().last_lsn();
+        s.yielded.fetch_max(last, Ordering::AcqRel);
+        waker.wake_by_ref();
+        return true;
+    }
+    register(s, t, waker)
+}
+
+/// Whether a leader holds `syncing` now.
+fn in_flight(s: &Shared) -> bool {
+    matches!(s.syncing.try_lock(), Err(TryLockError::WouldBlock))
 }
 
 /// Blocks until `t` is settled, leading whenever the lead is free.
@@ -173,19 +209,74 @@ mod tests {
                 std::thread::park();
             }
             let pending_at_wake = !w.is_committed(second);
-            // Woken to lead: it asks again, and leads.
-            let registered = w.register(second, &waker);
-            let _ = done.send((pending_at_wake, registered, w.is_committed(second)));
+            // Woken to lead: it asks again (yields once, as an event
+            // loop's waiter does), and leads.
+            // Registrations that returned true (woken later), the first
+            // one, made while the commit was in flight, included.
+            let mut asked = 1;
+            while w.register(second, &waker) {
+                while !flag.woken.swap(false, Ordering::Acquire) {
+                    std::thread::park();
+                }
+                asked += 1;
+            }
+            let _ = done.send((pending_at_wake, asked, w.is_committed(second)));
         });
         let limit = Duration::from_secs(60);
         assert!(rx.recv_timeout(limit).unwrap(), "it registered");
         assert!(!wal.is_committed(second));
         release(&s, held);
-        let (pending_at_wake, registered, committed) = result
+        let (pending_at_wake, asked, committed) = result
             .recv_timeout(limit)
             .expect("the writer settled (a hang guard)");
         assert!(pending_at_wake, "woken to lead, not by its commit");
-        assert!(!registered && committed, "it led its own commit");
+        assert!(committed, "it led its own commit");
+        assert_eq!(asked, 2, "registered; woken, yielded once; then led");
         assert_eq!(wal.stats().fsyncs, 2);
+    }
+}
+
+#[cfg(test)]
+mod yields {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::{Committer, Durability, Options, Wal};
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// One pass of an event loop on one thread: three connections apply
+    /// their writes, then ask for their commits in turn. The first yields
+    /// (woken at once, nothing synced); the second leads for all three;
+    /// one `fsync` carries the pass. A blocked thread's wait never yields.
+    #[test]
+    fn an_event_loops_pass_shares_one_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            committer: Committer::Leader,
+            ..Options::new(Durability::Always)
+        };
+        let wal = Wal::open(dir.path(), opts, |_| Ok(())).unwrap();
+        let woken = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::clone(&woken));
+        let pass: Vec<Ticket> = (0..3).map(|i| wal.append(&[i]).unwrap()).collect();
+        assert!(wal.register(pass[0], &waker), "the first yields");
+        assert_eq!(woken.0.load(Ordering::SeqCst), 1, "woken at once");
+        assert_eq!(wal.stats().fsyncs, 0, "nothing synced yet");
+        assert!(!wal.register(pass[1], &waker), "the second leads");
+        assert!(pass.iter().all(|t| wal.is_committed(*t)));
+        assert!(!wal.register(pass[0], &waker), "the first finds it done");
+        assert_eq!(wal.stats().fsyncs, 1, "one fsync for the pass");
+        // A blocked thread leads at once.
+        let t = wal.append(b"alone").unwrap();
+        wal.wait(t).unwrap();
+        assert_eq!(wal.stats().fsyncs, 2);
+        assert_eq!(woken.0.load(Ordering::SeqCst), 1);
     }
 }
