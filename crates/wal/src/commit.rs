@@ -28,7 +28,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::Error;
@@ -193,6 +193,16 @@ impl Commits {
         }
     }
 
+    /// Wakes the registered waiter with the lowest ticket, whose record is
+    /// not yet committed, to take the lead (`Committer::Leader`'s hand-off,
+    /// see `log::leader`). Nothing when none waits.
+    pub(crate) fn hand_off(&self) {
+        let first = self.lock().pop();
+        if let Some(w) = first {
+            w.waker.wake();
+        }
+    }
+
     /// False when `t` is already settled (committed, or the log failed):
     /// the waker will not be called, look now instead.
     pub(crate) fn register(&self, t: Ticket, waker: &Waker) -> bool {
@@ -241,6 +251,9 @@ impl Commits {
 pub struct Commit {
     pub(crate) commits: Arc<Commits>,
     pub(crate) ticket: Ticket,
+    /// `Committer::Leader`: the log, to lead its commit when no commit is
+    /// in flight (a weak reference: the future keeps no directory locked).
+    pub(crate) lead: Option<Weak<crate::log::Shared>>,
 }
 
 impl Future for Commit {
@@ -250,7 +263,11 @@ impl Future for Commit {
         if let Some(done) = self.commits.settled(self.ticket) {
             return Poll::Ready(done);
         }
-        if self.commits.register(self.ticket, cx.waker()) {
+        let registered = match self.lead.as_ref().and_then(Weak::upgrade) {
+            Some(log) => log.register_or_lead(self.ticket, cx.waker()),
+            None => self.commits.register(self.ticket, cx.waker()),
+        };
+        if registered {
             Poll::Pending
         } else {
             Poll::Ready(self.commits.settled(self.ticket).expect("settled"))

@@ -12,6 +12,11 @@
 //! record written: records appended while an `fsync` runs wait in the next
 //! batch, so one `fsync` commits all of them (group commit). The caller's
 //! thread never touches the disk.
+//!
+//! Under `always` with [`Committer::Leader`] there is no log thread: the
+//! writer that waits for its ticket commits the pending batches itself
+//! when no commit is in flight (see `leader` for how no record is left
+//! behind).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +35,8 @@ use crate::stats::{Counters, Stats};
 use crate::vfs::{fault, Fs, FsRef, RealFs};
 use crate::{Durability, Error, Recover};
 
+mod leader;
+
 /// How `everysec` spaces its `fsync`s.
 const EVERYSEC: Duration = Duration::from_secs(1);
 
@@ -45,6 +52,14 @@ pub enum Committer {
     /// and one `fsync` for the pass, in the loop's thread, no hand-off).
     /// Nothing commits until someone calls it.
     Caller,
+    /// No log thread: the writer that waits for its ticket leads when no
+    /// commit is in flight (it writes and `fsync`s every pending record on
+    /// its own thread, then wakes the others it covered); when one is in
+    /// flight, it waits for it, and is handed the lead if its record
+    /// missed that commit. Waiting ([`Wal::wait`], [`Wal::register`],
+    /// [`Wal::commit`]) may therefore block the caller's thread for an
+    /// `fsync`.
+    Leader,
 }
 
 /// How a log is opened.
@@ -172,6 +187,10 @@ pub(crate) struct Shared {
     /// Held by whoever takes pending batches until they are committed, so
     /// batches are written and committed in the order they were taken.
     syncing: Mutex<()>,
+    /// [`Committer::Leader`]: the highest sequence number an event loop's
+    /// waiter has yielded for (see `leader`): a waiter at or below it
+    /// leads at once.
+    yielded: AtomicU64,
     pub commits: Arc<Commits>,
     pub stats: Counters,
     pub next_generation: AtomicU64,
@@ -199,6 +218,17 @@ impl Shared {
             self.stats.fsync_took(started.elapsed());
         }
         synced
+    }
+
+    /// [`Wal::register`] under [`Committer::Leader`]: leads when no
+    /// commit is in flight, else registers `waker` (see `leader`).
+    pub(crate) fn register_or_lead(&self, t: Ticket, waker: &Waker) -> bool {
+        leader::register_yielding(self, t, waker)
+    }
+
+    /// Whether the waiting caller leads the commits.
+    fn leads(&self) -> bool {
+        self.opts.committer == Committer::Leader && self.opts.durability == Durability::Always
     }
 
     /// Fails the log: nothing is appended or committed from now on.
@@ -263,6 +293,7 @@ impl Wal {
             }),
             work: Condvar::new(),
             syncing: Mutex::new(()),
+            yielded: AtomicU64::new(0),
             commits: Arc::new(Commits::new(opts.on_failure.clone())),
             stats: Counters::new(recovery.records(), recovery.dropped_bytes),
             next_generation: AtomicU64::new(generation + 1),
@@ -304,7 +335,8 @@ impl Wal {
 
     /// Appends one record. Under `os` and `everysec` it is written before
     /// this returns and the ticket is already committed; under `always` the
-    /// ticket commits when the log thread's next `fsync` has covered it.
+    /// ticket commits when the next `fsync` (the log thread's, or the
+    /// committer's) has covered it.
     pub fn append(&self, payload: &[u8]) -> Result<Ticket, Error> {
         if payload.len() > MAX_RECORD as usize {
             return Err(Error::TooLong(payload.len()));
@@ -418,23 +450,37 @@ impl Wal {
     }
 
     /// Blocks the calling thread until `ticket` commits; an error when the
-    /// log failed first (the write must not be acknowledged).
+    /// log failed first (the write must not be acknowledged). Under
+    /// [`Committer::Leader`] the calling thread may commit (and `fsync`)
+    /// itself.
     pub fn wait(&self, ticket: Ticket) -> Result<(), Error> {
+        if self.shared.leads() {
+            return leader::wait(&self.shared, ticket);
+        }
         self.shared.commits.wait(ticket)
     }
 
     /// Asks for `waker` to be woken once `ticket` commits (or the log
     /// fails). False when that has already happened: the waker will not be
-    /// called, so look with [`is_committed`](Wal::is_committed) now.
+    /// called, so look with [`is_committed`](Wal::is_committed) now. True:
+    /// it is woken once. Under [`Committer::Leader`] the calling thread may
+    /// commit (and `fsync`) first, and the waker may be woken before the
+    /// ticket commits, to take the lead: then ask again.
     pub fn register(&self, ticket: Ticket, waker: &Waker) -> bool {
+        if self.shared.leads() {
+            return self.shared.register_or_lead(ticket, waker);
+        }
         self.shared.commits.register(ticket, waker)
     }
 
     /// A future ready when `ticket` commits; it does not borrow the `Wal`.
+    /// Under [`Committer::Leader`] a poll may commit (and `fsync`) in the
+    /// polling thread.
     pub fn commit(&self, ticket: Ticket) -> Commit {
         Commit {
             commits: Arc::clone(&self.shared.commits),
             ticket,
+            lead: self.shared.leads().then(|| Arc::downgrade(&self.shared)),
         }
     }
 
@@ -480,7 +526,7 @@ impl Drop for Wal {
 
 fn spawn_log_thread(shared: &Arc<Shared>) -> Result<Option<JoinHandle<()>>, Error> {
     let body: fn(&Shared) = match shared.opts.durability {
-        Durability::Always if shared.opts.committer == Committer::Caller => return Ok(None),
+        Durability::Always if shared.opts.committer != Committer::LogThread => return Ok(None),
         Durability::Always => run_always,
         Durability::EverySec => run_everysec,
         Durability::None | Durability::Os => return Ok(None),
@@ -563,6 +609,11 @@ fn run_always(s: &Shared) {
 /// writes never acknowledged).
 fn commit_queue(s: &Shared) -> Option<usize> {
     let _syncing = s.syncing.lock().unwrap_or_else(|e| e.into_inner());
+    commit_held(s)
+}
+
+/// [`commit_queue`] for a caller that holds `syncing`.
+fn commit_held(s: &Shared) -> Option<usize> {
     let batches = std::mem::take(&mut s.lock().queue);
     if s.commits.failed().is_some() {
         return None;

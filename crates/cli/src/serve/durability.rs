@@ -49,23 +49,36 @@ impl Named for OnLogError {
 serverlab_util::named_enum_impls!(OnLogError);
 
 /// Who writes and syncs `always`'s records (`--committer`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitterArg {
     /// The log's own thread, woken by every append.
-    #[default]
     Thread,
     /// The event loop, at the end of each pass (uring only).
     Loop,
+    /// The writer that waits, on its own thread, when no commit is in
+    /// flight (every strategy).
+    Leader,
+}
+
+impl CommitterArg {
+    /// `--committer`'s default: the one line to change to make another
+    /// committer the default (docs/durability.md, "The waiting writer leads").
+    pub const DEFAULT: CommitterArg = CommitterArg::Thread;
 }
 
 impl Named for CommitterArg {
     const WHAT: &'static str = "committer";
-    const ALL: &'static [Self] = &[CommitterArg::Thread, CommitterArg::Loop];
+    const ALL: &'static [Self] = &[
+        CommitterArg::Thread,
+        CommitterArg::Loop,
+        CommitterArg::Leader,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             CommitterArg::Thread => "thread",
             CommitterArg::Loop => "loop",
+            CommitterArg::Leader => "leader",
         }
     }
 
@@ -77,6 +90,11 @@ impl Named for CommitterArg {
             CommitterArg::Loop => {
                 "each io_uring ring writes and syncs its pass's records itself, as Redis's loop \
                  does: no hand-off, but the ring waits for the disk (--strategy uring only)"
+            }
+            CommitterArg::Leader => {
+                "no log thread: a writer that waits for its commit writes and syncs every \
+                 pending record itself when no sync is in flight, else waits for it (and \
+                 leads the next); its thread (or worker, or loop) waits for the disk meanwhile"
             }
         }
     }
@@ -103,7 +121,7 @@ pub struct DurabilityArgs {
     #[arg(long, default_value_t = OnLogError::Refuse, value_parser = args::named::<OnLogError>())]
     on_log_error: OnLogError,
     /// Under --durability always, who writes and syncs the records
-    #[arg(long, default_value_t = CommitterArg::Thread, value_parser = args::named::<CommitterArg>())]
+    #[arg(long, default_value_t = CommitterArg::DEFAULT, value_parser = args::named::<CommitterArg>())]
     committer: CommitterArg,
     /// Test-only: every data fsync after this many fails with EIO
     #[arg(long, hide = true, value_name = "N")]
@@ -169,6 +187,11 @@ impl DurabilityArgs {
             }
             opts.committer = Committer::Caller;
         }
+        // Any strategy's waiting writer may lead the commit
+        // (docs/durability.md, "The waiting writer leads").
+        if self.committer == CommitterArg::Leader {
+            opts.committer = Committer::Leader;
+        }
         opts.on_failure = Some(failure_hook(self.on_log_error));
         let wal = Wal::open(dir, opts, apply)
             .with_context(|| format!("cannot open the log in {}", dir.display()))?;
@@ -203,6 +226,7 @@ pub fn describe(wal: Option<&Wal>) -> String {
             w.durability(),
             match (w.durability(), w.committer()) {
                 (Durability::Always, Committer::Caller) => " (each ring commits its pass)",
+                (Durability::Always, Committer::Leader) => " (the waiting writer commits)",
                 _ => "",
             },
             w.dir().display(),

@@ -3,6 +3,7 @@
 
 mod commit;
 mod dir;
+mod leader;
 mod powerloss;
 mod prop;
 mod recovery;

@@ -46,6 +46,8 @@ enum Mode {
     Always,
     /// `always`, the caller committing (`commit_pending`).
     AlwaysCaller,
+    /// `always`, the waiting caller leading the commit (no log thread).
+    AlwaysLeader,
     Os,
     EverySec,
 }
@@ -89,6 +91,7 @@ fn case() -> impl Strategy<Value = Case> {
     let mode = prop_oneof![
         Just(Mode::Always),
         Just(Mode::AlwaysCaller),
+        Just(Mode::AlwaysLeader),
         Just(Mode::Os),
         Just(Mode::EverySec)
     ];
@@ -246,6 +249,7 @@ impl Run {
         let (durability, committer) = match self.mode {
             Mode::Always => (Durability::Always, Committer::LogThread),
             Mode::AlwaysCaller => (Durability::Always, Committer::Caller),
+            Mode::AlwaysLeader => (Durability::Always, Committer::Leader),
             Mode::Os => (Durability::Os, Committer::LogThread),
             Mode::EverySec => (Durability::EverySec, Committer::LogThread),
         };
@@ -322,7 +326,9 @@ impl Run {
                 self.m.restart_floor = n;
                 tally(|t| t.acknowledged += 1);
             }
-            Mode::Always | Mode::AlwaysCaller => self.m.pending.push((ticket, n - 1)),
+            Mode::Always | Mode::AlwaysCaller | Mode::AlwaysLeader => {
+                self.m.pending.push((ticket, n - 1))
+            }
         }
     }
 
@@ -332,7 +338,7 @@ impl Run {
         let wal = self.wal.as_ref().expect("open");
         match self.mode {
             Mode::AlwaysCaller => wal.commit_pending(),
-            Mode::Always => {
+            Mode::Always | Mode::AlwaysLeader => {
                 if let Some(&(t, _)) = self.m.pending.last() {
                     let _ = wal.wait(t);
                 }

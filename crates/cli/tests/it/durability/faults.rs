@@ -100,13 +100,20 @@ fn write_until_refused(proto: Proto, addr: SocketAddr) -> usize {
     panic!("20 writes acknowledged: the disk never failed")
 }
 
-/// The whole story of a failing disk, as a client and an operator see it.
-fn a_failing_disk_stops_the_writes(proto: Proto, strategy: &str, disk: Disk) {
-    let dir = scratch(&format!("eio-{}-{strategy}", proto.name()));
+/// The whole story of a failing disk, as a client and an operator see it,
+/// with `--committer committer`.
+fn a_failing_disk_stops_the_writes(proto: Proto, strategy: &str, disk: Disk, committer: &str) {
+    let dir = scratch(&format!("eio-{}-{strategy}-{committer}", proto.name()));
     let d = dir.to_str().unwrap();
-    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let line =
+        format!("--data-dir {d} --strategy {strategy} --durability always --committer {committer}");
     let mut args = words(&line);
     args.extend(disk.args());
+    if committer == "leader" {
+        // The writer's own thread syncs: one worker, so that strace's
+        // `when=4+`, counted per thread, counts every fdatasync.
+        args = with_threads(strategy, "1", &args);
+    }
     let server = ServerProc::start_wrapped(&disk.wrapper(), proto.name(), &args);
     let acked = write_until_refused(proto, server.addr);
     assert!(acked >= 1, "no write was acknowledged before the failure");
@@ -164,12 +171,12 @@ fn a_failing_disk_stops_the_writes(proto: Proto, strategy: &str, disk: Disk) {
 }
 
 fn failing_disk_kv(strategy: &str) {
-    a_failing_disk_stops_the_writes(Proto::Kv, strategy, Disk::Hook);
+    a_failing_disk_stops_the_writes(Proto::Kv, strategy, Disk::Hook, "thread");
 }
 per_strategy!(a_failing_disk_stops_kv_writes, failing_disk_kv);
 
 fn failing_disk_resp(strategy: &str) {
-    a_failing_disk_stops_the_writes(Proto::Resp, strategy, Disk::Hook);
+    a_failing_disk_stops_the_writes(Proto::Resp, strategy, Disk::Hook, "thread");
 }
 per_strategy!(a_failing_disk_stops_resp_writes, failing_disk_resp);
 
@@ -179,18 +186,27 @@ fn strace_eio_on_fdatasync_stops_the_writes_under_every_strategy() {
     let _turn = heavy_turn();
     for strategy in strategies() {
         for proto in [Proto::Kv, Proto::Resp] {
-            a_failing_disk_stops_the_writes(proto, strategy, Disk::Strace);
+            a_failing_disk_stops_the_writes(proto, strategy, Disk::Strace, "thread");
         }
     }
 }
 
 /// A write waits for a slow fsync; a reader of the same key meanwhile gets
-/// the value only once it is on disk, and a reader of another key at once.
-fn a_reader_never_sees_a_write_before_it_is_on_disk(proto: Proto, strategy: &str, slow: &[&str]) {
+/// the value only once it is on disk, and (with the log's thread
+/// committing) a reader of another key at once: under `--committer
+/// leader` the writer's own thread, worker or loop makes the fsync, and
+/// a reader it serves waits with it.
+fn a_reader_never_sees_a_write_before_it_is_on_disk(
+    proto: Proto,
+    strategy: &str,
+    slow: &[&str],
+    committer: &str,
+) {
     let _turn = heavy_turn();
-    let dir = scratch(&format!("barrier-{}-{strategy}", proto.name()));
+    let dir = scratch(&format!("barrier-{}-{strategy}-{committer}", proto.name()));
     let d = dir.to_str().unwrap();
-    let line = format!("--data-dir {d} --strategy {strategy} --durability always");
+    let line =
+        format!("--data-dir {d} --strategy {strategy} --durability always --committer {committer}");
     let base = words(&line);
     let mut args = with_threads(strategy, "2", &base);
     let (wrapper, delay) = match slow {
@@ -230,18 +246,18 @@ fn a_reader_never_sees_a_write_before_it_is_on_disk(proto: Proto, strategy: &str
         );
     }
     assert!(
-        unrelated < Duration::from_millis(1000),
+        committer == "leader" || unrelated < Duration::from_millis(1000),
         "a read of another key waited {unrelated:?} behind the commit"
     );
 }
 
 fn barrier_kv(strategy: &str) {
-    a_reader_never_sees_a_write_before_it_is_on_disk(Proto::Kv, strategy, &[]);
+    a_reader_never_sees_a_write_before_it_is_on_disk(Proto::Kv, strategy, &[], "thread");
 }
 per_strategy!(a_kv_reader_never_sees_an_unsynced_write, barrier_kv);
 
 fn barrier_resp(strategy: &str) {
-    a_reader_never_sees_a_write_before_it_is_on_disk(Proto::Resp, strategy, &[]);
+    a_reader_never_sees_a_write_before_it_is_on_disk(Proto::Resp, strategy, &[], "thread");
 }
 per_strategy!(a_resp_reader_never_sees_an_unsynced_write, barrier_resp);
 
@@ -251,7 +267,7 @@ fn strace_delayed_fdatasync_holds_the_readers_under_every_strategy() {
     let slow = strace("inject=fdatasync:delay_enter=1500000");
     for strategy in strategies() {
         for proto in [Proto::Kv, Proto::Resp] {
-            a_reader_never_sees_a_write_before_it_is_on_disk(proto, strategy, &slow);
+            a_reader_never_sees_a_write_before_it_is_on_disk(proto, strategy, &slow, "thread");
         }
     }
 }
@@ -356,6 +372,89 @@ fn a_ring_that_commits_its_own_pass_stops_writes_on_a_failing_disk() {
         assert!(!present(proto, &proto.get(&mut c, "k3").unwrap()));
         assert!(proto.put(&mut c, "later", "x").is_err());
         assert!(present(proto, &proto.get(&mut c, "k2").unwrap()));
+    }
+}
+
+/// `--committer leader`: no log thread; the writer that waits commits
+/// when no commit is in flight. No acknowledged write is lost to a kill.
+fn leader_crash(strategy: &str) {
+    let _turn = heavy_turn();
+    for proto in [Proto::Kv, Proto::Resp] {
+        let dir = scratch(&format!("leader-crash-{}-{strategy}", proto.name()));
+        let line = format!("--strategy {strategy} --durability always --committer leader");
+        crash_rounds(proto, &dir, &words(&line), 3, &[]);
+    }
+}
+per_strategy!(a_leading_writer_loses_no_acknowledged_write, leader_crash);
+
+fn leader_failing_disk(strategy: &str) {
+    for proto in [Proto::Kv, Proto::Resp] {
+        a_failing_disk_stops_the_writes(proto, strategy, Disk::Hook, "leader");
+    }
+}
+per_strategy!(
+    a_leading_writer_stops_writes_on_a_failing_disk,
+    leader_failing_disk
+);
+
+fn leader_barrier(strategy: &str) {
+    for proto in [Proto::Kv, Proto::Resp] {
+        a_reader_never_sees_a_write_before_it_is_on_disk(proto, strategy, &[], "leader");
+    }
+}
+per_strategy!(
+    a_leading_writers_reader_never_sees_an_unsynced_write,
+    leader_barrier
+);
+
+#[test]
+#[ignore = "needs strace (Debian package strace; .ci/run installs it)"]
+fn strace_eio_on_fdatasync_stops_a_leading_writer_under_every_strategy() {
+    let _turn = heavy_turn();
+    // thread-per-request syncs each request on a new thread, where
+    // strace's per-thread count starts again: the hook covers it.
+    for strategy in strategies()
+        .into_iter()
+        .filter(|s| *s != "thread-per-request")
+    {
+        for proto in [Proto::Kv, Proto::Resp] {
+            a_failing_disk_stops_the_writes(proto, strategy, Disk::Strace, "leader");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs strace (Debian package strace; .ci/run installs it)"]
+fn strace_delayed_fdatasync_holds_a_leading_writers_readers_under_every_strategy() {
+    let slow = strace("inject=fdatasync:delay_enter=1500000");
+    for strategy in strategies() {
+        for proto in [Proto::Kv, Proto::Resp] {
+            a_reader_never_sees_a_write_before_it_is_on_disk(proto, strategy, &slow, "leader");
+        }
+    }
+}
+
+/// `--committer leader` says so at start; like `--committer loop`, it is
+/// accepted (and has nothing to do) under the other durabilities.
+#[test]
+fn the_leader_committer_says_so_and_is_idle_without_always() {
+    for durability in ["always", "os", "everysec"] {
+        let dir = scratch(&format!("leader-{durability}"));
+        let d = dir.to_str().unwrap();
+        let line = format!("--data-dir {d} --durability {durability} --committer leader");
+        let server = ServerProc::start("kv", &words(&line));
+        let says = server.stdout().contains("(the waiting writer commits)");
+        assert_eq!(says, durability == "always", "{}", server.stdout());
+        let mut c = connect(server.addr);
+        Proto::Kv.put(&mut c, "k", durability).unwrap();
+        drop(server);
+        let again = serve(
+            Proto::Kv,
+            &dir,
+            &words(&format!("--durability {durability}")),
+        );
+        let mut c = connect(again.addr);
+        assert_eq!(Proto::Kv.get(&mut c, "k").unwrap(), "200");
     }
 }
 
