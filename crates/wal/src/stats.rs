@@ -14,7 +14,8 @@ pub struct Stats {
     pub records: u64,
     /// Bytes appended since open, frames included.
     pub bytes: u64,
-    /// Data `fsync`s (`fdatasync`) by the log thread; the compaction's own
+    /// Data `fsync`s (`fdatasync`) of records, by whichever thread
+    /// commits (the log thread, a ring, a leading writer); the compaction's own
     /// syncs of new files and the directory are not counted.
     pub fsyncs: u64,
     /// Records made durable by each data `fsync`: group commit shows as a

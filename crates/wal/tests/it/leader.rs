@@ -154,12 +154,11 @@ fn stress(dir: &std::path::Path, writers: usize, rounds: usize) -> usize {
     threads.into_iter().for_each(|t| t.join().unwrap());
     let s = wal.stats();
     assert_eq!(s.records, (writers * rounds) as u64);
-    let synced: u64 = s
-        .records_per_fsync
-        .iter_recorded()
-        .map(|v| v.value_iterated_to() * v.count_at_value())
-        .sum();
-    assert_eq!(synced, s.records, "every record was synced exactly once");
+    assert_eq!(
+        crate::synced(&s),
+        s.records,
+        "every record was synced exactly once"
+    );
     assert_eq!(s.commit_ns.len(), s.records, "every commit wait counted");
     handed.load(Ordering::Relaxed)
 }
