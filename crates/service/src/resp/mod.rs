@@ -26,6 +26,7 @@ mod keyspace;
 mod multi;
 mod notify;
 mod pubsub;
+mod replies;
 mod snapshot;
 mod stats;
 mod undo;
@@ -105,6 +106,8 @@ pub struct RespConn {
     ready: Option<Vec<u8>>,
     /// Its subscriptions, and the messages published to it not yet taken.
     subs: pubsub::Subs,
+    /// CLIENT REPLY's state.
+    replies: replies::Replies,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -368,6 +371,14 @@ impl RespService {
             if let Some(after) = multi::queue(self, conn, cmd, input, out) {
                 return after;
             }
+        }
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        if replies::is_client_reply(&cmd, &a) {
+            replies::client_reply(&mut conn.replies, &a, out);
+            return After::Continue;
         }
         match cmd {
             Cmd::Conn(ConnCmd::Reset) => reset(self, conn, out),
@@ -1044,6 +1055,7 @@ impl Service for RespService {
             block: None,
             ready: None,
             subs: Default::default(),
+            replies: Default::default(),
         }
     }
 
@@ -1096,6 +1108,7 @@ impl Service for RespService {
                 let first = conn.framer.arg(input, 0);
                 self.stats
                     .replied(&cmd, first, out.get(from..).unwrap_or_default());
+                replies::after(conn, cmd.name(), out, from);
                 after
             }
         }
