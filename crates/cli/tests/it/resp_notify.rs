@@ -287,6 +287,32 @@ fn expired_script_is_redis_server_s() {
     expired(redis.addr().parse().unwrap());
 }
 
+/// `--notify-keyspace-events` sets the flags from the start; a bad one
+/// names itself.
+#[test]
+fn notifications_from_the_start() {
+    let server = ServerProc::start("resp", &["--notify-keyspace-events", "KA"]);
+    let mut w = Raw::connect(server.addr);
+    w.expect(
+        &cmd(&["CONFIG", "GET", "notify-keyspace-events"]),
+        "*2\r\n$22\r\nnotify-keyspace-events\r\n$2\r\nAK\r\n",
+    );
+    let mut s = Raw::connect(server.addr);
+    s.expect(
+        &cmd(&["SUBSCRIBE", "__keyspace@0__:k"]),
+        "*3\r\n$9\r\nsubscribe\r\n$16\r\n__keyspace@0__:k\r\n:1\r\n",
+    );
+    w.expect(&cmd(&["SET", "k", "v"]), "+OK\r\n");
+    got(
+        &mut s,
+        "*3\r\n$7\r\nmessage\r\n$16\r\n__keyspace@0__:k\r\n$3\r\nset\r\n",
+    );
+    usage_error(
+        &["serve", "resp", "--notify-keyspace-events", "KEq"],
+        "--notify-keyspace-events",
+    );
+}
+
 /// CLIENT REPLY OFF, SKIP and ON; a subscription's confirmations and
 /// messages still arrive while replies are off.
 fn client_reply(addr: SocketAddr) {

@@ -86,6 +86,12 @@ pub struct RespService {
     pubsub: Arc<pubsub::PubSub>,
 }
 
+/// The flags of a `notify-keyspace-events` value, Redis's letters
+/// (docs/protocols/resp.md, 5.2.6), or why not.
+pub fn keyspace_events(text: &str) -> Result<u32, String> {
+    notify::parse(text.as_bytes()).ok_or_else(|| notify::INVALID.to_string())
+}
+
 /// Per connection: its framing state, its name, its database and its
 /// transaction.
 pub struct RespConn {
@@ -153,6 +159,14 @@ impl RespService {
         Arc::get_mut(&mut self.pubsub)
             .expect("set before the service is shared")
             .limits = limits;
+        self
+    }
+
+    /// Keyspace notifications from the start (`notify-keyspace-events`,
+    /// as Redis's configuration file sets it): flags from
+    /// [`keyspace_events`].
+    pub fn with_keyspace_events(self, flags: u32) -> Self {
+        self.pubsub.set_events(flags);
         self
     }
 
