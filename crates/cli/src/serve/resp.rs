@@ -28,6 +28,12 @@ pub struct Args {
     #[arg(long, value_name = "HARD,SOFT,SECS", default_value = "32MiB,8MiB,60",
           value_parser = pubsub_limit)]
     pubsub_limit: PubSubLimits,
+    /// Keyspace notifications from the start, as Redis's
+    /// notify-keyspace-events: K, E and the classes g$lshzxetdmn, A for g$lshzxetd
+    /// (CONFIG SET changes them; empty: none)
+    #[arg(long, value_name = "FLAGS", default_value = "",
+          value_parser = serverlab_service::resp::keyspace_events)]
+    notify_keyspace_events: u32,
 }
 
 /// `--pubsub-limit HARD,SOFT,SECS`: two sizes and whole seconds.
@@ -79,7 +85,8 @@ impl Protocol for Args {
         let about = format!("strategy {}, store {}", self.server.strategy, self.store);
         let mut svc = RespService::new(self.store, limits, about)
             .context("the RESP store does not offer this locking scheme")?
-            .with_pubsub_limits(self.pubsub_limit);
+            .with_pubsub_limits(self.pubsub_limit)
+            .with_keyspace_events(self.notify_keyspace_events);
         let wal = self
             .durability
             .open(Self::NAME, self.server.strategy, |rec| svc.replay(rec))?;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// Each file, and the share of redis-server's passed tests `serve resp`
 /// must pass in it.
-const REQUIRED: [(&str, f64); 11] = [
+const REQUIRED: [(&str, f64); 12] = [
     ("unit/type/incr", 0.9),
     ("unit/type/string", 0.9),
     ("unit/type/list", 0.9),
@@ -30,6 +30,12 @@ const REQUIRED: [(&str, f64); 11] = [
     ("unit/protocol", 0.9),
     ("unit/sort", 0.9),
     ("unit/dump", 0.9),
+    // 27 of redis-server's 29 (all but the stream events and the RESP3
+    // test), or 26: "PUBLISH/PSUBSCRIBE after PUNSUBSCRIBE without
+    // arguments" races (its PUNSUBSCRIBE's reply is never read before
+    // another connection's PUBLISH, which may run first on another worker
+    // or ring).
+    ("unit/pubsub", 0.85),
 ];
 
 /// The tests left out (`--tags`): those that need DEBUG, replication,

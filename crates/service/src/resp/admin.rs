@@ -374,21 +374,29 @@ fn list(a: &Args, out: &mut Vec<u8>) {
     names.iter().for_each(|n| reply::bulk(out, n.as_bytes()));
 }
 
-/// The parameters CONFIG GET knows: those clients ask for.
-const CONFIG: [(&str, &str); 6] = [
+/// The parameters CONFIG GET knows: those clients ask for (and
+/// `notify-keyspace-events`, as set).
+const CONFIG: [(&str, &str); 7] = [
     ("appendonly", "no"),
     ("databases", "16"),
     ("maxclients", "10000"),
     ("maxmemory", "0"),
+    ("notify-keyspace-events", ""),
     ("save", ""),
     ("timeout", "0"),
 ];
 
-/// CONFIG GET pattern…: every matching name and its value, each once.
-pub(super) fn config_get(a: &Args, out: &mut Vec<u8>) {
+/// CONFIG GET pattern…: every matching name and its value, each once;
+/// `events`: `notify-keyspace-events`' flags.
+pub(super) fn config_get(a: &Args, events: u32, out: &mut Vec<u8>) {
     let patterns: Vec<&[u8]> = a.from(2).collect();
-    let hits: Vec<&(&str, &str)> = CONFIG
+    let shown = super::notify::print(events);
+    let hits: Vec<(&str, &str)> = CONFIG
         .iter()
+        .map(|&(name, value)| match name {
+            "notify-keyspace-events" => (name, &shown[..]),
+            _ => (name, value),
+        })
         .filter(|(name, _)| patterns.iter().any(|p| glob::matches(p, name.as_bytes())))
         .collect();
     reply::array(out, hits.len() * 2);

@@ -21,6 +21,7 @@ pub(super) fn expire_due(
     log: &Durable,
     in_flight: &InFlight,
     max_args: usize,
+    pubsub: &super::pubsub::PubSub,
 ) {
     let due = |ks: &Keyspace, now| ks.dbs.iter().any(|d| d.expires.any_due(None, now));
     if !due(&ks.read().unwrap_or_else(|e| e.into_inner()), now_ms()) {
@@ -37,11 +38,11 @@ pub(super) fn expire_due(
         in_flight.settle(log, &mut ks);
         return;
     }
-    let (record, touched, journal) = pass(&ks, log.undoes());
+    let (record, deleted, journal) = pass(&ks, log.undoes());
     if record.is_empty() {
         return;
     }
-    let keys: Vec<&[u8]> = touched.iter().map(|k| &k[..]).collect();
+    let keys: Vec<&[u8]> = deleted.iter().map(|(_, k)| &k[..]).collect();
     let written = log.write(
         Touch::Keys(&keys),
         |rec| {
@@ -57,6 +58,9 @@ pub(super) fn expire_due(
         Ok((_, logged)) => {
             if let (true, Some(Logged::Ticket(t))) = (log.undoes(), logged) {
                 in_flight.push(log.wal(), t, journal);
+            }
+            for (n, key) in &deleted {
+                pubsub.expired(*n, [&key[..]]);
             }
             super::snapshot::compact_if_due(log, &ks, max_args)
         }
@@ -110,22 +114,23 @@ pub(super) fn delete(d: &Database, key: &[u8], journal: Option<&mut Journal>) {
 }
 
 /// The expirer's pass: the record of `DEL`s (with `SELECT`s: a record
-/// replays from database 0), the keys, and (`keep`: under `always`) what
-/// puts them back.
-fn pass(ks: &Keyspace, keep: bool) -> (Vec<u8>, Vec<Box<[u8]>>, Journal) {
+/// replays from database 0), the keys (with their databases), and
+/// (`keep`: under `always`) what puts them back.
+type Pass = (Vec<u8>, Vec<(usize, Box<[u8]>)>, Journal);
+
+fn pass(ks: &Keyspace, keep: bool) -> Pass {
     let mut journal = Journal::default();
     let deleted = delete_due(ks, now_ms(), PASS_KEYS, keep.then_some(&mut journal));
-    let (mut record, mut touched) = (Vec::new(), Vec::new());
+    let mut record = Vec::new();
     let mut rec_db = 0;
-    for (n, key) in deleted {
-        if n != rec_db {
+    for (n, key) in &deleted {
+        if *n != rec_db {
             command(&mut record, &[b"SELECT", n.to_string().as_bytes()]);
-            rec_db = n;
+            rec_db = *n;
         }
-        command(&mut record, &[b"DEL", &key]);
-        touched.push(key);
+        command(&mut record, &[b"DEL", key]);
     }
-    (record, touched, journal)
+    (record, deleted, journal)
 }
 
 #[cfg(test)]

@@ -166,8 +166,14 @@ impl Expires {
         self.count.store(0, Ordering::Release);
     }
 
-    /// Deletes from `store` every key whose deadline has passed; how many.
-    pub(crate) fn active(&self, store: &dyn RespStore, now: i64) -> usize {
+    /// Deletes from `store` every key whose deadline has passed, each
+    /// handed to `gone`; how many.
+    pub(crate) fn active(
+        &self,
+        store: &dyn RespStore,
+        now: i64,
+        gone: &mut dyn FnMut(&[u8]),
+    ) -> usize {
         if self.is_empty() {
             return 0;
         }
@@ -180,6 +186,7 @@ impl Expires {
                 }
                 g.remove(&key);
                 store.del(&key);
+                gone(&key);
                 n += 1;
             }
         }
@@ -302,7 +309,11 @@ mod tests {
         assert!(!e.hold([&b"a"[..]]).expire_if_due(&*store, b"a", 99));
         assert!(e.hold([&b"a"[..]]).expire_if_due(&*store, b"a", 100));
         assert!(!store.exists(b"a"));
-        assert_eq!(e.active(&*store, 300), 1, "b only: c was moved to 400");
+        assert_eq!(
+            e.active(&*store, 300, &mut |_| ()),
+            1,
+            "b only: c was moved to 400"
+        );
         assert!(!store.exists(b"b") && store.exists(b"c"));
         assert_eq!(e.get(b"c"), Some(400));
         assert_eq!(e.avg_ttl(300), 100);

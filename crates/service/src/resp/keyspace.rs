@@ -60,12 +60,18 @@ impl Keyspace {
         self.dbs.iter().map(|d| d.store.len()).sum()
     }
 
-    /// Deletes every key past its deadline, in every database.
-    pub(crate) fn expire_due(&self, now: i64) -> usize {
-        self.dbs
-            .iter()
-            .map(|d| d.expires.active(&*d.store, now))
-            .sum()
+    /// Deletes every key past its deadline, in every database: each
+    /// `expired` ([`super::notify`]).
+    pub(crate) fn expire_due(&self, now: i64, pubsub: &super::pubsub::PubSub) -> usize {
+        let mut n = 0;
+        for (i, d) in self.dbs.iter().enumerate() {
+            let mut gone: Vec<Box<[u8]>> = Vec::new();
+            n += d
+                .expires
+                .active(&*d.store, now, &mut |k| gone.push(k.into()));
+            pubsub.expired(i, gone.iter().map(|k| &k[..]));
+        }
+        n
     }
 }
 

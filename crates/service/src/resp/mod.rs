@@ -24,7 +24,9 @@ mod expirer;
 mod expires;
 mod keyspace;
 mod multi;
+mod notify;
 mod pubsub;
+mod replies;
 mod snapshot;
 mod stats;
 mod undo;
@@ -81,7 +83,13 @@ pub struct RespService {
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
     /// Publish/subscribe: who is subscribed to what, and the limits.
-    pubsub: pubsub::PubSub,
+    pubsub: Arc<pubsub::PubSub>,
+}
+
+/// The flags of a `notify-keyspace-events` value, Redis's letters
+/// (docs/protocols/resp.md, 5.2.6), or why not.
+pub fn keyspace_events(text: &str) -> Result<u32, String> {
+    notify::parse(text.as_bytes()).ok_or_else(|| notify::INVALID.to_string())
 }
 
 /// Per connection: its framing state, its name, its database and its
@@ -104,6 +112,8 @@ pub struct RespConn {
     ready: Option<Vec<u8>>,
     /// Its subscriptions, and the messages published to it not yet taken.
     subs: pubsub::Subs,
+    /// CLIENT REPLY's state.
+    replies: replies::Replies,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -146,7 +156,17 @@ impl RespService {
     /// Bounds each subscriber's messages not yet taken (by default
     /// Redis's `client-output-buffer-limit pubsub 32mb 8mb 60`).
     pub fn with_pubsub_limits(mut self, limits: PubSubLimits) -> Self {
-        self.pubsub.limits = limits;
+        Arc::get_mut(&mut self.pubsub)
+            .expect("set before the service is shared")
+            .limits = limits;
+        self
+    }
+
+    /// Keyspace notifications from the start (`notify-keyspace-events`,
+    /// as Redis's configuration file sets it): flags from
+    /// [`keyspace_events`].
+    pub fn with_keyspace_events(self, flags: u32) -> Self {
+        self.pubsub.set_events(flags);
         self
     }
 
@@ -241,6 +261,7 @@ impl RespService {
             let logged = Arc::clone(&self.expiry_log);
             let max_args = self.limits.max_args;
             let in_flight = Arc::clone(&self.in_flight);
+            let pubsub = Arc::clone(&self.pubsub);
             let spawned = std::thread::Builder::new()
                 .name("resp-expirer".into())
                 .spawn(move || loop {
@@ -250,11 +271,13 @@ impl RespService {
                         continue;
                     }
                     match logged.get().map(std::sync::Weak::upgrade) {
-                        Some(Some(l)) => expirer::expire_due(&ks, &l, &in_flight, max_args),
+                        Some(Some(l)) => {
+                            expirer::expire_due(&ks, &l, &in_flight, max_args, &pubsub)
+                        }
                         Some(None) => return,
                         None => {
                             let ks = ks.read().unwrap_or_else(|e| e.into_inner());
-                            ks.expire_due(expires::now_ms());
+                            ks.expire_due(expires::now_ms(), &pubsub);
                         }
                     }
                 });
@@ -271,12 +294,16 @@ impl RespService {
     #[cfg(feature = "sim")]
     pub fn expire_pass(&self) {
         match &self.log {
-            Some(l) => {
-                expirer::expire_due(&self.keyspace, l, &self.in_flight, self.limits.max_args)
-            }
+            Some(l) => expirer::expire_due(
+                &self.keyspace,
+                l,
+                &self.in_flight,
+                self.limits.max_args,
+                &self.pubsub,
+            ),
             None => {
                 let ks = self.keyspace.read().unwrap_or_else(|e| e.into_inner());
-                ks.expire_due(expires::now_ms());
+                ks.expire_due(expires::now_ms(), &self.pubsub);
             }
         }
     }
@@ -359,6 +386,14 @@ impl RespService {
                 return after;
             }
         }
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        if replies::is_client_reply(&cmd, &a) {
+            replies::client_reply(&mut conn.replies, &a, out);
+            return After::Continue;
+        }
         match cmd {
             Cmd::Conn(ConnCmd::Reset) => reset(self, conn, out),
             Cmd::Conn(c) => return connection(conn, c, input, out),
@@ -395,20 +430,10 @@ impl RespService {
             input,
         };
         let writes = changes_data(&cmd);
+        let notifying = writes && self.pubsub.events() != 0;
         let from = out.len();
         let Some(log) = &self.log else {
-            // The keys' list is made only when deadlines or watches need
-            // it: a command on the fast path allocates nothing else.
-            let need = !db.expires.is_empty() || (writes && self.watches.any());
-            let keys = if need {
-                fast_keys(&cmd, &a)
-            } else {
-                Vec::new()
-            };
-            let mut held = self.hold_deadlines(db, &cmd, &keys, true);
-            self.data(&ks, conn.db, cmd, &a, out);
-            self.after_fast(conn.db, db, &cmd, &keys, held.as_mut(), &out[from..]);
-            return;
+            return self.unlogged(&ks, conn.db, cmd, &a, out);
         };
         let keys = fast_keys(&cmd, &a);
         if self.expired_any(db, &cmd, &keys) {
@@ -431,6 +456,7 @@ impl RespService {
         // orders the log (which a compaction's copy takes before them);
         // the undo is kept by RESP, not the log's list ([`undo`]).
         let (mut journal, mut moved) = (None, Vec::new());
+        let mut notes = Vec::new();
         let written = log.write(
             touch,
             |rec| {
@@ -440,13 +466,22 @@ impl RespService {
             },
             || undo::into(&mut journal, undo::of(db, &cmd, &a)),
             || {
-                let mut held = self.hold_deadlines(db, &cmd, &keys, false);
+                let mut held = self.hold_deadlines(conn.db, db, &cmd, &keys, false);
+                let before =
+                    notifying.then(|| notify::Before::of(&*db.store, keys.iter().copied()));
+                let name = cmd.name();
                 moved = self.data_logged(log, &ks, conn.db, cmd, &a, out);
                 self.after_fast(conn.db, db, &cmd, &keys, held.as_mut(), &out[from..]);
+                self.fast_events(conn.db, db, name, &a, before, &out[from..], &mut notes);
             },
         );
         match written {
-            Ok((_, logged)) => self.kept(log, conn, logged, journal.map(|j| (j, db, moved))),
+            Ok((_, logged)) => {
+                // Published once the log took the write (a write it
+                // refused notifies no one).
+                self.pubsub.notify(&notes);
+                self.kept(log, conn, logged, journal.map(|j| (j, db, moved)))
+            }
             Err(e) => return self.refused(e, out),
         }
         if log.wal().compaction_due() {
@@ -454,6 +489,67 @@ impl RespService {
             drop(ks);
             self.compact_alone(log);
         }
+    }
+
+    /// A fast-path command without a log, on database `n`.
+    fn unlogged(&self, ks: &Keyspace, n: usize, cmd: Cmd, a: &Args, out: &mut Vec<u8>) {
+        let db = &ks.dbs[n];
+        let writes = changes_data(&cmd);
+        let notifying = writes && self.pubsub.events() != 0;
+        let from = out.len();
+        // The keys' list is made only when deadlines, watches or
+        // notifications need it: a command on the fast path allocates
+        // nothing else.
+        let need = !db.expires.is_empty() || (writes && self.watches.any()) || notifying;
+        let keys = if need { fast_keys(&cmd, a) } else { Vec::new() };
+        let mut held = self.hold_deadlines(n, db, &cmd, &keys, true);
+        let before = notifying.then(|| notify::Before::of(&*db.store, keys.iter().copied()));
+        let name = cmd.name();
+        self.data(ks, n, cmd, a, out);
+        self.after_fast(n, db, &cmd, &keys, held.as_mut(), &out[from..]);
+        if before.is_some() {
+            let mut notes = Vec::new();
+            self.fast_events(n, db, name, a, before, &out[from..], &mut notes);
+            self.pubsub.notify(&notes);
+        }
+    }
+
+    /// The events of a fast-path command `name` that ran on database `db`
+    /// (number `n`), with `reply`; `before`: which of its keys existed
+    /// (`None`: notifications are off).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fast_events(
+        &self,
+        n: usize,
+        db: &keyspace::Database,
+        name: Option<serverlab_proto::resp::Name>,
+        a: &Args,
+        before: Option<notify::Before>,
+        reply: &[u8],
+        notes: &mut Vec<notify::Note>,
+    ) {
+        let Some(before) = &before else { return };
+        let nulls: [&[u8]; 4] = [b"$-1\r\n", b"*-1\r\n", b"_\r\n", b"*0\r\n"];
+        if reply.starts_with(b"-") || nulls.contains(&reply) {
+            return;
+        }
+        if matches!(name, Some(serverlab_proto::resp::Name::Set)) && !reply.starts_with(b"+OK") {
+            return;
+        }
+        // INCR, DECR and DECRBY parse as INCRBY: the name as sent.
+        let Some(name) = serverlab_proto::resp::Name::find(a.arg(0)).or(name) else {
+            return;
+        };
+        let ran = notify::Ran {
+            name,
+            a,
+            db: n,
+            reply,
+            before,
+            exists: &|k| db.store.exists(k),
+            spared: &[],
+        };
+        notify::events(&ran, notes);
     }
 
     /// A compaction's cut and copy, with the keyspace held alone.
@@ -574,6 +670,7 @@ impl RespService {
     /// Nothing expires while the log replays.
     fn hold_deadlines<'d>(
         &self,
+        n: usize,
         db: &'d keyspace::Database,
         cmd: &Cmd,
         keys: &[&'d [u8]],
@@ -585,12 +682,17 @@ impl RespService {
         let now = expires::now_ms();
         let mut h = db.expires.hold(keys.iter().copied());
         if expire && !self.replaying() {
+            let mut gone: Vec<Box<[u8]>> = Vec::new();
             for k in keys {
-                h.expire_if_due(&*db.store, k, now);
+                if h.expire_if_due(&*db.store, k, now) {
+                    gone.push((*k).into());
+                }
             }
             if matches!(cmd, Cmd::Server(ServerCmd::DbSize)) {
-                db.expires.active(&*db.store, now);
+                db.expires
+                    .active(&*db.store, now, &mut |k| gone.push(k.into()));
             }
+            self.pubsub.expired(n, gone.iter().map(|k| &k[..]));
         }
         Some(h)
     }
@@ -748,7 +850,7 @@ impl RespService {
             ServerCmd::DbSize => reply::int(out, store.len() as i64),
             ServerCmd::Info => unreachable!("INFO reads the whole keyspace"),
             ServerCmd::Command(q) => admin::command(q, a, out),
-            ServerCmd::ConfigGet => admin::config_get(a, out),
+            ServerCmd::ConfigGet => admin::config_get(a, self.pubsub.events(), out),
         }
     }
 
@@ -967,6 +1069,7 @@ impl Service for RespService {
             block: None,
             ready: None,
             subs: Default::default(),
+            replies: Default::default(),
         }
     }
 
@@ -1019,6 +1122,7 @@ impl Service for RespService {
                 let first = conn.framer.arg(input, 0);
                 self.stats
                     .replied(&cmd, first, out.get(from..).unwrap_or_default());
+                replies::after(conn, cmd.name(), out, from);
                 after
             }
         }

@@ -91,6 +91,8 @@ pub(crate) struct PubSub {
     cut: AtomicU64,
     /// Messages delivered (to one subscription each).
     delivered: AtomicU64,
+    /// `notify-keyspace-events`' flags ([`super::notify`]).
+    pub(crate) notify: std::sync::atomic::AtomicU32,
 }
 
 /// One connection's side: what it is subscribed to (each with the order

@@ -41,6 +41,7 @@ pub(crate) mod usage;
 use super::expirer::{delete_due, PASS_KEYS};
 use super::expires::now_ms;
 use super::keyspace::{Database, Deadline, Journal, Kept, Keyspace};
+use super::notify::{self, Before, Note, Ran};
 use super::{fast_keys, overwrites, Args, RespConn, RespService};
 use crate::durable::Touch;
 use crate::Logged;
@@ -190,6 +191,11 @@ pub(crate) struct Alone<'g> {
     /// The log had failed when the group began (its uncommitted writes
     /// were then taken back): the store holds only what is on disk.
     failed: bool,
+    /// Keyspace notifications were on as the group began.
+    notifying: bool,
+    /// The events of the group's writes, published once the log took
+    /// its record ([`super::notify`]).
+    notes: Vec<Note>,
 }
 
 impl<'g> Alone<'g> {
@@ -211,6 +217,8 @@ impl<'g> Alone<'g> {
             journal: Journal::default(),
             keep: svc.log.as_ref().is_some_and(|l| l.undoes()),
             failed,
+            notifying: svc.pubsub.events() != 0,
+            notes: Vec::new(),
         };
         if !svc.replaying() {
             alone.expire_due();
@@ -249,6 +257,9 @@ impl<'g> Alone<'g> {
 
     /// A key of `db` past its deadline was deleted: logged as its `DEL`.
     fn expired(&mut self, db: usize, key: &[u8]) {
+        if self.notifying {
+            self.notes.push(Note::expired(db, key));
+        }
         let mut rec = Vec::new();
         command(&mut rec, &[b"DEL", key]);
         if let Some(t) = &mut self.touched {
@@ -332,6 +343,9 @@ impl<'g> Alone<'g> {
         self.saw((!every).then_some(&keys[..]));
         let writes = super::changes_data(&cmd);
         let from = out.len();
+        let name = cmd.name();
+        let before =
+            (writes && self.notifying).then(|| Before::of(self.store(db), keys.iter().copied()));
         if writes && self.keep {
             let mut undo = super::undo::of(&self.ks.dbs[db], &cmd, a);
             let moved = super::undo::apply(svc, &self.ks, db, cmd, a, out);
@@ -340,6 +354,8 @@ impl<'g> Alone<'g> {
         } else {
             svc.data(&self.ks, db, cmd, a, out);
         }
+        let (d, notes) = (&self.ks.dbs[db], &mut self.notes);
+        svc.fast_events(db, d, name, a, before, &out[from..], notes);
         if writes && super::wrote(&cmd, &out[from..]) {
             let mut rec = Vec::new();
             rec.extend_from_slice(input);
@@ -376,6 +392,7 @@ impl<'g> Alone<'g> {
         if name.facts().writes() && self.keep {
             self.keep_before(name, keys.as_deref().unwrap_or_default(), db);
         }
+        let (before, from) = (self.before(name, keys.as_deref(), db), out.len());
         let steps = self.journal.len();
         let mut cx = Running {
             name,
@@ -392,9 +409,11 @@ impl<'g> Alone<'g> {
             spared: Vec::new(),
         };
         dispatch(name, a, &mut cx, out);
-        let (would_block, record, db) = (cx.would_block, cx.record, cx.db);
-        let spared = cx.spared;
-        let computed = cx.computed.into_inner();
+        let (would_block, record, to) = (cx.would_block, cx.record, cx.db);
+        let (spared, computed) = (cx.spared, cx.computed.into_inner());
+        let before = before.filter(|_| record.is_some());
+        self.events(name, a, db, before, &spared, &out[from..]);
+        let db = to;
         if !computed.is_empty() {
             let read: Vec<&[u8]> = computed.iter().map(|k| &k[..]).collect();
             self.saw(Some(&read));
@@ -424,6 +443,42 @@ impl<'g> Alone<'g> {
             }
         }
         would_block
+    }
+
+    /// Which of a write's `keys` exist before it runs, while
+    /// notifications are on.
+    fn before(&self, name: Name, keys: Option<&[&[u8]]>, db: usize) -> Option<Before> {
+        let on = name.facts().writes() && self.notifying;
+        on.then(|| Before::of(self.store(db), keys.unwrap_or_default().iter().copied()))
+    }
+
+    /// The events of a command alone (`before`: `None` unless it wrote
+    /// with notifications on), with `reply`, kept for the group's end.
+    fn events(
+        &mut self,
+        name: Name,
+        a: &Args,
+        db: usize,
+        before: Option<Before>,
+        spared: &[Box<[u8]>],
+        reply: &[u8],
+    ) {
+        let Some(before) = &before else { return };
+        let store = &*self.ks.dbs[db].store;
+        let ran = Ran {
+            name,
+            a,
+            db,
+            reply,
+            before,
+            exists: &|k| store.exists(k),
+            spared,
+        };
+        notify::events(&ran, &mut self.notes);
+    }
+
+    fn store(&self, db: usize) -> &dyn RespStore {
+        &*self.ks.dbs[db].store
     }
 
     /// After a write to `keys` of database `db`: deadlines of keys gone
@@ -542,7 +597,10 @@ impl<'g> Alone<'g> {
             Vec::new()
         };
         let claimed: Vec<u64> = served.iter().map(|(id, _)| *id).collect();
+        let notes = std::mem::take(&mut self.notes);
         let settle = |logged: Option<Logged>| {
+            // Applied and taken by the log (if one is kept): told.
+            svc.pubsub.notify(&notes);
             for (id, reply) in served {
                 svc.blocked.serve(id, reply, logged);
             }

@@ -4,6 +4,7 @@
 
 use super::Running;
 use crate::resp::blocking::Unblock;
+use crate::resp::notify;
 use crate::resp::Args;
 use serverlab_proto::resp::command::DATABASES;
 use serverlab_proto::resp::number::parse_i64;
@@ -97,6 +98,19 @@ fn config(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
             if n < 4 || !n.is_multiple_of(2) {
                 return cx.error(out, &reply::wrong_arity("config|set"));
             }
+            // Redis refuses the whole CONFIG SET if a value is refused.
+            let mut events = None;
+            for i in (2..n).step_by(2) {
+                if a.arg(i).eq_ignore_ascii_case(b"notify-keyspace-events") {
+                    match notify::parse(a.arg(i + 1)) {
+                        Some(flags) => events = Some(flags),
+                        None => return cx.error(out, &config_refused(a.arg(i), notify::INVALID)),
+                    }
+                }
+            }
+            if let Some(flags) = events {
+                cx.svc.pubsub.set_events(flags);
+            }
             let mut kept = cx.svc.config.lock();
             let mut i = 2;
             while i + 1 < n {
@@ -115,6 +129,14 @@ fn config(a: &Args, cx: &mut Running, out: &mut Vec<u8>) {
         b"rewrite" if a.count() == 2 => reply::ok(out),
         _ => unknown_subcommand(a, "CONFIG", cx, out),
     }
+}
+
+/// CONFIG SET's error for a value of `name` refused for `why`.
+fn config_refused(name: &[u8], why: &str) -> String {
+    format!(
+        "ERR CONFIG SET failed (possibly related to argument '{}') - {why}",
+        String::from_utf8_lossy(name)
+    )
 }
 
 /// FUNCTION FLUSH [ASYNC|SYNC] (there are never functions: OK) and
