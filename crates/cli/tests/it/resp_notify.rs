@@ -210,14 +210,7 @@ fn script(addr: SocketAddr) {
 
 #[test]
 fn notifications_byte_for_byte_under_every_strategy() {
-    std::thread::scope(|s| {
-        for strategy in strategies() {
-            s.spawn(move || {
-                let server = ServerProc::start("resp", &["--strategy", strategy]);
-                script(server.addr);
-            });
-        }
-    });
+    every_strategy_at_once("resp", script);
 }
 
 #[test]

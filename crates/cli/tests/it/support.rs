@@ -587,6 +587,19 @@ pub fn with_stdin(cmd: &mut Command, input: &str, missing: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `run` against a fresh `serve <protocol>` of each strategy, all at
+/// once (a thread each).
+pub fn every_strategy_at_once(protocol: &str, run: fn(SocketAddr)) {
+    std::thread::scope(|s| {
+        for strategy in strategies() {
+            s.spawn(move || {
+                let server = ServerProc::start(protocol, &["--strategy", strategy]);
+                run(server.addr);
+            });
+        }
+    });
+}
+
 /// Command-line words written as one line: `words("--posters 2 --readers 2")`.
 pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()

@@ -25,7 +25,7 @@ impl Tmux {
             socket: format!("serverlab-{name}-{}", std::process::id()),
         };
         let ok = tmux
-            .cmd(&words(&format!("new-session -d -s t -x 200 -y 50 {shell}")))
+            .cmd(&[&words("new-session -d -s t -x 200 -y 50")[..], &[shell]].concat())
             .status
             .success();
         assert!(ok, "tmux new-session failed");
