@@ -23,6 +23,12 @@ fn idle_client(addr: SocketAddr) -> Client {
     c
 }
 
+/// Whether a board connection answers a COUNT (false: the server closed it).
+fn counted(c: &mut Client) -> bool {
+    c.send(b"COUNT@idle\0");
+    c.try_recv().as_deref() == Some(b"0")
+}
+
 /// A new client gets a board reply within `within`, retrying while the
 /// server closes new connections at once (it may still be freeing
 /// descriptors or closing the connections just released). Returns how
@@ -200,6 +206,13 @@ fn uring_accept_outlives_fd_exhaustion_twice() {
 /// A server full of idle connections (`--max-connections 100`, 100 served
 /// once and idle) answers a new client within 10 s, by closing the one idle
 /// longest: exactly one of the 100 is gone, the other 99 are served on.
+///
+/// The evicted connection closes at its next step, and a request that
+/// reached it before then was sent to an open connection: it is answered
+/// before the close (docs/reliability.md, "Lock-out"). On a busy machine
+/// the evicted session may not have run by the time the first round asks
+/// it, so the first round may find all 100 answered; the second finds the
+/// evicted one closed whatever the timing.
 fn no_lock_out(strategy: &str) {
     let server = ServerProc::start(
         "board",
@@ -207,14 +220,16 @@ fn no_lock_out(strategy: &str) {
     );
     let mut idle: Vec<Client> = (0..100).map(|_| idle_client(server.addr)).collect();
     served_within(server.addr, PROMPTLY, strategy);
-    let mut served = 0;
-    for c in idle.iter_mut() {
-        c.send(b"COUNT@idle\0");
-        if c.try_recv().as_deref() == Some(b"0") {
-            served += 1;
-        }
-    }
-    assert_eq!(served, 99, "{strategy}");
+    let answered: Vec<bool> = idle.iter_mut().map(counted).collect();
+    let first = answered.iter().filter(|&&a| a).count();
+    assert!(first >= 99, "{strategy}: {first} of 100 answered");
+    let still = idle
+        .iter_mut()
+        .zip(&answered)
+        .map(|(c, &a)| a && counted(c))
+        .filter(|&a| a)
+        .count();
+    assert_eq!(still, 99, "{strategy}: the evicted connection still served");
     let (status, out) = server.stop();
     assert!(status.success(), "{strategy}");
     assert_eq!(stat(&out, "evicted_idle"), 1, "{strategy}: {out}");
