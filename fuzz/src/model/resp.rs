@@ -102,12 +102,28 @@ pub fn refuse(args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
         {
             set_cond(args)?;
         }
+        "pubsub" => pubsub(args)?,
         "flushall" | "flushdb" if argc > 2 || (argc == 2 && !is(1, "async") && !is(1, "sync")) => {
             return Err(refusal("syntax", Some("-ERR syntax error\r\n".into())));
         }
         _ => {}
     }
     Ok(name)
+}
+
+/// PUBSUB's subcommands and their arities, as Redis 7 knows them.
+fn pubsub(args: &[Vec<u8>]) -> Result<(), Refusal> {
+    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let exact = match sub.as_str() {
+        "channels" | "numsub" | "shardchannels" | "shardnumsub" => false,
+        "numpat" | "help" => true,
+        // The name shown is cut and cleaned as Redis does; not modelled.
+        _ => return Err(refusal("unknown_command", None)),
+    };
+    if exact && args.len() != 2 {
+        return Err(arity(&format!("pubsub|{sub}")));
+    }
+    Ok(())
 }
 
 /// SET's options: `Some(true)` NX, `Some(false)` XX, `None` neither.
@@ -727,7 +743,8 @@ impl Model for Resp {
                 }
                 if r.kind == "unknown_command" {
                     assert!(
-                        a.reply.starts_with(b"-ERR unknown command '"),
+                        a.reply.starts_with(b"-ERR unknown command '")
+                            || a.reply.starts_with(b"-ERR unknown subcommand '"),
                         "{:?}",
                         show(a.reply)
                     );
