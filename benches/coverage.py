@@ -271,6 +271,8 @@ def served_histogram(busy):
     spread over the requests: each request's time shifted by their total
     over the requests timed, so the service sums to the worker's busy
     time."""
+    if not busy["timed"]:
+        raise ValueError("the server timed no request")
     extra = busy["unanswered_runs_us"] / busy["timed"]
     return [(v + extra, c) for v, c in busy["histogram"]]
 
@@ -302,16 +304,16 @@ def tally(args, model):
         run = one_run(args, model, 1000 + k)
         lat, share = run["latency"], run["share"]
         certified += bool(run["certified"])
-        hist = served_histogram(run["busy"])
-        mean = sum(v * c for v, c in hist) / sum(c for _, c in hist)
+        mean, real = None, None
         try:
+            hist = served_histogram(run["busy"])
+            mean = sum(v * c for v, c in hist) / sum(c for _, c in hist)
             real = served_truth(hist, run["lam"])
         except ValueError as e:
             print(f"{model} run {k + 1}: no truth from the service served: {e}",
                   file=sys.stderr)
-            real = None
         served.append({"lam": run["lam"], "mean_service_us": mean,
-                       "busy": {k: v for k, v in run["busy"].items() if k != "histogram"},
+                       "busy": {f: v for f, v in run["busy"].items() if f != "histogram"},
                        "truth_us": real and {n: t for n, (t, _) in real.items()},
                        "truth_bound_us": real and {n: e for n, (_, e) in real.items()}})
         for name, _ in LEVELS:
@@ -320,7 +322,7 @@ def tally(args, model):
                 covers(served_counts, name, lat, share, real[name][0])
         print(f"{model} run {k + 1}/{args.runs}: p50 {lat['p50']:.0f} µs "
               f"{lat.get('ci95', {}).get('p50')}, truth {want['p50']:.0f} µs; the service "
-              f"served: mean {mean:.0f} µs at {run['lam']:.0f}/s, truth "
+              f"served: mean {mean or float('nan'):.0f} µs at {run['lam']:.0f}/s, truth "
               f"{real['p50'][0] if real else float('nan'):.0f} µs", file=sys.stderr)
     return want, counts, certified, served_counts, served
 
@@ -362,10 +364,11 @@ def main():
                         f"| {pct(adj)} | {certified} of {args.runs} |")
             n, raw, adj = served_counts[name]
             pct = (lambda k, n=n: f"{100 * k / n:.0f}%") if n else (lambda k: "–")
-            mean = statistics.median(r["mean_service_us"] for r in served)
+            means = [r["mean_service_us"] for r in served if r["mean_service_us"]]
+            mean = f"{statistics.median(means):.0f}" if means else "–"
             truths = [r["truth_us"][name] for r in served if r["truth_us"]]
             real = f"{statistics.median(truths):.0f}" if truths else "–"
-            served_rows.append(f"| {model} | {name} | {mean:.0f} | {real} | {n} | 95% "
+            served_rows.append(f"| {model} | {name} | {mean} | {real} | {n} | 95% "
                                f"| {pct(raw)} | {pct(adj)} |")
     print(f"load average at the start: {loadavg:.2f}; ρ = {args.rho}, mean service "
           f"{args.mean_us} µs, {args.duration:g} s runs, binary {args.bin}")
