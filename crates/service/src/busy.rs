@@ -19,7 +19,7 @@
 //! at least a read and a write system call, so two clock reads on the
 //! timed ones are well under 1% of it.
 
-use crate::service_time::SAMPLED_ONE_IN;
+use crate::service_time::{Cumulative, SAMPLED_ONE_IN};
 use crate::stats::{stripe, STRIPES};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
@@ -121,17 +121,17 @@ impl BusyTimes {
         }
     }
 
-    /// The statistics so far; `None` if no worker ran (a strategy
-    /// without reactor workers never does).
-    pub fn snapshot(&self) -> Option<WorkerBusy> {
-        let runs: u64 = self
-            .stripes
+    /// Runs so far.
+    fn runs(&self) -> u64 {
+        self.stripes
             .iter()
             .map(|s| s.runs.load(Ordering::Relaxed))
-            .sum();
-        if runs == 0 {
-            return None;
-        }
+            .sum()
+    }
+
+    /// The timed requests' histogram, and the timed runs that answered
+    /// none (their count and total time, ns), merged across the stripes.
+    fn merged(&self) -> (Histogram<u64>, u64, u64) {
         let (mut h, mut unanswered_runs, mut unanswered_ns) = (new_histogram(), 0, 0u64);
         for s in self.stripes.iter() {
             let t = s.timed.lock();
@@ -141,6 +141,17 @@ impl BusyTimes {
             unanswered_runs += t.unanswered_runs;
             unanswered_ns = unanswered_ns.saturating_add(t.unanswered_ns);
         }
+        (h, unanswered_runs, unanswered_ns)
+    }
+
+    /// The statistics so far; `None` if no worker ran (a strategy
+    /// without reactor workers never does).
+    pub fn snapshot(&self) -> Option<WorkerBusy> {
+        let runs = self.runs();
+        if runs == 0 {
+            return None;
+        }
+        let (h, unanswered_runs, unanswered_ns) = self.merged();
         let sampled_one_in = self.mask.load(Ordering::Relaxed) + 1;
         Some(summary(
             &h,
@@ -150,6 +161,12 @@ impl BusyTimes {
             unanswered_runs,
             unanswered_ns,
         ))
+    }
+
+    /// The timed requests so far as a cumulative histogram at `bounds_ns`
+    /// (for the metrics endpoint); `None` if no worker ran.
+    pub fn cumulative(&self, bounds_ns: &[u64]) -> Option<Cumulative> {
+        (self.runs() > 0).then(|| Cumulative::of(&self.merged().0, bounds_ns))
     }
 
     /// Requests answered by workers' runs so far.
@@ -211,6 +228,7 @@ mod tests {
     fn runs_are_shared_among_their_requests() {
         let b = BusyTimes::default();
         assert!(b.snapshot().is_none(), "no worker ran");
+        assert!(b.cumulative(&[1]).is_none());
         b.time_every_run();
         b.record(stripe(), 3_000_000, 3);
         b.record(stripe(), 2_000_000, 1);
@@ -234,6 +252,9 @@ mod tests {
         assert!((s.max - 2000.0).abs() < 20.0, "{}", s.max);
         let total: u64 = s.histogram.iter().map(|(_, n)| n).sum();
         assert_eq!(total, s.timed);
+        let c = b.cumulative(&[1_100_000, 60_000_000_000]).expect("runs");
+        assert_eq!((c.count, c.at_most[1]), (7, 7));
+        assert_eq!(c.at_most[0], 6, "all but the 2 ms one");
     }
 
     /// By default one run in SAMPLED_ONE_IN per thread is timed, the

@@ -182,6 +182,15 @@ fn bucket(strategy: &str) {
     assert_eq!(requests(&text, "read"), 3.0, "{strategy}");
     every_op_timed(&text, &["add", "read"], strategy);
     assert_eq!(sample(&text, "serverlab_store_buckets", &[]), Some(8.0));
+    // Reactor workers' busy time: every request timed (each on a run of
+    // its own), none under strategies without such workers.
+    let busy = sample(&text, "serverlab_worker_busy_seconds_count", &[]);
+    match strategy {
+        "pool-locked" | "pool-lockfree" | "thread-per-request" => {
+            assert_eq!(busy, Some(5.0), "{strategy}: {text}");
+        }
+        _ => assert_eq!(busy, None, "{strategy}: {text}"),
+    }
     let store = text
         .lines()
         .find_map(|l| l.split("store=\"").nth(1)?.split('"').next())
