@@ -379,13 +379,13 @@ impl<S: Service> Session<S> {
         self.abandoned = true;
     }
 
-    /// The server's stop signal: a strategy performing a delay gives it up
-    /// once the stop passes its drain limit ([`Phase::Aborting`]).
     /// Requests applied on this connection so far.
     pub(crate) fn applied(&self) -> u64 {
         self.applied
     }
 
+    /// The server's stop signal: a strategy performing a delay gives it up
+    /// once the stop passes its drain limit ([`Phase::Aborting`]).
     pub(crate) fn shutdown(&self) -> &Shutdown {
         &self.ctx.shutdown
     }
