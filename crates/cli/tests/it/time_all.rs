@@ -109,7 +109,10 @@ fn worker_busy_time_holds_each_requests_delay() {
         let n = |k: &str| busy[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
         let f = |k: &str| busy[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
         assert_eq!((n("count"), n("timed")), (24, 24), "{strategy}: {busy}");
-        assert!(n("runs") >= 2, "{strategy}: {busy}");
+        // A worker that finds the next request already there answers it in
+        // the same run (one run may answer them all), and a run may answer
+        // none (the close).
+        assert!(n("runs") >= 1, "{strategy}: {busy}");
         // A bucket is under 1% wide: its lowest value may lie that much
         // below the 2 ms recorded.
         assert!(f("min") >= DELAY_US * 0.99, "{strategy}: {busy}");
