@@ -1,9 +1,10 @@
 //! What every server counts the same way, whatever its protocol: its
-//! connections and its service time. The server records into it, the
-//! final statistics report it beside the protocol's own, and a protocol
-//! that reports statistics on the wire (kv's `/_/stats`) reads it, so
-//! every view shows the same numbers.
+//! connections, its service time and its workers' busy time. The server
+//! records into it, the final statistics report it beside the protocol's
+//! own, and a protocol that reports statistics on the wire (kv's
+//! `/_/stats`) reads it, so every view shows the same numbers.
 
+use crate::busy::BusyTimes;
 use crate::service_time::ServiceTimes;
 use crate::stats::Counters;
 use crate::Service;
@@ -17,6 +18,8 @@ use std::time::Instant;
 pub struct Common {
     pub connections: ConnCounters,
     pub times: ServiceTimes,
+    /// Reactor workers' busy time per request.
+    pub busy: BusyTimes,
     /// Bytes read from and written to every connection.
     pub bytes: ByteCounts,
 }
@@ -60,6 +63,7 @@ impl Common {
         ServerStats {
             connections: self.connections.snapshot(),
             service_time_us: self.times.snapshot(),
+            worker_busy_us: self.busy.snapshot(),
             protocol,
         }
     }

@@ -16,6 +16,7 @@
 
 pub mod board;
 pub mod bucket;
+pub mod busy;
 mod common;
 mod delay;
 pub mod durable;

@@ -119,7 +119,7 @@ pub struct Cumulative {
 }
 
 impl Cumulative {
-    fn of(h: &Histogram<u64>, bounds_ns: &[u64]) -> Cumulative {
+    pub(crate) fn of(h: &Histogram<u64>, bounds_ns: &[u64]) -> Cumulative {
         Cumulative {
             at_most: bounds_ns.iter().map(|&b| h.count_between(0, b)).collect(),
             count: h.len(),

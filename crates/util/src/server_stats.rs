@@ -18,6 +18,12 @@ pub struct ServerStats {
     /// reply being appended to the connection's output (the store and the
     /// encoding; no I/O, no queueing, no requested delay), in microseconds.
     pub service_time_us: ServiceTime,
+    /// Reactor strategies only (`pool-locked`, `pool-lockfree`,
+    /// `thread-per-request`): how long a worker held each request, from
+    /// taking its connection to returning it (read, delay, apply, write),
+    /// in microseconds. Absent where no worker ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_busy_us: Option<WorkerBusy>,
     /// The protocol's own counts (requests by kind, rejects, …).
     pub protocol: serde_json::Value,
 }
@@ -83,6 +89,35 @@ pub struct ServiceTime {
     pub p90: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+/// A reactor worker's busy time per request, in microseconds: a run of a
+/// connection that answered `n` requests gives each a `n`th of it. Every
+/// run and request is counted; one run in `sampled_one_in` per worker
+/// thread is timed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerBusy {
+    /// Requests the workers' runs answered.
+    pub count: u64,
+    /// Requests in the timed runs (the histogram's total).
+    pub timed: u64,
+    /// Runs of a connection by a worker.
+    pub runs: u64,
+    pub sampled_one_in: u64,
+    pub timing: String,
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+    /// Timed runs that answered no request (a close, a request not yet
+    /// whole), and their total time: busy time charged to no request.
+    pub unanswered_runs_timed: u64,
+    pub unanswered_runs_us: f64,
+    /// The timed requests' times as `[µs, count]` pairs, ascending, each
+    /// the middle of a bucket under 1% wide (only in `--stats-json`).
+    pub histogram: Vec<(f64, u64)>,
 }
 
 /// How service time is sampled, in words: "sampled 1 in 64", or "every
@@ -158,6 +193,7 @@ mod tests {
                 p99: 2.0,
                 max: 3.25,
             },
+            worker_busy_us: None,
             protocol: serde_json::json!({ "requests": { "POST": 1000 } }),
         };
         let v = serde_json::to_value(&stats).unwrap();

@@ -81,6 +81,7 @@ fn every_bench_script_runs_in_its_smallest_mode() {
             "--bin BIN --strategy ONE --duration 1 --reps 1",
         ),
         ("coverage.py", "--bin BIN --runs 1 --duration 1"),
+        ("coverage.py", "--self-test"),
         ("pubsub_table.py", "--self-test"),
         (
             "certify_cost.py",

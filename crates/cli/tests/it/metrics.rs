@@ -182,6 +182,20 @@ fn bucket(strategy: &str) {
     assert_eq!(requests(&text, "read"), 3.0, "{strategy}");
     every_op_timed(&text, &["add", "read"], strategy);
     assert_eq!(sample(&text, "serverlab_store_buckets", &[]), Some(8.0));
+    // Reactor workers' busy time: every request timed, none under
+    // strategies without such workers. A run is recorded when it ends,
+    // which may be just after its reply reached the client: scrape again
+    // until all five are in (the deadline only a hang guard).
+    let busy = |text: &str| sample(text, "serverlab_worker_busy_seconds_count", &[]);
+    match strategy {
+        "pool-locked" | "pool-lockfree" | "thread-per-request" => {
+            let all_in = poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
+                busy(&scrape(at)) == Some(5.0)
+            });
+            assert!(all_in, "{strategy}: {}", scrape(at));
+        }
+        _ => assert_eq!(busy(&text), None, "{strategy}: {text}"),
+    }
     let store = text
         .lines()
         .find_map(|l| l.split("store=\"").nth(1)?.split('"').next())

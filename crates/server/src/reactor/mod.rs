@@ -324,12 +324,26 @@ impl std::task::Wake for RunAgain {
     }
 }
 
-/// Run one scheduled connection. True: queue it again.
+/// Run one scheduled connection, timed as the worker's busy time (see
+/// `serverlab_service::busy`). True: queue it again.
 pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
+    let busy = &shared.ctx.svc.common().busy;
+    let timer = busy.start();
+    let (again, answered) = run_once(shared, conn);
+    busy.finish(timer, answered);
+    again
+}
+
+/// [`run_job`]'s run: whether to queue the connection again, and how many
+/// requests it answered.
+fn run_once<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> (bool, u64) {
     conn.ready.start();
     let mut io = conn.io.lock();
     let ConnIo { stream, sess } = &mut *io;
-    match drive(sess, stream, Mode::NonBlocking) {
+    let before = sess.applied();
+    let parked = drive(sess, stream, Mode::NonBlocking);
+    let answered = sess.applied() - before;
+    let again = match parked {
         Parked::Wait => {
             let ms = sess.deadline().map_or(0, |d| {
                 d.saturating_duration_since(shared.epoch).as_millis().max(1) as u64
@@ -350,5 +364,6 @@ pub(crate) fn run_job<S: Service>(shared: &Shared<S>, conn: &Conn<S>) -> bool {
             let _ = shared.waker.wake();
             false
         }
-    }
+    };
+    (again, answered)
 }

@@ -152,6 +152,8 @@ pub(crate) struct Session<S: Service> {
     starved: bool,
     /// Requests applied since the last yield or wait for input.
     since_yield: usize,
+    /// Requests applied in all.
+    applied: u64,
     /// Requests a strategy runs before it lets others run.
     budget: usize,
     /// This connection in the server's idle table.
@@ -195,6 +197,7 @@ impl<S: Service> Session<S> {
             eof: false,
             starved: false,
             since_yield: 0,
+            applied: 0,
             budget: usize::MAX,
             idle: ctx.idle.join(),
             idle_marked: false,
@@ -374,6 +377,11 @@ impl<S: Service> Session<S> {
             h.delaying = false;
         }
         self.abandoned = true;
+    }
+
+    /// Requests applied on this connection so far.
+    pub(crate) fn applied(&self) -> u64 {
+        self.applied
     }
 
     /// The server's stop signal: a strategy performing a delay gives it up

@@ -318,6 +318,7 @@ impl<S: Service> Session<S> {
         }
         self.input.consume(len);
         self.since_yield += 1;
+        self.applied += 1;
         match after {
             After::Continue => {}
             After::Close => self.stage = Stage::Closing,

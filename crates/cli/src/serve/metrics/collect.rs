@@ -136,6 +136,7 @@ impl<S: Service> Collector for ServiceCollector<S> {
         encode_requests(&mut enc, &stats, |op| self.op_label(op))?;
         let ops: Vec<String> = S::OPS.iter().map(|op| self.op_label(op)).collect();
         encode_durations(&mut enc, self.svc.common(), &ops)?;
+        encode_busy(&mut enc, self.svc.common())?;
         encode_connections(&mut enc, self.svc.common())?;
         if let Some((what, n)) = self.svc.store_size() {
             let name = format!("serverlab_store_{what}");
@@ -228,6 +229,32 @@ fn encode_durations(
         "Each server thread times one request in this many (1: serve --time-all).",
         common.times.sampled_one_in() as i64,
     )
+}
+
+/// `serverlab_worker_busy_seconds`: reactor workers' busy time per
+/// timed request, once a worker has run (never under other strategies).
+fn encode_busy(
+    enc: &mut DescriptorEncoder,
+    common: &serverlab_service::Common,
+) -> Result<(), Error> {
+    let bounds_ns: Vec<u64> = DURATION_BOUNDS_S
+        .iter()
+        .map(|s| (s * 1e9).round() as u64)
+        .collect();
+    let Some(c) = common.busy.cumulative(&bounds_ns) else {
+        return Ok(());
+    };
+    let buckets = own_buckets(&DURATION_BOUNDS_S, &c.at_most, c.count);
+    enc.encode_descriptor(
+        "serverlab_worker_busy_seconds",
+        "How long a reactor worker held each timed request (sampled as \
+         serverlab_request_duration_seconds is): from taking its ready connection to handing \
+         it back, the read, any delay, the apply and the write; a run's time shared among the \
+         requests it answered.",
+        None,
+        MetricType::Histogram,
+    )?
+    .encode_histogram::<Labels>(c.sum_ns / 1e9, c.count, &buckets, None)
 }
 
 fn encode_connections(
