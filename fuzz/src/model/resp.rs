@@ -20,8 +20,9 @@
 //! the connection's subscriptions are followed, SUBSCRIBE, UNSUBSCRIBE
 //! (and their pattern forms) and RESET checked byte for byte, and a
 //! subscribed connection's restricted commands (PING's `pong`, the
-//! refusal of the rest); after an EXEC that may have subscribed, nothing
-//! is judged but the replies' shape (messages may come first) until RESET.
+//! refusal of the rest); after an EXEC that may have subscribed, or a
+//! MONITOR (whose own commands' lines follow their replies), nothing is
+//! judged but the replies' shape (messages may come first) until RESET.
 
 use super::resp_wire::{self, int, Wire};
 use super::{Model, Next};
@@ -463,6 +464,9 @@ impl Resp {
                 std::mem::swap(&mut self.db, &mut self.others[self.at]);
             }
             "move" | "copy" if ok => self.lost = true,
+            // A monitor is sent a line for each of its own commands
+            // after its reply: only the replies' shape until RESET.
+            "monitor" if ok => self.subs = None,
             _ => {
                 let write = Name::find(name.as_bytes()).is_some_and(|n| n.facts().writes());
                 if write && ok {

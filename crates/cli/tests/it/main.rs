@@ -54,6 +54,7 @@ mod resp_interop;
 mod resp_introspect;
 mod resp_keys;
 mod resp_lists;
+mod resp_monitor;
 mod resp_notify;
 mod resp_pubsub;
 mod resp_sort;

@@ -135,6 +135,11 @@ pub enum ConnCmd {
     ClientGetName,
     ClientSetInfo,
     ClientId,
+    /// CLIENT LIST [TYPE t] [ID id…] (its options read where it runs).
+    ClientList,
+    ClientInfo,
+    /// MONITOR: every command the others run, from now on.
+    Monitor,
     /// SELECT db (0 to 15).
     Select(usize),
     /// HELLO [2 [SETNAME name]]: the name if given.
@@ -206,7 +211,10 @@ impl ConnCmd {
             ConnCmd::ClientSetName(_)
             | ConnCmd::ClientGetName
             | ConnCmd::ClientSetInfo
-            | ConnCmd::ClientId => Name::Client,
+            | ConnCmd::ClientId
+            | ConnCmd::ClientList
+            | ConnCmd::ClientInfo => Name::Client,
+            ConnCmd::Monitor => Name::Monitor,
             ConnCmd::Select(_) => Name::Select,
             ConnCmd::Hello(_) => Name::Hello,
             ConnCmd::Quit => Name::Quit,
@@ -371,6 +379,7 @@ fn command(name: Name, a: &Argv) -> Result<Cmd, Rejection> {
         Name::Hello => Cmd::Conn(hello(a)?),
         Name::Quit => Cmd::Conn(ConnCmd::Quit),
         Name::Reset => Cmd::Conn(ConnCmd::Reset),
+        Name::Monitor => Cmd::Conn(ConnCmd::Monitor),
         other => Cmd::Ext(other),
     })
 }
@@ -556,8 +565,8 @@ fn hello(a: &Argv) -> Result<ConnCmd, Rejection> {
     Ok(ConnCmd::Hello(name))
 }
 
-/// CLIENT SETNAME, GETNAME, ID and SETINFO here; the rest (UNBLOCK,
-/// INFO, LIST, …) beyond the fast path.
+/// CLIENT SETNAME, GETNAME, ID, SETINFO, INFO and LIST here; the rest
+/// (UNBLOCK, …) beyond the fast path.
 fn client(a: &Argv) -> Result<Cmd, Rejection> {
     client_conn(a).map(|c| c.map_or(Cmd::Ext(Name::Client), Cmd::Conn))
 }
@@ -583,6 +592,10 @@ fn client_conn(a: &Argv) -> Result<Option<ConnCmd>, Rejection> {
         exact(2, "client|getname", ConnCmd::ClientGetName)
     } else if a.is(1, "id") {
         exact(2, "client|id", ConnCmd::ClientId)
+    } else if a.is(1, "info") {
+        exact(2, "client|info", ConnCmd::ClientInfo)
+    } else if a.is(1, "list") {
+        Ok(Some(ConnCmd::ClientList))
     } else if a.is(1, "setinfo") {
         if argc != 4 {
             return Err(Rejection::WrongArity("client|setinfo"));

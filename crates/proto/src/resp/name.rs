@@ -642,6 +642,7 @@ names! {
     PUnsubscribe "punsubscribe" "PUNSUBSCRIBE" -1  Read   NONE             []                          PubSub       true;
     Publish      "publish"      "PUBLISH"      3   Read   NONE             []                          PubSub       true;
     PubSub       "pubsub"       "PUBSUB"       -2  Read   NONE             []                          PubSub       true;
+    Monitor      "monitor"      "MONITOR"      1   Read   NONE             [ADMIN]                     Fast         true;
 }
 
 impl Name {
@@ -693,6 +694,8 @@ pub const SUBCOMMANDS: &[(Name, &str, i64)] = &[
     (Name::Client, "client|id", 2),
     (Name::Client, "client|setinfo", 4),
     (Name::Client, "client|unblock", -3),
+    (Name::Client, "client|list", -2),
+    (Name::Client, "client|info", 2),
     (Name::Function, "function|flush", -2),
     (Name::Function, "function|list", -2),
     (Name::Object, "object|encoding", 3),

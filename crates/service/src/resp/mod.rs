@@ -20,9 +20,11 @@
 mod admin;
 mod alone;
 mod blocking;
+mod clients;
 mod expirer;
 mod expires;
 mod keyspace;
+mod monitor;
 mod multi;
 mod notify;
 mod pubsub;
@@ -82,8 +84,11 @@ pub struct RespService {
     expiry_log: Arc<std::sync::OnceLock<std::sync::Weak<Durable>>>,
     /// CONFIG SET's parameters, as set.
     config: parking_lot::Mutex<Vec<(String, String)>>,
-    /// Publish/subscribe: who is subscribed to what, and the limits.
+    /// Publish/subscribe: who is subscribed to what, and the limits;
+    /// MONITOR's connections.
     pubsub: Arc<pubsub::PubSub>,
+    /// The open connections, for CLIENT LIST.
+    clients: clients::Clients,
 }
 
 /// The flags of a `notify-keyspace-events` value, Redis's letters
@@ -114,6 +119,8 @@ pub struct RespConn {
     subs: pubsub::Subs,
     /// CLIENT REPLY's state.
     replies: replies::Replies,
+    /// What CLIENT LIST shows of it.
+    client: Arc<clients::Client>,
 }
 
 /// A framed request: the command, its arguments being the framer's.
@@ -150,6 +157,7 @@ impl RespService {
             expiry_log: Arc::default(),
             config: Default::default(),
             pubsub: Default::default(),
+            clients: Default::default(),
         })
     }
 
@@ -179,6 +187,7 @@ impl RespService {
         self.pubsub.forget(conn.id, &mut conn.subs);
         conn.db = 0;
         conn.name = None;
+        conn.client.set_name(None);
     }
 
     /// In subscribe mode, a command but the pub/sub ones, PING, QUIT and
@@ -219,6 +228,8 @@ impl RespService {
     pub fn replay(&self, record: &[u8]) -> Result<(), ApplyError> {
         self.replaying.store(true, Ordering::Release);
         let mut conn = self.open(SocketAddr::from(([0, 0, 0, 0], 0)));
+        // Not a client: CLIENT LIST does not show it.
+        self.clients.close(conn.id);
         let mut out = Vec::new();
         let mut at = 0;
         while at < record.len() {
@@ -370,6 +381,41 @@ impl RespService {
         reply::error(out, msg.as_bytes());
     }
 
+    /// Whether a command about to run is shown to the monitors (see
+    /// [`monitor`]): not refused before it runs, not queued, not
+    /// administrative.
+    fn fed(
+        &self,
+        conn: &RespConn,
+        cmd: &Cmd,
+        name: Option<serverlab_proto::resp::Name>,
+        a: &Args,
+    ) -> bool {
+        if monitor::refused_early(cmd) || !monitor::shown(name, a) {
+            return false;
+        }
+        let Some(n) = name else { return false };
+        if conn.subs.active() && !pubsub::allowed(n) {
+            return false;
+        }
+        !(conn.multi.is_some() && multi::queues(cmd))
+    }
+
+    /// Feeds a command that ran (`input`, framed by the connection's
+    /// framer) to the monitors.
+    fn feed(&self, conn: &RespConn, input: &[u8]) {
+        let a = Args {
+            framer: &conn.framer,
+            input,
+        };
+        self.pubsub.feed(&monitor::line(
+            conn.db,
+            conn.client.addr(),
+            conn.client.unix(),
+            &a,
+        ));
+    }
+
     fn wrongtype(&self, out: &mut Vec<u8>) {
         self.stats.wrongtype();
         reply::error(out, reply::WRONGTYPE);
@@ -396,7 +442,7 @@ impl RespService {
         }
         match cmd {
             Cmd::Conn(ConnCmd::Reset) => reset(self, conn, out),
-            Cmd::Conn(c) => return connection(conn, c, input, out),
+            Cmd::Conn(c) => return connection(self, conn, c, input, out, false),
             Cmd::Reject(r) => self.reject(r, conn, input, out),
             Cmd::Ext(name) if multi::is_transaction(name) => {
                 multi::run(self, conn, name, input, out)
@@ -946,18 +992,27 @@ fn wrote(cmd: &Cmd, reply: &[u8]) -> bool {
 
 /// RESET, as Redis 7.0's: the connection as it was when it opened — its
 /// transaction discarded, its watches and subscriptions forgotten,
-/// database 0, no name — answered `+RESET`. (It has no tracking, monitor
-/// or user to reset: none of those is served.)
+/// database 0, no name, no longer a monitor — answered `+RESET`. (It has
+/// no tracking or user to reset: neither is served.)
 fn reset(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
     svc.reset(conn);
     reply::simple(out, b"RESET");
 }
 
-fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>) -> After {
+/// The commands about the connection itself; `exec`: run by EXEC.
+fn connection(
+    svc: &RespService,
+    conn: &mut RespConn,
+    cmd: ConnCmd,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    exec: bool,
+) -> After {
     match cmd {
         ConnCmd::ClientSetName(name) | ConnCmd::Hello(Some(name)) => {
             let name = conn.framer.get(input, name);
             conn.name = (!name.is_empty()).then(|| name.into());
+            conn.client.set_name(conn.name.as_deref());
             match cmd {
                 ConnCmd::Hello(_) => admin::hello(conn.id, out),
                 _ => reply::ok(out),
@@ -977,6 +1032,29 @@ fn connection(conn: &mut RespConn, cmd: ConnCmd, input: &[u8], out: &mut Vec<u8>
         ConnCmd::Quit => {
             reply::ok(out);
             return After::Close;
+        }
+        ConnCmd::ClientList => {
+            let a = Args {
+                framer: &conn.framer,
+                input,
+            };
+            svc.clients.list(&a, out)
+        }
+        ConnCmd::ClientInfo => {
+            let mut text = String::new();
+            conn.client.line(&mut text);
+            reply::bulk(out, text.as_bytes())
+        }
+        // A transaction's client expects a reply per command (Redis's
+        // DENY BLOCKING).
+        ConnCmd::Monitor if exec => {
+            reply::error(out, b"ERR MONITOR isn't allowed for DENY BLOCKING client")
+        }
+        // A second MONITOR is answered nothing, as Redis's.
+        ConnCmd::Monitor => {
+            if svc.pubsub.monitor(conn.id, &mut conn.subs) {
+                reply::ok(out)
+            }
         }
         ConnCmd::Reset => unreachable!("RESET is run by `reset`"),
     }
@@ -1057,10 +1135,11 @@ impl Service for RespService {
     type Conn = RespConn;
     type Request = RespRequest;
 
-    fn open(&self, _peer: impl Into<crate::Peer>) -> RespConn {
+    fn open(&self, peer: impl Into<crate::Peer>) -> RespConn {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         RespConn {
             framer: Framer::new(),
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            id,
             name: None,
             logged: None,
             db: 0,
@@ -1070,6 +1149,7 @@ impl Service for RespService {
             ready: None,
             subs: Default::default(),
             replies: Default::default(),
+            client: self.clients.open(id, peer.into()),
         }
     }
 
@@ -1107,9 +1187,17 @@ impl Service for RespService {
             Req::Cmd(cmd) => {
                 self.stats.command(&cmd);
                 // Messages published to it before this command come first.
-                if conn.subs.active() && !self.pubsub.drain(&conn.subs, out) {
+                if conn.subs.listening() && !self.pubsub.drain(&conn.subs, out) {
                     return After::Close;
                 }
+                let first = conn.framer.arg(input, 0);
+                let name = stats::called_name(&cmd, first);
+                let a = Args {
+                    framer: &conn.framer,
+                    input,
+                };
+                conn.client.ran(clients::cmd_code(name, &a));
+                let fed = self.pubsub.monitored() && self.fed(conn, &cmd, name, &a);
                 let from = out.len();
                 let after = match conn.ready.take() {
                     // A blocked pop, served while it waited.
@@ -1123,6 +1211,10 @@ impl Service for RespService {
                 self.stats
                     .replied(&cmd, first, out.get(from..).unwrap_or_default());
                 replies::after(conn, cmd.name(), out, from);
+                if fed {
+                    self.feed(conn, input);
+                }
+                conn.client.state(conn);
                 after
             }
         }
@@ -1142,6 +1234,7 @@ impl Service for RespService {
     }
 
     fn close(&self, conn: RespConn) {
+        self.clients.close(conn.id);
         multi::unwatch(self, &conn.watching);
         self.blocked.remove(conn.id);
         let mut subs = conn.subs;

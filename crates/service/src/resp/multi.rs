@@ -24,6 +24,13 @@ use serverlab_proto::resp::{reply, Framer, Name};
 use std::sync::atomic::Ordering;
 
 /// The commands queued since MULTI, as they arrived.
+impl Queued {
+    /// Commands queued.
+    pub(crate) fn count(&self) -> usize {
+        self.lens.len()
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Queued {
     bytes: Vec<u8>,
@@ -61,9 +68,10 @@ pub(crate) fn queue(
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> Option<After> {
+    if !queues(&cmd) {
+        return None;
+    }
     match cmd {
-        Cmd::Ext(n) if is_transaction(n) && n != Name::Unwatch => None,
-        Cmd::Conn(ConnCmd::Quit | ConnCmd::Reset) => None,
         Cmd::Reject(r) => {
             conn.multi.as_mut().expect("a transaction").refused = true;
             svc.reject(r, conn, input, out);
@@ -92,6 +100,14 @@ pub(crate) fn queue(
 }
 
 /// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+/// Whether `cmd`, in a transaction, is queued (or, refused, refuses
+/// it) rather than run: all but MULTI, EXEC, DISCARD, WATCH, QUIT and
+/// RESET.
+pub(crate) fn queues(cmd: &Cmd) -> bool {
+    !matches!(cmd, Cmd::Ext(n) if is_transaction(*n) && *n != Name::Unwatch)
+        && !matches!(cmd, Cmd::Conn(ConnCmd::Quit | ConnCmd::Reset))
+}
+
 pub(crate) fn run(
     svc: &RespService,
     conn: &mut RespConn,
@@ -194,7 +210,17 @@ fn exec(svc: &RespService, conn: &mut RespConn, out: &mut Vec<u8>) {
             _ => unreachable!("a queued command framed once already"),
         };
         one.clear();
+        let shown = svc.pubsub.monitored() && {
+            let a = super::Args {
+                framer: &conn.framer,
+                input: bytes,
+            };
+            super::monitor::shown(super::stats::called_name(&cmd, a.arg(0)), &a)
+        };
         alone.one(svc, conn, cmd, bytes, &mut one, false);
+        if shown {
+            svc.feed(conn, bytes);
+        }
         bounded(&mut replies, &one, svc.limits.max_query);
     }
     conn.framer = exec_framer;

@@ -28,7 +28,7 @@ use crate::{After, Pushes};
 use parking_lot::Mutex;
 use serverlab_proto::resp::{glob, reply, Name};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -93,6 +93,11 @@ pub(crate) struct PubSub {
     delivered: AtomicU64,
     /// `notify-keyspace-events`' flags ([`super::notify`]).
     pub(crate) notify: std::sync::atomic::AtomicU32,
+    /// MONITOR's connections: each line goes to their outboxes, bounded
+    /// as a subscriber's are.
+    monitors: Mutex<Subscribers>,
+    /// How many there are: the one load a command pays when none is.
+    monitoring: AtomicUsize,
 }
 
 /// One connection's side: what it is subscribed to (each with the order
@@ -103,6 +108,8 @@ pub(crate) struct Subs {
     patterns: HashMap<Box<[u8]>, u64>,
     next: u64,
     outbox: Option<Arc<Outbox>>,
+    /// MONITOR ran (until RESET).
+    monitor: bool,
 }
 
 impl Subs {
@@ -115,6 +122,21 @@ impl Subs {
     /// are served.
     pub(crate) fn active(&self) -> bool {
         self.count() > 0
+    }
+
+    /// Channels, and patterns, subscribed to.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.channels.len(), self.patterns.len())
+    }
+
+    /// MONITOR ran on it.
+    pub(crate) fn monitoring(&self) -> bool {
+        self.monitor
+    }
+
+    /// It is sent what others do: subscribed, or a monitor.
+    pub(crate) fn listening(&self) -> bool {
+        self.active() || self.monitor
     }
 
     fn outbox(&mut self) -> Arc<Outbox> {
@@ -283,14 +305,14 @@ impl PubSub {
         }
         if let Some(out) = out {
             take(&mut q, out);
-            if subs.active() {
+            if subs.listening() {
                 if let Some(w) = waker.filter(|w| !q.waker.as_ref().is_some_and(|k| k.will_wake(w)))
                 {
                     q.waker = Some(w.clone());
                 }
             }
         }
-        if subs.active() {
+        if subs.listening() {
             Pushes::Listening
         } else {
             Pushes::None
@@ -356,8 +378,34 @@ impl PubSub {
         }
     }
 
+    /// Whether any connection is a monitor (one relaxed load).
+    pub(crate) fn monitored(&self) -> bool {
+        self.monitoring.load(Ordering::Relaxed) > 0
+    }
+
+    /// MONITOR: the connection is sent every command run from now on
+    /// (false: it already was).
+    pub(crate) fn monitor(&self, id: u64, subs: &mut Subs) -> bool {
+        if subs.monitor {
+            return false;
+        }
+        subs.monitor = true;
+        let outbox = subs.outbox();
+        self.monitors.lock().insert(id, outbox);
+        self.monitoring.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// A command's line, to every monitor (woken after the lock is
+    /// released, as a publish's subscribers are).
+    pub(crate) fn feed(&self, line: &[u8]) {
+        let mut wake = Vec::new();
+        self.deliver(&self.monitors.lock(), line, &mut wake);
+        wake.into_iter().for_each(Waker::wake);
+    }
+
     /// Drops every subscription of a connection (RESET, or it closed),
-    /// and what its outbox holds.
+    /// its monitor, and what its outbox holds.
     pub(crate) fn forget(&self, id: u64, subs: &mut Subs) {
         if subs.active() {
             let mut reg = self.reg.lock();
@@ -367,6 +415,10 @@ impl PubSub {
             for (n, _) in subs.patterns.drain() {
                 reg.remove(Kind::Pattern, &n, id);
             }
+        }
+        if std::mem::take(&mut subs.monitor) {
+            self.monitors.lock().remove(&id);
+            self.monitoring.fetch_sub(1, Ordering::Relaxed);
         }
         if let Some(outbox) = subs.outbox.take() {
             let mut q = outbox.q.lock();

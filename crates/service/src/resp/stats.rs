@@ -92,6 +92,15 @@ fn called(cmd: &Cmd, first: &[u8]) -> Called {
     name.map_or(Called::Unknown, Called::Ran)
 }
 
+/// The name `cmd` was called by, if it is one served (`None`: an
+/// unknown command or subcommand).
+pub(crate) fn called_name(cmd: &Cmd, first: &[u8]) -> Option<Name> {
+    match called(cmd, first) {
+        Called::Ran(n) | Called::Refused(n) => Some(n),
+        Called::Unknown => None,
+    }
+}
+
 fn slot(all: &[&str], name: &str) -> usize {
     all.iter()
         .position(|n| *n == name)

@@ -303,7 +303,7 @@ impl<'g> Alone<'g> {
         };
         match cmd {
             Cmd::Conn(c) => {
-                super::connection(conn, c, input, out);
+                super::connection(svc, conn, c, input, out, true);
                 false
             }
             Cmd::Reject(r) => {
@@ -716,7 +716,9 @@ pub(crate) fn undoes(name: Name) -> Undoes {
         | HKeys | HVals | HRandField | Memory | ZRevRange | ZRangeByScore | ZRevRangeByScore
         | ZRangeByLex | ZRevRangeByLex | ZCount | ZLexCount | ZRank | ZRevRank | ZMScore
         | ZRandMember | ZUnion | ZInter | ZDiff | ZInterCard | SScan | HScan | ZScan | SortRo
-        | Subscribe | Unsubscribe | PSubscribe | PUnsubscribe | Publish | PubSub => Undoes::Nothing,
+        | Subscribe | Unsubscribe | PSubscribe | PUnsubscribe | Publish | PubSub | Monitor => {
+            Undoes::Nothing
+        }
     }
 }
 
