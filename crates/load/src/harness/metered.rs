@@ -10,6 +10,7 @@ use super::exchange::{Exchange, Received};
 use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
+use crate::driver::stamp::Receipt;
 use crate::driver::{Conversation, Failure};
 use crate::live::ErrorAt;
 use crate::record::{Recorder, Span, Timing};
@@ -124,10 +125,11 @@ pub(crate) struct Metered<'r, E: Exchange> {
     /// When the last recorded reply's request went out (for the gaps
     /// between sends the verdict tests, under random arrivals only).
     last_sent: Option<Instant>,
-    /// The `now` of the last `fill`, and when the kernel received the
-    /// replies being taken (for the client's own share).
+    /// The `now` of the last `fill`, and whether the replies being taken
+    /// are in the client's share's sample and when the kernel received
+    /// them (for the client's own share).
     filled_at: Instant,
-    arrived: Option<Instant>,
+    arrived: Receipt,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -165,7 +167,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             unnoted: false,
             last_sent: None,
             filled_at: start,
-            arrived: None,
+            arrived: Receipt::Unsampled,
         }
     }
 
@@ -366,8 +368,8 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         rec.tls.record(took);
     }
 
-    fn arrived(&mut self, at: Option<Instant>) {
-        self.arrived = at;
+    fn arrived(&mut self, receipt: Receipt) {
+        self.arrived = receipt;
     }
 
     fn take(
@@ -397,9 +399,11 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
-            let received = self.arrived.map(|at| now.saturating_duration_since(at));
-            rec.client.record(done.own, received);
-            if self.plan.pacing.random_arrivals() {
+            if let Receipt::Sampled(at) = self.arrived {
+                let received = at.map(|at| now.saturating_duration_since(at));
+                rec.client.record(done.own, received);
+            }
+            if crate::certify::PER_REQUEST && self.plan.pacing.random_arrivals() {
                 let sent = done.timing.sent;
                 if let Some(prev) = self.last_sent.replace(sent) {
                     rec.send_gap(sent.saturating_duration_since(prev));
