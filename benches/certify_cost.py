@@ -4,18 +4,39 @@
 The load keeps, per event loop, what its verdict and the client's measured
 share need: a thinned series of replies, a thinned sample of send gaps, a
 histogram of send lags, the client's share (a clock read before each send
-call, the kernel's receive timestamp with each read, three small
+call; on one batch of replies in 16, at random gaps, a `recvmsg` bringing
+the kernel's receive timestamp instead of a `read`, and three small
 histograms), and after the run it computes each percentile's interval and
 the checks. This measures what that costs where the load is busiest: an
 echo server (`serve echo`, this build) pinned to --server-cpu, driven as
 fast as it answers by `serverlab load board` (--connections split into
 posters and readers) pinned to --client-cpu, lock-step and with
 --pipeline 16, once by this build's load (NEW) and once by --old-bin's
-(OLD, the build before certification), on a fresh server each. The two
+(OLD, the same load without certification), on a fresh server each. The two
 alternate, their order swapped every repetition, so a drift of the machine
 falls on both alike. The table gives each side's median throughput and the
 median of the per-repetition ratios NEW/OLD with their range; the cost is
 1 − NEW/OLD (the target: at most 2%).
+
+OLD, built so that it differs from NEW by certification alone: the same
+commit, built with `--cfg serverlab_uncertified`, whose load does none of
+certification's work per request (no receive timestamps asked or read,
+every read a `read`, no clock read before the send call, no client's
+share, thinned series, send gaps or lags recorded: see
+`serverlab_load::certify::PER_REQUEST`) and certifies nothing; into a
+target directory of its own, so that NEW's build is left alone:
+
+    RUSTFLAGS="--cfg serverlab_uncertified" cargo build --release -p serverlab \
+        --target-dir target/uncertified
+    cargo build --release -p serverlab
+    benches/certify_cost.py --old-bin target/uncertified/release/serverlab
+
+(What certification costs once the run is over — the intervals, the
+checks — falls outside the measured window and is not counted.) The
+build from before certification was merged (4a6cc48, main just before
+the merge of 9b7505b brought it in) can be given as --old-bin too, but
+it differs by more than certification: every later change to the load
+comes between.
 
 Usage: benches/certify_cost.py --old-bin PATH [--duration 5] [--reps 9] [--connections 4]
                                [--json out.json] [--bin PATH]
@@ -54,7 +75,8 @@ def one_run(args, binary, pipeline):
 def main():
     ap = common.parser(__doc__)
     ap.add_argument("--old-bin", required=True,
-                    help="the build before certification (its load is OLD)")
+                    help="the load without certification (OLD): this commit built with "
+                    "--cfg serverlab_uncertified (see above)")
     ap.add_argument("--strategy", default="shared-nothing",
                     help="the echo server's strategy (default shared-nothing)")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds a run (default 5)")

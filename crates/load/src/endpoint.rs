@@ -337,14 +337,20 @@ impl MioStream {
         }
     }
 
-    /// One read, as `read(2)`: the bytes read and, where the kernel timed
-    /// them, when the latest reached the socket. A Unix socket is read
-    /// with `read(2)`, never `recvmsg`: a peer there can send descriptors
-    /// (SCM_RIGHTS), which a `recvmsg` with room for control messages
-    /// would install in this process.
-    pub fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<Instant>)> {
+    /// One read, as `read(2)`: the bytes read and, when `stamped` and
+    /// the kernel timed them, when the latest reached the socket (a
+    /// `recvmsg`; a plain `read(2)` when not `stamped`). A Unix socket is
+    /// read with `read(2)`, never `recvmsg`: a peer there can send
+    /// descriptors (SCM_RIGHTS), which a `recvmsg` with room for control
+    /// messages would install in this process.
+    pub fn read_stamped(
+        &mut self,
+        buf: &mut [u8],
+        stamped: bool,
+    ) -> io::Result<(usize, Option<Instant>)> {
         match self {
-            MioStream::Tcp(s) => stamp::read(s, buf),
+            MioStream::Tcp(s) if stamped => stamp::read(s, buf),
+            MioStream::Tcp(s) => Ok((s.read(buf)?, None)),
             MioStream::Unix(s) => Ok((s.read(buf)?, None)),
             MioStream::Tls(s) => Ok((s.read(buf)?, None)),
         }
@@ -506,7 +512,7 @@ mod tests {
             );
             sent.unwrap();
             let mut buf = [0u8; 64];
-            let (n, at) = ours.read_stamped(&mut buf).unwrap();
+            let (n, at) = ours.read_stamped(&mut buf, true).unwrap();
             assert_eq!((&buf[..n], at), (&b"+OK\r\n"[..], None));
         }
         assert_eq!(

@@ -219,7 +219,10 @@ impl Recorder {
             self.late += u64::from(done >= self.span.start);
             return false;
         }
-        let sec = self.span.second(done);
+        // Into the window: its second, and where the thinned series puts
+        // the reply (one subtraction for both).
+        let into = done.saturating_duration_since(self.span.start);
+        let sec = into.as_secs() as usize;
         if self.live.is_some() {
             self.watch(sec, t);
         }
@@ -243,11 +246,14 @@ impl Recorder {
         });
         if service.is_some() {
             self.lag.add(t);
-            let lag = t.sent.saturating_duration_since(t.intended).as_nanos();
-            self.sample.lag(lag as u64);
+            if crate::certify::PER_REQUEST {
+                let lag = t.sent.saturating_duration_since(t.intended).as_nanos();
+                self.sample.lag(lag as u64);
+            }
         }
-        let at = done.saturating_duration_since(self.span.start).as_nanos();
-        self.sample.reply(at as u64, latency);
+        if crate::certify::PER_REQUEST {
+            self.sample.reply(into.as_nanos() as u64, latency);
+        }
         self.intervals.record(sec, op, latency, service);
         true
     }

@@ -193,13 +193,20 @@ fn a_steady_server_at_a_modest_rate_is_certified() {
     }
 }
 
-/// The steady run's client share: measured on every reply recorded, the
-/// kernel's receive timestamps on loopback TCP included, and said beside
-/// the latency and in the verdict.
+/// The steady run's client share: measured on a sample of the replies
+/// recorded (one batch in 16 on average, at gaps of 1 to 31: here each
+/// reply is a batch of its own), the kernel's receive timestamps on
+/// loopback TCP included, and said beside the latency and in the verdict.
 fn client_share_is_measured(v: &Value, stdout: &str, bias: &Value, size: &Value) {
     let share = &v["results"]["client_share"];
     let replies = share["replies"].as_u64().unwrap();
-    assert_eq!(Some(replies), v["results"]["requests"].as_u64(), "{share}");
+    let requests = v["results"]["requests"].as_u64().unwrap();
+    // About requests / 16; never fewer than one in 31 (the gaps' bound)
+    // but for each connection's last gap, cut short by the window's end.
+    assert!(
+        replies * 31 + 31 * 4 >= requests && replies <= requests / 4,
+        "{replies} of {requests}: {share}"
+    );
     let stamped = share["kernel_stamped"].as_u64().unwrap();
     // The kernel turns its timestamps on a moment after the first socket
     // asks: replies in that moment (in the warm-up) may go unstamped.

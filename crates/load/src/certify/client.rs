@@ -6,8 +6,12 @@
 //! receipt of the reply (the socket's software receive timestamp,
 //! `SO_TIMESTAMPNS`: [`crate::driver`]) to the moment the client
 //! stamped it as answered. Both are time the latency counts and the
-//! server never saw. Bounded memory: three small HdrHistograms per event
-//! loop, two significant digits.
+//! server never saw. Measured on a sample: the replies of one batch in
+//! [`crate::driver::stamp::EVERY`] on average, at random gaps
+//! ([`crate::driver::stamp::Sampler`]), both sides of each; the others
+//! are read with a plain `read(2)` and not recorded here. Bounded
+//! memory: three small HdrHistograms per event loop, two significant
+//! digits.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -19,7 +23,7 @@ fn new_share_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 2).expect("valid histogram bounds")
 }
 
-/// One loop's record of the client's share, per reply recorded.
+/// One loop's record of the client's share, per sampled reply recorded.
 #[derive(Debug, Clone)]
 pub struct ClientShare {
     /// From due to the send call.
@@ -87,7 +91,8 @@ impl ClientShare {
 /// The client's share, as the results give it (`results.client_share`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientShareReport {
-    /// Replies it was measured on (those recorded in the window).
+    /// Replies it was measured on (the sampled ones among those recorded
+    /// in the window: about one in [`crate::driver::stamp::EVERY`]).
     pub replies: u64,
     /// Of them, those whose receipt the kernel timed.
     pub kernel_stamped: u64,

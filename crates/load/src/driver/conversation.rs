@@ -49,10 +49,11 @@ pub trait Conversation {
     /// `at` is the clock read just before the send call (the client's
     /// own share of their latency ends here).
     fn handed(&mut self, _n: usize, _at: Instant) {}
-    /// The replies `take` is about to be given reached the socket at
-    /// `at` by the kernel's clock (the latest segment read), where it
+    /// Whether the replies `take` is about to be given are in the
+    /// sample of the client's share and, if so, when they reached the
+    /// socket by the kernel's clock (the latest segment read), where it
     /// timed them ([`super::stamp`]).
-    fn arrived(&mut self, _at: Option<Instant>) {}
+    fn arrived(&mut self, _receipt: super::stamp::Receipt) {}
     /// The connection's TLS handshake is done: it `took` this long from
     /// the start of its connect.
     fn handshaken(&mut self, _took: std::time::Duration, _sink: &mut Self::Sink) {}

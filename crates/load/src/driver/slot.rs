@@ -3,6 +3,7 @@
 //! the conversation fills in, and reading replies into it.
 
 use super::conversation::{Conversation, Failure};
+use super::stamp::{Receipt, Sampler};
 use super::token;
 use crate::endpoint::{Endpoint, MioStream};
 use mio::{Interest, Registry, Token};
@@ -54,8 +55,10 @@ pub struct Slot<C> {
     output: Vec<u8>,
     written: usize,
     /// When the kernel received the latest bytes read and not yet
-    /// handed to the conversation ([`stamp`]).
+    /// handed to the conversation, in a sampled batch ([`stamp`]).
     received_at: Option<Instant>,
+    /// Which batches of replies are stamped ([`stamp::Sampler`]).
+    sampler: Sampler,
     /// Counted as connecting or waiting for replies (see
     /// `EventLoop::waiting`).
     pub(super) busy: bool,
@@ -84,6 +87,7 @@ impl<C: Conversation> Slot<C> {
             output: Vec::new(),
             written: 0,
             received_at: None,
+            sampler: Sampler::fresh(),
             busy: false,
             stopped_at: None,
             finished_at: None,
@@ -168,7 +172,9 @@ impl<C: Conversation> Slot<C> {
         if n > 0 {
             // The clock read just before the send call: from the
             // requests' due time to here is the client's own.
-            self.client.handed(n, Instant::now());
+            if crate::certify::PER_REQUEST {
+                self.client.handed(n, Instant::now());
+            }
             if idle {
                 self.progress_at = now;
             }
@@ -277,7 +283,7 @@ impl<C: Conversation> Slot<C> {
                 return Ok(None);
             };
             let room = self.input.spare().len();
-            return match stream.read_stamped(self.input.spare()) {
+            return match stream.read_stamped(self.input.spare(), self.sampler.due()) {
                 Ok((0, _)) => Ok(Some(Got::End)),
                 Ok((n, at)) => {
                     self.input.filled(n);
@@ -304,7 +310,12 @@ impl<C: Conversation> Slot<C> {
 
     fn take_all(&mut self, now: Instant, sink: &mut C::Sink) -> Result<u64, String> {
         let mut replies = 0;
-        self.client.arrived(self.received_at.take());
+        let sampled = self.sampler.due();
+        self.client.arrived(if sampled {
+            Receipt::Sampled(self.received_at.take())
+        } else {
+            Receipt::Unsampled
+        });
         while !self.input.is_empty() {
             let Some(n) = self.client.take(self.input.data(), now, sink)? else {
                 break;
@@ -315,6 +326,9 @@ impl<C: Conversation> Slot<C> {
             if self.client.connection_done() {
                 break;
             }
+        }
+        if replies > 0 {
+            self.sampler.took();
         }
         Ok(replies)
     }

@@ -16,6 +16,14 @@
 //! connection to ask also opens a UDP socket that asks and stays open
 //! for the life of the process ([`KEEPER`]).
 //!
+//! Only a sample of the batches of replies is stamped ([`Sampler`]): a
+//! read of a sampled batch is a `recvmsg`, any other a plain `read(2)`
+//! (cheaper: no message header or control message to copy either way),
+//! and only the sampled batches' replies enter the client's share. A
+//! reply's chance of being sampled does not depend on its latency, its
+//! connection or how many replies came with it, so the share's
+//! histograms are an unbiased sample of every reply's.
+//!
 //! The stamps are wall-clock (`CLOCK_REALTIME`); the client's clocks
 //! are monotonic. Each thread converts through an anchor — a monotonic
 //! and a wall-clock reading taken together — read again every
@@ -27,8 +35,78 @@ use std::cell::Cell;
 use std::io::{self, IoSliceMut};
 use std::net::UdpSocket;
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// On average one batch of replies in this many is stamped (per
+/// connection slot): the gap from one sampled batch to the next is drawn
+/// uniformly from 1 to `2·EVERY − 1` batches.
+pub const EVERY: u32 = 16;
+
+/// What the client is told of the replies it is about to take: not
+/// sampled, or sampled, with when the kernel received the latest segment
+/// read for them, where it timed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Receipt {
+    Unsampled,
+    Sampled(Option<Instant>),
+}
+
+/// Which batches of replies a slot stamps: one in [`EVERY`] on average,
+/// at random gaps (uniform over 1 to `2·EVERY − 1`), so that no periodic
+/// pattern of the load (connections served in turn, a cycle of
+/// operations) lines up with the sample. A batch is the replies one look
+/// at the input takes together: every read that fills it is stamped once
+/// it is due, and the next gap is drawn once it took a reply. The first
+/// batch is sampled, so a short run still measures some. No allocation;
+/// a xorshift generator of its own.
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    /// Batches still to pass before the next sampled one (0: due).
+    left: u32,
+    state: u64,
+}
+
+impl Sampler {
+    /// A sampler whose gaps are drawn from `seed` (any value).
+    pub fn new(seed: u64) -> Self {
+        // splitmix64 of the seed: never 0, as xorshift needs.
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Sampler {
+            left: 0,
+            state: (z ^ (z >> 31)) | 1,
+        }
+    }
+
+    /// A sampler of its own for each slot: seeds taken in turn.
+    pub fn fresh() -> Self {
+        static SEEDS: AtomicU64 = AtomicU64::new(0);
+        Sampler::new(SEEDS.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Whether the batch being read now is sampled (its reads stamped).
+    pub fn due(&self) -> bool {
+        crate::certify::PER_REQUEST && self.left == 0
+    }
+
+    /// A batch took at least one reply: count it, and after a sampled
+    /// one draw the gap to the next.
+    pub fn took(&mut self) {
+        if self.left > 0 {
+            self.left -= 1;
+            return;
+        }
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        // A gap of 1 + (0..2·EVERY−1) batches: the next sampled one is
+        // that many on, so `left` (those in between) is one less.
+        self.left = (self.state % u64::from(2 * EVERY - 1)) as u32;
+    }
+}
 
 /// Stamps converted between two readings of the anchor.
 const REANCHOR: u32 = 1024;
@@ -41,6 +119,9 @@ struct Control([u8; 64]);
 /// Ask the kernel to time what `socket` receives. A socket that cannot
 /// is read without stamps.
 pub fn enable(socket: &impl AsFd) {
+    if !crate::certify::PER_REQUEST {
+        return;
+    }
     KEEPER.get_or_init(|| {
         let keeper = UdpSocket::bind("127.0.0.1:0").ok()?;
         setsockopt(&keeper, sockopt::ReceiveTimestampns, &true).ok()?;
@@ -145,5 +226,57 @@ mod tests {
         assert_eq!(read(&plain, &mut buf).unwrap(), (1, None));
         drop(s2);
         assert_eq!(read(&plain, &mut buf).unwrap(), (0, None));
+    }
+
+    /// The sampled batches of `n`, in order, by a sampler from `seed`.
+    fn sampled(seed: u64, n: usize) -> Vec<usize> {
+        let mut s = Sampler::new(seed);
+        (0..n)
+            .filter(|_| {
+                let due = s.due();
+                s.took();
+                due
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_batch_in_every_is_sampled_at_gaps_from_1_to_twice_every_less_1() {
+        let n = 160_000;
+        let picked = sampled(7, n);
+        assert_eq!(picked[0], 0, "the first batch is sampled");
+        let gaps: Vec<usize> = picked.windows(2).map(|w| w[1] - w[0]).collect();
+        let top = 2 * EVERY as usize - 1;
+        assert_eq!(gaps.iter().min(), Some(&1));
+        assert_eq!(gaps.iter().max(), Some(&top));
+        // Every gap from 1 to 31 is drawn, each about equally often
+        // (1/31 of 10,000 gaps: 323, binomial sd 18; the generator is
+        // seeded, so this is a fixed sequence, not a chance).
+        for g in 1..=top {
+            let k = gaps.iter().filter(|&&x| x == g).count();
+            assert!((250..400).contains(&k), "gap {g}: {k} times");
+        }
+        // One in EVERY on average.
+        let mean = gaps.iter().sum::<usize>() as f64 / gaps.len() as f64;
+        assert!((mean - f64::from(EVERY)).abs() < 0.3, "{mean}");
+        // Seeds give different sequences.
+        assert_ne!(sampled(8, 1000), sampled(7, 1000));
+    }
+
+    /// Batches that take turns (four connections served in order by one
+    /// loop, or a cycle of four operations) are sampled alike: no turn is
+    /// left out or favoured, as a fixed stride of 16 would (always the
+    /// same one).
+    #[test]
+    fn batches_taking_turns_are_sampled_alike() {
+        let picked = sampled(3, 64_000);
+        let mut per_turn = [0usize; 4];
+        for i in &picked {
+            per_turn[i % 4] += 1;
+        }
+        let each = picked.len() as f64 / 4.0;
+        for k in per_turn {
+            assert!((k as f64 - each).abs() < each * 0.1, "{per_turn:?}");
+        }
     }
 }

@@ -69,6 +69,9 @@ struct Probe {
     in_flight: usize,
     replies: usize,
     failures: Vec<String>,
+    /// The batch (by replies taken before it) that each sampled receipt
+    /// came with, and whether the kernel's stamp came with it.
+    sampled: Vec<(usize, bool)>,
 }
 
 impl Probe {
@@ -101,6 +104,12 @@ impl Conversation for Probe {
         self.sent_here += 1;
         self.in_flight = 1;
         1
+    }
+
+    fn arrived(&mut self, receipt: stamp::Receipt) {
+        if let stamp::Receipt::Sampled(at) = receipt {
+            self.sampled.push((self.replies, at.is_some()));
+        }
     }
 
     fn take(&mut self, input: &[u8], _now: Instant, _: &mut ()) -> Result<Option<usize>, String> {
@@ -234,5 +243,37 @@ fn a_reply_past_the_limit_fails_its_connection() {
         slots[0].client.failures,
         [reply_too_long(64 * 1024)],
         "the reply limit"
+    );
+}
+
+/// Lock-step, each reply is a batch of its own: one in
+/// [`stamp::EVERY`] is sampled, at the gaps the sampler draws, and a
+/// sampled one carries the kernel's stamp (loopback TCP gives them).
+#[test]
+fn replies_are_stamped_on_a_sample_of_batches() {
+    let addr = server(Server::Answer);
+    let slots = drive_probes(vec![Probe::new(1, 3200)], &options(addr));
+    let c = &slots[0].client;
+    assert_eq!((c.failures.len(), c.replies), (0, 3200), "{:?}", c.failures);
+    // Told once per look at the input, a reply or none taken: the
+    // replies before each sampled look are its batch's index.
+    let batches: Vec<usize> = c.sampled.iter().map(|s| s.0).collect();
+    let mut distinct = batches.clone();
+    distinct.dedup();
+    assert_eq!(distinct[0], 0, "the first batch is sampled");
+    let top = 2 * stamp::EVERY as usize - 1;
+    for w in distinct.windows(2) {
+        assert!((1..=top).contains(&(w[1] - w[0])), "{distinct:?}");
+    }
+    // About one in 16 (at least one in 31 by the gaps' bound).
+    assert!(distinct.len() >= 3200 / top, "{}", distinct.len());
+    assert!(distinct.len() <= 3200 / 4, "{}", distinct.len());
+    // The kernel turns its stamps on a moment after the first socket
+    // asks: the first sampled replies may go without.
+    let stamped = c.sampled.iter().filter(|s| s.1).count();
+    assert!(
+        stamped >= distinct.len() / 2,
+        "{stamped} of {}",
+        distinct.len()
     );
 }

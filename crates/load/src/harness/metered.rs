@@ -10,6 +10,7 @@ use super::exchange::{Exchange, Received};
 use super::pace::Pacer;
 use super::{Connections, Plan};
 use crate::checks::Checks;
+use crate::driver::stamp::Receipt;
 use crate::driver::{Conversation, Failure};
 use crate::live::ErrorAt;
 use crate::record::{Recorder, Span, Timing};
@@ -72,10 +73,24 @@ struct InFlight<S> {
     op: usize,
     timing: Timing,
     sent: S,
+    /// The `now` of the `fill` that appended it, and the clock read
+    /// just before the send call that took it
+    /// ([`Conversation::handed`]; the fill's `now` until then).
+    filled: Instant,
+    handed: Instant,
+}
+
+impl<S> InFlight<S> {
     /// The client's own share of its latency on the way out: from when
     /// it was due (or its connection had room) until it went, and then
-    /// until the send call ([`Conversation::handed`]).
-    own: Duration,
+    /// from its fill until the send call. Worked out only for a reply in
+    /// the share's sample: two clock readings kept per request are
+    /// cheaper than a subtraction.
+    fn own(&self) -> Duration {
+        let t = &self.timing;
+        t.sent.saturating_duration_since(t.ready)
+            + self.handed.saturating_duration_since(self.filled)
+    }
 }
 
 pub(crate) struct Metered<'r, E: Exchange> {
@@ -124,10 +139,9 @@ pub(crate) struct Metered<'r, E: Exchange> {
     /// When the last recorded reply's request went out (for the gaps
     /// between sends the verdict tests, under random arrivals only).
     last_sent: Option<Instant>,
-    /// The `now` of the last `fill`, and when the kernel received the
-    /// replies being taken (for the client's own share).
-    filled_at: Instant,
-    arrived: Option<Instant>,
+    /// Whether the replies being taken are in the client's share's
+    /// sample and when the kernel received them.
+    arrived: Receipt,
 }
 
 impl<'r, E: Exchange> Metered<'r, E> {
@@ -164,8 +178,7 @@ impl<'r, E: Exchange> Metered<'r, E> {
             unnoted_errors: Vec::new(),
             unnoted: false,
             last_sent: None,
-            filled_at: start,
-            arrived: None,
+            arrived: Receipt::Unsampled,
         }
     }
 
@@ -340,25 +353,23 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
             if self.span.contains(timing.sent) {
                 self.note_sent(op);
             }
-            let own = at.saturating_duration_since(timing.ready);
             self.inflight.push_back(InFlight {
                 op,
                 timing,
                 sent,
-                own,
+                filled: now,
+                handed: now,
             });
             self.pacer.issued();
             self.sent_here += 1;
             n += 1;
         }
-        self.filled_at = now;
         n
     }
 
     fn handed(&mut self, n: usize, at: Instant) {
-        let encoding = at.saturating_duration_since(self.filled_at);
         for f in self.inflight.iter_mut().rev().take(n) {
-            f.own += encoding;
+            f.handed = at;
         }
     }
 
@@ -366,8 +377,8 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         rec.tls.record(took);
     }
 
-    fn arrived(&mut self, at: Option<Instant>) {
-        self.arrived = at;
+    fn arrived(&mut self, receipt: Receipt) {
+        self.arrived = receipt;
     }
 
     fn take(
@@ -397,9 +408,11 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
         self.note(rec);
         if rec.record(done.op, &done.timing, now) {
             self.counted(now);
-            let received = self.arrived.map(|at| now.saturating_duration_since(at));
-            rec.client.record(done.own, received);
-            if self.plan.pacing.random_arrivals() {
+            if let Receipt::Sampled(at) = self.arrived {
+                let received = at.map(|at| now.saturating_duration_since(at));
+                rec.client.record(done.own(), received);
+            }
+            if crate::certify::PER_REQUEST && self.plan.pacing.random_arrivals() {
                 let sent = done.timing.sent;
                 if let Some(prev) = self.last_sent.replace(sent) {
                     rec.send_gap(sent.saturating_duration_since(prev));
@@ -464,5 +477,35 @@ impl<E: Exchange> Conversation for Metered<'_, E> {
     fn connect_at(&self) -> Option<Instant> {
         let paced = self.plan.connections == Connections::PerRequest && !self.exhausted;
         self.pacer.due().filter(|_| paced)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sending side of a reply's share: from its connection's room
+    /// (or its due time) to its going out, then from its fill to the
+    /// send call; a clock that ran backwards counts nothing.
+    #[test]
+    fn a_requests_own_share_runs_from_ready_to_sent_and_fill_to_send_call() {
+        let t0 = Instant::now();
+        let us = |n| t0 + Duration::from_micros(n);
+        let f = |sent, filled, handed| InFlight {
+            op: 0,
+            timing: Timing {
+                intended: t0,
+                ready: us(10),
+                sent,
+            },
+            sent: (),
+            filled,
+            handed,
+        };
+        // Went 5 µs after its connection had room, sent 3 µs after its fill.
+        assert_eq!(f(us(15), us(15), us(18)).own(), Duration::from_micros(8));
+        // A connection of its own: begun at 12, filled once open at 40.
+        assert_eq!(f(us(12), us(40), us(41)).own(), Duration::from_micros(3));
+        assert_eq!(f(us(5), us(40), us(40)).own(), Duration::ZERO);
     }
 }
