@@ -8,7 +8,7 @@ use nix::sys::signal::Signal;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A wall-clock instant `ahead` from now, as Unix seconds for --start-at.
 fn start_in(ahead: Duration) -> String {
@@ -338,13 +338,17 @@ fn a_stall_seen_by_every_agent() {
     let dir = tempfile::tempdir().unwrap();
     let args = format!("--addr {} --rate 2000 --duration 4s {BOARD}", server.addr);
     let lead = Duration::from_secs(3);
+    let base = Instant::now();
     let at = start_in(lead);
     let children = spawn_agents("board", &args, &[0, 1, 2, 3], 4, dir.path(), |_| {
         format!("--start-at {at}")
     });
     // The window runs from 1 s after the start to 5 s: stop the server
-    // for its second second (from 1.05 s to 2.05 s of the window).
-    std::thread::sleep(lead + Duration::from_millis(2050));
+    // for its second second (from 1.05 s to 2.05 s of the window), timed
+    // from when the start was set, not from when the agents were spawned
+    // (which takes a busy machine a while).
+    let stop_at = base + lead + Duration::from_millis(2050);
+    std::thread::sleep(stop_at.saturating_duration_since(Instant::now()));
     server.signal(Signal::SIGSTOP);
     std::thread::sleep(Duration::from_secs(1));
     server.signal(Signal::SIGCONT);

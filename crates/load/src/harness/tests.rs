@@ -425,8 +425,10 @@ fn a_warm_up_is_run_but_not_recorded() {
     assert!(t0.elapsed() >= Duration::from_millis(600));
     let (sent, counted) = total(&run);
     let late = merged(&run).late;
+    // Sent in the warm-up, not counted (a busy machine may send few there:
+    // one is enough to show it ran).
     assert!(
-        counted > 0 && sent > counted + late + 20,
+        counted > 0 && sent > counted + late,
         "{sent} sent, {counted} counted"
     );
     // The window (and the client's figures) start after the warm-up.
