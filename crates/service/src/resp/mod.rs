@@ -193,7 +193,9 @@ impl RespService {
     /// In subscribe mode, a command but the pub/sub ones, PING, QUIT and
     /// RESET is refused (after the checks of its name and arity), as
     /// Redis refuses it over RESP2; PING answers `pong` as a message.
-    /// `Some`: answered here.
+    /// Its own argument checks come after (Redis makes them as it runs
+    /// the command): `HELLO 3` or `SET k v NX XX` there is refused for
+    /// the mode, not for its arguments. `Some`: answered here.
     fn subscribed(
         &self,
         conn: &RespConn,
@@ -201,7 +203,15 @@ impl RespService {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> Option<()> {
-        if !conn.subs.active() || matches!(cmd, Cmd::Reject(_)) {
+        let before_mode = matches!(
+            cmd,
+            Cmd::Reject(
+                Rejection::UnknownCommand
+                    | Rejection::UnknownSubcommand(_)
+                    | Rejection::WrongArity(_)
+            )
+        );
+        if !conn.subs.active() || before_mode {
             return None;
         }
         let a = Args {

@@ -146,6 +146,8 @@ fn a_subscribed_connection_runs_only_the_pub_sub_commands_ping_quit_and_reset() 
             &["PING"],
             &["PING", "x"],
             &["GET"],
+            &["HELLO", "3"],
+            &["SET", "k", "v", "NX", "XX"],
             &["RESET"],
             &["GET", "k"],
         ],
@@ -155,9 +157,11 @@ fn a_subscribed_connection_runs_only_the_pub_sub_commands_ping_quit_and_reset() 
     };
     let want = format!(
         "*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n{}{}*2\r\n$4\r\npong\r\n$0\r\n\r\n*2\r\n$4\r\npong\r\n$1\r\nx\r\n\
-         -ERR wrong number of arguments for 'get' command\r\n+RESET\r\n$-1\r\n",
+         -ERR wrong number of arguments for 'get' command\r\n{}{}+RESET\r\n$-1\r\n",
         refused("get"),
-        refused("client|id")
+        refused("client|id"),
+        refused("hello"),
+        refused("set"),
     );
     assert_eq!(got, want);
     assert_eq!(svc.pubsub.sizes(), (0, 0), "RESET unsubscribes");
