@@ -349,6 +349,25 @@ impl Resp {
         self.at = n;
     }
 
+    /// [`refuse`], but in subscribe mode a command's own argument checks
+    /// come after the mode's (Redis makes them as it runs the command):
+    /// only an unknown name or subcommand, or a wrong arity, is refused
+    /// before it.
+    fn refused_first(&self, args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
+        let refused = refuse(args);
+        let subscribed = self.subs.as_ref().is_some_and(|s| s.count() > 0);
+        match (&refused, known(args)) {
+            (Err(r), Some((name, _)))
+                if subscribed
+                    && !matches!(r.kind, "unknown_command" | "wrong_arity")
+                    && !allowed_subscribed(name) =>
+            {
+                Ok(name)
+            }
+            _ => refused,
+        }
+    }
+
     /// The reply the model expects, if it knows it.
     fn expect(&mut self, name: &str, args: &[Vec<u8>], len: usize) -> Option<Vec<u8>> {
         match &self.subs {
@@ -757,7 +776,7 @@ impl Model for Resp {
             return false;
         }
         let req = || args.iter().map(|a| show(a)).collect::<Vec<_>>();
-        match refuse(&args) {
+        match self.refused_first(&args) {
             Err(r) => {
                 // Shape only (a monitor, unknown subscriptions): lines and
                 // messages may come before the refusal, which is last.
