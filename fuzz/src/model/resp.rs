@@ -204,6 +204,9 @@ pub struct Resp {
     subs: Option<Subs>,
     /// A pub/sub command is queued in the open transaction.
     pubsub_queued: bool,
+    /// MONITOR answered OK (until RESET): a second MONITOR is answered
+    /// with nothing, as Redis ignores it.
+    monitoring: bool,
 }
 
 /// A connection's subscriptions (docs/protocols/resp.md 5.2.6).
@@ -250,6 +253,7 @@ impl Resp {
             lost: false,
             subs: Some(Subs::default()),
             pubsub_queued: false,
+            monitoring: false,
         }
     }
 
@@ -338,6 +342,7 @@ impl Resp {
     /// RESET: no transaction or subscriptions, database 0.
     fn reset(&mut self) {
         self.multi = false;
+        self.monitoring = false;
         self.pubsub_queued = false;
         self.subs = Some(Subs::default());
         self.select(0);
@@ -349,13 +354,15 @@ impl Resp {
         self.at = n;
     }
 
-    /// [`refuse`], but in subscribe mode a command's own argument checks
-    /// come after the mode's (Redis makes them as it runs the command):
-    /// only an unknown name or subcommand, or a wrong arity, is refused
-    /// before it.
+    /// [`refuse`], but in subscribe mode (or perhaps in it) a command's
+    /// own argument checks come after the mode's (Redis makes them as it
+    /// runs the command): only an unknown name or subcommand, or a wrong
+    /// arity, is refused before it.
     fn refused_first(&self, args: &[Vec<u8>]) -> Result<&'static str, Refusal> {
         let refused = refuse(args);
-        let subscribed = self.subs.as_ref().is_some_and(|s| s.count() > 0);
+        // Unknown subscriptions (`None`): perhaps subscribed; judged by
+        // the reply's shape alone.
+        let subscribed = self.subs.as_ref().is_none_or(|s| s.count() > 0);
         match (&refused, known(args)) {
             (Err(r), Some((name, _)))
                 if subscribed
@@ -437,6 +444,10 @@ impl Resp {
     /// What a command the model did not follow did, judged by its reply.
     fn followed(&mut self, name: &str, args: &[Vec<u8>], reply: &[u8]) {
         let ok = !reply.starts_with(b"-");
+        // Messages may come before its OK (unknown subscriptions).
+        if name == "monitor" && !self.multi && reply.windows(5).any(|w| w == b"+OK\r\n") {
+            self.monitoring = true;
+        }
         if self.subs.is_none() {
             // Until RESET (whose reply may follow messages).
             if name == "reset" && reply.ends_with(b"+RESET\r\n") {
@@ -759,7 +770,11 @@ impl Model for Resp {
     }
 
     fn silent(&self, request: &[u8]) -> bool {
-        matches!(resp_wire::frame(request, &self.limits), Wire::Request { args, .. } if args.is_empty())
+        matches!(
+            resp_wire::frame(request, &self.limits),
+            Wire::Request { args, .. } if args.is_empty()
+                || (self.monitoring && args.len() == 1 && args[0].eq_ignore_ascii_case(b"monitor"))
+        )
     }
 
     fn answer(&mut self, a: &Applied) -> bool {
