@@ -63,6 +63,10 @@ pub(crate) trait Strategy {
     /// File descriptors one connection holds (the connection cap is sized
     /// so that they fit under the descriptor limit).
     const FDS_PER_CONNECTION: u64 = 1;
+    /// Whether its workers' busy time per request is timed and reported
+    /// (`worker_busy_us`): the strategies whose workers take ready
+    /// connections from an event loop.
+    const TIMES_WORKERS: bool = false;
 
     /// Whether this machine can run the strategy as `cfg` describes; if
     /// not, why, and what to use instead. Checked before the server binds.
@@ -144,6 +148,13 @@ macro_rules! registry {
             pub fn fds_per_connection(self) -> u64 {
                 match self {
                     $(StrategyKind::$variant => <$imp as Strategy>::FDS_PER_CONNECTION),*
+                }
+            }
+
+            /// Whether it reports its workers' busy time per request.
+            pub fn times_workers(self) -> bool {
+                match self {
+                    $(StrategyKind::$variant => <$imp as Strategy>::TIMES_WORKERS),*
                 }
             }
 

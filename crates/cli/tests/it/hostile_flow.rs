@@ -169,7 +169,7 @@ fn orphaned_delays_are_abandoned(strategy: &str) {
     let server = ServerProc::start(
         "bucket",
         &words(&format!(
-            "--strategy {strategy} --delay-unit ms --stats-json {stats_arg}"
+            "--strategy {strategy} --delay-unit ms --max-delay 250 --stats-json {stats_arg}"
         )),
     );
     let mut c = Client::connect(server.addr);

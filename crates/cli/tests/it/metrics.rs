@@ -187,14 +187,14 @@ fn bucket(strategy: &str) {
     // which may be just after its reply reached the client: scrape again
     // until all five are in (the deadline only a hang guard).
     let busy = |text: &str| sample(text, "serverlab_worker_busy_seconds_count", &[]);
-    match strategy {
-        "pool-locked" | "pool-lockfree" | "thread-per-request" => {
-            let all_in = poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
-                busy(&scrape(at)) == Some(5.0)
-            });
-            assert!(all_in, "{strategy}: {}", scrape(at));
-        }
-        _ => assert_eq!(busy(&text), None, "{strategy}: {text}"),
+    let kind: StrategyKind = strategy.parse().expect("a strategy");
+    if kind.times_workers() {
+        let all_in = poll_until(Duration::from_secs(20), Duration::from_millis(20), || {
+            busy(&scrape(at)) == Some(5.0)
+        });
+        assert!(all_in, "{strategy}: {}", scrape(at));
+    } else {
+        assert_eq!(busy(&text), None, "{strategy}: {text}");
     }
     let store = text
         .lines()

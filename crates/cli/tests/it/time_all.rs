@@ -103,7 +103,10 @@ fn busy_stats(strategy: &str) -> serde_json::Value {
 /// reports none.
 #[test]
 fn worker_busy_time_holds_each_requests_delay() {
-    for strategy in ["pool-locked", "pool-lockfree", "thread-per-request"] {
+    let (timed, untimed): (Vec<StrategyKind>, Vec<StrategyKind>) =
+        StrategyKind::ALL.iter().partition(|k| k.times_workers());
+    assert!(!timed.is_empty() && !untimed.is_empty());
+    for strategy in timed.iter().map(|k| k.name()) {
         let v = busy_stats(strategy);
         let busy = &v["worker_busy_us"];
         let n = |k: &str| busy[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
@@ -124,6 +127,8 @@ fn worker_busy_time_holds_each_requests_delay() {
             assert!(pair[0].as_f64().unwrap() >= DELAY_US * 0.995, "{pair}");
         }
     }
-    let v = busy_stats("thread-per-connection");
-    assert!(v.get("worker_busy_us").is_none(), "{v}");
+    for strategy in untimed.iter().filter(|&&k| runnable(k)).map(|k| k.name()) {
+        let v = busy_stats(strategy);
+        assert!(v.get("worker_busy_us").is_none(), "{strategy}: {v}");
+    }
 }

@@ -31,6 +31,7 @@ impl Strategy for ThreadPerRequest {
     const THREADS: Threads = Threads::Unused("a thread per request");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
+    const TIMES_WORKERS: bool = true;
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::Spawn)
@@ -44,6 +45,7 @@ impl Strategy for PoolLocked {
     const THREADS: Threads = Threads::Sizes("workers");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
+    const TIMES_WORKERS: bool = true;
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::Locked)
@@ -57,6 +59,7 @@ impl Strategy for PoolLockFree {
     const THREADS: Threads = Threads::Sizes("workers");
     const LISTENERS: Listeners = Listeners::One;
     const DELAYS: Delays = Delays::OnTheRequestThread;
+    const TIMES_WORKERS: bool = true;
 
     fn run<S: Service>(ctx: Arc<Ctx<S>>, mut listeners: Vec<Listener>) -> io::Result<()> {
         super::run(ctx, listeners.remove(0), Pool::LockFree)
