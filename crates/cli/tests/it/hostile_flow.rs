@@ -178,9 +178,11 @@ fn orphaned_delays_are_abandoned(strategy: &str) {
     let before = cpu_time(server.pid());
     std::thread::sleep(Duration::from_secs(2));
     let used = cpu_time(server.pid()) - before;
-    // Old behaviour: 2 s of a core (50 s of spinning queued).
+    // Old behaviour: 2 s of a core (50 s of spinning queued). Now at most
+    // the delay in progress (spun: 250 ms) and a look after it; 310 ms
+    // was seen on a busy machine, so the bound leaves it 250 ms more.
     assert!(
-        used < Duration::from_millis(300),
+        used < Duration::from_millis(500),
         "{strategy}: {used:?} of CPU in the 2 s after the client left"
     );
     let (status, _) = server.stop();
