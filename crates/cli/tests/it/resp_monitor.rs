@@ -146,11 +146,10 @@ fn monitor_script(addr: SocketAddr) {
     m.expect(&cmd(&["MONITOR"]), "+OK\r\n");
     m.expect(&cmd(&["QUIT"]), "+OK\r\n");
     assert!(m.closed());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while c.bulk(&cmd(&["CLIENT", "LIST"])).contains("flags=O") {
-        assert!(Instant::now() < deadline, "the monitor stayed listed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = poll_until(Duration::from_secs(60), Duration::from_millis(20), || {
+        !c.bulk(&cmd(&["CLIENT", "LIST"])).contains("flags=O")
+    });
+    assert!(gone, "the monitor stayed listed");
 }
 
 #[test]

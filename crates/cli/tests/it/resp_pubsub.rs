@@ -194,15 +194,11 @@ fn script(addr: SocketAddr) {
     s.expect(&cmd(&["QUIT"]), "+OK\r\n");
     assert!(s.closed());
     // A closed subscriber is no longer counted.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let gone = poll_until(Duration::from_secs(30), Duration::from_millis(20), || {
         p.send(&cmd(&["PUBSUB", "NUMSUB", "q"]));
-        if text(&p.reply()) == "*2\r\n$1\r\nq\r\n:0\r\n" {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the closed subscriber stayed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        text(&p.reply()) == "*2\r\n$1\r\nq\r\n:0\r\n"
+    });
+    assert!(gone, "the closed subscriber stayed");
 }
 
 #[test]
