@@ -1048,7 +1048,7 @@ fn connection(
                 framer: &conn.framer,
                 input,
             };
-            svc.clients.list(&a, out)
+            svc.clients.list(&a, out, svc.limits.max_query)
         }
         ConnCmd::ClientInfo => {
             let mut text = String::new();

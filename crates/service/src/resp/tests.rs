@@ -595,3 +595,22 @@ fn a_string_growth_taken_back_gives_its_room_back() {
     drop(svc);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// CLIENT LIST ID naming one connection past --max-query bytes of lines
+/// is refused with the error that says so, not built whole.
+#[test]
+fn client_list_by_id_is_bounded_by_max_query() {
+    let limits = Limits {
+        max_query: 4096,
+        ..Limits::default()
+    };
+    let svc = RespService::new(StoreKind::Sharded, limits, "test".into()).unwrap();
+    let mut many = vec!["CLIENT", "LIST", "ID"];
+    many.extend(std::iter::repeat_n("1", 100));
+    let got = replies(&svc, &[&["CLIENT", "LIST", "ID", "1"], &many]);
+    assert!(got.starts_with("$"), "{got}");
+    assert!(
+        got.ends_with("-ERR the reply would pass --max-query (4096 bytes)\r\n"),
+        "{got}"
+    );
+}
