@@ -396,6 +396,18 @@ fn independent_from(m: &Merged) -> String {
     }
 }
 
+/// How many samples an interval needs, in words: a count, or, where the
+/// latencies kept count as no independent sample at all (every one
+/// correlated with the next), no count ("inf" said nothing a user could
+/// act on).
+fn needed(n: f64) -> String {
+    if n.is_finite() {
+        format!("{n:.0}")
+    } else {
+        "more than any run gives while consecutive latencies stay this correlated".into()
+    }
+}
+
 /// Every operation's p99 has its interval.
 pub(super) fn sample_size(r: &Results) -> Check {
     let name = "sample_size";
@@ -414,17 +426,17 @@ pub(super) fn sample_size(r: &Results) -> Check {
         let needs = |p: f64| (quantile::fewest(p) as f64 * op.count as f64 / effective).ceil();
         if ci.p99.is_none() {
             short.push(format!(
-                "{}: {} samples, too few for p99's interval (it needs {:.0})",
+                "{}: {} samples, too few for p99's interval (it needs {})",
                 op.name,
                 op.count,
-                needs(0.99)
+                needed(needs(0.99))
             ));
         } else if ci.p99_99.is_none() {
             bare.push(format!(
-                "{} ({}, needs {:.0})",
+                "{} ({}, needs {})",
                 op.name,
                 op.count,
-                needs(0.9999)
+                needed(needs(0.9999))
             ));
         }
     }
@@ -896,5 +908,12 @@ mod tests {
         // Widened by lag 1's correlation alone, p90 was covered in 154.
         assert!(c[1].1 >= 170, "p90 covered in {} of 200", c[1].1);
         assert!(c[2].1 as f64 >= 0.9 * c[2].0 as f64, "{c:?}");
+    }
+
+    #[test]
+    fn an_unbounded_need_is_said_in_words_not_inf() {
+        assert_eq!(needed(368.0), "368");
+        assert!(!needed(f64::INFINITY).contains("inf"));
+        assert!(needed(f64::INFINITY).contains("correlated"));
     }
 }
